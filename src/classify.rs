@@ -1,0 +1,281 @@
+//! Classifying unlabeled failures from their error type and message, with
+//! built-in rules that the `[classify]` section of triage.toml extends.
+
+use std::collections::BTreeMap;
+
+/// A failure class found by a rule: the scoring classification and the
+/// finer cause behind it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Class {
+    pub classification: String,
+    pub cause: String,
+}
+
+struct Rule {
+    classification: String,
+    cause: String,
+    needles: Vec<String>,
+}
+
+/// Ordered rules; the first whose needle occurs in the error text wins.
+pub struct Classifier {
+    rules: Vec<Rule>,
+}
+
+const ENV: &str = "environment_constraint";
+const AGENT: &str = "agent_error";
+
+// Order matters: the more specific causes come first ("unknown tool" before
+// a generic "not found").
+const BUILTIN: &[(&str, &str, &[&str])] = &[
+    (
+        "rate_limit",
+        ENV,
+        &["rate limit", "ratelimit", "rate_limit", "too many requests", "429", "quota"],
+    ),
+    (
+        "context_overflow",
+        ENV,
+        &[
+            "context length",
+            "context window",
+            "context_length",
+            "maximum context",
+            "too many tokens",
+            "token limit",
+            "prompt is too long",
+        ],
+    ),
+    (
+        "timeout",
+        ENV,
+        &["timeout", "timed out", "deadline exceeded", "time limit"],
+    ),
+    (
+        "auth",
+        ENV,
+        &[
+            "unauthorized",
+            "unauthorised",
+            "forbidden",
+            "permission denied",
+            "invalid api key",
+            "api key",
+            "authentication",
+            "401",
+            "403",
+        ],
+    ),
+    (
+        "unknown_tool",
+        AGENT,
+        &["unknown tool", "tool not found", "no such tool", "not a valid tool", "unknown function"],
+    ),
+    (
+        "bad_tool_arguments",
+        AGENT,
+        &[
+            "invalid argument",
+            "invalid arguments",
+            "missing required",
+            "required argument",
+            "invalid parameter",
+            "unexpected keyword",
+            "validation error",
+            "validationerror",
+            "typeerror",
+            "valueerror",
+        ],
+    ),
+    (
+        "invalid_output",
+        AGENT,
+        &[
+            "invalid json",
+            "jsondecodeerror",
+            "failed to parse",
+            "could not parse",
+            "output parser",
+            "outputparserexception",
+            "parse error",
+        ],
+    ),
+    (
+        "loop_exhausted",
+        AGENT,
+        &[
+            "max iterations",
+            "maximum iterations",
+            "max_iterations",
+            "recursion limit",
+            "max turns",
+            "maximum number of turns",
+            "budget exhausted",
+            "step limit",
+        ],
+    ),
+    (
+        "provider_error",
+        ENV,
+        &[
+            "service unavailable",
+            "internal server error",
+            "bad gateway",
+            "overloaded",
+            "connection reset",
+            "connection refused",
+            "connection error",
+            "500",
+            "502",
+            "503",
+            "504",
+            "529",
+        ],
+    ),
+];
+
+impl Default for Classifier {
+    fn default() -> Self {
+        Classifier::new(&BTreeMap::new())
+    }
+}
+
+impl Classifier {
+    /// Built-in rules with the user's rules (classification → needles) first.
+    pub fn new(user: &BTreeMap<String, Vec<String>>) -> Self {
+        let mut rules: Vec<Rule> = user
+            .iter()
+            .map(|(class, needles)| Rule {
+                classification: class.clone(),
+                cause: class.clone(),
+                needles: needles.iter().map(|n| n.to_lowercase()).collect(),
+            })
+            .collect();
+        rules.extend(BUILTIN.iter().map(|(cause, class, needles)| Rule {
+            classification: class.to_string(),
+            cause: cause.to_string(),
+            needles: needles.iter().map(|n| n.to_string()).collect(),
+        }));
+        Classifier { rules }
+    }
+
+    /// The class of a failure from its error type and message, if a rule
+    /// matches.
+    pub fn classify(&self, error_type: Option<&str>, message: Option<&str>) -> Option<Class> {
+        let mut text = String::new();
+        for part in [error_type, message].into_iter().flatten() {
+            text.push_str(&part.to_lowercase());
+            text.push(' ');
+        }
+        if text.trim().is_empty() {
+            return None;
+        }
+        self.rules
+            .iter()
+            .find(|r| r.needles.iter().any(|n| contains_token(&text, n)))
+            .map(|r| Class {
+                classification: r.classification.clone(),
+                cause: r.cause.clone(),
+            })
+    }
+}
+
+/// True when a tool's output reports a failure although no status said so:
+/// a JSON object with an error, `success: false` or `isError: true`, a
+/// Python traceback, or a line that starts with "Error:".
+pub fn output_reads_as_failure(out: &str) -> bool {
+    let t = out.trim_start();
+    if t.starts_with('{')
+        && let Ok(serde_json::Value::Object(m)) = serde_json::from_str::<serde_json::Value>(t)
+    {
+        let truthy = |k: &str| match m.get(k) {
+            None | Some(serde_json::Value::Null) | Some(serde_json::Value::Bool(false)) => false,
+            Some(serde_json::Value::String(s)) => !s.is_empty(),
+            Some(serde_json::Value::Object(o)) => !o.is_empty(),
+            Some(_) => true,
+        };
+        let is = |k: &str, v: &serde_json::Value| m.get(k) == Some(v);
+        return truthy("error")
+            || is("success", &serde_json::Value::Bool(false))
+            || is("isError", &serde_json::Value::Bool(true))
+            || is("is_error", &serde_json::Value::Bool(true))
+            || m.get("status").and_then(|s| s.as_str()).is_some_and(|s| {
+                s.eq_ignore_ascii_case("error") || s.eq_ignore_ascii_case("failed")
+            });
+    }
+    out.contains("Traceback (most recent call last)")
+        || out.lines().any(|l| {
+            let l = l.trim_start();
+            l.starts_with("Error:") || l.starts_with("ERROR:") || l.starts_with("Exception:")
+        })
+}
+
+/// Substring match; a needle of digits must stand alone ("429" is not in
+/// "order 14290").
+fn contains_token(hay: &str, needle: &str) -> bool {
+    if needle.is_empty() {
+        return false;
+    }
+    if !needle.bytes().all(|b| b.is_ascii_digit()) {
+        return hay.contains(needle);
+    }
+    let h = hay.as_bytes();
+    hay.match_indices(needle).any(|(i, _)| {
+        let before = i == 0 || !h[i - 1].is_ascii_alphanumeric();
+        let end = i + needle.len();
+        let after = end >= h.len() || !h[end].is_ascii_alphanumeric();
+        before && after
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cause(t: Option<&str>, m: &str) -> Option<String> {
+        Classifier::default().classify(t, Some(m)).map(|c| c.cause)
+    }
+
+    #[test]
+    fn builtin_rules_name_common_causes() {
+        assert_eq!(cause(Some("RateLimitError"), "Error code: 429").as_deref(), Some("rate_limit"));
+        assert_eq!(cause(None, "Request timed out after 30s").as_deref(), Some("timeout"));
+        assert_eq!(cause(None, "Unknown tool: web_serch").as_deref(), Some("unknown_tool"));
+        assert_eq!(
+            cause(Some("ValidationError"), "missing required field 'city'").as_deref(),
+            Some("bad_tool_arguments")
+        );
+        assert_eq!(cause(None, "This model's maximum context length is 8192").as_deref(), Some("context_overflow"));
+        assert_eq!(cause(None, "503 Service Unavailable").as_deref(), Some("provider_error"));
+        assert_eq!(cause(None, "Recursion limit of 25 reached").as_deref(), Some("loop_exhausted"));
+    }
+
+    #[test]
+    fn soft_failures_in_output() {
+        assert!(output_reads_as_failure(r#"{"error": "not found"}"#));
+        assert!(output_reads_as_failure(r#"{"success": false, "data": 1}"#));
+        assert!(output_reads_as_failure(r#"{"isError": true}"#));
+        assert!(output_reads_as_failure("Traceback (most recent call last):\n  File x"));
+        assert!(output_reads_as_failure("Error: flight not found"));
+        assert!(!output_reads_as_failure(r#"{"error": null, "result": 3}"#));
+        assert!(!output_reads_as_failure("The error rate fell to 2%."));
+        assert!(!output_reads_as_failure(r#"{"success": true}"#));
+    }
+
+    #[test]
+    fn numbers_inside_words_do_not_match() {
+        assert_eq!(cause(None, "order 14290 was rejected"), None);
+        assert_eq!(cause(None, "something odd happened"), None);
+    }
+
+    #[test]
+    fn user_rules_come_first() {
+        let mut user = BTreeMap::new();
+        user.insert("coordination_failure".to_string(), vec!["Handoff Lost".to_string()]);
+        let c = Classifier::new(&user);
+        let got = c.classify(None, Some("timeout: handoff lost")).unwrap();
+        assert_eq!(got.classification, "coordination_failure");
+        let got = c.classify(None, Some("timeout")).unwrap();
+        assert_eq!(got.classification, "environment_constraint");
+    }
+}

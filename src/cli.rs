@@ -1,0 +1,312 @@
+//! Command-line plumbing every binary shares: common flags, the error and
+//! warning format, exit status, input selection and man/completion output.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io::{self, IsTerminal, Read};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, ValueEnum};
+
+/// Success, also when the reader downstream closed the pipe.
+pub const EXIT_OK: u8 = 0;
+/// A negative answer scripts branch on (a regression under `--fail-on`).
+pub const EXIT_NEGATIVE: u8 = 1;
+/// Any error, including skipped input under `--strict`.
+pub const EXIT_ERROR: u8 = 2;
+
+/// Warnings of one kind printed before the rest are only counted.
+pub const WARNINGS_PER_KIND: u64 = 10;
+
+/// Flags every triage tool accepts.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct CommonArgs {
+    /// Stop at the first input that cannot be read, with exit status 2,
+    /// instead of skipping it with a warning.
+    #[arg(long)]
+    pub strict: bool,
+    /// Print no warnings (errors are still printed).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    /// Flush every record as soon as it is written (for `tail -f` pipelines).
+    #[arg(long)]
+    pub line_buffered: bool,
+    /// Print this tool's man page or shell completions and exit.
+    #[arg(long, hide = true, value_enum, value_name = "WHAT")]
+    pub generate: Option<Generate>,
+}
+
+/// What `--generate` prints.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Generate {
+    Man,
+    Bash,
+    Zsh,
+    Fish,
+}
+
+/// A triage binary: its clap arguments and what it does with them.
+pub trait Tool: Parser {
+    /// The binary's name, as used in messages (`triage-parse`).
+    const NAME: &'static str;
+    /// Extra man page sections (EXAMPLES and the like) as (title, text).
+    const MAN_SECTIONS: &'static [(&'static str, &'static str)] = &[];
+    fn common(&self) -> &CommonArgs;
+    /// Runs the tool; returns the exit status for a successful run.
+    fn run(self, diag: &mut Diag) -> anyhow::Result<u8>;
+}
+
+/// Entry point of every binary: parse flags, run, map errors to exit status.
+pub fn main<T: Tool>() -> ExitCode {
+    let args = T::parse();
+    if let Some(what) = args.common().generate {
+        return match generate::<T>(what, &mut io::stdout().lock()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => report_error(T::NAME, &e.into()),
+        };
+    }
+    let mut diag = Diag::new(T::NAME, args.common().quiet);
+    let result = args.run(&mut diag);
+    diag.finish();
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => report_error(T::NAME, &e),
+    }
+}
+
+fn report_error(tool: &str, e: &anyhow::Error) -> ExitCode {
+    let msg = e
+        .chain()
+        .map(|c| c.to_string())
+        .collect::<Vec<_>>()
+        .join(": ");
+    eprintln!("{tool}: error: {msg}");
+    ExitCode::from(EXIT_ERROR)
+}
+
+/// True when the error comes from writing to a pipe whose reader went away.
+pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<io::Error>()
+            .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// Writes the man page or a completion script for tool `T`.
+pub fn generate<T: Tool>(what: Generate, out: &mut dyn io::Write) -> io::Result<()> {
+    let mut cmd = T::command().name(T::NAME).bin_name(T::NAME);
+    match what {
+        Generate::Man => render_man(&cmd, T::MAN_SECTIONS, out),
+        Generate::Bash => {
+            clap_complete::generate(clap_complete::Shell::Bash, &mut cmd, T::NAME, out);
+            Ok(())
+        }
+        Generate::Zsh => {
+            clap_complete::generate(clap_complete::Shell::Zsh, &mut cmd, T::NAME, out);
+            Ok(())
+        }
+        Generate::Fish => {
+            clap_complete::generate(clap_complete::Shell::Fish, &mut cmd, T::NAME, out);
+            Ok(())
+        }
+    }
+}
+
+const EXIT_STATUS_TEXT: &str = "0  success, also when the reader downstream closed the pipe.\n\n\
+1  a negative answer scripts branch on (triage-diff found a regression under --fail-on).\n\n\
+2  an error: bad flags, unreadable files, a schema newer than this tool, or skipped input under --strict.";
+
+const RECORDS_TEXT: &str = "Every tool reads and writes NDJSON: one flat JSON object per line with a \"kind\" field \
+(header, event, run, source, batch, pattern, finding, verdict, change, alert). Each tool writes one header record \
+first ({\"kind\":\"header\",\"schema\":1,\"producer\":\"triage-parse 0.1.0\"}), passes earlier headers and every \
+kind it does not consume through unchanged and in order, and refuses a schema newer than its own. \
+The field names are documented in the README under \"Record format\".";
+
+fn render_man(
+    cmd: &clap::Command,
+    extra: &[(&str, &str)],
+    out: &mut dyn io::Write,
+) -> io::Result<()> {
+    let man = clap_mangen::Man::new(cmd.clone()).date("2026-12-01");
+    man.render_title(out)?;
+    man.render_name_section(out)?;
+    man.render_synopsis_section(out)?;
+    man.render_description_section(out)?;
+    man.render_options_section(out)?;
+    let mut sections: Vec<(&str, &str)> = extra.to_vec();
+    sections.push(("RECORDS", RECORDS_TEXT));
+    sections.push(("EXIT STATUS", EXIT_STATUS_TEXT));
+    for (title, text) in sections {
+        writeln!(out, ".SH \"{title}\"")?;
+        for para in text.split("\n\n") {
+            writeln!(out, ".PP")?;
+            for line in para.lines() {
+                // roff treats a leading dot or quote as a request.
+                let line = line.replace('\\', "\\e");
+                if line.starts_with('.') || line.starts_with('\'') {
+                    writeln!(out, "\\&{line}")?;
+                } else {
+                    writeln!(out, "{line}")?;
+                }
+            }
+        }
+    }
+    man.render_version_section(out)?;
+    Ok(())
+}
+
+/// Warnings and their per-kind cap, printed as `tool: warning: ...`.
+pub struct Diag {
+    tool: &'static str,
+    quiet: bool,
+    counts: BTreeMap<&'static str, u64>,
+}
+
+impl Diag {
+    pub fn new(tool: &'static str, quiet: bool) -> Self {
+        Diag {
+            tool,
+            quiet,
+            counts: BTreeMap::new(),
+        }
+    }
+
+    pub fn tool(&self) -> &'static str {
+        self.tool
+    }
+
+    /// Prints a warning of `kind` unless ten of that kind were printed already.
+    pub fn warn(&mut self, kind: &'static str, msg: fmt::Arguments<'_>) {
+        let n = self.counts.entry(kind).or_insert(0);
+        *n += 1;
+        if !self.quiet && *n <= WARNINGS_PER_KIND {
+            eprintln!("{}: warning: {}", self.tool, msg);
+        }
+    }
+
+    /// How many warnings of `kind` were raised, printed or not.
+    pub fn count(&self, kind: &str) -> u64 {
+        self.counts.get(kind).copied().unwrap_or(0)
+    }
+
+    /// Prints how many warnings of each kind were not shown.
+    pub fn finish(&mut self) {
+        if self.quiet {
+            return;
+        }
+        for (kind, n) in &self.counts {
+            if *n > WARNINGS_PER_KIND {
+                eprintln!(
+                    "{}: warning: {} more {kind} warnings not shown ({n} in all)",
+                    self.tool,
+                    n - WARNINGS_PER_KIND
+                );
+            }
+        }
+        self.counts.clear();
+    }
+}
+
+/// Where one input comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Input {
+    Stdin,
+    File(PathBuf),
+}
+
+impl Input {
+    /// The name used in messages and `source` records.
+    pub fn name(&self) -> String {
+        match self {
+            Input::Stdin => "<stdin>".to_string(),
+            Input::File(p) => p.display().to_string(),
+        }
+    }
+
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            Input::Stdin => None,
+            Input::File(p) => Some(p),
+        }
+    }
+
+    /// Opens the input for reading, naming the file in the error.
+    pub fn open(&self) -> anyhow::Result<Box<dyn Read + Send>> {
+        match self {
+            Input::Stdin => Ok(Box::new(io::stdin())),
+            Input::File(p) => {
+                let f = std::fs::File::open(p)
+                    .map_err(|e| anyhow::anyhow!("{}: {}", p.display(), io_reason(&e)))?;
+                Ok(Box::new(f))
+            }
+        }
+    }
+}
+
+/// An io error's reason without Rust's "(os error N)" suffix.
+pub fn io_reason(e: &io::Error) -> String {
+    match e.kind() {
+        io::ErrorKind::NotFound => "no such file".to_string(),
+        io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+        _ => {
+            let s = e.to_string();
+            match s.find(" (os error") {
+                Some(i) => s[..i].to_string(),
+                None => s,
+            }
+        }
+    }
+}
+
+/// Resolves FILE arguments: none or `-` is stdin. A terminal on stdin with no
+/// FILE is a usage error rather than a silent wait.
+pub fn inputs(files: &[PathBuf]) -> anyhow::Result<Vec<Input>> {
+    let list: Vec<Input> = if files.is_empty() {
+        vec![Input::Stdin]
+    } else {
+        files
+            .iter()
+            .map(|f| {
+                if f.as_os_str() == "-" {
+                    Input::Stdin
+                } else {
+                    Input::File(f.clone())
+                }
+            })
+            .collect()
+    };
+    if list.contains(&Input::Stdin) && io::stdin().is_terminal() {
+        anyhow::bail!("no input: name a FILE or pipe records into stdin (see --help)");
+    }
+    Ok(list)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warnings_are_counted_past_the_cap() {
+        let mut d = Diag::new("t", true);
+        for _ in 0..25 {
+            d.warn("bad-line", format_args!("x"));
+        }
+        assert_eq!(d.count("bad-line"), 25);
+        assert_eq!(d.count("other"), 0);
+    }
+
+    #[test]
+    fn dash_is_stdin() {
+        let i = Input::File(PathBuf::from("a.ndjson"));
+        assert_eq!(i.name(), "a.ndjson");
+        assert_eq!(Input::Stdin.name(), "<stdin>");
+    }
+
+    #[test]
+    fn io_reason_drops_os_error_suffix() {
+        let e = io::Error::from(io::ErrorKind::NotFound);
+        assert_eq!(io_reason(&e), "no such file");
+    }
+}

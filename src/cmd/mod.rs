@@ -1,0 +1,3 @@
+//! One module per binary: its clap `Args` and `run`.
+
+pub mod parse;

@@ -1,0 +1,87 @@
+//! triage-parse: trace files in, `event`, `run` and `source` records out.
+
+use std::path::PathBuf;
+
+use clap::Parser;
+
+use crate::adapters::{self, DecodeSettings, Format, Sink, TimeFilter};
+use crate::classify::Classifier;
+use crate::cli::{self, CommonArgs, Diag, Tool};
+use crate::config::Config;
+use crate::ndjson::RecordWriter;
+use crate::record::Header;
+use crate::timestamp::Timestamp;
+
+/// Read trace files of any supported format and write one `event` record per
+/// action (and `run` records where the source knows the run's task and
+/// outcome), then one `source` record per input.
+#[derive(Parser, Debug)]
+#[command(name = "triage-parse", version, about, long_about = None)]
+pub struct Args {
+    /// Trace files; none or `-` reads stdin.
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Input format; `auto` decides per file from the extension, then the content.
+    #[arg(long, short = 'f', value_enum, default_value = "auto")]
+    pub format: Format,
+    /// Keep only events at or after this time (RFC 3339 or YYYY-MM-DD).
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
+    pub since: Option<Timestamp>,
+    /// Keep only events before this time (RFC 3339 or YYYY-MM-DD).
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
+    pub until: Option<Timestamp>,
+    /// Cut input and output texts to this many bytes (their digest covers the whole).
+    #[arg(long, value_name = "BYTES", default_value_t = 2000)]
+    pub max_text: usize,
+    /// Configuration file; its [classify] section adds failure classification rules.
+    #[arg(long, short = 'c', value_name = "FILE", env = "TRIAGE_CONFIG")]
+    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+fn parse_time(s: &str) -> Result<Timestamp, String> {
+    Timestamp::parse(s).ok_or_else(|| format!("{s:?} is not a date-time (try 2026-04-25 or 2026-04-25T12:00:00Z)"))
+}
+
+impl Tool for Args {
+    const NAME: &'static str = "triage-parse";
+    const MAN_SECTIONS: &'static [(&'static str, &'static str)] = &[
+        (
+            "FORMATS",
+            "ndjson: agent-triage TraceEvent lines, with the reference's lax values (turn \"3\" or 2.0; \
+action_succeeded true, \"yes\", 0 or 1; failure_classification null, \"\" or \"null\" meaning none).",
+        ),
+        (
+            "EXAMPLES",
+            "triage-parse runs/*.ndjson | triage-group | triage-score | triage-render\n\n\
+triage-parse --since 2026-04-25 traces.jsonl | jq -c 'select(.action_succeeded == false)'",
+        ),
+    ];
+
+    fn common(&self) -> &CommonArgs {
+        &self.common
+    }
+
+    fn run(self, diag: &mut Diag) -> anyhow::Result<u8> {
+        let config = Config::load_or_default(self.config.as_deref())?;
+        let inputs = cli::inputs(&self.files)?;
+        let settings = DecodeSettings {
+            filter: TimeFilter {
+                since: self.since,
+                until: self.until,
+            },
+            text_limit: self.max_text.max(1),
+            classifier: Classifier::new(&config.classify),
+        };
+        let stdout = std::io::BufWriter::with_capacity(256 * 1024, std::io::stdout().lock());
+        let mut writer = RecordWriter::new(Box::new(stdout) as Box<dyn std::io::Write>, self.common.line_buffered);
+        writer.record(&Header::for_tool(Self::NAME))?;
+        let mut sink = Sink::new(writer, diag, self.common.strict, settings);
+        for input in &inputs {
+            adapters::read_input(input, self.format, &mut sink)?;
+        }
+        sink.flush()?;
+        Ok(cli::EXIT_OK)
+    }
+}

@@ -1,0 +1,195 @@
+//! triage.toml: the scoring model's knobs, failure classification rules and
+//! alerting settings. Unknown keys and wrong types are errors naming the
+//! file, line and key.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Deserialize;
+
+/// Severity weights of the reference, by classification.
+pub const DEFAULT_WEIGHTS: &[(&str, f64)] = &[
+    ("coordination_failure", 1.0),
+    ("agent_error", 0.7),
+    ("information_lag", 0.5),
+    ("environment_constraint", 0.2),
+    ("unclassified", 0.3),
+];
+
+/// Weight of a classification the table does not name.
+pub const FALLBACK_WEIGHT: f64 = 0.3;
+
+/// A failure with no success within this many turns is "stuck for good".
+pub const TAIL_RISK_WINDOW: u64 = 10;
+
+/// The whole configuration file.
+#[derive(Deserialize, Debug, Clone, Default, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default)]
+    pub scoring: ScoringConfig,
+    /// classification → phrases that mark an unlabeled failure as it.
+    #[serde(default)]
+    pub classify: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
+    pub alerting: AlertConfig,
+    /// The reference's storage section: accepted so its files load; unused.
+    #[serde(default)]
+    pub storage: Option<toml::Table>,
+}
+
+/// `[scoring]`: the model of DESIGN.md §3.
+#[derive(Deserialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ScoringConfig {
+    pub recovery_window: u64,
+    pub no_recovery_multiplier: f64,
+    pub frequency_weight: f64,
+    pub severity_weight: f64,
+    /// Merged over [`DEFAULT_WEIGHTS`]; new labels are allowed.
+    #[serde(deserialize_with = "merge_weights")]
+    pub weights: BTreeMap<String, f64>,
+}
+
+impl Default for ScoringConfig {
+    fn default() -> Self {
+        ScoringConfig {
+            recovery_window: 3,
+            no_recovery_multiplier: 1.5,
+            frequency_weight: 0.4,
+            severity_weight: 0.6,
+            weights: default_weights(),
+        }
+    }
+}
+
+impl ScoringConfig {
+    /// The severity weight of a classification.
+    pub fn weight(&self, classification: &str) -> f64 {
+        self.weights
+            .get(classification)
+            .copied()
+            .unwrap_or(FALLBACK_WEIGHT)
+    }
+
+    /// The highest severity score this configuration can give.
+    pub fn max_severity(&self) -> f64 {
+        let w = self.weights.values().copied().fold(FALLBACK_WEIGHT, f64::max);
+        w * 10.0 * self.no_recovery_multiplier.max(1.0)
+    }
+}
+
+fn default_weights() -> BTreeMap<String, f64> {
+    DEFAULT_WEIGHTS
+        .iter()
+        .map(|(k, v)| (k.to_string(), *v))
+        .collect()
+}
+
+fn merge_weights<'de, D: serde::Deserializer<'de>>(d: D) -> Result<BTreeMap<String, f64>, D::Error> {
+    let user = BTreeMap::<String, f64>::deserialize(d)?;
+    let mut w = default_weights();
+    w.extend(user);
+    Ok(w)
+}
+
+/// `[alerting]`: where and when triage-alert pages.
+#[derive(Deserialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct AlertConfig {
+    pub webhook_url: Option<String>,
+    pub threshold: f64,
+    pub cooldown_seconds: u64,
+}
+
+impl Default for AlertConfig {
+    fn default() -> Self {
+        AlertConfig {
+            webhook_url: None,
+            threshold: 10.0,
+            cooldown_seconds: 3600,
+        }
+    }
+}
+
+impl Config {
+    /// Loads a file; errors name the file and the line of the bad key.
+    pub fn load(path: &Path) -> anyhow::Result<Config> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), crate::cli::io_reason(&e)))?;
+        Config::parse(&text).map_err(|e| anyhow::anyhow!("{}:{e}", path.display()))
+    }
+
+    /// Loads the file when one is named, else the defaults.
+    pub fn load_or_default(path: Option<&Path>) -> anyhow::Result<Config> {
+        path.map_or_else(|| Ok(Config::default()), Config::load)
+    }
+
+    /// Parses configuration text; the error starts with the line number.
+    pub fn parse(text: &str) -> Result<Config, String> {
+        let cfg: Config = toml::from_str(text).map_err(|e| {
+            let line = e
+                .span()
+                .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1)
+                .unwrap_or(1);
+            let msg = e.message().replace("unknown field", "unknown key");
+            format!("{line}: {}", msg.trim())
+        })?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        let s = &self.scoring;
+        for (name, v) in [
+            ("scoring.no_recovery_multiplier", s.no_recovery_multiplier),
+            ("scoring.frequency_weight", s.frequency_weight),
+            ("scoring.severity_weight", s.severity_weight),
+        ] {
+            if !v.is_finite() || v < 0.0 {
+                return Err(format!("0: {name} must be a number of zero or more, not {v}"));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_the_reference_model() {
+        let c = Config::parse("").unwrap();
+        assert_eq!(c.scoring, ScoringConfig::default());
+        assert_eq!(c.scoring.weight("coordination_failure"), 1.0);
+        assert_eq!(c.scoring.weight("something_new"), 0.3);
+        assert_eq!(c.scoring.max_severity(), 15.0);
+    }
+
+    #[test]
+    fn weights_merge_over_defaults() {
+        let c = Config::parse("[scoring.weights]\nagent_error = 0.9\nhallucination = 2\n").unwrap();
+        assert_eq!(c.scoring.weight("agent_error"), 0.9);
+        assert_eq!(c.scoring.weight("hallucination"), 2.0);
+        assert_eq!(c.scoring.weight("information_lag"), 0.5);
+        assert_eq!(c.scoring.max_severity(), 30.0);
+    }
+
+    #[test]
+    fn unknown_key_names_line_and_key() {
+        let e = Config::parse("[scoring]\nrecovery_window = 3\nrecovery_windw = 4\n").unwrap_err();
+        assert!(e.starts_with("3: "), "{e}");
+        assert!(e.contains("recovery_windw"), "{e}");
+        let e = Config::parse("[scoring]\nrecovery_window = \"three\"\n").unwrap_err();
+        assert!(e.starts_with("2: "), "{e}");
+        let e = Config::parse("[scorng]\n").unwrap_err();
+        assert!(e.contains("scorng"), "{e}");
+    }
+
+    #[test]
+    fn classify_rules_load() {
+        let c = Config::parse("[classify]\nenvironment_constraint = [\"quota exceeded\"]\n").unwrap();
+        assert_eq!(c.classify["environment_constraint"], vec!["quota exceeded"]);
+    }
+}

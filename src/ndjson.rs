@@ -1,0 +1,280 @@
+//! NDJSON framing: reading input in chunks of whole lines (with line numbers,
+//! BOM, CRLF and blank-line handling) and writing records through one reused
+//! buffer.
+
+use std::io::{self, Read, Write};
+
+use serde::Serialize;
+
+/// Lines longer than this are refused rather than grown without bound.
+pub const MAX_LINE_BYTES: usize = 1 << 30;
+const CHUNK_BYTES: usize = 1 << 20;
+
+/// A run of whole lines read from an input.
+pub struct Chunk {
+    pub data: Vec<u8>,
+    /// The 1-based line number of the first line in `data`.
+    pub first_line: u64,
+}
+
+/// One line of a chunk, without its terminator (`\n` or `\r\n`).
+pub struct Line<'a> {
+    pub number: u64,
+    pub bytes: &'a mut [u8],
+}
+
+impl Chunk {
+    /// The lines of the chunk that hold something other than white space.
+    pub fn lines(&mut self) -> impl Iterator<Item = Line<'_>> {
+        let first = self.first_line;
+        self.data
+            .split_mut(|b| *b == b'\n')
+            .enumerate()
+            .filter_map(move |(i, mut bytes)| {
+                if let [rest @ .., b'\r'] = bytes {
+                    bytes = rest;
+                }
+                if bytes.iter().all(u8::is_ascii_whitespace) {
+                    return None;
+                }
+                Some(Line {
+                    number: first + i as u64,
+                    bytes,
+                })
+            })
+    }
+}
+
+/// Reads an input as chunks of whole lines of about 1 MiB.
+pub struct ChunkReader<R> {
+    inner: R,
+    carry: Vec<u8>,
+    next_line: u64,
+    at_start: bool,
+    eof: bool,
+    chunk_bytes: usize,
+}
+
+impl<R: Read> ChunkReader<R> {
+    pub fn new(inner: R) -> Self {
+        Self::with_chunk_size(inner, CHUNK_BYTES)
+    }
+
+    pub fn with_chunk_size(inner: R, chunk_bytes: usize) -> Self {
+        ChunkReader {
+            inner,
+            carry: Vec::new(),
+            next_line: 1,
+            at_start: true,
+            eof: false,
+            chunk_bytes: chunk_bytes.max(16),
+        }
+    }
+
+    /// The next chunk, or `None` at end of input. A final line without a
+    /// newline is returned as its own chunk.
+    pub fn next_chunk(&mut self) -> io::Result<Option<Chunk>> {
+        let mut data = std::mem::take(&mut self.carry);
+        let mut scanned = 0;
+        loop {
+            if let Some(last_nl) = memchr::memrchr(b'\n', &data[scanned..]) {
+                let end = scanned + last_nl + 1;
+                self.carry.extend_from_slice(&data[end..]);
+                data.truncate(end);
+                return Ok(Some(self.finish(data)));
+            }
+            scanned = data.len();
+            if self.eof {
+                if data.is_empty() {
+                    return Ok(None);
+                }
+                return Ok(Some(self.finish(data)));
+            }
+            if data.len() > MAX_LINE_BYTES {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!(
+                        "line {} is longer than {} MiB",
+                        self.next_line,
+                        MAX_LINE_BYTES >> 20
+                    ),
+                ));
+            }
+            self.fill(&mut data)?;
+        }
+    }
+
+    fn fill(&mut self, data: &mut Vec<u8>) -> io::Result<()> {
+        let want = self.chunk_bytes.max(data.len() / 2);
+        let start = data.len();
+        data.resize(start + want, 0);
+        let mut filled = start;
+        while filled < data.len() {
+            match self.inner.read(&mut data[filled..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    break;
+                }
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    data.truncate(filled);
+                    return Err(e);
+                }
+            }
+        }
+        data.truncate(filled);
+        if self.at_start && data.len() >= 3 {
+            self.at_start = false;
+            if data.starts_with(b"\xEF\xBB\xBF") {
+                data.drain(..3);
+            }
+        } else if self.eof {
+            self.at_start = false;
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, data: Vec<u8>) -> Chunk {
+        self.at_start = false;
+        let first_line = self.next_line;
+        self.next_line += memchr::memchr_iter(b'\n', &data).count() as u64;
+        Chunk { data, first_line }
+    }
+}
+
+/// Reads a whole input into memory, dropping a UTF-8 byte order mark.
+pub fn read_all(mut r: impl Read) -> io::Result<Vec<u8>> {
+    let mut data = Vec::new();
+    r.read_to_end(&mut data)?;
+    if data.starts_with(b"\xEF\xBB\xBF") {
+        data.drain(..3);
+    }
+    Ok(data)
+}
+
+/// Writes records, one per line, each serialized into a reused buffer and
+/// written once.
+pub struct RecordWriter<W: Write> {
+    out: W,
+    buf: Vec<u8>,
+    line_buffered: bool,
+}
+
+impl RecordWriter<io::BufWriter<io::StdoutLock<'static>>> {
+    /// One buffered, locked stdout.
+    pub fn stdout(line_buffered: bool) -> Self {
+        RecordWriter::new(
+            io::BufWriter::with_capacity(256 * 1024, io::stdout().lock()),
+            line_buffered,
+        )
+    }
+}
+
+impl<W: Write> RecordWriter<W> {
+    pub fn new(out: W, line_buffered: bool) -> Self {
+        RecordWriter {
+            out,
+            buf: Vec::with_capacity(4096),
+            line_buffered,
+        }
+    }
+
+    /// Serializes `rec` as one line.
+    pub fn record<T: Serialize + ?Sized>(&mut self, rec: &T) -> io::Result<()> {
+        self.buf.clear();
+        serde_json::to_writer(&mut self.buf, rec).map_err(io::Error::other)?;
+        self.buf.push(b'\n');
+        self.out.write_all(&self.buf)?;
+        self.after_record()
+    }
+
+    /// Writes a line that is already serialized (a passed-through record);
+    /// adds the newline.
+    pub fn raw_line(&mut self, line: &[u8]) -> io::Result<()> {
+        self.out.write_all(line)?;
+        self.out.write_all(b"\n")?;
+        self.after_record()
+    }
+
+    /// Writes one record given as two pieces (the second ends with the
+    /// newline).
+    pub fn raw_parts(&mut self, head: &[u8], tail: &[u8]) -> io::Result<()> {
+        self.out.write_all(head)?;
+        self.out.write_all(tail)?;
+        self.after_record()
+    }
+
+    /// Writes bytes that hold whole records with their newlines.
+    pub fn raw_bytes(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.out.write_all(bytes)?;
+        self.after_record()
+    }
+
+    fn after_record(&mut self) -> io::Result<()> {
+        if self.line_buffered {
+            self.out.flush()?;
+        }
+        Ok(())
+    }
+
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all_lines(input: &[u8], chunk: usize) -> Vec<(u64, String)> {
+        let mut r = ChunkReader::with_chunk_size(input, chunk);
+        let mut out = Vec::new();
+        while let Some(mut c) = r.next_chunk().unwrap() {
+            for l in c.lines() {
+                out.push((l.number, String::from_utf8_lossy(l.bytes).into_owned()));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn numbers_lines_across_chunks_and_skips_blank() {
+        let input = b"\xEF\xBB\xBFa\r\n\n  \nbb\nccc";
+        for chunk in [16, 17, 1024] {
+            assert_eq!(
+                all_lines(input, chunk),
+                vec![
+                    (1, "a".to_string()),
+                    (4, "bb".to_string()),
+                    (5, "ccc".to_string())
+                ],
+                "chunk {chunk}"
+            );
+        }
+    }
+
+    #[test]
+    fn long_line_grows_the_chunk() {
+        let mut input = vec![b'x'; 100_000];
+        input.push(b'\n');
+        input.extend_from_slice(b"y\n");
+        let lines = all_lines(&input, 16);
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0].1.len(), 100_000);
+        assert_eq!(lines[1], (2, "y".to_string()));
+    }
+
+    #[test]
+    fn writer_writes_one_line_per_record() {
+        let mut w = RecordWriter::new(Vec::new(), false);
+        w.record(&serde_json::json!({"kind":"x","n":1})).unwrap();
+        w.raw_line(br#"{"kind":"y"}"#).unwrap();
+        let s = String::from_utf8(w.into_inner()).unwrap();
+        assert_eq!(s, "{\"kind\":\"x\",\"n\":1}\n{\"kind\":\"y\"}\n");
+    }
+}

@@ -1,0 +1,380 @@
+//! The record kinds the tools exchange and their fields: the contract of
+//! DESIGN.md §2, shared by every stage.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::de::{MapAccess, Visitor};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// The record schema this build reads and writes.
+pub const SCHEMA: u64 = 1;
+
+/// First record of every stage's output.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct Header {
+    pub kind: Cow<'static, str>,
+    pub schema: u64,
+    pub producer: String,
+}
+
+impl Header {
+    /// The header a tool writes: `producer` is "tool version".
+    pub fn for_tool(tool: &str) -> Self {
+        Header {
+            kind: Cow::Borrowed("header"),
+            schema: SCHEMA,
+            producer: format!("{tool} {}", env!("CARGO_PKG_VERSION")),
+        }
+    }
+}
+
+/// Where a record came from in the input.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct Src {
+    pub path: String,
+    pub line: u64,
+}
+
+/// A JSON value taken over from the input unchanged, whichever parser read it.
+#[derive(Debug, Clone)]
+pub enum JsonVal<'a> {
+    Simd(&'a simd_json::BorrowedValue<'a>),
+    Serde(serde_json::Value),
+}
+
+impl Serialize for JsonVal<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            JsonVal::Simd(v) => v.serialize(s),
+            JsonVal::Serde(v) => v.serialize(s),
+        }
+    }
+}
+
+/// An error an event carries: its type and message.
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+pub struct ErrorInfo {
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// What the event did: the tool or, for other actions, their name.
+#[derive(Serialize, Debug, Clone, Default)]
+pub struct ActionOut<'a> {
+    pub tool_name: Cow<'a, str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_input: Option<JsonVal<'a>>,
+}
+
+/// An `event` record as adapters write it. `step` is assigned by the sink
+/// and written last.
+#[derive(Serialize, Debug, Clone, Default)]
+pub struct EventOut<'a> {
+    pub kind: &'static str,
+    pub event_id: Cow<'a, str>,
+    pub run_id: Cow<'a, str>,
+    pub turn: i64,
+    pub agent_id: Cow<'a, str>,
+    pub action_taken: ActionOut<'a>,
+    pub action_succeeded: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure_classification: Option<Cow<'a, str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure_source: Option<&'static str>,
+    /// The finer cause behind an inferred classification (`rate_limit`, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure_cause: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub divergence_fields: Vec<Cow<'a, str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub divergence_age: Option<JsonVal<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_ms: Option<JsonVal<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<JsonVal<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message_context: Option<JsonVal<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub span_id: Option<Cow<'a, str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_span_id: Option<Cow<'a, str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub span_kind: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorInfo>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_digest: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_digest: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub src: Option<Src>,
+}
+
+impl<'a> EventOut<'a> {
+    /// An event with the required fields set and everything else unknown.
+    pub fn new(
+        event_id: impl Into<Cow<'a, str>>,
+        run_id: impl Into<Cow<'a, str>>,
+        turn: i64,
+        agent_id: impl Into<Cow<'a, str>>,
+        tool_name: impl Into<Cow<'a, str>>,
+        succeeded: bool,
+    ) -> Self {
+        EventOut {
+            kind: "event",
+            event_id: event_id.into(),
+            run_id: run_id.into(),
+            turn,
+            agent_id: agent_id.into(),
+            action_taken: ActionOut {
+                tool_name: tool_name.into(),
+                tool_input: None,
+            },
+            action_succeeded: succeeded,
+            ..Default::default()
+        }
+    }
+}
+
+/// The action of an event as readers see it.
+#[derive(Deserialize, Debug, Clone, Default)]
+pub struct ActionView<'a> {
+    #[serde(borrow)]
+    pub tool_name: Cow<'a, str>,
+}
+
+/// An `event` record as stages read it: the fields they use, borrowed from
+/// the line where possible.
+#[derive(Deserialize, Debug, Clone)]
+pub struct EventView<'a> {
+    #[serde(borrow)]
+    pub event_id: Cow<'a, str>,
+    #[serde(borrow)]
+    pub run_id: Cow<'a, str>,
+    pub turn: i64,
+    #[serde(default)]
+    pub step: u64,
+    #[serde(borrow)]
+    pub agent_id: Cow<'a, str>,
+    #[serde(borrow)]
+    pub action_taken: ActionView<'a>,
+    pub action_succeeded: bool,
+    #[serde(borrow, default)]
+    pub failure_classification: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub divergence_fields: Option<Vec<Cow<'a, str>>>,
+    #[serde(borrow, default)]
+    pub timestamp: Option<Cow<'a, str>>,
+    #[serde(default)]
+    pub error: Option<ErrorInfo>,
+    #[serde(borrow, default)]
+    pub output: Option<Cow<'a, str>>,
+}
+
+impl EventView<'_> {
+    /// The reference's failure test: not succeeded, or a classification.
+    pub fn is_failure(&self) -> bool {
+        !self.action_succeeded || self.classification().is_some()
+    }
+
+    /// The classification, with null, "" and "null" meaning none.
+    pub fn classification(&self) -> Option<&str> {
+        match self.failure_classification.as_deref() {
+            None | Some("") | Some("null") => None,
+            Some(c) => Some(c),
+        }
+    }
+}
+
+/// A `run` record: what the source knows of a whole run.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct RunRec {
+    pub kind: Cow<'static, str>,
+    pub run_id: String,
+    pub outcome: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub src: Option<Src>,
+}
+
+/// A `source` record: what was read from one input.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct SourceRec {
+    #[serde(default = "source_kind")]
+    pub kind: Cow<'static, str>,
+    pub path: String,
+    pub format: String,
+    pub events: u64,
+    pub runs: u64,
+    pub skipped: u64,
+}
+
+fn source_kind() -> Cow<'static, str> {
+    Cow::Borrowed("source")
+}
+
+/// The `batch` record: totals over everything a stage read.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Default)]
+pub struct Batch {
+    pub kind: Cow<'static, str>,
+    pub runs_total: u64,
+    pub run_order: Vec<String>,
+    pub events_total: u64,
+    pub failures_total: u64,
+    pub skipped: u64,
+    pub sources: Vec<SourceRec>,
+    pub first_timestamp: Option<String>,
+    pub last_timestamp: Option<String>,
+}
+
+/// Run id → count, kept in first-appearance order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunCounts(pub Vec<(String, u64)>);
+
+impl Serialize for RunCounts {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for RunCounts {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RunCounts;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an object of run id to count")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<RunCounts, A::Error> {
+                let mut out = Vec::with_capacity(a.size_hint().unwrap_or(0));
+                while let Some((k, v)) = a.next_entry::<String, u64>()? {
+                    out.push((k, v));
+                }
+                Ok(RunCounts(out))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// One example occurrence of a pattern.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct Sample {
+    pub event_id: String,
+    pub run_id: String,
+    pub turn: i64,
+    pub step: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+}
+
+/// The fields triage-score adds to a pattern.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct Scores {
+    pub frequency_score: f64,
+    pub severity_score: f64,
+    pub recovery_rate: f64,
+    pub final_score: f64,
+    pub confidence: f64,
+    pub confidence_label: String,
+    pub median_recovery_latency: Option<f64>,
+    pub runs_seen: u64,
+    pub runs_total: u64,
+    pub trend: String,
+    pub rank: u64,
+}
+
+/// A `pattern` record: one failure signature and what happened to it.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct Pattern {
+    pub kind: Cow<'static, str>,
+    pub pattern_id: String,
+    pub display_name: String,
+    pub agent_id: String,
+    pub tool_name: String,
+    pub failure_classification: String,
+    pub divergence_fields: Vec<String>,
+    pub frequency: u64,
+    /// Failures followed by a success within the recovery window.
+    pub recovered: u64,
+    /// Failures with no later success, or none within 10 turns.
+    pub tail_unrecovered: u64,
+    /// Offset in turns to the first later success → failures with that
+    /// offset, for every failure that had one (inside the window or not).
+    pub recovery_latencies: BTreeMap<u64, u64>,
+    pub run_counts: RunCounts,
+    /// Failures per day (from event timestamps), for trend charts.
+    #[serde(default)]
+    pub day_counts: BTreeMap<String, u64>,
+    pub samples: Vec<Sample>,
+    #[serde(flatten, default)]
+    pub score: Option<Scores>,
+}
+
+/// Just enough of any record to route it.
+#[derive(Deserialize)]
+pub struct KindProbe<'a> {
+    #[serde(borrow, default)]
+    pub kind: Option<Cow<'a, str>>,
+    #[serde(default)]
+    pub schema: Option<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_counts_keep_their_order_both_ways() {
+        let rc = RunCounts(vec![("z".into(), 2), ("a".into(), 1)]);
+        let s = serde_json::to_string(&rc).unwrap();
+        assert_eq!(s, r#"{"z":2,"a":1}"#);
+        let back: RunCounts = serde_json::from_str(&s).unwrap();
+        assert_eq!(back, rc);
+    }
+
+    #[test]
+    fn event_out_omits_unknowns() {
+        let e = EventOut::new("e1", "r1", 3, "planner", "search", false);
+        let s = serde_json::to_string(&e).unwrap();
+        assert_eq!(
+            s,
+            r#"{"kind":"event","event_id":"e1","run_id":"r1","turn":3,"agent_id":"planner","action_taken":{"tool_name":"search"},"action_succeeded":false}"#
+        );
+    }
+
+    #[test]
+    fn classification_null_spellings_mean_none() {
+        for (raw, want) in [
+            (r#"null"#, None),
+            (r#""""#, None),
+            (r#""null""#, None),
+            (r#""agent_error""#, Some("agent_error")),
+        ] {
+            let line = format!(
+                r#"{{"event_id":"e","run_id":"r","turn":1,"agent_id":"a","action_taken":{{"tool_name":"t"}},"action_succeeded":true,"failure_classification":{raw}}}"#
+            );
+            let v: EventView = serde_json::from_str(&line).unwrap();
+            assert_eq!(v.classification(), want);
+            assert_eq!(v.is_failure(), want.is_some());
+        }
+    }
+}

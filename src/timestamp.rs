@@ -1,0 +1,215 @@
+//! Timestamps: reading the spellings trace files use (RFC 3339, ISO dates,
+//! epoch seconds, milliseconds or nanoseconds) and writing RFC 3339 in UTC.
+
+use std::fmt;
+
+/// An instant as nanoseconds since the Unix epoch, UTC.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Timestamp(pub i128);
+
+const NANOS_PER_SEC: i128 = 1_000_000_000;
+
+impl Timestamp {
+    pub fn from_unix_nanos(n: i128) -> Self {
+        Timestamp(n)
+    }
+
+    /// Epoch seconds, or milliseconds when the value is too large to be
+    /// seconds (the rule pydantic applies, so lax inputs agree).
+    pub fn from_epoch_number(x: f64) -> Option<Self> {
+        if !x.is_finite() {
+            return None;
+        }
+        let secs = if x.abs() > 2e10 { x / 1000.0 } else { x };
+        if secs.abs() > 1e13 {
+            return None;
+        }
+        Some(Timestamp((secs * 1e9).round() as i128))
+    }
+
+    /// Parses an ISO 8601 / RFC 3339 date or date-time; a date-time without
+    /// an offset is taken as UTC. Digits-only text is read as an epoch number.
+    pub fn parse(s: &str) -> Option<Self> {
+        let s = s.trim();
+        if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit() || b == b'.' || b == b'-') {
+            if let Some(ts) = parse_iso(s) {
+                return Some(ts);
+            }
+            return s.parse::<f64>().ok().and_then(Self::from_epoch_number);
+        }
+        parse_iso(s)
+    }
+
+    /// The calendar day, `YYYY-MM-DD`, in UTC.
+    pub fn day(&self) -> String {
+        let (y, m, d) = civil_from_days(self.0.div_euclid(NANOS_PER_SEC * 86_400) as i64);
+        format!("{y:04}-{m:02}-{d:02}")
+    }
+}
+
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let secs = self.0.div_euclid(NANOS_PER_SEC);
+        let nanos = self.0.rem_euclid(NANOS_PER_SEC) as u32;
+        let days = secs.div_euclid(86_400) as i64;
+        let sod = secs.rem_euclid(86_400) as u32;
+        let (y, m, d) = civil_from_days(days);
+        write!(
+            f,
+            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}",
+            sod / 3600,
+            sod / 60 % 60,
+            sod % 60
+        )?;
+        if nanos != 0 {
+            let frac = format!("{nanos:09}");
+            write!(f, ".{}", frac.trim_end_matches('0'))?;
+        }
+        f.write_str("Z")
+    }
+}
+
+fn parse_iso(s: &str) -> Option<Timestamp> {
+    let b = s.as_bytes();
+    if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    let year = num(&b[0..4])? as i64;
+    let month = num(&b[5..7])?;
+    let day = num(&b[8..10])?;
+    if !(1..=12).contains(&month) || day == 0 || day > days_in_month(year, month) {
+        return None;
+    }
+    let days = days_from_civil(year, month, day);
+    let mut nanos = days as i128 * 86_400 * NANOS_PER_SEC;
+    let rest = &b[10..];
+    if rest.is_empty() {
+        return Some(Timestamp(nanos));
+    }
+    if !(rest[0] == b'T' || rest[0] == b't' || rest[0] == b' ') || rest.len() < 6 {
+        return None;
+    }
+    let t = &rest[1..];
+    let hour = num(&t[0..2])?;
+    if t[2] != b':' {
+        return None;
+    }
+    let minute = num(&t[3..5])?;
+    let mut i = 5;
+    let mut second = 0;
+    if t.len() >= 8 && t[5] == b':' {
+        second = num(&t[6..8])?;
+        i = 8;
+    }
+    if hour > 23 || minute > 59 || second > 60 {
+        return None;
+    }
+    let mut frac: i128 = 0;
+    if i < t.len() && (t[i] == b'.' || t[i] == b',') {
+        i += 1;
+        let start = i;
+        while i < t.len() && t[i].is_ascii_digit() {
+            i += 1;
+        }
+        if i == start {
+            return None;
+        }
+        let digits = &t[start..i.min(start + 9)];
+        frac = num(digits)? as i128 * 10i128.pow(9 - digits.len() as u32);
+    }
+    let offset_secs: i64 = match &t[i..] {
+        [] | [b'Z'] | [b'z'] => 0,
+        [sign @ (b'+' | b'-'), rest @ ..] => {
+            let (h, m) = match rest {
+                [h1, h2, b':', m1, m2] | [h1, h2, m1, m2] => {
+                    (num(&[*h1, *h2])?, num(&[*m1, *m2])?)
+                }
+                [h1, h2] => (num(&[*h1, *h2])?, 0),
+                _ => return None,
+            };
+            let o = (h * 3600 + m * 60) as i64;
+            if *sign == b'-' { -o } else { o }
+        }
+        _ => return None,
+    };
+    nanos += ((hour * 3600 + minute * 60 + second) as i128 - offset_secs as i128) * NANOS_PER_SEC;
+    Some(Timestamp(nanos + frac))
+}
+
+fn num(b: &[u8]) -> Option<u32> {
+    if b.is_empty() || !b.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    b.iter()
+        .try_fold(0u32, |acc, d| acc.checked_mul(10)?.checked_add((d - b'0') as u32))
+}
+
+fn is_leap(y: i64) -> bool {
+    (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
+}
+
+fn days_in_month(y: i64, m: u32) -> u32 {
+    match m {
+        2 if is_leap(y) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+// Howard Hinnant's days-from-civil algorithm.
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m as i64 + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d as i64 - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + if m <= 2 { 1 } else { 0 };
+    (y, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn norm(s: &str) -> Option<String> {
+        Timestamp::parse(s).map(|t| t.to_string())
+    }
+
+    #[test]
+    fn reads_the_common_spellings() {
+        assert_eq!(norm("2026-04-25T12:00:00+00:00").unwrap(), "2026-04-25T12:00:00Z");
+        assert_eq!(norm("2026-04-25T14:30:00+02:30").unwrap(), "2026-04-25T12:00:00Z");
+        assert_eq!(norm("2026-04-25 12:00:00").unwrap(), "2026-04-25T12:00:00Z");
+        assert_eq!(norm("2026-04-25T12:00:00.250Z").unwrap(), "2026-04-25T12:00:00.25Z");
+        assert_eq!(norm("2026-04-25").unwrap(), "2026-04-25T00:00:00Z");
+        assert_eq!(norm("1700000000").unwrap(), "2023-11-14T22:13:20Z");
+        assert_eq!(norm("1700000000000").unwrap(), "2023-11-14T22:13:20Z");
+        assert_eq!(norm("1969-12-31T23:59:59Z").unwrap(), "1969-12-31T23:59:59Z");
+    }
+
+    #[test]
+    fn refuses_what_is_not_a_time() {
+        for bad in ["", "garbage", "2026-13-01", "2026-02-30", "2026-04-25T25:00:00Z", "2026-04-25Tx"] {
+            assert_eq!(norm(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn day_is_utc() {
+        assert_eq!(Timestamp::parse("2026-04-25T23:30:00-02:00").unwrap().day(), "2026-04-26");
+    }
+}
