@@ -3,9 +3,13 @@
 
 pub mod adapters;
 pub mod classify;
+pub mod cli;
 pub mod cmd;
 pub mod config;
-pub mod cli;
+pub mod tracegen;
+pub mod group;
 pub mod ndjson;
 pub mod record;
+pub mod score;
+pub mod stream;
 pub mod timestamp;
