@@ -201,7 +201,10 @@ impl Grouper {
             let patterns = &mut self.patterns;
             tl.pending.retain(|&(t, p)| {
                 if t < turn {
-                    *patterns[p as usize].latencies.entry((turn - t) as u64).or_insert(0) += 1;
+                    *patterns[p as usize]
+                        .latencies
+                        .entry((turn - t) as u64)
+                        .or_insert(0) += 1;
                     false
                 } else {
                     true
@@ -349,7 +352,12 @@ impl Grouper {
     /// Folds in a partial `pattern` from another shard.
     pub fn add_pattern(&mut self, pat: &Pattern) {
         let divs: Vec<&str> = pat.divergence_fields.iter().map(String::as_str).collect();
-        let p = self.pattern_for(&pat.agent_id, &pat.tool_name, &pat.failure_classification, &divs);
+        let p = self.pattern_for(
+            &pat.agent_id,
+            &pat.tool_name,
+            &pat.failure_classification,
+            &divs,
+        );
         let runs: Vec<(u32, u64)> = pat
             .run_counts
             .0

@@ -17,8 +17,13 @@ const TREND_BAND: f64 = 0.3;
 
 /// Scores every pattern and sorts them by final score, highest first; equal
 /// scores keep their first-appearance order.
-pub fn score(batch: &Batch, patterns: &mut Vec<Pattern>, cfg: &ScoringConfig) {
-    let max_freq = patterns.iter().map(|p| p.frequency).max().unwrap_or(1).max(1);
+pub fn score(batch: &Batch, patterns: &mut [Pattern], cfg: &ScoringConfig) {
+    let max_freq = patterns
+        .iter()
+        .map(|p| p.frequency)
+        .max()
+        .unwrap_or(1)
+        .max(1);
     let run_pos: HashMap<&str, usize> = batch
         .run_order
         .iter()
@@ -51,7 +56,11 @@ fn score_one(p: &Pattern, max_freq: u64, runs_total: u64, cfg: &ScoringConfig) -
     // Same operation order as the reference, so the floats agree bit for bit.
     let frequency_score = (p.frequency as f64 / max_freq as f64) * 10.0;
     let recovered = recovered_within(&p.recovery_latencies, cfg.recovery_window);
-    let recovery_rate = if p.frequency == 0 { 0.0 } else { recovered as f64 / freq };
+    let recovery_rate = if p.frequency == 0 {
+        0.0
+    } else {
+        recovered as f64 / freq
+    };
     let multiplier = if recovery_rate > 0.0 {
         1.0
     } else {
@@ -209,7 +218,10 @@ mod tests {
 
     #[test]
     fn single_unrecovered_agent_error_is_severity_ten_and_a_half() {
-        let ps = scored(&batch(&["r"]), vec![pattern("agent_error", 1, &[], &[("r", 1)])]);
+        let ps = scored(
+            &batch(&["r"]),
+            vec![pattern("agent_error", 1, &[], &[("r", 1)])],
+        );
         let s = ps[0].score.as_ref().unwrap();
         assert_eq!(s.severity_score, 10.5);
         assert_eq!(s.frequency_score, 10.0);
@@ -251,7 +263,11 @@ mod tests {
     fn trends() {
         let six = batch(&["1", "2", "3", "4", "5", "6"]);
         let t = |runs: &[(&str, u64)]| {
-            scored(&six, vec![pattern("x", 1, &[], runs)])[0].score.clone().unwrap().trend
+            scored(&six, vec![pattern("x", 1, &[], runs)])[0]
+                .score
+                .clone()
+                .unwrap()
+                .trend
         };
         assert_eq!(t(&[("5", 1)]), "new");
         assert_eq!(t(&[("2", 1)]), "resolved");
@@ -279,8 +295,14 @@ mod tests {
                 pattern("agent_error", 1, &[], &[("r", 1)]),
             ],
         );
-        let order: Vec<&str> = ps.iter().map(|p| p.failure_classification.as_str()).collect();
-        assert_eq!(order, ["coordination_failure", "agent_error", "agent_error"]);
+        let order: Vec<&str> = ps
+            .iter()
+            .map(|p| p.failure_classification.as_str())
+            .collect();
+        assert_eq!(
+            order,
+            ["coordination_failure", "agent_error", "agent_error"]
+        );
         assert_eq!(ps[2].score.as_ref().unwrap().rank, 3);
     }
 }

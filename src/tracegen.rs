@@ -43,7 +43,16 @@ impl Rng {
     }
 }
 
-const AGENTS: &[&str] = &["planner", "retriever", "executor", "critic", "router", "writer", "coder", "tester"];
+const AGENTS: &[&str] = &[
+    "planner",
+    "retriever",
+    "executor",
+    "critic",
+    "router",
+    "writer",
+    "coder",
+    "tester",
+];
 const TOOLS: &[&[&str]] = &[
     &["dispatch_subtask", "observe", "replan"],
     &["fetch_documents", "search_index", "observe"],
@@ -60,7 +69,13 @@ const CLASSES: &[&str] = &[
     "information_lag",
     "environment_constraint",
 ];
-const FIELDS: &[&str] = &["task_queue_head", "retriever_state", "index_version", "budget", "plan_step"];
+const FIELDS: &[&str] = &[
+    "task_queue_head",
+    "retriever_state",
+    "index_version",
+    "budget",
+    "plan_step",
+];
 
 /// One generated line before it is written.
 struct Line {
@@ -90,9 +105,15 @@ pub fn generate(spec: &GenSpec, out: &mut dyn Write) -> io::Result<()> {
             stuck[a] = stuck[a].saturating_sub(1);
             buf.clear();
             write_event(&mut buf, &mut rng, spec, r, turn, a, failed);
-            pending.push(Line { run: r, text: buf.clone() });
+            pending.push(Line {
+                run: r,
+                text: buf.clone(),
+            });
             if spec.messy && rng.chance(0.002) {
-                pending.push(Line { run: r, text: bad_line(&mut rng) });
+                pending.push(Line {
+                    run: r,
+                    text: bad_line(&mut rng),
+                });
             }
         }
         // Messy output interleaves three runs at a time and shuffles lines.
@@ -110,7 +131,15 @@ pub fn generate(spec: &GenSpec, out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
-fn write_event(buf: &mut String, rng: &mut Rng, spec: &GenSpec, run: u64, turn: u64, a: usize, failed: bool) {
+fn write_event(
+    buf: &mut String,
+    rng: &mut Rng,
+    spec: &GenSpec,
+    run: u64,
+    turn: u64,
+    a: usize,
+    failed: bool,
+) {
     use std::fmt::Write as _;
     let agent = AGENTS[a];
     let tools = TOOLS[a];
@@ -149,17 +178,24 @@ fn write_event(buf: &mut String, rng: &mut Rng, spec: &GenSpec, run: u64, turn: 
         turn.to_string()
     };
     let ok_text = if spec.messy && rng.chance(0.1) {
-        ["\"yes\"", "\"no\"", "1", "0", "\"true\"", "\"false\""][(rng.below(2) as usize) * 2 + usize::from(failed)]
-            .to_string()
+        ["\"yes\"", "\"no\"", "1", "0", "\"true\"", "\"false\""]
+            [(rng.below(2) as usize) * 2 + usize::from(failed)]
+        .to_string()
     } else {
         (!failed).to_string()
     };
     let class_text = match class {
         Some(c) => format!("\"{c}\""),
-        None if spec.messy && rng.chance(0.3) => ["\"\"", "\"null\""][rng.below(2) as usize].to_string(),
+        None if spec.messy && rng.chance(0.3) => {
+            ["\"\"", "\"null\""][rng.below(2) as usize].to_string()
+        }
         None => "null".to_string(),
     };
-    let divs_text = divs.iter().map(|d| format!("\"{d}\"")).collect::<Vec<_>>().join(", ");
+    let divs_text = divs
+        .iter()
+        .map(|d| format!("\"{d}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
     let _ = write!(
         buf,
         "{{\"event_id\": \"r{run}-t{turn}\", \"run_id\": \"run-{run:05}\", \"turn\": {turn_text}, \"agent_id\": \"{agent}\", \
@@ -206,7 +242,14 @@ mod tests {
 
     #[test]
     fn same_seed_same_output_and_the_asked_size() {
-        let spec = GenSpec { events: 1000, runs: 7, agents: 4, seed: 3, failure_rate: 0.1, messy: false };
+        let spec = GenSpec {
+            events: 1000,
+            runs: 7,
+            agents: 4,
+            seed: 3,
+            failure_rate: 0.1,
+            messy: false,
+        };
         let a = run(&spec);
         assert_eq!(a, run(&spec));
         assert_eq!(a.lines().count(), 1000);
@@ -217,7 +260,14 @@ mod tests {
 
     #[test]
     fn messy_output_has_every_event_plus_bad_lines() {
-        let spec = GenSpec { events: 5000, runs: 10, agents: 3, seed: 1, failure_rate: 0.1, messy: true };
+        let spec = GenSpec {
+            events: 5000,
+            runs: 10,
+            agents: 3,
+            seed: 1,
+            failure_rate: 0.1,
+            messy: true,
+        };
         let text = run(&spec);
         assert!(text.lines().count() >= 5000);
         assert!(text.contains("\"yes\"") || text.contains("\"no\""));

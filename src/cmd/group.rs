@@ -67,7 +67,9 @@ ls shards/*.ndjson | parallel 'triage-parse {} | triage-group > {.}.partial'; tr
             match rec {
                 Record::Header(line) => out.raw_line(line)?,
                 Record::Event(ev) => {
-                    if let Some(GroupWarning::OutOfOrder { run_id, agent_id }) = grouper.add_event(&ev) {
+                    if let Some(GroupWarning::OutOfOrder { run_id, agent_id }) =
+                        grouper.add_event(&ev)
+                    {
                         diag.warn(
                             "out-of-order",
                             format_args!(
@@ -78,16 +80,28 @@ ls shards/*.ndjson | parallel 'triage-parse {} | triage-group > {.}.partial'; tr
                         );
                     }
                 }
-                Record::Other { kind: "source", line } => {
-                    let s: SourceRec = serde_json::from_slice(line).with_context(|| format!("{loc}: bad source record"))?;
+                Record::Other {
+                    kind: "source",
+                    line,
+                } => {
+                    let s: SourceRec = serde_json::from_slice(line)
+                        .with_context(|| format!("{loc}: bad source record"))?;
                     grouper.add_source(s);
                 }
-                Record::Other { kind: "batch", line } if merge => {
-                    let b: Batch = serde_json::from_slice(line).with_context(|| format!("{loc}: bad batch record"))?;
+                Record::Other {
+                    kind: "batch",
+                    line,
+                } if merge => {
+                    let b: Batch = serde_json::from_slice(line)
+                        .with_context(|| format!("{loc}: bad batch record"))?;
                     grouper.add_batch(&b);
                 }
-                Record::Other { kind: "pattern", line } if merge => {
-                    let p: Pattern = serde_json::from_slice(line).with_context(|| format!("{loc}: bad pattern record"))?;
+                Record::Other {
+                    kind: "pattern",
+                    line,
+                } if merge => {
+                    let p: Pattern = serde_json::from_slice(line)
+                        .with_context(|| format!("{loc}: bad pattern record"))?;
                     grouper.add_pattern(&p);
                 }
                 Record::Other { line, .. } => out.raw_line(line)?,

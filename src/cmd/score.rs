@@ -61,21 +61,38 @@ triage-score --config triage.toml partials.ndjson",
         let skipped = read_records(&inputs, diag, self.common.strict, |rec, loc, _| {
             match rec {
                 Record::Header(line) => out.raw_line(line)?,
-                Record::Other { kind: "batch", line } => {
+                Record::Other {
+                    kind: "batch",
+                    line,
+                } => {
                     if batch.is_some() {
-                        anyhow::bail!("{loc}: a second batch record; combine shards with `triage-group --merge` first");
+                        anyhow::bail!(
+                            "{loc}: a second batch record; combine shards with `triage-group --merge` first"
+                        );
                     }
-                    batch = Some(serde_json::from_slice(line).with_context(|| format!("{loc}: bad batch record"))?);
+                    batch = Some(
+                        serde_json::from_slice(line)
+                            .with_context(|| format!("{loc}: bad batch record"))?,
+                    );
                 }
-                Record::Other { kind: "pattern", line } => {
-                    patterns.push(serde_json::from_slice(line).with_context(|| format!("{loc}: bad pattern record"))?);
+                Record::Other {
+                    kind: "pattern",
+                    line,
+                } => {
+                    patterns.push(
+                        serde_json::from_slice(line)
+                            .with_context(|| format!("{loc}: bad pattern record"))?,
+                    );
                 }
                 Record::Other { line, .. } => out.raw_line(line)?,
-                Record::Event(_) => anyhow::bail!("{loc}: an event record; group events with triage-group first"),
+                Record::Event(_) => {
+                    anyhow::bail!("{loc}: an event record; group events with triage-group first")
+                }
             }
             Ok(())
         })?;
-        let mut batch = batch.context("no batch record in the input: score reads triage-group output")?;
+        let mut batch =
+            batch.context("no batch record in the input: score reads triage-group output")?;
         batch.skipped += skipped;
         score(&batch, &mut patterns, &config.scoring);
         out.record(&batch)?;
