@@ -8,6 +8,7 @@ pub mod cmd;
 pub mod config;
 pub mod group;
 pub mod ndjson;
+pub mod pipeline;
 pub mod record;
 pub mod score;
 pub mod stream;
