@@ -6,6 +6,7 @@ pub mod classify;
 pub mod cli;
 pub mod cmd;
 pub mod config;
+pub mod diff;
 pub mod group;
 pub mod ndjson;
 pub mod pipeline;

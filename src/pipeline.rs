@@ -44,16 +44,33 @@ impl AnalyzeOptions {
 /// Parses (when the inputs are trace files), groups and scores `inputs`.
 /// Trace files are parsed on a thread of their own that streams events to
 /// the grouper through a pipe, as triage-parse | triage-group would.
-pub fn analyze(inputs: &[Input], opts: &AnalyzeOptions, diag: &mut Diag) -> anyhow::Result<Analysis> {
+pub fn analyze(
+    inputs: &[Input],
+    opts: &AnalyzeOptions,
+    diag: &mut Diag,
+) -> anyhow::Result<Analysis> {
     let mut grouper = Grouper::with_buffer(opts.config.scoring.recovery_window, opts.buffer_events);
     let mut other = Vec::new();
-    let peeked: Vec<Peeked> = inputs.iter().map(adapters::peek).collect::<anyhow::Result<_>>()?;
-    let records: Vec<bool> = peeked.iter().map(|(head, _)| looks_like_records(head)).collect();
+    let peeked: Vec<Peeked> = inputs
+        .iter()
+        .map(adapters::peek)
+        .collect::<anyhow::Result<_>>()?;
+    let records: Vec<bool> = peeked
+        .iter()
+        .map(|(head, _)| looks_like_records(head))
+        .collect();
     let skipped = if records.iter().all(|r| *r) {
         let mut skipped = 0;
         for (input, (head, rest)) in inputs.iter().zip(peeked) {
             let reader = io::Read::chain(io::Cursor::new(head), rest);
-            skipped += feed(&input.name(), reader, &mut grouper, &mut other, opts.strict, diag)?;
+            skipped += feed(
+                &input.name(),
+                reader,
+                &mut grouper,
+                &mut other,
+                opts.strict,
+                diag,
+            )?;
         }
         skipped
     } else if records.iter().any(|r| *r) {
@@ -64,7 +81,11 @@ pub fn analyze(inputs: &[Input], opts: &AnalyzeOptions, diag: &mut Diag) -> anyh
     let (mut batch, mut patterns) = grouper.finish();
     batch.skipped += skipped;
     score(&batch, &mut patterns, &opts.config.scoring);
-    Ok(Analysis { batch, patterns, other })
+    Ok(Analysis {
+        batch,
+        patterns,
+        other,
+    })
 }
 
 fn parse_and_feed(
@@ -96,7 +117,14 @@ fn parse_and_feed(
             parse_diag.finish();
             Ok(())
         });
-        let fed = feed("<parsed traces>", pipe_in, grouper, other, opts.strict, diag);
+        let fed = feed(
+            "<parsed traces>",
+            pipe_in,
+            grouper,
+            other,
+            opts.strict,
+            diag,
+        );
         let parsed = parser.join().expect("the parse thread does not panic");
         // A parse error closes the pipe early: report it rather than the
         // reader's view of it.
@@ -119,16 +147,26 @@ fn feed(
         match rec {
             Record::Header(_) => {}
             Record::Event(ev) => {
-                if let Some(GroupWarning::OutOfOrder { run_id, agent_id }) = grouper.add_event(&ev) {
+                if let Some(GroupWarning::OutOfOrder { run_id, agent_id }) = grouper.add_event(&ev)
+                {
                     diag.warn(
                         "out-of-order",
                         format_args!("{loc}: run {run_id:?} agent {agent_id:?} goes back in turn order; its recovery figures may differ from a sorted read"),
                     );
                 }
             }
-            Record::Other { kind: "source", line } => grouper.add_source(parse_record::<SourceRec>(line, loc)?),
-            Record::Other { kind: "batch", line } => grouper.add_batch(&parse_record(line, loc)?),
-            Record::Other { kind: "pattern", line } => grouper.add_pattern(&parse_record(line, loc)?),
+            Record::Other {
+                kind: "source",
+                line,
+            } => grouper.add_source(parse_record::<SourceRec>(line, loc)?),
+            Record::Other {
+                kind: "batch",
+                line,
+            } => grouper.add_batch(&parse_record(line, loc)?),
+            Record::Other {
+                kind: "pattern",
+                line,
+            } => grouper.add_pattern(&parse_record(line, loc)?),
             Record::Other { kind: "run", .. } => {}
             Record::Other { line, .. } => other.push(line.to_vec()),
         }
@@ -136,12 +174,19 @@ fn feed(
     })
 }
 
-fn parse_record<T: serde::de::DeserializeOwned>(line: &[u8], loc: &crate::stream::Location<'_>) -> anyhow::Result<T> {
+fn parse_record<T: serde::de::DeserializeOwned>(
+    line: &[u8],
+    loc: &crate::stream::Location<'_>,
+) -> anyhow::Result<T> {
     serde_json::from_slice(line).map_err(|e| anyhow::anyhow!("{loc}: bad record: {e}"))
 }
 
 /// Writes an analysis as records: a header, the batch, the patterns.
-pub fn write_analysis(tool: &str, a: &Analysis, out: &mut RecordWriter<impl Write>) -> io::Result<()> {
+pub fn write_analysis(
+    tool: &str,
+    a: &Analysis,
+    out: &mut RecordWriter<impl Write>,
+) -> io::Result<()> {
     out.record(&Header::for_tool(tool))?;
     out.record(&a.batch)?;
     for p in &a.patterns {

@@ -95,7 +95,17 @@ pub fn looks_like_records(head: &[u8]) -> bool {
     serde_json::from_slice::<KindProbe>(first).is_ok_and(|p| {
         matches!(
             p.kind.as_deref(),
-            Some("header" | "event" | "run" | "source" | "batch" | "pattern" | "finding" | "verdict" | "change")
+            Some(
+                "header"
+                    | "event"
+                    | "run"
+                    | "source"
+                    | "batch"
+                    | "pattern"
+                    | "finding"
+                    | "verdict"
+                    | "change"
+            )
         )
     })
 }
