@@ -147,6 +147,28 @@ impl<'a> EventOut<'a> {
     }
 }
 
+impl EventOut<'_> {
+    /// The event as a stage reads it, without a round trip through JSON.
+    pub fn view(&self, step: u64) -> EventView<'_> {
+        EventView {
+            event_id: Cow::Borrowed(&self.event_id),
+            run_id: Cow::Borrowed(&self.run_id),
+            turn: self.turn,
+            step,
+            agent_id: Cow::Borrowed(&self.agent_id),
+            action_taken: ActionView {
+                tool_name: Cow::Borrowed(&self.action_taken.tool_name),
+            },
+            action_succeeded: self.action_succeeded,
+            failure_classification: self.failure_classification.as_deref().map(Cow::Borrowed),
+            divergence_fields: Some(self.divergence_fields.iter().map(|d| Cow::Borrowed(d.as_ref())).collect()),
+            timestamp: self.timestamp.as_deref().map(Cow::Borrowed),
+            error: self.error.clone(),
+            output: self.output.as_deref().map(Cow::Borrowed),
+        }
+    }
+}
+
 /// The action of an event as readers see it.
 #[derive(Deserialize, Debug, Clone, Default)]
 pub struct ActionView<'a> {
@@ -183,6 +205,27 @@ pub struct EventView<'a> {
 }
 
 impl EventView<'_> {
+    /// A copy that borrows nothing.
+    pub fn into_owned(self) -> EventView<'static> {
+        let own = |c: Cow<'_, str>| Cow::Owned(c.into_owned());
+        EventView {
+            event_id: own(self.event_id),
+            run_id: own(self.run_id),
+            turn: self.turn,
+            step: self.step,
+            agent_id: own(self.agent_id),
+            action_taken: ActionView {
+                tool_name: own(self.action_taken.tool_name),
+            },
+            action_succeeded: self.action_succeeded,
+            failure_classification: self.failure_classification.map(own),
+            divergence_fields: self.divergence_fields.map(|d| d.into_iter().map(own).collect()),
+            timestamp: self.timestamp.map(own),
+            error: self.error,
+            output: self.output.map(own),
+        }
+    }
+
     /// The reference's failure test: not succeeded, or a classification.
     pub fn is_failure(&self) -> bool {
         !self.action_succeeded || self.classification().is_some()

@@ -13,6 +13,7 @@ use sha2::Digest;
 
 use crate::classify::Classifier;
 use crate::cli::{Diag, Input};
+use crate::group::{GroupWarning, Grouper};
 use crate::ndjson::RecordWriter;
 use crate::record::{ErrorInfo, EventOut, RunRec, SourceRec};
 use crate::timestamp::Timestamp;
@@ -183,10 +184,22 @@ fn first_line(s: &str) -> String {
     line.chars().take(200).collect()
 }
 
+/// Where a sink's records go.
+pub enum SinkTarget<'w> {
+    /// Written as NDJSON (triage-parse).
+    Records(RecordWriter<Box<dyn Write + 'w>>),
+    /// Handed straight to a grouper, without a round trip through JSON
+    /// (triage report, triage-diff); records of other kinds are kept.
+    Grouper {
+        grouper: &'w mut Grouper,
+        other: &'w mut Vec<Vec<u8>>,
+    },
+}
+
 /// Where adapters send what they read: assigns each event its step, applies
 /// the time filter, counts per source and reports skipped input.
 pub struct Sink<'w> {
-    out: RecordWriter<Box<dyn Write + 'w>>,
+    out: SinkTarget<'w>,
     diag: &'w mut Diag,
     strict: bool,
     pub settings: DecodeSettings,
@@ -197,12 +210,28 @@ pub struct Sink<'w> {
 }
 
 impl<'w> Sink<'w> {
+    /// A sink that writes NDJSON records.
     pub fn new(
         out: RecordWriter<Box<dyn Write + 'w>>,
         diag: &'w mut Diag,
         strict: bool,
         settings: DecodeSettings,
     ) -> Self {
+        Sink::with_target(SinkTarget::Records(out), diag, strict, settings)
+    }
+
+    /// A sink that feeds events to `grouper` and keeps other records.
+    pub fn to_grouper(
+        grouper: &'w mut Grouper,
+        other: &'w mut Vec<Vec<u8>>,
+        diag: &'w mut Diag,
+        strict: bool,
+        settings: DecodeSettings,
+    ) -> Self {
+        Sink::with_target(SinkTarget::Grouper { grouper, other }, diag, strict, settings)
+    }
+
+    fn with_target(out: SinkTarget<'w>, diag: &'w mut Diag, strict: bool, settings: DecodeSettings) -> Self {
         Sink {
             out,
             diag,
@@ -222,8 +251,10 @@ impl<'w> Sink<'w> {
         }
     }
 
-    pub fn writer(&mut self) -> &mut RecordWriter<Box<dyn Write + 'w>> {
-        &mut self.out
+    /// True when events go straight to a grouper, so adapters may hand
+    /// over decoded views instead of serialized records.
+    pub fn feeds_grouper(&self) -> bool {
+        matches!(self.out, SinkTarget::Grouper { .. })
     }
 
     pub fn path(&self) -> &str {
@@ -241,27 +272,17 @@ impl<'w> Sink<'w> {
     fn end_source(&mut self) -> io::Result<()> {
         self.source.runs = self.source_runs.len() as u64;
         let rec = self.source.clone();
-        self.out.record(&rec)
-    }
-
-    /// Writes an event unless the time filter drops it.
-    pub fn emit(&mut self, ev: &EventOut<'_>) -> io::Result<()> {
-        let ts = ev.timestamp.as_deref().and_then(Timestamp::parse);
-        if !self.settings.filter.keeps(ts) {
-            return Ok(());
+        match &mut self.out {
+            SinkTarget::Records(w) => w.record(&rec),
+            SinkTarget::Grouper { grouper, .. } => {
+                grouper.add_source(rec);
+                Ok(())
+            }
         }
-        let mut body = std::mem::take(&mut self.buf);
-        body.clear();
-        serde_json::to_writer(&mut body, ev).map_err(io::Error::other)?;
-        body.pop(); // the closing brace; emit_prepared adds the step and closes
-        let r = self.emit_prepared(&ev.run_id, &body);
-        self.buf = body;
-        r
     }
 
-    /// Writes an event serialized without its closing brace: adds the step
-    /// (its position in its run) and closes the object.
-    pub fn emit_prepared(&mut self, run_id: &str, body: &[u8]) -> io::Result<()> {
+    /// The step of the next event of `run_id`, counted in the source.
+    fn take_step(&mut self, run_id: &str) -> u64 {
         let step = match self.steps.get_mut(run_id) {
             Some(n) => {
                 *n += 1;
@@ -276,21 +297,89 @@ impl<'w> Sink<'w> {
             self.source_runs.insert(run_id.into());
         }
         self.source.events += 1;
+        step
+    }
+
+    /// Writes an event unless the time filter drops it.
+    pub fn emit(&mut self, ev: &EventOut<'_>) -> io::Result<()> {
+        let ts = ev.timestamp.as_deref().and_then(Timestamp::parse);
+        if !self.settings.filter.keeps(ts) {
+            return Ok(());
+        }
+        if self.feeds_grouper() {
+            let step = self.take_step(&ev.run_id);
+            self.feed(&ev.view(step));
+            return Ok(());
+        }
+        let mut body = std::mem::take(&mut self.buf);
+        body.clear();
+        serde_json::to_writer(&mut body, ev).map_err(io::Error::other)?;
+        body.pop(); // the closing brace; emit_prepared adds the step and closes
+        let r = self.emit_prepared(&ev.run_id, &body);
+        self.buf = body;
+        r
+    }
+
+    /// Writes an event serialized without its closing brace: adds the step
+    /// (its position in its run) and closes the object.
+    pub fn emit_prepared(&mut self, run_id: &str, body: &[u8]) -> io::Result<()> {
+        let step = self.take_step(run_id);
         let mut tail = [0u8; 40];
         let mut cur = io::Cursor::new(&mut tail[..]);
         writeln!(cur, ",\"step\":{step}}}")?;
         let n = cur.position() as usize;
-        self.out.raw_parts(body, &tail[..n])
+        match &mut self.out {
+            SinkTarget::Records(w) => w.raw_parts(body, &tail[..n]),
+            SinkTarget::Grouper { .. } => {
+                let mut line = body.to_vec();
+                line.extend_from_slice(&tail[..n]);
+                let view: crate::record::EventView<'_> =
+                    serde_json::from_slice(&line).map_err(io::Error::other)?;
+                self.feed(&view);
+                Ok(())
+            }
+        }
+    }
+
+    /// Hands a decoded event (already time-filtered) to the grouper; only
+    /// when [`Sink::feeds_grouper`].
+    pub fn emit_view(&mut self, mut view: crate::record::EventView<'_>) {
+        view.step = self.take_step(&view.run_id);
+        self.feed(&view);
+    }
+
+    fn feed(&mut self, view: &crate::record::EventView<'_>) {
+        let SinkTarget::Grouper { grouper, .. } = &mut self.out else {
+            return;
+        };
+        if let Some(GroupWarning::OutOfOrder { run_id, agent_id }) = grouper.add_event(view) {
+            self.diag.warn(
+                "out-of-order",
+                format_args!(
+                    "{}: run {run_id:?} agent {agent_id:?} goes back in turn order; its recovery figures may differ from a sorted read",
+                    self.source.path
+                ),
+            );
+        }
     }
 
     /// Writes a `run` record.
     pub fn emit_run(&mut self, run: &RunRec) -> io::Result<()> {
-        self.out.record(run)
+        match &mut self.out {
+            SinkTarget::Records(w) => w.record(run),
+            SinkTarget::Grouper { .. } => Ok(()),
+        }
     }
 
     /// Passes a record of a kind the adapter does not read through unchanged.
     pub fn pass_through(&mut self, line: &[u8]) -> io::Result<()> {
-        self.out.raw_line(line)
+        match &mut self.out {
+            SinkTarget::Records(w) => w.raw_line(line),
+            SinkTarget::Grouper { other, .. } => {
+                other.push(line.to_vec());
+                Ok(())
+            }
+        }
     }
 
     /// Reports input that could not be read: an error under `--strict`,
@@ -310,6 +399,9 @@ impl<'w> Sink<'w> {
     }
 
     pub fn flush(&mut self) -> io::Result<()> {
-        self.out.flush()
+        match &mut self.out {
+            SinkTarget::Records(w) => w.flush(),
+            SinkTarget::Grouper { .. } => Ok(()),
+        }
     }
 }

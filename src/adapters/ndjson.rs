@@ -9,7 +9,7 @@ use simd_json::{BorrowedValue as Value, StaticNode};
 
 use super::{DecodeSettings, Sink};
 use crate::ndjson::{Chunk, ChunkReader, Line};
-use crate::record::{ActionOut, ErrorInfo, EventOut, JsonVal, Src};
+use crate::record::{ActionOut, ErrorInfo, EventOut, EventView, JsonVal, Src};
 use crate::timestamp::Timestamp;
 
 /// Lines decoded by one parallel task.
@@ -23,6 +23,8 @@ enum Outcome {
         body: (usize, usize),
         run_id: (usize, usize),
     },
+    /// An event decoded for a grouper in the same process.
+    View(EventView<'static>),
     /// A record of another kind, passed through as written.
     Other {
         body: (usize, usize),
@@ -50,8 +52,9 @@ pub fn read(r: impl Read + Send, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let mut decoded: Vec<TaskOutput> = Vec::new();
     while let Some(mut current) = chunk.take() {
         let settings = &sink.settings;
+        let as_views = sink.feeds_grouper();
         let (tasks, next) = rayon::join(
-            || decode_chunk(&mut current, &path, settings),
+            || decode_chunk(&mut current, &path, settings, as_views),
             || read_chunk(&mut reader, &path),
         );
         write_decoded(std::mem::replace(&mut decoded, tasks), sink)?;
@@ -66,11 +69,11 @@ fn read_chunk(reader: &mut ChunkReader<impl Read>, path: &str) -> anyhow::Result
         .map_err(|e| anyhow::anyhow!("{path}: {}", crate::cli::io_reason(&e)))
 }
 
-fn decode_chunk(chunk: &mut Chunk, path: &str, settings: &DecodeSettings) -> Vec<TaskOutput> {
+fn decode_chunk(chunk: &mut Chunk, path: &str, settings: &DecodeSettings, as_views: bool) -> Vec<TaskOutput> {
     let mut lines: Vec<Line<'_>> = chunk.lines().collect();
     lines
         .par_chunks_mut(LINES_PER_TASK)
-        .map(|group| decode_group(group, path, settings))
+        .map(|group| decode_group(group, path, settings, as_views))
         .collect()
 }
 
@@ -83,6 +86,7 @@ fn write_decoded(tasks: Vec<TaskOutput>, sink: &mut Sink<'_>) -> anyhow::Result<
                         .expect("run ids are written from str");
                     sink.emit_prepared(run, &task.buf[body.0..body.1])?;
                 }
+                Outcome::View(view) => sink.emit_view(view),
                 Outcome::Other { body } => sink.pass_through(&task.buf[body.0..body.1])?,
                 Outcome::Filtered => {}
                 Outcome::Skip { line, reason } => sink.skip(Some(line), &reason)?,
@@ -92,7 +96,7 @@ fn write_decoded(tasks: Vec<TaskOutput>, sink: &mut Sink<'_>) -> anyhow::Result<
     Ok(())
 }
 
-fn decode_group(lines: &mut [Line<'_>], path: &str, settings: &DecodeSettings) -> TaskOutput {
+fn decode_group(lines: &mut [Line<'_>], path: &str, settings: &DecodeSettings, as_views: bool) -> TaskOutput {
     let bytes: usize = lines.iter().map(|l| l.bytes.len() + 64).sum();
     let mut out = TaskOutput {
         buf: Vec::with_capacity(bytes + path.len() * lines.len()),
@@ -101,7 +105,7 @@ fn decode_group(lines: &mut [Line<'_>], path: &str, settings: &DecodeSettings) -
     let mut buffers = simd_json::Buffers::default();
     for line in lines {
         let number = line.number;
-        let outcome = decode_line(line, path, settings, &mut out.buf, &mut buffers).unwrap_or_else(
+        let outcome = decode_line(line, path, settings, as_views, &mut out.buf, &mut buffers).unwrap_or_else(
             |reason| Outcome::Skip {
                 line: number,
                 reason: if reason.is_empty() {
@@ -120,6 +124,7 @@ fn decode_line(
     line: &mut Line<'_>,
     path: &str,
     settings: &DecodeSettings,
+    as_view: bool,
     buf: &mut Vec<u8>,
     buffers: &mut simd_json::Buffers,
 ) -> Result<Outcome, String> {
@@ -150,6 +155,9 @@ fn decode_line(
     let (ev, ts) = event_from(&value, path, number)?;
     if !settings.filter.keeps(ts) {
         return Ok(Outcome::Filtered);
+    }
+    if as_view {
+        return Ok(Outcome::View(ev.view(0).into_owned()));
     }
     let start = buf.len();
     serde_json::to_writer(&mut *buf, &ev).map_err(|e| e.to_string())?;
