@@ -7,5 +7,7 @@ pub mod cmd;
 pub mod config;
 pub mod cli;
 pub mod ndjson;
+pub mod outfile;
 pub mod record;
+pub mod render;
 pub mod timestamp;

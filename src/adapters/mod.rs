@@ -129,18 +129,18 @@ impl DecodeSettings {
     /// Marks an unlabeled failure's cause from its error, or a success whose
     /// output reads as a failure. Explicit labels always win.
     pub fn infer_failure(&self, ev: &mut EventOut<'_>) {
-        if ev.action_succeeded && ev.failure_classification.is_none() {
-            if let Some(out) = ev.output.as_deref()
-                && crate::classify::output_reads_as_failure(out)
-            {
-                ev.action_succeeded = false;
-                ev.failure_source = Some("output");
-                if ev.error.is_none() {
-                    ev.error = Some(ErrorInfo {
-                        kind: None,
-                        message: Some(first_line(out)),
-                    });
-                }
+        if ev.action_succeeded
+            && ev.failure_classification.is_none()
+            && let Some(out) = ev.output.as_deref()
+            && crate::classify::output_reads_as_failure(out)
+        {
+            ev.action_succeeded = false;
+            ev.failure_source = Some("output");
+            if ev.error.is_none() {
+                ev.error = Some(ErrorInfo {
+                    kind: None,
+                    message: Some(first_line(out)),
+                });
             }
         }
         if ev.action_succeeded || ev.failure_classification.is_some() {
@@ -258,7 +258,7 @@ impl<'w> Sink<'w> {
         self.source.events += 1;
         let mut tail = [0u8; 40];
         let mut cur = io::Cursor::new(&mut tail[..]);
-        write!(cur, ",\"step\":{step}}}\n")?;
+        writeln!(cur, ",\"step\":{step}}}")?;
         let n = cur.position() as usize;
         self.out.raw_parts(body, &tail[..n])
     }

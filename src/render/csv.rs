@@ -1,0 +1,109 @@
+//! CSV: one row per pattern with every field, for spreadsheets. Lists of
+//! names are joined with ";", maps and samples are compact JSON. With no
+//! patterns, the verdicts (else the findings) are the rows instead.
+
+use std::io::{self, Write};
+
+use serde_json::{Map, Value};
+
+use super::model::{Report, value_text};
+
+pub fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    let rows: Vec<Map<String, Value>> = if !report.patterns.is_empty() {
+        report.patterns.iter().map(|p| p.to_json()).collect()
+    } else if !report.verdicts.is_empty() {
+        report.verdicts.iter().map(to_map).collect()
+    } else {
+        report.findings.iter().map(to_map).collect()
+    };
+    write_rows(&rows, out)
+}
+
+fn to_map<T: serde::Serialize>(rec: &T) -> Map<String, Value> {
+    match serde_json::to_value(rec) {
+        Ok(Value::Object(m)) => m,
+        _ => Map::new(),
+    }
+}
+
+/// Writes a header of every field any row has (in first-seen order, without
+/// `kind`), then the rows.
+fn write_rows(rows: &[Map<String, Value>], out: &mut dyn Write) -> io::Result<()> {
+    let mut columns: Vec<&str> = Vec::new();
+    for row in rows {
+        for k in row.keys() {
+            if k != "kind" && !columns.contains(&k.as_str()) {
+                columns.push(k);
+            }
+        }
+    }
+    if columns.is_empty() {
+        return Ok(());
+    }
+    write_line(out, columns.iter().map(|c| c.to_string()))?;
+    for row in rows {
+        write_line(
+            out,
+            columns
+                .iter()
+                .map(|c| row.get(*c).map(field_text).unwrap_or_default()),
+        )?;
+    }
+    Ok(())
+}
+
+fn field_text(v: &Value) -> String {
+    match v {
+        Value::Array(items) if items.iter().all(Value::is_string) => items
+            .iter()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+            .join(";"),
+        Value::Number(n) => n.to_string(),
+        other => value_text(other),
+    }
+}
+
+fn write_line(out: &mut dyn Write, fields: impl Iterator<Item = String>) -> io::Result<()> {
+    let mut line = String::new();
+    for (i, f) in fields.enumerate() {
+        if i > 0 {
+            line.push(',');
+        }
+        line.push_str(&quote(&f));
+    }
+    line.push('\n');
+    out.write_all(line.as_bytes())
+}
+
+/// RFC 4180 quoting: fields with a comma, quote or line break go in quotes,
+/// their quotes doubled.
+fn quote(field: &str) -> String {
+    if field.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", field.replace('"', "\"\""))
+    } else {
+        field.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quotes_only_what_needs_it() {
+        assert_eq!(quote("plain"), "plain");
+        assert_eq!(quote("a,b"), "\"a,b\"");
+        assert_eq!(quote("say \"hi\""), "\"say \"\"hi\"\"\"");
+    }
+
+    #[test]
+    fn lists_join_and_maps_stay_json() {
+        assert_eq!(field_text(&serde_json::json!(["a", "b"])), "a;b");
+        assert_eq!(field_text(&serde_json::json!({"r1": 2})), "{\"r1\":2}");
+        assert_eq!(
+            field_text(&serde_json::json!(7.027272727272727)),
+            "7.027272727272727"
+        );
+    }
+}

@@ -1,0 +1,216 @@
+//! The markdown morning report: the reference's layout and numbers, in
+//! correct English and with the configured scoring model.
+
+use std::borrow::Cow;
+use std::io::{self, Write};
+
+use super::model::{ChangeTable, Report, ReportPattern};
+use super::words::{self, Markup};
+use super::{RenderOptions, all_clear_text, date_text, skipped_text, summary_text};
+use crate::record::Scores;
+
+/// Markdown markup: trace text goes in as it is, except what would break a
+/// line or a table.
+struct Md;
+
+impl Markup for Md {
+    fn text<'a>(&self, s: &'a str) -> Cow<'a, str> {
+        one_line(s)
+    }
+    fn strong(&self, s: &str) -> String {
+        format!("**{}**", one_line(s))
+    }
+    fn code(&self, s: &str) -> String {
+        format!("`{}`", one_line(s).replace('`', "'"))
+    }
+}
+
+/// Text on one line: newlines become spaces.
+fn one_line(s: &str) -> Cow<'_, str> {
+    if s.contains(['\n', '\r']) {
+        Cow::Owned(s.replace(['\n', '\r'], " "))
+    } else {
+        Cow::Borrowed(s)
+    }
+}
+
+/// Text for a table cell: one line, pipes escaped.
+fn cell(s: &str) -> String {
+    one_line(s).replace('|', "\\|")
+}
+
+pub fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
+    if report.is_comparison() {
+        return write_comparison(report, opts, out);
+    }
+    writeln!(out, "# Triage Report\n")?;
+    writeln!(out, "Generated: {}\n", date_text(opts.generated))?;
+    writeln!(out, "**{}**\n", summary_text(report, opts.top))?;
+    write_sources(report, out)?;
+    writeln!(out, "---\n")?;
+    if report.patterns.is_empty() {
+        writeln!(out, "{}", all_clear_text(report))?;
+    }
+    for (i, p) in report.patterns.iter().take(opts.top).enumerate() {
+        write_pattern(report, p, i + 1, opts, out)?;
+    }
+    write_verdicts(report, out)?;
+    write_changes(&report.change_tables(), out)
+}
+
+fn write_sources(report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    let paths: Vec<Cow<'_, str>> = report.sources().iter().map(|s| one_line(&s.path)).collect();
+    if !paths.is_empty() {
+        writeln!(out, "Sources: `{}`\n", paths.join(", "))?;
+    }
+    if let Some(text) = skipped_text(report.skipped()) {
+        writeln!(out, "{text}\n")?;
+    }
+    Ok(())
+}
+
+fn write_pattern(
+    report: &Report,
+    rp: &ReportPattern,
+    rank: usize,
+    opts: &RenderOptions,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let p = &rp.pattern;
+    let Some(s) = rp.scores() else {
+        return Ok(());
+    };
+    writeln!(out, "## #{rank} - {}\n", one_line(&p.display_name))?;
+    writeln!(
+        out,
+        "**Category:** {}\n",
+        words::classification_label(&p.failure_classification)
+    )?;
+    write_metrics(rp, s, opts, out)?;
+    writeln!(out, "**Why this matters:**\n")?;
+    writeln!(
+        out,
+        "{}\n",
+        words::why_this_matters(p, s, &opts.scoring, &Md)
+    )?;
+    if let Some(narrative) = rp.narrative() {
+        writeln!(out, "**AI root-cause analysis:**\n")?;
+        writeln!(out, "> {}\n", one_line(narrative))?;
+    }
+    let verdicts: Vec<_> = report.verdicts_for(p).collect();
+    if !verdicts.is_empty() {
+        writeln!(out, "**Root causes of its runs:**\n")?;
+        for v in verdicts {
+            writeln!(
+                out,
+                "- run {}: {} at step {} ({}, blame: {})",
+                Md.code(&v.run_id),
+                one_line(&v.agent_id),
+                v.step,
+                one_line(&v.category),
+                one_line(&v.blame)
+            )?;
+        }
+        writeln!(out)?;
+    }
+    writeln!(
+        out,
+        "**Suggested next action:** {}\n",
+        words::next_action(&p.failure_classification)
+    )?;
+    writeln!(out, "---\n")
+}
+
+fn write_metrics(
+    rp: &ReportPattern,
+    s: &Scores,
+    opts: &RenderOptions,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let p = &rp.pattern;
+    let rows = [
+        (
+            "Severity Score",
+            format!(
+                "{:.2} / {:.2}",
+                s.severity_score,
+                opts.scoring.max_severity()
+            ),
+        ),
+        (
+            "Frequency",
+            format!(
+                "{} across {}",
+                words::count(p.frequency, "event", "events"),
+                words::count(s.runs_seen, "run", "runs")
+            ),
+        ),
+        (
+            "Appeared in",
+            format!("{}/{} runs", s.runs_seen, s.runs_total),
+        ),
+        ("Trend", s.trend.clone()),
+        ("Recovery Rate", words::recovery_bar(s.recovery_rate)),
+        (
+            "Recovery Latency",
+            words::latency_text(s.median_recovery_latency),
+        ),
+        ("Tail Risk", words::tail_risk_text(p.tail_unrecovered)),
+        ("Confidence", words::confidence_text(s, p.frequency)),
+        ("Final Score", format!("**{:.2}**", s.final_score)),
+    ];
+    writeln!(out, "| Metric | Value |")?;
+    writeln!(out, "|--------|-------|")?;
+    for (name, value) in rows {
+        writeln!(out, "| {name} | {} |", cell(&value))?;
+    }
+    writeln!(out)
+}
+
+fn write_verdicts(report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    if report.verdicts.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "## Root causes per failed run\n")?;
+    writeln!(
+        out,
+        "| Run | Agent | Step | Category | Blame | Confidence | Evidence |"
+    )?;
+    writeln!(out, "|---|---|---|---|---|---|---|")?;
+    for v in &report.verdicts {
+        writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {:.2} | {} |",
+            cell(&v.run_id),
+            cell(&v.agent_id),
+            v.step,
+            cell(&v.category),
+            cell(&v.blame),
+            v.confidence,
+            cell(&v.evidence.join(" "))
+        )?;
+    }
+    writeln!(out)
+}
+
+fn write_comparison(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "# Triage Comparison Report\n")?;
+    writeln!(out, "Generated: {}\n", date_text(opts.generated))?;
+    writeln!(out, "---\n")?;
+    write_changes(&report.change_tables(), out)
+}
+
+fn write_changes(tables: &[ChangeTable], out: &mut dyn Write) -> io::Result<()> {
+    for t in tables {
+        writeln!(out, "## {}\n", t.title)?;
+        let header: Vec<String> = t.columns.iter().map(|c| cell(c)).collect();
+        writeln!(out, "| {} |", header.join(" | "))?;
+        writeln!(out, "|{}", "---|".repeat(t.columns.len()))?;
+        for row in &t.rows {
+            let cells: Vec<String> = row.iter().map(|c| cell(c)).collect();
+            writeln!(out, "| {} |", cells.join(" | "))?;
+        }
+        writeln!(out)?;
+    }
+    Ok(())
+}
