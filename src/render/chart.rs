@@ -21,10 +21,10 @@ pub struct Series<'a> {
 }
 
 const WIDTH: f64 = 640.0;
-const LABEL_WIDTH: f64 = 230.0;
+const LABEL_WIDTH: f64 = 260.0;
 const ROW: f64 = 26.0;
 /// Characters of a label shown before it is cut (the full text is the tooltip).
-const LABEL_CHARS: usize = 34;
+const LABEL_CHARS: usize = 30;
 
 /// Horizontal bars, one row each, scaled to `max`.
 pub fn bar_chart(bars: &[Bar<'_>], max: f64, title: &str) -> String {
@@ -94,9 +94,16 @@ pub fn line_chart(x_labels: &[String], series: &[Series<'_>], title: &str) -> St
     let step = n.div_ceil(MAX_X_LABELS).max(1);
     for (i, label) in x_labels.iter().enumerate() {
         if i % step == 0 || i + 1 == n {
+            // The outermost labels hang inwards so the edges do not cut them.
+            let anchor = match i {
+                _ if n == 1 => "middle",
+                0 => "start",
+                _ if i + 1 == n => "end",
+                _ => "middle",
+            };
             let _ = write!(
                 svg,
-                r##"<text x="{x:.1}" y="{y}" class="tick" text-anchor="middle">{label}</text>"##,
+                r##"<text x="{x:.1}" y="{y}" class="tick" text-anchor="{anchor}">{label}</text>"##,
                 x = x_at(i),
                 y = LINE_HEIGHT - 8.0,
                 label = escape(&cut(label, 12)),
@@ -138,14 +145,14 @@ fn open_svg(height: f64, title: &str) -> String {
     )
 }
 
-/// The smallest of 1, 2, 5 × 10^k at or above `v` (at least 1), so the
-/// axis ticks are round numbers.
+/// The smallest of 2, 4, 10 × 10^k at or above `v` (at least 2), so the
+/// three axis ticks (0, half, top) are whole numbers.
 fn nice_ceiling(v: f64) -> f64 {
-    if v <= 1.0 {
-        return 1.0;
+    if v <= 2.0 {
+        return 2.0;
     }
     let mag = 10f64.powf(v.log10().floor());
-    [1.0, 2.0, 5.0, 10.0]
+    [1.0, 2.0, 4.0, 10.0]
         .iter()
         .map(|m| m * mag)
         .find(|c| *c >= v)
@@ -168,10 +175,11 @@ mod tests {
 
     #[test]
     fn axis_tops_are_round() {
-        assert_eq!(nice_ceiling(0.0), 1.0);
-        assert_eq!(nice_ceiling(3.0), 5.0);
+        assert_eq!(nice_ceiling(0.0), 2.0);
+        assert_eq!(nice_ceiling(3.0), 4.0);
+        assert_eq!(nice_ceiling(5.0), 10.0);
         assert_eq!(nice_ceiling(11.0), 20.0);
-        assert_eq!(nice_ceiling(50.0), 50.0);
+        assert_eq!(nice_ceiling(40.0), 40.0);
     }
 
     #[test]

@@ -94,7 +94,8 @@ h3{font-size:15px;margin:6px 0 10px;word-break:break-word}
 .tile .l{color:#94a3b8}
 .tile .s{color:#64748b;font-size:12px}
 .grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(460px,1fr));gap:16px;margin-bottom:24px}
-.chart{display:block;font-size:11px}
+.chart{display:block;font-size:13px}
+.chart .tick{font-size:11px}
 .chart .lbl,.chart .val,.chart .tick{fill:#94a3b8}
 .chart .val{fill:#e2e8f0}
 .chart .track{fill:#0f172a}

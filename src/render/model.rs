@@ -202,7 +202,8 @@ impl Report {
 const MAX_TREND_POINTS: usize = 90;
 
 /// The x axis of the trend charts: calendar days from the events'
-/// timestamps, or the runs in order when no event had a timestamp.
+/// timestamps, or the runs in order when the events do not span two days
+/// (a single point shows no trend).
 #[derive(Debug, Clone, PartialEq)]
 pub struct TrendAxis {
     pub by_day: bool,
@@ -239,7 +240,7 @@ impl Report {
             .filter_map(|d| Timestamp::parse(d))
             .collect();
         match (days.iter().min(), days.iter().max()) {
-            (Some(first), Some(last)) => TrendAxis {
+            (Some(first), Some(last)) if first.day() != last.day() => TrendAxis {
                 by_day: true,
                 labels: days_between(*first, *last),
             },
@@ -437,6 +438,8 @@ mod tests {
         assert_eq!(axis.counts(&r.patterns[0].pattern), [2.0]);
         let p = &mut r.patterns[0].pattern;
         p.day_counts.insert("2026-04-24".into(), 2);
+        assert!(!r.trend_axis().by_day, "one day shows no trend");
+        let p = &mut r.patterns[0].pattern;
         p.day_counts.insert("2026-04-27".into(), 1);
         let axis = r.trend_axis();
         assert!(axis.by_day);

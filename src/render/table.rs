@@ -67,7 +67,7 @@ fn pattern_table(report: &Report, opts: &RenderOptions) -> Table {
     for rp in &report.patterns {
         t.add_row(pattern_row(rp, opts));
     }
-    for col in [0, 3, 4, 7, 8] {
+    for col in [0, 3, 4, 6, 7, 8] {
         if let Some(c) = t.column_mut(col) {
             c.set_cell_alignment(CellAlignment::Right);
         }

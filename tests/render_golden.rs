@@ -1,0 +1,114 @@
+//! Golden tests: triage-render's output for the reference's Monday example,
+//! in every file format, byte for byte. `UPDATE_GOLDEN=1 cargo test --test
+//! render_golden` rewrites the golden files after a deliberate change.
+
+mod common;
+
+use std::path::Path;
+
+use common::{fixture, render};
+
+/// The scored records of examples/monday.ndjson (the reference's example).
+const INPUT: &str = "monday.scored.ndjson";
+
+fn check_golden(format: &str, file: &str) {
+    let out = render()
+        .args(["--format", format])
+        .arg(fixture(INPUT))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(file);
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&path, &out.stdout).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (UPDATE_GOLDEN=1 creates it)", path.display()));
+    let got = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        got == want,
+        "{format} output differs from {}; if the change is deliberate, rerun with UPDATE_GOLDEN=1\n--- got ---\n{got}",
+        path.display()
+    );
+}
+
+#[test]
+fn markdown_matches_golden() {
+    check_golden("md", "monday.md");
+}
+
+#[test]
+fn json_matches_golden() {
+    check_golden("json", "monday.json");
+}
+
+#[test]
+fn csv_matches_golden() {
+    check_golden("csv", "monday.csv");
+}
+
+#[test]
+fn html_matches_golden() {
+    check_golden("html", "monday.html");
+}
+
+#[test]
+fn table_matches_golden() {
+    check_golden("table", "monday.txt");
+}
+
+/// The numbers in a metrics row: "11 event(s) across 3 run(s)" → [11, 3].
+fn numbers(s: &str) -> Vec<String> {
+    s.split(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .map(|t| t.trim_matches('.'))
+        .filter(|t| !t.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Pattern sections of a report: heading, category and (metric, numbers).
+fn sections(md: &str) -> Vec<(String, String, Vec<(String, Vec<String>)>)> {
+    md.split("\n## #")
+        .skip(1)
+        .map(|sec| {
+            let heading = sec.lines().next().unwrap().to_string();
+            let category = sec
+                .lines()
+                .find_map(|l| l.strip_prefix("**Category:** "))
+                .unwrap()
+                .to_string();
+            let metrics = sec
+                .lines()
+                .filter(|l| l.starts_with("| ") && !l.starts_with("| Metric"))
+                .map(|l| {
+                    let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+                    (cells[1].to_string(), numbers(cells[2]))
+                })
+                .collect();
+            (heading, category, metrics)
+        })
+        .collect()
+}
+
+#[test]
+fn markdown_has_the_reference_reports_numbers() {
+    let reference = std::fs::read_to_string(fixture("reference-monday-report.md")).unwrap();
+    let out = render().arg(fixture(INPUT)).output().unwrap();
+    let ours = String::from_utf8(out.stdout).unwrap();
+    let (want, got) = (sections(&reference), sections(&ours));
+    assert_eq!(want.len(), 3);
+    assert_eq!(got, want);
+    let generated = |s: &str| {
+        s.lines()
+            .find(|l| l.starts_with("Generated: "))
+            .map(str::to_string)
+    };
+    assert_eq!(generated(&ours), generated(&reference));
+}
