@@ -73,8 +73,10 @@ fn numbers(s: &str) -> Vec<String> {
         .collect()
 }
 
-/// Pattern sections of a report: heading, category and (metric, numbers).
-fn sections(md: &str) -> Vec<(String, String, Vec<(String, Vec<String>)>)> {
+/// A pattern section of a report: heading, category and (metric, numbers).
+type Section = (String, String, Vec<(String, Vec<String>)>);
+
+fn sections(md: &str) -> Vec<Section> {
     md.split("\n## #")
         .skip(1)
         .map(|sec| {
