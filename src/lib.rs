@@ -3,11 +3,15 @@
 
 pub mod adapters;
 pub mod classify;
+pub mod cli;
 pub mod cmd;
 pub mod config;
-pub mod cli;
+pub mod group;
 pub mod ndjson;
 pub mod outfile;
 pub mod record;
 pub mod render;
+pub mod score;
+pub mod stream;
 pub mod timestamp;
+pub mod tracegen;

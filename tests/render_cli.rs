@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{batch, fixture, header, ndjson, pattern, render};
+use common::{batch, header, ndjson, pattern, render, scored_monday};
 use predicates::prelude::*;
 use serde_json::json;
 
@@ -169,7 +169,7 @@ fn output_file_is_written_whole() {
     render()
         .args(["-f", "html", "--refresh", "300", "-o"])
         .arg(&out)
-        .arg(fixture("monday.scored.ndjson"))
+        .write_stdin(scored_monday())
         .assert()
         .success()
         .stdout("");
@@ -198,7 +198,7 @@ fn output_file_is_written_whole() {
 fn table_has_no_colour_off_a_terminal() {
     let table = stdout_of(
         &["-f", "table"],
-        std::fs::read_to_string(fixture("monday.scored.ndjson")).unwrap(),
+        String::from_utf8(scored_monday()).unwrap(),
     );
     assert!(!table.contains('\u{1b}'));
     assert!(table.contains("dispatch_subtask"));

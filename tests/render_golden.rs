@@ -1,20 +1,18 @@
-//! Golden tests: triage-render's output for the reference's Monday example,
-//! in every file format, byte for byte. `UPDATE_GOLDEN=1 cargo test --test
+//! Golden tests: triage-render's output for the reference's Monday example
+//! (examples/monday.ndjson through the real parse, group and score), in
+//! every format, byte for byte. `UPDATE_GOLDEN=1 cargo test --test
 //! render_golden` rewrites the golden files after a deliberate change.
 
 mod common;
 
 use std::path::Path;
 
-use common::{fixture, render};
-
-/// The scored records of examples/monday.ndjson (the reference's example).
-const INPUT: &str = "monday.scored.ndjson";
+use common::{fixture, render, scored_monday};
 
 fn check_golden(format: &str, file: &str) {
     let out = render()
         .args(["--format", format])
-        .arg(fixture(INPUT))
+        .write_stdin(scored_monday())
         .output()
         .unwrap();
     assert!(
@@ -102,7 +100,7 @@ fn sections(md: &str) -> Vec<Section> {
 #[test]
 fn markdown_has_the_reference_reports_numbers() {
     let reference = std::fs::read_to_string(fixture("reference-monday-report.md")).unwrap();
-    let out = render().arg(fixture(INPUT)).output().unwrap();
+    let out = render().write_stdin(scored_monday()).output().unwrap();
     let ours = String::from_utf8(out.stdout).unwrap();
     let (want, got) = (sections(&reference), sections(&ours));
     assert_eq!(want.len(), 3);

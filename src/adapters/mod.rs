@@ -284,7 +284,8 @@ impl<'w> Sink<'w> {
             anyhow::bail!("{at}: {reason}");
         }
         self.source.skipped += 1;
-        self.diag.warn("unreadable-input", format_args!("{at}: {reason}; skipped"));
+        self.diag
+            .warn("unreadable-input", format_args!("{at}: {reason}; skipped"));
         Ok(())
     }
 

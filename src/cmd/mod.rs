@@ -1,4 +1,7 @@
 //! One module per binary: its clap `Args` and `run`.
 
+pub mod group;
 pub mod parse;
 pub mod render;
+pub mod score;
+pub mod tracegen;

@@ -486,19 +486,28 @@ fn write_samples(page: &mut String, rp: &ReportPattern) {
     if samples.is_empty() {
         return;
     }
+    // The text column only when some sample says what happened.
+    let with_text = samples.iter().any(|s| s.text.is_some());
     page.push_str(
-        "<h2>Samples</h2><table><tr><th>Run</th><th>Turn</th><th>Step</th><th>Event</th><th>What happened</th></tr>",
+        "<h2>Samples</h2><table><tr><th>Run</th><th>Turn</th><th>Step</th><th>Event</th>",
     );
+    if with_text {
+        page.push_str("<th>What happened</th>");
+    }
+    page.push_str("</tr>");
     for s in samples {
         let _ = write!(
             page,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
             escape(&s.run_id),
             s.turn,
             s.step,
             escape(&s.event_id),
-            escape(s.text.as_deref().unwrap_or(""))
         );
+        if with_text {
+            let _ = write!(page, "<td>{}</td>", escape(s.text.as_deref().unwrap_or("")));
+        }
+        page.push_str("</tr>");
     }
     page.push_str("</table>");
 }

@@ -1,7 +1,7 @@
 //! The HTML dashboard in a real browser: headless Chromium renders it and
 //! the screenshot must show a page, not a blank. Ignored by default (it needs
 //! Debian's `chromium`); run it with
-//! `cargo test --test render_browser -- --ignored` (`make test-browser`).
+//! `cargo test --test browser -- --include-ignored` (`make test-browser`).
 //! CHROMIUM names another browser binary.
 
 mod common;
@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::process::Command;
 
-use common::{fixture, render};
+use common::{render, scored_monday};
 
 fn chromium() -> String {
     std::env::var("CHROMIUM").unwrap_or_else(|_| "chromium".to_string())
@@ -79,7 +79,9 @@ fn dashboard_renders_in_chromium() {
     let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("dashboard.html");
     let shot = dir.path().join("dashboard.png");
-    render_html(&fixture("monday.scored.ndjson"), &page);
+    let input = dir.path().join("monday.scored.ndjson");
+    std::fs::write(&input, scored_monday()).unwrap();
+    render_html(&input, &page);
     run_chromium(
         &page,
         &dir.path().join("profile"),
