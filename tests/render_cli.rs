@@ -202,6 +202,22 @@ fn table_has_no_colour_off_a_terminal() {
     );
     assert!(!table.contains('\u{1b}'));
     assert!(table.contains("dispatch_subtask"));
+    let input = ndjson(&[
+        header(),
+        batch(2, 0),
+        pattern(
+            "\u{1b}]0;owned\u{7}\u{1b}[31mred",
+            "t",
+            "agent_error",
+            1,
+            5.0,
+        ),
+    ]);
+    let table = stdout_of(&["-f", "table"], input);
+    assert!(
+        !table.contains('\u{1b}'),
+        "a trace drove the terminal: {table:?}"
+    );
 }
 
 #[test]
@@ -241,6 +257,47 @@ fn verdicts_findings_and_changes_are_rendered() {
     assert_eq!(json["verdicts"][0]["step"], 7);
     assert_eq!(json["findings"][0]["title"], "Tool raised");
     assert_eq!(json["changes"][0]["delta"], "down 30%");
+}
+
+#[test]
+fn many_patterns_make_a_page_of_cards_and_a_table() {
+    let mut records = vec![header(), batch(2, 0)];
+    for i in 0..120u64 {
+        let name = format!("agent{i}");
+        records.push(pattern(&name, "t", "agent_error", i + 1, 100.0 - i as f64));
+    }
+    let html = stdout_of(&["-f", "html"], ndjson(&records));
+    assert_eq!(html.matches("<article class=\"card\"").count(), 50);
+    assert!(html.contains("70 more patterns"));
+    assert!(html.contains("<td>120</td><td>[agent119] t / agent_error / no-divergence</td>"));
+}
+
+#[test]
+fn a_closed_pipe_is_success() {
+    let mut records = vec![header(), batch(2, 0)];
+    for i in 0..3000u64 {
+        records.push(pattern(&format!("a{i}"), "t", "agent_error", i + 1, 1.0));
+    }
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("triage-render"))
+        .args(["-f", "csv"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(ndjson(&records).as_bytes()).unwrap();
+    }
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stderr.is_empty());
 }
 
 #[test]

@@ -7,7 +7,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{fixture, render, scored_monday};
+use common::{fixture, ok, render, scored_monday};
 
 fn check_golden(format: &str, file: &str) {
     let out = render()
@@ -97,13 +97,14 @@ fn sections(md: &str) -> Vec<Section> {
         .collect()
 }
 
-#[test]
-fn markdown_has_the_reference_reports_numbers() {
-    let reference = std::fs::read_to_string(fixture("reference-monday-report.md")).unwrap();
-    let out = render().write_stdin(scored_monday()).output().unwrap();
+/// Our markdown report on a reference example has the same patterns, in
+/// the same order, with the same numbers as the reference's published one.
+fn check_reference_numbers(scored: Vec<u8>, reference: &str, patterns: usize) {
+    let reference = std::fs::read_to_string(fixture(reference)).unwrap();
+    let out = render().write_stdin(scored).output().unwrap();
     let ours = String::from_utf8(out.stdout).unwrap();
     let (want, got) = (sections(&reference), sections(&ours));
-    assert_eq!(want.len(), 3);
+    assert_eq!(want.len(), patterns);
     assert_eq!(got, want);
     let generated = |s: &str| {
         s.lines()
@@ -111,4 +112,17 @@ fn markdown_has_the_reference_reports_numbers() {
             .map(str::to_string)
     };
     assert_eq!(generated(&ours), generated(&reference));
+}
+
+#[test]
+fn markdown_has_the_reference_reports_numbers() {
+    check_reference_numbers(scored_monday(), "reference-monday-report.md", 3);
+}
+
+#[test]
+fn markdown_has_the_reference_reports_numbers_on_seed42() {
+    let path = fixture("seed42.ndjson");
+    let events = ok("triage-parse", &[path.to_str().unwrap()], b"");
+    let scored = ok("triage-score", &[], &ok("triage-group", &[], &events));
+    check_reference_numbers(scored, "reference-seed42-report.md", 3);
 }

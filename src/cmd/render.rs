@@ -25,8 +25,9 @@ pub struct Args {
     #[arg(long, short = 'f', value_enum, default_value = "md")]
     pub format: OutputFormat,
     /// Patterns the markdown report details (and the HTML trend chart follows).
-    #[arg(long, short = 'n', value_name = "N", default_value_t = 3)]
-    pub top: usize,
+    #[arg(long, short = 'n', value_name = "N", default_value_t = 3,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub top: u64,
     /// Configuration the patterns were scored with (its recovery window,
     /// multiplier and weights appear in the report).
     #[arg(long, short = 'c', value_name = "FILE", env = "TRIAGE_CONFIG")]
@@ -82,7 +83,7 @@ triage-render --format csv scored.ndjson > patterns.csv",
         let to_terminal = self.output.is_none() && io::stdout().is_terminal();
         let opts = RenderOptions {
             format: self.format,
-            top: self.top,
+            top: usize::try_from(self.top).unwrap_or(usize::MAX),
             scoring: config.scoring,
             generated: render::report_time()?,
             refresh: self.refresh,

@@ -392,12 +392,41 @@ fn write_trend_charts(page: &mut String, report: &Report, opts: &RenderOptions) 
     }
 }
 
+/// Patterns shown as full cards; the rest are rows of one table, so a batch
+/// of thousands of patterns still makes a page a browser opens.
+const MAX_CARDS: usize = 50;
+
 fn write_cards(page: &mut String, report: &Report, opts: &RenderOptions) {
     page.push_str("<h2>Patterns</h2><section class=\"cards\">\n");
-    for rp in &report.patterns {
+    for rp in report.patterns.iter().take(MAX_CARDS) {
         write_card(page, report, rp, opts);
     }
     page.push_str("</section>\n");
+    let rest = report.patterns.get(MAX_CARDS..).unwrap_or_default();
+    if rest.is_empty() {
+        return;
+    }
+    let _ = write!(
+        page,
+        "<section class=\"panel\"><h2>{} more patterns</h2><table><tr><th>#</th><th>Pattern</th>\
+         <th>Category</th><th>Events</th><th>Recovered</th><th>Score</th></tr>",
+        rest.len()
+    );
+    for rp in rest {
+        let Some(s) = rp.scores() else { continue };
+        let p = &rp.pattern;
+        let _ = write!(
+            page,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.2}</td></tr>",
+            s.rank,
+            escape(&p.display_name),
+            escape(&words::classification_label(&p.failure_classification)),
+            p.frequency,
+            words::percent(s.recovery_rate),
+            s.final_score
+        );
+    }
+    page.push_str("</table></section>\n");
 }
 
 fn write_card(page: &mut String, report: &Report, rp: &ReportPattern, opts: &RenderOptions) {

@@ -84,9 +84,9 @@ fn pattern_row(rp: &ReportPattern, opts: &RenderOptions) -> Vec<Cell> {
     let score = Cell::new(format!("{:.2}", s.final_score));
     vec![
         Cell::new(s.rank),
-        Cell::new(&p.display_name),
+        trace_cell(&p.display_name),
         paint(
-            Cell::new(words::classification_label(&p.failure_classification)),
+            trace_cell(&words::classification_label(&p.failure_classification)),
             class_color(&p.failure_classification),
             color,
         ),
@@ -102,6 +102,20 @@ fn pattern_row(rp: &ReportPattern, opts: &RenderOptions) -> Vec<Cell> {
         paint(score, score_color(s.final_score), color),
         Cell::new(&s.confidence_label),
     ]
+}
+
+/// A cell of text that came from a trace: control characters (escape
+/// sequences that would drive the terminal) are shown as U+FFFD.
+fn trace_cell(s: &str) -> Cell {
+    if s.chars().any(char::is_control) {
+        Cell::new(
+            s.chars()
+                .map(|c| if c.is_control() { '\u{fffd}' } else { c })
+                .collect::<String>(),
+        )
+    } else {
+        Cell::new(s)
+    }
 }
 
 fn paint(cell: Cell, fg: Color, on: bool) -> Cell {
@@ -145,13 +159,13 @@ fn verdict_table(report: &Report, style: TableStyle) -> Table {
     );
     for v in &report.verdicts {
         t.add_row(vec![
-            Cell::new(&v.run_id),
-            Cell::new(&v.agent_id),
+            trace_cell(&v.run_id),
+            trace_cell(&v.agent_id),
             Cell::new(v.step),
-            Cell::new(&v.category),
-            Cell::new(&v.blame),
+            trace_cell(&v.category),
+            trace_cell(&v.blame),
             Cell::new(format!("{:.2}", v.confidence)),
-            Cell::new(v.evidence.join(" ")),
+            trace_cell(&v.evidence.join(" ")),
         ]);
     }
     t
@@ -161,7 +175,7 @@ fn change_table(ct: &ChangeTable, style: TableStyle) -> Table {
     let header: Vec<&str> = ct.columns.iter().map(String::as_str).collect();
     let mut t = new_table(style, &header);
     for row in &ct.rows {
-        t.add_row(row.iter().map(Cell::new));
+        t.add_row(row.iter().map(|c| trace_cell(c)));
     }
     t
 }

@@ -202,14 +202,20 @@ fn what_failed(p: &Pattern, s: &Scores, m: &dyn Markup) -> String {
     } else {
         label.into_owned()
     };
+    let times = match p.frequency {
+        1 => "once".to_string(),
+        n => format!("{n} times"),
+    };
+    let runs = match s.runs_seen {
+        1 => "in 1 run".to_string(),
+        n => format!("across {n} runs"),
+    };
     format!(
-        "Agent {} hit {} {} on {} {} across {}. ",
+        "Agent {} hit {} {} on {} {times} {runs}. ",
         m.text(&p.agent_id),
         article(&what),
         m.strong(&what),
         m.code(&p.tool_name),
-        count(p.frequency, "time", "times"),
-        count(s.runs_seen, "run", "runs"),
     )
 }
 
@@ -239,10 +245,11 @@ fn recovery(p: &Pattern, s: &Scores, cfg: &ScoringConfig) -> String {
              the agent got stuck rather than adapting. "
         );
     }
-    let latency = s
-        .median_recovery_latency
-        .map(|l| format!(" (median {})", turns(l)))
-        .unwrap_or_default();
+    let latency = match (s.median_recovery_latency, p.frequency) {
+        (Some(l), 1) => format!(" (after {})", turns(l)),
+        (Some(l), _) => format!(" (median {})", turns(l)),
+        (None, _) => String::new(),
+    };
     let mut out = if s.recovery_rate >= 1.0 {
         let subject = if p.frequency == 1 {
             "The failure was"
@@ -251,12 +258,12 @@ fn recovery(p: &Pattern, s: &Scores, cfg: &ScoringConfig) -> String {
         };
         format!(
             "{subject} followed by a successful action within {window}{latency}: \
-             the agent corrects itself. "
+             the agent corrected itself. "
         )
     } else {
         format!(
             "About {} of the failures were followed by a successful action within \
-             {window}{latency}: the agent corrects itself only in part. ",
+             {window}{latency}: the agent only partly corrected itself. ",
             percent(s.recovery_rate)
         )
     };
@@ -335,6 +342,78 @@ mod tests {
         assert_eq!(
             and_list(&["a".into(), "b".into(), "c".into()]),
             "a, b and c"
+        );
+    }
+
+    fn scored(freq: u64, recovered: u64, tail: u64, rate: f64, median: Option<f64>) -> Pattern {
+        Pattern {
+            kind: "pattern".into(),
+            pattern_id: "p".into(),
+            display_name: "[a] t / unclassified / no-divergence".into(),
+            agent_id: "a".into(),
+            tool_name: "t".into(),
+            failure_classification: "unclassified".into(),
+            divergence_fields: vec![],
+            frequency: freq,
+            recovered,
+            tail_unrecovered: tail,
+            recovery_latencies: Default::default(),
+            run_counts: Default::default(),
+            day_counts: Default::default(),
+            samples: vec![],
+            score: Some(Scores {
+                frequency_score: 10.0,
+                severity_score: 3.0,
+                recovery_rate: rate,
+                final_score: 5.8,
+                confidence: 0.2,
+                confidence_label: "low".into(),
+                median_recovery_latency: median,
+                runs_seen: 1,
+                runs_total: 1,
+                trend: "insufficient data".into(),
+                rank: 1,
+            }),
+        }
+    }
+
+    fn why(p: &Pattern, cfg: &ScoringConfig) -> String {
+        why_this_matters(p, p.score.as_ref().unwrap(), cfg, &Plain)
+    }
+
+    #[test]
+    fn why_this_matters_reads_right_for_one_failure() {
+        let cfg = ScoringConfig::default();
+        let text = why(&scored(1, 1, 0, 1.0, Some(1.0)), &cfg);
+        assert!(
+            text.starts_with("Agent a hit an Unclassified failure on t once in 1 run. "),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "The failure was followed by a successful action within 3 turns (after 1 turn)"
+            ),
+            "{text}"
+        );
+        let text = why(&scored(1, 0, 1, 0.0, None), &cfg);
+        assert!(text.contains("The failure was not followed"), "{text}");
+    }
+
+    #[test]
+    fn why_this_matters_uses_the_configured_window_and_multiplier() {
+        let cfg = ScoringConfig {
+            recovery_window: 1,
+            no_recovery_multiplier: 2.0,
+            ..ScoringConfig::default()
+        };
+        let text = why(&scored(3, 0, 3, 0.0, None), &cfg);
+        assert!(text.contains("None of these failures was followed by a successful action of the same agent within 1 turn:"), "{text}");
+        assert!(text.contains("× 2 because nothing recovered"), "{text}");
+        let text = why(&scored(3, 1, 2, 1.0 / 3.0, Some(1.0)), &cfg);
+        assert!(text.contains("About 33% of the failures"), "{text}");
+        assert!(
+            text.contains("Yet 2 failures were still unrecovered after 10 turns"),
+            "{text}"
         );
     }
 
