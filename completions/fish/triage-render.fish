@@ -1,10 +1,10 @@
+complete -c triage-render -s c -l config -d 'Configuration the patterns were scored with (its recovery window, multiplier and weights appear in the report)' -r -F
 complete -c triage-render -s f -l format -d 'Output format' -r -f -a "md\t'The morning report as markdown'
 table\t'A table for the terminal'
 html\t'A self-contained HTML dashboard'
 json\t'One JSON document with every record and field'
 csv\t'One CSV row per pattern with every field'"
 complete -c triage-render -s n -l top -d 'Patterns the markdown report details (and the HTML trend chart follows)' -r
-complete -c triage-render -s c -l config -d 'Configuration the patterns were scored with (its recovery window, multiplier and weights appear in the report)' -r -F
 complete -c triage-render -l refresh -d 'HTML only: reload the page every SECONDS (for a page cron regenerates)' -r
 complete -c triage-render -s o -l output -d 'Write the report to FILE, atomically (temporary file, then rename)' -r -F
 complete -c triage-render -l generate -d 'Print this tool\'s man page or shell completions and exit' -r -f -a "man\t''

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::Parser;
 
 use crate::cli::{self, CommonArgs, Diag, Input, Tool};
-use crate::config::Config;
+use crate::config::{Config, ScoringConfig};
 use crate::ndjson::ChunkReader;
 use crate::outfile::AtomicFile;
 use crate::render::{self, OutputFormat, RenderOptions, Report, TableStyle};
@@ -21,6 +21,20 @@ pub struct Args {
     /// Record files; none or `-` reads stdin.
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
+    /// Configuration the patterns were scored with (its recovery window,
+    /// multiplier and weights appear in the report).
+    #[arg(long, short = 'c', value_name = "FILE", env = "TRIAGE_CONFIG")]
+    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+/// The flags that say how and where a report is written; `triage report`
+/// and `triage compare` flatten them into their own arguments.
+#[derive(clap::Args, Debug, Clone)]
+pub struct OutputArgs {
     /// Output format.
     #[arg(long, short = 'f', value_enum, default_value = "md")]
     pub format: OutputFormat,
@@ -28,18 +42,40 @@ pub struct Args {
     #[arg(long, short = 'n', value_name = "N", default_value_t = 3,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub top: u64,
-    /// Configuration the patterns were scored with (its recovery window,
-    /// multiplier and weights appear in the report).
-    #[arg(long, short = 'c', value_name = "FILE", env = "TRIAGE_CONFIG")]
-    pub config: Option<PathBuf>,
     /// HTML only: reload the page every SECONDS (for a page cron regenerates).
     #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
     pub refresh: Option<u64>,
     /// Write the report to FILE, atomically (temporary file, then rename).
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
-    #[command(flatten)]
-    pub common: CommonArgs,
+}
+
+impl OutputArgs {
+    /// Renders `report` to `-o FILE` (atomically) or stdout, dated by
+    /// SOURCE_DATE_EPOCH or now, with the table fitted to the terminal.
+    pub fn emit(&self, report: &Report, scoring: ScoringConfig) -> anyhow::Result<()> {
+        let to_terminal = self.output.is_none() && io::stdout().is_terminal();
+        let opts = RenderOptions {
+            format: self.format,
+            top: usize::try_from(self.top).unwrap_or(usize::MAX),
+            scoring,
+            generated: render::report_time()?,
+            refresh: self.refresh,
+            table: terminal_style(to_terminal),
+        };
+        match &self.output {
+            Some(path) => {
+                let mut file = AtomicFile::create(path)?;
+                render::render(report, &opts, &mut file)?;
+                file.commit()
+            }
+            None => {
+                let mut out = io::BufWriter::with_capacity(256 * 1024, io::stdout().lock());
+                render::render(report, &opts, &mut out)?;
+                Ok(out.flush()?)
+            }
+        }
+    }
 }
 
 impl Tool for Args {
@@ -80,27 +116,7 @@ triage-render --format csv scored.ndjson > patterns.csv",
             read_records(input, &mut report)?;
         }
         report.finish();
-        let to_terminal = self.output.is_none() && io::stdout().is_terminal();
-        let opts = RenderOptions {
-            format: self.format,
-            top: usize::try_from(self.top).unwrap_or(usize::MAX),
-            scoring: config.scoring,
-            generated: render::report_time()?,
-            refresh: self.refresh,
-            table: terminal_style(to_terminal),
-        };
-        match &self.output {
-            Some(path) => {
-                let mut file = AtomicFile::create(path)?;
-                render::render(&report, &opts, &mut file)?;
-                file.commit()?;
-            }
-            None => {
-                let mut out = io::BufWriter::with_capacity(256 * 1024, io::stdout().lock());
-                render::render(&report, &opts, &mut out)?;
-                out.flush()?;
-            }
-        }
+        self.output.emit(&report, config.scoring)?;
         Ok(cli::EXIT_OK)
     }
 }

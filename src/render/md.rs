@@ -6,7 +6,10 @@ use std::io::{self, Write};
 
 use super::model::{ChangeTable, Report, ReportPattern};
 use super::words::{self, Markup};
-use super::{RenderOptions, all_clear_text, date_text, skipped_text, summary_text};
+use super::{
+    FINDINGS_IN_TEXT, RenderOptions, all_clear_text, date_text, more_findings_text, skipped_text,
+    summary_text,
+};
 use crate::record::Scores;
 
 /// Markdown markup: trace text goes in as it is, except what would break a
@@ -168,6 +171,41 @@ fn write_metrics(
 }
 
 fn write_verdicts(report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    write_verdict_table(report, out)?;
+    write_findings(report, out)
+}
+
+fn write_findings(report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    if report.findings.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "## Findings\n")?;
+    writeln!(
+        out,
+        "| Run | Step | Agent | Category | Finding | Kind | Detector | Evidence |"
+    )?;
+    writeln!(out, "|---|---|---|---|---|---|---|---|")?;
+    for f in report.findings.iter().take(FINDINGS_IN_TEXT) {
+        writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            cell(&f.run_id),
+            f.step,
+            cell(&f.agent_id),
+            cell(&f.category),
+            cell(&f.title),
+            if f.symptom { "symptom" } else { "suspect" },
+            cell(&f.detector),
+            cell(&f.evidence.join(" "))
+        )?;
+    }
+    if let Some(more) = more_findings_text(report) {
+        writeln!(out, "\n{more}")?;
+    }
+    writeln!(out)
+}
+
+fn write_verdict_table(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     if report.verdicts.is_empty() {
         return Ok(());
     }

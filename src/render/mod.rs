@@ -36,6 +36,21 @@ pub enum OutputFormat {
     Csv,
 }
 
+/// Findings the markdown report and the terminal table list at most (the
+/// rest are counted; JSON, CSV and HTML have them all).
+pub const FINDINGS_IN_TEXT: usize = 20;
+
+/// "and 7 more findings (all of them in --format json)"
+pub fn more_findings_text(report: &Report) -> Option<String> {
+    let rest = report.findings.len().saturating_sub(FINDINGS_IN_TEXT);
+    (rest > 0).then(|| {
+        format!(
+            "and {} (all of them in --format json, csv or html)",
+            words::count(rest as u64, "more finding", "more findings")
+        )
+    })
+}
+
 /// How the terminal table is drawn.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TableStyle {

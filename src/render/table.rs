@@ -8,7 +8,10 @@ use comfy_table::{Cell, CellAlignment, Color, ContentArrangement, Table};
 
 use super::model::{ChangeTable, Report, ReportPattern};
 use super::words;
-use super::{RenderOptions, TableStyle, all_clear_text, skipped_text, summary_text};
+use super::{
+    FINDINGS_IN_TEXT, RenderOptions, TableStyle, all_clear_text, more_findings_text, skipped_text,
+    summary_text,
+};
 
 pub fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
     if !report.is_comparison() {
@@ -25,6 +28,13 @@ pub fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::
     if !report.verdicts.is_empty() {
         writeln!(out, "\nRoot causes per failed run")?;
         writeln!(out, "{}", verdict_table(report, opts.table))?;
+    }
+    if !report.findings.is_empty() {
+        writeln!(out, "\nFindings")?;
+        writeln!(out, "{}", finding_table(report, opts.table))?;
+        if let Some(more) = more_findings_text(report) {
+            writeln!(out, "{more}")?;
+        }
     }
     for t in report.change_tables() {
         writeln!(out, "\n{}", t.title)?;
@@ -166,6 +176,27 @@ fn verdict_table(report: &Report, style: TableStyle) -> Table {
             trace_cell(&v.blame),
             Cell::new(format!("{:.2}", v.confidence)),
             trace_cell(&v.evidence.join(" ")),
+        ]);
+    }
+    t
+}
+
+fn finding_table(report: &Report, style: TableStyle) -> Table {
+    let mut t = new_table(
+        style,
+        &[
+            "Run", "Step", "Agent", "Category", "Finding", "Kind", "Evidence",
+        ],
+    );
+    for f in report.findings.iter().take(FINDINGS_IN_TEXT) {
+        t.add_row(vec![
+            trace_cell(&f.run_id),
+            Cell::new(f.step),
+            trace_cell(&f.agent_id),
+            trace_cell(&f.category),
+            trace_cell(&f.title),
+            Cell::new(if f.symptom { "symptom" } else { "suspect" }),
+            trace_cell(&f.evidence.join(" ")),
         ]);
     }
     t
