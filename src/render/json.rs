@@ -17,6 +17,8 @@ struct Document<'a> {
     skipped: u64,
     max_severity: f64,
     batch: Option<&'a Batch>,
+    /// `source` records that came without a batch.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
     sources: &'a [SourceRec],
     patterns: Vec<Map<String, Value>>,
     findings: &'a [Finding],
@@ -31,7 +33,7 @@ pub fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::
         skipped: report.skipped(),
         max_severity: opts.scoring.max_severity(),
         batch: report.batch.as_ref(),
-        sources: report.sources(),
+        sources: &report.sources,
         patterns: report.patterns.iter().map(|p| p.to_json()).collect(),
         findings: &report.findings,
         verdicts: &report.verdicts,
