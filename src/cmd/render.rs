@@ -138,8 +138,8 @@ fn read_records(input: &Input, report: &mut Report) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The table fits the terminal and is coloured there, unless NO_COLOR is
-/// set (to anything) or the terminal is dumb.
+/// The table fits the terminal (its size, else $COLUMNS) and is coloured
+/// there, unless NO_COLOR is set (to anything) or the terminal is dumb.
 fn terminal_style(to_terminal: bool) -> TableStyle {
     if !to_terminal {
         return TableStyle::default();
@@ -147,7 +147,9 @@ fn terminal_style(to_terminal: bool) -> TableStyle {
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
         || std::env::var("TERM").is_ok_and(|t| t == "dumb");
     TableStyle {
-        width: terminal_size::terminal_size().map(|(w, _)| w.0),
+        width: terminal_size::terminal_size()
+            .map(|(w, _)| w.0)
+            .or_else(|| std::env::var("COLUMNS").ok()?.trim().parse().ok()),
         color: !no_color,
     }
 }

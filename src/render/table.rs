@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 
 use comfy_table::presets::UTF8_FULL_CONDENSED;
-use comfy_table::{Cell, CellAlignment, Color, ContentArrangement, Table};
+use comfy_table::{Cell, CellAlignment, Color, ColumnConstraint, ContentArrangement, Table, Width};
 
 use super::model::{ChangeTable, Report, ReportPattern};
 use super::words;
@@ -58,45 +58,51 @@ fn new_table(style: TableStyle, header: &[&str]) -> Table {
     t
 }
 
+/// The pattern table's columns, headed short so that an 80-column terminal
+/// holds them: the numbers never wrap, the pattern's name keeps at least
+/// [`MIN_PATTERN_WIDTH`] columns and the words at least [`MIN_WORD_WIDTH`].
+const PATTERN_HEADER: &[&str] = &[
+    "#", "Pattern", "Events", "Runs", "Trend", "Recov", "Sev", "Score", "Conf",
+];
+const MIN_PATTERN_WIDTH: u16 = 16;
+const MIN_WORD_WIDTH: u16 = 8;
+const NUMBER_COLUMNS: &[usize] = &[0, 2, 3, 5, 6, 7];
+const WORD_COLUMNS: &[usize] = &[4, 8];
+
 fn pattern_table(report: &Report, opts: &RenderOptions) -> Table {
-    let mut t = new_table(
-        opts.table,
-        &[
-            "#",
-            "Pattern",
-            "Category",
-            "Events",
-            "Runs",
-            "Trend",
-            "Recovered",
-            "Severity",
-            "Score",
-            "Confidence",
-        ],
-    );
+    let mut t = new_table(opts.table, PATTERN_HEADER);
     for rp in &report.patterns {
-        t.add_row(pattern_row(rp, opts));
+        t.add_row(pattern_row(rp, opts.table.color));
     }
-    for col in [0, 3, 4, 6, 7, 8] {
+    for &col in NUMBER_COLUMNS {
         if let Some(c) = t.column_mut(col) {
             c.set_cell_alignment(CellAlignment::Right);
+            c.set_constraint(ColumnConstraint::ContentWidth);
         }
+    }
+    let at_least = |w| ColumnConstraint::LowerBoundary(Width::Fixed(w));
+    for &col in WORD_COLUMNS {
+        if let Some(c) = t.column_mut(col) {
+            c.set_constraint(at_least(MIN_WORD_WIDTH));
+        }
+    }
+    if let Some(c) = t.column_mut(1) {
+        c.set_constraint(at_least(MIN_PATTERN_WIDTH));
     }
     t
 }
 
-fn pattern_row(rp: &ReportPattern, opts: &RenderOptions) -> Vec<Cell> {
+/// One pattern; its name is coloured by classification (the name says the
+/// classification too, for tables without colour).
+fn pattern_row(rp: &ReportPattern, color: bool) -> Vec<Cell> {
     let p = &rp.pattern;
     let Some(s) = rp.scores() else {
         return Vec::new();
     };
-    let color = opts.table.color;
-    let score = Cell::new(format!("{:.2}", s.final_score));
     vec![
         Cell::new(s.rank),
-        trace_cell(&p.display_name),
         paint(
-            trace_cell(&words::classification_label(&p.failure_classification)),
+            trace_cell(&p.display_name),
             class_color(&p.failure_classification),
             color,
         ),
@@ -104,12 +110,12 @@ fn pattern_row(rp: &ReportPattern, opts: &RenderOptions) -> Vec<Cell> {
         Cell::new(format!("{}/{}", s.runs_seen, s.runs_total)),
         Cell::new(&s.trend),
         Cell::new(words::percent(s.recovery_rate)),
-        Cell::new(format!(
-            "{:.2}/{:.2}",
-            s.severity_score,
-            opts.scoring.max_severity()
-        )),
-        paint(score, score_color(s.final_score), color),
+        Cell::new(format!("{:.2}", s.severity_score)),
+        paint(
+            Cell::new(format!("{:.2}", s.final_score)),
+            score_color(s.final_score),
+            color,
+        ),
         Cell::new(&s.confidence_label),
     ]
 }
@@ -209,4 +215,49 @@ fn change_table(ct: &ChangeTable, style: TableStyle) -> Table {
         t.add_row(row.iter().map(|c| trace_cell(c)));
     }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::Pattern;
+
+    fn report() -> Report {
+        let line = r#"{"kind":"pattern","pattern_id":"p","display_name":"[planner] dispatch_subtask / coordination_failure / retriever_state+task_queue_head","agent_id":"planner","tool_name":"dispatch_subtask","failure_classification":"coordination_failure","divergence_fields":[],"frequency":11,"recovered":0,"tail_unrecovered":11,"recovery_latencies":{},"run_counts":{"r1":11},"samples":[],"frequency_score":10.0,"severity_score":15.0,"recovery_rate":0.0,"final_score":13.0,"confidence":1.0,"confidence_label":"high","median_recovery_latency":null,"runs_seen":1,"runs_total":1,"trend":"insufficient data","rank":1}"#;
+        let p: Pattern = serde_json::from_str(line).unwrap();
+        Report::from_scored(Default::default(), vec![p])
+    }
+
+    fn render_with(style: TableStyle) -> String {
+        let opts = RenderOptions {
+            table: style,
+            ..RenderOptions::default()
+        };
+        let mut out = Vec::new();
+        write(&report(), &opts, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn fits_an_80_column_terminal() {
+        let text = render_with(TableStyle {
+            width: Some(80),
+            color: false,
+        });
+        for line in text.lines() {
+            assert!(line.chars().count() <= 80, "{line}");
+        }
+        assert!(text.contains("13.00") && text.contains("high"), "{text}");
+    }
+
+    #[test]
+    fn colours_only_when_asked() {
+        let plain = render_with(TableStyle::default());
+        assert!(!plain.contains('\u{1b}'));
+        let coloured = render_with(TableStyle {
+            width: None,
+            color: true,
+        });
+        assert!(coloured.contains('\u{1b}'));
+    }
 }
