@@ -9,7 +9,7 @@ use std::io::{self, Write};
 
 use super::chart::{self, Bar, Series};
 use super::model::{ChangeTable, Report, ReportPattern};
-use super::words::{self, Markup};
+use super::words::{self, Markup, Urgency};
 use super::{RenderOptions, all_clear_text, date_text, skipped_text, summary_text};
 use crate::config::TAIL_RISK_WINDOW;
 use crate::record::{Scores, Verdict};
@@ -66,12 +66,10 @@ const SERIES_COLORS: &[&str] = &[
 
 /// Red for what needs attention now, amber for soon, green for later.
 fn score_color(score: f64) -> &'static str {
-    if score > 10.0 {
-        "#ef4444"
-    } else if score > 6.0 {
-        "#f59e0b"
-    } else {
-        "#22c55e"
+    match words::urgency(score) {
+        Urgency::Now => "#ef4444",
+        Urgency::Soon => "#f59e0b",
+        Urgency::Later => "#22c55e",
     }
 }
 
@@ -210,8 +208,7 @@ fn write_tiles(page: &mut String, report: &Report, opts: &RenderOptions) {
         .first()
         .and_then(|p| p.scores())
         .map_or(0.0, |s| s.final_score);
-    let s = &opts.scoring;
-    let max_final = s.frequency_weight * 10.0 + s.severity_weight * s.max_severity();
+    let max_final = words::max_final_score(&opts.scoring);
     let stuck: u64 = report
         .patterns
         .iter()
@@ -270,8 +267,7 @@ fn write_severity_chart(page: &mut String, report: &Report, opts: &RenderOptions
             })
         })
         .collect();
-    let s = &opts.scoring;
-    let max = s.frequency_weight * 10.0 + s.severity_weight * s.max_severity();
+    let max = words::max_final_score(&opts.scoring);
     let _ = write!(
         page,
         "<section class=\"panel\"><h2>Patterns by final score</h2>{}",

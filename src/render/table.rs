@@ -7,7 +7,7 @@ use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, CellAlignment, Color, ColumnConstraint, ContentArrangement, Table, Width};
 
 use super::model::{ChangeTable, Report, ReportPattern};
-use super::words;
+use super::words::{self, Urgency};
 use super::{
     FINDINGS_IN_TEXT, RenderOptions, TableStyle, all_clear_text, more_findings_text, skipped_text,
     summary_text,
@@ -138,15 +138,12 @@ fn paint(cell: Cell, fg: Color, on: bool) -> Cell {
     if on { cell.fg(fg) } else { cell }
 }
 
-/// Red for what needs attention now, yellow for soon, green for later; the
-/// HTML dashboard uses the same thresholds.
+/// Red for what needs attention now, yellow for soon, green for later.
 fn score_color(score: f64) -> Color {
-    if score > 10.0 {
-        Color::Red
-    } else if score > 6.0 {
-        Color::Yellow
-    } else {
-        Color::Green
+    match words::urgency(score) {
+        Urgency::Now => Color::Red,
+        Urgency::Soon => Color::Yellow,
+        Urgency::Later => Color::Green,
     }
 }
 

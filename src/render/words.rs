@@ -86,6 +86,30 @@ pub fn next_action(class: &str) -> &'static str {
     }
 }
 
+/// How soon a pattern needs a person, by its final score: above 10 now,
+/// above 6 soon, else later. Formats colour it their own way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Urgency {
+    Now,
+    Soon,
+    Later,
+}
+
+pub fn urgency(final_score: f64) -> Urgency {
+    if final_score > 10.0 {
+        Urgency::Now
+    } else if final_score > 6.0 {
+        Urgency::Soon
+    } else {
+        Urgency::Later
+    }
+}
+
+/// The highest final score the configuration can give.
+pub fn max_final_score(cfg: &ScoringConfig) -> f64 {
+    cfg.frequency_weight * 10.0 + cfg.severity_weight * cfg.max_severity()
+}
+
 /// `n` and the noun in the right number: "1 run", "3 runs".
 pub fn count(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
