@@ -10,7 +10,10 @@ use std::io::{self, Write};
 use super::chart::{self, Bar, Series};
 use super::model::{ChangeTable, Report, ReportPattern};
 use super::words::{self, Markup, Urgency};
-use super::{RenderOptions, all_clear_text, date_text, skipped_text, summary_text};
+use super::{
+    RenderOptions, all_clear_text, date_text, more_sources_text, named_sources, skipped_text,
+    summary_text,
+};
 use crate::config::TAIL_RISK_WINDOW;
 use crate::record::{Scores, Verdict};
 
@@ -179,14 +182,20 @@ fn write_header(page: &mut String, report: &Report, opts: &RenderOptions) {
     } else {
         "Triage report"
     };
-    let sources: Vec<Cow<'_, str>> = report.sources().iter().map(|s| escape(&s.path)).collect();
+    let (named, rest) = named_sources(report);
+    let sources: Vec<Cow<'_, str>> = named.into_iter().map(escape).collect();
     let _ = write!(
         page,
         "<header><h1>{title}</h1><p class=\"sub\">Generated {}",
         date_text(opts.generated)
     );
     if !sources.is_empty() {
-        let _ = write!(page, " · sources: {}", sources.join(", "));
+        let _ = write!(
+            page,
+            " · sources: {}{}",
+            sources.join(", "),
+            more_sources_text(rest)
+        );
     }
     page.push_str("</p>");
     if !report.is_comparison() {

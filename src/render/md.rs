@@ -7,8 +7,8 @@ use std::io::{self, Write};
 use super::model::{ChangeTable, Report, ReportPattern};
 use super::words::{self, Markup};
 use super::{
-    FINDINGS_IN_TEXT, RenderOptions, all_clear_text, date_text, more_findings_text, skipped_text,
-    summary_text,
+    FINDINGS_IN_TEXT, RenderOptions, all_clear_text, date_text, more_findings_text,
+    more_sources_text, named_sources, skipped_text, summary_text,
 };
 use crate::record::Scores;
 
@@ -54,17 +54,23 @@ pub fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::
     if report.patterns.is_empty() {
         writeln!(out, "{}", all_clear_text(report))?;
     }
-    for (i, p) in report.patterns.iter().take(opts.top).enumerate() {
-        write_pattern(report, p, i + 1, opts, out)?;
+    for p in report.patterns.iter().take(opts.top) {
+        write_pattern(report, p, opts, out)?;
     }
     write_verdicts(report, out)?;
     write_changes(&report.change_tables(), out)
 }
 
 fn write_sources(report: &Report, out: &mut dyn Write) -> io::Result<()> {
-    let paths: Vec<Cow<'_, str>> = report.sources().iter().map(|s| one_line(&s.path)).collect();
-    if !paths.is_empty() {
-        writeln!(out, "Sources: `{}`\n", paths.join(", "))?;
+    let (named, rest) = named_sources(report);
+    if !named.is_empty() {
+        let paths: Vec<Cow<'_, str>> = named.into_iter().map(one_line).collect();
+        writeln!(
+            out,
+            "Sources: `{}`{}\n",
+            paths.join(", "),
+            more_sources_text(rest)
+        )?;
     }
     if let Some(text) = skipped_text(report.skipped()) {
         writeln!(out, "{text}\n")?;
@@ -75,7 +81,6 @@ fn write_sources(report: &Report, out: &mut dyn Write) -> io::Result<()> {
 fn write_pattern(
     report: &Report,
     rp: &ReportPattern,
-    rank: usize,
     opts: &RenderOptions,
     out: &mut dyn Write,
 ) -> io::Result<()> {
@@ -83,7 +88,7 @@ fn write_pattern(
     let Some(s) = rp.scores() else {
         return Ok(());
     };
-    writeln!(out, "## #{rank} - {}\n", one_line(&p.display_name))?;
+    writeln!(out, "## #{} - {}\n", s.rank, one_line(&p.display_name))?;
     writeln!(
         out,
         "**Category:** {}\n",

@@ -51,6 +51,29 @@ pub fn more_findings_text(report: &Report) -> Option<String> {
     })
 }
 
+/// Input paths a report names before it only counts the rest.
+pub const SOURCES_NAMED: usize = 10;
+
+/// The first [`SOURCES_NAMED`] input paths, and how many more there are.
+pub fn named_sources(report: &Report) -> (Vec<&str>, usize) {
+    let all = report.sources();
+    let named = all
+        .iter()
+        .take(SOURCES_NAMED)
+        .map(|s| s.path.as_str())
+        .collect();
+    (named, all.len().saturating_sub(SOURCES_NAMED))
+}
+
+/// " and 5 more"
+pub fn more_sources_text(rest: usize) -> String {
+    if rest == 0 {
+        String::new()
+    } else {
+        format!(" and {rest} more")
+    }
+}
+
 /// How the terminal table is drawn.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TableStyle {
