@@ -6,10 +6,13 @@ use std::fmt::Write;
 
 use super::html::escape;
 
-/// One bar: its label (raw text), value and fill colour (a CSS colour we chose).
+/// One bar: its short label and its tooltip (raw text), its value as drawn
+/// and as written, and its fill colour (a CSS colour we chose).
 pub struct Bar<'a> {
-    pub label: &'a str,
+    pub label: String,
+    pub title: &'a str,
     pub value: f64,
+    pub value_text: String,
     pub color: &'static str,
 }
 
@@ -37,16 +40,16 @@ pub fn bar_chart(bars: &[Bar<'_>], max: f64, title: &str) -> String {
         let w = (b.value.max(0.0) / max * plot).clamp(0.0, plot);
         let _ = write!(
             svg,
-            r##"<g><title>{full}: {value:.2}</title><text x="{lx}" y="{ty}" class="lbl" text-anchor="end">{label}</text><rect x="{bx}" y="{by}" width="{plot}" height="16" rx="4" class="track"/><rect x="{bx}" y="{by}" width="{w:.1}" height="16" rx="4" fill="{color}"/><text x="{vx:.1}" y="{ty}" class="val">{value:.2}</text></g>"##,
-            full = escape(b.label),
-            label = escape(&cut(b.label, LABEL_CHARS)),
+            r##"<g><title>{full}: {value}</title><text x="{lx}" y="{ty}" class="lbl" text-anchor="end">{label}</text><rect x="{bx}" y="{by}" width="{plot}" height="16" rx="4" class="track"/><rect x="{bx}" y="{by}" width="{w:.1}" height="16" rx="4" fill="{color}"/><text x="{vx:.1}" y="{ty}" class="val">{value}</text></g>"##,
+            full = escape(b.title),
+            label = escape(&cut(&b.label, LABEL_CHARS)),
             lx = LABEL_WIDTH - 8.0,
             ty = y + 13.0,
             bx = LABEL_WIDTH,
             by = y + 1.0,
             color = b.color,
             vx = LABEL_WIDTH + w + 6.0,
-            value = b.value,
+            value = escape(&b.value_text),
         );
     }
     svg.push_str("</svg>");
@@ -184,9 +187,12 @@ mod tests {
 
     #[test]
     fn labels_are_escaped_and_cut() {
+        let name = "<script>alert(1)</script>";
         let bars = [Bar {
-            label: "<script>alert(1)</script>",
+            label: name.to_string(),
+            title: name,
             value: 3.0,
+            value_text: "3".to_string(),
             color: "#fff",
         }];
         let svg = bar_chart(&bars, 10.0, "t");

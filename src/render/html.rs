@@ -51,14 +51,22 @@ impl Markup for Html {
     }
 }
 
-/// The colour of a classification (the same hues as the terminal table).
+/// The colour of a classification (the same hues as the terminal table);
+/// other labels get one of a few more, the same one for the same label.
 fn class_color(class: &str) -> &'static str {
+    const OTHERS: &[&str] = &["#94a3b8", "#2dd4bf", "#e879f9", "#a3e635", "#fb923c"];
     match class {
         "coordination_failure" => "#f59e0b",
         "agent_error" => "#ef4444",
         "information_lag" => "#3b82f6",
         "environment_constraint" => "#8b5cf6",
-        _ => "#94a3b8",
+        "unclassified" => OTHERS[0],
+        other => {
+            let h = other
+                .bytes()
+                .fold(0usize, |h, b| h.wrapping_mul(31).wrapping_add(b as usize));
+            OTHERS[1 + h % (OTHERS.len() - 1)]
+        }
     }
 }
 
@@ -263,17 +271,32 @@ fn write_charts(page: &mut String, report: &Report, opts: &RenderOptions) {
     page.push_str("</div>\n");
 }
 
+/// A pattern's bar: "#1 planner · dispatch_subtask", its full name as the
+/// tooltip, coloured by classification.
+fn pattern_bar<'a>(rp: &'a ReportPattern, s: &Scores, value: f64, value_text: String) -> Bar<'a> {
+    let p = &rp.pattern;
+    Bar {
+        label: format!("#{} {} · {}", s.rank, p.agent_id, p.tool_name),
+        title: &p.display_name,
+        value,
+        value_text,
+        color: class_color(&p.failure_classification),
+    }
+}
+
 fn write_severity_chart(page: &mut String, report: &Report, opts: &RenderOptions) {
     let bars: Vec<Bar<'_>> = report
         .patterns
         .iter()
         .take(MAX_BARS)
         .filter_map(|rp| {
-            rp.scores().map(|s| Bar {
-                label: &rp.pattern.display_name,
-                value: s.final_score,
-                color: class_color(&rp.pattern.failure_classification),
-            })
+            let s = rp.scores()?;
+            Some(pattern_bar(
+                rp,
+                s,
+                s.final_score,
+                format!("{:.2}", s.final_score),
+            ))
         })
         .collect();
     let max = words::max_final_score(&opts.scoring);
@@ -282,6 +305,12 @@ fn write_severity_chart(page: &mut String, report: &Report, opts: &RenderOptions
         "<section class=\"panel\"><h2>Patterns by final score</h2>{}",
         chart::bar_chart(&bars, max, "Final score of each pattern, highest first")
     );
+    write_more_patterns(page, report);
+    write_class_legend(page, report);
+    page.push_str("</section>");
+}
+
+fn write_more_patterns(page: &mut String, report: &Report) {
     if report.patterns.len() > MAX_BARS {
         let _ = write!(
             page,
@@ -289,8 +318,6 @@ fn write_severity_chart(page: &mut String, report: &Report, opts: &RenderOptions
             report.patterns.len() - MAX_BARS
         );
     }
-    write_class_legend(page, report);
-    page.push_str("</section>");
 }
 
 fn write_class_legend(page: &mut String, report: &Report) {
@@ -315,21 +342,27 @@ fn write_class_legend(page: &mut String, report: &Report) {
 
 fn write_recovery_panel(page: &mut String, report: &Report, opts: &RenderOptions) {
     let window = words::count(opts.scoring.recovery_window, "turn", "turns");
+    let bars: Vec<Bar<'_>> = report
+        .patterns
+        .iter()
+        .take(MAX_BARS)
+        .filter_map(|rp| {
+            let s = rp.scores()?;
+            let pct = s.recovery_rate.clamp(0.0, 1.0) * 100.0;
+            Some(pattern_bar(rp, s, pct, words::percent(s.recovery_rate)))
+        })
+        .collect();
+    let title = format!("Recovered within {window}");
     let _ = write!(
         page,
-        "<section class=\"panel\"><h2>Recovered within {window}</h2>"
+        "<section class=\"panel\"><h2>{title}</h2>{}",
+        chart::bar_chart(
+            &bars,
+            100.0,
+            &format!("Share of failures {}", title.to_lowercase())
+        )
     );
-    for rp in report.patterns.iter().take(MAX_BARS) {
-        if let Some(s) = rp.scores() {
-            let _ = write!(
-                page,
-                "<div class=\"rec\"><div class=\"who\">#{} {}</div>{}</div>",
-                s.rank,
-                escape(&chart::cut(&rp.pattern.display_name, 70)),
-                recovery_bar(s, &window)
-            );
-        }
-    }
+    write_more_patterns(page, report);
     page.push_str("</section>");
 }
 
