@@ -334,6 +334,11 @@ fn html_escapes_every_text_from_a_trace() {
     let mut src = batch(2, 0);
     src["sources"][0]["path"] = json!(HOSTILE[1]);
     records[1] = src;
+    let md = stdout_of(&["--top", "4"], ndjson(&records)).to_lowercase();
+    for tag in ["<script", "<img", "<svg", "</style"] {
+        let outside_code = md.split('`').step_by(2).any(|prose| prose.contains(tag));
+        assert!(!outside_code, "{tag} outside a code span in markdown: {md}");
+    }
     let html = stdout_of(&["-f", "html", "--top", "4"], ndjson(&records));
     let lower = html.to_lowercase();
     assert!(!lower.contains("<script"), "a script element got through");

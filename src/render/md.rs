@@ -13,15 +13,15 @@ use super::{
 use crate::record::Scores;
 
 /// Markdown markup: trace text goes in as it is, except what would break a
-/// line or a table.
+/// line or a table, or become HTML where the report is shown as HTML.
 struct Md;
 
 impl Markup for Md {
     fn text<'a>(&self, s: &'a str) -> Cow<'a, str> {
-        one_line(s)
+        text(s)
     }
     fn strong(&self, s: &str) -> String {
-        format!("**{}**", one_line(s))
+        format!("**{}**", text(s))
     }
     fn code(&self, s: &str) -> String {
         format!("`{}`", one_line(s).replace('`', "'"))
@@ -37,9 +37,20 @@ fn one_line(s: &str) -> Cow<'_, str> {
     }
 }
 
-/// Text for a table cell: one line, pipes escaped.
+/// Prose from a trace: one line, and no tag a markdown viewer would pass
+/// on as HTML (code spans need no such care: their content is literal).
+fn text(s: &str) -> Cow<'_, str> {
+    let line = one_line(s);
+    if line.contains(['<', '>']) {
+        Cow::Owned(line.replace('<', "&lt;").replace('>', "&gt;"))
+    } else {
+        line
+    }
+}
+
+/// Text for a table cell: prose, pipes escaped.
 fn cell(s: &str) -> String {
-    one_line(s).replace('|', "\\|")
+    text(s).replace('|', "\\|")
 }
 
 pub fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
@@ -88,11 +99,11 @@ fn write_pattern(
     let Some(s) = rp.scores() else {
         return Ok(());
     };
-    writeln!(out, "## #{} - {}\n", s.rank, one_line(&p.display_name))?;
+    writeln!(out, "## #{} - {}\n", s.rank, text(&p.display_name))?;
     writeln!(
         out,
         "**Category:** {}\n",
-        words::classification_label(&p.failure_classification)
+        text(&words::classification_label(&p.failure_classification))
     )?;
     write_metrics(rp, s, opts, out)?;
     writeln!(out, "**Why this matters:**\n")?;
@@ -103,7 +114,7 @@ fn write_pattern(
     )?;
     if let Some(narrative) = rp.narrative() {
         writeln!(out, "**AI root-cause analysis:**\n")?;
-        writeln!(out, "> {}\n", one_line(narrative))?;
+        writeln!(out, "> {}\n", text(narrative))?;
     }
     let verdicts: Vec<_> = report.verdicts_for(p).collect();
     if !verdicts.is_empty() {
@@ -113,10 +124,10 @@ fn write_pattern(
                 out,
                 "- run {}: {} at step {} ({}, blame: {})",
                 Md.code(&v.run_id),
-                one_line(&v.agent_id),
+                text(&v.agent_id),
                 v.step,
-                one_line(&v.category),
-                one_line(&v.blame)
+                text(&v.category),
+                text(&v.blame)
             )?;
         }
         writeln!(out)?;
