@@ -1,6 +1,8 @@
 //! CSV: one row per pattern with every field, for spreadsheets. Lists of
 //! names are joined with ";", maps and samples are compact JSON. With no
-//! patterns, the verdicts (else the findings) are the rows instead.
+//! patterns, the verdicts (else the findings) are the rows instead. A text
+//! that a spreadsheet would run as a formula (=, +, -, @ first) gets a
+//! leading apostrophe, as OWASP advises.
 
 use std::io::{self, Write};
 
@@ -54,13 +56,25 @@ fn write_rows(rows: &[Map<String, Value>], out: &mut dyn Write) -> io::Result<()
 
 fn field_text(v: &Value) -> String {
     match v {
-        Value::Array(items) if items.iter().all(Value::is_string) => items
-            .iter()
-            .filter_map(Value::as_str)
-            .collect::<Vec<_>>()
-            .join(";"),
+        Value::Array(items) if items.iter().all(Value::is_string) => inert(
+            items
+                .iter()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join(";"),
+        ),
+        Value::String(s) => inert(s.clone()),
         Value::Number(n) => n.to_string(),
         other => value_text(other),
+    }
+}
+
+/// A text a spreadsheet will not run as a formula.
+fn inert(s: String) -> String {
+    if s.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        format!("'{s}")
+    } else {
+        s
     }
 }
 
@@ -100,6 +114,11 @@ mod tests {
     #[test]
     fn lists_join_and_maps_stay_json() {
         assert_eq!(field_text(&serde_json::json!(["a", "b"])), "a;b");
+        assert_eq!(
+            field_text(&serde_json::json!("=HYPERLINK(\"x\")")),
+            "'=HYPERLINK(\"x\")"
+        );
+        assert_eq!(field_text(&serde_json::json!(-1.5)), "-1.5");
         assert_eq!(field_text(&serde_json::json!({"r1": 2})), "{\"r1\":2}");
         assert_eq!(
             field_text(&serde_json::json!(7.027272727272727)),
