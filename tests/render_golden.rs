@@ -7,12 +7,16 @@ mod common;
 
 use std::path::Path;
 
-use common::{fixture, ok, render, scored_monday};
+use common::{changes_before_monday, fixture, ok, render, scored_monday};
 
 fn check_golden(format: &str, file: &str) {
+    check_golden_of(scored_monday(), format, file);
+}
+
+fn check_golden_of(input: Vec<u8>, format: &str, file: &str) {
     let out = render()
         .args(["--format", format])
-        .write_stdin(scored_monday())
+        .write_stdin(input)
         .output()
         .unwrap();
     assert!(
@@ -60,6 +64,46 @@ fn html_matches_golden() {
 #[test]
 fn table_matches_golden() {
     check_golden("table", "monday.txt");
+}
+
+#[test]
+fn comparison_matches_golden_in_every_format() {
+    for (format, ext) in [
+        ("md", "md"),
+        ("json", "json"),
+        ("csv", "csv"),
+        ("html", "html"),
+        ("table", "txt"),
+    ] {
+        check_golden_of(
+            changes_before_monday(),
+            format,
+            &format!("compare-before-monday.{ext}"),
+        );
+    }
+}
+
+/// The comparison report says what the reference's published one says:
+/// each of its table rows and list items, word for word (ours may add
+/// headlines the reference missed, such as unrecovered changes).
+#[test]
+fn comparison_has_the_reference_reports_rows() {
+    let reference = std::fs::read_to_string(fixture("reference-compare-before-after.md")).unwrap();
+    let out = render()
+        .write_stdin(changes_before_monday())
+        .output()
+        .unwrap();
+    let ours = String::from_utf8(out.stdout).unwrap();
+    let mut checked = 0;
+    for line in reference.lines() {
+        let row = line.starts_with("| ") && !line.starts_with("| Metric");
+        let row = row && !line.starts_with("| Classification") && !line.starts_with("| Pattern");
+        if row || line.starts_with("- ") {
+            assert!(ours.contains(line), "missing: {line}\n--- ours ---\n{ours}");
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 22);
 }
 
 /// The numbers in a metrics row: "11 event(s) across 3 run(s)" → [11, 3].

@@ -1,6 +1,7 @@
 //! CSV: one row per pattern with every field, for spreadsheets. Lists of
 //! names are joined with ";", maps and samples are compact JSON. With no
-//! patterns, the verdicts (else the findings) are the rows instead. A text
+//! patterns, the verdicts (else the findings, else the changes, their
+//! nested fields as "frequency.before" columns) are the rows instead. A text
 //! that a spreadsheet would run as a formula (=, +, -, @ first) gets a
 //! leading apostrophe, as OWASP advises.
 
@@ -15,8 +16,10 @@ pub fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
         report.patterns.iter().map(|p| p.to_json()).collect()
     } else if !report.verdicts.is_empty() {
         report.verdicts.iter().map(to_map).collect()
-    } else {
+    } else if !report.findings.is_empty() {
         report.findings.iter().map(to_map).collect()
+    } else {
+        report.changes.iter().map(flatten).collect()
     };
     write_rows(&rows, out)
 }
@@ -26,6 +29,25 @@ fn to_map<T: serde::Serialize>(rec: &T) -> Map<String, Value> {
         Ok(Value::Object(m)) => m,
         _ => Map::new(),
     }
+}
+
+/// Nested objects as dotted columns: {"frequency":{"before":1}} gives
+/// "frequency.before".
+fn flatten(rec: &Map<String, Value>) -> Map<String, Value> {
+    let mut out = Map::new();
+    for (k, v) in rec {
+        match v {
+            Value::Object(inner) => {
+                for (ik, iv) in flatten(inner) {
+                    out.insert(format!("{k}.{ik}"), iv);
+                }
+            }
+            other => {
+                out.insert(k.clone(), other.clone());
+            }
+        }
+    }
+    out
 }
 
 /// Writes a header of every field any row has (in first-seen order, without
@@ -69,9 +91,10 @@ fn field_text(v: &Value) -> String {
     }
 }
 
-/// A text a spreadsheet will not run as a formula.
+/// A text a spreadsheet will not run as a formula (a signed number such as
+/// "+1.30" is left as it is: it is no formula).
 fn inert(s: String) -> String {
-    if s.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+    if s.starts_with(['=', '+', '-', '@', '\t', '\r']) && s.parse::<f64>().is_err() {
         format!("'{s}")
     } else {
         s
@@ -105,6 +128,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn nested_fields_become_dotted_columns() {
+        let rec = serde_json::json!({"scope":"summary","frequency":{"before":1,"after":{"x":2}}});
+        let flat = flatten(rec.as_object().unwrap());
+        let keys: Vec<&str> = flat.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["scope", "frequency.before", "frequency.after.x"]);
+    }
+
+    #[test]
     fn quotes_only_what_needs_it() {
         assert_eq!(quote("plain"), "plain");
         assert_eq!(quote("a,b"), "\"a,b\"");
@@ -119,6 +150,7 @@ mod tests {
             "'=HYPERLINK(\"x\")"
         );
         assert_eq!(field_text(&serde_json::json!(-1.5)), "-1.5");
+        assert_eq!(field_text(&serde_json::json!("+1.30")), "+1.30");
         assert_eq!(field_text(&serde_json::json!({"r1": 2})), "{\"r1\":2}");
         assert_eq!(
             field_text(&serde_json::json!(7.027272727272727)),

@@ -8,11 +8,12 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use super::chart::{self, Bar, Series};
-use super::model::{ChangeTable, Report, ReportPattern};
+use super::comparison::{Block, Section};
+use super::model::{Report, ReportPattern};
 use super::words::{self, Markup, Urgency};
 use super::{
-    RenderOptions, all_clear_text, date_text, more_sources_text, named_sources, skipped_text,
-    summary_text,
+    RenderOptions, all_clear_text, date_text, more_rows_text, more_sources_text, named_sources,
+    skipped_text, summary_text,
 };
 use crate::config::TAIL_RISK_WINDOW;
 use crate::record::{Scores, Verdict};
@@ -157,7 +158,7 @@ pub fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::
         }
     }
     write_verdicts(&mut page, report);
-    write_changes(&mut page, &report.change_tables());
+    write_changes(&mut page, report);
     let _ = write!(
         page,
         "<footer>triage-render {}</footer>\n</body>\n</html>\n",
@@ -633,26 +634,59 @@ fn write_verdicts(page: &mut String, report: &Report) {
     page.push_str("</section>\n");
 }
 
-fn write_changes(page: &mut String, tables: &[ChangeTable]) {
-    for t in tables {
-        let _ = write!(
-            page,
-            "<section class=\"panel\"><h2>{}</h2><table><tr>",
-            escape(&t.title)
-        );
-        for c in &t.columns {
-            let _ = write!(page, "<th>{}</th>", escape(c));
+fn write_changes(page: &mut String, report: &Report) {
+    let Some(c) = report.comparison() else {
+        return;
+    };
+    if !c.sides.is_empty() {
+        page.push_str("<section class=\"panel\"><dl class=\"metrics\">");
+        for (name, side) in &c.sides {
+            let _ = write!(page, "<div><dt>{name}</dt><dd>{}</dd></div>", escape(side));
         }
-        page.push_str("</tr>");
-        for row in &t.rows {
-            page.push_str("<tr>");
-            for c in row {
-                let _ = write!(page, "<td>{}</td>", escape(c));
+        page.push_str("</dl></section>\n");
+    }
+    for section in &c.sections {
+        write_section(page, section);
+    }
+}
+
+fn write_section(page: &mut String, section: &Section) {
+    let _ = write!(
+        page,
+        "<section class=\"panel\"><h2>{}</h2>",
+        escape(&section.title)
+    );
+    match &section.block {
+        Block::Table { columns, rows } => {
+            page.push_str("<table><tr>");
+            for c in columns {
+                let _ = write!(page, "<th>{}</th>", escape(c));
             }
             page.push_str("</tr>");
+            for row in rows {
+                page.push_str("<tr>");
+                for c in row {
+                    let _ = write!(page, "<td>{}</td>", escape(c));
+                }
+                page.push_str("</tr>");
+            }
+            page.push_str("</table>");
         }
-        page.push_str("</table></section>\n");
+        Block::List(items) => {
+            page.push_str("<ul>");
+            for item in items {
+                let _ = write!(page, "<li>{}</li>", escape(item));
+            }
+            page.push_str("</ul>");
+        }
+        Block::Line(line) => {
+            let _ = write!(page, "<p class=\"empty\">{}</p>", escape(line));
+        }
     }
+    if let Some(more) = more_rows_text(section.more) {
+        let _ = write!(page, "<p class=\"empty\">{}</p>", escape(&more));
+    }
+    page.push_str("</section>\n");
 }
 
 #[cfg(test)]

@@ -4,10 +4,11 @@
 use std::borrow::Cow;
 use std::io::{self, Write};
 
-use super::model::{ChangeTable, Report, ReportPattern};
+use super::comparison::{Block, Section};
+use super::model::{Report, ReportPattern};
 use super::words::{self, Markup};
 use super::{
-    FINDINGS_IN_TEXT, RenderOptions, all_clear_text, date_text, more_findings_text,
+    FINDINGS_IN_TEXT, RenderOptions, all_clear_text, date_text, more_findings_text, more_rows_text,
     more_sources_text, named_sources, skipped_text, summary_text,
 };
 use crate::record::Scores;
@@ -69,7 +70,7 @@ pub fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::
         write_pattern(report, p, opts, out)?;
     }
     write_verdicts(report, out)?;
-    write_changes(&report.change_tables(), out)
+    write_changes(report, out)
 }
 
 fn write_sources(report: &Report, out: &mut dyn Write) -> io::Result<()> {
@@ -250,21 +251,48 @@ fn write_verdict_table(report: &Report, out: &mut dyn Write) -> io::Result<()> {
 fn write_comparison(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "# Triage Comparison Report\n")?;
     writeln!(out, "Generated: {}\n", date_text(opts.generated))?;
-    writeln!(out, "---\n")?;
-    write_changes(&report.change_tables(), out)
+    write_changes(report, out)
 }
 
-fn write_changes(tables: &[ChangeTable], out: &mut dyn Write) -> io::Result<()> {
-    for t in tables {
-        writeln!(out, "## {}\n", t.title)?;
-        let header: Vec<String> = t.columns.iter().map(|c| cell(c)).collect();
-        writeln!(out, "| {} |", header.join(" | "))?;
-        writeln!(out, "|{}", "---|".repeat(t.columns.len()))?;
-        for row in &t.rows {
-            let cells: Vec<String> = row.iter().map(|c| cell(c)).collect();
-            writeln!(out, "| {} |", cells.join(" | "))?;
-        }
+/// The comparison the change records make: each side, then its sections.
+fn write_changes(report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    let Some(c) = report.comparison() else {
+        return Ok(());
+    };
+    for (name, text_of_side) in &c.sides {
+        writeln!(out, "**{name}:** {}  ", text(text_of_side))?;
+    }
+    if !c.sides.is_empty() {
         writeln!(out)?;
     }
+    writeln!(out, "---\n")?;
+    for section in &c.sections {
+        write_section(section, out)?;
+    }
     Ok(())
+}
+
+fn write_section(section: &Section, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "## {}\n", text(&section.title))?;
+    match &section.block {
+        Block::Table { columns, rows } => {
+            let header: Vec<String> = columns.iter().map(|c| cell(c)).collect();
+            writeln!(out, "| {} |", header.join(" | "))?;
+            writeln!(out, "|{}", "---|".repeat(columns.len()))?;
+            for row in rows {
+                let cells: Vec<String> = row.iter().map(|c| cell(c)).collect();
+                writeln!(out, "| {} |", cells.join(" | "))?;
+            }
+        }
+        Block::List(items) => {
+            for item in items {
+                writeln!(out, "- {}", text(item))?;
+            }
+        }
+        Block::Line(line) => writeln!(out, "{}", text(line))?,
+    }
+    if let Some(more) = more_rows_text(section.more) {
+        writeln!(out, "\n{more}")?;
+    }
+    writeln!(out, "\n---\n")
 }

@@ -3,6 +3,7 @@
 //! in-process (`triage report`) through [`render`].
 
 pub mod chart;
+pub mod comparison;
 pub mod csv;
 pub mod html;
 pub mod json;
@@ -49,6 +50,11 @@ pub fn more_findings_text(report: &Report) -> Option<String> {
             words::count(rest as u64, "more finding", "more findings")
         )
     })
+}
+
+/// "and 5 more (all of them in --format json)"
+pub fn more_rows_text(more: usize) -> Option<String> {
+    (more > 0).then(|| format!("and {more} more (all of them in --format json)"))
 }
 
 /// Input paths a report names before it only counts the rest.

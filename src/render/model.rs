@@ -7,6 +7,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use super::comparison::{self, Comparison};
 use crate::record::{Batch, Finding, KindProbe, Pattern, SCHEMA, Scores, SourceRec, Verdict};
 use crate::timestamp::Timestamp;
 
@@ -192,6 +193,11 @@ impl Report {
             .filter(move |v| p.run_counts.0.iter().any(|(run, _)| *run == v.run_id))
     }
 
+    /// The comparison report the change records make, if there are any.
+    pub fn comparison(&self) -> Option<Comparison> {
+        comparison::comparison(&self.changes)
+    }
+
     /// True when there is nothing but change records: a comparison.
     pub fn is_comparison(&self) -> bool {
         !self.changes.is_empty() && self.patterns.is_empty()
@@ -268,75 +274,6 @@ fn days_between(first: Timestamp, last: Timestamp) -> Vec<String> {
     }
     days.reverse();
     days
-}
-
-/// Change records laid out as tables: one per kind of change (the
-/// record's `scope`, `level` or `type`), with a column per field in the
-/// order the fields first appear. Generic on purpose: a newer triage-diff's
-/// fields show up without a change here.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ChangeTable {
-    pub title: String,
-    pub columns: Vec<String>,
-    pub rows: Vec<Vec<String>>,
-}
-
-/// Fields that name which kind of change a record is.
-const CHANGE_GROUP_FIELDS: &[&str] = &["scope", "level", "type", "subject"];
-
-impl Report {
-    pub fn change_tables(&self) -> Vec<ChangeTable> {
-        let mut groups: Vec<(String, Vec<&Map<String, Value>>)> = Vec::new();
-        for c in &self.changes {
-            let group = change_group(c);
-            match groups.iter_mut().find(|(g, _)| *g == group) {
-                Some((_, members)) => members.push(c),
-                None => groups.push((group, vec![c])),
-            }
-        }
-        groups
-            .into_iter()
-            .map(|(group, members)| change_table(group, &members))
-            .collect()
-    }
-}
-
-fn change_group(c: &Map<String, Value>) -> String {
-    CHANGE_GROUP_FIELDS
-        .iter()
-        .find_map(|f| c.get(*f).and_then(Value::as_str))
-        .unwrap_or("")
-        .to_string()
-}
-
-fn change_table(group: String, members: &[&Map<String, Value>]) -> ChangeTable {
-    let mut columns: Vec<String> = Vec::new();
-    for m in members {
-        for k in m.keys() {
-            let skip = k == "kind" || CHANGE_GROUP_FIELDS.contains(&k.as_str());
-            if !skip && !columns.contains(k) {
-                columns.push(k.clone());
-            }
-        }
-    }
-    let rows = members
-        .iter()
-        .map(|m| {
-            columns
-                .iter()
-                .map(|c| m.get(c).map(value_text).unwrap_or_default())
-                .collect()
-        })
-        .collect();
-    let title = match group.as_str() {
-        "" => "Changes".to_string(),
-        g => format!("Changes: {g}"),
-    };
-    ChangeTable {
-        title,
-        columns,
-        rows,
-    }
 }
 
 /// A JSON value as a table cell: strings bare, numbers with at most two
@@ -448,24 +385,5 @@ mod tests {
             ["2026-04-24", "2026-04-25", "2026-04-26", "2026-04-27"]
         );
         assert_eq!(axis.counts(&r.patterns[0].pattern), [2.0, 0.0, 0.0, 1.0]);
-    }
-
-    #[test]
-    fn changes_group_into_tables_by_scope() {
-        let mut r = Report::default();
-        for line in [
-            r#"{"kind":"change","scope":"summary","metric":"failures","before":27,"after":19,"delta":"down 30%"}"#,
-            r#"{"kind":"change","scope":"pattern","pattern_id":"p","status":"new","after_score":7.0272}"#,
-            r#"{"kind":"change","scope":"summary","metric":"top","before":13.0,"after":13.0,"delta":"stable"}"#,
-        ] {
-            r.add_line(line.as_bytes()).unwrap();
-        }
-        let t = r.change_tables();
-        assert_eq!(t.len(), 2);
-        assert_eq!(t[0].title, "Changes: summary");
-        assert_eq!(t[0].columns, ["metric", "before", "after", "delta"]);
-        assert_eq!(t[0].rows[1], ["top", "13", "13", "stable"]);
-        assert_eq!(t[1].rows[0], ["p", "new", "7.03"]);
-        assert!(r.is_comparison());
     }
 }

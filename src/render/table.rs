@@ -1,16 +1,18 @@
 //! The terminal table: every pattern on one row, sized to the terminal,
 //! coloured only when asked (a terminal without NO_COLOR).
 
+use std::borrow::Cow;
 use std::io::{self, Write};
 
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, CellAlignment, Color, ColumnConstraint, ContentArrangement, Table, Width};
 
-use super::model::{ChangeTable, Report, ReportPattern};
+use super::comparison::{Block, Comparison};
+use super::model::{Report, ReportPattern};
 use super::words::{self, Urgency};
 use super::{
-    FINDINGS_IN_TEXT, RenderOptions, TableStyle, all_clear_text, more_findings_text, skipped_text,
-    summary_text,
+    FINDINGS_IN_TEXT, RenderOptions, TableStyle, all_clear_text, more_findings_text,
+    more_rows_text, skipped_text, summary_text,
 };
 
 pub fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
@@ -36,9 +38,37 @@ pub fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::
             writeln!(out, "{more}")?;
         }
     }
-    for t in report.change_tables() {
-        writeln!(out, "\n{}", t.title)?;
-        writeln!(out, "{}", change_table(&t, opts.table))?;
+    if let Some(c) = report.comparison() {
+        write_comparison(&c, opts.table, out)?;
+    }
+    Ok(())
+}
+
+fn write_comparison(c: &Comparison, style: TableStyle, out: &mut dyn Write) -> io::Result<()> {
+    for (name, side) in &c.sides {
+        writeln!(out, "{name}: {}", clean(side))?;
+    }
+    for section in &c.sections {
+        writeln!(out, "\n{}", section.title)?;
+        match &section.block {
+            Block::Table { columns, rows } => {
+                let header: Vec<&str> = columns.iter().map(String::as_str).collect();
+                let mut t = new_table(style, &header);
+                for row in rows {
+                    t.add_row(row.iter().map(|c| trace_cell(c)));
+                }
+                writeln!(out, "{t}")?;
+            }
+            Block::List(items) => {
+                for item in items {
+                    writeln!(out, "- {}", clean(item))?;
+                }
+            }
+            Block::Line(line) => writeln!(out, "{line}")?,
+        }
+        if let Some(more) = more_rows_text(section.more) {
+            writeln!(out, "{more}")?;
+        }
     }
     Ok(())
 }
@@ -120,17 +150,22 @@ fn pattern_row(rp: &ReportPattern, color: bool) -> Vec<Cell> {
     ]
 }
 
-/// A cell of text that came from a trace: control characters (escape
-/// sequences that would drive the terminal) are shown as U+FFFD.
+/// A cell of text that came from a trace.
 fn trace_cell(s: &str) -> Cell {
+    Cell::new(clean(s))
+}
+
+/// Text from a trace with its control characters (escape sequences that
+/// would drive the terminal) shown as U+FFFD.
+fn clean(s: &str) -> Cow<'_, str> {
     if s.chars().any(char::is_control) {
-        Cell::new(
+        Cow::Owned(
             s.chars()
                 .map(|c| if c.is_control() { '\u{fffd}' } else { c })
-                .collect::<String>(),
+                .collect(),
         )
     } else {
-        Cell::new(s)
+        Cow::Borrowed(s)
     }
 }
 
@@ -201,15 +236,6 @@ fn finding_table(report: &Report, style: TableStyle) -> Table {
             Cell::new(if f.symptom { "symptom" } else { "suspect" }),
             trace_cell(&f.evidence.join(" ")),
         ]);
-    }
-    t
-}
-
-fn change_table(ct: &ChangeTable, style: TableStyle) -> Table {
-    let header: Vec<&str> = ct.columns.iter().map(String::as_str).collect();
-    let mut t = new_table(style, &header);
-    for row in &ct.rows {
-        t.add_row(row.iter().map(|c| trace_cell(c)));
     }
     t
 }

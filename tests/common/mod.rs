@@ -78,6 +78,16 @@ pub fn scored_monday() -> Vec<u8> {
     ok("triage-score", &[], &groups)
 }
 
+/// triage-diff of the reference's example batches: before.ndjson against
+/// monday.ndjson.
+pub fn changes_before_monday() -> Vec<u8> {
+    ok(
+        "triage-diff",
+        &["examples/before.ndjson", "examples/monday.ndjson"],
+        b"",
+    )
+}
+
 /// triage-render with a fixed date, no colour and no configuration from
 /// the environment.
 pub fn render() -> Command {
