@@ -331,6 +331,15 @@ fn html_escapes_every_text_from_a_trace() {
     }
     records.push(json!({"kind":"verdict","run_id":HOSTILE[0],"agent_id":HOSTILE[1],"step":1,
         "category":HOSTILE[2],"blame":HOSTILE[3],"confidence":0.5,"evidence":[HOSTILE[0]],"candidates":[]}));
+    records.push(
+        json!({"kind":"change","scope":"pattern","status":"new","pattern_id":"p",
+        "display_name":HOSTILE[0],"agent_id":HOSTILE[1],"tool_name":HOSTILE[2],
+        "failure_classification":HOSTILE[3],"divergence_fields":[],
+        "frequency":{"before":0,"after":2,"delta":2,"label":"new"},
+        "unrecovered":{"before":0,"after":2,"delta":2,"label":"new"},
+        "final_score_before":null,"final_score_after":7.0,"tentative":true}),
+    );
+    records.push(json!({"kind":"change","scope":HOSTILE[1],"x":HOSTILE[2]}));
     let mut src = batch(2, 0);
     src["sources"][0]["path"] = json!(HOSTILE[1]);
     records[1] = src;

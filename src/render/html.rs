@@ -137,6 +137,7 @@ th{text-align:left;color:#94a3b8;font-weight:600;border-bottom:1px solid #334155
 td{border-bottom:1px solid #1e293b;padding:4px 8px 4px 0;vertical-align:top;word-break:break-word}
 .panel table td{border-bottom-color:#334155}
 body>section.panel{margin-bottom:16px}
+header+section.panel{margin-top:20px}
 footer{color:#64748b;font-size:12px;margin-top:24px}
 "#;
 
