@@ -313,9 +313,20 @@ mod tests {
 
     #[test]
     fn generate_is_found_anywhere() {
-        let args = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>().into_iter();
-        assert_eq!(generate_request(args(&["--generate", "man"])), Some(Generate::Man));
-        assert_eq!(generate_request(args(&["x", "--generate=zsh"])), Some(Generate::Zsh));
+        let args = |v: &[&str]| {
+            v.iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .into_iter()
+        };
+        assert_eq!(
+            generate_request(args(&["--generate", "man"])),
+            Some(Generate::Man)
+        );
+        assert_eq!(
+            generate_request(args(&["x", "--generate=zsh"])),
+            Some(Generate::Zsh)
+        );
         assert_eq!(generate_request(args(&["--strict"])), None);
     }
 
