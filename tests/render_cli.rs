@@ -273,6 +273,40 @@ fn many_patterns_make_a_page_of_cards_and_a_table() {
 }
 
 #[test]
+fn long_root_cause_lists_are_capped_and_counted() {
+    let mut records = vec![
+        header(),
+        batch(2, 0),
+        pattern("planner", "t", "agent_error", 1, 5.0),
+    ];
+    for i in 0..30 {
+        let agent = if i == 29 { "planner" } else { "other" };
+        records.push(
+            json!({"kind":"verdict","run_id":"r1","agent_id":agent,"step":i,
+            "category":"c","blame":"agent","confidence":0.5,"evidence":[],"candidates":[]}),
+        );
+    }
+    let md = stdout_of(&[], ndjson(&records));
+    let card = md.split("**Root causes of its runs:**").nth(1).unwrap();
+    let first = card.lines().find(|l| l.starts_with("- run")).unwrap();
+    assert!(
+        first.contains("planner at step 29"),
+        "own agent first: {first}"
+    );
+    assert!(
+        card.contains("and 25 more (all of them in --format json)"),
+        "{md}"
+    );
+    assert!(
+        md.contains("and 10 more (all of them in --format json)"),
+        "{md}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&stdout_of(&["-f", "json"], ndjson(&records))).unwrap();
+    assert_eq!(json["verdicts"].as_array().unwrap().len(), 30);
+}
+
+#[test]
 fn a_closed_pipe_is_success() {
     let mut records = vec![header(), batch(2, 0)];
     for i in 0..3000u64 {

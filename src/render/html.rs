@@ -12,8 +12,8 @@ use super::comparison::{Block, Section};
 use super::model::{Report, ReportPattern};
 use super::words::{self, Markup, Urgency};
 use super::{
-    RenderOptions, all_clear_text, date_text, more_rows_text, more_sources_text, named_sources,
-    skipped_text, summary_text,
+    ROWS_IN_HTML, RenderOptions, all_clear_text, date_text, more_rows_text, more_sources_text,
+    named_sources, skipped_text, summary_text,
 };
 use crate::config::TAIL_RISK_WINDOW;
 use crate::record::{Scores, Verdict};
@@ -502,10 +502,11 @@ fn write_card(page: &mut String, report: &Report, rp: &ReportPattern, opts: &Ren
             escape(n)
         );
     }
-    let verdicts: Vec<&Verdict> = report.verdicts_for(p).collect();
+    let (verdicts, total) = report.verdicts_for(p);
     if !verdicts.is_empty() {
         page.push_str("<h2>Root causes of its runs</h2>");
         verdict_table(page, &verdicts);
+        write_more_rows(page, total - verdicts.len());
     }
     write_samples(page, rp);
     let _ = writeln!(
@@ -609,14 +610,15 @@ fn write_verdicts(page: &mut String, report: &Report) {
     page.push_str("<section class=\"panel\">");
     if !report.verdicts.is_empty() {
         page.push_str("<h2>Root causes per failed run</h2>");
-        let all: Vec<&Verdict> = report.verdicts.iter().collect();
-        verdict_table(page, &all);
+        let shown: Vec<&Verdict> = report.verdicts.iter().take(ROWS_IN_HTML).collect();
+        verdict_table(page, &shown);
+        write_more_rows(page, report.verdicts.len() - shown.len());
     }
     if !report.findings.is_empty() {
         page.push_str(
             "<h2>Findings</h2><table><tr><th>Run</th><th>Step</th><th>Agent</th><th>Category</th><th>Finding</th><th>Kind</th><th>Detector</th><th>Evidence</th></tr>",
         );
-        for f in &report.findings {
+        for f in report.findings.iter().take(ROWS_IN_HTML) {
             let _ = write!(
                 page,
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
@@ -631,6 +633,7 @@ fn write_verdicts(page: &mut String, report: &Report) {
             );
         }
         page.push_str("</table>");
+        write_more_rows(page, report.findings.len().saturating_sub(ROWS_IN_HTML));
     }
     page.push_str("</section>\n");
 }
@@ -648,6 +651,13 @@ fn write_changes(page: &mut String, report: &Report) {
     }
     for section in &c.sections {
         write_section(page, section);
+    }
+}
+
+/// "and 7 more (all of them in --format json)" under a list that was cut.
+fn write_more_rows(page: &mut String, more: usize) {
+    if let Some(more) = more_rows_text(more) {
+        let _ = write!(page, "<p class=\"empty\">{}</p>", escape(&more));
     }
 }
 
@@ -684,9 +694,7 @@ fn write_section(page: &mut String, section: &Section) {
             let _ = write!(page, "<p class=\"empty\">{}</p>", escape(line));
         }
     }
-    if let Some(more) = more_rows_text(section.more) {
-        let _ = write!(page, "<p class=\"empty\">{}</p>", escape(&more));
-    }
+    write_more_rows(page, section.more);
     page.push_str("</section>\n");
 }
 

@@ -8,8 +8,8 @@ use super::comparison::{Block, Section};
 use super::model::{Report, ReportPattern};
 use super::words::{self, Markup};
 use super::{
-    FINDINGS_IN_TEXT, RenderOptions, all_clear_text, date_text, more_findings_text, more_rows_text,
-    more_sources_text, named_sources, skipped_text, summary_text,
+    ROWS_IN_TEXT, RenderOptions, all_clear_text, date_text, more_rows_text, more_sources_text,
+    named_sources, skipped_text, summary_text,
 };
 use crate::record::Scores;
 
@@ -117,10 +117,10 @@ fn write_pattern(
         writeln!(out, "**AI root-cause analysis:**\n")?;
         writeln!(out, "> {}\n", text(narrative))?;
     }
-    let verdicts: Vec<_> = report.verdicts_for(p).collect();
+    let (verdicts, total) = report.verdicts_for(p);
     if !verdicts.is_empty() {
         writeln!(out, "**Root causes of its runs:**\n")?;
-        for v in verdicts {
+        for v in &verdicts {
             writeln!(
                 out,
                 "- run {}: {} at step {} ({}, blame: {})",
@@ -130,6 +130,9 @@ fn write_pattern(
                 text(&v.category),
                 text(&v.blame)
             )?;
+        }
+        if let Some(more) = more_rows_text(total - verdicts.len()) {
+            writeln!(out, "\n{more}")?;
         }
         writeln!(out)?;
     }
@@ -202,7 +205,7 @@ fn write_findings(report: &Report, out: &mut dyn Write) -> io::Result<()> {
         "| Run | Step | Agent | Category | Finding | Kind | Detector | Evidence |"
     )?;
     writeln!(out, "|---|---|---|---|---|---|---|---|")?;
-    for f in report.findings.iter().take(FINDINGS_IN_TEXT) {
+    for f in report.findings.iter().take(ROWS_IN_TEXT) {
         writeln!(
             out,
             "| {} | {} | {} | {} | {} | {} | {} | {} |",
@@ -216,7 +219,7 @@ fn write_findings(report: &Report, out: &mut dyn Write) -> io::Result<()> {
             cell(&f.evidence.join(" "))
         )?;
     }
-    if let Some(more) = more_findings_text(report) {
+    if let Some(more) = more_rows_text(report.findings.len().saturating_sub(ROWS_IN_TEXT)) {
         writeln!(out, "\n{more}")?;
     }
     writeln!(out)
@@ -232,7 +235,7 @@ fn write_verdict_table(report: &Report, out: &mut dyn Write) -> io::Result<()> {
         "| Run | Agent | Step | Category | Blame | Confidence | Evidence |"
     )?;
     writeln!(out, "|---|---|---|---|---|---|---|")?;
-    for v in &report.verdicts {
+    for v in report.verdicts.iter().take(ROWS_IN_TEXT) {
         writeln!(
             out,
             "| {} | {} | {} | {} | {} | {:.2} | {} |",
@@ -244,6 +247,9 @@ fn write_verdict_table(report: &Report, out: &mut dyn Write) -> io::Result<()> {
             v.confidence,
             cell(&v.evidence.join(" "))
         )?;
+    }
+    if let Some(more) = more_rows_text(report.verdicts.len().saturating_sub(ROWS_IN_TEXT)) {
+        writeln!(out, "\n{more}")?;
     }
     writeln!(out)
 }

@@ -37,20 +37,12 @@ pub enum OutputFormat {
     Csv,
 }
 
-/// Findings the markdown report and the terminal table list at most (the
-/// rest are counted; JSON, CSV and HTML have them all).
-pub const FINDINGS_IN_TEXT: usize = 20;
+/// Verdicts and findings the markdown report and the terminal table list
+/// at most (the rest are counted; JSON and CSV have them all).
+pub const ROWS_IN_TEXT: usize = 20;
 
-/// "and 7 more findings (all of them in --format json)"
-pub fn more_findings_text(report: &Report) -> Option<String> {
-    let rest = report.findings.len().saturating_sub(FINDINGS_IN_TEXT);
-    (rest > 0).then(|| {
-        format!(
-            "and {} (all of them in --format json, csv or html)",
-            words::count(rest as u64, "more finding", "more findings")
-        )
-    })
-}
+/// Verdicts and findings the HTML dashboard lists at most.
+pub const ROWS_IN_HTML: usize = 500;
 
 /// "and 5 more (all of them in --format json)"
 pub fn more_rows_text(more: usize) -> Option<String> {

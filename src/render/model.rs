@@ -3,6 +3,7 @@
 //! lines or handed over in-process, and the totals every format shows.
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -52,6 +53,9 @@ impl ReportPattern {
         map
     }
 }
+
+/// Verdicts a pattern's section or card shows at most.
+pub const VERDICTS_PER_PATTERN: usize = 5;
 
 /// Everything one report shows.
 #[derive(Debug, Clone, Default)]
@@ -186,11 +190,20 @@ impl Report {
         Cow::Owned(runs)
     }
 
-    /// Verdicts of the runs a pattern occurred in.
-    pub fn verdicts_for<'a>(&'a self, p: &'a Pattern) -> impl Iterator<Item = &'a Verdict> + 'a {
-        self.verdicts
+    /// The verdicts of the runs a pattern occurred in, those that blame the
+    /// pattern's own agent first, at most [`VERDICTS_PER_PATTERN`] of them;
+    /// and how many there are in all.
+    pub fn verdicts_for(&self, p: &Pattern) -> (Vec<&Verdict>, usize) {
+        let runs: HashSet<&str> = p.run_counts.0.iter().map(|(r, _)| r.as_str()).collect();
+        let mut verdicts: Vec<&Verdict> = self
+            .verdicts
             .iter()
-            .filter(move |v| p.run_counts.0.iter().any(|(run, _)| *run == v.run_id))
+            .filter(|v| runs.contains(v.run_id.as_str()))
+            .collect();
+        verdicts.sort_by_key(|v| v.agent_id != p.agent_id);
+        let total = verdicts.len();
+        verdicts.truncate(VERDICTS_PER_PATTERN);
+        (verdicts, total)
     }
 
     /// The comparison report the change records make, if there are any.

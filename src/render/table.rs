@@ -11,8 +11,8 @@ use super::comparison::{Block, Comparison};
 use super::model::{Report, ReportPattern};
 use super::words::{self, Urgency};
 use super::{
-    FINDINGS_IN_TEXT, RenderOptions, TableStyle, all_clear_text, more_findings_text,
-    more_rows_text, skipped_text, summary_text,
+    ROWS_IN_TEXT, RenderOptions, TableStyle, all_clear_text, more_rows_text, skipped_text,
+    summary_text,
 };
 
 pub fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
@@ -30,11 +30,14 @@ pub fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::
     if !report.verdicts.is_empty() {
         writeln!(out, "\nRoot causes per failed run")?;
         writeln!(out, "{}", verdict_table(report, opts.table))?;
+        if let Some(more) = more_rows_text(report.verdicts.len().saturating_sub(ROWS_IN_TEXT)) {
+            writeln!(out, "{more}")?;
+        }
     }
     if !report.findings.is_empty() {
         writeln!(out, "\nFindings")?;
         writeln!(out, "{}", finding_table(report, opts.table))?;
-        if let Some(more) = more_findings_text(report) {
+        if let Some(more) = more_rows_text(report.findings.len().saturating_sub(ROWS_IN_TEXT)) {
             writeln!(out, "{more}")?;
         }
     }
@@ -205,7 +208,7 @@ fn verdict_table(report: &Report, style: TableStyle) -> Table {
             "Evidence",
         ],
     );
-    for v in &report.verdicts {
+    for v in report.verdicts.iter().take(ROWS_IN_TEXT) {
         t.add_row(vec![
             trace_cell(&v.run_id),
             trace_cell(&v.agent_id),
@@ -226,7 +229,7 @@ fn finding_table(report: &Report, style: TableStyle) -> Table {
             "Run", "Step", "Agent", "Category", "Finding", "Kind", "Evidence",
         ],
     );
-    for f in report.findings.iter().take(FINDINGS_IN_TEXT) {
+    for f in report.findings.iter().take(ROWS_IN_TEXT) {
         t.add_row(vec![
             trace_cell(&f.run_id),
             Cell::new(f.step),
