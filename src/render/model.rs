@@ -72,7 +72,9 @@ pub struct Report {
 }
 
 impl Report {
-    /// A report of a batch and its scored patterns, for in-process callers.
+    /// A report of a batch and its scored patterns, for in-process callers
+    /// (`triage report`); their other records (findings, verdicts, changes)
+    /// follow through [`Report::add_line`].
     pub fn from_scored(batch: Batch, patterns: Vec<Pattern>) -> Self {
         let mut r = Report {
             batch: Some(batch),

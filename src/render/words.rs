@@ -319,7 +319,7 @@ fn score_makeup(p: &Pattern, s: &Scores, cfg: &ScoringConfig) -> String {
     let weight = cfg.weight(&p.failure_classification);
     let multiplier = if s.recovery_rate <= 0.0 && cfg.no_recovery_multiplier != 1.0 {
         format!(
-            " × {} because nothing recovered",
+            ", × {} because nothing recovered",
             short_number(cfg.no_recovery_multiplier)
         )
     } else {
@@ -327,7 +327,7 @@ fn score_makeup(p: &Pattern, s: &Scores, cfg: &ScoringConfig) -> String {
     };
     format!(
         "Its final score, {:.2}, is {} × its frequency score {:.2} plus {} × its severity {:.2} \
-         (classification weight {} × 10{multiplier}).",
+         (severity: weight {} × 10{multiplier}).",
         s.final_score,
         short_number(cfg.frequency_weight),
         s.frequency_score,
