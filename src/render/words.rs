@@ -327,7 +327,7 @@ fn score_makeup(p: &Pattern, s: &Scores, cfg: &ScoringConfig) -> String {
     };
     format!(
         "Its final score, {:.2}, is {} × its frequency score {:.2} plus {} × its severity {:.2} \
-         (severity: weight {} × 10{multiplier}).",
+         (classification weight {} × 10{multiplier}).",
         s.final_score,
         short_number(cfg.frequency_weight),
         s.frequency_score,
