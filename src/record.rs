@@ -372,6 +372,64 @@ pub struct Pattern {
     pub score: Option<Scores>,
 }
 
+/// A `finding` record (triage-explain): one thing a detector saw in a run.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct Finding {
+    #[serde(default = "finding_kind")]
+    pub kind: Cow<'static, str>,
+    pub run_id: String,
+    pub step: u64,
+    pub agent_id: String,
+    pub category: String,
+    pub title: String,
+    pub detector: String,
+    /// Orders findings only; not a probability.
+    pub confidence: f64,
+    /// True for where a failure showed, false for a suspected cause.
+    pub symptom: bool,
+    /// Sentences a person can check against the run.
+    #[serde(default)]
+    pub evidence: Vec<String>,
+}
+
+fn finding_kind() -> Cow<'static, str> {
+    Cow::Borrowed("finding")
+}
+
+/// One ranked root-cause candidate of a verdict.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct Candidate {
+    pub agent_id: String,
+    pub step: u64,
+    pub category: String,
+    pub detector: String,
+    pub confidence: f64,
+}
+
+/// A `verdict` record (triage-explain): the agent and step a failed run is
+/// traced back to.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct Verdict {
+    #[serde(default = "verdict_kind")]
+    pub kind: Cow<'static, str>,
+    pub run_id: String,
+    pub agent_id: String,
+    pub step: u64,
+    pub category: String,
+    /// agent, user, environment or unknown.
+    pub blame: String,
+    pub confidence: f64,
+    #[serde(default)]
+    pub evidence: Vec<String>,
+    /// The top three candidates; the first is the verdict.
+    #[serde(default)]
+    pub candidates: Vec<Candidate>,
+}
+
+fn verdict_kind() -> Cow<'static, str> {
+    Cow::Borrowed("verdict")
+}
+
 /// Just enough of any record to route it.
 #[derive(Deserialize)]
 pub struct KindProbe<'a> {

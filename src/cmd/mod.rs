@@ -3,5 +3,6 @@
 pub mod diff;
 pub mod group;
 pub mod parse;
+pub mod render;
 pub mod score;
 pub mod tracegen;
