@@ -3,9 +3,9 @@
 
 pub mod adapters;
 pub mod classify;
+pub mod cli;
 pub mod cmd;
 pub mod config;
-pub mod cli;
 pub mod ndjson;
 pub mod record;
 pub mod timestamp;

@@ -1,11 +1,17 @@
 //! Input formats: detection, and the sink every adapter writes events, runs
 //! and skipped lines to. One file per format beside this one.
 
+mod detect;
 pub mod ndjson;
+pub mod otel;
+pub mod otlp;
+mod spans;
+pub mod taubench;
+
+pub use detect::detect;
 
 use std::collections::{HashMap, HashSet};
 use std::io::{self, Read, Write};
-use std::path::Path;
 
 use anyhow::Context;
 use clap::ValueEnum;
@@ -24,6 +30,13 @@ pub enum Format {
     Auto,
     /// agent-triage TraceEvent lines (.ndjson, .jsonl).
     Ndjson,
+    /// agent-triage's minimal span JSON: a list of spans or {"spans": [...]}.
+    Otel,
+    /// OTLP/HTTP JSON trace requests, one per file or one per line.
+    Otlp,
+    /// τ-bench trajectory files: a list of runs with `traj` and `reward`.
+    Taubench,
+    // Whowhen (the Who&When benchmark's files) is added with its adapter.
 }
 
 impl Format {
@@ -31,14 +44,11 @@ impl Format {
         match self {
             Format::Auto => "auto",
             Format::Ndjson => "ndjson",
+            Format::Otel => "otel",
+            Format::Otlp => "otlp",
+            Format::Taubench => "taubench",
         }
     }
-}
-
-/// Picks the format of an input from its name and its first bytes.
-pub fn detect(path: Option<&Path>, head: &[u8]) -> Format {
-    let _ = (path, head);
-    Format::Ndjson
 }
 
 /// Reads one input in `format` (or the detected one) into `sink`.
@@ -55,9 +65,53 @@ pub fn read_input(input: &Input, format: Format, sink: &mut Sink<'_>) -> anyhow:
     let reader = io::Cursor::new(head).chain(reader);
     match format {
         Format::Ndjson | Format::Auto => ndjson::read(reader, sink)?,
+        Format::Otel => otel::read(reader, sink)?,
+        Format::Otlp => otlp::read(reader, sink)?,
+        Format::Taubench => taubench::read(reader, sink)?,
     }
     sink.end_source()?;
     Ok(())
+}
+
+/// Reads a whole-document input (BOM dropped), naming the input in the error.
+fn read_document(r: impl Read, sink: &Sink<'_>) -> anyhow::Result<Vec<u8>> {
+    crate::ndjson::read_all(r)
+        .map_err(|e| anyhow::anyhow!("{}: {}", sink.path(), crate::cli::io_reason(&e)))
+}
+
+/// Parses a whole JSON document. On failure: the line where it went wrong
+/// (when known) and why, in serde_json's words (simd-json's are terse).
+fn parse_document(data: &mut [u8]) -> Result<simd_json::BorrowedValue<'_>, (Option<u64>, String)> {
+    if let Err(e) = std::str::from_utf8(data) {
+        let line = 1 + memchr::memchr_iter(b'\n', &data[..e.valid_up_to()]).count() as u64;
+        return Err((Some(line), "not valid UTF-8".to_string()));
+    }
+    let reason = match serde_json::from_slice::<serde::de::IgnoredAny>(data) {
+        Err(e) => Some((
+            Some(e.line() as u64).filter(|l| *l > 0),
+            format!("not valid JSON: {}", without_position(&e)),
+        )),
+        Ok(_) => None,
+    };
+    if let Some(r) = reason {
+        return Err(r);
+    }
+    simd_json::to_borrowed_value(data).map_err(|_| {
+        (
+            None,
+            "not valid JSON: nested too deeply or too large".to_string(),
+        )
+    })
+}
+
+/// serde_json's message without its " at line L column C" suffix, which
+/// the warning already gives as FILE:LINE.
+fn without_position(e: &serde_json::Error) -> String {
+    let s = e.to_string();
+    match s.rfind(" at line ") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
 }
 
 fn read_head(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
@@ -129,18 +183,18 @@ impl DecodeSettings {
     /// Marks an unlabeled failure's cause from its error, or a success whose
     /// output reads as a failure. Explicit labels always win.
     pub fn infer_failure(&self, ev: &mut EventOut<'_>) {
-        if ev.action_succeeded && ev.failure_classification.is_none() {
-            if let Some(out) = ev.output.as_deref()
-                && crate::classify::output_reads_as_failure(out)
-            {
-                ev.action_succeeded = false;
-                ev.failure_source = Some("output");
-                if ev.error.is_none() {
-                    ev.error = Some(ErrorInfo {
-                        kind: None,
-                        message: Some(first_line(out)),
-                    });
-                }
+        if ev.action_succeeded
+            && ev.failure_classification.is_none()
+            && let Some(out) = ev.output.as_deref()
+            && crate::classify::output_reads_as_failure(out)
+        {
+            ev.action_succeeded = false;
+            ev.failure_source = Some("output");
+            if ev.error.is_none() {
+                ev.error = Some(ErrorInfo {
+                    kind: None,
+                    message: Some(first_line(out)),
+                });
             }
         }
         if ev.action_succeeded || ev.failure_classification.is_some() {
@@ -258,9 +312,14 @@ impl<'w> Sink<'w> {
         self.source.events += 1;
         let mut tail = [0u8; 40];
         let mut cur = io::Cursor::new(&mut tail[..]);
-        write!(cur, ",\"step\":{step}}}\n")?;
+        writeln!(cur, ",\"step\":{step}}}")?;
         let n = cur.position() as usize;
         self.out.raw_parts(body, &tail[..n])
+    }
+
+    /// The step the next event of `run_id` will get.
+    pub fn next_step(&self, run_id: &str) -> u64 {
+        self.steps.get(run_id).copied().unwrap_or(0)
     }
 
     /// Writes a `run` record.
@@ -284,7 +343,8 @@ impl<'w> Sink<'w> {
             anyhow::bail!("{at}: {reason}");
         }
         self.source.skipped += 1;
-        self.diag.warn("unreadable-input", format_args!("{at}: {reason}; skipped"));
+        self.diag
+            .warn("unreadable-input", format_args!("{at}: {reason}; skipped"));
         Ok(())
     }
 

@@ -24,10 +24,15 @@ enum Outcome {
         run_id: (usize, usize),
     },
     /// A record of another kind, passed through as written.
-    Other { body: (usize, usize) },
+    Other {
+        body: (usize, usize),
+    },
     /// Outside the --since/--until range.
     Filtered,
-    Skip { line: u64, reason: String },
+    Skip {
+        line: u64,
+        reason: String,
+    },
 }
 
 struct TaskOutput {
@@ -75,11 +80,12 @@ fn decode_group(lines: &mut [Line<'_>], path: &str, settings: &DecodeSettings) -
     };
     let mut scratch = Vec::new();
     for line in lines {
-        let outcome = decode_line(line, path, settings, &mut out.buf, &mut scratch)
-            .unwrap_or_else(|reason| Outcome::Skip {
+        let outcome = decode_line(line, path, settings, &mut out.buf, &mut scratch).unwrap_or_else(
+            |reason| Outcome::Skip {
                 line: line.number,
                 reason,
-            });
+            },
+        );
         out.outcomes.push(outcome);
     }
     out
@@ -144,7 +150,8 @@ fn event_from<'v>(value: &'v Value<'v>, path: &str, line: u64) -> Result<EventOu
         return Err("expected a JSON object".to_string());
     };
     let field = |name: &str| obj.get(name);
-    let required = |name: &'static str| field(name).ok_or_else(|| format!("missing field \"{name}\""));
+    let required =
+        |name: &'static str| field(name).ok_or_else(|| format!("missing field \"{name}\""));
 
     let event_id = strict_str(required("event_id")?, "event_id")?;
     let run_id = strict_str(required("run_id")?, "run_id")?;
@@ -153,7 +160,10 @@ fn event_from<'v>(value: &'v Value<'v>, path: &str, line: u64) -> Result<EventOu
     let action_succeeded = lax_bool(required("action_succeeded")?, "action_succeeded")?;
     let action = required("action_taken")?;
     let Value::Object(action_obj) = action else {
-        return Err(format!("action_taken: expected an object, got {}", describe(action)));
+        return Err(format!(
+            "action_taken: expected an object, got {}",
+            describe(action)
+        ));
     };
     let tool_name = strict_str(
         action_obj
@@ -185,7 +195,12 @@ fn event_from<'v>(value: &'v Value<'v>, path: &str, line: u64) -> Result<EventOu
             .enumerate()
             .map(|(i, v)| strict_str(v, &format!("divergence_fields[{i}]")))
             .collect::<Result<_, _>>()?,
-        Some(v) => return Err(format!("divergence_fields: expected a list, got {}", describe(v))),
+        Some(v) => {
+            return Err(format!(
+                "divergence_fields: expected a list, got {}",
+                describe(v)
+            ));
+        }
     };
     let timestamp = match field("timestamp") {
         None | Some(Value::Static(StaticNode::Null)) => None,
@@ -241,7 +256,7 @@ fn event_from<'v>(value: &'v Value<'v>, path: &str, line: u64) -> Result<EventOu
     })
 }
 
-fn as_str<'v>(v: &'v Value<'v>) -> Option<&'v str> {
+pub(super) fn as_str<'v>(v: &'v Value<'v>) -> Option<&'v str> {
     match v {
         Value::String(s) => Some(s.as_ref()),
         _ => None,
@@ -281,7 +296,7 @@ fn optional_object<'v>(
     }
 }
 
-fn describe(v: &Value<'_>) -> String {
+pub(super) fn describe(v: &Value<'_>) -> String {
     match v {
         Value::Static(StaticNode::Null) => "null".to_string(),
         Value::Static(StaticNode::Bool(b)) => b.to_string(),
@@ -296,10 +311,13 @@ fn describe(v: &Value<'_>) -> String {
 }
 
 /// A string, and nothing else (pydantic does not turn numbers into strings).
-fn strict_str<'v>(v: &'v Value<'v>, name: &str) -> Result<Cow<'v, str>, String> {
+pub(super) fn strict_str<'v>(v: &'v Value<'v>, name: &str) -> Result<Cow<'v, str>, String> {
     match v {
         Value::String(s) => Ok(Cow::Borrowed(s.as_ref())),
-        other => Err(format!("{name}: expected a string, got {}", describe(other))),
+        other => Err(format!(
+            "{name}: expected a string, got {}",
+            describe(other)
+        )),
     }
 }
 
@@ -330,7 +348,11 @@ fn int_from_text(s: &str) -> Option<i64> {
         None => (t, false),
     };
     let unsigned = digits.strip_prefix(['+', '-']).unwrap_or(digits);
-    if unsigned.is_empty() || unsigned.starts_with('_') || unsigned.ends_with('_') || unsigned.contains("__") {
+    if unsigned.is_empty()
+        || unsigned.starts_with('_')
+        || unsigned.ends_with('_')
+        || unsigned.contains("__")
+    {
         return None;
     }
     if frac && digits.contains('_') {
@@ -357,7 +379,7 @@ pub fn lax_bool(v: &Value<'_>, name: &str) -> Result<bool, String> {
     }
 }
 
-fn lax_timestamp(v: &Value<'_>) -> Result<Timestamp, String> {
+pub(super) fn lax_timestamp(v: &Value<'_>) -> Result<Timestamp, String> {
     let parsed = match v {
         Value::String(s) => Timestamp::parse(s),
         Value::Static(StaticNode::I64(n)) => Timestamp::from_epoch_number(*n as f64),
@@ -370,7 +392,7 @@ fn lax_timestamp(v: &Value<'_>) -> Result<Timestamp, String> {
 
 /// What Python's `str()` gives for a scalar, so a non-string label reads the
 /// same as in the reference.
-fn python_str(v: &Value<'_>) -> String {
+pub(super) fn python_str(v: &Value<'_>) -> String {
     match v {
         Value::Static(StaticNode::Bool(true)) => "True".to_string(),
         Value::Static(StaticNode::Bool(false)) => "False".to_string(),
@@ -398,7 +420,8 @@ mod tests {
         event_from(&v, "t.ndjson", 1).map(|e| serde_json::to_string(&e).unwrap())
     }
 
-    const BASE: &str = r#""event_id":"e","run_id":"r","agent_id":"a","action_taken":{"tool_name":"t"}"#;
+    const BASE: &str =
+        r#""event_id":"e","run_id":"r","agent_id":"a","action_taken":{"tool_name":"t"}"#;
 
     fn with(extra: &str) -> Result<String, String> {
         parse(&format!("{{{BASE},{extra}}}"))
@@ -406,33 +429,67 @@ mod tests {
 
     #[test]
     fn lax_turn_values_match_the_reference() {
-        for (raw, want) in [("\"3\"", 3), ("2.0", 2), ("true", 1), ("\" 3\"", 3), ("\"3.0\"", 3), ("\"+3\"", 3), ("\"3_000\"", 3000), ("-1", -1)] {
+        for (raw, want) in [
+            ("\"3\"", 3),
+            ("2.0", 2),
+            ("true", 1),
+            ("\" 3\"", 3),
+            ("\"3.0\"", 3),
+            ("\"+3\"", 3),
+            ("\"3_000\"", 3000),
+            ("-1", -1),
+        ] {
             let got = with(&format!("\"turn\":{raw},\"action_succeeded\":true")).unwrap();
             assert!(got.contains(&format!("\"turn\":{want},")), "{raw}: {got}");
         }
-        for raw in ["2.5", "\"1e2\"", "null", "\"0x10\"", "\"\"", "[1]", "\"3.5\"", "\"1__0\""] {
-            assert!(with(&format!("\"turn\":{raw},\"action_succeeded\":true")).is_err(), "{raw}");
+        for raw in [
+            "2.5", "\"1e2\"", "null", "\"0x10\"", "\"\"", "[1]", "\"3.5\"", "\"1__0\"",
+        ] {
+            assert!(
+                with(&format!("\"turn\":{raw},\"action_succeeded\":true")).is_err(),
+                "{raw}"
+            );
         }
     }
 
     #[test]
     fn lax_success_values_match_the_reference() {
-        for (raw, want) in [("true", true), ("\"yes\"", true), ("\"no\"", false), ("\"TRUE\"", true), ("0", false), ("1", true), ("1.0", true), ("\"f\"", false), ("\"off\"", false)] {
+        for (raw, want) in [
+            ("true", true),
+            ("\"yes\"", true),
+            ("\"no\"", false),
+            ("\"TRUE\"", true),
+            ("0", false),
+            ("1", true),
+            ("1.0", true),
+            ("\"f\"", false),
+            ("\"off\"", false),
+        ] {
             let got = with(&format!("\"turn\":1,\"action_succeeded\":{raw}")).unwrap();
-            assert!(got.contains(&format!("\"action_succeeded\":{want}")), "{raw}: {got}");
+            assert!(
+                got.contains(&format!("\"action_succeeded\":{want}")),
+                "{raw}: {got}"
+            );
         }
         for raw in ["2", "null", "\"\"", "\" true\"", "\"maybe\""] {
-            assert!(with(&format!("\"turn\":1,\"action_succeeded\":{raw}")).is_err(), "{raw}");
+            assert!(
+                with(&format!("\"turn\":1,\"action_succeeded\":{raw}")).is_err(),
+                "{raw}"
+            );
         }
     }
 
     #[test]
     fn null_classification_spellings_mean_none() {
         for raw in ["null", "\"\"", "\"null\""] {
-            let got = with(&format!("\"turn\":1,\"action_succeeded\":true,\"failure_classification\":{raw}")).unwrap();
+            let got = with(&format!(
+                "\"turn\":1,\"action_succeeded\":true,\"failure_classification\":{raw}"
+            ))
+            .unwrap();
             assert!(!got.contains("failure_classification"), "{raw}: {got}");
         }
-        let got = with("\"turn\":1,\"action_succeeded\":true,\"failure_classification\":true").unwrap();
+        let got =
+            with("\"turn\":1,\"action_succeeded\":true,\"failure_classification\":true").unwrap();
         assert!(got.contains("\"failure_classification\":\"True\""), "{got}");
     }
 
@@ -449,7 +506,9 @@ mod tests {
         assert!(with("\"turn\":1,\"action_succeeded\":true,\"latency_ms\":{\"llm\":1.5}").is_err());
         assert!(with("\"turn\":1,\"action_succeeded\":true,\"timestamp\":\"garbage\"").is_err());
         assert!(with("\"turn\":1,\"action_succeeded\":true,\"message_context\":[]").is_err());
-        assert!(with("\"turn\":1,\"action_succeeded\":true,\"divergence_age\":{\"x\":1.5}").is_err());
+        assert!(
+            with("\"turn\":1,\"action_succeeded\":true,\"divergence_age\":{\"x\":1.5}").is_err()
+        );
         assert!(parse(r#"{"event_id":"e","run_id":"r","turn":1,"agent_id":"a","action_taken":{"tool_name":null},"action_succeeded":true}"#).is_err());
     }
 
@@ -457,7 +516,9 @@ mod tests {
     fn failure_source_says_why() {
         let got = with("\"turn\":1,\"action_succeeded\":false").unwrap();
         assert!(got.contains("\"failure_source\":\"status\""), "{got}");
-        let got = with("\"turn\":1,\"action_succeeded\":true,\"failure_classification\":\"agent_error\"").unwrap();
+        let got =
+            with("\"turn\":1,\"action_succeeded\":true,\"failure_classification\":\"agent_error\"")
+                .unwrap();
         assert!(got.contains("\"failure_source\":\"label\""), "{got}");
     }
 }
