@@ -12,8 +12,8 @@ pub use detect::detect;
 
 use std::collections::{HashMap, HashSet};
 use std::io::{self, Read, Write};
+use std::path::Path;
 
-use anyhow::Context;
 use clap::ValueEnum;
 use sha2::Digest;
 
@@ -53,15 +53,28 @@ impl Format {
 
 /// Reads one input in `format` (or the detected one) into `sink`.
 pub fn read_input(input: &Input, format: Format, sink: &mut Sink<'_>) -> anyhow::Result<()> {
-    let mut reader = input.open()?;
+    let reader = input.open()?;
+    read_from(&input.name(), input.path(), reader, format, sink)
+}
+
+/// Reads one input given as a reader: `name` is used in messages and the
+/// `source` record, `path` (when there is a file) for detection by extension.
+pub fn read_from(
+    name: &str,
+    path: Option<&Path>,
+    mut reader: impl Read,
+    format: Format,
+    sink: &mut Sink<'_>,
+) -> anyhow::Result<()> {
     let mut head = vec![0u8; 64 * 1024];
-    let n = read_head(&mut reader, &mut head).with_context(|| input.name())?;
+    let n = read_head(&mut reader, &mut head)
+        .map_err(|e| anyhow::anyhow!("{name}: {}", crate::cli::io_reason(&e)))?;
     head.truncate(n);
     let format = match format {
-        Format::Auto => detect(input.path(), &head),
+        Format::Auto => detect(path, &head),
         f => f,
     };
-    sink.begin_source(&input.name(), format.name());
+    sink.begin_source(name, format.name());
     let reader = io::Cursor::new(head).chain(reader);
     match format {
         Format::Ndjson | Format::Auto => ndjson::read(reader, sink)?,
@@ -351,4 +364,22 @@ impl<'w> Sink<'w> {
     pub fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
     }
+}
+
+/// Runs one adapter on bytes in memory, for the adapters' tests: every
+/// record written, the `source` record last.
+#[cfg(test)]
+pub(crate) fn records_of(format: Format, name: &str, bytes: &[u8]) -> Vec<serde_json::Value> {
+    let mut out = Vec::new();
+    let mut diag = Diag::new("test", true);
+    {
+        let writer = RecordWriter::new(Box::new(&mut out) as Box<dyn Write + '_>, false);
+        let mut sink = Sink::new(writer, &mut diag, false, DecodeSettings::default());
+        read_from(name, Some(Path::new(name)), bytes, format, &mut sink).unwrap();
+        sink.flush().unwrap();
+    }
+    out.split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice(l).unwrap())
+        .collect()
 }
