@@ -6,6 +6,7 @@
 use std::collections::{HashMap, HashSet};
 use std::io::Read;
 
+use rayon::prelude::*;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -466,9 +467,21 @@ pub fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
             doc.extend_from_slice(&chunk.data);
             continue;
         }
-        for line in chunk.lines() {
-            match decode_request(line.bytes) {
-                Ok(req) => hold(req, Some(line.number), &sink.settings, &mut held),
+        // Requests decode in parallel; their spans are held in input order.
+        let lines: Vec<_> = chunk.lines().collect();
+        let settings = &sink.settings;
+        let decoded: Vec<_> = lines
+            .par_iter()
+            .map(|line| {
+                let mut spans = Vec::new();
+                let req = decode_request(line.bytes)?;
+                hold(req, Some(line.number), settings, &mut spans);
+                Ok::<_, String>(spans)
+            })
+            .collect();
+        for (line, spans) in lines.iter().zip(decoded) {
+            match spans {
+                Ok(spans) => held.extend(spans),
                 Err(reason) => sink.skip(Some(line.number), &reason)?,
             }
         }
