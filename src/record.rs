@@ -33,8 +33,8 @@ impl Header {
 
 /// Where a record came from in the input.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
-pub struct Src {
-    pub path: String,
+pub struct Src<'a> {
+    pub path: Cow<'a, str>,
     pub line: u64,
 }
 
@@ -118,7 +118,7 @@ pub struct EventOut<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output_digest: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub src: Option<Src>,
+    pub src: Option<Src<'a>>,
 }
 
 impl<'a> EventOut<'a> {
@@ -208,7 +208,7 @@ pub struct RunRec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub src: Option<Src>,
+    pub src: Option<Src<'static>>,
 }
 
 /// A `source` record: what was read from one input.

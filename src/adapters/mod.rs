@@ -62,7 +62,7 @@ pub fn read_input(input: &Input, format: Format, sink: &mut Sink<'_>) -> anyhow:
 pub fn read_from(
     name: &str,
     path: Option<&Path>,
-    mut reader: impl Read,
+    mut reader: impl Read + Send,
     format: Format,
     sink: &mut Sink<'_>,
 ) -> anyhow::Result<()> {

@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use simd_json::{BorrowedValue as Value, StaticNode};
 
 use super::{DecodeSettings, Sink};
-use crate::ndjson::{ChunkReader, Line};
+use crate::ndjson::{Chunk, ChunkReader, Line};
 use crate::record::{ActionOut, ErrorInfo, EventOut, JsonVal, Src};
 use crate::timestamp::Timestamp;
 
@@ -40,33 +40,52 @@ struct TaskOutput {
     outcomes: Vec<Outcome>,
 }
 
-/// Reads TraceEvent lines from `r` into `sink`, decoding in parallel and
-/// writing in input order.
-pub fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
+/// Reads TraceEvent lines from `r` into `sink`. Each chunk's lines are
+/// decoded in parallel while the previous chunk's records are written and
+/// the next chunk is read.
+pub fn read(r: impl Read + Send, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let mut reader = ChunkReader::new(r);
     let path = sink.path().to_string();
-    while let Some(mut chunk) = reader
-        .next_chunk()
-        .map_err(|e| anyhow::anyhow!("{path}: {}", crate::cli::io_reason(&e)))?
-    {
-        let mut lines: Vec<Line<'_>> = chunk.lines().collect();
+    let mut chunk = read_chunk(&mut reader, &path)?;
+    let mut decoded: Vec<TaskOutput> = Vec::new();
+    while let Some(mut current) = chunk.take() {
         let settings = &sink.settings;
-        let tasks: Vec<TaskOutput> = lines
-            .par_chunks_mut(LINES_PER_TASK)
-            .map(|group| decode_group(group, &path, settings))
-            .collect();
-        for task in tasks {
-            for outcome in task.outcomes {
-                match outcome {
-                    Outcome::Event { body, run_id } => {
-                        let run = std::str::from_utf8(&task.buf[run_id.0..run_id.1])
-                            .expect("run ids are written from str");
-                        sink.emit_prepared(run, &task.buf[body.0..body.1])?;
-                    }
-                    Outcome::Other { body } => sink.pass_through(&task.buf[body.0..body.1])?,
-                    Outcome::Filtered => {}
-                    Outcome::Skip { line, reason } => sink.skip(Some(line), &reason)?,
+        let (tasks, next) = rayon::join(
+            || decode_chunk(&mut current, &path, settings),
+            || read_chunk(&mut reader, &path),
+        );
+        write_decoded(std::mem::replace(&mut decoded, tasks), sink)?;
+        chunk = next?;
+    }
+    write_decoded(decoded, sink)
+}
+
+fn read_chunk(reader: &mut ChunkReader<impl Read>, path: &str) -> anyhow::Result<Option<Chunk>> {
+    reader
+        .next_chunk()
+        .map_err(|e| anyhow::anyhow!("{path}: {}", crate::cli::io_reason(&e)))
+}
+
+fn decode_chunk(chunk: &mut Chunk, path: &str, settings: &DecodeSettings) -> Vec<TaskOutput> {
+    let mut lines: Vec<Line<'_>> = chunk.lines().collect();
+    lines
+        .par_chunks_mut(LINES_PER_TASK)
+        .map(|group| decode_group(group, path, settings))
+        .collect()
+}
+
+fn write_decoded(tasks: Vec<TaskOutput>, sink: &mut Sink<'_>) -> anyhow::Result<()> {
+    for task in tasks {
+        for outcome in task.outcomes {
+            match outcome {
+                Outcome::Event { body, run_id } => {
+                    let run = std::str::from_utf8(&task.buf[run_id.0..run_id.1])
+                        .expect("run ids are written from str");
+                    sink.emit_prepared(run, &task.buf[body.0..body.1])?;
                 }
+                Outcome::Other { body } => sink.pass_through(&task.buf[body.0..body.1])?,
+                Outcome::Filtered => {}
+                Outcome::Skip { line, reason } => sink.skip(Some(line), &reason)?,
             }
         }
     }
@@ -74,16 +93,22 @@ pub fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
 }
 
 fn decode_group(lines: &mut [Line<'_>], path: &str, settings: &DecodeSettings) -> TaskOutput {
+    let bytes: usize = lines.iter().map(|l| l.bytes.len() + 64).sum();
     let mut out = TaskOutput {
-        buf: Vec::with_capacity(lines.len() * 512),
+        buf: Vec::with_capacity(bytes + path.len() * lines.len()),
         outcomes: Vec::with_capacity(lines.len()),
     };
-    let mut scratch = Vec::new();
+    let mut buffers = simd_json::Buffers::default();
     for line in lines {
-        let outcome = decode_line(line, path, settings, &mut out.buf, &mut scratch).unwrap_or_else(
+        let number = line.number;
+        let outcome = decode_line(line, path, settings, &mut out.buf, &mut buffers).unwrap_or_else(
             |reason| Outcome::Skip {
-                line: line.number,
-                reason,
+                line: number,
+                reason: if reason.is_empty() {
+                    json_error(line.bytes)
+                } else {
+                    reason
+                },
             },
         );
         out.outcomes.push(outcome);
@@ -96,16 +121,20 @@ fn decode_line(
     path: &str,
     settings: &DecodeSettings,
     buf: &mut Vec<u8>,
-    scratch: &mut Vec<u8>,
+    buffers: &mut simd_json::Buffers,
 ) -> Result<Outcome, String> {
-    if std::str::from_utf8(line.bytes).is_err() {
+    // A record of another kind is passed through as written, so keep a copy
+    // before simd-json rewrites the line in place.
+    if simdutf8::basic::from_utf8(line.bytes).is_err() {
         return Err("not valid UTF-8".to_string());
     }
-    // Decode a copy: simd-json rewrites its input, and a record of another
-    // kind is passed through as it was written.
-    scratch.clear();
-    scratch.extend_from_slice(line.bytes);
-    let value = simd_json::to_borrowed_value(scratch).map_err(|_| json_error(line.bytes))?;
+    let original = memchr::memmem::find(line.bytes, b"\"kind\"").map(|_| line.bytes.to_vec());
+    let number = line.number;
+    let value = match simd_json::value::borrowed::to_value_with_buffers(line.bytes, buffers) {
+        Ok(v) => v,
+        // The line is borrowed by the failed parse; the caller words the error.
+        Err(_) => return Err(String::new()),
+    };
     let Value::Object(obj) = &value else {
         return Err("expected a JSON object".to_string());
     };
@@ -113,13 +142,12 @@ fn decode_line(
         && kind != "event"
     {
         let start = buf.len();
-        buf.extend_from_slice(line.bytes);
+        buf.extend_from_slice(original.as_deref().unwrap_or_default());
         return Ok(Outcome::Other {
             body: (start, buf.len()),
         });
     }
-    let ev = event_from(&value, path, line.number)?;
-    let ts = ev.timestamp.as_deref().and_then(Timestamp::parse);
+    let (ev, ts) = event_from(&value, path, number)?;
     if !settings.filter.keeps(ts) {
         return Ok(Outcome::Filtered);
     }
@@ -135,7 +163,6 @@ fn decode_line(
     })
 }
 
-/// Why a line is not JSON, in serde_json's words (simd-json's are terse).
 fn json_error(line: &[u8]) -> String {
     match serde_json::from_slice::<serde::de::IgnoredAny>(line) {
         Err(e) => format!("not valid JSON: {e}"),
@@ -145,7 +172,11 @@ fn json_error(line: &[u8]) -> String {
 
 /// Builds an event from one decoded line, accepting exactly what
 /// agent-triage 0.1.0 accepts.
-fn event_from<'v>(value: &'v Value<'v>, path: &str, line: u64) -> Result<EventOut<'v>, String> {
+fn event_from<'v>(
+    value: &'v Value<'v>,
+    path: &'v str,
+    line: u64,
+) -> Result<(EventOut<'v>, Option<Timestamp>), String> {
     let Value::Object(obj) = value else {
         return Err("expected a JSON object".to_string());
     };
@@ -202,9 +233,9 @@ fn event_from<'v>(value: &'v Value<'v>, path: &str, line: u64) -> Result<EventOu
             ));
         }
     };
-    let timestamp = match field("timestamp") {
+    let ts = match field("timestamp") {
         None | Some(Value::Static(StaticNode::Null)) => None,
-        Some(v) => Some(lax_timestamp(v)?.to_string()),
+        Some(v) => Some(lax_timestamp(v)?),
     };
     let divergence_age = optional_object(field("divergence_age"), "divergence_age", &[])?;
     let latency_ms = optional_object(field("latency_ms"), "latency_ms", &["llm", "tool", "total"])?;
@@ -224,7 +255,7 @@ fn event_from<'v>(value: &'v Value<'v>, path: &str, line: u64) -> Result<EventOu
     } else {
         None
     };
-    Ok(EventOut {
+    let event = EventOut {
         kind: "event",
         event_id,
         run_id,
@@ -235,7 +266,7 @@ fn event_from<'v>(value: &'v Value<'v>, path: &str, line: u64) -> Result<EventOu
             tool_input,
         },
         action_succeeded,
-        timestamp,
+        timestamp: ts.map(|t| t.to_string()),
         failure_classification,
         failure_source,
         divergence_fields,
@@ -249,11 +280,12 @@ fn event_from<'v>(value: &'v Value<'v>, path: &str, line: u64) -> Result<EventOu
         input: field("input").and_then(as_str).map(str::to_string),
         output: field("output").and_then(as_str).map(str::to_string),
         src: Some(Src {
-            path: path.to_string(),
+            path: Cow::Borrowed(path),
             line,
         }),
         ..Default::default()
-    })
+    };
+    Ok((event, ts))
 }
 
 pub(super) fn as_str<'v>(v: &'v Value<'v>) -> Option<&'v str> {
@@ -417,7 +449,7 @@ mod tests {
     fn parse(json: &str) -> Result<String, String> {
         let mut bytes = json.as_bytes().to_vec();
         let v = simd_json::to_borrowed_value(&mut bytes).unwrap();
-        event_from(&v, "t.ndjson", 1).map(|e| serde_json::to_string(&e).unwrap())
+        event_from(&v, "t.ndjson", 1).map(|(e, _)| serde_json::to_string(&e).unwrap())
     }
 
     const BASE: &str =

@@ -730,7 +730,7 @@ fn event_of<'a>(
         ev.output_digest = Some(digest.clone());
     }
     ev.src = span.line.map(|line| Src {
-        path: sink.path().to_string(),
+        path: sink.path().to_string().into(),
         line,
     });
     sink.settings.infer_failure(&mut ev);
