@@ -384,3 +384,39 @@ fn a_reader_that_closes_the_pipe_is_success() {
     assert!(stdout.starts_with(r#"{"kind":"header""#), "{stdout}");
     assert!(stderr.is_empty(), "{stderr}");
 }
+
+#[test]
+fn real_sdk_span_dumps_read_as_otel() {
+    let dir = shared_data("export-samples/any-agent");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    let refs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    let p = parse(&[], &refs);
+    let counts: Vec<_> = p
+        .sources()
+        .iter()
+        .map(|s| {
+            (
+                s["format"].as_str().unwrap(),
+                s["events"].as_u64().unwrap(),
+                s["skipped"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    // AGNO, GOOGLE, LANGCHAIN, LLAMA_INDEX, OPENAI, SMOLAGENTS, TINYAGENT
+    let spans = [6, 7, 7, 9, 6, 7, 8];
+    assert_eq!(counts, spans.map(|n| ("otel", n, 0)));
+    assert!(
+        p.events()
+            .iter()
+            .all(|e| e["timestamp"].is_string() && e["span_id"].is_string())
+    );
+    assert!(
+        p.events()
+            .iter()
+            .any(|e| e["span_kind"] == "tool" && e["input"].is_string())
+    );
+}

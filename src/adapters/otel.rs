@@ -5,19 +5,34 @@
 use std::borrow::Cow;
 use std::io::Read;
 
+use simd_json::prelude::*;
 use simd_json::{BorrowedValue as Value, StaticNode};
 
-use super::Sink;
 use super::ndjson::{as_str, describe, lax_int, lax_timestamp, python_str, strict_str};
 use super::spans::{self, StatusCode};
+use super::{DecodeSettings, Sink};
 use crate::record::{ActionOut, ErrorInfo, EventOut, JsonVal};
 
 type Object<'v> = simd_json::borrowed::Object<'v>;
 
 // The reference's attribute names (adapters.py), first match wins.
 const RUN_ID_KEYS: &[&str] = &["run.id", "run_id"];
-const AGENT_ID_KEYS: &[&str] = &["agent.id", "agent_id"];
-const TOOL_NAME_KEYS: &[&str] = &["action.tool", "tool_name"];
+// Past the reference's names, the GenAI conventions' and OpenInference's
+// fill in what the reference would leave empty.
+const AGENT_ID_KEYS: &[&str] = &[
+    "agent.id",
+    "agent_id",
+    "gen_ai.agent.name",
+    "gen_ai.agent.id",
+    "agent.name",
+];
+const TOOL_NAME_KEYS: &[&str] = &["action.tool", "tool_name", "gen_ai.tool.name", "tool.name"];
+const INPUT_KEYS: &[&str] = &[
+    "input.value",
+    "gen_ai.tool.args",
+    "gen_ai.tool.call.arguments",
+];
+const OUTPUT_KEYS: &[&str] = &["output.value", "gen_ai.tool.call.result", "gen_ai.output"];
 const CLASSIFICATION_KEYS: &[&str] = &["failure.classification", "failure_classification"];
 
 /// Reads one span document from `r` into `sink`.
@@ -32,7 +47,7 @@ pub fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
         Err(reason) => return sink.skip(None, &reason),
     };
     for (i, span) in spans.iter().enumerate() {
-        match event_from(span) {
+        match event_from(span, &sink.settings) {
             Ok(mut ev) => {
                 sink.settings.infer_failure(&mut ev);
                 sink.emit(&ev)?;
@@ -86,8 +101,9 @@ fn first_truthy<'v>(obj: Option<&'v Object<'v>>, keys: &[&str]) -> Option<&'v Va
 
 /// Builds the event of one span as the reference does, with our fixes:
 /// OTLP status names are read correctly and bad values are reported, not
-/// crashed on.
-fn event_from<'v>(span: &'v Value<'v>) -> Result<EventOut<'v>, String> {
+/// crashed on. Spans as the OpenTelemetry SDKs serialize them (ids under
+/// `context` and `parent`, `status.status_code`) are read too.
+fn event_from<'v>(span: &'v Value<'v>, settings: &DecodeSettings) -> Result<EventOut<'v>, String> {
     let Value::Object(span) = span else {
         return Err(format!("expected a span object, got {}", describe(span)));
     };
@@ -104,9 +120,12 @@ fn event_from<'v>(span: &'v Value<'v>) -> Result<EventOut<'v>, String> {
     let attr = |k: &str| attrs.and_then(|a| a.get(k));
     let top = Some(&**span);
 
+    let context = span.get("context").and_then(as_object);
+    let parent = span.get("parent").and_then(as_object);
     let run_id = first_truthy(attrs, RUN_ID_KEYS)
-        .or_else(|| first_truthy(top, &["trace_id", "traceId"]))
-        .map_or(Cow::Borrowed(""), text_of);
+        .map(text_of)
+        .or_else(|| id_of(top, context, &["trace_id", "traceId"]))
+        .unwrap_or(Cow::Borrowed(""));
     let agent_id = first_truthy(attrs, AGENT_ID_KEYS).map_or(Cow::Borrowed(""), text_of);
     let tool_name = first_truthy(attrs, TOOL_NAME_KEYS)
         .or_else(|| span.get("name"))
@@ -128,8 +147,10 @@ fn event_from<'v>(span: &'v Value<'v>) -> Result<EventOut<'v>, String> {
     } else {
         None
     };
-    let span_id = first_truthy(top, &["span_id", "spanId"]).map(text_of);
-    Ok(EventOut {
+    let span_id = id_of(top, context, &["span_id", "spanId"]);
+    let parent_span_id = id_of(top, None, &["parent_span_id", "parentSpanId", "parent_id"])
+        .or_else(|| id_of(None, parent, &["span_id"]));
+    let mut ev = EventOut {
         kind: "event",
         event_id: span_id.clone().unwrap_or(Cow::Borrowed("")),
         run_id,
@@ -140,18 +161,56 @@ fn event_from<'v>(span: &'v Value<'v>) -> Result<EventOut<'v>, String> {
             tool_input: optional_object(attr("tool_input"), "tool_input")?,
         },
         action_succeeded: succeeded,
-        timestamp: start_time(span)?,
+        timestamp: start_time(span),
         failure_classification,
         failure_source,
         divergence_fields: divergence(attrs)?,
         divergence_age: optional_object(attr("divergence_age"), "divergence_age")?,
         span_id,
-        parent_span_id: first_truthy(top, &["parent_span_id", "parentSpanId", "parent_id"])
-            .map(text_of),
+        parent_span_id,
         span_kind: span_kind(attrs),
         error: (!succeeded).then_some(error).flatten(),
         ..Default::default()
+    };
+    if let Some(text) = first_truthy(attrs, INPUT_KEYS) {
+        (ev.input, ev.input_digest) = cut(text, settings);
+    }
+    if let Some(text) = first_truthy(attrs, OUTPUT_KEYS) {
+        (ev.output, ev.output_digest) = cut(text, settings);
+    }
+    Ok(ev)
+}
+
+fn as_object<'v>(v: &'v Value<'v>) -> Option<&'v Object<'v>> {
+    match v {
+        Value::Object(o) => Some(o),
+        _ => None,
+    }
+}
+
+/// An id from the span itself or, as the SDKs write it, from its context.
+/// Integer ids (the SDKs' raw form) are written in hex, as OTLP writes them.
+fn id_of<'v>(
+    top: Option<&'v Object<'v>>,
+    context: Option<&'v Object<'v>>,
+    keys: &[&str],
+) -> Option<Cow<'v, str>> {
+    let v = first_truthy(top, keys).or_else(|| first_truthy(context, keys))?;
+    Some(match v {
+        Value::Static(StaticNode::U64(n)) => Cow::Owned(format!("{n:016x}")),
+        Value::Static(StaticNode::I64(n)) if *n >= 0 => Cow::Owned(format!("{n:016x}")),
+        other => text_of(other),
     })
+}
+
+/// A text attribute cut to the configured size with the whole's digest;
+/// other values as compact JSON.
+fn cut(v: &Value<'_>, settings: &DecodeSettings) -> (Option<String>, Option<String>) {
+    let (text, digest) = match v {
+        Value::String(s) => settings.text(s),
+        other => settings.text(&other.encode()),
+    };
+    (Some(text), Some(digest))
 }
 
 /// The status code (absent or null: unset) and, when a message is given,
@@ -159,7 +218,7 @@ fn event_from<'v>(span: &'v Value<'v>) -> Result<EventOut<'v>, String> {
 fn status_of(status: Option<&Value<'_>>) -> (StatusCode, Option<ErrorInfo>) {
     let (code, message) = match status {
         Some(Value::Object(o)) => (
-            o.get("code"),
+            o.get("code").or_else(|| o.get("status_code")),
             o.get("message")
                 .or_else(|| o.get("description"))
                 .and_then(as_str),
@@ -221,26 +280,25 @@ fn optional_object<'v>(
     }
 }
 
-/// The span's start, where the file gives one: OTLP nanoseconds (number or
-/// digits) or a date-time.
-fn start_time(span: &Object<'_>) -> Result<Option<String>, String> {
-    let Some((name, v)) = ["start_time", "startTimeUnixNano", "start_time_unix_nano"]
+/// The span's start, where the file gives one: nanoseconds (number or
+/// digits, as OTLP and the SDKs write them), epoch seconds or milliseconds,
+/// or a date-time. A start that reads as none of these is left out rather
+/// than costing the span (the reference does not read it at all).
+fn start_time(span: &Object<'_>) -> Option<String> {
+    let v = ["start_time", "startTimeUnixNano", "start_time_unix_nano"]
         .iter()
-        .find_map(|k| span.get(*k).filter(|v| truthy(v)).map(|v| (*k, v)))
-    else {
-        return Ok(None);
-    };
+        .find_map(|k| span.get(*k).filter(|v| truthy(v)))?;
+    // Past 1e17 a number can only be nanoseconds (1e17 ms is year 3 million).
+    const NANOS_FROM: i128 = 100_000_000_000_000_000;
     let nanos = match v {
-        Value::Static(StaticNode::U64(n)) if name != "start_time" => Some(i128::from(*n)),
-        Value::Static(StaticNode::I64(n)) if name != "start_time" => Some(i128::from(*n)),
-        Value::String(s) if name != "start_time" => spans::nanos_from_text(s),
+        Value::Static(StaticNode::U64(n)) => Some(i128::from(*n)),
+        Value::Static(StaticNode::I64(n)) => Some(i128::from(*n)),
+        Value::String(s) => spans::nanos_from_text(s),
         _ => None,
     };
     match nanos {
-        Some(n) => Ok(spans::timestamp_from_nanos(n)),
-        None => lax_timestamp(v)
-            .map(|t| Some(t.to_string()))
-            .map_err(|e| format!("{name}: {e}")),
+        Some(n) if n >= NANOS_FROM => spans::timestamp_from_nanos(n),
+        _ => lax_timestamp(v).ok().map(|t| t.to_string()),
     }
 }
 
@@ -260,7 +318,7 @@ mod tests {
     fn event(span: &str) -> Result<serde_json::Value, String> {
         let mut bytes = span.as_bytes().to_vec();
         let v = simd_json::to_borrowed_value(&mut bytes).unwrap();
-        let ev = event_from(&v)?;
+        let ev = event_from(&v, &DecodeSettings::default())?;
         Ok(serde_json::to_value(&ev).unwrap())
     }
 
@@ -334,6 +392,29 @@ mod tests {
     }
 
     #[test]
+    fn sdk_serialized_spans() {
+        let got = event(
+            r#"{"name": "execute_tool get_time", "context": {"trace_id": 7, "span_id": 255},
+                "parent": {"trace_id": 7, "span_id": 16}, "status": {"status_code": "error", "description": "boom"},
+                "attributes": {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_time",
+                               "gen_ai.tool.args": "{}", "gen_ai.output": "Error: no clock"}}"#,
+        )
+        .unwrap();
+        assert_eq!(got["span_id"], "00000000000000ff");
+        assert_eq!(got["parent_span_id"], "0000000000000010");
+        assert_eq!(got["run_id"], "0000000000000007");
+        assert_eq!(got["action_taken"]["tool_name"], "get_time");
+        assert_eq!(got["span_kind"], "tool");
+        assert_eq!(got["action_succeeded"], false);
+        assert_eq!(got["error"]["message"], "boom");
+        assert_eq!(got["input"], "{}");
+        assert_eq!(got["output"], "Error: no clock");
+        let got = event(r#"{"name": "invoke_agent", "status": {"status_code": "unset"}, "attributes": {"gen_ai.agent.name": "helper"}}"#).unwrap();
+        assert_eq!(got["agent_id"], "helper");
+        assert_eq!(got["action_succeeded"], true);
+    }
+
+    #[test]
     fn start_time_becomes_the_timestamp() {
         let got = event(r#"{"span_id":"s","name":"n","startTimeUnixNano":"1544712660000000000"}"#)
             .unwrap();
@@ -341,7 +422,10 @@ mod tests {
         let got = event(r#"{"span_id":"s","name":"n","start_time":"2026-04-25T10:00:00+02:00"}"#)
             .unwrap();
         assert_eq!(got["timestamp"], "2026-04-25T08:00:00Z");
-        assert!(event(r#"{"span_id":"s","name":"n","start_time":"soon"}"#).is_err());
+        let got = event(r#"{"span_id":"s","name":"n","start_time":"soon"}"#).unwrap();
+        assert!(got.get("timestamp").is_none());
+        let got = event(r#"{"span_id":"s","name":"n","start_time":1758026594777382000}"#).unwrap();
+        assert_eq!(got["timestamp"], "2025-09-16T12:43:14.777382Z");
     }
 
     #[test]

@@ -59,7 +59,7 @@ pub fn kind_from_openinference(kind: &str) -> Option<&'static str> {
 pub fn kind_from_operation(op: &str) -> Option<&'static str> {
     Some(match op {
         "invoke_agent" | "create_agent" => "agent",
-        "chat" | "text_completion" | "generate_content" | "embeddings" => "llm",
+        "chat" | "text_completion" | "generate_content" | "embeddings" | "call_llm" => "llm",
         "execute_tool" => "tool",
         _ => return None,
     })
