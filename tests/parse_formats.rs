@@ -420,3 +420,16 @@ fn real_sdk_span_dumps_read_as_otel() {
             .any(|e| e["span_kind"] == "tool" && e["input"].is_string())
     );
 }
+
+#[test]
+fn real_js_sdk_span_dump_reads_as_otel() {
+    let p = parse_file(&shared_data(
+        "export-samples/openinference/vercel-ai-sdk-v6-all-spans.json",
+    ));
+    let src = p.sources()[0];
+    assert_eq!(
+        (&src["format"], &src["events"], &src["skipped"]),
+        (&"otel".into(), &10.into(), &0.into())
+    );
+    assert_eq!(p.events()[0]["timestamp"], "2026-02-03T15:19:52.242Z");
+}

@@ -62,9 +62,16 @@ impl Shape {
         if !self.top_is_list {
             return self.has("spans");
         }
-        ["span_id", "spanId", "trace_id", "traceId"]
-            .iter()
-            .any(|k| self.has(k))
+        [
+            "span_id",
+            "spanId",
+            "trace_id",
+            "traceId",
+            "context",
+            "spanContext",
+        ]
+        .iter()
+        .any(|k| self.has(k))
     }
 
     /// Reads the keys of the first object: depth 1 of a top object, depth 2

@@ -120,8 +120,16 @@ fn event_from<'v>(span: &'v Value<'v>, settings: &DecodeSettings) -> Result<Even
     let attr = |k: &str| attrs.and_then(|a| a.get(k));
     let top = Some(&**span);
 
-    let context = span.get("context").and_then(as_object);
-    let parent = span.get("parent").and_then(as_object);
+    // The Python SDK writes `context` and `parent`, the JS SDK `spanContext`
+    // and `parentSpanContext`.
+    let context = span
+        .get("context")
+        .or_else(|| span.get("spanContext"))
+        .and_then(as_object);
+    let parent = span
+        .get("parent")
+        .or_else(|| span.get("parentSpanContext"))
+        .and_then(as_object);
     let run_id = first_truthy(attrs, RUN_ID_KEYS)
         .map(text_of)
         .or_else(|| id_of(top, context, &["trace_id", "traceId"]))
@@ -149,7 +157,7 @@ fn event_from<'v>(span: &'v Value<'v>, settings: &DecodeSettings) -> Result<Even
     };
     let span_id = id_of(top, context, &["span_id", "spanId"]);
     let parent_span_id = id_of(top, None, &["parent_span_id", "parentSpanId", "parent_id"])
-        .or_else(|| id_of(None, parent, &["span_id"]));
+        .or_else(|| id_of(None, parent, &["span_id", "spanId"]));
     let mut ev = EventOut {
         kind: "event",
         event_id: span_id.clone().unwrap_or(Cow::Borrowed("")),
@@ -281,21 +289,35 @@ fn optional_object<'v>(
 }
 
 /// The span's start, where the file gives one: nanoseconds (number or
-/// digits, as OTLP and the SDKs write them), epoch seconds or milliseconds,
-/// or a date-time. A start that reads as none of these is left out rather
+/// digits, as OTLP and the Python SDK write them), [seconds, nanoseconds]
+/// (the JS SDK), epoch seconds or milliseconds, or a date-time. A start that reads as none of these is left out rather
 /// than costing the span (the reference does not read it at all).
 fn start_time(span: &Object<'_>) -> Option<String> {
-    let v = ["start_time", "startTimeUnixNano", "start_time_unix_nano"]
-        .iter()
-        .find_map(|k| span.get(*k).filter(|v| truthy(v)))?;
+    let v = [
+        "start_time",
+        "startTimeUnixNano",
+        "start_time_unix_nano",
+        "startTime",
+    ]
+    .iter()
+    .find_map(|k| span.get(*k).filter(|v| truthy(v)))?;
     // Past 1e17 a number can only be nanoseconds (1e17 ms is year 3 million).
     const NANOS_FROM: i128 = 100_000_000_000_000_000;
     let nanos = match v {
         Value::Static(StaticNode::U64(n)) => Some(i128::from(*n)),
         Value::Static(StaticNode::I64(n)) => Some(i128::from(*n)),
         Value::String(s) => spans::nanos_from_text(s),
+        Value::Array(parts) => match parts.as_slice() {
+            [secs, nanos] => {
+                Some(i128::from(secs.as_i64()?) * 1_000_000_000 + i128::from(nanos.as_i64()?))
+            }
+            _ => None,
+        },
         _ => None,
     };
+    if let Value::Array(_) = v {
+        return nanos.and_then(spans::timestamp_from_nanos);
+    }
     match nanos {
         Some(n) if n >= NANOS_FROM => spans::timestamp_from_nanos(n),
         _ => lax_timestamp(v).ok().map(|t| t.to_string()),
@@ -409,6 +431,14 @@ mod tests {
         assert_eq!(got["error"]["message"], "boom");
         assert_eq!(got["input"], "{}");
         assert_eq!(got["output"], "Error: no clock");
+        let got = event(r#"{"name": "ai.generateText", "spanContext": {"traceId": "t1", "spanId": "s1"},
+                             "parentSpanContext": {"spanId": "p1"}, "startTime": [1770131992, 241000000], "status": {"code": 0}}"#)
+        .unwrap();
+        assert_eq!(
+            (&got["run_id"], &got["span_id"], &got["parent_span_id"]),
+            (&"t1".into(), &"s1".into(), &"p1".into())
+        );
+        assert_eq!(got["timestamp"], "2026-02-03T15:19:52.241Z");
         let got = event(r#"{"name": "invoke_agent", "status": {"status_code": "unset"}, "attributes": {"gen_ai.agent.name": "helper"}}"#).unwrap();
         assert_eq!(got["agent_id"], "helper");
         assert_eq!(got["action_succeeded"], true);
