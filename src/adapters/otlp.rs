@@ -325,7 +325,7 @@ fn status_code_of(v: Option<&Value>) -> StatusCode {
 
 /// What an event needs of a span, taken out of the request so the request
 /// itself is not held. Texts are already cut to the configured size.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug)]
 struct HeldSpan {
     trace_id: String,
     span_id: String,
@@ -374,6 +374,13 @@ impl HeldSpan {
             .or_else(|| operation.as_deref().and_then(spans::kind_from_operation))
             .unwrap_or(if tool.is_some() { "tool" } else { "other" });
         let cut = |t: String| settings.text(&t);
+        // An agent span that does not name its agent is named after it
+        // ("invoke_agent planner" is the planner).
+        let agent = a.text(keys::AGENT).or_else(|| {
+            let name = span.name.as_deref()?;
+            let agent = name.strip_prefix("invoke_agent ").unwrap_or(name).trim();
+            (kind == "agent" && !agent.is_empty()).then(|| agent.to_string())
+        });
         HeldSpan {
             trace_id: span.trace_id.unwrap_or_default(),
             span_id: span.span_id.unwrap_or_default(),
@@ -381,7 +388,7 @@ impl HeldSpan {
             start: nanos_of(span.start.as_ref()).filter(|n| *n > 0),
             end: nanos_of(span.end.as_ref()).filter(|n| *n > 0),
             name: span.name.unwrap_or_default(),
-            agent: a.text(keys::AGENT),
+            agent,
             service: a.text(&["service.name"]),
             run: a.text(keys::RUN),
             conversation: a.text(keys::CONVERSATION),
@@ -737,8 +744,10 @@ fn event_of<'a>(
     ev
 }
 
-/// Success and why not: a label, then what the span states
-/// (`action.succeeded`), then its status, error type or exception.
+/// Success as the span states it (`action.succeeded`), else from its
+/// status, error type and exceptions; and why it counts as a failure, a
+/// label first. A labeled span keeps its stated success, as in the
+/// reference: the label alone makes it a failure.
 fn outcome(span: &HeldSpan) -> (bool, Option<&'static str>) {
     let marked = span.failure.as_ref().map(|(source, _)| *source);
     let succeeded = span.stated_success.unwrap_or(marked.is_none());
@@ -751,7 +760,7 @@ fn outcome(span: &HeldSpan) -> (bool, Option<&'static str>) {
     } else {
         marked
     };
-    (succeeded && span.classification.is_none(), source)
+    (succeeded, source)
 }
 
 /// The span id, unless an earlier span of the input had it (then trace and
@@ -921,6 +930,43 @@ mod tests {
     }
 
     #[test]
+    fn agent_spans_without_an_agent_name_are_named_after_the_span() {
+        let (evs, _) = events(&request(
+            &[],
+            vec![
+                span(
+                    "t",
+                    "a",
+                    "",
+                    1,
+                    "invoke_agent reviewer",
+                    &[("gen_ai.operation.name", json!("invoke_agent"))],
+                ),
+                span(
+                    "t",
+                    "b",
+                    "a",
+                    2,
+                    "Critic",
+                    &[("openinference.span.kind", json!("AGENT"))],
+                ),
+                span(
+                    "t",
+                    "c",
+                    "b",
+                    3,
+                    "lookup",
+                    &[
+                        ("openinference.span.kind", json!("TOOL")),
+                        ("tool.name", json!("lookup")),
+                    ],
+                ),
+            ],
+        ));
+        assert_eq!(field(&evs, "agent_id"), ["reviewer", "Critic", "Critic"]);
+    }
+
+    #[test]
     fn run_id_prefers_run_then_conversation_then_trace() {
         let (evs, _) = events(&request(
             &[],
@@ -983,7 +1029,7 @@ mod tests {
         // Resource attributes fill in what the span does not say.
         assert_eq!(evs[1]["agent_id"], "resource-agent");
         assert_eq!(evs[1]["turn"], 9);
-        assert_eq!(evs[1]["action_succeeded"], false);
+        assert_eq!(evs[1]["action_succeeded"], true);
         assert_eq!(evs[1]["failure_classification"], "agent_error");
         assert_eq!(evs[1]["failure_source"], "label");
     }
