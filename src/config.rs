@@ -202,3 +202,17 @@ mod tests {
         assert_eq!(c.classify["environment_constraint"], vec!["quota exceeded"]);
     }
 }
+
+#[cfg(test)]
+mod example_file {
+    use super::*;
+
+    #[test]
+    fn the_example_file_loads_and_documents_the_defaults() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("triage.example.toml");
+        let c = Config::load(&path).unwrap();
+        assert_eq!(c.scoring, ScoringConfig::default());
+        assert_eq!(c.alerting, AlertConfig::default());
+        assert!(c.classify.contains_key("environment_constraint"));
+    }
+}

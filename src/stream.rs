@@ -2,6 +2,7 @@
 //! kind, with schema checks and bad lines reported by file and line.
 
 use std::borrow::Cow;
+use std::io::Read;
 
 use crate::cli::{Diag, Input, io_reason};
 use crate::ndjson::ChunkReader;
@@ -43,32 +44,70 @@ pub fn read_records(
 ) -> anyhow::Result<u64> {
     let mut skipped = 0;
     for input in inputs {
-        let path = input.name();
-        let mut reader = ChunkReader::new(input.open()?);
-        while let Some(mut chunk) = reader
-            .next_chunk()
-            .map_err(|e| anyhow::anyhow!("{path}: {}", io_reason(&e)))?
-        {
-            for line in chunk.lines() {
-                let loc = Location {
-                    path: &path,
-                    line: line.number,
-                };
-                match decode(line.bytes) {
-                    Ok(rec) => each(rec, &loc, diag)?,
-                    Err(Bad::Fatal(msg)) => anyhow::bail!("{loc}: {msg}"),
-                    Err(Bad::Skip(msg)) => {
-                        if strict {
-                            anyhow::bail!("{loc}: {msg}");
-                        }
-                        skipped += 1;
-                        diag.warn("bad-record", format_args!("{loc}: {msg}; skipped"));
+        skipped += read_records_from(&input.name(), input.open()?, diag, strict, &mut each)?;
+    }
+    Ok(skipped)
+}
+
+/// [`read_records`] over one reader named `path` in messages.
+pub fn read_records_from(
+    path: &str,
+    reader: impl Read,
+    diag: &mut Diag,
+    strict: bool,
+    mut each: impl FnMut(Record<'_>, &Location<'_>, &mut Diag) -> anyhow::Result<()>,
+) -> anyhow::Result<u64> {
+    let mut skipped = 0;
+    let mut reader = ChunkReader::new(reader);
+    while let Some(mut chunk) = reader
+        .next_chunk()
+        .map_err(|e| anyhow::anyhow!("{path}: {}", io_reason(&e)))?
+    {
+        for line in chunk.lines() {
+            let loc = Location {
+                path,
+                line: line.number,
+            };
+            match decode(line.bytes) {
+                Ok(rec) => each(rec, &loc, diag)?,
+                Err(Bad::Fatal(msg)) => anyhow::bail!("{loc}: {msg}"),
+                Err(Bad::Skip(msg)) => {
+                    if strict {
+                        anyhow::bail!("{loc}: {msg}");
                     }
+                    skipped += 1;
+                    diag.warn("bad-record", format_args!("{loc}: {msg}; skipped"));
                 }
             }
         }
     }
     Ok(skipped)
+}
+
+/// True when `head` (the start of an input) holds triage records rather
+/// than trace files: its first line is an object with a known `kind`.
+pub fn looks_like_records(head: &[u8]) -> bool {
+    let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    let first = head
+        .split(|b| *b == b'\n')
+        .find(|l| !l.iter().all(u8::is_ascii_whitespace))
+        .unwrap_or_default();
+    serde_json::from_slice::<KindProbe>(first).is_ok_and(|p| {
+        matches!(
+            p.kind.as_deref(),
+            Some(
+                "header"
+                    | "event"
+                    | "run"
+                    | "source"
+                    | "batch"
+                    | "pattern"
+                    | "finding"
+                    | "verdict"
+                    | "change"
+            )
+        )
+    })
 }
 
 enum Bad {

@@ -53,8 +53,29 @@ impl Format {
 
 /// Reads one input in `format` (or the detected one) into `sink`.
 pub fn read_input(input: &Input, format: Format, sink: &mut Sink<'_>) -> anyhow::Result<()> {
-    let reader = input.open()?;
-    read_from(&input.name(), input.path(), reader, format, sink)
+    let (head, reader) = peek(input)?;
+    read_peeked(input, head, reader, format, sink)
+}
+
+/// The first 64 KiB of an input, and a reader that still yields them.
+pub type Peeked = (Vec<u8>, Box<dyn Read + Send>);
+
+/// Opens an input and reads its start, for format detection.
+pub fn peek(input: &Input) -> anyhow::Result<Peeked> {
+    let mut reader = input.open()?;
+    let head = read_start(&input.name(), &mut reader)?;
+    Ok((head, reader))
+}
+
+/// Reads an input whose start `head` was already read from `rest`.
+pub fn read_peeked(
+    input: &Input,
+    head: Vec<u8>,
+    rest: Box<dyn Read + Send>,
+    format: Format,
+    sink: &mut Sink<'_>,
+) -> anyhow::Result<()> {
+    read_detected(&input.name(), input.path(), head, rest, format, sink)
 }
 
 /// Reads one input given as a reader: `name` is used in messages and the
@@ -66,16 +87,34 @@ pub fn read_from(
     format: Format,
     sink: &mut Sink<'_>,
 ) -> anyhow::Result<()> {
+    let head = read_start(name, &mut reader)?;
+    read_detected(name, path, head, reader, format, sink)
+}
+
+fn read_start(name: &str, reader: &mut impl Read) -> anyhow::Result<Vec<u8>> {
     let mut head = vec![0u8; 64 * 1024];
-    let n = read_head(&mut reader, &mut head)
+    let n = read_head(reader, &mut head)
         .map_err(|e| anyhow::anyhow!("{name}: {}", crate::cli::io_reason(&e)))?;
     head.truncate(n);
+    Ok(head)
+}
+
+/// Detects the format (unless given) from the name and `head`, and reads
+/// `head` followed by `rest` with that format's adapter.
+fn read_detected(
+    name: &str,
+    path: Option<&Path>,
+    head: Vec<u8>,
+    rest: impl Read + Send,
+    format: Format,
+    sink: &mut Sink<'_>,
+) -> anyhow::Result<()> {
     let format = match format {
         Format::Auto => detect(path, &head),
         f => f,
     };
     sink.begin_source(name, format.name());
-    let reader = io::Cursor::new(head).chain(reader);
+    let reader = io::Cursor::new(head).chain(rest);
     match format {
         Format::Ndjson | Format::Auto => ndjson::read(reader, sink)?,
         Format::Otel => otel::read(reader, sink)?,

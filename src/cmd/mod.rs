@@ -1,5 +1,6 @@
 //! One module per binary: its clap `Args` and `run`.
 
+pub mod diff;
 pub mod group;
 pub mod parse;
 pub mod score;
