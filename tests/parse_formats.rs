@@ -433,3 +433,35 @@ fn real_js_sdk_span_dump_reads_as_otel() {
     );
     assert_eq!(p.events()[0]["timestamp"], "2026-02-03T15:19:52.242Z");
 }
+
+/// Each example's events, exactly: tests/expected/NAME.ndjson holds what
+/// triage-parse writes for examples/NAME. After a deliberate change, rewrite
+/// them with `TRIAGE_BLESS=1 cargo test --test parse_formats`.
+#[test]
+fn examples_parse_to_their_expected_records() {
+    for example in [
+        "otlp-shop.jsonl",
+        "otel-spans.json",
+        "taubench-airline.json",
+    ] {
+        let out = Command::cargo_bin("triage-parse")
+            .unwrap()
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .arg(format!("examples/{example}"))
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let got = String::from_utf8(out.stdout).unwrap();
+        let stem = Path::new(example).file_stem().unwrap().to_str().unwrap();
+        let expected_path = crate_path(&format!("tests/expected/{stem}.ndjson"));
+        if std::env::var_os("TRIAGE_BLESS").is_some() {
+            std::fs::create_dir_all(expected_path.parent().unwrap()).unwrap();
+            std::fs::write(&expected_path, &got).unwrap();
+        }
+        let want = std::fs::read_to_string(&expected_path).unwrap();
+        for (n, (g, w)) in got.lines().zip(want.lines()).enumerate() {
+            assert_eq!(g, w, "{example}: record {} differs", n + 1);
+        }
+        assert_eq!(got.lines().count(), want.lines().count(), "{example}");
+    }
+}
