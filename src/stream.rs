@@ -4,6 +4,8 @@
 use std::borrow::Cow;
 use std::io::Read;
 
+use rayon::prelude::*;
+
 use crate::cli::{Diag, Input, io_reason};
 use crate::ndjson::ChunkReader;
 use crate::record::{EventView, KindProbe, SCHEMA};
@@ -63,12 +65,19 @@ pub fn read_records_from(
         .next_chunk()
         .map_err(|e| anyhow::anyhow!("{path}: {}", io_reason(&e)))?
     {
-        for line in chunk.lines() {
+        // Decode in parallel, hand over in order.
+        let lines: Vec<(u64, &[u8])> = chunk.lines().map(|l| (l.number, &*l.bytes)).collect();
+        let decoded: Vec<Result<Record<'_>, Bad>> = lines
+            .par_iter()
+            .with_min_len(256)
+            .map(|(_, bytes)| decode(bytes))
+            .collect();
+        for ((number, _), rec) in lines.iter().zip(decoded) {
             let loc = Location {
                 path,
-                line: line.number,
+                line: *number,
             };
-            match decode(line.bytes) {
+            match rec {
                 Ok(rec) => each(rec, &loc, diag)?,
                 Err(Bad::Fatal(msg)) => anyhow::bail!("{loc}: {msg}"),
                 Err(Bad::Skip(msg)) => {
