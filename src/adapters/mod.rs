@@ -1,13 +1,19 @@
 //! Input formats: detection, and the sink every adapter writes events, runs
 //! and skipped lines to. One file per format beside this one.
 
+mod detect;
 pub mod ndjson;
+pub mod otel;
+pub mod otlp;
+mod spans;
+pub mod taubench;
+
+pub use detect::detect;
 
 use std::collections::{HashMap, HashSet};
 use std::io::{self, Read, Write};
 use std::path::Path;
 
-use anyhow::Context;
 use clap::ValueEnum;
 use sha2::Digest;
 
@@ -25,6 +31,13 @@ pub enum Format {
     Auto,
     /// agent-triage TraceEvent lines (.ndjson, .jsonl).
     Ndjson,
+    /// agent-triage's minimal span JSON: a list of spans or {"spans": [...]}.
+    Otel,
+    /// OTLP/HTTP JSON trace requests, one per file or one per line.
+    Otlp,
+    /// τ-bench trajectory files: a list of runs with `traj` and `reward`.
+    Taubench,
+    // Whowhen (the Who&When benchmark's files) is added with its adapter.
 }
 
 impl Format {
@@ -32,14 +45,11 @@ impl Format {
         match self {
             Format::Auto => "auto",
             Format::Ndjson => "ndjson",
+            Format::Otel => "otel",
+            Format::Otlp => "otlp",
+            Format::Taubench => "taubench",
         }
     }
-}
-
-/// Picks the format of an input from its name and its first bytes.
-pub fn detect(path: Option<&Path>, head: &[u8]) -> Format {
-    let _ = (path, head);
-    Format::Ndjson
 }
 
 /// Reads one input in `format` (or the detected one) into `sink`.
@@ -54,9 +64,7 @@ pub type Peeked = (Vec<u8>, Box<dyn Read + Send>);
 /// Opens an input and reads its start, for format detection.
 pub fn peek(input: &Input) -> anyhow::Result<Peeked> {
     let mut reader = input.open()?;
-    let mut head = vec![0u8; 64 * 1024];
-    let n = read_head(&mut reader, &mut head).with_context(|| input.name())?;
-    head.truncate(n);
+    let head = read_start(&input.name(), &mut reader)?;
     Ok((head, reader))
 }
 
@@ -68,17 +76,95 @@ pub fn read_peeked(
     format: Format,
     sink: &mut Sink<'_>,
 ) -> anyhow::Result<()> {
+    read_detected(&input.name(), input.path(), head, rest, format, sink)
+}
+
+/// Reads one input given as a reader: `name` is used in messages and the
+/// `source` record, `path` (when there is a file) for detection by extension.
+pub fn read_from(
+    name: &str,
+    path: Option<&Path>,
+    mut reader: impl Read + Send,
+    format: Format,
+    sink: &mut Sink<'_>,
+) -> anyhow::Result<()> {
+    let head = read_start(name, &mut reader)?;
+    read_detected(name, path, head, reader, format, sink)
+}
+
+fn read_start(name: &str, reader: &mut impl Read) -> anyhow::Result<Vec<u8>> {
+    let mut head = vec![0u8; 64 * 1024];
+    let n = read_head(reader, &mut head)
+        .map_err(|e| anyhow::anyhow!("{name}: {}", crate::cli::io_reason(&e)))?;
+    head.truncate(n);
+    Ok(head)
+}
+
+/// Detects the format (unless given) from the name and `head`, and reads
+/// `head` followed by `rest` with that format's adapter.
+fn read_detected(
+    name: &str,
+    path: Option<&Path>,
+    head: Vec<u8>,
+    rest: impl Read + Send,
+    format: Format,
+    sink: &mut Sink<'_>,
+) -> anyhow::Result<()> {
     let format = match format {
-        Format::Auto => detect(input.path(), &head),
+        Format::Auto => detect(path, &head),
         f => f,
     };
-    sink.begin_source(&input.name(), format.name());
+    sink.begin_source(name, format.name());
     let reader = io::Cursor::new(head).chain(rest);
     match format {
         Format::Ndjson | Format::Auto => ndjson::read(reader, sink)?,
+        Format::Otel => otel::read(reader, sink)?,
+        Format::Otlp => otlp::read(reader, sink)?,
+        Format::Taubench => taubench::read(reader, sink)?,
     }
     sink.end_source()?;
     Ok(())
+}
+
+/// Reads a whole-document input (BOM dropped), naming the input in the error.
+fn read_document(r: impl Read, sink: &Sink<'_>) -> anyhow::Result<Vec<u8>> {
+    crate::ndjson::read_all(r)
+        .map_err(|e| anyhow::anyhow!("{}: {}", sink.path(), crate::cli::io_reason(&e)))
+}
+
+/// Parses a whole JSON document. On failure: the line where it went wrong
+/// (when known) and why, in serde_json's words (simd-json's are terse).
+fn parse_document(data: &mut [u8]) -> Result<simd_json::BorrowedValue<'_>, (Option<u64>, String)> {
+    if let Err(e) = std::str::from_utf8(data) {
+        let line = 1 + memchr::memchr_iter(b'\n', &data[..e.valid_up_to()]).count() as u64;
+        return Err((Some(line), "not valid UTF-8".to_string()));
+    }
+    let reason = match serde_json::from_slice::<serde::de::IgnoredAny>(data) {
+        Err(e) => Some((
+            Some(e.line() as u64).filter(|l| *l > 0),
+            format!("not valid JSON: {}", without_position(&e)),
+        )),
+        Ok(_) => None,
+    };
+    if let Some(r) = reason {
+        return Err(r);
+    }
+    simd_json::to_borrowed_value(data).map_err(|_| {
+        (
+            None,
+            "not valid JSON: nested too deeply or too large".to_string(),
+        )
+    })
+}
+
+/// serde_json's message without its " at line L column C" suffix, which
+/// the warning already gives as FILE:LINE.
+fn without_position(e: &serde_json::Error) -> String {
+    let s = e.to_string();
+    match s.rfind(" at line ") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
 }
 
 fn read_head(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
@@ -363,6 +449,11 @@ impl<'w> Sink<'w> {
         }
     }
 
+    /// The step the next event of `run_id` will get.
+    pub fn next_step(&self, run_id: &str) -> u64 {
+        self.steps.get(run_id).copied().unwrap_or(0)
+    }
+
     /// Writes a `run` record.
     pub fn emit_run(&mut self, run: &RunRec) -> io::Result<()> {
         match &mut self.out {
@@ -404,4 +495,22 @@ impl<'w> Sink<'w> {
             SinkTarget::Grouper { .. } => Ok(()),
         }
     }
+}
+
+/// Runs one adapter on bytes in memory, for the adapters' tests: every
+/// record written, the `source` record last.
+#[cfg(test)]
+pub(crate) fn records_of(format: Format, name: &str, bytes: &[u8]) -> Vec<serde_json::Value> {
+    let mut out = Vec::new();
+    let mut diag = Diag::new("test", true);
+    {
+        let writer = RecordWriter::new(Box::new(&mut out) as Box<dyn Write + '_>, false);
+        let mut sink = Sink::new(writer, &mut diag, false, DecodeSettings::default());
+        read_from(name, Some(Path::new(name)), bytes, format, &mut sink).unwrap();
+        sink.flush().unwrap();
+    }
+    out.split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice(l).unwrap())
+        .collect()
 }

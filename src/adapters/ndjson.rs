@@ -296,7 +296,7 @@ fn event_from<'v>(
     Ok((event, ts))
 }
 
-fn as_str<'v>(v: &'v Value<'v>) -> Option<&'v str> {
+pub(super) fn as_str<'v>(v: &'v Value<'v>) -> Option<&'v str> {
     match v {
         Value::String(s) => Some(s.as_ref()),
         _ => None,
@@ -336,7 +336,7 @@ fn optional_object<'v>(
     }
 }
 
-fn describe(v: &Value<'_>) -> String {
+pub(super) fn describe(v: &Value<'_>) -> String {
     match v {
         Value::Static(StaticNode::Null) => "null".to_string(),
         Value::Static(StaticNode::Bool(b)) => b.to_string(),
@@ -351,7 +351,7 @@ fn describe(v: &Value<'_>) -> String {
 }
 
 /// A string, and nothing else (pydantic does not turn numbers into strings).
-fn strict_str<'v>(v: &'v Value<'v>, name: &str) -> Result<Cow<'v, str>, String> {
+pub(super) fn strict_str<'v>(v: &'v Value<'v>, name: &str) -> Result<Cow<'v, str>, String> {
     match v {
         Value::String(s) => Ok(Cow::Borrowed(s.as_ref())),
         other => Err(format!(
@@ -419,7 +419,7 @@ pub fn lax_bool(v: &Value<'_>, name: &str) -> Result<bool, String> {
     }
 }
 
-fn lax_timestamp(v: &Value<'_>) -> Result<Timestamp, String> {
+pub(super) fn lax_timestamp(v: &Value<'_>) -> Result<Timestamp, String> {
     let parsed = match v {
         Value::String(s) => Timestamp::parse(s),
         Value::Static(StaticNode::I64(n)) => Timestamp::from_epoch_number(*n as f64),
@@ -432,7 +432,7 @@ fn lax_timestamp(v: &Value<'_>) -> Result<Timestamp, String> {
 
 /// What Python's `str()` gives for a scalar, so a non-string label reads the
 /// same as in the reference.
-fn python_str(v: &Value<'_>) -> String {
+pub(super) fn python_str(v: &Value<'_>) -> String {
     match v {
         Value::Static(StaticNode::Bool(true)) => "True".to_string(),
         Value::Static(StaticNode::Bool(false)) => "False".to_string(),
