@@ -3,7 +3,6 @@
 
 use std::io::{self, Write};
 
-
 use crate::adapters::{self, DecodeSettings, Format, Peeked, Sink};
 use crate::cli::{Diag, Input};
 use crate::config::Config;

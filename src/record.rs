@@ -161,7 +161,12 @@ impl EventOut<'_> {
             },
             action_succeeded: self.action_succeeded,
             failure_classification: self.failure_classification.as_deref().map(Cow::Borrowed),
-            divergence_fields: Some(self.divergence_fields.iter().map(|d| Cow::Borrowed(d.as_ref())).collect()),
+            divergence_fields: Some(
+                self.divergence_fields
+                    .iter()
+                    .map(|d| Cow::Borrowed(d.as_ref()))
+                    .collect(),
+            ),
             timestamp: self.timestamp.as_deref().map(Cow::Borrowed),
             error: self.error.clone(),
             output: self.output.as_deref().map(Cow::Borrowed),
@@ -219,7 +224,9 @@ impl EventView<'_> {
             },
             action_succeeded: self.action_succeeded,
             failure_classification: self.failure_classification.map(own),
-            divergence_fields: self.divergence_fields.map(|d| d.into_iter().map(own).collect()),
+            divergence_fields: self
+                .divergence_fields
+                .map(|d| d.into_iter().map(own).collect()),
             timestamp: self.timestamp.map(own),
             error: self.error,
             output: self.output.map(own),

@@ -314,10 +314,20 @@ impl<'w> Sink<'w> {
         strict: bool,
         settings: DecodeSettings,
     ) -> Self {
-        Sink::with_target(SinkTarget::Grouper { grouper, other }, diag, strict, settings)
+        Sink::with_target(
+            SinkTarget::Grouper { grouper, other },
+            diag,
+            strict,
+            settings,
+        )
     }
 
-    fn with_target(out: SinkTarget<'w>, diag: &'w mut Diag, strict: bool, settings: DecodeSettings) -> Self {
+    fn with_target(
+        out: SinkTarget<'w>,
+        diag: &'w mut Diag,
+        strict: bool,
+        settings: DecodeSettings,
+    ) -> Self {
         Sink {
             out,
             diag,

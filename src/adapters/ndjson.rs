@@ -69,7 +69,12 @@ fn read_chunk(reader: &mut ChunkReader<impl Read>, path: &str) -> anyhow::Result
         .map_err(|e| anyhow::anyhow!("{path}: {}", crate::cli::io_reason(&e)))
 }
 
-fn decode_chunk(chunk: &mut Chunk, path: &str, settings: &DecodeSettings, as_views: bool) -> Vec<TaskOutput> {
+fn decode_chunk(
+    chunk: &mut Chunk,
+    path: &str,
+    settings: &DecodeSettings,
+    as_views: bool,
+) -> Vec<TaskOutput> {
     let mut lines: Vec<Line<'_>> = chunk.lines().collect();
     lines
         .par_chunks_mut(LINES_PER_TASK)
@@ -96,7 +101,12 @@ fn write_decoded(tasks: Vec<TaskOutput>, sink: &mut Sink<'_>) -> anyhow::Result<
     Ok(())
 }
 
-fn decode_group(lines: &mut [Line<'_>], path: &str, settings: &DecodeSettings, as_views: bool) -> TaskOutput {
+fn decode_group(
+    lines: &mut [Line<'_>],
+    path: &str,
+    settings: &DecodeSettings,
+    as_views: bool,
+) -> TaskOutput {
     let bytes: usize = lines.iter().map(|l| l.bytes.len() + 64).sum();
     let mut out = TaskOutput {
         buf: Vec::with_capacity(bytes + path.len() * lines.len()),
@@ -105,16 +115,15 @@ fn decode_group(lines: &mut [Line<'_>], path: &str, settings: &DecodeSettings, a
     let mut buffers = simd_json::Buffers::default();
     for line in lines {
         let number = line.number;
-        let outcome = decode_line(line, path, settings, as_views, &mut out.buf, &mut buffers).unwrap_or_else(
-            |reason| Outcome::Skip {
+        let outcome = decode_line(line, path, settings, as_views, &mut out.buf, &mut buffers)
+            .unwrap_or_else(|reason| Outcome::Skip {
                 line: number,
                 reason: if reason.is_empty() {
                     json_error(line.bytes)
                 } else {
                     reason
                 },
-            },
-        );
+            });
         out.outcomes.push(outcome);
     }
     out

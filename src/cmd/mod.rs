@@ -6,3 +6,4 @@ pub mod parse;
 pub mod render;
 pub mod score;
 pub mod tracegen;
+pub mod triage;
