@@ -24,7 +24,7 @@ enum Outcome {
         run_id: (usize, usize),
     },
     /// An event decoded for a grouper in the same process.
-    View(EventView<'static>),
+    View(Box<EventView<'static>>),
     /// A record of another kind, passed through as written.
     Other {
         body: (usize, usize),
@@ -91,7 +91,7 @@ fn write_decoded(tasks: Vec<TaskOutput>, sink: &mut Sink<'_>) -> anyhow::Result<
                         .expect("run ids are written from str");
                     sink.emit_prepared(run, &task.buf[body.0..body.1])?;
                 }
-                Outcome::View(view) => sink.emit_view(view),
+                Outcome::View(view) => sink.emit_view(*view),
                 Outcome::Other { body } => sink.pass_through(&task.buf[body.0..body.1])?,
                 Outcome::Filtered => {}
                 Outcome::Skip { line, reason } => sink.skip(Some(line), &reason)?,
@@ -166,7 +166,7 @@ fn decode_line(
         return Ok(Outcome::Filtered);
     }
     if as_view {
-        return Ok(Outcome::View(ev.view(0).into_owned()));
+        return Ok(Outcome::View(Box::new(ev.view(0).into_owned())));
     }
     let start = buf.len();
     serde_json::to_writer(&mut *buf, &ev).map_err(|e| e.to_string())?;
