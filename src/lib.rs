@@ -8,6 +8,7 @@ pub mod cmd;
 pub mod config;
 pub mod diff;
 pub mod group;
+pub mod json_scan;
 pub mod ndjson;
 pub mod outfile;
 pub mod pipeline;

@@ -2,6 +2,7 @@
 //! and skipped lines to. One file per format beside this one.
 
 mod detect;
+pub mod lax;
 pub mod ndjson;
 pub mod otel;
 pub mod otlp;

@@ -8,7 +8,7 @@ use std::io::Read;
 use simd_json::prelude::*;
 use simd_json::{BorrowedValue as Value, StaticNode};
 
-use super::ndjson::{as_str, describe, lax_int, lax_timestamp, python_str, strict_str};
+use super::lax::{as_str, describe, lax_int, lax_timestamp, python_str, strict_str};
 use super::spans::{self, StatusCode};
 use super::{DecodeSettings, Sink};
 use crate::record::{ActionOut, ErrorInfo, EventOut, JsonVal};

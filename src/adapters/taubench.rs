@@ -11,7 +11,7 @@ use std::path::Path;
 use simd_json::prelude::*;
 use simd_json::{BorrowedValue as Value, StaticNode};
 
-use super::ndjson::{as_str, describe, python_str};
+use super::lax::{as_str, describe, python_str};
 use super::{DecodeSettings, Sink};
 use crate::record::{EventOut, JsonVal, RunRec};
 
