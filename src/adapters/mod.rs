@@ -11,7 +11,7 @@ pub mod taubench;
 
 pub use detect::detect;
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::io::{self, Read, Write};
 use std::path::Path;
 
@@ -334,7 +334,7 @@ impl<'w> Sink<'w> {
             diag,
             strict,
             settings,
-            steps: HashMap::new(),
+            steps: HashMap::default(),
             buf: Vec::with_capacity(4096),
             source: SourceRec {
                 kind: "source".into(),
@@ -344,7 +344,7 @@ impl<'w> Sink<'w> {
                 runs: 0,
                 skipped: 0,
             },
-            source_runs: HashSet::new(),
+            source_runs: HashSet::default(),
         }
     }
 
@@ -440,16 +440,22 @@ impl<'w> Sink<'w> {
 
     /// Hands a decoded event (already time-filtered) to the grouper; only
     /// when [`Sink::feeds_grouper`].
-    pub fn emit_view(&mut self, mut view: crate::record::EventView<'_>) {
+    pub fn emit_view(&mut self, mut view: crate::record::EventView<'_>, ts: Option<Timestamp>) {
         view.step = self.take_step(&view.run_id);
-        self.feed(&view);
+        self.feed_at(&view, ts);
     }
 
     fn feed(&mut self, view: &crate::record::EventView<'_>) {
+        let ts = view.timestamp.as_deref().and_then(Timestamp::parse);
+        self.feed_at(view, ts);
+    }
+
+    fn feed_at(&mut self, view: &crate::record::EventView<'_>, ts: Option<Timestamp>) {
         let SinkTarget::Grouper { grouper, .. } = &mut self.out else {
             return;
         };
-        if let Some(GroupWarning::OutOfOrder { run_id, agent_id }) = grouper.add_event(view) {
+        if let Some(GroupWarning::OutOfOrder { run_id, agent_id }) = grouper.add_event_at(view, ts)
+        {
             self.diag.warn(
                 "out-of-order",
                 format_args!(

@@ -5,6 +5,7 @@
 
 use std::borrow::Cow;
 use std::io::Read;
+use std::ops::Range;
 
 use rayon::prelude::*;
 
@@ -19,6 +20,9 @@ use crate::timestamp::Timestamp;
 const LINES_PER_TASK: usize = 512;
 
 /// What became of one input line.
+// Outcomes live in a vector per task of 512 lines; an inline view saves an
+// allocation per event.
+#[allow(clippy::large_enum_variant)]
 enum Outcome {
     /// An event serialized into the task buffer without its closing brace;
     /// ranges of the body and of its run id.
@@ -27,7 +31,7 @@ enum Outcome {
         run_id: (usize, usize),
     },
     /// An event decoded for a grouper in the same process.
-    View(Box<EventView<'static>>),
+    View(OwnedView),
     /// A record of another kind, passed through as written.
     Other {
         body: (usize, usize),
@@ -99,7 +103,7 @@ fn write_decoded(tasks: Vec<TaskOutput>, sink: &mut Sink<'_>) -> anyhow::Result<
                         .expect("run ids are written from str");
                     sink.emit_prepared(run, &task.buf[body.0..body.1])?;
                 }
-                Outcome::View(view) => sink.emit_view(*view),
+                Outcome::View(v) => sink.emit_view(v.view(), v.timestamp),
                 Outcome::Other { body } => sink.pass_through(&task.buf[body.0..body.1])?,
                 Outcome::Filtered => {}
                 Outcome::Skip { line, reason } => sink.skip(Some(line), &reason)?,
@@ -175,7 +179,7 @@ fn decode_line<'c>(
         return Ok(Outcome::Filtered);
     }
     if as_view {
-        return Ok(Outcome::View(Box::new(ev.view())));
+        return Ok(Outcome::View(ev.owned_view()));
     }
     let start = buf.len();
     ev.write_json(buf, src_path, number);
@@ -454,27 +458,80 @@ impl<'c> TraceEvent<'c> {
         w.raw("}");
     }
 
-    /// The event as the grouper reads it, owning its strings.
-    fn view(&self) -> EventView<'static> {
-        let owned = |v: &Value<'_>| Cow::Owned(v.as_str().map(Cow::into_owned).unwrap_or_default());
+    /// The event as the grouper reads it, its texts in one string.
+    fn owned_view(&self) -> OwnedView {
+        let mut text = String::new();
+        let mut put = |t: &str| {
+            let start = text.len();
+            text.push_str(t);
+            start..text.len()
+        };
+        fn decoded<'c>(v: &Value<'c>) -> Cow<'c, str> {
+            v.as_str().unwrap_or_default()
+        }
+        let event_id = put(&decoded(&self.event_id));
+        let run_id = put(&self.run_id);
+        let agent_id = put(&decoded(&self.agent_id));
+        let tool_name = put(&decoded(&self.tool_name));
+        let classification = self.classification.as_ref().map(|(c, _)| put(c));
+        let divergence_fields = self
+            .divergence_fields
+            .iter()
+            .map(|d| put(&decoded(d)))
+            .collect();
+        let output = self.output.as_ref().map(|o| put(&decoded(o)));
+        OwnedView {
+            text,
+            event_id,
+            run_id,
+            agent_id,
+            tool_name,
+            classification,
+            divergence_fields,
+            output,
+            turn: self.turn,
+            succeeded: self.succeeded,
+            timestamp: self.timestamp,
+            error: self.error.clone(),
+        }
+    }
+}
+
+/// An event decoded for a grouper in this process, owning its texts in one
+/// string so that it costs one allocation.
+struct OwnedView {
+    text: String,
+    event_id: Range<usize>,
+    run_id: Range<usize>,
+    agent_id: Range<usize>,
+    tool_name: Range<usize>,
+    classification: Option<Range<usize>>,
+    divergence_fields: Vec<Range<usize>>,
+    output: Option<Range<usize>>,
+    turn: i64,
+    succeeded: bool,
+    timestamp: Option<Timestamp>,
+    error: Option<ErrorInfo>,
+}
+
+impl OwnedView {
+    fn view(&self) -> EventView<'_> {
+        let at = |r: &Range<usize>| Cow::Borrowed(&self.text[r.clone()]);
         EventView {
-            event_id: owned(&self.event_id),
-            run_id: Cow::Owned(self.run_id.to_string()),
+            event_id: at(&self.event_id),
+            run_id: at(&self.run_id),
             turn: self.turn,
             step: 0,
-            agent_id: owned(&self.agent_id),
+            agent_id: at(&self.agent_id),
             action_taken: ActionView {
-                tool_name: owned(&self.tool_name),
+                tool_name: at(&self.tool_name),
             },
             action_succeeded: self.succeeded,
-            failure_classification: self
-                .classification
-                .as_ref()
-                .map(|(c, _)| Cow::Owned(c.to_string())),
-            divergence_fields: Some(self.divergence_fields.iter().map(owned).collect()),
-            timestamp: self.timestamp.map(|t| Cow::Owned(t.to_string())),
+            failure_classification: self.classification.as_ref().map(at),
+            divergence_fields: Some(self.divergence_fields.iter().map(at).collect()),
+            timestamp: None,
             error: self.error.clone(),
-            output: self.output.as_ref().map(owned),
+            output: self.output.as_ref().map(at),
         }
     }
 }
