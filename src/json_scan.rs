@@ -66,6 +66,35 @@ impl std::fmt::Display for ScanError {
     }
 }
 
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// True when some byte of the word is zero.
+fn zero_byte(v: u64) -> u64 {
+    v.wrapping_sub(ONES) & !v & HIGHS
+}
+
+/// The first byte that ends a run of plain string text: a quote, a
+/// backslash or a control character. Eight bytes at a time.
+fn find_special(b: &[u8]) -> Option<usize> {
+    let mut i = 0;
+    while i + 8 <= b.len() {
+        let w = u64::from_le_bytes(b[i..i + 8].try_into().expect("eight bytes"));
+        let quote = zero_byte(w ^ (ONES * b'"' as u64));
+        let backslash = zero_byte(w ^ (ONES * b'\\' as u64));
+        // Bytes below 0x20; bytes of 0x80 and above are masked out by !w.
+        let control = w.wrapping_sub(ONES * 0x20) & !w & HIGHS;
+        if quote | backslash | control != 0 {
+            break;
+        }
+        i += 8;
+    }
+    b[i..]
+        .iter()
+        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
+        .map(|p| i + p)
+}
+
 struct Scanner<'a> {
     s: &'a str,
     b: &'a [u8],
@@ -134,6 +163,31 @@ pub fn object_members<'a>(
         return Err(sc.err("trailing characters"));
     }
     Ok(())
+}
+
+/// The values of the members named in `names`, in that order, found in
+/// one pass over an object's members; the last of duplicate keys wins, as in
+/// Python's json module.
+pub fn pick<'c, const N: usize>(
+    members: &[(Value<'c>, Value<'c>)],
+    names: &[&str; N],
+) -> [Option<Value<'c>>; N] {
+    let mut slots = [None; N];
+    for (k, v) in members {
+        let i = match k {
+            Value::String {
+                raw,
+                escaped: false,
+            } => names.iter().position(|n| *n == &raw[1..raw.len() - 1]),
+            k => k
+                .as_str()
+                .and_then(|key| names.iter().position(|n| *n == key)),
+        };
+        if let Some(i) = i {
+            slots[i] = Some(*v);
+        }
+    }
+    slots
 }
 
 /// The elements of an array's raw text (as returned by the scanner).
@@ -409,6 +463,21 @@ mod tests {
             object_members("[1]", &mut Vec::new()).unwrap_err().reason,
             "expected a JSON object"
         );
+    }
+
+    #[test]
+    fn special_bytes_are_found_at_any_offset() {
+        for len in 0..40 {
+            for special in [b'"', b'\\', 0x01, 0x1f] {
+                let mut b = vec![b'a'; len];
+                b.extend_from_slice("é✓".as_bytes());
+                let at = b.len();
+                b.push(special);
+                b.extend_from_slice(b"zz\"");
+                assert_eq!(find_special(&b), Some(at), "{len} {special}");
+            }
+            assert_eq!(find_special(&vec![b'x'; len]), None);
+        }
     }
 
     #[test]

@@ -160,9 +160,140 @@ fn kind_of<'a>(line: &'a [u8], probe: Option<Cow<'_, str>>) -> &'a str {
 }
 
 fn decode_event(line: &[u8]) -> Result<Record<'_>, Bad> {
-    serde_json::from_slice::<EventView>(line)
+    scan_event(line)
         .map(Record::Event)
-        .map_err(|e| Bad::Skip(format!("bad event record: {}", json_reason(&e))))
+        .map_err(|e| Bad::Skip(format!("bad event record: {e}")))
+}
+
+const EVENT_FIELDS: [&str; 12] = [
+    "event_id",
+    "run_id",
+    "turn",
+    "step",
+    "agent_id",
+    "action_taken",
+    "action_succeeded",
+    "failure_classification",
+    "divergence_fields",
+    "timestamp",
+    "error",
+    "output",
+];
+
+fn missing(name: &str) -> String {
+    format!("missing field \"{name}\"")
+}
+
+fn string<'a>(v: Option<crate::json_scan::Value<'a>>, name: &str) -> Result<Cow<'a, str>, String> {
+    let v = v.ok_or_else(|| missing(name))?;
+    v.as_str()
+        .ok_or_else(|| format!("{name}: expected a string"))
+}
+
+fn optional_string<'a>(
+    v: Option<crate::json_scan::Value<'a>>,
+    name: &str,
+) -> Result<Option<Cow<'a, str>>, String> {
+    match v {
+        None | Some(crate::json_scan::Value::Null) => Ok(None),
+        Some(v) => v
+            .as_str()
+            .map(Some)
+            .ok_or_else(|| format!("{name}: expected a string")),
+    }
+}
+
+fn integer(v: Option<crate::json_scan::Value<'_>>, name: &str) -> Result<i64, String> {
+    match v.ok_or_else(|| missing(name))? {
+        crate::json_scan::Value::Number(n) => n
+            .parse()
+            .map_err(|_| format!("{name}: expected an integer")),
+        _ => Err(format!("{name}: expected an integer")),
+    }
+}
+
+/// Decodes an `event` record with the allocation-free scanner: the fields
+/// stages use, borrowed from the line, typed as triage-parse writes them.
+fn scan_event(line: &[u8]) -> Result<EventView<'_>, String> {
+    use crate::json_scan::{Value, array_items, object_members, pick};
+    let text = simdutf8::basic::from_utf8(line).map_err(|_| "not valid UTF-8".to_string())?;
+    let mut members = Vec::with_capacity(24);
+    object_members(text, &mut members).map_err(|e| e.to_string())?;
+    let [
+        event_id,
+        run_id,
+        turn,
+        step,
+        agent_id,
+        action,
+        succeeded,
+        class,
+        divs,
+        ts,
+        error,
+        output,
+    ] = pick(&members, &EVENT_FIELDS);
+    let (event_id, run_id) = (string(event_id, "event_id")?, string(run_id, "run_id")?);
+    let tool_name = match action.ok_or_else(|| missing("action_taken"))? {
+        Value::Object(raw) => {
+            let mut inner = Vec::new();
+            object_members(raw, &mut inner).map_err(|e| e.to_string())?;
+            let [tool] = pick(&inner, &["tool_name"]);
+            string(tool, "action_taken.tool_name")?
+        }
+        _ => return Err("action_taken: expected an object".to_string()),
+    };
+    let divergence_fields = match divs {
+        None | Some(Value::Null) => None,
+        Some(Value::Array(raw)) => {
+            let mut items = Vec::new();
+            array_items(raw, &mut items).map_err(|e| e.to_string())?;
+            Some(
+                items
+                    .iter()
+                    .map(|v| {
+                        v.as_str()
+                            .ok_or_else(|| "divergence_fields: expected strings".to_string())
+                    })
+                    .collect::<Result<Vec<_>, _>>()?,
+            )
+        }
+        Some(_) => return Err("divergence_fields: expected a list".to_string()),
+    };
+    let error = match error {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(raw)) => {
+            let mut inner = Vec::new();
+            object_members(raw, &mut inner).map_err(|e| e.to_string())?;
+            let [kind, message] = pick(&inner, &["type", "message"]);
+            Some(crate::record::ErrorInfo {
+                kind: optional_string(kind, "error.type")?.map(Cow::into_owned),
+                message: optional_string(message, "error.message")?.map(Cow::into_owned),
+            })
+        }
+        Some(_) => return Err("error: expected an object".to_string()),
+    };
+    Ok(EventView {
+        event_id,
+        run_id,
+        turn: integer(turn, "turn")?,
+        step: match step {
+            None => 0,
+            s => u64::try_from(integer(s, "step")?)
+                .map_err(|_| "step: expected a count".to_string())?,
+        },
+        agent_id: string(agent_id, "agent_id")?,
+        action_taken: crate::record::ActionView { tool_name },
+        action_succeeded: match succeeded.ok_or_else(|| missing("action_succeeded"))? {
+            Value::Bool(b) => b,
+            _ => return Err("action_succeeded: expected true or false".to_string()),
+        },
+        failure_classification: optional_string(class, "failure_classification")?,
+        divergence_fields,
+        timestamp: optional_string(ts, "timestamp")?,
+        error,
+        output: optional_string(output, "output")?,
+    })
 }
 
 fn json_reason(e: &serde_json::Error) -> String {

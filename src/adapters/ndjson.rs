@@ -11,7 +11,7 @@ use rayon::prelude::*;
 
 use super::lax::Scalar;
 use super::{DecodeSettings, Sink};
-use crate::json_scan::{Value, array_items, object_members};
+use crate::json_scan::{Value, array_items, object_members, pick};
 use crate::ndjson::{Chunk, ChunkReader};
 use crate::record::{ActionView, ErrorInfo, EventView};
 use crate::timestamp::Timestamp;
@@ -222,20 +222,9 @@ const TOP_FIELDS: [&str; 19] = [
 
 impl<'c> TopLevel<'c> {
     fn new(members: &[(Value<'c>, Value<'c>)]) -> Self {
-        let mut slots = [None; TOP_FIELDS.len()];
-        for (k, v) in members {
-            let i = match k {
-                Value::String {
-                    raw,
-                    escaped: false,
-                } => field_index(&raw[1..raw.len() - 1]),
-                k => k.as_str().and_then(|name| field_index(&name)),
-            };
-            if let Some(i) = i {
-                slots[i] = Some(*v);
-            }
+        TopLevel {
+            slots: pick(members, &TOP_FIELDS),
         }
-        TopLevel { slots }
     }
 
     fn get(&self, name: &str) -> Option<Value<'c>> {
