@@ -60,7 +60,8 @@ def main():
                     ratio = f"> {t / base[2]:.0f}x slower than ours"
             mem_s = f"{mem:.0f} MiB" if mem is not None else "-"
             shown = status if status not in ("ok", "timeout") else ""
-            out.append(f"| {label} | {fmt_time(t, status)} {shown} | {mem_s} | {ratio} |")
+            cell = label.replace("|", "\\|")
+            out.append(f"| {cell} | {fmt_time(t, status)} {shown} | {mem_s} | {ratio} |")
         out.append("")
         rows.clear()
 

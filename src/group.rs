@@ -14,7 +14,7 @@ use crate::timestamp::Timestamp;
 pub const SAMPLES_PER_PATTERN: usize = 5;
 /// Events held for exact recovery whatever their order, before switching to
 /// streaming (which assumes each run's events come in turn order).
-pub const DEFAULT_BUFFER_EVENTS: usize = 1 << 21;
+pub const DEFAULT_BUFFER_EVENTS: usize = 1 << 20;
 
 const SUCCESS: u32 = u32::MAX;
 

@@ -306,11 +306,7 @@ impl<'a> Scanner<'a> {
         self.pos += 1;
         let mut escaped = false;
         loop {
-            let rest = &self.b[self.pos..];
-            let Some(i) = rest
-                .iter()
-                .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
-            else {
+            let Some(i) = find_special(&self.b[self.pos..]) else {
                 self.pos = self.b.len();
                 return Err(self.err("unterminated string"));
             };
