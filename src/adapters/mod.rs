@@ -2,6 +2,7 @@
 //! and skipped lines to. One file per format beside this one.
 
 pub mod ndjson;
+pub mod whowhen;
 
 use std::collections::{HashMap, HashSet};
 use std::io::{self, Read, Write};
@@ -24,6 +25,8 @@ pub enum Format {
     Auto,
     /// agent-triage TraceEvent lines (.ndjson, .jsonl).
     Ndjson,
+    /// Who&When benchmark runs: one JSON object with a `history` per file.
+    Whowhen,
 }
 
 impl Format {
@@ -31,13 +34,17 @@ impl Format {
         match self {
             Format::Auto => "auto",
             Format::Ndjson => "ndjson",
+            Format::Whowhen => "whowhen",
         }
     }
 }
 
 /// Picks the format of an input from its name and its first bytes.
 pub fn detect(path: Option<&Path>, head: &[u8]) -> Format {
-    let _ = (path, head);
+    let _ = path;
+    if whowhen::looks_like(head) {
+        return Format::Whowhen;
+    }
     Format::Ndjson
 }
 
@@ -55,6 +62,7 @@ pub fn read_input(input: &Input, format: Format, sink: &mut Sink<'_>) -> anyhow:
     let reader = io::Cursor::new(head).chain(reader);
     match format {
         Format::Ndjson | Format::Auto => ndjson::read(reader, sink)?,
+        Format::Whowhen => whowhen::read(reader, sink)?,
     }
     sink.end_source()?;
     Ok(())
@@ -129,18 +137,18 @@ impl DecodeSettings {
     /// Marks an unlabeled failure's cause from its error, or a success whose
     /// output reads as a failure. Explicit labels always win.
     pub fn infer_failure(&self, ev: &mut EventOut<'_>) {
-        if ev.action_succeeded && ev.failure_classification.is_none() {
-            if let Some(out) = ev.output.as_deref()
-                && crate::classify::output_reads_as_failure(out)
-            {
-                ev.action_succeeded = false;
-                ev.failure_source = Some("output");
-                if ev.error.is_none() {
-                    ev.error = Some(ErrorInfo {
-                        kind: None,
-                        message: Some(first_line(out)),
-                    });
-                }
+        if ev.action_succeeded
+            && ev.failure_classification.is_none()
+            && let Some(out) = ev.output.as_deref()
+            && crate::classify::output_reads_as_failure(out)
+        {
+            ev.action_succeeded = false;
+            ev.failure_source = Some("output");
+            if ev.error.is_none() {
+                ev.error = Some(ErrorInfo {
+                    kind: None,
+                    message: Some(first_line(out)),
+                });
             }
         }
         if ev.action_succeeded || ev.failure_classification.is_some() {
@@ -258,7 +266,7 @@ impl<'w> Sink<'w> {
         self.source.events += 1;
         let mut tail = [0u8; 40];
         let mut cur = io::Cursor::new(&mut tail[..]);
-        write!(cur, ",\"step\":{step}}}\n")?;
+        writeln!(cur, ",\"step\":{step}}}")?;
         let n = cur.position() as usize;
         self.out.raw_parts(body, &tail[..n])
     }
