@@ -5,6 +5,7 @@ pub mod adapters;
 pub mod classify;
 pub mod cmd;
 pub mod config;
+pub mod explain;
 pub mod cli;
 pub mod ndjson;
 pub mod record;

@@ -180,6 +180,14 @@ pub struct EventView<'a> {
     pub error: Option<ErrorInfo>,
     #[serde(borrow, default)]
     pub output: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub input: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub span_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub parent_span_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub span_kind: Option<Cow<'a, str>>,
 }
 
 impl EventView<'_> {
@@ -327,6 +335,50 @@ pub struct Pattern {
     pub samples: Vec<Sample>,
     #[serde(flatten, default)]
     pub score: Option<Scores>,
+}
+
+/// A `finding` record (triage-explain): one thing a detector saw in a run.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct Finding {
+    pub kind: Cow<'static, str>,
+    pub run_id: String,
+    pub step: u64,
+    pub agent_id: String,
+    pub category: String,
+    pub title: String,
+    pub detector: String,
+    /// Orders findings only; not a probability.
+    pub confidence: f64,
+    /// True for what went visibly wrong, false for a suspected cause.
+    pub symptom: bool,
+    /// Sentences a person can check against the run.
+    pub evidence: Vec<String>,
+}
+
+/// One ranked root-cause candidate of a verdict.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct Candidate {
+    pub agent_id: String,
+    pub step: u64,
+    pub category: String,
+    pub detector: String,
+    pub confidence: f64,
+}
+
+/// A `verdict` record (triage-explain): the agent and step a failed run is
+/// traced back to. The first candidate is the verdict itself.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct Verdict {
+    pub kind: Cow<'static, str>,
+    pub run_id: String,
+    pub agent_id: String,
+    pub step: u64,
+    pub category: String,
+    /// agent, user, environment or unknown.
+    pub blame: String,
+    pub confidence: f64,
+    pub evidence: Vec<String>,
+    pub candidates: Vec<Candidate>,
 }
 
 /// Just enough of any record to route it.

@@ -162,10 +162,13 @@ impl Action {
         }
     }
 
+    /// A terminal's reply is a tool's output; browsing and file agents
+    /// act on their own, so their steps are an agent's.
     fn span_kind(self) -> &'static str {
         match self {
             Action::Message => "message",
-            _ => "tool",
+            Action::CodeExecution => "tool",
+            Action::WebBrowse | Action::FileRead => "agent",
         }
     }
 }

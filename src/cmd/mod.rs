@@ -1,3 +1,4 @@
 //! One module per binary: its clap `Args` and `run`.
 
+pub mod explain;
 pub mod parse;
