@@ -136,6 +136,18 @@ impl RunView {
         (0..self.steps.len()).filter(move |&i| self.steps[i].agent == agent)
     }
 
+    /// True when failed step `i` was recovered: a later step of the same
+    /// agent and tool succeeded with a non-empty result.
+    pub fn recovered(&self, i: usize) -> bool {
+        let failed = &self.steps[i];
+        self.steps[i + 1..].iter().any(|s| {
+            s.agent == failed.agent
+                && s.tool == failed.tool
+                && s.succeeded
+                && !super::text::reads_as_empty(&s.output)
+        })
+    }
+
     /// The values the run was given: the task's and the task statement's.
     /// A value among them is no step's own product.
     pub fn given_values(&self) -> std::collections::BTreeSet<String> {

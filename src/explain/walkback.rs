@@ -19,6 +19,9 @@ const EARLIEST_BONUS: f64 = 0.15;
 /// Score added per further detector that suspects the same step.
 const AGREEMENT_BONUS: f64 = 0.1;
 
+/// The detector whose hits are a positional prior, not evidence.
+const PRIOR_DETECTOR: &str = "first_action";
+
 /// A hit with the name of the detector that made it.
 pub type NamedHit<'d> = (&'d str, Hit);
 
@@ -97,7 +100,7 @@ pub fn verdict(run: &RunView, hits: &[NamedHit<'_>]) -> Verdict {
     let deps = data_flow(run);
     let mut ranked = rank(run, hits, &deps);
     ranked.truncate(TOP);
-    let candidates: Vec<Candidate> = ranked
+    let mut candidates: Vec<Candidate> = ranked
         .iter()
         .map(|r| Candidate {
             agent_id: run.steps[r.at].agent.clone(),
@@ -107,6 +110,7 @@ pub fn verdict(run: &RunView, hits: &[NamedHit<'_>]) -> Verdict {
             confidence: round(r.score.min(1.0)),
         })
         .collect();
+    pad_with_early_actions(run, hits, &mut candidates);
     let Some(top) = ranked.first() else {
         return unexplained(run, hits);
     };
@@ -148,9 +152,10 @@ fn rank<'h>(run: &RunView, hits: &'h [NamedHit<'h>], deps: &[Vec<usize>]) -> Vec
             }),
         }
     }
+    // A recovered failure did not sink the run: it sends nobody back.
     let mut symptoms: Vec<(usize, &str)> = hits
         .iter()
-        .filter(|h| h.1.symptom)
+        .filter(|h| h.1.symptom && !(h.1.category == "error" && run.recovered(h.1.at)))
         .map(|h| (h.1.at, h.1.category))
         .collect();
     if let Some(last) = run.steps.len().checked_sub(1) {
@@ -161,7 +166,8 @@ fn rank<'h>(run: &RunView, hits: &'h [NamedHit<'h>], deps: &[Vec<usize>]) -> Vec
         let explicit = category != "failed run";
         let mut earliest: Option<usize> = None;
         for r in by_step.iter_mut() {
-            if !reach.contains(&r.at) {
+            // A prior is no evidence: walking back does not reward it.
+            if !reach.contains(&r.at) || r.best.0 == PRIOR_DETECTOR {
                 continue;
             }
             if explicit && r.reasons.is_empty() {
@@ -184,6 +190,31 @@ fn rank<'h>(run: &RunView, hits: &'h [NamedHit<'h>], deps: &[Vec<usize>]) -> Vec
     }
     by_step.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.at.cmp(&b.at)));
     by_step
+}
+
+/// Fills a short candidate list with the earliest agent actions not yet
+/// listed (after the first action a prior chose): when evidence is thin, a
+/// wrong approach most often starts early. Their confidence is nominal.
+fn pad_with_early_actions(run: &RunView, hits: &[NamedHit<'_>], candidates: &mut Vec<Candidate>) {
+    let start = hits
+        .iter()
+        .filter(|h| h.0 == PRIOR_DETECTOR)
+        .map(|h| h.1.at)
+        .min()
+        .unwrap_or(0);
+    let listed: HashSet<u64> = candidates.iter().map(|c| c.step).collect();
+    let early = run
+        .agent_steps()
+        .filter(|&i| i >= start && !run.steps[i].is_tool() && !listed.contains(&run.steps[i].step));
+    for i in early.take(TOP.saturating_sub(candidates.len())) {
+        candidates.push(Candidate {
+            agent_id: run.steps[i].agent.clone(),
+            step: run.steps[i].step,
+            category: "wrong_approach".to_string(),
+            detector: "position".to_string(),
+            confidence: 0.05,
+        });
+    }
 }
 
 /// Who is to blame for the step a run is traced back to.

@@ -111,8 +111,10 @@ pub fn unsourced_values(run: &RunView) -> Vec<Hit> {
     let mut hits = Vec::new();
     for (i, s) in run.steps.iter().enumerate() {
         let stated = numbers(&prose_of(&s.output));
-        let is_claim = !run.is_environment(i)
-            && !s.is_tool()
+        // Pages and tool results bring new values by nature; only a
+        // message states them as its own.
+        let is_claim = s.tool == "message"
+            && !run.is_environment(i)
             && Some(i) != run.task_index()
             && !has_code(&s.output);
         if is_claim {
@@ -144,14 +146,12 @@ fn prose_of(text: &str) -> String {
 }
 
 /// The first claim of success or a final answer made right after a failed
-/// or empty tool reply, or before any tool ran at all.
+/// or empty tool reply.
 pub fn unverified_claim(run: &RunView) -> Vec<Hit> {
     let mut last_tool: Option<usize> = None;
-    let mut any_tool = false;
     for (i, s) in run.steps.iter().enumerate() {
         if run.is_environment(i) || s.is_tool() {
             last_tool = Some(i);
-            any_tool = true;
             continue;
         }
         if Some(i) == run.task_index() {
@@ -162,19 +162,16 @@ pub fn unverified_claim(run: &RunView) -> Vec<Hit> {
         };
         let bad_reply =
             last_tool.filter(|&t| !run.steps[t].succeeded || reads_as_empty(&run.steps[t].output));
-        let why = match bad_reply {
-            Some(t) => format!(
-                "right after {} failed or returned nothing",
-                step_name(run, t)
-            ),
-            None if !any_tool => "before any tool produced evidence".to_string(),
-            None => continue,
-        };
+        let Some(t) = bad_reply else { continue };
+        let why = format!(
+            "right after {} failed or returned nothing",
+            step_name(run, t)
+        );
         return vec![Hit {
             at: i,
             category: "unverified_claim",
             title: "claims success without evidence".to_string(),
-            confidence: 0.45,
+            confidence: 0.3,
             symptom: false,
             evidence: vec![format!(
                 "{} claims \"{}\" {why}",
@@ -229,7 +226,7 @@ pub fn premature_termination(run: &RunView) -> Vec<Hit> {
         at: last,
         category: "premature_termination",
         title: "stopped before the task was done".to_string(),
-        confidence: 0.4,
+        confidence: 0.2,
         symptom: false,
         evidence: vec![why],
     }]

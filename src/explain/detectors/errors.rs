@@ -76,17 +76,25 @@ pub fn bad_tool_call(run: &RunView) -> Vec<Hit> {
             },
         };
         let by = run.actor_of(i);
+        let mut evidence = vec![format!(
+            "{} made the call that failed at {} with \"{phrase}\": the call, not the tool, was wrong",
+            step_name(run, by),
+            step_name(run, i)
+        )];
+        // A call fixed by a later one did not sink the run by itself.
+        let recovered = run.recovered(i);
+        if recovered {
+            evidence.push(
+                "a later call of the same tool succeeded, so the failure was recovered".to_string(),
+            );
+        }
         hits.push(Hit {
             at: by,
             category,
             title: format!("a call the tool refused ({phrase})"),
-            confidence: 0.6,
+            confidence: if recovered { 0.3 } else { 0.6 },
             symptom: false,
-            evidence: vec![format!(
-                "{} made the call that failed at {} with \"{phrase}\": the call, not the tool, was wrong",
-                step_name(run, by),
-                step_name(run, i)
-            )],
+            evidence,
         });
     }
     hits

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use super::{Hit, step_name};
-use crate::explain::text::{find_phrase, quote_around, values};
+use crate::explain::text::{find_phrase, has_code, quote_around, values};
 use crate::explain::view::RunView;
 
 /// How often one call (or message) must repeat unchanged to be a loop.
@@ -65,6 +65,8 @@ pub fn value_provenance(run: &RunView) -> Vec<Hit> {
             continue;
         }
         let used = values(&format!("{}\n{}\n{}", s.input, s.error, s.output));
+        // A value that a tool or page first showed is the world's data; only
+        // a value an agent stated on its own can be the agent's mistake.
         let source = (0..j).find_map(|i| {
             produced[i]
                 .iter()
@@ -72,6 +74,9 @@ pub fn value_provenance(run: &RunView) -> Vec<Hit> {
                 .map(|v| (i, v))
         });
         let Some((i, value)) = source else { continue };
+        if run.steps[i].tool != "message" || run.is_environment(i) {
+            continue;
+        }
         let by = run.actor_of(i);
         if by == run.actor_of(j) {
             continue; // the failing step's own call: bad_tool_call covers it
@@ -80,7 +85,7 @@ pub fn value_provenance(run: &RunView) -> Vec<Hit> {
             at: by,
             category: "bad_value",
             title: format!("produced a value the failing step {} used", s.step),
-            confidence: 0.4,
+            confidence: 0.2,
             symptom: false,
             evidence: vec![format!(
                 "the value {value} appears first at {} and is used by {}, which failed",
@@ -305,7 +310,7 @@ pub fn lossy_handoff(run: &RunView) -> Vec<Hit> {
             at: i,
             category: "lossy_handoff",
             title: format!("handed work to {} without the task's specifics", to.agent),
-            confidence: 0.3,
+            confidence: 0.15,
             symptom: false,
             evidence: vec![format!(
                 "{} hands over to {} without any of {}",
@@ -323,13 +328,21 @@ pub fn lossy_handoff(run: &RunView) -> Vec<Hit> {
     hits
 }
 
-/// The first agent step after the task in a failed run: where a wrong
-/// approach most often starts. A weak prior, ranked below real evidence.
+/// The first action of a failed run: where a wrong approach most often
+/// starts. That is the task statement itself when it already acts (its code
+/// is run right after it), else the first agent step after it. A weak
+/// prior, ranked below real evidence.
 pub fn first_action(run: &RunView) -> Vec<Hit> {
     if !run.failed() {
         return Vec::new();
     }
-    let after = run.task_index().map_or(0, |t| t + 1);
+    let task_acts = run
+        .task_index()
+        .is_some_and(|t| has_code(&run.steps[t].output) && run.is_environment(t + 1));
+    let after = match run.task_index() {
+        Some(t) if !task_acts => t + 1,
+        _ => 0,
+    };
     let Some(i) = run.agent_steps().find(|&i| i >= after) else {
         return Vec::new();
     };
