@@ -47,6 +47,10 @@ pub fn data_flow(run: &RunView) -> Vec<Vec<usize>> {
         if j > 0 && !s.is_tool() {
             deps[j].push(j - 1);
         }
+        // An agent acts on what it did before.
+        if let Some(own) = (0..j).rev().find(|&i| run.steps[i].agent == s.agent) {
+            deps[j].push(own);
+        }
         for v in values(&s.text()) {
             if task_values.contains(&v) {
                 continue;

@@ -353,7 +353,7 @@ pub fn first_action(run: &RunView) -> Vec<Hit> {
         confidence: 0.25,
         symptom: false,
         evidence: vec![format!(
-            "{} is the first action after the task; the run failed and nothing earlier explains it",
+            "{} is the first action after the task, where failures most often start (a prior, not evidence)",
             step_name(run, i)
         )],
     }]
