@@ -31,7 +31,14 @@ const BUILTIN: &[(&str, &str, &[&str])] = &[
     (
         "rate_limit",
         ENV,
-        &["rate limit", "ratelimit", "rate_limit", "too many requests", "429", "quota"],
+        &[
+            "rate limit",
+            "ratelimit",
+            "rate_limit",
+            "too many requests",
+            "429",
+            "quota",
+        ],
     ),
     (
         "context_overflow",
@@ -69,7 +76,13 @@ const BUILTIN: &[(&str, &str, &[&str])] = &[
     (
         "unknown_tool",
         AGENT,
-        &["unknown tool", "tool not found", "no such tool", "not a valid tool", "unknown function"],
+        &[
+            "unknown tool",
+            "tool not found",
+            "no such tool",
+            "not a valid tool",
+            "unknown function",
+        ],
     ),
     (
         "bad_tool_arguments",
@@ -238,16 +251,34 @@ mod tests {
 
     #[test]
     fn builtin_rules_name_common_causes() {
-        assert_eq!(cause(Some("RateLimitError"), "Error code: 429").as_deref(), Some("rate_limit"));
-        assert_eq!(cause(None, "Request timed out after 30s").as_deref(), Some("timeout"));
-        assert_eq!(cause(None, "Unknown tool: web_serch").as_deref(), Some("unknown_tool"));
+        assert_eq!(
+            cause(Some("RateLimitError"), "Error code: 429").as_deref(),
+            Some("rate_limit")
+        );
+        assert_eq!(
+            cause(None, "Request timed out after 30s").as_deref(),
+            Some("timeout")
+        );
+        assert_eq!(
+            cause(None, "Unknown tool: web_serch").as_deref(),
+            Some("unknown_tool")
+        );
         assert_eq!(
             cause(Some("ValidationError"), "missing required field 'city'").as_deref(),
             Some("bad_tool_arguments")
         );
-        assert_eq!(cause(None, "This model's maximum context length is 8192").as_deref(), Some("context_overflow"));
-        assert_eq!(cause(None, "503 Service Unavailable").as_deref(), Some("provider_error"));
-        assert_eq!(cause(None, "Recursion limit of 25 reached").as_deref(), Some("loop_exhausted"));
+        assert_eq!(
+            cause(None, "This model's maximum context length is 8192").as_deref(),
+            Some("context_overflow")
+        );
+        assert_eq!(
+            cause(None, "503 Service Unavailable").as_deref(),
+            Some("provider_error")
+        );
+        assert_eq!(
+            cause(None, "Recursion limit of 25 reached").as_deref(),
+            Some("loop_exhausted")
+        );
     }
 
     #[test]
@@ -255,7 +286,9 @@ mod tests {
         assert!(output_reads_as_failure(r#"{"error": "not found"}"#));
         assert!(output_reads_as_failure(r#"{"success": false, "data": 1}"#));
         assert!(output_reads_as_failure(r#"{"isError": true}"#));
-        assert!(output_reads_as_failure("Traceback (most recent call last):\n  File x"));
+        assert!(output_reads_as_failure(
+            "Traceback (most recent call last):\n  File x"
+        ));
         assert!(output_reads_as_failure("Error: flight not found"));
         assert!(!output_reads_as_failure(r#"{"error": null, "result": 3}"#));
         assert!(!output_reads_as_failure("The error rate fell to 2%."));
@@ -271,7 +304,10 @@ mod tests {
     #[test]
     fn user_rules_come_first() {
         let mut user = BTreeMap::new();
-        user.insert("coordination_failure".to_string(), vec!["Handoff Lost".to_string()]);
+        user.insert(
+            "coordination_failure".to_string(),
+            vec!["Handoff Lost".to_string()],
+        );
         let c = Classifier::new(&user);
         let got = c.classify(None, Some("timeout: handoff lost")).unwrap();
         assert_eq!(got.classification, "coordination_failure");

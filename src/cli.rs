@@ -59,13 +59,15 @@ pub trait Tool: Parser {
 
 /// Entry point of every binary: parse flags, run, map errors to exit status.
 pub fn main<T: Tool>() -> ExitCode {
-    let args = T::parse();
-    if let Some(what) = args.common().generate {
+    // Checked before parsing, so tools with required arguments can print
+    // their man page too.
+    if let Some(what) = generate_request(std::env::args().skip(1)) {
         return match generate::<T>(what, &mut io::stdout().lock()) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => report_error(T::NAME, &e.into()),
         };
     }
+    let args = T::parse();
     let mut diag = Diag::new(T::NAME, args.common().quiet);
     let result = args.run(&mut diag);
     diag.finish();
@@ -74,6 +76,18 @@ pub fn main<T: Tool>() -> ExitCode {
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => report_error(T::NAME, &e),
     }
+}
+
+fn generate_request(mut args: impl Iterator<Item = String>) -> Option<Generate> {
+    while let Some(a) = args.next() {
+        let value = match a.strip_prefix("--generate") {
+            Some("") => args.next()?,
+            Some(v) => v.strip_prefix('=')?.to_string(),
+            None => continue,
+        };
+        return Generate::from_str(&value, false).ok();
+    }
+    None
 }
 
 fn report_error(tool: &str, e: &anyhow::Error) -> ExitCode {
@@ -295,6 +309,25 @@ mod tests {
         }
         assert_eq!(d.count("bad-line"), 25);
         assert_eq!(d.count("other"), 0);
+    }
+
+    #[test]
+    fn generate_is_found_anywhere() {
+        let args = |v: &[&str]| {
+            v.iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .into_iter()
+        };
+        assert_eq!(
+            generate_request(args(&["--generate", "man"])),
+            Some(Generate::Man)
+        );
+        assert_eq!(
+            generate_request(args(&["x", "--generate=zsh"])),
+            Some(Generate::Zsh)
+        );
+        assert_eq!(generate_request(args(&["--strict"])), None);
     }
 
     #[test]

@@ -74,7 +74,11 @@ impl ScoringConfig {
 
     /// The highest severity score this configuration can give.
     pub fn max_severity(&self) -> f64 {
-        let w = self.weights.values().copied().fold(FALLBACK_WEIGHT, f64::max);
+        let w = self
+            .weights
+            .values()
+            .copied()
+            .fold(FALLBACK_WEIGHT, f64::max);
         w * 10.0 * self.no_recovery_multiplier.max(1.0)
     }
 }
@@ -86,7 +90,9 @@ fn default_weights() -> BTreeMap<String, f64> {
         .collect()
 }
 
-fn merge_weights<'de, D: serde::Deserializer<'de>>(d: D) -> Result<BTreeMap<String, f64>, D::Error> {
+fn merge_weights<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<BTreeMap<String, f64>, D::Error> {
     let user = BTreeMap::<String, f64>::deserialize(d)?;
     let mut w = default_weights();
     w.extend(user);
@@ -147,7 +153,9 @@ impl Config {
             ("scoring.severity_weight", s.severity_weight),
         ] {
             if !v.is_finite() || v < 0.0 {
-                return Err(format!("0: {name} must be a number of zero or more, not {v}"));
+                return Err(format!(
+                    "0: {name} must be a number of zero or more, not {v}"
+                ));
             }
         }
         Ok(())
@@ -189,7 +197,22 @@ mod tests {
 
     #[test]
     fn classify_rules_load() {
-        let c = Config::parse("[classify]\nenvironment_constraint = [\"quota exceeded\"]\n").unwrap();
+        let c =
+            Config::parse("[classify]\nenvironment_constraint = [\"quota exceeded\"]\n").unwrap();
         assert_eq!(c.classify["environment_constraint"], vec!["quota exceeded"]);
+    }
+}
+
+#[cfg(test)]
+mod example_file {
+    use super::*;
+
+    #[test]
+    fn the_example_file_loads_and_documents_the_defaults() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("triage.example.toml");
+        let c = Config::load(&path).unwrap();
+        assert_eq!(c.scoring, ScoringConfig::default());
+        assert_eq!(c.alerting, AlertConfig::default());
+        assert!(c.classify.contains_key("environment_constraint"));
     }
 }

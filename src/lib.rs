@@ -3,10 +3,16 @@
 
 pub mod adapters;
 pub mod classify;
+pub mod cli;
 pub mod cmd;
 pub mod config;
+pub mod diff;
 pub mod explain;
-pub mod cli;
+pub mod group;
 pub mod ndjson;
+pub mod pipeline;
 pub mod record;
+pub mod score;
+pub mod stream;
 pub mod timestamp;
+pub mod tracegen;

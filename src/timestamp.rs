@@ -31,7 +31,10 @@ impl Timestamp {
     /// an offset is taken as UTC. Digits-only text is read as an epoch number.
     pub fn parse(s: &str) -> Option<Self> {
         let s = s.trim();
-        if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit() || b == b'.' || b == b'-') {
+        if !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_digit() || b == b'.' || b == b'-')
+        {
             if let Some(ts) = parse_iso(s) {
                 return Some(ts);
             }
@@ -121,9 +124,7 @@ fn parse_iso(s: &str) -> Option<Timestamp> {
         [] | [b'Z'] | [b'z'] => 0,
         [sign @ (b'+' | b'-'), rest @ ..] => {
             let (h, m) = match rest {
-                [h1, h2, b':', m1, m2] | [h1, h2, m1, m2] => {
-                    (num(&[*h1, *h2])?, num(&[*m1, *m2])?)
-                }
+                [h1, h2, b':', m1, m2] | [h1, h2, m1, m2] => (num(&[*h1, *h2])?, num(&[*m1, *m2])?),
                 [h1, h2] => (num(&[*h1, *h2])?, 0),
                 _ => return None,
             };
@@ -140,8 +141,9 @@ fn num(b: &[u8]) -> Option<u32> {
     if b.is_empty() || !b.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    b.iter()
-        .try_fold(0u32, |acc, d| acc.checked_mul(10)?.checked_add((d - b'0') as u32))
+    b.iter().try_fold(0u32, |acc, d| {
+        acc.checked_mul(10)?.checked_add((d - b'0') as u32)
+    })
 }
 
 fn is_leap(y: i64) -> bool {
@@ -191,25 +193,47 @@ mod tests {
 
     #[test]
     fn reads_the_common_spellings() {
-        assert_eq!(norm("2026-04-25T12:00:00+00:00").unwrap(), "2026-04-25T12:00:00Z");
-        assert_eq!(norm("2026-04-25T14:30:00+02:30").unwrap(), "2026-04-25T12:00:00Z");
+        assert_eq!(
+            norm("2026-04-25T12:00:00+00:00").unwrap(),
+            "2026-04-25T12:00:00Z"
+        );
+        assert_eq!(
+            norm("2026-04-25T14:30:00+02:30").unwrap(),
+            "2026-04-25T12:00:00Z"
+        );
         assert_eq!(norm("2026-04-25 12:00:00").unwrap(), "2026-04-25T12:00:00Z");
-        assert_eq!(norm("2026-04-25T12:00:00.250Z").unwrap(), "2026-04-25T12:00:00.25Z");
+        assert_eq!(
+            norm("2026-04-25T12:00:00.250Z").unwrap(),
+            "2026-04-25T12:00:00.25Z"
+        );
         assert_eq!(norm("2026-04-25").unwrap(), "2026-04-25T00:00:00Z");
         assert_eq!(norm("1700000000").unwrap(), "2023-11-14T22:13:20Z");
         assert_eq!(norm("1700000000000").unwrap(), "2023-11-14T22:13:20Z");
-        assert_eq!(norm("1969-12-31T23:59:59Z").unwrap(), "1969-12-31T23:59:59Z");
+        assert_eq!(
+            norm("1969-12-31T23:59:59Z").unwrap(),
+            "1969-12-31T23:59:59Z"
+        );
     }
 
     #[test]
     fn refuses_what_is_not_a_time() {
-        for bad in ["", "garbage", "2026-13-01", "2026-02-30", "2026-04-25T25:00:00Z", "2026-04-25Tx"] {
+        for bad in [
+            "",
+            "garbage",
+            "2026-13-01",
+            "2026-02-30",
+            "2026-04-25T25:00:00Z",
+            "2026-04-25Tx",
+        ] {
             assert_eq!(norm(bad), None, "{bad}");
         }
     }
 
     #[test]
     fn day_is_utc() {
-        assert_eq!(Timestamp::parse("2026-04-25T23:30:00-02:00").unwrap().day(), "2026-04-26");
+        assert_eq!(
+            Timestamp::parse("2026-04-25T23:30:00-02:00").unwrap().day(),
+            "2026-04-26"
+        );
     }
 }

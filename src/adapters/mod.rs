@@ -50,16 +50,36 @@ pub fn detect(path: Option<&Path>, head: &[u8]) -> Format {
 
 /// Reads one input in `format` (or the detected one) into `sink`.
 pub fn read_input(input: &Input, format: Format, sink: &mut Sink<'_>) -> anyhow::Result<()> {
+    let (head, reader) = peek(input)?;
+    read_peeked(input, head, reader, format, sink)
+}
+
+/// The first 64 KiB of an input, and a reader that still yields them.
+pub type Peeked = (Vec<u8>, Box<dyn Read + Send>);
+
+/// Opens an input and reads its start, for format detection.
+pub fn peek(input: &Input) -> anyhow::Result<Peeked> {
     let mut reader = input.open()?;
     let mut head = vec![0u8; 64 * 1024];
     let n = read_head(&mut reader, &mut head).with_context(|| input.name())?;
     head.truncate(n);
+    Ok((head, reader))
+}
+
+/// Reads an input whose start `head` was already read from `rest`.
+pub fn read_peeked(
+    input: &Input,
+    head: Vec<u8>,
+    rest: Box<dyn Read + Send>,
+    format: Format,
+    sink: &mut Sink<'_>,
+) -> anyhow::Result<()> {
     let format = match format {
         Format::Auto => detect(input.path(), &head),
         f => f,
     };
     sink.begin_source(&input.name(), format.name());
-    let reader = io::Cursor::new(head).chain(reader);
+    let reader = io::Cursor::new(head).chain(rest);
     match format {
         Format::Ndjson | Format::Auto => ndjson::read(reader, sink)?,
         Format::Whowhen => whowhen::read(reader, sink)?,
@@ -292,7 +312,8 @@ impl<'w> Sink<'w> {
             anyhow::bail!("{at}: {reason}");
         }
         self.source.skipped += 1;
-        self.diag.warn("unreadable-input", format_args!("{at}: {reason}; skipped"));
+        self.diag
+            .warn("unreadable-input", format_args!("{at}: {reason}; skipped"));
         Ok(())
     }
 

@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use simd_json::{BorrowedValue as Value, StaticNode};
 
 use super::{DecodeSettings, Sink};
-use crate::ndjson::{ChunkReader, Line};
+use crate::ndjson::{Chunk, ChunkReader, Line};
 use crate::record::{ActionOut, ErrorInfo, EventOut, JsonVal, Src};
 use crate::timestamp::Timestamp;
 
@@ -24,10 +24,15 @@ enum Outcome {
         run_id: (usize, usize),
     },
     /// A record of another kind, passed through as written.
-    Other { body: (usize, usize) },
+    Other {
+        body: (usize, usize),
+    },
     /// Outside the --since/--until range.
     Filtered,
-    Skip { line: u64, reason: String },
+    Skip {
+        line: u64,
+        reason: String,
+    },
 }
 
 struct TaskOutput {
@@ -35,33 +40,52 @@ struct TaskOutput {
     outcomes: Vec<Outcome>,
 }
 
-/// Reads TraceEvent lines from `r` into `sink`, decoding in parallel and
-/// writing in input order.
-pub fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
+/// Reads TraceEvent lines from `r` into `sink`. Each chunk's lines are
+/// decoded in parallel while the previous chunk's records are written and
+/// the next chunk is read.
+pub fn read(r: impl Read + Send, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let mut reader = ChunkReader::new(r);
     let path = sink.path().to_string();
-    while let Some(mut chunk) = reader
-        .next_chunk()
-        .map_err(|e| anyhow::anyhow!("{path}: {}", crate::cli::io_reason(&e)))?
-    {
-        let mut lines: Vec<Line<'_>> = chunk.lines().collect();
+    let mut chunk = read_chunk(&mut reader, &path)?;
+    let mut decoded: Vec<TaskOutput> = Vec::new();
+    while let Some(mut current) = chunk.take() {
         let settings = &sink.settings;
-        let tasks: Vec<TaskOutput> = lines
-            .par_chunks_mut(LINES_PER_TASK)
-            .map(|group| decode_group(group, &path, settings))
-            .collect();
-        for task in tasks {
-            for outcome in task.outcomes {
-                match outcome {
-                    Outcome::Event { body, run_id } => {
-                        let run = std::str::from_utf8(&task.buf[run_id.0..run_id.1])
-                            .expect("run ids are written from str");
-                        sink.emit_prepared(run, &task.buf[body.0..body.1])?;
-                    }
-                    Outcome::Other { body } => sink.pass_through(&task.buf[body.0..body.1])?,
-                    Outcome::Filtered => {}
-                    Outcome::Skip { line, reason } => sink.skip(Some(line), &reason)?,
+        let (tasks, next) = rayon::join(
+            || decode_chunk(&mut current, &path, settings),
+            || read_chunk(&mut reader, &path),
+        );
+        write_decoded(std::mem::replace(&mut decoded, tasks), sink)?;
+        chunk = next?;
+    }
+    write_decoded(decoded, sink)
+}
+
+fn read_chunk(reader: &mut ChunkReader<impl Read>, path: &str) -> anyhow::Result<Option<Chunk>> {
+    reader
+        .next_chunk()
+        .map_err(|e| anyhow::anyhow!("{path}: {}", crate::cli::io_reason(&e)))
+}
+
+fn decode_chunk(chunk: &mut Chunk, path: &str, settings: &DecodeSettings) -> Vec<TaskOutput> {
+    let mut lines: Vec<Line<'_>> = chunk.lines().collect();
+    lines
+        .par_chunks_mut(LINES_PER_TASK)
+        .map(|group| decode_group(group, path, settings))
+        .collect()
+}
+
+fn write_decoded(tasks: Vec<TaskOutput>, sink: &mut Sink<'_>) -> anyhow::Result<()> {
+    for task in tasks {
+        for outcome in task.outcomes {
+            match outcome {
+                Outcome::Event { body, run_id } => {
+                    let run = std::str::from_utf8(&task.buf[run_id.0..run_id.1])
+                        .expect("run ids are written from str");
+                    sink.emit_prepared(run, &task.buf[body.0..body.1])?;
                 }
+                Outcome::Other { body } => sink.pass_through(&task.buf[body.0..body.1])?,
+                Outcome::Filtered => {}
+                Outcome::Skip { line, reason } => sink.skip(Some(line), &reason)?,
             }
         }
     }
@@ -69,17 +93,24 @@ pub fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
 }
 
 fn decode_group(lines: &mut [Line<'_>], path: &str, settings: &DecodeSettings) -> TaskOutput {
+    let bytes: usize = lines.iter().map(|l| l.bytes.len() + 64).sum();
     let mut out = TaskOutput {
-        buf: Vec::with_capacity(lines.len() * 512),
+        buf: Vec::with_capacity(bytes + path.len() * lines.len()),
         outcomes: Vec::with_capacity(lines.len()),
     };
-    let mut scratch = Vec::new();
+    let mut buffers = simd_json::Buffers::default();
     for line in lines {
-        let outcome = decode_line(line, path, settings, &mut out.buf, &mut scratch)
-            .unwrap_or_else(|reason| Outcome::Skip {
-                line: line.number,
-                reason,
-            });
+        let number = line.number;
+        let outcome = decode_line(line, path, settings, &mut out.buf, &mut buffers).unwrap_or_else(
+            |reason| Outcome::Skip {
+                line: number,
+                reason: if reason.is_empty() {
+                    json_error(line.bytes)
+                } else {
+                    reason
+                },
+            },
+        );
         out.outcomes.push(outcome);
     }
     out
@@ -90,16 +121,20 @@ fn decode_line(
     path: &str,
     settings: &DecodeSettings,
     buf: &mut Vec<u8>,
-    scratch: &mut Vec<u8>,
+    buffers: &mut simd_json::Buffers,
 ) -> Result<Outcome, String> {
-    if std::str::from_utf8(line.bytes).is_err() {
+    // A record of another kind is passed through as written, so keep a copy
+    // before simd-json rewrites the line in place.
+    if simdutf8::basic::from_utf8(line.bytes).is_err() {
         return Err("not valid UTF-8".to_string());
     }
-    // Decode a copy: simd-json rewrites its input, and a record of another
-    // kind is passed through as it was written.
-    scratch.clear();
-    scratch.extend_from_slice(line.bytes);
-    let value = simd_json::to_borrowed_value(scratch).map_err(|_| json_error(line.bytes))?;
+    let original = memchr::memmem::find(line.bytes, b"\"kind\"").map(|_| line.bytes.to_vec());
+    let number = line.number;
+    let value = match simd_json::value::borrowed::to_value_with_buffers(line.bytes, buffers) {
+        Ok(v) => v,
+        // The line is borrowed by the failed parse; the caller words the error.
+        Err(_) => return Err(String::new()),
+    };
     let Value::Object(obj) = &value else {
         return Err("expected a JSON object".to_string());
     };
@@ -107,13 +142,12 @@ fn decode_line(
         && kind != "event"
     {
         let start = buf.len();
-        buf.extend_from_slice(line.bytes);
+        buf.extend_from_slice(original.as_deref().unwrap_or_default());
         return Ok(Outcome::Other {
             body: (start, buf.len()),
         });
     }
-    let ev = event_from(&value, path, line.number)?;
-    let ts = ev.timestamp.as_deref().and_then(Timestamp::parse);
+    let (ev, ts) = event_from(&value, path, number)?;
     if !settings.filter.keeps(ts) {
         return Ok(Outcome::Filtered);
     }
@@ -129,7 +163,6 @@ fn decode_line(
     })
 }
 
-/// Why a line is not JSON, in serde_json's words (simd-json's are terse).
 fn json_error(line: &[u8]) -> String {
     match serde_json::from_slice::<serde::de::IgnoredAny>(line) {
         Err(e) => format!("not valid JSON: {e}"),
@@ -139,12 +172,17 @@ fn json_error(line: &[u8]) -> String {
 
 /// Builds an event from one decoded line, accepting exactly what
 /// agent-triage 0.1.0 accepts.
-fn event_from<'v>(value: &'v Value<'v>, path: &str, line: u64) -> Result<EventOut<'v>, String> {
+fn event_from<'v>(
+    value: &'v Value<'v>,
+    path: &'v str,
+    line: u64,
+) -> Result<(EventOut<'v>, Option<Timestamp>), String> {
     let Value::Object(obj) = value else {
         return Err("expected a JSON object".to_string());
     };
     let field = |name: &str| obj.get(name);
-    let required = |name: &'static str| field(name).ok_or_else(|| format!("missing field \"{name}\""));
+    let required =
+        |name: &'static str| field(name).ok_or_else(|| format!("missing field \"{name}\""));
 
     let event_id = strict_str(required("event_id")?, "event_id")?;
     let run_id = strict_str(required("run_id")?, "run_id")?;
@@ -153,7 +191,10 @@ fn event_from<'v>(value: &'v Value<'v>, path: &str, line: u64) -> Result<EventOu
     let action_succeeded = lax_bool(required("action_succeeded")?, "action_succeeded")?;
     let action = required("action_taken")?;
     let Value::Object(action_obj) = action else {
-        return Err(format!("action_taken: expected an object, got {}", describe(action)));
+        return Err(format!(
+            "action_taken: expected an object, got {}",
+            describe(action)
+        ));
     };
     let tool_name = strict_str(
         action_obj
@@ -185,11 +226,16 @@ fn event_from<'v>(value: &'v Value<'v>, path: &str, line: u64) -> Result<EventOu
             .enumerate()
             .map(|(i, v)| strict_str(v, &format!("divergence_fields[{i}]")))
             .collect::<Result<_, _>>()?,
-        Some(v) => return Err(format!("divergence_fields: expected a list, got {}", describe(v))),
+        Some(v) => {
+            return Err(format!(
+                "divergence_fields: expected a list, got {}",
+                describe(v)
+            ));
+        }
     };
-    let timestamp = match field("timestamp") {
+    let ts = match field("timestamp") {
         None | Some(Value::Static(StaticNode::Null)) => None,
-        Some(v) => Some(lax_timestamp(v)?.to_string()),
+        Some(v) => Some(lax_timestamp(v)?),
     };
     let divergence_age = optional_object(field("divergence_age"), "divergence_age", &[])?;
     let latency_ms = optional_object(field("latency_ms"), "latency_ms", &["llm", "tool", "total"])?;
@@ -209,7 +255,7 @@ fn event_from<'v>(value: &'v Value<'v>, path: &str, line: u64) -> Result<EventOu
     } else {
         None
     };
-    Ok(EventOut {
+    let event = EventOut {
         kind: "event",
         event_id,
         run_id,
@@ -220,7 +266,7 @@ fn event_from<'v>(value: &'v Value<'v>, path: &str, line: u64) -> Result<EventOu
             tool_input,
         },
         action_succeeded,
-        timestamp,
+        timestamp: ts.map(|t| t.to_string()),
         failure_classification,
         failure_source,
         divergence_fields,
@@ -234,11 +280,12 @@ fn event_from<'v>(value: &'v Value<'v>, path: &str, line: u64) -> Result<EventOu
         input: field("input").and_then(as_str).map(str::to_string),
         output: field("output").and_then(as_str).map(str::to_string),
         src: Some(Src {
-            path: path.to_string(),
+            path: Cow::Borrowed(path),
             line,
         }),
         ..Default::default()
-    })
+    };
+    Ok((event, ts))
 }
 
 fn as_str<'v>(v: &'v Value<'v>) -> Option<&'v str> {
@@ -299,7 +346,10 @@ fn describe(v: &Value<'_>) -> String {
 fn strict_str<'v>(v: &'v Value<'v>, name: &str) -> Result<Cow<'v, str>, String> {
     match v {
         Value::String(s) => Ok(Cow::Borrowed(s.as_ref())),
-        other => Err(format!("{name}: expected a string, got {}", describe(other))),
+        other => Err(format!(
+            "{name}: expected a string, got {}",
+            describe(other)
+        )),
     }
 }
 
@@ -330,7 +380,11 @@ fn int_from_text(s: &str) -> Option<i64> {
         None => (t, false),
     };
     let unsigned = digits.strip_prefix(['+', '-']).unwrap_or(digits);
-    if unsigned.is_empty() || unsigned.starts_with('_') || unsigned.ends_with('_') || unsigned.contains("__") {
+    if unsigned.is_empty()
+        || unsigned.starts_with('_')
+        || unsigned.ends_with('_')
+        || unsigned.contains("__")
+    {
         return None;
     }
     if frac && digits.contains('_') {
@@ -395,10 +449,11 @@ mod tests {
     fn parse(json: &str) -> Result<String, String> {
         let mut bytes = json.as_bytes().to_vec();
         let v = simd_json::to_borrowed_value(&mut bytes).unwrap();
-        event_from(&v, "t.ndjson", 1).map(|e| serde_json::to_string(&e).unwrap())
+        event_from(&v, "t.ndjson", 1).map(|(e, _)| serde_json::to_string(&e).unwrap())
     }
 
-    const BASE: &str = r#""event_id":"e","run_id":"r","agent_id":"a","action_taken":{"tool_name":"t"}"#;
+    const BASE: &str =
+        r#""event_id":"e","run_id":"r","agent_id":"a","action_taken":{"tool_name":"t"}"#;
 
     fn with(extra: &str) -> Result<String, String> {
         parse(&format!("{{{BASE},{extra}}}"))
@@ -406,33 +461,67 @@ mod tests {
 
     #[test]
     fn lax_turn_values_match_the_reference() {
-        for (raw, want) in [("\"3\"", 3), ("2.0", 2), ("true", 1), ("\" 3\"", 3), ("\"3.0\"", 3), ("\"+3\"", 3), ("\"3_000\"", 3000), ("-1", -1)] {
+        for (raw, want) in [
+            ("\"3\"", 3),
+            ("2.0", 2),
+            ("true", 1),
+            ("\" 3\"", 3),
+            ("\"3.0\"", 3),
+            ("\"+3\"", 3),
+            ("\"3_000\"", 3000),
+            ("-1", -1),
+        ] {
             let got = with(&format!("\"turn\":{raw},\"action_succeeded\":true")).unwrap();
             assert!(got.contains(&format!("\"turn\":{want},")), "{raw}: {got}");
         }
-        for raw in ["2.5", "\"1e2\"", "null", "\"0x10\"", "\"\"", "[1]", "\"3.5\"", "\"1__0\""] {
-            assert!(with(&format!("\"turn\":{raw},\"action_succeeded\":true")).is_err(), "{raw}");
+        for raw in [
+            "2.5", "\"1e2\"", "null", "\"0x10\"", "\"\"", "[1]", "\"3.5\"", "\"1__0\"",
+        ] {
+            assert!(
+                with(&format!("\"turn\":{raw},\"action_succeeded\":true")).is_err(),
+                "{raw}"
+            );
         }
     }
 
     #[test]
     fn lax_success_values_match_the_reference() {
-        for (raw, want) in [("true", true), ("\"yes\"", true), ("\"no\"", false), ("\"TRUE\"", true), ("0", false), ("1", true), ("1.0", true), ("\"f\"", false), ("\"off\"", false)] {
+        for (raw, want) in [
+            ("true", true),
+            ("\"yes\"", true),
+            ("\"no\"", false),
+            ("\"TRUE\"", true),
+            ("0", false),
+            ("1", true),
+            ("1.0", true),
+            ("\"f\"", false),
+            ("\"off\"", false),
+        ] {
             let got = with(&format!("\"turn\":1,\"action_succeeded\":{raw}")).unwrap();
-            assert!(got.contains(&format!("\"action_succeeded\":{want}")), "{raw}: {got}");
+            assert!(
+                got.contains(&format!("\"action_succeeded\":{want}")),
+                "{raw}: {got}"
+            );
         }
         for raw in ["2", "null", "\"\"", "\" true\"", "\"maybe\""] {
-            assert!(with(&format!("\"turn\":1,\"action_succeeded\":{raw}")).is_err(), "{raw}");
+            assert!(
+                with(&format!("\"turn\":1,\"action_succeeded\":{raw}")).is_err(),
+                "{raw}"
+            );
         }
     }
 
     #[test]
     fn null_classification_spellings_mean_none() {
         for raw in ["null", "\"\"", "\"null\""] {
-            let got = with(&format!("\"turn\":1,\"action_succeeded\":true,\"failure_classification\":{raw}")).unwrap();
+            let got = with(&format!(
+                "\"turn\":1,\"action_succeeded\":true,\"failure_classification\":{raw}"
+            ))
+            .unwrap();
             assert!(!got.contains("failure_classification"), "{raw}: {got}");
         }
-        let got = with("\"turn\":1,\"action_succeeded\":true,\"failure_classification\":true").unwrap();
+        let got =
+            with("\"turn\":1,\"action_succeeded\":true,\"failure_classification\":true").unwrap();
         assert!(got.contains("\"failure_classification\":\"True\""), "{got}");
     }
 
@@ -449,7 +538,9 @@ mod tests {
         assert!(with("\"turn\":1,\"action_succeeded\":true,\"latency_ms\":{\"llm\":1.5}").is_err());
         assert!(with("\"turn\":1,\"action_succeeded\":true,\"timestamp\":\"garbage\"").is_err());
         assert!(with("\"turn\":1,\"action_succeeded\":true,\"message_context\":[]").is_err());
-        assert!(with("\"turn\":1,\"action_succeeded\":true,\"divergence_age\":{\"x\":1.5}").is_err());
+        assert!(
+            with("\"turn\":1,\"action_succeeded\":true,\"divergence_age\":{\"x\":1.5}").is_err()
+        );
         assert!(parse(r#"{"event_id":"e","run_id":"r","turn":1,"agent_id":"a","action_taken":{"tool_name":null},"action_succeeded":true}"#).is_err());
     }
 
@@ -457,7 +548,9 @@ mod tests {
     fn failure_source_says_why() {
         let got = with("\"turn\":1,\"action_succeeded\":false").unwrap();
         assert!(got.contains("\"failure_source\":\"status\""), "{got}");
-        let got = with("\"turn\":1,\"action_succeeded\":true,\"failure_classification\":\"agent_error\"").unwrap();
+        let got =
+            with("\"turn\":1,\"action_succeeded\":true,\"failure_classification\":\"agent_error\"")
+                .unwrap();
         assert!(got.contains("\"failure_source\":\"label\""), "{got}");
     }
 }

@@ -51,7 +51,10 @@ pub fn read(mut r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
             .get("ground_truth")
             .or_else(|| obj.get("groundtruth"))
             .and_then(scalar_text),
-        src: Some(Src { path, line: 1 }),
+        src: Some(Src {
+            path: path.into(),
+            line: 1,
+        }),
     };
     sink.emit_run(&run)?;
     Ok(())
@@ -112,7 +115,7 @@ fn event_of<'a>(
         settings.infer_failure(&mut ev);
     }
     ev.src = Some(Src {
-        path: path.to_string(),
+        path: path.to_string().into(),
         line: 1,
     });
     ev

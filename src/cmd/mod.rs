@@ -1,4 +1,8 @@
 //! One module per binary: its clap `Args` and `run`.
 
+pub mod diff;
 pub mod explain;
+pub mod group;
 pub mod parse;
+pub mod score;
+pub mod tracegen;

@@ -41,7 +41,8 @@ pub struct Args {
 }
 
 fn parse_time(s: &str) -> Result<Timestamp, String> {
-    Timestamp::parse(s).ok_or_else(|| format!("{s:?} is not a date-time (try 2026-04-25 or 2026-04-25T12:00:00Z)"))
+    Timestamp::parse(s)
+        .ok_or_else(|| format!("{s:?} is not a date-time (try 2026-04-25 or 2026-04-25T12:00:00Z)"))
 }
 
 impl Tool for Args {
@@ -75,7 +76,10 @@ triage-parse --since 2026-04-25 traces.jsonl | jq -c 'select(.action_succeeded =
             classifier: Classifier::new(&config.classify),
         };
         let stdout = std::io::BufWriter::with_capacity(256 * 1024, std::io::stdout().lock());
-        let mut writer = RecordWriter::new(Box::new(stdout) as Box<dyn std::io::Write>, self.common.line_buffered);
+        let mut writer = RecordWriter::new(
+            Box::new(stdout) as Box<dyn std::io::Write>,
+            self.common.line_buffered,
+        );
         writer.record(&Header::for_tool(Self::NAME))?;
         let mut sink = Sink::new(writer, diag, self.common.strict, settings);
         for input in &inputs {

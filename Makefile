@@ -1,0 +1,70 @@
+# triage: build, demo, test, bench, docs and install.
+CARGO    ?= cargo
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+RELEASE  := target/release
+BINS     := $(patsubst src/bin/%.rs,%,$(wildcard src/bin/triage*.rs))
+
+.PHONY: build demo test test-browser lint bench bench-explain man completions install check-peer clean
+
+build:
+	$(CARGO) build --release --locked
+
+## demo: the pipeline on the bundled examples.
+demo: build
+	@echo '$$ triage-parse examples/monday.ndjson examples/before.ndjson | triage-group | triage-score'
+	@$(RELEASE)/triage-parse examples/monday.ndjson examples/before.ndjson \
+	  | $(RELEASE)/triage-group | $(RELEASE)/triage-score \
+	  | python3 -c 'import json,sys; [print(r["rank"], round(r["final_score"], 2), r["display_name"]) for r in map(json.loads, sys.stdin) if r["kind"]=="pattern"]'
+
+## test: formatting, lints and every test (the browser test too when chromium is here).
+test: lint
+	$(CARGO) test --locked
+	@if command -v chromium >/dev/null 2>&1 || [ -n "$$CI" ]; then $(MAKE) --no-print-directory test-browser; \
+	  else echo "test-browser: skipped (no chromium; CI installs it)"; fi
+
+lint:
+	$(CARGO) fmt --check
+	$(CARGO) clippy --locked --all-targets -- -D warnings
+
+test-browser:
+	@if [ -f tests/browser.rs ]; then TRIAGE_BROWSER_TEST=1 $(CARGO) test --locked --test browser -- --include-ignored; \
+	  else echo "test-browser: no browser test yet"; fi
+
+## bench: side-by-side timings against the reference, DuckDB and jq.
+bench: build
+	bash bench/run.sh
+
+bench-explain: build
+	@if [ -x bench/explain-accuracy.sh ]; then bash bench/explain-accuracy.sh; else echo "bench-explain: not built yet"; fi
+
+## check-peer: our scores against agent-triage 0.1.0 on generated data, clean and messy.
+check-peer: build
+	bash bench/check-peer.sh
+
+man: build
+	@mkdir -p man
+	@for b in $(BINS); do $(RELEASE)/$$b --generate man > man/$$b.1; done
+	@echo "man pages written to man/"
+
+completions: build
+	@mkdir -p completions/bash completions/zsh completions/fish
+	@for b in $(BINS); do \
+	  $(RELEASE)/$$b --generate bash > completions/bash/$$b; \
+	  $(RELEASE)/$$b --generate zsh > completions/zsh/_$$b; \
+	  $(RELEASE)/$$b --generate fish > completions/fish/$$b.fish; \
+	done
+	@echo "completions written to completions/"
+
+install: build
+	@for b in $(BINS); do install -Dm755 $(RELEASE)/$$b $(DESTDIR)$(PREFIX)/bin/$$b; done
+	@for m in man/*.1; do install -Dm644 $$m $(DESTDIR)$(PREFIX)/share/man/man1/$$(basename $$m); done
+	@for b in $(BINS); do \
+	  install -Dm644 completions/bash/$$b $(DESTDIR)$(PREFIX)/share/bash-completion/completions/$$b; \
+	  install -Dm644 completions/zsh/_$$b $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_$$b; \
+	  install -Dm644 completions/fish/$$b.fish $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/$$b.fish; \
+	done
+	@echo "installed under $(DESTDIR)$(PREFIX)"
+
+clean:
+	$(CARGO) clean

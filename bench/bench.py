@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""Side-by-side timings: runs each command, records wall time and peak
+memory (the largest process of a pipeline, from wait4), prints a table with
+ratios against our tools, and writes it to bench-out/results.md."""
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+
+TIMEOUT = float(os.environ.get("BENCH_TIMEOUT", "900"))
+
+
+def measure(cmd):
+    """Returns (seconds, peak MiB, status) of `bash -c cmd`."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(["bash", "-o", "pipefail", "-c", cmd], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    deadline = start + TIMEOUT
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.perf_counter() > deadline:
+            os.killpg(proc.pid, signal.SIGKILL)
+            os.wait4(proc.pid, 0)
+            return TIMEOUT, None, "timeout"
+        time.sleep(0.01)
+    wall = time.perf_counter() - start
+    err = proc.stderr.read().decode(errors="replace").strip()
+    if os.waitstatus_to_exitcode(status) != 0:
+        return wall, usage.ru_maxrss / 1024, "failed: " + err[-200:]
+    return wall, usage.ru_maxrss / 1024, "ok"
+
+
+def fmt_time(t, status):
+    if status == "timeout":
+        return f"> {TIMEOUT:.0f} s"
+    return f"{t:.2f} s" if t >= 0.1 else f"{t * 1000:.0f} ms"
+
+
+def main():
+    # Lines of the plan: "## title", or "label\tbaseline?\tcommand"
+    plan = [l.rstrip("\n") for l in open(sys.argv[1]) if l.strip()]
+    out = []
+    rows = []
+
+    def flush():
+        if not rows:
+            return
+        base = next((r for r in rows if r[1] == "*"), None)
+        out.append("| tool | wall time | peak memory | ratio |")
+        out.append("|---|---:|---:|---:|")
+        for label, mark, t, mem, status in rows:
+            ratio = ""
+            if base and status in ("ok", "timeout") and base[4] == "ok" and base[2] > 0:
+                ratio = "1.0 (ours)" if mark == "*" else f"{t / base[2]:.1f}x slower than ours" if t >= base[2] else f"{base[2] / t:.1f}x faster than ours"
+                if status == "timeout":
+                    ratio = f"> {t / base[2]:.0f}x slower than ours"
+            mem_s = f"{mem:.0f} MiB" if mem is not None else "-"
+            shown = status if status not in ("ok", "timeout") else ""
+            out.append(f"| {label} | {fmt_time(t, status)} {shown} | {mem_s} | {ratio} |")
+        out.append("")
+        rows.clear()
+
+    for line in plan:
+        if line.startswith("##"):
+            flush()
+            out.append(line)
+            out.append("")
+            print(line, flush=True)
+            continue
+        if line.startswith("#"):
+            flush()
+            out.append(line[1:].strip())
+            out.append("")
+            continue
+        label, mark, cmd = line.split("\t", 2)
+        t, mem, status = measure(cmd)
+        print(f"  {label}: {fmt_time(t, status)}, {mem or 0:.0f} MiB, {status}", flush=True)
+        rows.append((label, mark, t, mem, status))
+    flush()
+    os.makedirs("bench-out", exist_ok=True)
+    with open("bench-out/results.md", "w") as f:
+        f.write("\n".join(out) + "\n")
+    print()
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# make bench: our tools beside the reference (agent-triage 0.1.0), a DuckDB
+# query and a jq pipeline, on the same generated files, in one run.
+# Installs what is missing into a cache; writes bench-out/results.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=target/release
+DATA=${BENCH_DATA:-bench-out/data}
+CACHE=${XDG_CACHE_HOME:-$HOME/.cache}
+mkdir -p "$DATA"
+
+# The reference, installed by the peer tool; DuckDB into a venv of ours; jq from Debian.
+REF_VENV="${TRIAGE_PEER_VENV:-$CACHE/triage-peer-venv}"
+if [ ! -x "$REF_VENV/bin/triage" ]; then
+  python3 -m venv "$REF_VENV" && "$REF_VENV/bin/pip" install -q "agent-triage==0.1.0"
+fi
+BENCH_VENV="$CACHE/triage-bench-venv"
+if [ ! -x "$BENCH_VENV/bin/python" ] || ! "$BENCH_VENV/bin/python" -c "import duckdb" 2>/dev/null; then
+  python3 -m venv "$BENCH_VENV" && "$BENCH_VENV/bin/pip" install -q duckdb
+fi
+if ! command -v jq >/dev/null 2>&1; then
+  (apt-get update -qq && apt-get install -y -qq jq >/dev/null) || echo "bench: jq not available; its rows will fail"
+fi
+
+gen() { [ -s "$DATA/$1" ] || "$BIN/triage-gen" "${@:2}" > "$DATA/$1"; }
+gen 100k.ndjson -n 100000 -r 100
+gen 1m.ndjson -n 1000000 -r 1000
+gen onerun-100k.ndjson -n 100000 -r 1
+
+report() {
+  if [ -x "$BIN/triage" ] && "$BIN/triage" report --help >/dev/null 2>&1; then echo "$BIN/triage report $1"; else echo "$BIN/triage-parse $1 | $BIN/triage-group | $BIN/triage-score"; fi
+}
+pipeline() {
+  if [ -x "$BIN/triage-render" ]; then echo "$BIN/triage-parse $1 | $BIN/triage-group | $BIN/triage-score | $BIN/triage-render";
+  else echo "$BIN/triage-parse $1 | $BIN/triage-group | $BIN/triage-score"; fi
+}
+duck() {
+  cat <<SQL
+$BENCH_VENV/bin/python -c "import duckdb; print(duckdb.sql(\"\"\"
+SELECT agent_id, action_taken.tool_name AS tool,
+       coalesce(nullif(nullif(failure_classification, ''), 'null'), 'unclassified') AS cls,
+       list_sort(list_distinct(divergence_fields)) AS divs, count(*) AS n
+FROM read_json('$1', format='newline_delimited')
+WHERE NOT action_succeeded OR coalesce(nullif(nullif(failure_classification, ''), 'null'), 'unclassified') <> 'unclassified'
+GROUP BY ALL ORDER BY n DESC\"\"\").fetchall()[:3])"
+SQL
+}
+jqpipe() {
+  echo "jq -r 'select(.action_succeeded == false or ((.failure_classification // \"\") | . != \"\" and . != \"null\")) | [.agent_id, .action_taken.tool_name, ((.failure_classification // \"\") | if . == \"\" or . == \"null\" then \"unclassified\" else . end), ((.divergence_fields // []) | unique | join(\"+\"))] | @tsv' $1 | sort | uniq -c | sort -rn"
+}
+
+plan=bench-out/plan.tsv
+: > "$plan"
+row() { printf '%s\t%s\t%s\n' "$1" "$2" "$3" >> "$plan"; }
+for f in 100k 1m onerun-100k; do
+  file="$DATA/$f.ndjson"
+  size=$(du -m "$file" | cut -f1)
+  echo "## Report on $f events ($size MB of agent-triage NDJSON)" >> "$plan"
+  row "triage report (ours, one process)" "*" "$(report "$file")"
+  row "four-process pipeline (ours)" "" "$(pipeline "$file")"
+  row "DuckDB group-by (count only)" "" "$(duck "$file")"
+  row "jq | sort | uniq -c (count only)" "" "$(jqpipe "$file")"
+  row "agent-triage 0.1.0 triage report" "" "$REF_VENV/bin/triage report $file"
+done
+echo "## triage-parse alone on 1m events ($(du -m "$DATA/1m.ndjson" | cut -f1) MB)" >> "$plan"
+row "triage-parse" "*" "$BIN/triage-parse $DATA/1m.ndjson"
+row "jq -c ." "" "jq -c . $DATA/1m.ndjson"
+row "wc -l" "" "wc -l $DATA/1m.ndjson"
+echo "## Memory: group on 10M events streamed from the generator" >> "$plan"
+row "triage-gen -n 10M | triage-parse | triage-group | triage-score" "*" "$BIN/triage-gen -n 10000000 -r 10000 | $BIN/triage-parse | $BIN/triage-group | $BIN/triage-score"
+python3 bench/bench.py "$plan"
+bytes=$(stat -c %s "$DATA/1m.ndjson")
+python3 - "$bytes" <<'PY'
+import re, sys
+text = open("bench-out/results.md").read()
+m = re.search(r"## triage-parse alone.*?\| triage-parse \| ([0-9.]+) s", text, re.S)
+if m:
+    print(f"triage-parse throughput: {int(sys.argv[1]) / 1e6 / float(m.group(1)):.0f} MB/s")
+PY

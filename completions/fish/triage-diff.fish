@@ -1,0 +1,15 @@
+complete -c triage-diff -l fail-on -d 'Exit 1 when this holds: `new` (a new pattern), `regression` (more failure or unrecovered events, or a higher top score, in any classification), or `score>=X`. Repeatable' -r
+complete -c triage-diff -l tolerance -d 'Percent a count or score may grow before `regression` holds' -r
+complete -c triage-diff -s c -l config -d 'Configuration file ([scoring] as triage-score reads it)' -r -F
+complete -c triage-diff -s f -l format -d 'Trace format of raw input files' -r -f -a "auto\t'Decide per file from the extension, then the content'
+ndjson\t'agent-triage TraceEvent lines (.ndjson, .jsonl)'
+whowhen\t'Who&When benchmark runs: one JSON object with a `history` per file'"
+complete -c triage-diff -l generate -d 'Print this tool\'s man page or shell completions and exit' -r -f -a "man\t''
+bash\t''
+zsh\t''
+fish\t''"
+complete -c triage-diff -l strict -d 'Stop at the first input that cannot be read, with exit status 2, instead of skipping it with a warning'
+complete -c triage-diff -s q -l quiet -d 'Print no warnings (errors are still printed)'
+complete -c triage-diff -l line-buffered -d 'Flush every record as soon as it is written (for `tail -f` pipelines)'
+complete -c triage-diff -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c triage-diff -s V -l version -d 'Print version'

@@ -1,0 +1,16 @@
+complete -c triage-parse -s f -l format -d 'Input format; `auto` decides per file from the extension, then the content' -r -f -a "auto\t'Decide per file from the extension, then the content'
+ndjson\t'agent-triage TraceEvent lines (.ndjson, .jsonl)'
+whowhen\t'Who&When benchmark runs: one JSON object with a `history` per file'"
+complete -c triage-parse -l since -d 'Keep only events at or after this time (RFC 3339 or YYYY-MM-DD)' -r
+complete -c triage-parse -l until -d 'Keep only events before this time (RFC 3339 or YYYY-MM-DD)' -r
+complete -c triage-parse -l max-text -d 'Cut input and output texts to this many bytes (their digest covers the whole)' -r
+complete -c triage-parse -s c -l config -d 'Configuration file; its [classify] section adds failure classification rules' -r -F
+complete -c triage-parse -l generate -d 'Print this tool\'s man page or shell completions and exit' -r -f -a "man\t''
+bash\t''
+zsh\t''
+fish\t''"
+complete -c triage-parse -l strict -d 'Stop at the first input that cannot be read, with exit status 2, instead of skipping it with a warning'
+complete -c triage-parse -s q -l quiet -d 'Print no warnings (errors are still printed)'
+complete -c triage-parse -l line-buffered -d 'Flush every record as soon as it is written (for `tail -f` pipelines)'
+complete -c triage-parse -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c triage-parse -s V -l version -d 'Print version'

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Scale triage past one machine: map each shard with `triage-parse | triage-group`
+# (GNU parallel, locally with -j or on other hosts with --sshlogin), then reduce
+# with `triage-group --merge | triage-score`. Shard by file or by run: merging
+# gives the one-pass result when no run spans two shards.
+#
+#   examples/scale-out.sh OUT_DIR SHARD...                  # local, 2 jobs
+#   JOBS=8 SSHLOGIN=2/host1,2/host2 examples/scale-out.sh out shards/*.ndjson
+#
+# The same mapper/reducer pair runs on other engines:
+#   Hadoop Streaming:  -mapper  'sh -c "triage-parse | triage-group"'
+#                      -reducer 'sh -c "triage-group --merge | triage-score"'
+#                      (one reducer: the merge needs every partial)
+#   Spark:  sc.textFile(paths).pipe("sh -c 'triage-parse | triage-group'")
+#             .coalesce(1).pipe("sh -c 'triage-group --merge | triage-score'")
+# With a whole-file input format (or files partitioned by run), no run spans two
+# mappers and the result equals one pass.
+set -euo pipefail
+out=${1:?usage: scale-out.sh OUT_DIR SHARD...}
+shift
+[ $# -gt 0 ] || { echo "scale-out.sh: no shards given" >&2; exit 2; }
+BIN=${TRIAGE_BIN:-}
+mkdir -p "$out/partials"
+map="${BIN}triage-parse {} | ${BIN}triage-group > $out/partials/{#}.ndjson"
+if command -v parallel >/dev/null 2>&1; then
+  parallel_args=(-j "${JOBS:-2}" --halt now,fail=1)
+  [ -n "${SSHLOGIN:-}" ] && parallel_args+=(--sshlogin "$SSHLOGIN" --transferfile {} --return "$out/partials/{#}.ndjson")
+  parallel "${parallel_args[@]}" "$map" ::: "$@"
+else
+  # Without GNU parallel: the same map, with xargs on this machine.
+  i=0
+  for shard in "$@"; do
+    i=$((i + 1))
+    printf '%s\0%s\0' "$shard" "$i"
+  done | xargs -0 -n 2 -P "${JOBS:-2}" sh -c "${BIN}triage-parse \"\$0\" | ${BIN}triage-group > '$out/partials/'\"\$1\".ndjson"
+fi
+# Partials merge in shard order, so patterns keep their first-appearance order.
+(cd "$out/partials" && ls | sort -n) | sed "s|^|$out/partials/|" \
+  | xargs "${BIN}triage-group" --merge | "${BIN}triage-score" > "$out/scored.ndjson"
+echo "scale-out.sh: $# shards merged into $out/scored.ndjson" >&2

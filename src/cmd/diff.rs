@@ -1,0 +1,126 @@
+//! triage-diff: two batches in, `change` records out, and an exit status
+//! CI can gate on.
+
+use std::path::{Path, PathBuf};
+
+use clap::Parser;
+
+use crate::adapters::Format;
+use crate::cli::{self, CommonArgs, Diag, Input, Tool};
+use crate::config::Config;
+use crate::diff::{FailOn, compare, failing};
+use crate::ndjson::RecordWriter;
+use crate::pipeline::{AnalyzeOptions, analyze};
+use crate::record::Header;
+
+/// Compare two batches (before and after a prompt change, a model upgrade,
+/// an architecture change): summary metrics, per-classification changes and
+/// new, resolved and persisting patterns, as `change` records.
+#[derive(Parser, Debug)]
+#[command(name = "triage-diff", version, about, long_about = None)]
+pub struct Args {
+    /// The earlier batch: a trace file, a directory of them, or any stage's records; `-` is stdin.
+    #[arg(value_name = "BEFORE")]
+    pub before: PathBuf,
+    /// The later batch, likewise.
+    #[arg(value_name = "AFTER")]
+    pub after: PathBuf,
+    /// Exit 1 when this holds: `new` (a new pattern), `regression` (more failure or unrecovered events,
+    /// or a higher top score, in any classification), or `score>=X`. Repeatable.
+    #[arg(long, value_name = "COND")]
+    pub fail_on: Vec<FailOn>,
+    /// Percent a count or score may grow before `regression` holds.
+    #[arg(long, value_name = "PCT", default_value_t = 0.0)]
+    pub tolerance: f64,
+    /// Configuration file ([scoring] as triage-score reads it).
+    #[arg(long, short = 'c', value_name = "FILE", env = "TRIAGE_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Trace format of raw input files.
+    #[arg(long, short = 'f', value_enum, default_value = "auto")]
+    pub format: Format,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+impl Tool for Args {
+    const NAME: &'static str = "triage-diff";
+    const MAN_SECTIONS: &'static [(&'static str, &'static str)] = &[
+        (
+            "LABELS",
+            "Counts change as \"up N%\" or \"down N%\" (rounded half to even), \"new\", \"resolved\" or \"stable\", \
+with \"(tentative)\" when the larger side has fewer than 5 occurrences. Recovery latency changes read \
+\"+x.x turns (a -> b)\", \"stable (g turns)\", \"new (...)\" or \"no recoveries (was ...)\".",
+        ),
+        (
+            "EXAMPLES",
+            "triage-diff before.ndjson after.ndjson | triage-render\n\n\
+triage-diff --fail-on regression --tolerance 10 nightly/2026-04-24 nightly/2026-04-25 > changes.ndjson || echo worse\n\n\
+triage-parse new/*.jsonl | triage-diff baseline.ndjson -",
+        ),
+    ];
+
+    fn common(&self) -> &CommonArgs {
+        &self.common
+    }
+
+    fn run(self, diag: &mut Diag) -> anyhow::Result<u8> {
+        let config = Config::load_or_default(self.config.as_deref())?;
+        if self.before.as_os_str() == "-" && self.after.as_os_str() == "-" {
+            anyhow::bail!("only one side can be stdin (-)");
+        }
+        let mut opts = AnalyzeOptions::new(config);
+        opts.format = self.format;
+        opts.strict = self.common.strict;
+        let before = analyze(&side_inputs(&self.before)?, &opts, diag)?;
+        let after = analyze(&side_inputs(&self.after)?, &opts, diag)?;
+        let changes = compare(&before, &after, &opts.config.scoring);
+        let mut out = RecordWriter::stdout(self.common.line_buffered);
+        out.record(&Header::for_tool(Self::NAME))?;
+        for c in &changes {
+            out.record(c)?;
+        }
+        out.flush()?;
+        let reasons: Vec<String> = self
+            .fail_on
+            .iter()
+            .flat_map(|cond| failing(cond, &changes, self.tolerance))
+            .collect();
+        for r in &reasons {
+            diag.warn("fail-on", format_args!("{r}"));
+        }
+        Ok(if reasons.is_empty() {
+            cli::EXIT_OK
+        } else {
+            cli::EXIT_NEGATIVE
+        })
+    }
+}
+
+/// A side's inputs: stdin, a file, or the trace files directly inside a
+/// directory (sorted by name).
+pub fn side_inputs(path: &Path) -> anyhow::Result<Vec<Input>> {
+    if path.as_os_str() == "-" {
+        return cli::inputs(&[]);
+    }
+    if !path.is_dir() {
+        return Ok(vec![Input::File(path.to_path_buf())]);
+    }
+    let mut files: Vec<PathBuf> = std::fs::read_dir(path)
+        .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), cli::io_reason(&e)))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.is_file()
+                && p.extension()
+                    .and_then(|e| e.to_str())
+                    .is_some_and(|e| matches!(e, "ndjson" | "jsonl" | "json"))
+        })
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        anyhow::bail!(
+            "{}: no trace files (.ndjson, .jsonl, .json) directly inside",
+            path.display()
+        );
+    }
+    Ok(files.into_iter().map(Input::File).collect())
+}

@@ -1,0 +1,120 @@
+//! triage-group: `event` records in, one `batch` and the `pattern` records
+//! out; with `--merge`, partial batches and patterns of shards combined.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Parser;
+
+use crate::cli::{self, CommonArgs, Diag, Tool};
+use crate::config::Config;
+use crate::group::{DEFAULT_BUFFER_EVENTS, GroupWarning, Grouper};
+use crate::ndjson::RecordWriter;
+use crate::record::{Batch, Header, Pattern, SourceRec};
+use crate::stream::{Record, read_records};
+
+/// Cluster failure events into incident patterns (agent, tool,
+/// classification, divergence fields) and follow each failure to the
+/// agent's next success. Writes a `batch` record and one `pattern` record
+/// per signature in first-appearance order; other kinds pass through.
+#[derive(Parser, Debug)]
+#[command(name = "triage-group", version, about, long_about = None)]
+pub struct Args {
+    /// Record files (triage-parse output, or with --merge shard outputs); none or `-` reads stdin.
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Combine partial `batch` and `pattern` records of shards into the result one pass would give.
+    #[arg(long)]
+    pub merge: bool,
+    /// Configuration file ([scoring] recovery_window sets what `recovered` counts).
+    #[arg(long, short = 'c', value_name = "FILE", env = "TRIAGE_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Events held for exact recovery in any order before assuming each run's events come in turn order.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_BUFFER_EVENTS)]
+    pub buffer_events: usize,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+impl Tool for Args {
+    const NAME: &'static str = "triage-group";
+    const MAN_SECTIONS: &'static [(&'static str, &'static str)] = &[
+        (
+            "MEMORY",
+            "Up to --buffer-events events are held so that recovery is exact whatever the order of the lines. \
+Past that, memory grows with the patterns and the (run, agent) timelines that wait for a success, not with the \
+events, and each run's events are expected in turn order; a run that breaks that order is named in a warning.",
+        ),
+        (
+            "EXAMPLES",
+            "triage-parse runs/*.ndjson | triage-group | triage-score\n\n\
+ls shards/*.ndjson | parallel 'triage-parse {} | triage-group > {.}.partial'; triage-group --merge shards/*.partial | triage-score",
+        ),
+    ];
+
+    fn common(&self) -> &CommonArgs {
+        &self.common
+    }
+
+    fn run(self, diag: &mut Diag) -> anyhow::Result<u8> {
+        let config = Config::load_or_default(self.config.as_deref())?;
+        let inputs = cli::inputs(&self.files)?;
+        let mut out = RecordWriter::stdout(self.common.line_buffered);
+        out.record(&Header::for_tool(Self::NAME))?;
+        let mut grouper = Grouper::with_buffer(config.scoring.recovery_window, self.buffer_events);
+        let merge = self.merge;
+        let skipped = read_records(&inputs, diag, self.common.strict, |rec, loc, diag| {
+            match rec {
+                Record::Header(line) => out.raw_line(line)?,
+                Record::Event(ev) => {
+                    if let Some(GroupWarning::OutOfOrder { run_id, agent_id }) =
+                        grouper.add_event(&ev)
+                    {
+                        diag.warn(
+                            "out-of-order",
+                            format_args!(
+                                "{loc}: run {run_id:?} agent {agent_id:?} goes back in turn order after the first \
+{} events; its recovery figures may differ from a sorted read (sort by run and turn, or raise --buffer-events)",
+                                self.buffer_events
+                            ),
+                        );
+                    }
+                }
+                Record::Other {
+                    kind: "source",
+                    line,
+                } => {
+                    let s: SourceRec = serde_json::from_slice(line)
+                        .with_context(|| format!("{loc}: bad source record"))?;
+                    grouper.add_source(s);
+                }
+                Record::Other {
+                    kind: "batch",
+                    line,
+                } if merge => {
+                    let b: Batch = serde_json::from_slice(line)
+                        .with_context(|| format!("{loc}: bad batch record"))?;
+                    grouper.add_batch(&b);
+                }
+                Record::Other {
+                    kind: "pattern",
+                    line,
+                } if merge => {
+                    let p: Pattern = serde_json::from_slice(line)
+                        .with_context(|| format!("{loc}: bad pattern record"))?;
+                    grouper.add_pattern(&p);
+                }
+                Record::Other { line, .. } => out.raw_line(line)?,
+            }
+            Ok(())
+        })?;
+        let (mut batch, patterns) = grouper.finish();
+        batch.skipped += skipped;
+        out.record(&batch)?;
+        for p in &patterns {
+            out.record(p)?;
+        }
+        out.flush()?;
+        Ok(cli::EXIT_OK)
+    }
+}

@@ -1,0 +1,105 @@
+//! triage-score: `batch` and `pattern` records in, scored and ranked out.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Parser;
+
+use crate::cli::{self, CommonArgs, Diag, Tool};
+use crate::config::Config;
+use crate::ndjson::RecordWriter;
+use crate::record::{Batch, Header, Pattern};
+use crate::score::score;
+use crate::stream::{Record, read_records};
+
+/// Score each pattern (frequency, severity by classification, the
+/// no-recovery multiplier, confidence, recovery latency, tail risk, trend)
+/// and write them ranked by final score, highest first.
+#[derive(Parser, Debug)]
+#[command(name = "triage-score", version, about, long_about = None)]
+pub struct Args {
+    /// triage-group output; none or `-` reads stdin.
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Configuration file: [scoring] recovery_window, no_recovery_multiplier, frequency_weight,
+    /// severity_weight and [scoring.weights].
+    #[arg(long, short = 'c', value_name = "FILE", env = "TRIAGE_CONFIG")]
+    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+impl Tool for Args {
+    const NAME: &'static str = "triage-score";
+    const MAN_SECTIONS: &'static [(&'static str, &'static str)] = &[
+        (
+            "SCORING",
+            "frequency_score = 10 * frequency / highest frequency. severity_score = weight(classification) * 10, \
+times no_recovery_multiplier (1.5) when no failure recovered within recovery_window (3) turns. \
+final_score = 0.4 * frequency_score + 0.6 * severity_score. confidence = min(1, frequency / 5): high from 0.8, \
+medium from 0.4. Trend compares the last 3 runs with the 3 before (split in half below 6 runs; \
+\"insufficient data\" below 3).",
+        ),
+        (
+            "EXAMPLES",
+            "triage-parse runs/*.ndjson | triage-group | triage-score | jq 'select(.kind==\"pattern\") | .final_score'\n\n\
+triage-score --config triage.toml partials.ndjson",
+        ),
+    ];
+
+    fn common(&self) -> &CommonArgs {
+        &self.common
+    }
+
+    fn run(self, diag: &mut Diag) -> anyhow::Result<u8> {
+        let config = Config::load_or_default(self.config.as_deref())?;
+        let inputs = cli::inputs(&self.files)?;
+        let mut out = RecordWriter::stdout(self.common.line_buffered);
+        out.record(&Header::for_tool(Self::NAME))?;
+        let mut batch: Option<Batch> = None;
+        let mut patterns: Vec<Pattern> = Vec::new();
+        let skipped = read_records(&inputs, diag, self.common.strict, |rec, loc, _| {
+            match rec {
+                Record::Header(line) => out.raw_line(line)?,
+                Record::Other {
+                    kind: "batch",
+                    line,
+                } => {
+                    if batch.is_some() {
+                        anyhow::bail!(
+                            "{loc}: a second batch record; combine shards with `triage-group --merge` first"
+                        );
+                    }
+                    batch = Some(
+                        serde_json::from_slice(line)
+                            .with_context(|| format!("{loc}: bad batch record"))?,
+                    );
+                }
+                Record::Other {
+                    kind: "pattern",
+                    line,
+                } => {
+                    patterns.push(
+                        serde_json::from_slice(line)
+                            .with_context(|| format!("{loc}: bad pattern record"))?,
+                    );
+                }
+                Record::Other { line, .. } => out.raw_line(line)?,
+                Record::Event(_) => {
+                    anyhow::bail!("{loc}: an event record; group events with triage-group first")
+                }
+            }
+            Ok(())
+        })?;
+        let mut batch =
+            batch.context("no batch record in the input: score reads triage-group output")?;
+        batch.skipped += skipped;
+        score(&batch, &mut patterns, &config.scoring);
+        out.record(&batch)?;
+        for p in &patterns {
+            out.record(p)?;
+        }
+        out.flush()?;
+        Ok(cli::EXIT_OK)
+    }
+}

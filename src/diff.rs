@@ -1,0 +1,485 @@
+//! Comparing two scored batches: the summary, per-classification and
+//! per-pattern changes with the reference's labels, and the conditions
+//! `--fail-on` gates CI on.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use crate::config::ScoringConfig;
+use crate::group::recovered_within;
+use crate::pipeline::Analysis;
+use crate::record::{
+    Change, ChangeScope, ClassificationChange, CountChange, Pattern, PatternChange, ScoreChange,
+    SideSummary, SummaryChange,
+};
+
+/// A larger side with fewer occurrences than this makes a label tentative.
+const TENTATIVE_BELOW: u64 = 5;
+
+/// Display label of a classification, as the reference words it.
+pub fn classification_label(c: &str) -> String {
+    match c {
+        "coordination_failure" => "Coordination Failure".into(),
+        "agent_error" => "Agent Error".into(),
+        "information_lag" => "Information Lag".into(),
+        "environment_constraint" => "Environment Constraint".into(),
+        "unclassified" => "Unclassified".into(),
+        other => other.to_string(),
+    }
+}
+
+/// "up N%", "down N%" (rounded half to even), "new", "resolved" or
+/// "stable"; " (tentative)" on a directional label when asked.
+pub fn pct_change(before: u64, after: u64, tentative: bool) -> String {
+    let label = match (before, after) {
+        (0, 0) => return "stable".into(),
+        (0, _) => "new".to_string(),
+        (_, 0) => "resolved".to_string(),
+        (b, a) if b == a => return "stable".into(),
+        (b, a) => {
+            let pct = ((a as f64 - b as f64) / b as f64 * 100.0).round_ties_even();
+            if pct == 0.0 {
+                return "stable".into();
+            }
+            if pct > 0.0 {
+                format!("up {pct:.0}%")
+            } else {
+                format!("down {:.0}%", pct.abs())
+            }
+        }
+    };
+    if tentative {
+        format!("{label} (tentative)")
+    } else {
+        label
+    }
+}
+
+fn turns(x: f64) -> String {
+    let unit = if x == 1.0 { "turn" } else { "turns" };
+    format!("{x} {unit}")
+}
+
+/// The change in median recovery latency, in the reference's words.
+pub fn latency_change(before: Option<f64>, after: Option<f64>) -> String {
+    match (before, after) {
+        (None, None) => "n/a".into(),
+        (None, Some(a)) => format!("new ({})", turns(a)),
+        (Some(b), None) => format!("no recoveries (was {})", turns(b)),
+        (Some(b), Some(a)) => {
+            let d = a - b;
+            if d.abs() < 0.05 {
+                format!("stable ({})", turns(a))
+            } else {
+                let sign = if d > 0.0 { '+' } else { '-' };
+                format!("{sign}{:.1} turns ({b} -> {a})", d.abs())
+            }
+        }
+    }
+}
+
+/// "+x.xx", "-x.xx" or "stable" (under 0.005).
+pub fn score_delta(before: f64, after: f64) -> String {
+    let d = after - before;
+    if d.abs() < 0.005 {
+        "stable".into()
+    } else {
+        format!("{}{:.2}", if d > 0.0 { '+' } else { '-' }, d.abs())
+    }
+}
+
+fn count_change(before: u64, after: u64, tentative: bool) -> CountChange {
+    CountChange {
+        before,
+        after,
+        delta: after as i64 - before as i64,
+        label: pct_change(before, after, tentative),
+    }
+}
+
+fn score_change(before: f64, after: f64) -> ScoreChange {
+    ScoreChange {
+        before,
+        after,
+        delta: after - before,
+        label: score_delta(before, after),
+    }
+}
+
+fn final_score(p: &Pattern) -> f64 {
+    p.score.as_ref().map_or(0.0, |s| s.final_score)
+}
+
+fn unrecovered(p: &Pattern, window: u64) -> u64 {
+    p.frequency
+        .saturating_sub(recovered_within(&p.recovery_latencies, window))
+}
+
+/// Per-classification totals of one side.
+#[derive(Default)]
+struct ClassTotals {
+    frequency: u64,
+    unrecovered: u64,
+    latencies: BTreeMap<u64, u64>,
+    top_score: f64,
+}
+
+fn class_totals(patterns: &[Pattern], window: u64) -> BTreeMap<String, ClassTotals> {
+    let mut out: BTreeMap<String, ClassTotals> = BTreeMap::new();
+    for p in patterns {
+        let t = out.entry(p.failure_classification.clone()).or_default();
+        t.frequency += p.frequency;
+        t.unrecovered += unrecovered(p, window);
+        for (o, n) in p.recovery_latencies.range(1..=window) {
+            *t.latencies.entry(*o).or_insert(0) += n;
+        }
+        t.top_score = t.top_score.max(final_score(p));
+    }
+    out
+}
+
+/// Median of a histogram of offsets, as Python's statistics.median.
+fn median(hist: &BTreeMap<u64, u64>) -> Option<f64> {
+    let n: u64 = hist.values().sum();
+    if n == 0 {
+        return None;
+    }
+    let nth = |k: u64| {
+        let mut seen = 0;
+        hist.iter()
+            .find(|(_, c)| {
+                seen += **c;
+                k < seen
+            })
+            .map(|(o, _)| *o)
+            .unwrap_or(0)
+    };
+    Some(if n % 2 == 1 {
+        nth(n / 2) as f64
+    } else {
+        (nth(n / 2 - 1) + nth(n / 2)) as f64 / 2.0
+    })
+}
+
+fn side_summary(a: &Analysis) -> SideSummary {
+    SideSummary {
+        sources: a.batch.sources.iter().map(|s| s.path.clone()).collect(),
+        runs: a.batch.runs_total,
+        events: a.batch.events_total,
+    }
+}
+
+/// The change records of `before` → `after`: the summary first, then one
+/// per classification (by name), then the patterns: new, resolved,
+/// persisting, each by frequency with ties by pattern id.
+pub fn compare(before: &Analysis, after: &Analysis, cfg: &ScoringConfig) -> Vec<Change> {
+    let w = cfg.recovery_window;
+    let (bc, ac) = (
+        class_totals(&before.patterns, w),
+        class_totals(&after.patterns, w),
+    );
+    let classes: BTreeSet<&String> = bc.keys().chain(ac.keys()).collect();
+    let empty = ClassTotals::default();
+    let class_changes: Vec<ClassificationChange> = classes
+        .into_iter()
+        .map(|c| {
+            let (b, a) = (bc.get(c).unwrap_or(&empty), ac.get(c).unwrap_or(&empty));
+            let tentative = b.frequency.max(a.frequency) < TENTATIVE_BELOW;
+            let (mb, ma) = (median(&b.latencies), median(&a.latencies));
+            ClassificationChange {
+                classification: c.clone(),
+                frequency: count_change(b.frequency, a.frequency, tentative),
+                unrecovered: count_change(b.unrecovered, a.unrecovered, tentative),
+                median_latency_before: mb,
+                median_latency_after: ma,
+                latency_label: latency_change(mb, ma),
+                top_score_before: b.top_score,
+                top_score_after: a.top_score,
+                tentative,
+            }
+        })
+        .collect();
+    let pattern_changes = pattern_changes(before, after, w);
+    let summary = summary_change(before, after, w, &class_changes, &pattern_changes);
+    let mut out = vec![change(ChangeScope::Summary(summary))];
+    out.extend(
+        class_changes
+            .into_iter()
+            .map(|c| change(ChangeScope::Classification(c))),
+    );
+    out.extend(
+        pattern_changes
+            .into_iter()
+            .map(|p| change(ChangeScope::Pattern(p))),
+    );
+    out
+}
+
+fn change(scope: ChangeScope) -> Change {
+    Change {
+        kind: "change".into(),
+        change: scope,
+    }
+}
+
+fn summary_change(
+    before: &Analysis,
+    after: &Analysis,
+    window: u64,
+    classes: &[ClassificationChange],
+    patterns: &[PatternChange],
+) -> SummaryChange {
+    let totals = |ps: &[Pattern]| {
+        let failures: u64 = ps.iter().map(|p| p.frequency).sum();
+        let unrec: u64 = ps.iter().map(|p| unrecovered(p, window)).sum();
+        let coord: u64 = ps
+            .iter()
+            .filter(|p| p.failure_classification == "coordination_failure")
+            .map(|p| p.frequency)
+            .sum();
+        let top = ps.iter().map(final_score).fold(0.0, f64::max);
+        let mean = if ps.is_empty() {
+            0.0
+        } else {
+            ps.iter().map(final_score).sum::<f64>() / ps.len() as f64
+        };
+        (ps.len() as u64, failures, unrec, coord, top, mean)
+    };
+    let b = totals(&before.patterns);
+    let a = totals(&after.patterns);
+    SummaryChange {
+        before: side_summary(before),
+        after: side_summary(after),
+        patterns: count_change(b.0, a.0, false),
+        failure_events: count_change(b.1, a.1, false),
+        unrecovered_events: count_change(b.2, a.2, false),
+        coordination_failure_events: count_change(b.3, a.3, false),
+        top_final_score: score_change(b.4, a.4),
+        mean_final_score: score_change(b.5, a.5),
+        headlines: headlines(classes, patterns),
+    }
+}
+
+/// The facts a reader should see first. Unlike the reference, unrecovered
+/// and latency changes are reported even when the frequency did not change.
+fn headlines(classes: &[ClassificationChange], patterns: &[PatternChange]) -> Vec<String> {
+    let mut out = Vec::new();
+    for c in classes {
+        let label = classification_label(&c.classification);
+        if c.frequency.label != "stable" {
+            out.push(format!(
+                "{label}: {} ({} → {})",
+                c.frequency.label, c.frequency.before, c.frequency.after
+            ));
+        }
+        if c.unrecovered.label != "stable" {
+            out.push(format!(
+                "{label} unrecovered: {} ({} → {})",
+                c.unrecovered.label, c.unrecovered.before, c.unrecovered.after
+            ));
+        }
+        if c.latency_label != "n/a" && !c.latency_label.starts_with("stable") {
+            out.push(format!("{label} recovery latency: {}", c.latency_label));
+        }
+    }
+    for (status, prefix) in [("new", "new pattern"), ("resolved", "resolved")] {
+        for p in patterns.iter().filter(|p| p.status == status).take(3) {
+            out.push(format!("{prefix}: {}", p.display_name));
+        }
+    }
+    out
+}
+
+fn pattern_changes(before: &Analysis, after: &Analysis, window: u64) -> Vec<PatternChange> {
+    let bi: HashMap<&str, &Pattern> = before
+        .patterns
+        .iter()
+        .map(|p| (p.pattern_id.as_str(), p))
+        .collect();
+    let ai: HashMap<&str, &Pattern> = after
+        .patterns
+        .iter()
+        .map(|p| (p.pattern_id.as_str(), p))
+        .collect();
+    let mut new = Vec::new();
+    let mut resolved = Vec::new();
+    let mut persisting = Vec::new();
+    for p in &after.patterns {
+        match bi.get(p.pattern_id.as_str()) {
+            None => new.push(pattern_change("new", None, Some(p), window)),
+            Some(b) => persisting.push(pattern_change("persisting", Some(b), Some(p), window)),
+        }
+    }
+    for p in &before.patterns {
+        if !ai.contains_key(p.pattern_id.as_str()) {
+            resolved.push(pattern_change("resolved", Some(p), None, window));
+        }
+    }
+    let by_after = |x: &PatternChange, y: &PatternChange| {
+        y.frequency
+            .after
+            .cmp(&x.frequency.after)
+            .then_with(|| x.pattern_id.cmp(&y.pattern_id))
+    };
+    new.sort_by(by_after);
+    persisting.sort_by(by_after);
+    resolved.sort_by(|x, y| {
+        y.frequency
+            .before
+            .cmp(&x.frequency.before)
+            .then_with(|| x.pattern_id.cmp(&y.pattern_id))
+    });
+    new.into_iter().chain(resolved).chain(persisting).collect()
+}
+
+fn pattern_change(
+    status: &str,
+    b: Option<&Pattern>,
+    a: Option<&Pattern>,
+    window: u64,
+) -> PatternChange {
+    let p = a.or(b).expect("a pattern is on one side at least");
+    let freq = |x: Option<&Pattern>| x.map_or(0, |p| p.frequency);
+    let unrec = |x: Option<&Pattern>| x.map_or(0, |p| unrecovered(p, window));
+    PatternChange {
+        status: status.to_string(),
+        pattern_id: p.pattern_id.clone(),
+        display_name: p.display_name.clone(),
+        agent_id: p.agent_id.clone(),
+        tool_name: p.tool_name.clone(),
+        failure_classification: p.failure_classification.clone(),
+        divergence_fields: p.divergence_fields.clone(),
+        frequency: count_change(freq(b), freq(a), false),
+        unrecovered: count_change(unrec(b), unrec(a), false),
+        final_score_before: b.map(final_score),
+        final_score_after: a.map(final_score),
+        tentative: freq(b).max(freq(a)) < TENTATIVE_BELOW,
+    }
+}
+
+/// A condition under which triage-diff exits 1.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FailOn {
+    /// Any pattern that only the after side has.
+    New,
+    /// More failure or unrecovered events, or a higher top score, in any
+    /// classification, beyond the tolerance.
+    Regression,
+    /// Any pattern on the after side scoring at least this.
+    ScoreAtLeast(f64),
+}
+
+impl std::str::FromStr for FailOn {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "new" => Ok(FailOn::New),
+            "regression" => Ok(FailOn::Regression),
+            _ => {
+                let x = s
+                    .strip_prefix("score>=")
+                    .ok_or_else(|| format!("{s:?}: expected new, regression or score>=X"))?;
+                x.trim()
+                    .parse::<f64>()
+                    .map(FailOn::ScoreAtLeast)
+                    .map_err(|_| format!("{s:?}: {x:?} is not a number"))
+            }
+        }
+    }
+}
+
+/// The reasons the condition holds, one sentence each (empty: it does not).
+pub fn failing(cond: &FailOn, changes: &[Change], tolerance_pct: f64) -> Vec<String> {
+    let grew = |b: f64, a: f64| a > b * (1.0 + tolerance_pct / 100.0) + 1e-9;
+    let mut out = Vec::new();
+    for c in changes {
+        match (&c.change, cond) {
+            (ChangeScope::Pattern(p), FailOn::New) if p.status == "new" => {
+                out.push(format!("new pattern: {}", p.display_name));
+            }
+            (ChangeScope::Pattern(p), FailOn::ScoreAtLeast(x)) => {
+                if let Some(s) = p.final_score_after.filter(|s| s >= x) {
+                    out.push(format!("{} scores {s:.2} (>= {x})", p.display_name));
+                }
+            }
+            (ChangeScope::Classification(k), FailOn::Regression) => {
+                let label = classification_label(&k.classification);
+                for (what, b, a, decimals) in [
+                    (
+                        "failure events",
+                        k.frequency.before as f64,
+                        k.frequency.after as f64,
+                        0,
+                    ),
+                    (
+                        "unrecovered events",
+                        k.unrecovered.before as f64,
+                        k.unrecovered.after as f64,
+                        0,
+                    ),
+                    ("top score", k.top_score_before, k.top_score_after, 2),
+                ] {
+                    if grew(b, a) {
+                        out.push(format!(
+                            "{label}: {what} rose from {b:.decimals$} to {a:.decimals$}"
+                        ));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percent_labels_follow_the_reference() {
+        assert_eq!(pct_change(27, 19, false), "down 30%");
+        assert_eq!(pct_change(18, 11, false), "down 39%");
+        assert_eq!(pct_change(0, 0, true), "stable");
+        assert_eq!(pct_change(0, 2, true), "new (tentative)");
+        assert_eq!(pct_change(3, 0, true), "resolved (tentative)");
+        assert_eq!(pct_change(6, 6, true), "stable");
+        assert_eq!(pct_change(200, 201, false), "stable");
+        assert_eq!(pct_change(10, 13, false), "up 30%");
+        // Half to even: 2.5% rounds to 2, 3.5% to 4.
+        assert_eq!(pct_change(200, 205, false), "up 2%");
+        assert_eq!(pct_change(200, 207, false), "up 4%");
+    }
+
+    #[test]
+    fn latency_labels_follow_the_reference() {
+        assert_eq!(latency_change(None, None), "n/a");
+        assert_eq!(latency_change(None, Some(2.0)), "new (2 turns)");
+        assert_eq!(
+            latency_change(Some(1.0), None),
+            "no recoveries (was 1 turn)"
+        );
+        assert_eq!(latency_change(Some(2.0), Some(2.02)), "stable (2.02 turns)");
+        assert_eq!(
+            latency_change(Some(1.5), Some(3.0)),
+            "+1.5 turns (1.5 -> 3)"
+        );
+        assert_eq!(latency_change(Some(3.0), Some(2.0)), "-1.0 turns (3 -> 2)");
+    }
+
+    #[test]
+    fn score_deltas() {
+        assert_eq!(score_delta(7.1, 8.4), "+1.30");
+        assert_eq!(score_delta(13.0, 13.004), "stable");
+        assert_eq!(score_delta(5.0, 4.0), "-1.00");
+    }
+
+    #[test]
+    fn fail_on_parses() {
+        assert_eq!("new".parse::<FailOn>(), Ok(FailOn::New));
+        assert_eq!(
+            "score>=8.5".parse::<FailOn>(),
+            Ok(FailOn::ScoreAtLeast(8.5))
+        );
+        assert!("score>x".parse::<FailOn>().is_err());
+    }
+}

@@ -1,0 +1,605 @@
+//! Grouping failure events into incident patterns, with the reference's
+//! recovery semantics, in one pass, as a partial aggregate that merges.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+
+use crate::config::TAIL_RISK_WINDOW;
+use crate::record::{Batch, EventView, Pattern, RunCounts, Sample, SourceRec};
+use crate::timestamp::Timestamp;
+
+/// Samples kept per pattern.
+pub const SAMPLES_PER_PATTERN: usize = 5;
+/// Events held for exact recovery whatever their order, before switching to
+/// streaming (which assumes each run's events come in turn order).
+pub const DEFAULT_BUFFER_EVENTS: usize = 1 << 21;
+
+const SUCCESS: u32 = u32::MAX;
+
+/// Assigns small numbers to strings, remembering first-appearance order.
+#[derive(Default)]
+struct Interner {
+    ids: HashMap<Box<str>, u32>,
+    names: Vec<Box<str>>,
+}
+
+impl Interner {
+    fn intern(&mut self, s: &str) -> u32 {
+        if let Some(&id) = self.ids.get(s) {
+            return id;
+        }
+        let id = self.names.len() as u32;
+        self.names.push(s.into());
+        self.ids.insert(s.into(), id);
+        id
+    }
+
+    fn name(&self, id: u32) -> &str {
+        &self.names[id as usize]
+    }
+}
+
+/// One (run, agent) timeline: what is needed to find, for each failure, the
+/// first later turn of the same agent that succeeded.
+#[derive(Default)]
+struct Timeline {
+    /// Every event while buffering: (turn, pattern or SUCCESS).
+    log: Vec<(i64, u32)>,
+    /// Streaming: failures that no later success has resolved yet.
+    pending: Vec<(i64, u32)>,
+    max_turn: i64,
+    warned: bool,
+}
+
+/// A failure signature's running totals.
+struct PatternAcc {
+    agent_id: String,
+    tool_name: String,
+    classification: String,
+    divergence_fields: Vec<String>,
+    frequency: u64,
+    latencies: BTreeMap<u64, u64>,
+    run_counts: Vec<(u32, u64)>,
+    run_pos: HashMap<u32, usize>,
+    day_counts: BTreeMap<String, u64>,
+    samples: Vec<Sample>,
+}
+
+impl PatternAcc {
+    fn count_run(&mut self, run: u32, n: u64) {
+        if let Some((last, c)) = self.run_counts.last_mut()
+            && *last == run
+        {
+            *c += n;
+            return;
+        }
+        match self.run_pos.get(&run) {
+            Some(&i) => self.run_counts[i].1 += n,
+            None => {
+                self.run_pos.insert(run, self.run_counts.len());
+                self.run_counts.push((run, n));
+            }
+        }
+    }
+
+    fn add_sample(&mut self, s: Sample) {
+        if self.samples.len() < SAMPLES_PER_PATTERN {
+            self.samples.push(s);
+        }
+    }
+}
+
+/// A problem found while grouping that the user should hear about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GroupWarning {
+    /// Events of a timeline came out of turn order after buffering stopped.
+    OutOfOrder { run_id: String, agent_id: String },
+}
+
+/// The streaming grouper: feed events (and, to merge shards, partial
+/// batches and patterns), then `finish`.
+pub struct Grouper {
+    window: u64,
+    buffer_limit: usize,
+    buffered: usize,
+    streaming: bool,
+    runs: Interner,
+    agents: Interner,
+    timelines: HashMap<(u32, u32), Timeline>,
+    patterns: Vec<PatternAcc>,
+    pattern_ids: HashMap<Box<str>, u32>,
+    key: String,
+    events_total: u64,
+    failures_total: u64,
+    skipped: u64,
+    sources: Vec<SourceRec>,
+    first_ts: Option<Timestamp>,
+    last_ts: Option<Timestamp>,
+}
+
+impl Grouper {
+    /// `window`: the recovery window the `recovered` field counts with.
+    pub fn new(window: u64) -> Self {
+        Grouper::with_buffer(window, DEFAULT_BUFFER_EVENTS)
+    }
+
+    pub fn with_buffer(window: u64, buffer_limit: usize) -> Self {
+        Grouper {
+            window,
+            buffer_limit,
+            buffered: 0,
+            streaming: false,
+            runs: Interner::default(),
+            agents: Interner::default(),
+            timelines: HashMap::new(),
+            patterns: Vec::new(),
+            pattern_ids: HashMap::new(),
+            key: String::new(),
+            events_total: 0,
+            failures_total: 0,
+            skipped: 0,
+            sources: Vec::new(),
+            first_ts: None,
+            last_ts: None,
+        }
+    }
+
+    /// Adds one event.
+    pub fn add_event(&mut self, ev: &EventView<'_>) -> Option<GroupWarning> {
+        self.events_total += 1;
+        let run = self.runs.intern(&ev.run_id);
+        let agent = self.agents.intern(&ev.agent_id);
+        let ts = ev.timestamp.as_deref().and_then(Timestamp::parse);
+        if let Some(t) = ts {
+            self.first_ts = Some(self.first_ts.map_or(t, |f| f.min(t)));
+            self.last_ts = Some(self.last_ts.map_or(t, |l| l.max(t)));
+        }
+        let failure = if ev.is_failure() {
+            self.failures_total += 1;
+            Some(self.count_failure(ev, run, ts))
+        } else {
+            None
+        };
+        let turn = ev.turn;
+        if !self.streaming {
+            let tl = self.timelines.entry((run, agent)).or_default();
+            if let Some(p) = failure {
+                tl.log.push((turn, p));
+                self.buffered += 1;
+            }
+            if ev.action_succeeded {
+                tl.log.push((turn, SUCCESS));
+                self.buffered += 1;
+            }
+            if self.buffered > self.buffer_limit {
+                self.start_streaming();
+            }
+            return None;
+        }
+        self.stream_event(run, agent, turn, failure, ev.action_succeeded)
+    }
+
+    fn stream_event(
+        &mut self,
+        run: u32,
+        agent: u32,
+        turn: i64,
+        failure: Option<u32>,
+        succeeded: bool,
+    ) -> Option<GroupWarning> {
+        let tl = self.timelines.entry((run, agent)).or_default();
+        let mut warning = None;
+        if turn < tl.max_turn && !tl.warned {
+            tl.warned = true;
+            warning = Some(GroupWarning::OutOfOrder {
+                run_id: self.runs.name(run).to_string(),
+                agent_id: self.agents.name(agent).to_string(),
+            });
+        }
+        tl.max_turn = tl.max_turn.max(turn);
+        if succeeded {
+            let patterns = &mut self.patterns;
+            tl.pending.retain(|&(t, p)| {
+                if t < turn {
+                    *patterns[p as usize]
+                        .latencies
+                        .entry((turn - t) as u64)
+                        .or_insert(0) += 1;
+                    false
+                } else {
+                    true
+                }
+            });
+        }
+        if let Some(p) = failure {
+            tl.pending.push((turn, p));
+        }
+        // A timeline with nothing pending needs no memory until it fails again.
+        if tl.pending.is_empty() && !tl.warned {
+            self.timelines.remove(&(run, agent));
+        }
+        warning
+    }
+
+    /// Resolves every buffered timeline and continues in streaming mode.
+    fn start_streaming(&mut self) {
+        self.streaming = true;
+        let mut timelines = std::mem::take(&mut self.timelines);
+        for tl in timelines.values_mut() {
+            self.resolve_log(tl);
+        }
+        timelines.retain(|_, tl| !tl.pending.is_empty());
+        self.timelines = timelines;
+        self.buffered = 0;
+    }
+
+    /// Exact recovery for a buffered timeline: ordered by turn (stable), the
+    /// first success at a greater turn resolves each failure. Failures with
+    /// none are left pending.
+    fn resolve_log(&mut self, tl: &mut Timeline) {
+        let mut log = std::mem::take(&mut tl.log);
+        log.sort_by_key(|e| e.0);
+        let mut next_success: Option<i64> = None;
+        let mut i = log.len();
+        while i > 0 {
+            let turn = log[i - 1].0;
+            let mut j = i;
+            let mut has_success = false;
+            while j > 0 && log[j - 1].0 == turn {
+                j -= 1;
+                match log[j].1 {
+                    SUCCESS => has_success = true,
+                    p => match next_success {
+                        Some(s) => {
+                            *self.patterns[p as usize]
+                                .latencies
+                                .entry((s - turn) as u64)
+                                .or_insert(0) += 1
+                        }
+                        None => tl.pending.push((turn, p)),
+                    },
+                }
+            }
+            if has_success {
+                next_success = Some(turn);
+            }
+            i = j;
+        }
+        tl.pending.reverse();
+        tl.max_turn = log.last().map_or(i64::MIN, |e| e.0);
+    }
+
+    fn count_failure(&mut self, ev: &EventView<'_>, run: u32, ts: Option<Timestamp>) -> u32 {
+        let class = ev.classification().unwrap_or("unclassified");
+        let mut divs: Vec<&str> = ev
+            .divergence_fields
+            .iter()
+            .flatten()
+            .map(|d| d.as_ref())
+            .collect();
+        divs.sort_unstable();
+        divs.dedup();
+        let p = self.pattern_for(&ev.agent_id, &ev.action_taken.tool_name, class, &divs);
+        let acc = &mut self.patterns[p as usize];
+        acc.frequency += 1;
+        acc.count_run(run, 1);
+        if let Some(t) = ts {
+            *acc.day_counts.entry(t.day()).or_insert(0) += 1;
+        }
+        acc.add_sample(Sample {
+            event_id: ev.event_id.to_string(),
+            run_id: ev.run_id.to_string(),
+            turn: ev.turn,
+            step: ev.step,
+            text: sample_text(ev),
+        });
+        p
+    }
+
+    fn pattern_for(&mut self, agent: &str, tool: &str, class: &str, divs: &[&str]) -> u32 {
+        self.key.clear();
+        for part in [agent, tool, class].into_iter().chain(divs.iter().copied()) {
+            self.key.push_str(part);
+            self.key.push('\0');
+        }
+        if let Some(&p) = self.pattern_ids.get(self.key.as_str()) {
+            return p;
+        }
+        let p = self.patterns.len() as u32;
+        self.pattern_ids.insert(self.key.as_str().into(), p);
+        self.patterns.push(PatternAcc {
+            agent_id: agent.to_string(),
+            tool_name: tool.to_string(),
+            classification: class.to_string(),
+            divergence_fields: divs.iter().map(|d| d.to_string()).collect(),
+            frequency: 0,
+            latencies: BTreeMap::new(),
+            run_counts: Vec::new(),
+            run_pos: HashMap::new(),
+            day_counts: BTreeMap::new(),
+            samples: Vec::new(),
+        });
+        p
+    }
+
+    /// Counts a `source` record into the batch.
+    pub fn add_source(&mut self, s: SourceRec) {
+        self.skipped += s.skipped;
+        self.sources.push(s);
+    }
+
+    /// Folds in a partial `batch` from another shard.
+    pub fn add_batch(&mut self, b: &Batch) {
+        for r in &b.run_order {
+            self.runs.intern(r);
+        }
+        self.events_total += b.events_total;
+        self.failures_total += b.failures_total;
+        self.skipped += b.skipped;
+        self.sources.extend(b.sources.iter().cloned());
+        for (ts, pick_min) in [(&b.first_timestamp, true), (&b.last_timestamp, false)] {
+            let Some(t) = ts.as_deref().and_then(Timestamp::parse) else {
+                continue;
+            };
+            if pick_min {
+                self.first_ts = Some(self.first_ts.map_or(t, |f| f.min(t)));
+            } else {
+                self.last_ts = Some(self.last_ts.map_or(t, |l| l.max(t)));
+            }
+        }
+    }
+
+    /// Folds in a partial `pattern` from another shard.
+    pub fn add_pattern(&mut self, pat: &Pattern) {
+        let divs: Vec<&str> = pat.divergence_fields.iter().map(String::as_str).collect();
+        let p = self.pattern_for(
+            &pat.agent_id,
+            &pat.tool_name,
+            &pat.failure_classification,
+            &divs,
+        );
+        let runs: Vec<(u32, u64)> = pat
+            .run_counts
+            .0
+            .iter()
+            .map(|(r, n)| (self.runs.intern(r), *n))
+            .collect();
+        let acc = &mut self.patterns[p as usize];
+        acc.frequency += pat.frequency;
+        for (o, n) in &pat.recovery_latencies {
+            *acc.latencies.entry(*o).or_insert(0) += n;
+        }
+        for (r, n) in runs {
+            acc.count_run(r, n);
+        }
+        for (d, n) in &pat.day_counts {
+            *acc.day_counts.entry(d.clone()).or_insert(0) += n;
+        }
+        for s in &pat.samples {
+            acc.add_sample(s.clone());
+        }
+    }
+
+    /// Resolves what is left and returns the batch and the patterns in
+    /// first-appearance order.
+    pub fn finish(mut self) -> (Batch, Vec<Pattern>) {
+        if !self.streaming {
+            self.start_streaming();
+        }
+        let batch = Batch {
+            kind: "batch".into(),
+            runs_total: self.runs.names.len() as u64,
+            run_order: self.runs.names.iter().map(|r| r.to_string()).collect(),
+            events_total: self.events_total,
+            failures_total: self.failures_total,
+            skipped: self.skipped,
+            sources: std::mem::take(&mut self.sources),
+            first_timestamp: self.first_ts.map(|t| t.to_string()),
+            last_timestamp: self.last_ts.map(|t| t.to_string()),
+        };
+        let window = self.window;
+        let runs = &self.runs;
+        let patterns = self
+            .patterns
+            .into_iter()
+            .map(|acc| finish_pattern(acc, runs, window))
+            .collect();
+        (batch, patterns)
+    }
+}
+
+/// Failures whose first later success came within `window` turns.
+pub fn recovered_within(latencies: &BTreeMap<u64, u64>, window: u64) -> u64 {
+    latencies.range(..=window).map(|(_, n)| n).sum()
+}
+
+fn finish_pattern(acc: PatternAcc, runs: &Interner, window: u64) -> Pattern {
+    let recovered = recovered_within(&acc.latencies, window);
+    let tail_unrecovered =
+        acc.frequency - recovered_within(&acc.latencies, TAIL_RISK_WINDOW).min(acc.frequency);
+    Pattern {
+        kind: "pattern".into(),
+        pattern_id: pattern_id(
+            &acc.agent_id,
+            &acc.tool_name,
+            &acc.classification,
+            &acc.divergence_fields,
+        ),
+        display_name: display_name(
+            &acc.agent_id,
+            &acc.tool_name,
+            &acc.classification,
+            &acc.divergence_fields,
+        ),
+        agent_id: acc.agent_id,
+        tool_name: acc.tool_name,
+        failure_classification: acc.classification,
+        divergence_fields: acc.divergence_fields,
+        frequency: acc.frequency,
+        recovered,
+        tail_unrecovered,
+        recovery_latencies: acc.latencies,
+        run_counts: RunCounts(
+            acc.run_counts
+                .into_iter()
+                .map(|(r, n)| (runs.name(r).to_string(), n))
+                .collect(),
+        ),
+        day_counts: acc.day_counts,
+        samples: acc.samples,
+        score: None,
+    }
+}
+
+/// The text a reader needs from a failing event: its error, its output, or
+/// nothing.
+fn sample_text(ev: &EventView<'_>) -> Option<String> {
+    let err = ev.error.as_ref();
+    let text = err
+        .and_then(|e| e.message.clone().or_else(|| e.kind.clone()))
+        .or_else(|| ev.output.as_deref().map(str::to_string))?;
+    Some(text.chars().take(300).collect())
+}
+
+/// `[agent] tool / classification / field+field` (or `no-divergence`).
+pub fn display_name(agent: &str, tool: &str, class: &str, divs: &[String]) -> String {
+    let div = if divs.is_empty() {
+        "no-divergence".to_string()
+    } else {
+        divs.join("+")
+    };
+    format!("[{agent}] {tool} / {class} / {div}")
+}
+
+/// A readable id that never collides: `agent/tool/class/field+field`, with
+/// `%`, `/`, `+`, `~`, white space and control characters percent-encoded
+/// inside each part and `~` standing for no divergence fields.
+pub fn pattern_id(agent: &str, tool: &str, class: &str, divs: &[String]) -> String {
+    let mut id = String::new();
+    for part in [agent, tool, class] {
+        escape_id_part(part, &mut id);
+        id.push('/');
+    }
+    if divs.is_empty() {
+        id.push('~');
+    }
+    for (i, d) in divs.iter().enumerate() {
+        if i > 0 {
+            id.push('+');
+        }
+        escape_id_part(d, &mut id);
+    }
+    id
+}
+
+fn escape_id_part(s: &str, out: &mut String) {
+    for c in s.chars() {
+        if matches!(c, '%' | '/' | '+' | '~') || c.is_whitespace() || c.is_control() {
+            let mut b = [0u8; 4];
+            for byte in c.encode_utf8(&mut b).bytes() {
+                let _ = write!(out, "%{byte:02X}");
+            }
+        } else {
+            out.push(c);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(run: &str, agent: &str, turn: i64, ok: bool, class: Option<&str>) -> String {
+        let class = class.map_or("null".to_string(), |c| format!("\"{c}\""));
+        format!(
+            r#"{{"event_id":"e","run_id":"{run}","turn":{turn},"agent_id":"{agent}","action_taken":{{"tool_name":"t"}},"action_succeeded":{ok},"failure_classification":{class}}}"#
+        )
+    }
+
+    fn group(lines: &[String], buffer: usize) -> Vec<Pattern> {
+        let mut g = Grouper::with_buffer(3, buffer);
+        for l in lines {
+            let v: EventView = serde_json::from_str(l).unwrap();
+            g.add_event(&v);
+        }
+        g.finish().1
+    }
+
+    #[test]
+    fn recovery_offsets_follow_the_reference() {
+        // failure at 1; same-turn success does not recover; success at 4 is offset 3.
+        let lines = vec![
+            ev("r", "a", 1, false, None),
+            ev("r", "a", 1, true, None),
+            ev("r", "b", 2, true, None),
+            ev("r", "a", 4, true, None),
+        ];
+        for buffer in [0, 100] {
+            let p = &group(&lines, buffer)[0];
+            assert_eq!(p.frequency, 1);
+            assert_eq!(p.recovered, 1, "buffer {buffer}");
+            assert_eq!(p.recovery_latencies, BTreeMap::from([(3, 1)]));
+            assert_eq!(p.tail_unrecovered, 0);
+        }
+    }
+
+    #[test]
+    fn offset_four_is_outside_the_window_and_eleven_is_tail() {
+        let lines = vec![
+            ev("r", "a", 0, false, None),
+            ev("r", "a", 4, true, None),
+            ev("s", "a", 0, false, None),
+            ev("s", "a", 11, true, None),
+        ];
+        let p = &group(&lines, 100)[0];
+        assert_eq!(p.frequency, 2);
+        assert_eq!(p.recovered, 0);
+        assert_eq!(p.tail_unrecovered, 1);
+    }
+
+    #[test]
+    fn shuffled_lines_are_ordered_by_turn_while_buffering() {
+        let lines = vec![
+            ev("r", "a", 5, true, None),
+            ev("r", "a", 1, false, None),
+            ev("r", "a", 2, true, None),
+        ];
+        let p = &group(&lines, 100)[0];
+        assert_eq!(p.recovery_latencies, BTreeMap::from([(1, 1)]));
+    }
+
+    #[test]
+    fn classified_success_is_incident_and_success() {
+        let lines = vec![
+            ev("r", "a", 1, false, None),
+            ev("r", "a", 2, true, Some("information_lag")),
+        ];
+        let ps = group(&lines, 100);
+        assert_eq!(ps.len(), 2);
+        assert_eq!(ps[0].recovery_latencies, BTreeMap::from([(1, 1)]));
+        assert_eq!(ps[1].failure_classification, "information_lag");
+        assert_eq!(ps[1].tail_unrecovered, 1);
+    }
+
+    #[test]
+    fn ids_never_collide() {
+        let a = pattern_id("a-b", "c", "d", &[]);
+        let b = pattern_id("a", "b-c", "d", &[]);
+        assert_ne!(a, b);
+        let c = pattern_id("a/b", "c", "d", &[]);
+        let d = pattern_id("a", "b/c", "d", &[]);
+        assert_ne!(c, d);
+        assert_ne!(
+            pattern_id("a", "t", "c", &["none".into()]),
+            pattern_id("a", "t", "c", &[])
+        );
+        assert_ne!(
+            pattern_id("a", "t", "c", &["x+y".into()]),
+            pattern_id("a", "t", "c", &["x".into(), "y".into()])
+        );
+        assert_eq!(
+            pattern_id("planner", "dispatch", "coordination_failure", &["q".into()]),
+            "planner/dispatch/coordination_failure/q"
+        );
+    }
+}

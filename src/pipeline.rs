@@ -1,0 +1,199 @@
+//! Parse, group and score in one process, with the same results as the
+//! four-stage pipeline: inputs are trace files or any stage's records.
+
+use std::io::{self, Write};
+
+use crate::adapters::{self, DecodeSettings, Format, Peeked, Sink};
+use crate::cli::{Diag, Input};
+use crate::config::Config;
+use crate::group::{GroupWarning, Grouper};
+use crate::ndjson::RecordWriter;
+use crate::record::{Batch, Header, Pattern, SourceRec};
+use crate::score::score;
+use crate::stream::{Record, looks_like_records, read_records_from};
+
+/// What one side of an analysis gives: the scored batch and patterns, and
+/// the records of other kinds (findings, verdicts, …) for the renderer.
+pub struct Analysis {
+    pub batch: Batch,
+    pub patterns: Vec<Pattern>,
+    pub other: Vec<Vec<u8>>,
+}
+
+/// How to read and score.
+pub struct AnalyzeOptions {
+    pub format: Format,
+    pub config: Config,
+    pub strict: bool,
+    pub buffer_events: usize,
+    pub text_limit: usize,
+}
+
+impl AnalyzeOptions {
+    pub fn new(config: Config) -> Self {
+        AnalyzeOptions {
+            format: Format::Auto,
+            config,
+            strict: false,
+            buffer_events: crate::group::DEFAULT_BUFFER_EVENTS,
+            text_limit: 2000,
+        }
+    }
+}
+
+/// Parses (when the inputs are trace files), groups and scores `inputs`.
+/// Trace files are parsed on a thread of their own that streams events to
+/// the grouper through a pipe, as triage-parse | triage-group would.
+pub fn analyze(
+    inputs: &[Input],
+    opts: &AnalyzeOptions,
+    diag: &mut Diag,
+) -> anyhow::Result<Analysis> {
+    let mut grouper = Grouper::with_buffer(opts.config.scoring.recovery_window, opts.buffer_events);
+    let mut other = Vec::new();
+    let peeked: Vec<Peeked> = inputs
+        .iter()
+        .map(adapters::peek)
+        .collect::<anyhow::Result<_>>()?;
+    let records: Vec<bool> = peeked
+        .iter()
+        .map(|(head, _)| looks_like_records(head))
+        .collect();
+    let skipped = if records.iter().all(|r| *r) {
+        let mut skipped = 0;
+        for (input, (head, rest)) in inputs.iter().zip(peeked) {
+            let reader = io::Read::chain(io::Cursor::new(head), rest);
+            skipped += feed(
+                &input.name(),
+                reader,
+                &mut grouper,
+                &mut other,
+                opts.strict,
+                diag,
+            )?;
+        }
+        skipped
+    } else if records.iter().any(|r| *r) {
+        anyhow::bail!("the inputs mix trace files and triage records; give one kind at a time");
+    } else {
+        parse_and_feed(inputs, peeked, opts, &mut grouper, &mut other, diag)?
+    };
+    let (mut batch, mut patterns) = grouper.finish();
+    batch.skipped += skipped;
+    score(&batch, &mut patterns, &opts.config.scoring);
+    Ok(Analysis {
+        batch,
+        patterns,
+        other,
+    })
+}
+
+fn parse_and_feed(
+    inputs: &[Input],
+    peeked: Vec<Peeked>,
+    opts: &AnalyzeOptions,
+    grouper: &mut Grouper,
+    other: &mut Vec<Vec<u8>>,
+    diag: &mut Diag,
+) -> anyhow::Result<u64> {
+    let (pipe_in, pipe_out) = io::pipe()?;
+    let settings = DecodeSettings {
+        text_limit: opts.text_limit,
+        classifier: crate::classify::Classifier::new(&opts.config.classify),
+        ..DecodeSettings::default()
+    };
+    let tool = diag.tool();
+    std::thread::scope(|scope| {
+        let parser = scope.spawn(move || -> anyhow::Result<()> {
+            let mut parse_diag = Diag::new(tool, false);
+            let out = io::BufWriter::with_capacity(256 * 1024, pipe_out);
+            let writer = RecordWriter::new(Box::new(out) as Box<dyn Write>, false);
+            let mut sink = Sink::new(writer, &mut parse_diag, opts.strict, settings);
+            for (input, (head, rest)) in inputs.iter().zip(peeked) {
+                adapters::read_peeked(input, head, rest, opts.format, &mut sink)?;
+            }
+            sink.flush()?;
+            drop(sink);
+            parse_diag.finish();
+            Ok(())
+        });
+        let fed = feed(
+            "<parsed traces>",
+            pipe_in,
+            grouper,
+            other,
+            opts.strict,
+            diag,
+        );
+        let parsed = parser.join().expect("the parse thread does not panic");
+        // A parse error closes the pipe early: report it rather than the
+        // reader's view of it.
+        parsed?;
+        fed
+    })
+}
+
+/// Feeds one stream of records to the grouper: events, sources and (as
+/// partials) batches and patterns; other kinds are kept.
+fn feed(
+    path: &str,
+    reader: impl io::Read,
+    grouper: &mut Grouper,
+    other: &mut Vec<Vec<u8>>,
+    strict: bool,
+    diag: &mut Diag,
+) -> anyhow::Result<u64> {
+    read_records_from(path, reader, diag, strict, |rec, loc, diag| {
+        match rec {
+            Record::Header(_) => {}
+            Record::Event(ev) => {
+                if let Some(GroupWarning::OutOfOrder { run_id, agent_id }) = grouper.add_event(&ev)
+                {
+                    diag.warn(
+                        "out-of-order",
+                        format_args!("{loc}: run {run_id:?} agent {agent_id:?} goes back in turn order; its recovery figures may differ from a sorted read"),
+                    );
+                }
+            }
+            Record::Other {
+                kind: "source",
+                line,
+            } => grouper.add_source(parse_record::<SourceRec>(line, loc)?),
+            Record::Other {
+                kind: "batch",
+                line,
+            } => grouper.add_batch(&parse_record(line, loc)?),
+            Record::Other {
+                kind: "pattern",
+                line,
+            } => grouper.add_pattern(&parse_record(line, loc)?),
+            Record::Other { kind: "run", .. } => {}
+            Record::Other { line, .. } => other.push(line.to_vec()),
+        }
+        Ok(())
+    })
+}
+
+fn parse_record<T: serde::de::DeserializeOwned>(
+    line: &[u8],
+    loc: &crate::stream::Location<'_>,
+) -> anyhow::Result<T> {
+    serde_json::from_slice(line).map_err(|e| anyhow::anyhow!("{loc}: bad record: {e}"))
+}
+
+/// Writes an analysis as records: a header, the batch, the patterns.
+pub fn write_analysis(
+    tool: &str,
+    a: &Analysis,
+    out: &mut RecordWriter<impl Write>,
+) -> io::Result<()> {
+    out.record(&Header::for_tool(tool))?;
+    out.record(&a.batch)?;
+    for p in &a.patterns {
+        out.record(p)?;
+    }
+    for line in &a.other {
+        out.raw_line(line)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,211 @@
+//! Reading a stage's input: triage records from files or stdin, routed by
+//! kind, with schema checks and bad lines reported by file and line.
+
+use std::borrow::Cow;
+use std::io::Read;
+
+use rayon::prelude::*;
+
+use crate::cli::{Diag, Input, io_reason};
+use crate::ndjson::ChunkReader;
+use crate::record::{EventView, KindProbe, SCHEMA};
+
+/// One record as a stage sees it.
+// Records are handed over one at a time and never stored, so the size of
+// the event variant costs nothing; boxing it would cost an allocation each.
+#[allow(clippy::large_enum_variant)]
+pub enum Record<'a> {
+    /// A `header` record; the raw line, to pass through.
+    Header(&'a [u8]),
+    /// An `event` record, decoded.
+    Event(EventView<'a>),
+    /// Any other kind, with its raw line.
+    Other { kind: &'a str, line: &'a [u8] },
+}
+
+/// Where a record was read: for messages.
+pub struct Location<'a> {
+    pub path: &'a str,
+    pub line: u64,
+}
+
+impl std::fmt::Display for Location<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.path, self.line)
+    }
+}
+
+/// Reads the inputs in order, handing each record to `each`. Unreadable
+/// lines are skipped with a warning (an error under `strict`) and counted;
+/// returns how many were skipped. A header with a newer schema is an error.
+pub fn read_records(
+    inputs: &[Input],
+    diag: &mut Diag,
+    strict: bool,
+    mut each: impl FnMut(Record<'_>, &Location<'_>, &mut Diag) -> anyhow::Result<()>,
+) -> anyhow::Result<u64> {
+    let mut skipped = 0;
+    for input in inputs {
+        skipped += read_records_from(&input.name(), input.open()?, diag, strict, &mut each)?;
+    }
+    Ok(skipped)
+}
+
+/// [`read_records`] over one reader named `path` in messages.
+pub fn read_records_from(
+    path: &str,
+    reader: impl Read,
+    diag: &mut Diag,
+    strict: bool,
+    mut each: impl FnMut(Record<'_>, &Location<'_>, &mut Diag) -> anyhow::Result<()>,
+) -> anyhow::Result<u64> {
+    let mut skipped = 0;
+    let mut reader = ChunkReader::new(reader);
+    while let Some(mut chunk) = reader
+        .next_chunk()
+        .map_err(|e| anyhow::anyhow!("{path}: {}", io_reason(&e)))?
+    {
+        // Decode in parallel, hand over in order.
+        let lines: Vec<(u64, &[u8])> = chunk.lines().map(|l| (l.number, &*l.bytes)).collect();
+        let decoded: Vec<Result<Record<'_>, Bad>> = lines
+            .par_iter()
+            .with_min_len(256)
+            .map(|(_, bytes)| decode(bytes))
+            .collect();
+        for ((number, _), rec) in lines.iter().zip(decoded) {
+            let loc = Location {
+                path,
+                line: *number,
+            };
+            match rec {
+                Ok(rec) => each(rec, &loc, diag)?,
+                Err(Bad::Fatal(msg)) => anyhow::bail!("{loc}: {msg}"),
+                Err(Bad::Skip(msg)) => {
+                    if strict {
+                        anyhow::bail!("{loc}: {msg}");
+                    }
+                    skipped += 1;
+                    diag.warn("bad-record", format_args!("{loc}: {msg}; skipped"));
+                }
+            }
+        }
+    }
+    Ok(skipped)
+}
+
+/// True when `head` (the start of an input) holds triage records rather
+/// than trace files: its first line is an object with a known `kind`.
+pub fn looks_like_records(head: &[u8]) -> bool {
+    let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    let first = head
+        .split(|b| *b == b'\n')
+        .find(|l| !l.iter().all(u8::is_ascii_whitespace))
+        .unwrap_or_default();
+    serde_json::from_slice::<KindProbe>(first).is_ok_and(|p| {
+        matches!(
+            p.kind.as_deref(),
+            Some(
+                "header"
+                    | "event"
+                    | "run"
+                    | "source"
+                    | "batch"
+                    | "pattern"
+                    | "finding"
+                    | "verdict"
+                    | "change"
+            )
+        )
+    })
+}
+
+enum Bad {
+    Skip(String),
+    Fatal(String),
+}
+
+const EVENT_PREFIX: &[u8] = br#"{"kind":"event","#;
+
+fn decode(line: &[u8]) -> Result<Record<'_>, Bad> {
+    if line.starts_with(EVENT_PREFIX) {
+        return decode_event(line);
+    }
+    let probe: KindProbe = serde_json::from_slice(line).map_err(|e| Bad::Skip(json_reason(&e)))?;
+    match probe.kind.as_deref() {
+        None => Err(Bad::Skip(
+            "record has no \"kind\" (trace files go through triage-parse first)".to_string(),
+        )),
+        Some("event") => decode_event(line),
+        Some("header") => match probe.schema {
+            Some(s) if s > SCHEMA => Err(Bad::Fatal(format!(
+                "schema {s} is newer than this tool reads ({SCHEMA}); upgrade triage"
+            ))),
+            _ => Ok(Record::Header(line)),
+        },
+        Some(_) => {
+            let kind = kind_of(line, probe.kind);
+            Ok(Record::Other { kind, line })
+        }
+    }
+}
+
+/// The kind as a str borrowed from the line (an escaped kind, which no
+/// triage tool writes, reads as "unknown").
+fn kind_of<'a>(line: &'a [u8], probe: Option<Cow<'_, str>>) -> &'a str {
+    let Some(kind) = probe else { return "unknown" };
+    let needle = format!("\"{kind}\"");
+    memchr::memmem::find(line, needle.as_bytes())
+        .and_then(|i| std::str::from_utf8(&line[i + 1..i + 1 + kind.len()]).ok())
+        .unwrap_or("unknown")
+}
+
+fn decode_event(line: &[u8]) -> Result<Record<'_>, Bad> {
+    serde_json::from_slice::<EventView>(line)
+        .map(Record::Event)
+        .map_err(|e| Bad::Skip(format!("bad event record: {}", json_reason(&e))))
+}
+
+fn json_reason(e: &serde_json::Error) -> String {
+    let s = e.to_string();
+    let s = match s.find(" at line ") {
+        Some(i) if e.is_data() => s[..i].to_string(),
+        _ => s,
+    };
+    s.replace('`', "\"")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes_by_kind() {
+        assert!(matches!(
+            decode(br#"{"kind":"header","schema":1,"producer":"x"}"#),
+            Ok(Record::Header(_))
+        ));
+        assert!(matches!(
+            decode(br#"{"kind":"run","run_id":"r"}"#),
+            Ok(Record::Other { kind: "run", .. })
+        ));
+        let ev = br#"{"kind":"event","event_id":"e","run_id":"r","turn":1,"agent_id":"a","action_taken":{"tool_name":"t"},"action_succeeded":true,"step":0}"#;
+        assert!(matches!(decode(ev), Ok(Record::Event(_))));
+    }
+
+    #[test]
+    fn newer_schema_is_fatal_and_bad_lines_skip() {
+        assert!(matches!(
+            decode(br#"{"kind":"header","schema":2}"#),
+            Err(Bad::Fatal(_))
+        ));
+        assert!(matches!(decode(b"nope"), Err(Bad::Skip(_))));
+        match decode(br#"{"kind":"event","turn":1}"#) {
+            Err(Bad::Skip(m)) => assert!(m.contains("missing field \"event_id\""), "{m}"),
+            _ => panic!("expected a skip"),
+        }
+        match decode(br#"{"event_id":"e"}"#) {
+            Err(Bad::Skip(m)) => assert!(m.contains("triage-parse"), "{m}"),
+            _ => panic!("expected a skip"),
+        }
+    }
+}

@@ -1,0 +1,200 @@
+//! triage-diff end to end: the reference's published comparison, the label
+//! edge cases, the sides it accepts and its exit status.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+fn changes(out: &[u8]) -> Vec<Value> {
+    records(out)
+        .into_iter()
+        .filter(|r| r["kind"] == "change")
+        .collect()
+}
+
+fn summary(cs: &[Value]) -> &Value {
+    cs.iter().find(|c| c["scope"] == "summary").unwrap()
+}
+
+#[test]
+fn reference_example_gives_the_published_summary() {
+    let out = ok(
+        "triage-diff",
+        &["examples/before.ndjson", "examples/monday.ndjson"],
+        b"",
+    );
+    let cs = changes(&out);
+    let s = summary(&cs);
+    assert_eq!(
+        (
+            s["failure_events"]["before"].as_u64(),
+            s["failure_events"]["after"].as_u64()
+        ),
+        (Some(27), Some(19))
+    );
+    assert_eq!(s["failure_events"]["label"], "down 30%");
+    assert_eq!(s["coordination_failure_events"]["label"], "down 39%");
+    assert_eq!(s["unrecovered_events"]["label"], "down 52%");
+    assert_eq!(
+        format!("{:.2}", s["mean_final_score"]["before"].as_f64().unwrap()),
+        "7.10"
+    );
+    assert_eq!(
+        format!("{:.2}", s["mean_final_score"]["after"].as_f64().unwrap()),
+        "8.40"
+    );
+    assert_eq!(s["mean_final_score"]["label"], "+1.30");
+    assert_eq!(s["top_final_score"]["label"], "stable");
+    let lag = cs
+        .iter()
+        .find(|c| c["classification"] == "information_lag")
+        .unwrap();
+    assert_eq!(lag["frequency"]["label"], "stable");
+    assert_eq!(lag["unrecovered"]["label"], "resolved");
+    assert_eq!(lag["latency_label"], "new (2 turns)");
+    // Reported although the frequency did not change (the reference drops it).
+    let heads: Vec<&str> = s["headlines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h.as_str().unwrap())
+        .collect();
+    assert!(
+        heads.contains(&"Information Lag unrecovered: resolved (6 → 0)"),
+        "{heads:?}"
+    );
+    let statuses: Vec<&str> = cs
+        .iter()
+        .filter(|c| c["scope"] == "pattern")
+        .map(|c| c["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["new", "resolved", "persisting", "persisting"]);
+}
+
+#[test]
+fn identical_batches_have_no_changes_and_pass_every_gate() {
+    let (code, out, _) = run(
+        "triage-diff",
+        &[
+            "--fail-on",
+            "new",
+            "--fail-on",
+            "regression",
+            "examples/monday.ndjson",
+            "examples/monday.ndjson",
+        ],
+        b"",
+    );
+    assert_eq!(code, 0);
+    let cs = changes(&out);
+    assert!(summary(&cs)["headlines"].as_array().unwrap().is_empty());
+    assert!(
+        cs.iter()
+            .filter(|c| c["scope"] == "pattern")
+            .all(|c| c["status"] == "persisting")
+    );
+}
+
+#[test]
+fn gates_exit_one_when_they_hold() {
+    let args = ["examples/before.ndjson", "examples/monday.ndjson"];
+    let with = |cond: &str| {
+        run(
+            "triage-diff",
+            &[&["--fail-on", cond][..], &args[..]].concat(),
+            b"",
+        )
+        .0
+    };
+    assert_eq!(with("new"), 1);
+    assert_eq!(with("regression"), 1, "agent errors appear");
+    assert_eq!(with("score>=13"), 1);
+    assert_eq!(with("score>=13.5"), 0);
+    let (code, _, err) = run("triage-diff", &["--fail-on", "score>x", "a", "b"], b"");
+    assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn tolerance_allows_small_growth() {
+    let before = lines(
+        &(0..10)
+            .map(|t| event("r", "a", t, false, Some("agent_error")))
+            .collect::<Vec<_>>(),
+    );
+    let after = lines(
+        &(0..11)
+            .map(|t| event("r", "a", t, false, Some("agent_error")))
+            .collect::<Vec<_>>(),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let (b, a) = (dir.path().join("b.ndjson"), dir.path().join("a.ndjson"));
+    std::fs::write(&b, before).unwrap();
+    std::fs::write(&a, after).unwrap();
+    let (b, a) = (b.to_str().unwrap(), a.to_str().unwrap());
+    assert_eq!(
+        run("triage-diff", &["--fail-on", "regression", b, a], b"").0,
+        1
+    );
+    assert_eq!(
+        run(
+            "triage-diff",
+            &["--fail-on", "regression", "--tolerance", "10", b, a],
+            b""
+        )
+        .0,
+        0
+    );
+}
+
+#[test]
+fn empty_side_and_both_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.ndjson");
+    std::fs::write(&empty, "").unwrap();
+    let e = empty.to_str().unwrap();
+    let cs = changes(&ok("triage-diff", &[e, "examples/monday.ndjson"], b""));
+    let s = summary(&cs);
+    assert_eq!(s["failure_events"]["label"], "new");
+    assert_eq!(s["top_final_score"]["before"], 0.0);
+    let cs = changes(&ok("triage-diff", &[e, e], b""));
+    assert_eq!(summary(&cs)["failure_events"]["label"], "stable");
+    assert_eq!(cs.len(), 1, "nothing but the summary");
+}
+
+#[test]
+fn sides_can_be_directories_stdin_or_any_stage_records() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy("examples/monday.ndjson", dir.path().join("1.ndjson")).unwrap();
+    let d = dir.path().to_str().unwrap();
+    let from_dir = changes(&ok("triage-diff", &["examples/before.ndjson", d], b""));
+    let scored = ok(
+        "triage-score",
+        &[],
+        &ok(
+            "triage-group",
+            &[],
+            &ok("triage-parse", &["examples/monday.ndjson"], b""),
+        ),
+    );
+    let from_stdin = changes(&ok(
+        "triage-diff",
+        &["examples/before.ndjson", "-"],
+        &scored,
+    ));
+    let strip = |cs: &[Value]| -> Vec<Value> {
+        cs.iter()
+            .filter(|c| c["scope"] != "summary")
+            .cloned()
+            .collect()
+    };
+    assert_eq!(strip(&from_dir), strip(&from_stdin));
+    assert_eq!(summary(&from_stdin)["failure_events"]["label"], "down 30%");
+    let (code, _, err) = run(
+        "triage-diff",
+        &["examples/before.ndjson", "no-such-file.ndjson"],
+        b"",
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("no-such-file.ndjson: no such file"), "{err}");
+}

@@ -1,0 +1,89 @@
+//! Every binary answers --help and --version, and its committed man page and
+//! completions match what its clap definition generates (`make man completions`).
+
+use std::path::Path;
+
+use assert_cmd::Command;
+
+fn binaries() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir("src/bin")
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().into_string().unwrap();
+            name.strip_suffix(".rs").map(str::to_string)
+        })
+        .filter(|n| n.starts_with("triage"))
+        .collect();
+    names.sort();
+    names
+}
+
+fn generated(bin: &str, what: &str) -> String {
+    let out = Command::cargo_bin(bin)
+        .unwrap()
+        .args(["--generate", what])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{bin} --generate {what} failed");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn help_and_version_work_for_every_binary() {
+    for bin in binaries() {
+        let out = Command::cargo_bin(&bin)
+            .unwrap()
+            .arg("--help")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{bin} --help");
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("Usage:"),
+            "{bin} --help"
+        );
+        let out = Command::cargo_bin(&bin)
+            .unwrap()
+            .arg("--version")
+            .output()
+            .unwrap();
+        assert!(
+            String::from_utf8_lossy(&out.stdout).starts_with(&format!("{bin} ")),
+            "{bin} --version"
+        );
+    }
+}
+
+#[test]
+fn man_pages_and_completions_are_current() {
+    let mut stale = Vec::new();
+    for bin in binaries() {
+        for (what, path) in [
+            ("man", format!("man/{bin}.1")),
+            ("bash", format!("completions/bash/{bin}")),
+            ("zsh", format!("completions/zsh/_{bin}")),
+            ("fish", format!("completions/fish/{bin}.fish")),
+        ] {
+            let committed = std::fs::read_to_string(Path::new(&path)).unwrap_or_default();
+            if committed != generated(&bin, what) {
+                stale.push(path);
+            }
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "stale or missing (run `make man completions`): {stale:?}"
+    );
+}
+
+#[test]
+fn man_pages_document_exit_status_records_and_examples() {
+    for bin in binaries() {
+        let man = generated(&bin, "man");
+        for section in ["EXIT STATUS", "RECORDS", "EXAMPLES"] {
+            assert!(
+                man.contains(&format!(".SH \"{section}\"")),
+                "{bin}: no {section}"
+            );
+        }
+    }
+}

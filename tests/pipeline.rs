@@ -1,0 +1,303 @@
+//! parse | group | score end to end on the examples and on the reference's
+//! behavioural cases, with bad input, configuration and exit status.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+fn patterns(recs: &[Value]) -> Vec<&Value> {
+    of_kind(recs, "pattern")
+}
+
+#[test]
+fn monday_example_scores_as_the_reference_published() {
+    let recs = pipeline(&std::fs::read("examples/monday.ndjson").unwrap());
+    let ps = patterns(&recs);
+    let got: Vec<(String, String, u64)> = ps
+        .iter()
+        .map(|p| {
+            (
+                p["display_name"].as_str().unwrap().to_string(),
+                format!("{:.2}", p["final_score"].as_f64().unwrap()),
+                p["frequency"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("[planner] dispatch_subtask / coordination_failure / retriever_state+task_queue_head".into(), "13.00".into(), 11),
+            ("[executor] call_external_api / agent_error / no-divergence".into(), "7.03".into(), 2),
+            ("[retriever] fetch_documents / information_lag / index_version".into(), "5.18".into(), 6),
+        ]
+    );
+    assert_eq!(ps[0]["severity_score"], 15.0);
+    assert_eq!(ps[0]["tail_unrecovered"], 11);
+    assert_eq!(ps[1]["trend"], "new");
+    assert_eq!(ps[1]["confidence_label"], "medium");
+    assert_eq!(ps[2]["recovery_rate"], 1.0);
+    assert_eq!(ps[2]["median_recovery_latency"], 2.0);
+    let batch = of_kind(&recs, "batch")[0];
+    assert_eq!(batch["runs_total"], 3);
+    assert_eq!(batch["skipped"], 0);
+}
+
+#[test]
+fn single_failure_has_severity_ten_and_a_half() {
+    let recs = pipeline(&lines(&[event("r", "a", 0, false, Some("agent_error"))]));
+    let p = patterns(&recs)[0];
+    assert_eq!(p["severity_score"], 10.5);
+    assert_eq!(p["recovery_rate"], 0.0);
+    assert_eq!(p["confidence_label"], "low");
+    assert_eq!(p["trend"], "insufficient data");
+}
+
+#[test]
+fn recovery_at_offset_three_counts_and_four_does_not() {
+    let three = pipeline(&lines(&[
+        event("r", "a", 0, false, None),
+        event("r", "a", 3, true, None),
+    ]));
+    assert_eq!(patterns(&three)[0]["recovery_rate"], 1.0);
+    assert_eq!(patterns(&three)[0]["median_recovery_latency"], 3.0);
+    let four = pipeline(&lines(&[
+        event("r", "a", 0, false, None),
+        event("r", "a", 4, true, None),
+    ]));
+    assert_eq!(patterns(&four)[0]["recovery_rate"], 0.0);
+    assert_eq!(patterns(&four)[0]["tail_unrecovered"], 0);
+}
+
+#[test]
+fn no_success_within_ten_turns_is_tail_risk() {
+    let ten = pipeline(&lines(&[
+        event("r", "a", 0, false, None),
+        event("r", "a", 10, true, None),
+    ]));
+    assert_eq!(patterns(&ten)[0]["tail_unrecovered"], 0);
+    let eleven = pipeline(&lines(&[
+        event("r", "a", 0, false, None),
+        event("r", "a", 11, true, None),
+    ]));
+    assert_eq!(patterns(&eleven)[0]["tail_unrecovered"], 1);
+}
+
+#[test]
+fn trend_over_runs_in_first_appearance_order() {
+    let runs = ["r1", "r2", "r3", "r4", "r5", "r6"];
+    let mut evs: Vec<String> = runs.iter().map(|r| event(r, "a", 0, true, None)).collect();
+    evs.push(event("r5", "a", 1, false, None));
+    assert_eq!(patterns(&pipeline(&lines(&evs)))[0]["trend"], "new");
+    let mut evs: Vec<String> = runs.iter().map(|r| event(r, "a", 0, true, None)).collect();
+    evs.push(event("r2", "a", 1, false, None));
+    assert_eq!(patterns(&pipeline(&lines(&evs)))[0]["trend"], "resolved");
+}
+
+#[test]
+fn confidence_labels_at_one_two_four_five() {
+    for (n, label) in [(1, "low"), (2, "medium"), (4, "high"), (5, "high")] {
+        let evs: Vec<String> = (0..n).map(|t| event("r", "a", t, false, None)).collect();
+        assert_eq!(
+            patterns(&pipeline(&lines(&evs)))[0]["confidence_label"],
+            label,
+            "{n}"
+        );
+    }
+}
+
+#[test]
+fn counts_in_equal_counts_out_and_bad_lines_are_counted() {
+    let text = ok(
+        "triage-gen",
+        &["-n", "3000", "-r", "9", "--messy", "--seed", "5"],
+        b"",
+    );
+    let bad = String::from_utf8_lossy(&text)
+        .lines()
+        .filter(|l| {
+            l.contains("\"broken\"") || l.contains("\"no-run\"") || l.contains("\"bad-turn\"")
+        })
+        .count();
+    assert!(bad > 0, "the messy generator writes bad lines");
+    let (code, events, err) = run("triage-parse", &[], &text);
+    assert_eq!(code, 0);
+    assert!(err.contains("<stdin>:"), "warnings name the line: {err}");
+    let n_events = of_kind(&records(&events), "event").len();
+    assert_eq!(n_events, 3000);
+    let recs = records(&ok("triage-score", &[], &ok("triage-group", &[], &events)));
+    let batch = of_kind(&recs, "batch")[0];
+    assert_eq!(batch["events_total"], 3000);
+    assert_eq!(batch["skipped"], bad as u64);
+    let freq: u64 = patterns(&recs)
+        .iter()
+        .map(|p| p["frequency"].as_u64().unwrap())
+        .sum();
+    assert_eq!(batch["failures_total"], freq);
+}
+
+#[test]
+fn strict_stops_at_the_first_bad_line() {
+    let input = format!("{}\nnot json\n", event("r", "a", 0, true, None));
+    let (code, _, err) = run("triage-parse", &["--strict"], input.as_bytes());
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("triage-parse: error: <stdin>:2: not valid JSON"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_newer_schema_is_refused() {
+    let input = br#"{"kind":"header","schema":99,"producer":"triage-parse 9.0"}
+"#;
+    for bin in ["triage-group", "triage-score"] {
+        let (code, _, err) = run(bin, &[], input);
+        assert_eq!(code, 2, "{bin}");
+        assert!(
+            err.contains("<stdin>:1: schema 99 is newer"),
+            "{bin}: {err}"
+        );
+    }
+}
+
+#[test]
+fn config_typo_is_an_error_naming_file_line_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("triage.toml");
+    std::fs::write(
+        &cfg,
+        "[scoring]\nrecovery_window = 3\nno_recovery_multipler = 2\n",
+    )
+    .unwrap();
+    let groups = ok(
+        "triage-group",
+        &[],
+        &ok(
+            "triage-parse",
+            &[],
+            &lines(&[event("r", "a", 0, false, None)]),
+        ),
+    );
+    let (code, _, err) = run(
+        "triage-score",
+        &["--config", cfg.to_str().unwrap()],
+        &groups,
+    );
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("triage.toml:3:") && err.contains("no_recovery_multipler"),
+        "{err}"
+    );
+}
+
+#[test]
+fn configured_window_and_weights_change_the_scores() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("triage.toml");
+    std::fs::write(
+        &cfg,
+        "[scoring]\nrecovery_window = 5\n[scoring.weights]\nagent_error = 0.9\n",
+    )
+    .unwrap();
+    let evs = lines(&[
+        event("r", "a", 0, false, Some("agent_error")),
+        event("r", "a", 4, true, None),
+    ]);
+    let groups = ok("triage-group", &[], &ok("triage-parse", &[], &evs));
+    let recs = records(&ok("triage-score", &["-c", cfg.to_str().unwrap()], &groups));
+    let p = patterns(&recs)[0];
+    assert_eq!(p["recovery_rate"], 1.0);
+    assert_eq!(p["severity_score"], 9.0);
+}
+
+#[test]
+fn other_kinds_pass_through_in_order() {
+    let input = format!(
+        "{}\n{{\"kind\":\"note\",\"text\":\"keep me\"}}\n",
+        event("r", "a", 0, false, None)
+    );
+    let events = ok("triage-parse", &[], input.as_bytes());
+    let grouped = records(&ok("triage-group", &[], &events));
+    let kinds: Vec<&str> = grouped
+        .iter()
+        .map(|r| r["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["header", "header", "note", "batch", "pattern"]);
+    assert_eq!(
+        grouped[1]["producer"].as_str().unwrap().split(' ').next(),
+        Some("triage-parse")
+    );
+}
+
+#[test]
+fn merged_shards_equal_one_pass() {
+    let text = String::from_utf8(ok(
+        "triage-gen",
+        &["-n", "4000", "-r", "8", "--seed", "9"],
+        b"",
+    ))
+    .unwrap();
+    let (a, b): (Vec<&str>, Vec<&str>) = text.lines().partition(|l| {
+        let run: u32 = l.split("\"run-").nth(1).unwrap()[..5].parse().unwrap();
+        run < 5
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let mut partials = Vec::new();
+    for (i, shard) in [a.clone(), b.clone()].iter().enumerate() {
+        let body = format!("{}\n", shard.join("\n"));
+        let grouped = ok(
+            "triage-group",
+            &[],
+            &ok("triage-parse", &[], body.as_bytes()),
+        );
+        let path = dir.path().join(format!("part{i}.ndjson"));
+        std::fs::write(&path, grouped).unwrap();
+        partials.push(path.to_str().unwrap().to_string());
+    }
+    let mut args = vec!["--merge"];
+    args.extend(partials.iter().map(String::as_str));
+    let merged = records(&ok("triage-score", &[], &ok("triage-group", &args, b"")));
+    let one_pass = pipeline(format!("{}\n{}\n", a.join("\n"), b.join("\n")).as_bytes());
+    let strip = |recs: &[Value]| -> Vec<Value> {
+        recs.iter()
+            .filter(|r| r["kind"] == "pattern" || r["kind"] == "batch")
+            .map(|r| {
+                let mut r = r.clone();
+                r.as_object_mut().unwrap().remove("sources");
+                r
+            })
+            .collect()
+    };
+    assert_eq!(strip(&merged), strip(&one_pass));
+}
+
+#[test]
+fn broken_pipe_is_success() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let mut generator = Command::new(assert_cmd::cargo::cargo_bin("triage-gen"))
+        .args(["-n", "300000"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut parse = Command::new(assert_cmd::cargo::cargo_bin("triage-parse"))
+        .stdin(generator.stdout.take().unwrap())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(parse.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.contains("\"kind\":\"header\""));
+    let out = parse.wait_with_output().unwrap();
+    let _ = generator.wait();
+    assert!(out.status.success(), "exit {:?}", out.status.code());
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

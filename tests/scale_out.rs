@@ -1,0 +1,62 @@
+//! examples/scale-out.sh run locally: shards mapped with parse | group and
+//! reduced with group --merge | score give the one-pass result.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+#[test]
+fn scale_out_script_equals_one_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = String::from_utf8(ok(
+        "triage-gen",
+        &["-n", "8000", "-r", "16", "--seed", "11"],
+        b"",
+    ))
+    .unwrap();
+    // Shard by run, keeping runs whole and in order: 4 runs per shard.
+    let mut shards = vec![String::new(); 4];
+    for line in text.lines() {
+        let run: usize = line.split("\"run-").nth(1).unwrap()[..5].parse().unwrap();
+        shards[run / 4].push_str(line);
+        shards[run / 4].push('\n');
+    }
+    let mut paths = Vec::new();
+    for (i, s) in shards.iter().enumerate() {
+        let p = dir.path().join(format!("shard-{i}.ndjson"));
+        std::fs::write(&p, s).unwrap();
+        paths.push(p.to_str().unwrap().to_string());
+    }
+    let bin_dir = assert_cmd::cargo::cargo_bin("triage-parse")
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = dir.path().join("out");
+    let status = std::process::Command::new("bash")
+        .arg("examples/scale-out.sh")
+        .arg(&out)
+        .args(&paths)
+        .env("PATH", path)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let strip = |recs: Vec<Value>| -> Vec<Value> {
+        recs.into_iter()
+            .filter(|r| r["kind"] != "header")
+            .map(|mut r| {
+                r.as_object_mut().unwrap().remove("sources");
+                r
+            })
+            .collect()
+    };
+    let merged = strip(records(&std::fs::read(out.join("scored.ndjson")).unwrap()));
+    let one_pass = strip(pipeline(text.as_bytes()));
+    assert!(merged.len() > 10);
+    assert_eq!(merged, one_pass);
+}
