@@ -148,6 +148,20 @@ pub fn reads_as_empty(output: &str) -> bool {
         .is_some()
 }
 
+/// True when an executor says it had nothing to run.
+pub fn reads_as_no_op(output: &str) -> bool {
+    output.len() < 400
+        && find_phrase(
+            output,
+            &[
+                "there is no code",
+                "no code to execute",
+                "nothing to execute",
+            ],
+        )
+        .is_some()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,7 +4,9 @@
 use std::collections::BTreeSet;
 
 use super::{Hit, step_name};
-use crate::explain::text::{find_phrase, has_code, numbers, quote_around, reads_as_empty, values};
+use crate::explain::text::{
+    find_phrase, has_code, numbers, quote_around, reads_as_empty, reads_as_no_op, values,
+};
 use crate::explain::view::RunView;
 
 /// Words with which an agent announces it will make data up instead of
@@ -102,6 +104,83 @@ fn unnegated_phrase<'p>(text: &str, phrases: &[&'p str]) -> Option<&'p str> {
             !NEGATIONS.iter().any(|n| before.contains(n))
         })
     })
+}
+
+/// Words of an agent reporting that it looked something up itself.
+const LOOKED_UP: &[&str] = &[
+    "i have reviewed",
+    "i reviewed",
+    "i have examined",
+    "i examined",
+    "i have visited",
+    "i visited",
+    "i have looked up",
+    "i looked up",
+    "i have searched",
+    "i searched",
+    "i have retrieved",
+    "i retrieved",
+    "i have accessed",
+    "i accessed",
+    "i have consulted",
+    "i consulted",
+    "i have gathered",
+    "i gathered",
+    "i have obtained",
+    "i obtained",
+    "i have located",
+    "i located",
+    "i have watched",
+    "i watched",
+    "i have listened",
+    "we have reviewed",
+    "we have searched",
+    "we have retrieved",
+    "after reviewing",
+    "upon reviewing",
+    "after examining",
+    "upon examining",
+    "after visiting",
+    "after searching",
+    "here is the data",
+    "here are the results",
+    "here is the information",
+];
+
+/// An agent that reports having looked something up when no tool ran for
+/// it: the step before is no tool's result and the message runs no code.
+pub fn claimed_lookup(run: &RunView) -> Vec<Hit> {
+    let mut hits = Vec::new();
+    for i in run.agent_steps() {
+        let s = &run.steps[i];
+        if i == 0 || Some(i) == run.task_index() || s.tool != "message" || has_code(&s.output) {
+            continue;
+        }
+        let before = &run.steps[i - 1];
+        let had_result = (run.is_environment(i - 1) || before.tool != "message")
+            && before.succeeded
+            && !reads_as_empty(&before.output)
+            && !reads_as_no_op(&before.output);
+        if had_result {
+            continue;
+        }
+        let Some(phrase) = find_phrase(&s.output, LOOKED_UP) else {
+            continue;
+        };
+        hits.push(Hit {
+            at: i,
+            category: "hallucinated_action",
+            title: "reports a lookup no tool performed".to_string(),
+            confidence: 0.5,
+            symptom: false,
+            evidence: vec![format!(
+                "{} says \"{}\" but no tool ran before it",
+                step_name(run, i),
+                quote_around(&s.output, phrase)
+            )],
+        });
+    }
+    hits
 }
 
 /// An agent message, not computed by code, that states two or more numbers
@@ -267,6 +346,48 @@ mod tests {
         );
         let hits = fabricated_data(&r);
         assert_eq!(hits.iter().map(|h| h.at).collect::<Vec<_>>(), vec![2]);
+    }
+
+    #[test]
+    fn a_lookup_without_a_tool_is_hallucinated() {
+        let r = run(
+            vec![
+                step(0, "Planner", "message", true, "Find the exhibit's theme."),
+                step(
+                    1,
+                    "Historian",
+                    "message",
+                    true,
+                    "I have reviewed the museum's page: the theme is water.",
+                ),
+                step(
+                    2,
+                    "Coder",
+                    "message",
+                    true,
+                    "```python\nprint(search('exhibit'))\n```",
+                ),
+                step(
+                    3,
+                    "terminal",
+                    "code_execution",
+                    true,
+                    "exitcode: 0\nCode output: Exhibit: fire",
+                ),
+                step(
+                    4,
+                    "Checker",
+                    "message",
+                    true,
+                    "I have reviewed the results: the theme is fire.",
+                ),
+            ],
+            "failed",
+        );
+        assert_eq!(
+            claimed_lookup(&r).iter().map(|h| h.at).collect::<Vec<_>>(),
+            vec![1]
+        );
     }
 
     #[test]

@@ -66,6 +66,11 @@ pub static DETECTORS: &[Detector] = &[
         detect: claims::unsourced_values,
     },
     Detector {
+        name: "claimed_lookup",
+        about: "an agent reporting a lookup (reviewed, searched, visited) that no tool performed",
+        detect: claims::claimed_lookup,
+    },
+    Detector {
         name: "unverified_claim",
         about: "a claim of success or a final answer after a failure or without any evidence",
         detect: claims::unverified_claim,
