@@ -305,7 +305,7 @@ pub fn premature_termination(run: &RunView) -> Vec<Hit> {
         at: last,
         category: "premature_termination",
         title: "stopped before the task was done".to_string(),
-        confidence: 0.2,
+        confidence: 0.1,
         symptom: false,
         evidence: vec![why],
     }]
