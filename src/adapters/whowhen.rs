@@ -277,6 +277,65 @@ mod tests {
         assert_eq!(last_code_block("no code"), None);
     }
 
+    /// Reads `json` as a Who&When file; returns the records written.
+    fn read_records(json: &str) -> Vec<serde_json::Value> {
+        let mut out = Vec::new();
+        let mut diag = crate::cli::Diag::new("test", true);
+        {
+            let writer = crate::ndjson::RecordWriter::new(Box::new(&mut out) as Box<dyn std::io::Write>, false);
+            let mut sink = Sink::new(writer, &mut diag, true, super::super::DecodeSettings::default());
+            read(json.as_bytes(), &mut sink).unwrap();
+            sink.flush().unwrap();
+        }
+        String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn hand_crafted_runs_name_the_speaker_in_role() {
+        let json = r#"{"is_corrected": false, "question": "Which stop?", "ground_truth": "Elm St",
+            "mistake_agent": "WebSurfer", "mistake_step": "2", "mistake_reason": "clicked the wrong link",
+            "history": [
+              {"role": "human", "content": "Which stop?"},
+              {"role": "Orchestrator (-> WebSurfer)", "content": "Search the timetable."},
+              {"role": "WebSurfer", "content": "I typed 'timetable' into the search bar."},
+              {"role": "Orchestrator (thought)", "content": "Ask the terminal."},
+              {"role": "ComputerTerminal", "content": "exitcode: 1 (execution failed)\nNameError: x"}
+            ]}"#;
+        let recs = read_records(json);
+        let events: Vec<_> = recs.iter().filter(|r| r["kind"] == "event").collect();
+        let agents: Vec<&str> = events.iter().map(|e| e["agent_id"].as_str().unwrap()).collect();
+        assert_eq!(agents, ["human", "Orchestrator", "WebSurfer", "Orchestrator", "ComputerTerminal"]);
+        let tools: Vec<&str> = events.iter().map(|e| e["action_taken"]["tool_name"].as_str().unwrap()).collect();
+        assert_eq!(tools, ["message", "message", "web_browse", "message", "code_execution"]);
+        assert_eq!(events[4]["action_succeeded"], false);
+        assert_eq!(events[2]["step"], 2);
+        let run = recs.iter().find(|r| r["kind"] == "run").unwrap();
+        assert_eq!(run["outcome"], "failed");
+        assert_eq!(run["task"], "Which stop?");
+        assert_eq!(run["expected"], "Elm St");
+        let all = serde_json::to_string(&recs).unwrap();
+        assert!(!all.contains("mistake") && !all.contains("wrong link"), "labels must not leak: {all}");
+    }
+
+    #[test]
+    fn algorithm_generated_runs_name_the_speaker_in_name() {
+        let json = r#"{"is_correct": false, "question": "Sum?", "ground_truth": "3", "question_ID": "q1",
+            "history": [
+              {"role": "assistant", "name": "Math_Expert", "content": "```python\nprint(1+1)\n```"},
+              {"role": "user", "name": "Computer_terminal", "content": "exitcode: 0 (execution succeeded)\nCode output: 2"}
+            ]}"#;
+        let recs = read_records(json);
+        let events: Vec<_> = recs.iter().filter(|r| r["kind"] == "event").collect();
+        assert_eq!(events[0]["agent_id"], "Math_Expert");
+        assert_eq!(events[1]["run_id"], "q1");
+        assert_eq!(events[1]["input"], "print(1+1)\n", "a terminal's input is the code it ran");
+        assert_eq!(events[1]["action_succeeded"], true);
+    }
+
     #[test]
     fn detection_needs_history_and_a_benchmark_key() {
         assert!(looks_like(
