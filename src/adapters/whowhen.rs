@@ -282,8 +282,16 @@ mod tests {
         let mut out = Vec::new();
         let mut diag = crate::cli::Diag::new("test", true);
         {
-            let writer = crate::ndjson::RecordWriter::new(Box::new(&mut out) as Box<dyn std::io::Write>, false);
-            let mut sink = Sink::new(writer, &mut diag, true, super::super::DecodeSettings::default());
+            let writer = crate::ndjson::RecordWriter::new(
+                Box::new(&mut out) as Box<dyn std::io::Write>,
+                false,
+            );
+            let mut sink = Sink::new(
+                writer,
+                &mut diag,
+                true,
+                super::super::DecodeSettings::default(),
+            );
             read(json.as_bytes(), &mut sink).unwrap();
             sink.flush().unwrap();
         }
@@ -307,10 +315,34 @@ mod tests {
             ]}"#;
         let recs = read_records(json);
         let events: Vec<_> = recs.iter().filter(|r| r["kind"] == "event").collect();
-        let agents: Vec<&str> = events.iter().map(|e| e["agent_id"].as_str().unwrap()).collect();
-        assert_eq!(agents, ["human", "Orchestrator", "WebSurfer", "Orchestrator", "ComputerTerminal"]);
-        let tools: Vec<&str> = events.iter().map(|e| e["action_taken"]["tool_name"].as_str().unwrap()).collect();
-        assert_eq!(tools, ["message", "message", "web_browse", "message", "code_execution"]);
+        let agents: Vec<&str> = events
+            .iter()
+            .map(|e| e["agent_id"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            agents,
+            [
+                "human",
+                "Orchestrator",
+                "WebSurfer",
+                "Orchestrator",
+                "ComputerTerminal"
+            ]
+        );
+        let tools: Vec<&str> = events
+            .iter()
+            .map(|e| e["action_taken"]["tool_name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            tools,
+            [
+                "message",
+                "message",
+                "web_browse",
+                "message",
+                "code_execution"
+            ]
+        );
         assert_eq!(events[4]["action_succeeded"], false);
         assert_eq!(events[2]["step"], 2);
         let run = recs.iter().find(|r| r["kind"] == "run").unwrap();
@@ -318,7 +350,10 @@ mod tests {
         assert_eq!(run["task"], "Which stop?");
         assert_eq!(run["expected"], "Elm St");
         let all = serde_json::to_string(&recs).unwrap();
-        assert!(!all.contains("mistake") && !all.contains("wrong link"), "labels must not leak: {all}");
+        assert!(
+            !all.contains("mistake") && !all.contains("wrong link"),
+            "labels must not leak: {all}"
+        );
     }
 
     #[test]
@@ -332,7 +367,10 @@ mod tests {
         let events: Vec<_> = recs.iter().filter(|r| r["kind"] == "event").collect();
         assert_eq!(events[0]["agent_id"], "Math_Expert");
         assert_eq!(events[1]["run_id"], "q1");
-        assert_eq!(events[1]["input"], "print(1+1)\n", "a terminal's input is the code it ran");
+        assert_eq!(
+            events[1]["input"], "print(1+1)\n",
+            "a terminal's input is the code it ran"
+        );
         assert_eq!(events[1]["action_succeeded"], true);
     }
 
