@@ -117,6 +117,23 @@ mod tests {
         assert_eq!(v.candidates[0].step, v.step);
     }
 
+    proptest::proptest! {
+        #[test]
+        fn no_run_makes_explain_panic(
+            texts in proptest::collection::vec(("[a-c]{0,2}", "\\PC{0,80}", proptest::bool::ANY, 0..3usize), 0..12),
+            failed in proptest::bool::ANY,
+        ) {
+            let tools = ["message", "code_execution", "search"];
+            let steps = texts
+                .iter()
+                .enumerate()
+                .map(|(i, (agent, text, ok, tool))| step(i as u64, agent, tools[*tool], *ok, text))
+                .collect();
+            let e = explain(&run(steps, if failed { "failed" } else { "succeeded" }));
+            proptest::prop_assert_eq!(e.verdict.is_some(), failed);
+        }
+    }
+
     #[test]
     fn every_detector_has_a_unique_name() {
         let mut names: Vec<&str> = DETECTORS.iter().map(|d| d.name).collect();

@@ -266,3 +266,69 @@ fn unexplained(run: &RunView, hits: &[NamedHit<'_>]) -> Verdict {
 fn round(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::explain::view::tests::{run, step};
+
+    #[test]
+    fn data_flows_along_values_replies_and_spans() {
+        let mut parent = step(1, "planner", "message", true, "Use flight \"UA9931\".");
+        parent.span_id = Some("s1".into());
+        let mut child = step(
+            2,
+            "booker",
+            "book_flight",
+            false,
+            "no such flight \"UA9931\"",
+        );
+        child.parent_span_id = Some("s1".into());
+        let r = run(
+            vec![step(0, "user", "message", true, "book it"), parent, child],
+            "failed",
+        );
+        let deps = data_flow(&r);
+        assert!(
+            deps[2].contains(&1),
+            "the value and the parent span both link 2 to 1"
+        );
+        assert!(deps[1].contains(&2), "a parent takes its child's result");
+        assert!(deps[1].contains(&0), "a message answers the one before it");
+    }
+
+    #[test]
+    fn the_walk_back_prefers_the_earliest_reached_suspect() {
+        let r = run(
+            vec![
+                step(0, "Planner", "message", true, "task"),
+                step(1, "Analyst", "message", true, "Let's simulate the data."),
+                step(
+                    2,
+                    "Analyst",
+                    "message",
+                    true,
+                    "Assuming that the values hold, the answer is 12.",
+                ),
+            ],
+            "failed",
+        );
+        let hits: Vec<NamedHit<'static>> = crate::explain::detectors::DETECTORS
+            .iter()
+            .flat_map(|d| (d.detect)(&r).into_iter().map(|h| (d.name, h)))
+            .collect();
+        let v = verdict(&r, &hits);
+        assert_eq!(v.step, 1);
+        assert_eq!(v.category, "fabrication");
+        assert!(v.evidence.iter().any(|e| e.contains("simulate")));
+    }
+
+    #[test]
+    fn a_run_with_no_steps_gets_an_unexplained_verdict() {
+        let r = run(Vec::new(), "failed");
+        let v = verdict(&r, &[]);
+        assert_eq!(v.category, "unexplained");
+        assert_eq!(v.blame, "unknown");
+        assert!(v.candidates.is_empty());
+    }
+}
