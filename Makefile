@@ -10,12 +10,17 @@ BINS     := $(patsubst src/bin/%.rs,%,$(wildcard src/bin/triage*.rs))
 build:
 	$(CARGO) build --release --locked
 
-## demo: the pipeline on the bundled examples.
+## demo: the pipeline on the bundled examples (every format), then the one-command report and comparison.
 demo: build
-	@echo '$$ triage-parse examples/monday.ndjson examples/before.ndjson | triage-group | triage-score'
-	@$(RELEASE)/triage-parse examples/monday.ndjson examples/before.ndjson \
-	  | $(RELEASE)/triage-group | $(RELEASE)/triage-score \
-	  | python3 -c 'import json,sys; [print(r["rank"], round(r["final_score"], 2), r["display_name"]) for r in map(json.loads, sys.stdin) if r["kind"]=="pattern"]'
+	@echo '$$ triage-parse examples/*.ndjson examples/*.jsonl examples/*.json | triage-group | triage-score | triage-render --format table --top 5'
+	@$(RELEASE)/triage-parse -q examples/*.ndjson examples/*.jsonl examples/*.json | $(RELEASE)/triage-group \
+	  | $(RELEASE)/triage-score | $(RELEASE)/triage-render --format table --top 5
+	@echo
+	@echo '$$ triage report examples/monday.ndjson --top 1'
+	@$(RELEASE)/triage report examples/monday.ndjson --top 1
+	@echo
+	@echo '$$ triage compare examples/before.ndjson examples/monday.ndjson --format table'
+	@$(RELEASE)/triage compare examples/before.ndjson examples/monday.ndjson --format table
 
 ## test: formatting, lints and every test (the browser test too when chromium is here).
 test: lint

@@ -34,17 +34,7 @@ pipeline() {
   if [ -x "$BIN/triage-render" ]; then echo "$BIN/triage-parse $1 | $BIN/triage-group | $BIN/triage-score | $BIN/triage-render";
   else echo "$BIN/triage-parse $1 | $BIN/triage-group | $BIN/triage-score"; fi
 }
-duck() {
-  cat <<SQL
-$BENCH_VENV/bin/python -c "import duckdb; print(duckdb.sql(\"\"\"
-SELECT agent_id, action_taken.tool_name AS tool,
-       coalesce(nullif(nullif(failure_classification, ''), 'null'), 'unclassified') AS cls,
-       list_sort(list_distinct(divergence_fields)) AS divs, count(*) AS n
-FROM read_json('$1', format='newline_delimited')
-WHERE NOT action_succeeded OR coalesce(nullif(nullif(failure_classification, ''), 'null'), 'unclassified') <> 'unclassified'
-GROUP BY ALL ORDER BY n DESC\"\"\").fetchall()[:3])"
-SQL
-}
+duck() { echo "$BENCH_VENV/bin/python bench/duckdb_group.py $1"; }
 jqpipe() {
   echo "jq -r 'select(.action_succeeded == false or ((.failure_classification // \"\") | . != \"\" and . != \"null\")) | [.agent_id, .action_taken.tool_name, ((.failure_classification // \"\") | if . == \"\" or . == \"null\" then \"unclassified\" else . end), ((.divergence_fields // []) | unique | join(\"+\"))] | @tsv' $1 | sort | uniq -c | sort -rn"
 }

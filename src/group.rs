@@ -1,7 +1,9 @@
 //! Grouping failure events into incident patterns, with the reference's
 //! recovery semantics, in one pass, as a partial aggregate that merges.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap as HashMap;
 use std::fmt::Write as _;
 
 use crate::config::TAIL_RISK_WINDOW;
@@ -82,9 +84,10 @@ impl PatternAcc {
         }
     }
 
-    fn add_sample(&mut self, s: Sample) {
+    /// Keeps a sample while fewer than five are kept; `make` runs only then.
+    fn add_sample(&mut self, make: impl FnOnce() -> Sample) {
         if self.samples.len() < SAMPLES_PER_PATTERN {
-            self.samples.push(s);
+            self.samples.push(make());
         }
     }
 }
@@ -131,9 +134,9 @@ impl Grouper {
             streaming: false,
             runs: Interner::default(),
             agents: Interner::default(),
-            timelines: HashMap::new(),
+            timelines: HashMap::default(),
             patterns: Vec::new(),
-            pattern_ids: HashMap::new(),
+            pattern_ids: HashMap::default(),
             key: String::new(),
             events_total: 0,
             failures_total: 0,
@@ -146,10 +149,19 @@ impl Grouper {
 
     /// Adds one event.
     pub fn add_event(&mut self, ev: &EventView<'_>) -> Option<GroupWarning> {
+        let ts = ev.timestamp.as_deref().and_then(Timestamp::parse);
+        self.add_event_at(ev, ts)
+    }
+
+    /// Adds one event whose timestamp the caller has read already.
+    pub fn add_event_at(
+        &mut self,
+        ev: &EventView<'_>,
+        ts: Option<Timestamp>,
+    ) -> Option<GroupWarning> {
         self.events_total += 1;
         let run = self.runs.intern(&ev.run_id);
         let agent = self.agents.intern(&ev.agent_id);
-        let ts = ev.timestamp.as_deref().and_then(Timestamp::parse);
         if let Some(t) = ts {
             self.first_ts = Some(self.first_ts.map_or(t, |f| f.min(t)));
             self.last_ts = Some(self.last_ts.map_or(t, |l| l.max(t)));
@@ -286,7 +298,7 @@ impl Grouper {
         if let Some(t) = ts {
             *acc.day_counts.entry(t.day()).or_insert(0) += 1;
         }
-        acc.add_sample(Sample {
+        acc.add_sample(|| Sample {
             event_id: ev.event_id.to_string(),
             run_id: ev.run_id.to_string(),
             turn: ev.turn,
@@ -315,7 +327,7 @@ impl Grouper {
             frequency: 0,
             latencies: BTreeMap::new(),
             run_counts: Vec::new(),
-            run_pos: HashMap::new(),
+            run_pos: HashMap::default(),
             day_counts: BTreeMap::new(),
             samples: Vec::new(),
         });
@@ -376,7 +388,7 @@ impl Grouper {
             *acc.day_counts.entry(d.clone()).or_insert(0) += n;
         }
         for s in &pat.samples {
-            acc.add_sample(s.clone());
+            acc.add_sample(|| s.clone());
         }
     }
 

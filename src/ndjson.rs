@@ -27,21 +27,31 @@ impl Chunk {
     /// The lines of the chunk that hold something other than white space.
     pub fn lines(&mut self) -> impl Iterator<Item = Line<'_>> {
         let first = self.first_line;
-        self.data
-            .split_mut(|b| *b == b'\n')
-            .enumerate()
-            .filter_map(move |(i, mut bytes)| {
-                if let [rest @ .., b'\r'] = bytes {
-                    bytes = rest;
-                }
-                if bytes.iter().all(u8::is_ascii_whitespace) {
+        let mut rest: &mut [u8] = &mut self.data;
+        let mut number = first;
+        std::iter::from_fn(move || {
+            loop {
+                if rest.is_empty() {
                     return None;
                 }
-                Some(Line {
-                    number: first + i as u64,
-                    bytes,
-                })
-            })
+                let end = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
+                let (line, tail) = std::mem::take(&mut rest).split_at_mut(end);
+                rest = tail.get_mut(1..).unwrap_or_default();
+                let n = number;
+                number += 1;
+                let line = match line {
+                    [head @ .., b'\r'] => head,
+                    l => l,
+                };
+                if line.iter().all(u8::is_ascii_whitespace) {
+                    continue;
+                }
+                return Some(Line {
+                    number: n,
+                    bytes: line,
+                });
+            }
+        })
     }
 }
 

@@ -41,9 +41,9 @@ impl AnalyzeOptions {
     }
 }
 
-/// Parses (when the inputs are trace files), groups and scores `inputs`.
-/// Trace files are parsed on a thread of their own that streams events to
-/// the grouper through a pipe, as triage-parse | triage-group would.
+/// Parses (when the inputs are trace files), groups and scores `inputs`,
+/// with the results of triage-parse | triage-group | triage-score. Parsed
+/// events go to the grouper without a round trip through JSON.
 pub fn analyze(
     inputs: &[Input],
     opts: &AnalyzeOptions,
@@ -96,41 +96,17 @@ fn parse_and_feed(
     other: &mut Vec<Vec<u8>>,
     diag: &mut Diag,
 ) -> anyhow::Result<u64> {
-    let (pipe_in, pipe_out) = io::pipe()?;
     let settings = DecodeSettings {
         text_limit: opts.text_limit,
         classifier: crate::classify::Classifier::new(&opts.config.classify),
         ..DecodeSettings::default()
     };
-    let tool = diag.tool();
-    std::thread::scope(|scope| {
-        let parser = scope.spawn(move || -> anyhow::Result<()> {
-            let mut parse_diag = Diag::new(tool, false);
-            let out = io::BufWriter::with_capacity(256 * 1024, pipe_out);
-            let writer = RecordWriter::new(Box::new(out) as Box<dyn Write>, false);
-            let mut sink = Sink::new(writer, &mut parse_diag, opts.strict, settings);
-            for (input, (head, rest)) in inputs.iter().zip(peeked) {
-                adapters::read_peeked(input, head, rest, opts.format, &mut sink)?;
-            }
-            sink.flush()?;
-            drop(sink);
-            parse_diag.finish();
-            Ok(())
-        });
-        let fed = feed(
-            "<parsed traces>",
-            pipe_in,
-            grouper,
-            other,
-            opts.strict,
-            diag,
-        );
-        let parsed = parser.join().expect("the parse thread does not panic");
-        // A parse error closes the pipe early: report it rather than the
-        // reader's view of it.
-        parsed?;
-        fed
-    })
+    let mut sink = Sink::to_grouper(grouper, other, diag, opts.strict, settings);
+    for (input, (head, rest)) in inputs.iter().zip(peeked) {
+        adapters::read_peeked(input, head, rest, opts.format, &mut sink)?;
+    }
+    // Skipped lines are counted in the source records the grouper received.
+    Ok(0)
 }
 
 /// Feeds one stream of records to the grouper: events, sources and (as

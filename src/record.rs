@@ -147,6 +147,33 @@ impl<'a> EventOut<'a> {
     }
 }
 
+impl EventOut<'_> {
+    /// The event as a stage reads it, without a round trip through JSON.
+    pub fn view(&self, step: u64) -> EventView<'_> {
+        EventView {
+            event_id: Cow::Borrowed(&self.event_id),
+            run_id: Cow::Borrowed(&self.run_id),
+            turn: self.turn,
+            step,
+            agent_id: Cow::Borrowed(&self.agent_id),
+            action_taken: ActionView {
+                tool_name: Cow::Borrowed(&self.action_taken.tool_name),
+            },
+            action_succeeded: self.action_succeeded,
+            failure_classification: self.failure_classification.as_deref().map(Cow::Borrowed),
+            divergence_fields: Some(
+                self.divergence_fields
+                    .iter()
+                    .map(|d| Cow::Borrowed(d.as_ref()))
+                    .collect(),
+            ),
+            timestamp: self.timestamp.as_deref().map(Cow::Borrowed),
+            error: self.error.clone(),
+            output: self.output.as_deref().map(Cow::Borrowed),
+        }
+    }
+}
+
 /// The action of an event as readers see it.
 #[derive(Deserialize, Debug, Clone, Default)]
 pub struct ActionView<'a> {
@@ -180,17 +207,32 @@ pub struct EventView<'a> {
     pub error: Option<ErrorInfo>,
     #[serde(borrow, default)]
     pub output: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    pub input: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    pub span_id: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    pub parent_span_id: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    pub span_kind: Option<Cow<'a, str>>,
 }
 
 impl EventView<'_> {
+    /// A copy that borrows nothing.
+    pub fn into_owned(self) -> EventView<'static> {
+        let own = |c: Cow<'_, str>| Cow::Owned(c.into_owned());
+        EventView {
+            event_id: own(self.event_id),
+            run_id: own(self.run_id),
+            turn: self.turn,
+            step: self.step,
+            agent_id: own(self.agent_id),
+            action_taken: ActionView {
+                tool_name: own(self.action_taken.tool_name),
+            },
+            action_succeeded: self.action_succeeded,
+            failure_classification: self.failure_classification.map(own),
+            divergence_fields: self
+                .divergence_fields
+                .map(|d| d.into_iter().map(own).collect()),
+            timestamp: self.timestamp.map(own),
+            error: self.error,
+            output: self.output.map(own),
+        }
+    }
+
     /// The reference's failure test: not succeeded, or a classification.
     pub fn is_failure(&self) -> bool {
         !self.action_succeeded || self.classification().is_some()
@@ -340,6 +382,7 @@ pub struct Pattern {
 /// A `finding` record (triage-explain): one thing a detector saw in a run.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 pub struct Finding {
+    #[serde(default = "finding_kind")]
     pub kind: Cow<'static, str>,
     pub run_id: String,
     pub step: u64,
@@ -349,10 +392,15 @@ pub struct Finding {
     pub detector: String,
     /// Orders findings only; not a probability.
     pub confidence: f64,
-    /// True for what went visibly wrong, false for a suspected cause.
+    /// True for where a failure showed, false for a suspected cause.
     pub symptom: bool,
     /// Sentences a person can check against the run.
+    #[serde(default)]
     pub evidence: Vec<String>,
+}
+
+fn finding_kind() -> Cow<'static, str> {
+    Cow::Borrowed("finding")
 }
 
 /// One ranked root-cause candidate of a verdict.
@@ -366,9 +414,10 @@ pub struct Candidate {
 }
 
 /// A `verdict` record (triage-explain): the agent and step a failed run is
-/// traced back to. The first candidate is the verdict itself.
+/// traced back to.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 pub struct Verdict {
+    #[serde(default = "verdict_kind")]
     pub kind: Cow<'static, str>,
     pub run_id: String,
     pub agent_id: String,
@@ -377,8 +426,15 @@ pub struct Verdict {
     /// agent, user, environment or unknown.
     pub blame: String,
     pub confidence: f64,
+    #[serde(default)]
     pub evidence: Vec<String>,
+    /// The top three candidates; the first is the verdict.
+    #[serde(default)]
     pub candidates: Vec<Candidate>,
+}
+
+fn verdict_kind() -> Cow<'static, str> {
+    Cow::Borrowed("verdict")
 }
 
 /// Just enough of any record to route it.

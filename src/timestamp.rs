@@ -50,6 +50,38 @@ impl Timestamp {
     }
 }
 
+impl Timestamp {
+    /// Appends the RFC 3339 text (as Display gives it) without formatting
+    /// machinery: this runs once per event on the parse hot path.
+    pub fn write_rfc3339(&self, out: &mut Vec<u8>) {
+        let secs = self.0.div_euclid(NANOS_PER_SEC);
+        let nanos = self.0.rem_euclid(NANOS_PER_SEC) as u32;
+        let (y, m, d) = civil_from_days(secs.div_euclid(86_400) as i64);
+        let sod = secs.rem_euclid(86_400) as u32;
+        if !(0..=9999).contains(&y) || nanos != 0 {
+            out.extend_from_slice(self.to_string().as_bytes());
+            return;
+        }
+        let two = |out: &mut Vec<u8>, n: u32| {
+            out.extend_from_slice(&[b'0' + (n / 10) as u8, b'0' + (n % 10) as u8])
+        };
+        let y = y as u32;
+        two(out, y / 100);
+        two(out, y % 100);
+        out.push(b'-');
+        two(out, m);
+        out.push(b'-');
+        two(out, d);
+        out.push(b'T');
+        two(out, sod / 3600);
+        out.push(b':');
+        two(out, sod / 60 % 60);
+        out.push(b':');
+        two(out, sod % 60);
+        out.push(b'Z');
+    }
+}
+
 impl fmt::Display for Timestamp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let secs = self.0.div_euclid(NANOS_PER_SEC);
@@ -226,6 +258,21 @@ mod tests {
             "2026-04-25Tx",
         ] {
             assert_eq!(norm(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn fast_writer_matches_display() {
+        for s in [
+            "2026-04-25T12:00:00Z",
+            "1969-12-31T23:59:59Z",
+            "2026-04-25T12:00:00.25Z",
+            "0001-01-01T00:00:00Z",
+        ] {
+            let t = Timestamp::parse(s).unwrap();
+            let mut out = Vec::new();
+            t.write_rfc3339(&mut out);
+            assert_eq!(String::from_utf8(out).unwrap(), t.to_string());
         }
     }
 

@@ -3,6 +3,9 @@ complete -c triage-diff -l tolerance -d 'Percent a count or score may grow befor
 complete -c triage-diff -s c -l config -d 'Configuration file ([scoring] as triage-score reads it)' -r -F
 complete -c triage-diff -s f -l format -d 'Trace format of raw input files' -r -f -a "auto\t'Decide per file from the extension, then the content'
 ndjson\t'agent-triage TraceEvent lines (.ndjson, .jsonl)'
+otel\t'agent-triage\'s minimal span JSON: a list of spans or {"spans": [...]}'
+otlp\t'OTLP/HTTP JSON trace requests, one per file or one per line'
+taubench\t'τ-bench trajectory files: a list of runs with `traj` and `reward`'
 whowhen\t'Who&When benchmark runs: one JSON object with a `history` per file'"
 complete -c triage-diff -l generate -d 'Print this tool\'s man page or shell completions and exit' -r -f -a "man\t''
 bash\t''

@@ -1,19 +1,27 @@
 //! Input formats: detection, and the sink every adapter writes events, runs
 //! and skipped lines to. One file per format beside this one.
 
+mod detect;
+pub mod lax;
 pub mod ndjson;
+pub mod otel;
+pub mod otlp;
+mod spans;
+pub mod taubench;
 pub mod whowhen;
 
-use std::collections::{HashMap, HashSet};
+pub use detect::detect;
+
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::io::{self, Read, Write};
 use std::path::Path;
 
-use anyhow::Context;
 use clap::ValueEnum;
 use sha2::Digest;
 
 use crate::classify::Classifier;
 use crate::cli::{Diag, Input};
+use crate::group::{GroupWarning, Grouper};
 use crate::ndjson::RecordWriter;
 use crate::record::{ErrorInfo, EventOut, RunRec, SourceRec};
 use crate::timestamp::Timestamp;
@@ -25,6 +33,12 @@ pub enum Format {
     Auto,
     /// agent-triage TraceEvent lines (.ndjson, .jsonl).
     Ndjson,
+    /// agent-triage's minimal span JSON: a list of spans or {"spans": [...]}.
+    Otel,
+    /// OTLP/HTTP JSON trace requests, one per file or one per line.
+    Otlp,
+    /// τ-bench trajectory files: a list of runs with `traj` and `reward`.
+    Taubench,
     /// Who&When benchmark runs: one JSON object with a `history` per file.
     Whowhen,
 }
@@ -34,18 +48,12 @@ impl Format {
         match self {
             Format::Auto => "auto",
             Format::Ndjson => "ndjson",
+            Format::Otel => "otel",
+            Format::Otlp => "otlp",
+            Format::Taubench => "taubench",
             Format::Whowhen => "whowhen",
         }
     }
-}
-
-/// Picks the format of an input from its name and its first bytes.
-pub fn detect(path: Option<&Path>, head: &[u8]) -> Format {
-    let _ = path;
-    if whowhen::looks_like(head) {
-        return Format::Whowhen;
-    }
-    Format::Ndjson
 }
 
 /// Reads one input in `format` (or the detected one) into `sink`.
@@ -60,9 +68,7 @@ pub type Peeked = (Vec<u8>, Box<dyn Read + Send>);
 /// Opens an input and reads its start, for format detection.
 pub fn peek(input: &Input) -> anyhow::Result<Peeked> {
     let mut reader = input.open()?;
-    let mut head = vec![0u8; 64 * 1024];
-    let n = read_head(&mut reader, &mut head).with_context(|| input.name())?;
-    head.truncate(n);
+    let head = read_start(&input.name(), &mut reader)?;
     Ok((head, reader))
 }
 
@@ -74,18 +80,96 @@ pub fn read_peeked(
     format: Format,
     sink: &mut Sink<'_>,
 ) -> anyhow::Result<()> {
+    read_detected(&input.name(), input.path(), head, rest, format, sink)
+}
+
+/// Reads one input given as a reader: `name` is used in messages and the
+/// `source` record, `path` (when there is a file) for detection by extension.
+pub fn read_from(
+    name: &str,
+    path: Option<&Path>,
+    mut reader: impl Read + Send,
+    format: Format,
+    sink: &mut Sink<'_>,
+) -> anyhow::Result<()> {
+    let head = read_start(name, &mut reader)?;
+    read_detected(name, path, head, reader, format, sink)
+}
+
+fn read_start(name: &str, reader: &mut impl Read) -> anyhow::Result<Vec<u8>> {
+    let mut head = vec![0u8; 64 * 1024];
+    let n = read_head(reader, &mut head)
+        .map_err(|e| anyhow::anyhow!("{name}: {}", crate::cli::io_reason(&e)))?;
+    head.truncate(n);
+    Ok(head)
+}
+
+/// Detects the format (unless given) from the name and `head`, and reads
+/// `head` followed by `rest` with that format's adapter.
+fn read_detected(
+    name: &str,
+    path: Option<&Path>,
+    head: Vec<u8>,
+    rest: impl Read + Send,
+    format: Format,
+    sink: &mut Sink<'_>,
+) -> anyhow::Result<()> {
     let format = match format {
-        Format::Auto => detect(input.path(), &head),
+        Format::Auto => detect(path, &head),
         f => f,
     };
-    sink.begin_source(&input.name(), format.name());
+    sink.begin_source(name, format.name());
     let reader = io::Cursor::new(head).chain(rest);
     match format {
         Format::Ndjson | Format::Auto => ndjson::read(reader, sink)?,
+        Format::Otel => otel::read(reader, sink)?,
+        Format::Otlp => otlp::read(reader, sink)?,
+        Format::Taubench => taubench::read(reader, sink)?,
         Format::Whowhen => whowhen::read(reader, sink)?,
     }
     sink.end_source()?;
     Ok(())
+}
+
+/// Reads a whole-document input (BOM dropped), naming the input in the error.
+fn read_document(r: impl Read, sink: &Sink<'_>) -> anyhow::Result<Vec<u8>> {
+    crate::ndjson::read_all(r)
+        .map_err(|e| anyhow::anyhow!("{}: {}", sink.path(), crate::cli::io_reason(&e)))
+}
+
+/// Parses a whole JSON document. On failure: the line where it went wrong
+/// (when known) and why, in serde_json's words (simd-json's are terse).
+fn parse_document(data: &mut [u8]) -> Result<simd_json::BorrowedValue<'_>, (Option<u64>, String)> {
+    if let Err(e) = std::str::from_utf8(data) {
+        let line = 1 + memchr::memchr_iter(b'\n', &data[..e.valid_up_to()]).count() as u64;
+        return Err((Some(line), "not valid UTF-8".to_string()));
+    }
+    let reason = match serde_json::from_slice::<serde::de::IgnoredAny>(data) {
+        Err(e) => Some((
+            Some(e.line() as u64).filter(|l| *l > 0),
+            format!("not valid JSON: {}", without_position(&e)),
+        )),
+        Ok(_) => None,
+    };
+    if let Some(r) = reason {
+        return Err(r);
+    }
+    simd_json::to_borrowed_value(data).map_err(|_| {
+        (
+            None,
+            "not valid JSON: nested too deeply or too large".to_string(),
+        )
+    })
+}
+
+/// serde_json's message without its " at line L column C" suffix, which
+/// the warning already gives as FILE:LINE.
+fn without_position(e: &serde_json::Error) -> String {
+    let s = e.to_string();
+    match s.rfind(" at line ") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
 }
 
 fn read_head(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
@@ -191,10 +275,22 @@ fn first_line(s: &str) -> String {
     line.chars().take(200).collect()
 }
 
+/// Where a sink's records go.
+pub enum SinkTarget<'w> {
+    /// Written as NDJSON (triage-parse).
+    Records(RecordWriter<Box<dyn Write + 'w>>),
+    /// Handed straight to a grouper, without a round trip through JSON
+    /// (triage report, triage-diff); records of other kinds are kept.
+    Grouper {
+        grouper: &'w mut Grouper,
+        other: &'w mut Vec<Vec<u8>>,
+    },
+}
+
 /// Where adapters send what they read: assigns each event its step, applies
 /// the time filter, counts per source and reports skipped input.
 pub struct Sink<'w> {
-    out: RecordWriter<Box<dyn Write + 'w>>,
+    out: SinkTarget<'w>,
     diag: &'w mut Diag,
     strict: bool,
     pub settings: DecodeSettings,
@@ -205,8 +301,34 @@ pub struct Sink<'w> {
 }
 
 impl<'w> Sink<'w> {
+    /// A sink that writes NDJSON records.
     pub fn new(
         out: RecordWriter<Box<dyn Write + 'w>>,
+        diag: &'w mut Diag,
+        strict: bool,
+        settings: DecodeSettings,
+    ) -> Self {
+        Sink::with_target(SinkTarget::Records(out), diag, strict, settings)
+    }
+
+    /// A sink that feeds events to `grouper` and keeps other records.
+    pub fn to_grouper(
+        grouper: &'w mut Grouper,
+        other: &'w mut Vec<Vec<u8>>,
+        diag: &'w mut Diag,
+        strict: bool,
+        settings: DecodeSettings,
+    ) -> Self {
+        Sink::with_target(
+            SinkTarget::Grouper { grouper, other },
+            diag,
+            strict,
+            settings,
+        )
+    }
+
+    fn with_target(
+        out: SinkTarget<'w>,
         diag: &'w mut Diag,
         strict: bool,
         settings: DecodeSettings,
@@ -216,7 +338,7 @@ impl<'w> Sink<'w> {
             diag,
             strict,
             settings,
-            steps: HashMap::new(),
+            steps: HashMap::default(),
             buf: Vec::with_capacity(4096),
             source: SourceRec {
                 kind: "source".into(),
@@ -226,12 +348,14 @@ impl<'w> Sink<'w> {
                 runs: 0,
                 skipped: 0,
             },
-            source_runs: HashSet::new(),
+            source_runs: HashSet::default(),
         }
     }
 
-    pub fn writer(&mut self) -> &mut RecordWriter<Box<dyn Write + 'w>> {
-        &mut self.out
+    /// True when events go straight to a grouper, so adapters may hand
+    /// over decoded views instead of serialized records.
+    pub fn feeds_grouper(&self) -> bool {
+        matches!(self.out, SinkTarget::Grouper { .. })
     }
 
     pub fn path(&self) -> &str {
@@ -249,27 +373,17 @@ impl<'w> Sink<'w> {
     fn end_source(&mut self) -> io::Result<()> {
         self.source.runs = self.source_runs.len() as u64;
         let rec = self.source.clone();
-        self.out.record(&rec)
-    }
-
-    /// Writes an event unless the time filter drops it.
-    pub fn emit(&mut self, ev: &EventOut<'_>) -> io::Result<()> {
-        let ts = ev.timestamp.as_deref().and_then(Timestamp::parse);
-        if !self.settings.filter.keeps(ts) {
-            return Ok(());
+        match &mut self.out {
+            SinkTarget::Records(w) => w.record(&rec),
+            SinkTarget::Grouper { grouper, .. } => {
+                grouper.add_source(rec);
+                Ok(())
+            }
         }
-        let mut body = std::mem::take(&mut self.buf);
-        body.clear();
-        serde_json::to_writer(&mut body, ev).map_err(io::Error::other)?;
-        body.pop(); // the closing brace; emit_prepared adds the step and closes
-        let r = self.emit_prepared(&ev.run_id, &body);
-        self.buf = body;
-        r
     }
 
-    /// Writes an event serialized without its closing brace: adds the step
-    /// (its position in its run) and closes the object.
-    pub fn emit_prepared(&mut self, run_id: &str, body: &[u8]) -> io::Result<()> {
+    /// The step of the next event of `run_id`, counted in the source.
+    fn take_step(&mut self, run_id: &str) -> u64 {
         let step = match self.steps.get_mut(run_id) {
             Some(n) => {
                 *n += 1;
@@ -284,21 +398,100 @@ impl<'w> Sink<'w> {
             self.source_runs.insert(run_id.into());
         }
         self.source.events += 1;
+        step
+    }
+
+    /// Writes an event unless the time filter drops it.
+    pub fn emit(&mut self, ev: &EventOut<'_>) -> io::Result<()> {
+        let ts = ev.timestamp.as_deref().and_then(Timestamp::parse);
+        if !self.settings.filter.keeps(ts) {
+            return Ok(());
+        }
+        if self.feeds_grouper() {
+            let step = self.take_step(&ev.run_id);
+            self.feed(&ev.view(step));
+            return Ok(());
+        }
+        let mut body = std::mem::take(&mut self.buf);
+        body.clear();
+        serde_json::to_writer(&mut body, ev).map_err(io::Error::other)?;
+        body.pop(); // the closing brace; emit_prepared adds the step and closes
+        let r = self.emit_prepared(&ev.run_id, &body);
+        self.buf = body;
+        r
+    }
+
+    /// Writes an event serialized without its closing brace: adds the step
+    /// (its position in its run) and closes the object.
+    pub fn emit_prepared(&mut self, run_id: &str, body: &[u8]) -> io::Result<()> {
+        let step = self.take_step(run_id);
         let mut tail = [0u8; 40];
         let mut cur = io::Cursor::new(&mut tail[..]);
         writeln!(cur, ",\"step\":{step}}}")?;
         let n = cur.position() as usize;
-        self.out.raw_parts(body, &tail[..n])
+        match &mut self.out {
+            SinkTarget::Records(w) => w.raw_parts(body, &tail[..n]),
+            SinkTarget::Grouper { .. } => {
+                let mut line = body.to_vec();
+                line.extend_from_slice(&tail[..n]);
+                let view: crate::record::EventView<'_> =
+                    serde_json::from_slice(&line).map_err(io::Error::other)?;
+                self.feed(&view);
+                Ok(())
+            }
+        }
+    }
+
+    /// Hands a decoded event (already time-filtered) to the grouper; only
+    /// when [`Sink::feeds_grouper`].
+    pub fn emit_view(&mut self, mut view: crate::record::EventView<'_>, ts: Option<Timestamp>) {
+        view.step = self.take_step(&view.run_id);
+        self.feed_at(&view, ts);
+    }
+
+    fn feed(&mut self, view: &crate::record::EventView<'_>) {
+        let ts = view.timestamp.as_deref().and_then(Timestamp::parse);
+        self.feed_at(view, ts);
+    }
+
+    fn feed_at(&mut self, view: &crate::record::EventView<'_>, ts: Option<Timestamp>) {
+        let SinkTarget::Grouper { grouper, .. } = &mut self.out else {
+            return;
+        };
+        if let Some(GroupWarning::OutOfOrder { run_id, agent_id }) = grouper.add_event_at(view, ts)
+        {
+            self.diag.warn(
+                "out-of-order",
+                format_args!(
+                    "{}: run {run_id:?} agent {agent_id:?} goes back in turn order; its recovery figures may differ from a sorted read",
+                    self.source.path
+                ),
+            );
+        }
+    }
+
+    /// The step the next event of `run_id` will get.
+    pub fn next_step(&self, run_id: &str) -> u64 {
+        self.steps.get(run_id).copied().unwrap_or(0)
     }
 
     /// Writes a `run` record.
     pub fn emit_run(&mut self, run: &RunRec) -> io::Result<()> {
-        self.out.record(run)
+        match &mut self.out {
+            SinkTarget::Records(w) => w.record(run),
+            SinkTarget::Grouper { .. } => Ok(()),
+        }
     }
 
     /// Passes a record of a kind the adapter does not read through unchanged.
     pub fn pass_through(&mut self, line: &[u8]) -> io::Result<()> {
-        self.out.raw_line(line)
+        match &mut self.out {
+            SinkTarget::Records(w) => w.raw_line(line),
+            SinkTarget::Grouper { other, .. } => {
+                other.push(line.to_vec());
+                Ok(())
+            }
+        }
     }
 
     /// Reports input that could not be read: an error under `--strict`,
@@ -318,6 +511,27 @@ impl<'w> Sink<'w> {
     }
 
     pub fn flush(&mut self) -> io::Result<()> {
-        self.out.flush()
+        match &mut self.out {
+            SinkTarget::Records(w) => w.flush(),
+            SinkTarget::Grouper { .. } => Ok(()),
+        }
     }
+}
+
+/// Runs one adapter on bytes in memory, for the adapters' tests: every
+/// record written, the `source` record last.
+#[cfg(test)]
+pub(crate) fn records_of(format: Format, name: &str, bytes: &[u8]) -> Vec<serde_json::Value> {
+    let mut out = Vec::new();
+    let mut diag = Diag::new("test", true);
+    {
+        let writer = RecordWriter::new(Box::new(&mut out) as Box<dyn Write + '_>, false);
+        let mut sink = Sink::new(writer, &mut diag, false, DecodeSettings::default());
+        read_from(name, Some(Path::new(name)), bytes, format, &mut sink).unwrap();
+        sink.flush().unwrap();
+    }
+    out.split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice(l).unwrap())
+        .collect()
 }

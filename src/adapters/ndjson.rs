@@ -1,21 +1,28 @@
 //! The `ndjson` format: agent-triage / dungeon-traces TraceEvent lines,
-//! read with agent-triage 0.1.0's lax value rules and decoded in parallel.
+//! read with agent-triage 0.1.0's lax value rules, decoded in parallel with
+//! an allocation-free scanner and written by hand from the input's own
+//! JSON text.
 
 use std::borrow::Cow;
 use std::io::Read;
+use std::ops::Range;
 
 use rayon::prelude::*;
-use simd_json::{BorrowedValue as Value, StaticNode};
 
+use super::lax::Scalar;
 use super::{DecodeSettings, Sink};
-use crate::ndjson::{Chunk, ChunkReader, Line};
-use crate::record::{ActionOut, ErrorInfo, EventOut, JsonVal, Src};
+use crate::json_scan::{Value, array_items, object_members};
+use crate::ndjson::{Chunk, ChunkReader};
+use crate::record::{ActionView, ErrorInfo, EventView};
 use crate::timestamp::Timestamp;
 
 /// Lines decoded by one parallel task.
 const LINES_PER_TASK: usize = 512;
 
 /// What became of one input line.
+// Outcomes live in a vector per task of 512 lines; an inline view saves an
+// allocation per event.
+#[allow(clippy::large_enum_variant)]
 enum Outcome {
     /// An event serialized into the task buffer without its closing brace;
     /// ranges of the body and of its run id.
@@ -23,6 +30,8 @@ enum Outcome {
         body: (usize, usize),
         run_id: (usize, usize),
     },
+    /// An event decoded for a grouper in the same process.
+    View(OwnedView),
     /// A record of another kind, passed through as written.
     Other {
         body: (usize, usize),
@@ -50,8 +59,9 @@ pub fn read(r: impl Read + Send, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let mut decoded: Vec<TaskOutput> = Vec::new();
     while let Some(mut current) = chunk.take() {
         let settings = &sink.settings;
+        let as_views = sink.feeds_grouper();
         let (tasks, next) = rayon::join(
-            || decode_chunk(&mut current, &path, settings),
+            || decode_chunk(&mut current, &path, settings, as_views),
             || read_chunk(&mut reader, &path),
         );
         write_decoded(std::mem::replace(&mut decoded, tasks), sink)?;
@@ -66,11 +76,21 @@ fn read_chunk(reader: &mut ChunkReader<impl Read>, path: &str) -> anyhow::Result
         .map_err(|e| anyhow::anyhow!("{path}: {}", crate::cli::io_reason(&e)))
 }
 
-fn decode_chunk(chunk: &mut Chunk, path: &str, settings: &DecodeSettings) -> Vec<TaskOutput> {
-    let mut lines: Vec<Line<'_>> = chunk.lines().collect();
+fn decode_chunk(
+    chunk: &mut Chunk,
+    path: &str,
+    settings: &DecodeSettings,
+    as_views: bool,
+) -> Vec<TaskOutput> {
+    let lines: Vec<(u64, &[u8])> = chunk
+        .lines()
+        .map(|l| (l.number, l.bytes as &[u8]))
+        .collect();
+    // The file name as a JSON string, once per chunk rather than per event.
+    let src_path = serde_json::to_string(path).unwrap_or_else(|_| "\"?\"".to_string());
     lines
-        .par_chunks_mut(LINES_PER_TASK)
-        .map(|group| decode_group(group, path, settings))
+        .par_chunks(LINES_PER_TASK)
+        .map(|group| decode_group(group, &src_path, settings, as_views))
         .collect()
 }
 
@@ -83,6 +103,7 @@ fn write_decoded(tasks: Vec<TaskOutput>, sink: &mut Sink<'_>) -> anyhow::Result<
                         .expect("run ids are written from str");
                     sink.emit_prepared(run, &task.buf[body.0..body.1])?;
                 }
+                Outcome::View(v) => sink.emit_view(v.view(), v.timestamp),
                 Outcome::Other { body } => sink.pass_through(&task.buf[body.0..body.1])?,
                 Outcome::Filtered => {}
                 Outcome::Skip { line, reason } => sink.skip(Some(line), &reason)?,
@@ -92,68 +113,76 @@ fn write_decoded(tasks: Vec<TaskOutput>, sink: &mut Sink<'_>) -> anyhow::Result<
     Ok(())
 }
 
-fn decode_group(lines: &mut [Line<'_>], path: &str, settings: &DecodeSettings) -> TaskOutput {
-    let bytes: usize = lines.iter().map(|l| l.bytes.len() + 64).sum();
+fn decode_group<'c>(
+    lines: &[(u64, &'c [u8])],
+    src_path: &str,
+    settings: &DecodeSettings,
+    as_views: bool,
+) -> TaskOutput {
+    let bytes: usize = lines.iter().map(|(_, l)| l.len() + 64).sum();
     let mut out = TaskOutput {
-        buf: Vec::with_capacity(bytes + path.len() * lines.len()),
+        buf: Vec::with_capacity(if as_views {
+            0
+        } else {
+            bytes + src_path.len() * lines.len()
+        }),
         outcomes: Vec::with_capacity(lines.len()),
     };
-    let mut buffers = simd_json::Buffers::default();
-    for line in lines {
-        let number = line.number;
-        let outcome = decode_line(line, path, settings, &mut out.buf, &mut buffers).unwrap_or_else(
-            |reason| Outcome::Skip {
-                line: number,
-                reason: if reason.is_empty() {
-                    json_error(line.bytes)
-                } else {
-                    reason
-                },
-            },
-        );
+    let mut members: Vec<(Value<'c>, Value<'c>)> = Vec::with_capacity(16);
+    for &(number, bytes) in lines {
+        let outcome = decode_line(
+            bytes,
+            number,
+            src_path,
+            settings,
+            as_views,
+            &mut out.buf,
+            &mut members,
+        )
+        .unwrap_or_else(|reason| Outcome::Skip {
+            line: number,
+            reason,
+        });
         out.outcomes.push(outcome);
     }
     out
 }
 
-fn decode_line(
-    line: &mut Line<'_>,
-    path: &str,
+fn decode_line<'c>(
+    bytes: &'c [u8],
+    number: u64,
+    src_path: &str,
     settings: &DecodeSettings,
+    as_view: bool,
     buf: &mut Vec<u8>,
-    buffers: &mut simd_json::Buffers,
+    members: &mut Vec<(Value<'c>, Value<'c>)>,
 ) -> Result<Outcome, String> {
-    // A record of another kind is passed through as written, so keep a copy
-    // before simd-json rewrites the line in place.
-    if simdutf8::basic::from_utf8(line.bytes).is_err() {
-        return Err("not valid UTF-8".to_string());
-    }
-    let original = memchr::memmem::find(line.bytes, b"\"kind\"").map(|_| line.bytes.to_vec());
-    let number = line.number;
-    let value = match simd_json::value::borrowed::to_value_with_buffers(line.bytes, buffers) {
-        Ok(v) => v,
-        // The line is borrowed by the failed parse; the caller words the error.
-        Err(_) => return Err(String::new()),
-    };
-    let Value::Object(obj) = &value else {
-        return Err("expected a JSON object".to_string());
-    };
-    if let Some(kind) = obj.get("kind").and_then(as_str)
+    let line = simdutf8::basic::from_utf8(bytes).map_err(|_| "not valid UTF-8".to_string())?;
+    object_members(line, members).map_err(|e| match e.reason {
+        "expected a JSON object" => e.reason.to_string(),
+        _ => format!("not valid JSON: {e}"),
+    })?;
+    let obj = TopLevel::new(members);
+    // The members now live in `obj`; the vector serves nested objects.
+    let scratch = members;
+    if let Some(kind) = obj.get("kind").and_then(|k| k.as_str())
         && kind != "event"
     {
         let start = buf.len();
-        buf.extend_from_slice(original.as_deref().unwrap_or_default());
+        buf.extend_from_slice(bytes);
         return Ok(Outcome::Other {
             body: (start, buf.len()),
         });
     }
-    let (ev, ts) = event_from(&value, path, number)?;
-    if !settings.filter.keeps(ts) {
+    let ev = TraceEvent::read(&obj, scratch)?;
+    if !settings.filter.keeps(ev.timestamp) {
         return Ok(Outcome::Filtered);
     }
+    if as_view {
+        return Ok(Outcome::View(ev.owned_view()));
+    }
     let start = buf.len();
-    serde_json::to_writer(&mut *buf, &ev).map_err(|e| e.to_string())?;
-    buf.pop();
+    ev.write_json(buf, src_path, number);
     let body = (start, buf.len());
     let run_start = buf.len();
     buf.extend_from_slice(ev.run_id.as_bytes());
@@ -163,282 +192,523 @@ fn decode_line(
     })
 }
 
-fn json_error(line: &[u8]) -> String {
-    match serde_json::from_slice::<serde::de::IgnoredAny>(line) {
-        Err(e) => format!("not valid JSON: {e}"),
-        Ok(_) => "not valid JSON: nested too deeply or too large".to_string(),
+/// The members of a line's object that a TraceEvent reads, found in one
+/// pass; the last of duplicate keys wins, as in Python's json module.
+struct TopLevel<'c> {
+    slots: [Option<Value<'c>>; TOP_FIELDS.len()],
+}
+
+const TOP_FIELDS: [&str; 19] = [
+    "kind",
+    "event_id",
+    "run_id",
+    "agent_id",
+    "turn",
+    "action_succeeded",
+    "action_taken",
+    "divergence_fields",
+    "timestamp",
+    "divergence_age",
+    "latency_ms",
+    "usage",
+    "message_context",
+    "failure_classification",
+    "span_id",
+    "parent_span_id",
+    "error",
+    "input",
+    "output",
+];
+
+impl<'c> TopLevel<'c> {
+    fn new(members: &[(Value<'c>, Value<'c>)]) -> Self {
+        let mut slots = [None; TOP_FIELDS.len()];
+        for (k, v) in members {
+            let i = match k {
+                Value::String {
+                    raw,
+                    escaped: false,
+                } => field_index(&raw[1..raw.len() - 1]),
+                k => k.as_str().and_then(|name| field_index(&name)),
+            };
+            if let Some(i) = i {
+                slots[i] = Some(*v);
+            }
+        }
+        TopLevel { slots }
+    }
+
+    fn get(&self, name: &str) -> Option<Value<'c>> {
+        field_index(name).and_then(|i| self.slots[i])
+    }
+
+    fn required(&self, name: &'static str) -> Result<Value<'c>, String> {
+        self.get(name)
+            .ok_or_else(|| format!("missing field \"{name}\""))
     }
 }
 
-/// Builds an event from one decoded line, accepting exactly what
-/// agent-triage 0.1.0 accepts.
-fn event_from<'v>(
-    value: &'v Value<'v>,
-    path: &'v str,
-    line: u64,
-) -> Result<(EventOut<'v>, Option<Timestamp>), String> {
-    let Value::Object(obj) = value else {
-        return Err("expected a JSON object".to_string());
-    };
-    let field = |name: &str| obj.get(name);
-    let required =
-        |name: &'static str| field(name).ok_or_else(|| format!("missing field \"{name}\""));
+fn field_index(name: &str) -> Option<usize> {
+    TOP_FIELDS.iter().position(|f| *f == name)
+}
 
-    let event_id = strict_str(required("event_id")?, "event_id")?;
-    let run_id = strict_str(required("run_id")?, "run_id")?;
-    let agent_id = strict_str(required("agent_id")?, "agent_id")?;
-    let turn = lax_int(required("turn")?, "turn")?;
-    let action_succeeded = lax_bool(required("action_succeeded")?, "action_succeeded")?;
-    let action = required("action_taken")?;
-    let Value::Object(action_obj) = action else {
+/// The members of a nested object; the last of duplicate keys wins.
+struct Members<'m, 'c>(&'m [(Value<'c>, Value<'c>)]);
+
+impl<'c> Members<'_, 'c> {
+    fn get(&self, name: &str) -> Option<Value<'c>> {
+        self.0
+            .iter()
+            .rev()
+            .find(|(k, _)| match k {
+                Value::String {
+                    raw,
+                    escaped: false,
+                } => &raw[1..raw.len() - 1] == name,
+                k => k.as_str().is_some_and(|s| s == name),
+            })
+            .map(|(_, v)| *v)
+    }
+}
+
+/// One TraceEvent, read with the reference's rules, keeping the input's own
+/// JSON text for what is written back unchanged.
+struct TraceEvent<'c> {
+    event_id: Value<'c>,
+    run_id: Cow<'c, str>,
+    run_id_raw: &'c str,
+    turn: i64,
+    agent_id: Value<'c>,
+    tool_name: Value<'c>,
+    tool_input: Option<&'c str>,
+    succeeded: bool,
+    timestamp: Option<Timestamp>,
+    /// The classification and its JSON text.
+    classification: Option<(Cow<'c, str>, Cow<'c, str>)>,
+    divergence_fields: Vec<Value<'c>>,
+    divergence_raw: Option<&'c str>,
+    divergence_age: Option<&'c str>,
+    latency_ms: Option<&'c str>,
+    usage: Option<&'c str>,
+    message_context: Option<&'c str>,
+    span_id: Option<&'c str>,
+    parent_span_id: Option<&'c str>,
+    error: Option<ErrorInfo>,
+    input: Option<&'c str>,
+    output: Option<Value<'c>>,
+}
+
+impl<'c> TraceEvent<'c> {
+    /// Accepts exactly what agent-triage 0.1.0 accepts.
+    fn read(obj: &TopLevel<'c>, scratch: &mut Vec<(Value<'c>, Value<'c>)>) -> Result<Self, String> {
+        let event_id = strict_str(obj.required("event_id")?, "event_id")?;
+        let run = strict_str(obj.required("run_id")?, "run_id")?;
+        let agent_id = strict_str(obj.required("agent_id")?, "agent_id")?;
+        let turn = lax_int(&obj.required("turn")?, "turn")?;
+        let succeeded = lax_bool(&obj.required("action_succeeded")?, "action_succeeded")?;
+        let (tool_name, tool_input) = action(obj.required("action_taken")?, scratch)?;
+        let mut divergence_fields = Vec::new();
+        let divergence_raw = match obj.get("divergence_fields") {
+            None => None,
+            Some(Value::Array(raw)) => {
+                let mut items = Vec::new();
+                array_items(raw, &mut items).map_err(|e| e.to_string())?;
+                for (i, v) in items.iter().enumerate() {
+                    strict_str(*v, &format!("divergence_fields[{i}]"))?;
+                }
+                divergence_fields = items;
+                Some(raw)
+            }
+            Some(v) => {
+                return Err(format!(
+                    "divergence_fields: expected a list, got {}",
+                    describe(&v)
+                ));
+            }
+        };
+        let timestamp = match obj.get("timestamp") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(lax_timestamp(&v)?),
+        };
+        let divergence_age = object_field(
+            obj.get("divergence_age"),
+            "divergence_age",
+            IntKeys::All,
+            scratch,
+        )?;
+        let latency_ms = object_field(
+            obj.get("latency_ms"),
+            "latency_ms",
+            IntKeys::Some(&["llm", "tool", "total"]),
+            scratch,
+        )?;
+        let usage = object_field(
+            obj.get("usage"),
+            "usage",
+            IntKeys::Some(&["input_tokens", "output_tokens"]),
+            scratch,
+        )?;
+        let message_context = object_field(
+            obj.get("message_context"),
+            "message_context",
+            IntKeys::Some(&[]),
+            scratch,
+        )?
+        .filter(|raw| !is_empty_object(raw));
+        Ok(TraceEvent {
+            event_id,
+            run_id: run.as_str().expect("checked to be a string"),
+            run_id_raw: run.raw(),
+            turn,
+            agent_id,
+            tool_name,
+            tool_input,
+            succeeded,
+            timestamp,
+            classification: classification(obj.get("failure_classification")),
+            divergence_fields,
+            divergence_raw,
+            divergence_age,
+            latency_ms,
+            usage,
+            message_context,
+            span_id: obj.get("span_id").filter(is_string).map(|v| v.raw()),
+            parent_span_id: obj.get("parent_span_id").filter(is_string).map(|v| v.raw()),
+            error: obj.get("error").and_then(error_info),
+            input: obj.get("input").filter(is_string).map(|v| v.raw()),
+            output: obj.get("output").filter(is_string),
+        })
+    }
+
+    fn failure_source(&self) -> Option<&'static str> {
+        if self.classification.is_some() {
+            Some("label")
+        } else if !self.succeeded {
+            Some("status")
+        } else {
+            None
+        }
+    }
+
+    /// Writes the `event` record without its closing brace (the sink adds
+    /// the step), in the field order of [`crate::record::EventOut`].
+    fn write_json(&self, buf: &mut Vec<u8>, src_path: &str, line: u64) {
+        let mut w = JsonWriter(buf);
+        w.raw("{\"kind\":\"event\",\"event_id\":");
+        w.raw(self.event_id.raw());
+        w.field("run_id", self.run_id_raw);
+        w.raw(",\"turn\":");
+        w.int(self.turn);
+        w.field("agent_id", self.agent_id.raw());
+        w.raw(",\"action_taken\":{\"tool_name\":");
+        w.raw(self.tool_name.raw());
+        if let Some(input) = self.tool_input {
+            w.field("tool_input", input);
+        }
+        w.raw(if self.succeeded {
+            "},\"action_succeeded\":true"
+        } else {
+            "},\"action_succeeded\":false"
+        });
+        if let Some(t) = self.timestamp {
+            w.raw(",\"timestamp\":\"");
+            t.write_rfc3339(w.0);
+            w.raw("\"");
+        }
+        if let Some((_, raw)) = &self.classification {
+            w.field("failure_classification", raw);
+        }
+        if let Some(source) = self.failure_source() {
+            w.raw(",\"failure_source\":\"");
+            w.raw(source);
+            w.raw("\"");
+        }
+        if let Some(raw) = self
+            .divergence_raw
+            .filter(|_| !self.divergence_fields.is_empty())
+        {
+            w.field("divergence_fields", raw);
+        }
+        for (name, v) in [
+            ("divergence_age", self.divergence_age),
+            ("latency_ms", self.latency_ms),
+            ("usage", self.usage),
+            ("message_context", self.message_context),
+            ("span_id", self.span_id),
+            ("parent_span_id", self.parent_span_id),
+        ] {
+            if let Some(raw) = v {
+                w.field(name, raw);
+            }
+        }
+        if let Some(e) = &self.error {
+            w.raw(",\"error\":");
+            w.serde(e);
+        }
+        if let Some(raw) = self.input {
+            w.field("input", raw);
+        }
+        if let Some(v) = self.output {
+            w.field("output", v.raw());
+        }
+        w.raw(",\"src\":{\"path\":");
+        w.raw(src_path);
+        w.raw(",\"line\":");
+        w.int(line as i64);
+        w.raw("}");
+    }
+
+    /// The event as the grouper reads it, its texts in one string.
+    fn owned_view(&self) -> OwnedView {
+        let mut text = String::new();
+        let mut put = |t: &str| {
+            let start = text.len();
+            text.push_str(t);
+            start..text.len()
+        };
+        fn decoded<'c>(v: &Value<'c>) -> Cow<'c, str> {
+            v.as_str().unwrap_or_default()
+        }
+        let event_id = put(&decoded(&self.event_id));
+        let run_id = put(&self.run_id);
+        let agent_id = put(&decoded(&self.agent_id));
+        let tool_name = put(&decoded(&self.tool_name));
+        let classification = self.classification.as_ref().map(|(c, _)| put(c));
+        let divergence_fields = self
+            .divergence_fields
+            .iter()
+            .map(|d| put(&decoded(d)))
+            .collect();
+        let output = self.output.as_ref().map(|o| put(&decoded(o)));
+        OwnedView {
+            text,
+            event_id,
+            run_id,
+            agent_id,
+            tool_name,
+            classification,
+            divergence_fields,
+            output,
+            turn: self.turn,
+            succeeded: self.succeeded,
+            timestamp: self.timestamp,
+            error: self.error.clone(),
+        }
+    }
+}
+
+/// An event decoded for a grouper in this process, owning its texts in one
+/// string so that it costs one allocation.
+struct OwnedView {
+    text: String,
+    event_id: Range<usize>,
+    run_id: Range<usize>,
+    agent_id: Range<usize>,
+    tool_name: Range<usize>,
+    classification: Option<Range<usize>>,
+    divergence_fields: Vec<Range<usize>>,
+    output: Option<Range<usize>>,
+    turn: i64,
+    succeeded: bool,
+    timestamp: Option<Timestamp>,
+    error: Option<ErrorInfo>,
+}
+
+impl OwnedView {
+    fn view(&self) -> EventView<'_> {
+        let at = |r: &Range<usize>| Cow::Borrowed(&self.text[r.clone()]);
+        EventView {
+            event_id: at(&self.event_id),
+            run_id: at(&self.run_id),
+            turn: self.turn,
+            step: 0,
+            agent_id: at(&self.agent_id),
+            action_taken: ActionView {
+                tool_name: at(&self.tool_name),
+            },
+            action_succeeded: self.succeeded,
+            failure_classification: self.classification.as_ref().map(at),
+            divergence_fields: Some(self.divergence_fields.iter().map(at).collect()),
+            timestamp: None,
+            error: self.error.clone(),
+            output: self.output.as_ref().map(at),
+        }
+    }
+}
+
+/// Appends JSON text to a buffer.
+struct JsonWriter<'b>(&'b mut Vec<u8>);
+
+impl JsonWriter<'_> {
+    fn raw(&mut self, s: &str) {
+        self.0.extend_from_slice(s.as_bytes());
+    }
+
+    /// `,"name":` then `raw`, which is JSON text already.
+    fn field(&mut self, name: &str, raw: &str) {
+        self.0.extend_from_slice(b",\"");
+        self.0.extend_from_slice(name.as_bytes());
+        self.0.extend_from_slice(b"\":");
+        self.0.extend_from_slice(raw.as_bytes());
+    }
+
+    fn int(&mut self, n: i64) {
+        self.0
+            .extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+    }
+
+    fn serde<T: serde::Serialize>(&mut self, v: &T) {
+        let _ = serde_json::to_writer(&mut *self.0, v);
+    }
+}
+
+fn is_string(v: &Value<'_>) -> bool {
+    matches!(v, Value::String { .. })
+}
+
+fn is_empty_object(raw: &str) -> bool {
+    raw[1..raw.len() - 1].trim().is_empty()
+}
+
+/// `action_taken`: an object with a string `tool_name` and, optionally, an
+/// object `tool_input`.
+fn action<'c>(
+    v: Value<'c>,
+    scratch: &mut Vec<(Value<'c>, Value<'c>)>,
+) -> Result<(Value<'c>, Option<&'c str>), String> {
+    let Value::Object(raw) = v else {
         return Err(format!(
             "action_taken: expected an object, got {}",
-            describe(action)
+            describe(&v)
         ));
     };
-    let tool_name = strict_str(
-        action_obj
-            .get("tool_name")
-            .ok_or("missing field \"action_taken.tool_name\"")?,
-        "action_taken.tool_name",
-    )?;
-    let tool_input = match action_obj.get("tool_input") {
+    object_members(raw, scratch).map_err(|e| e.to_string())?;
+    let obj = Members(scratch);
+    let tool = obj
+        .get("tool_name")
+        .ok_or("missing field \"action_taken.tool_name\"")?;
+    let tool = strict_str(tool, "action_taken.tool_name")?;
+    let input = match obj.get("tool_input") {
         None => None,
-        Some(v @ Value::Object(_)) => Some(JsonVal::Simd(v)),
+        Some(Value::Object(raw)) => Some(raw),
         Some(v) => {
             return Err(format!(
                 "action_taken.tool_input: expected an object, got {}",
-                describe(v)
+                describe(&v)
             ));
         }
     };
-
-    let failure_classification = match field("failure_classification") {
-        None | Some(Value::Static(StaticNode::Null)) => None,
-        Some(Value::String(s)) if s.is_empty() || s == "null" => None,
-        Some(Value::String(s)) => Some(Cow::Borrowed(s.as_ref())),
-        Some(other) => Some(Cow::Owned(python_str(other))),
-    };
-    let divergence_fields = match field("divergence_fields") {
-        None => Vec::new(),
-        Some(Value::Array(items)) => items
-            .iter()
-            .enumerate()
-            .map(|(i, v)| strict_str(v, &format!("divergence_fields[{i}]")))
-            .collect::<Result<_, _>>()?,
-        Some(v) => {
-            return Err(format!(
-                "divergence_fields: expected a list, got {}",
-                describe(v)
-            ));
-        }
-    };
-    let ts = match field("timestamp") {
-        None | Some(Value::Static(StaticNode::Null)) => None,
-        Some(v) => Some(lax_timestamp(v)?),
-    };
-    let divergence_age = optional_object(field("divergence_age"), "divergence_age", &[])?;
-    let latency_ms = optional_object(field("latency_ms"), "latency_ms", &["llm", "tool", "total"])?;
-    let usage = optional_object(field("usage"), "usage", &["input_tokens", "output_tokens"])?;
-    let message_context = optional_object(field("message_context"), "message_context", &[])?
-        .filter(|v| matches!(v, JsonVal::Simd(Value::Object(o)) if !o.is_empty()));
-    if let Some(JsonVal::Simd(Value::Object(ages))) = &divergence_age {
-        for (k, v) in ages.iter() {
-            lax_int(v, &format!("divergence_age.{k}"))?;
-        }
-    }
-
-    let failure_source = if failure_classification.is_some() {
-        Some("label")
-    } else if !action_succeeded {
-        Some("status")
-    } else {
-        None
-    };
-    let event = EventOut {
-        kind: "event",
-        event_id,
-        run_id,
-        turn,
-        agent_id,
-        action_taken: ActionOut {
-            tool_name,
-            tool_input,
-        },
-        action_succeeded,
-        timestamp: ts.map(|t| t.to_string()),
-        failure_classification,
-        failure_source,
-        divergence_fields,
-        divergence_age,
-        latency_ms,
-        usage,
-        message_context,
-        span_id: optional_str(field("span_id")),
-        parent_span_id: optional_str(field("parent_span_id")),
-        error: field("error").and_then(error_info),
-        input: field("input").and_then(as_str).map(str::to_string),
-        output: field("output").and_then(as_str).map(str::to_string),
-        src: Some(Src {
-            path: Cow::Borrowed(path),
-            line,
-        }),
-        ..Default::default()
-    };
-    Ok((event, ts))
+    Ok((tool, input))
 }
 
-fn as_str<'v>(v: &'v Value<'v>) -> Option<&'v str> {
-    match v {
-        Value::String(s) => Some(s.as_ref()),
-        _ => None,
-    }
-}
-
-fn optional_str<'v>(v: Option<&'v Value<'v>>) -> Option<Cow<'v, str>> {
-    v.and_then(as_str).map(Cow::Borrowed)
-}
-
-fn error_info(v: &Value<'_>) -> Option<ErrorInfo> {
-    let Value::Object(o) = v else { return None };
-    Some(ErrorInfo {
-        kind: o.get("type").and_then(as_str).map(str::to_string),
-        message: o.get("message").and_then(as_str).map(str::to_string),
-    })
+/// Which members of an object field must hold lax integers.
+enum IntKeys {
+    All,
+    Some(&'static [&'static str]),
 }
 
 /// An object field that may be absent; present, it must be an object whose
-/// listed keys hold lax integers.
-fn optional_object<'v>(
-    v: Option<&'v Value<'v>>,
+/// named members hold lax integers. Returns its JSON text.
+fn object_field<'c>(
+    v: Option<Value<'c>>,
     name: &str,
-    int_keys: &[&str],
-) -> Result<Option<JsonVal<'v>>, String> {
+    ints: IntKeys,
+    scratch: &mut Vec<(Value<'c>, Value<'c>)>,
+) -> Result<Option<&'c str>, String> {
+    // The member's name is only worded when its value is refused.
+    let int = |v: &Value<'_>, key: &str| {
+        Scalar::from(v)
+            .int("")
+            .map(|_| ())
+            .map_err(|_| Scalar::from(v).int(&format!("{name}.{key}")).unwrap_err())
+    };
     match v {
         None => Ok(None),
-        Some(v @ Value::Object(o)) => {
-            for k in int_keys {
-                if let Some(x) = o.get(*k) {
-                    lax_int(x, &format!("{name}.{k}"))?;
+        Some(Value::Object(raw)) => {
+            if !matches!(ints, IntKeys::Some(&[])) && !is_empty_object(raw) {
+                object_members(raw, scratch).map_err(|e| e.to_string())?;
+                match ints {
+                    IntKeys::All => {
+                        for (k, v) in scratch.iter() {
+                            int(v, &k.as_str().unwrap_or_default())?;
+                        }
+                    }
+                    IntKeys::Some(keys) => {
+                        let obj = Members(scratch);
+                        for k in keys {
+                            if let Some(x) = obj.get(k) {
+                                int(&x, k)?;
+                            }
+                        }
+                    }
                 }
             }
-            Ok(Some(JsonVal::Simd(v)))
+            Ok(Some(raw))
         }
-        Some(v) => Err(format!("{name}: expected an object, got {}", describe(v))),
+        Some(v) => Err(format!("{name}: expected an object, got {}", describe(&v))),
     }
+}
+
+/// The classification and its JSON text; null, "" and "null" mean none, and
+/// a non-string reads as Python's `str()` of it, as in the reference.
+fn classification(v: Option<Value<'_>>) -> Option<(Cow<'_, str>, Cow<'_, str>)> {
+    match v? {
+        Value::Null => None,
+        v @ Value::String { raw, .. } => {
+            let text = v.as_str()?;
+            (!text.is_empty() && text != "null").then_some((text, Cow::Borrowed(raw)))
+        }
+        other => {
+            let text = python_str(&other);
+            let raw = serde_json::to_string(&text).unwrap_or_default();
+            Some((Cow::Owned(text), Cow::Owned(raw)))
+        }
+    }
+}
+
+fn error_info(v: Value<'_>) -> Option<ErrorInfo> {
+    let Value::Object(raw) = v else { return None };
+    let mut members = Vec::new();
+    object_members(raw, &mut members).ok()?;
+    let obj = Members(&members);
+    let text = |k: &str| obj.get(k).and_then(|v| v.as_str()).map(Cow::into_owned);
+    Some(ErrorInfo {
+        kind: text("type"),
+        message: text("message"),
+    })
 }
 
 fn describe(v: &Value<'_>) -> String {
-    match v {
-        Value::Static(StaticNode::Null) => "null".to_string(),
-        Value::Static(StaticNode::Bool(b)) => b.to_string(),
-        Value::Static(_) => format!("the number {}", python_str(v)),
-        Value::String(s) => {
-            let short: String = s.chars().take(40).collect();
-            format!("{short:?}")
-        }
-        Value::Array(_) => "a list".to_string(),
-        Value::Object(_) => "an object".to_string(),
-    }
+    Scalar::from(v).describe()
 }
 
 /// A string, and nothing else (pydantic does not turn numbers into strings).
-fn strict_str<'v>(v: &'v Value<'v>, name: &str) -> Result<Cow<'v, str>, String> {
+fn strict_str<'c>(v: Value<'c>, name: &str) -> Result<Value<'c>, String> {
     match v {
-        Value::String(s) => Ok(Cow::Borrowed(s.as_ref())),
+        Value::String { .. } => Ok(v),
         other => Err(format!(
             "{name}: expected a string, got {}",
-            describe(other)
+            describe(&other)
         )),
     }
 }
 
-/// An integer as pydantic's lax mode reads one: integers, floats without a
-/// fraction, booleans, and strings of digits (with sign, underscores or a
-/// zero fraction).
-pub fn lax_int(v: &Value<'_>, name: &str) -> Result<i64, String> {
-    let bad = || format!("{name}: expected an integer, got {}", describe(v));
-    match v {
-        Value::Static(StaticNode::I64(n)) => Ok(*n),
-        Value::Static(StaticNode::U64(n)) => i64::try_from(*n).map_err(|_| bad()),
-        Value::Static(StaticNode::F64(f)) => float_to_int(*f).ok_or_else(bad),
-        Value::Static(StaticNode::Bool(b)) => Ok(i64::from(*b)),
-        Value::String(s) => int_from_text(s).ok_or_else(bad),
-        _ => Err(bad()),
-    }
+fn lax_int(v: &Value<'_>, name: &str) -> Result<i64, String> {
+    Scalar::from(v).int(name)
 }
 
-fn float_to_int(f: f64) -> Option<i64> {
-    (f.fract() == 0.0 && f.is_finite() && f.abs() < 9.2e18).then_some(f as i64)
-}
-
-fn int_from_text(s: &str) -> Option<i64> {
-    let t = s.trim();
-    let (digits, frac) = match t.split_once('.') {
-        Some((d, f)) if f.bytes().all(|b| b == b'0') => (d, true),
-        Some(_) => return None,
-        None => (t, false),
-    };
-    let unsigned = digits.strip_prefix(['+', '-']).unwrap_or(digits);
-    if unsigned.is_empty()
-        || unsigned.starts_with('_')
-        || unsigned.ends_with('_')
-        || unsigned.contains("__")
-    {
-        return None;
-    }
-    if frac && digits.contains('_') {
-        return None;
-    }
-    digits.replace('_', "").parse().ok()
-}
-
-/// A boolean as pydantic's lax mode reads one.
-pub fn lax_bool(v: &Value<'_>, name: &str) -> Result<bool, String> {
-    let bad = || format!("{name}: expected true or false, got {}", describe(v));
-    match v {
-        Value::Static(StaticNode::Bool(b)) => Ok(*b),
-        Value::Static(StaticNode::I64(0)) | Value::Static(StaticNode::U64(0)) => Ok(false),
-        Value::Static(StaticNode::I64(1)) | Value::Static(StaticNode::U64(1)) => Ok(true),
-        Value::Static(StaticNode::F64(f)) if *f == 0.0 => Ok(false),
-        Value::Static(StaticNode::F64(f)) if *f == 1.0 => Ok(true),
-        Value::String(s) => match s.to_ascii_lowercase().as_str() {
-            "1" | "on" | "t" | "true" | "y" | "yes" => Ok(true),
-            "0" | "off" | "f" | "false" | "n" | "no" => Ok(false),
-            _ => Err(bad()),
-        },
-        _ => Err(bad()),
-    }
+fn lax_bool(v: &Value<'_>, name: &str) -> Result<bool, String> {
+    Scalar::from(v).bool(name)
 }
 
 fn lax_timestamp(v: &Value<'_>) -> Result<Timestamp, String> {
-    let parsed = match v {
-        Value::String(s) => Timestamp::parse(s),
-        Value::Static(StaticNode::I64(n)) => Timestamp::from_epoch_number(*n as f64),
-        Value::Static(StaticNode::U64(n)) => Timestamp::from_epoch_number(*n as f64),
-        Value::Static(StaticNode::F64(f)) => Timestamp::from_epoch_number(*f),
-        _ => None,
-    };
-    parsed.ok_or_else(|| format!("timestamp: expected a date-time, got {}", describe(v)))
+    Scalar::from(v).timestamp()
 }
 
-/// What Python's `str()` gives for a scalar, so a non-string label reads the
-/// same as in the reference.
 fn python_str(v: &Value<'_>) -> String {
     match v {
-        Value::Static(StaticNode::Bool(true)) => "True".to_string(),
-        Value::Static(StaticNode::Bool(false)) => "False".to_string(),
-        Value::Static(StaticNode::Null) => "None".to_string(),
-        Value::Static(StaticNode::I64(n)) => n.to_string(),
-        Value::Static(StaticNode::U64(n)) => n.to_string(),
-        Value::Static(StaticNode::F64(f)) => {
-            if f.fract() == 0.0 && f.abs() < 1e16 {
-                format!("{f:.1}")
-            } else {
-                f.to_string()
-            }
-        }
-        other => simd_json::to_string(other).unwrap_or_default(),
+        Value::Array(raw) | Value::Object(raw) => raw.to_string(),
+        _ => Scalar::from(v).python_str(),
     }
 }
 
@@ -447,9 +717,16 @@ mod tests {
     use super::*;
 
     fn parse(json: &str) -> Result<String, String> {
-        let mut bytes = json.as_bytes().to_vec();
-        let v = simd_json::to_borrowed_value(&mut bytes).unwrap();
-        event_from(&v, "t.ndjson", 1).map(|(e, _)| serde_json::to_string(&e).unwrap())
+        let mut members = Vec::new();
+        object_members(json, &mut members).map_err(|e| e.to_string())?;
+        let top = TopLevel::new(&members);
+        let ev = TraceEvent::read(&top, &mut members)?;
+        let mut buf = Vec::new();
+        ev.write_json(&mut buf, "\"t.ndjson\"", 1);
+        buf.push(b'}');
+        let text = String::from_utf8(buf).unwrap();
+        serde_json::from_str::<serde_json::Value>(&text).expect("the event is valid JSON");
+        Ok(text)
     }
 
     const BASE: &str =

@@ -230,15 +230,6 @@ fn last_code_block(text: &str) -> Option<&str> {
     (!body.trim().is_empty()).then_some(body)
 }
 
-/// True when `head` looks like a Who&When file: a JSON object with a
-/// `history` and one of the benchmark's own keys.
-pub fn looks_like(head: &[u8]) -> bool {
-    let text = String::from_utf8_lossy(head);
-    text.trim_start().starts_with('{')
-        && text.contains("\"history\"")
-        && (text.contains("\"mistake_agent\"") || text.contains("\"question\""))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -376,10 +367,12 @@ mod tests {
 
     #[test]
     fn detection_needs_history_and_a_benchmark_key() {
-        assert!(looks_like(
+        use super::super::{Format, detect};
+        let whowhen = |head: &[u8]| detect(None, head) == Format::Whowhen;
+        assert!(whowhen(
             br#"{"is_correct": false, "question": "q", "history": []}"#
         ));
-        assert!(!looks_like(br#"{"history": []}"#));
-        assert!(!looks_like(br#"[{"question": "q", "history": []}]"#));
+        assert!(!whowhen(br#"{"history": []}"#));
+        assert!(!whowhen(br#"[{"question": "q", "history": []}]"#));
     }
 }

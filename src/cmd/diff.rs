@@ -11,7 +11,7 @@ use crate::config::Config;
 use crate::diff::{FailOn, compare, failing};
 use crate::ndjson::RecordWriter;
 use crate::pipeline::{AnalyzeOptions, analyze};
-use crate::record::Header;
+use crate::record::{Change, Header};
 
 /// Compare two batches (before and after a prompt change, a model upgrade,
 /// an architecture change): summary metrics, per-classification changes and
@@ -65,34 +65,48 @@ triage-parse new/*.jsonl | triage-diff baseline.ndjson -",
 
     fn run(self, diag: &mut Diag) -> anyhow::Result<u8> {
         let config = Config::load_or_default(self.config.as_deref())?;
-        if self.before.as_os_str() == "-" && self.after.as_os_str() == "-" {
-            anyhow::bail!("only one side can be stdin (-)");
-        }
         let mut opts = AnalyzeOptions::new(config);
         opts.format = self.format;
         opts.strict = self.common.strict;
-        let before = analyze(&side_inputs(&self.before)?, &opts, diag)?;
-        let after = analyze(&side_inputs(&self.after)?, &opts, diag)?;
-        let changes = compare(&before, &after, &opts.config.scoring);
+        let changes = diff_sides(&self.before, &self.after, &opts, diag)?;
         let mut out = RecordWriter::stdout(self.common.line_buffered);
         out.record(&Header::for_tool(Self::NAME))?;
         for c in &changes {
             out.record(c)?;
         }
         out.flush()?;
-        let reasons: Vec<String> = self
-            .fail_on
-            .iter()
-            .flat_map(|cond| failing(cond, &changes, self.tolerance))
-            .collect();
-        for r in &reasons {
-            diag.warn("fail-on", format_args!("{r}"));
-        }
-        Ok(if reasons.is_empty() {
-            cli::EXIT_OK
-        } else {
-            cli::EXIT_NEGATIVE
-        })
+        Ok(gate(&self.fail_on, self.tolerance, &changes, diag))
+    }
+}
+
+/// Analyzes both sides and compares them.
+pub fn diff_sides(
+    before: &Path,
+    after: &Path,
+    opts: &AnalyzeOptions,
+    diag: &mut Diag,
+) -> anyhow::Result<Vec<Change>> {
+    if before.as_os_str() == "-" && after.as_os_str() == "-" {
+        anyhow::bail!("only one side can be stdin (-)");
+    }
+    let b = analyze(&side_inputs(before)?, opts, diag)?;
+    let a = analyze(&side_inputs(after)?, opts, diag)?;
+    Ok(compare(&b, &a, &opts.config.scoring))
+}
+
+/// The exit status the `--fail-on` conditions give, each reason reported.
+pub fn gate(conditions: &[FailOn], tolerance: f64, changes: &[Change], diag: &mut Diag) -> u8 {
+    let reasons: Vec<String> = conditions
+        .iter()
+        .flat_map(|cond| failing(cond, changes, tolerance))
+        .collect();
+    for r in &reasons {
+        diag.warn("fail-on", format_args!("{r}"));
+    }
+    if reasons.is_empty() {
+        cli::EXIT_OK
+    } else {
+        cli::EXIT_NEGATIVE
     }
 }
 

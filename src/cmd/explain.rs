@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use clap::Parser;
 
 use crate::cli::{self, CommonArgs, Diag, Input, Tool};
-use crate::explain::{self, view::RunView, view::Step};
+use crate::explain::{self, view::EventExtras, view::RunView, view::Step};
 use crate::ndjson::{ChunkReader, RecordWriter};
 use crate::record::{EventView, Header, KindProbe, RunRec, SCHEMA};
 
@@ -159,7 +159,9 @@ fn read_line(
         Some("event") | None => {
             let ev: EventView =
                 serde_json::from_slice(bytes).map_err(|e| LineError::Bad(e.to_string()))?;
-            let step = Step::from_event(&ev);
+            let extras: EventExtras =
+                serde_json::from_slice(bytes).map_err(|e| LineError::Bad(e.to_string()))?;
+            let step = Step::from_event(&ev, extras);
             runs.slot(&ev.run_id).push(step);
             Ok(())
         }

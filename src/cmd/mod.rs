@@ -4,5 +4,7 @@ pub mod diff;
 pub mod explain;
 pub mod group;
 pub mod parse;
+pub mod render;
 pub mod score;
 pub mod tracegen;
+pub mod triage;

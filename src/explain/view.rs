@@ -1,7 +1,22 @@
 //! The read-only view of one run that detectors work on: its steps in step
 //! order, who acted at each, and the run record.
 
+use serde::Deserialize;
+
 use crate::record::{EventView, RunRec};
+
+/// The event fields detectors read beyond those of `EventView`.
+#[derive(Deserialize, Debug, Clone, Default)]
+pub struct EventExtras {
+    #[serde(default)]
+    pub input: Option<String>,
+    #[serde(default)]
+    pub span_id: Option<String>,
+    #[serde(default)]
+    pub parent_span_id: Option<String>,
+    #[serde(default)]
+    pub span_kind: Option<String>,
+}
 
 /// One event of a run, as detectors see it.
 #[derive(Debug, Clone, Default)]
@@ -22,7 +37,7 @@ pub struct Step {
 
 impl Step {
     /// Takes over the fields detectors read from a parsed event.
-    pub fn from_event(ev: &EventView<'_>) -> Self {
+    pub fn from_event(ev: &EventView<'_>, extras: EventExtras) -> Self {
         let error = ev
             .error
             .as_ref()
@@ -35,14 +50,14 @@ impl Step {
             step: ev.step,
             agent: ev.agent_id.to_string(),
             tool: ev.action_taken.tool_name.to_string(),
-            span_kind: ev.span_kind.as_deref().map(str::to_string),
+            span_kind: extras.span_kind,
             succeeded: !ev.is_failure(),
             classification: ev.classification().map(str::to_string),
             error,
-            input: ev.input.as_deref().unwrap_or("").to_string(),
+            input: extras.input.unwrap_or_default(),
             output: ev.output.as_deref().unwrap_or("").to_string(),
-            span_id: ev.span_id.as_deref().map(str::to_string),
-            parent_span_id: ev.parent_span_id.as_deref().map(str::to_string),
+            span_id: extras.span_id,
+            parent_span_id: extras.parent_span_id,
         }
     }
 

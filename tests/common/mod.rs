@@ -1,9 +1,11 @@
-//! Helpers the integration tests share: running the real binaries and
-//! reading their records.
+//! Helpers the integration tests share: running the real binaries,
+//! reading their records, and building records for triage-render.
 #![allow(dead_code)]
 
+use std::path::{Path, PathBuf};
+
 use assert_cmd::Command;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// Runs a binary with `args` and `stdin`; returns (exit code, stdout, stderr).
 pub fn run(bin: &str, args: &[&str], stdin: &[u8]) -> (i32, Vec<u8>, String) {
@@ -57,4 +59,70 @@ pub fn lines(events: &[String]) -> Vec<u8> {
     let mut s = events.join("\n");
     s.push('\n');
     s.into_bytes()
+}
+
+/// 2026-04-25 08:38 UTC, the date of the reference's published reports.
+pub const EPOCH: &str = "1777106280";
+
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// examples/monday.ndjson (the reference's example) through the real
+/// triage-parse | triage-group | triage-score: the scored records.
+pub fn scored_monday() -> Vec<u8> {
+    let events = ok("triage-parse", &["examples/monday.ndjson"], b"");
+    let groups = ok("triage-group", &[], &events);
+    ok("triage-score", &[], &groups)
+}
+
+/// triage-diff of the reference's example batches: before.ndjson against
+/// monday.ndjson.
+pub fn changes_before_monday() -> Vec<u8> {
+    ok(
+        "triage-diff",
+        &["examples/before.ndjson", "examples/monday.ndjson"],
+        b"",
+    )
+}
+
+/// triage-render with a fixed date, no colour and no configuration from
+/// the environment.
+pub fn render() -> Command {
+    let mut cmd = Command::cargo_bin("triage-render").unwrap();
+    cmd.env("SOURCE_DATE_EPOCH", EPOCH)
+        .env("NO_COLOR", "1")
+        .env_remove("TRIAGE_CONFIG");
+    cmd
+}
+
+/// Records as NDJSON text.
+pub fn ndjson(records: &[Value]) -> String {
+    records.iter().map(|r| format!("{r}\n")).collect()
+}
+
+pub fn header() -> Value {
+    json!({"kind":"header","schema":1,"producer":"test 0"})
+}
+
+pub fn batch(runs: u64, skipped: u64) -> Value {
+    let run_order: Vec<String> = (1..=runs).map(|i| format!("r{i}")).collect();
+    json!({"kind":"batch","runs_total":runs,"run_order":run_order,"events_total":10,
+        "failures_total":4,"skipped":skipped,
+        "sources":[{"kind":"source","path":"t.ndjson","format":"ndjson","events":10,"runs":runs,"skipped":skipped}],
+        "first_timestamp":null,"last_timestamp":null})
+}
+
+/// A scored pattern of `agent` on `tool` at `rank`.
+pub fn pattern(agent: &str, tool: &str, class: &str, rank: u64, final_score: f64) -> Value {
+    json!({"kind":"pattern","pattern_id":format!("{agent}-{tool}"),
+        "display_name":format!("[{agent}] {tool} / {class} / no-divergence"),
+        "agent_id":agent,"tool_name":tool,"failure_classification":class,"divergence_fields":[],
+        "frequency":2,"recovered":1,"tail_unrecovered":1,"recovery_latencies":{"2":1},
+        "run_counts":{"r1":1,"r2":1},"samples":[{"event_id":"e1","run_id":"r1","turn":3,"step":4,"text":format!("{tool} failed")}],
+        "frequency_score":10.0,"severity_score":7.0,"recovery_rate":0.5,"final_score":final_score,
+        "confidence":0.4,"confidence_label":"medium","median_recovery_latency":2.0,
+        "runs_seen":2,"runs_total":2,"trend":"insufficient data","rank":rank})
 }

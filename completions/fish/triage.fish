@@ -1,0 +1,82 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_triage_global_optspecs
+    string join \n h/help V/version
+end
+
+function __fish_triage_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_triage_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_triage_using_subcommand
+    set -l cmd (__fish_triage_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c triage -n "__fish_triage_needs_command" -s h -l help -d 'Print help'
+complete -c triage -n "__fish_triage_needs_command" -s V -l version -d 'Print version'
+complete -c triage -n "__fish_triage_needs_command" -f -a "report" -d 'Parse, group, score and render trace files (or any stage\'s records) in one process'
+complete -c triage -n "__fish_triage_needs_command" -f -a "compare" -d 'Compare two batches and render the comparison report'
+complete -c triage -n "__fish_triage_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c triage -n "__fish_triage_using_subcommand report" -s c -l config -d 'Configuration file ([scoring], [classify])' -r -F
+complete -c triage -n "__fish_triage_using_subcommand report" -l input-format -d 'Trace format of the input files' -r -f -a "auto\t'Decide per file from the extension, then the content'
+ndjson\t'agent-triage TraceEvent lines (.ndjson, .jsonl)'
+otel\t'agent-triage\'s minimal span JSON: a list of spans or {"spans": [...]}'
+otlp\t'OTLP/HTTP JSON trace requests, one per file or one per line'
+taubench\t'τ-bench trajectory files: a list of runs with `traj` and `reward`'
+whowhen\t'Who&When benchmark runs: one JSON object with a `history` per file'"
+complete -c triage -n "__fish_triage_using_subcommand report" -s f -l format -d 'Output format' -r -f -a "md\t'The morning report as markdown'
+table\t'A table for the terminal'
+html\t'A self-contained HTML dashboard'
+json\t'One JSON document with every record and field'
+csv\t'One CSV row per pattern with every field'"
+complete -c triage -n "__fish_triage_using_subcommand report" -s n -l top -d 'Patterns the markdown report details (and the HTML trend chart follows)' -r
+complete -c triage -n "__fish_triage_using_subcommand report" -l refresh -d 'HTML only: reload the page every SECONDS (for a page cron regenerates)' -r
+complete -c triage -n "__fish_triage_using_subcommand report" -s o -l output -d 'Write the report to FILE, atomically (temporary file, then rename)' -r -F
+complete -c triage -n "__fish_triage_using_subcommand report" -l generate -d 'Print this tool\'s man page or shell completions and exit' -r -f -a "man\t''
+bash\t''
+zsh\t''
+fish\t''"
+complete -c triage -n "__fish_triage_using_subcommand report" -l strict -d 'Stop at the first input that cannot be read, with exit status 2, instead of skipping it with a warning'
+complete -c triage -n "__fish_triage_using_subcommand report" -s q -l quiet -d 'Print no warnings (errors are still printed)'
+complete -c triage -n "__fish_triage_using_subcommand report" -l line-buffered -d 'Flush every record as soon as it is written (for `tail -f` pipelines)'
+complete -c triage -n "__fish_triage_using_subcommand report" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c triage -n "__fish_triage_using_subcommand compare" -l fail-on -d 'Exit 1 when this holds: new, regression or score>=X (as triage-diff). Repeatable' -r
+complete -c triage -n "__fish_triage_using_subcommand compare" -l tolerance -d 'Percent a count or score may grow before `regression` holds' -r
+complete -c triage -n "__fish_triage_using_subcommand compare" -s c -l config -d 'Configuration file' -r -F
+complete -c triage -n "__fish_triage_using_subcommand compare" -l input-format -d 'Trace format of raw input files' -r -f -a "auto\t'Decide per file from the extension, then the content'
+ndjson\t'agent-triage TraceEvent lines (.ndjson, .jsonl)'
+otel\t'agent-triage\'s minimal span JSON: a list of spans or {"spans": [...]}'
+otlp\t'OTLP/HTTP JSON trace requests, one per file or one per line'
+taubench\t'τ-bench trajectory files: a list of runs with `traj` and `reward`'
+whowhen\t'Who&When benchmark runs: one JSON object with a `history` per file'"
+complete -c triage -n "__fish_triage_using_subcommand compare" -s f -l format -d 'Output format' -r -f -a "md\t'The morning report as markdown'
+table\t'A table for the terminal'
+html\t'A self-contained HTML dashboard'
+json\t'One JSON document with every record and field'
+csv\t'One CSV row per pattern with every field'"
+complete -c triage -n "__fish_triage_using_subcommand compare" -s n -l top -d 'Patterns the markdown report details (and the HTML trend chart follows)' -r
+complete -c triage -n "__fish_triage_using_subcommand compare" -l refresh -d 'HTML only: reload the page every SECONDS (for a page cron regenerates)' -r
+complete -c triage -n "__fish_triage_using_subcommand compare" -s o -l output -d 'Write the report to FILE, atomically (temporary file, then rename)' -r -F
+complete -c triage -n "__fish_triage_using_subcommand compare" -l generate -d 'Print this tool\'s man page or shell completions and exit' -r -f -a "man\t''
+bash\t''
+zsh\t''
+fish\t''"
+complete -c triage -n "__fish_triage_using_subcommand compare" -l strict -d 'Stop at the first input that cannot be read, with exit status 2, instead of skipping it with a warning'
+complete -c triage -n "__fish_triage_using_subcommand compare" -s q -l quiet -d 'Print no warnings (errors are still printed)'
+complete -c triage -n "__fish_triage_using_subcommand compare" -l line-buffered -d 'Flush every record as soon as it is written (for `tail -f` pipelines)'
+complete -c triage -n "__fish_triage_using_subcommand compare" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c triage -n "__fish_triage_using_subcommand help; and not __fish_seen_subcommand_from report compare help" -f -a "report" -d 'Parse, group, score and render trace files (or any stage\'s records) in one process'
+complete -c triage -n "__fish_triage_using_subcommand help; and not __fish_seen_subcommand_from report compare help" -f -a "compare" -d 'Compare two batches and render the comparison report'
+complete -c triage -n "__fish_triage_using_subcommand help; and not __fish_seen_subcommand_from report compare help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -1,0 +1,225 @@
+//! Format detection: the extension first, then the keys of the first JSON
+//! object in the input's first bytes, read without parsing the whole input.
+
+use std::path::Path;
+
+use super::Format;
+
+/// Picks the format of an input from its name and its first bytes.
+///
+/// `.ndjson`/`.jsonl` are ndjson unless their first line is an OTLP request;
+/// anything else is decided by content. Content nothing claims is ndjson, so
+/// its lines are reported as unreadable rather than silently ignored.
+pub fn detect(path: Option<&Path>, head: &[u8]) -> Format {
+    let ext = path
+        .and_then(Path::extension)
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    let shape = Shape::of(head);
+    let line_format = matches!(ext.as_deref(), Some("ndjson" | "jsonl"));
+    if shape.is_otlp_request() {
+        return Format::Otlp;
+    }
+    if line_format {
+        return Format::Ndjson;
+    }
+    if shape.is_taubench() {
+        return Format::Taubench;
+    }
+    if shape.is_span_list() {
+        return Format::Otel;
+    }
+    if shape.is_whowhen() {
+        return Format::Whowhen;
+    }
+    Format::Ndjson
+}
+
+/// The top-level shape of a JSON input and the keys of its first object:
+/// the top object's own keys, or those of a top list's first element.
+#[derive(Debug, Default)]
+struct Shape {
+    top_is_list: bool,
+    keys: Vec<String>,
+    /// The first object did not end inside the bytes looked at.
+    cut: bool,
+}
+
+impl Shape {
+    fn has(&self, key: &str) -> bool {
+        self.keys.iter().any(|k| k == key)
+    }
+
+    fn is_otlp_request(&self) -> bool {
+        !self.top_is_list && (self.has("resourceSpans") || self.has("resource_spans"))
+    }
+
+    fn is_taubench(&self) -> bool {
+        // A run's `traj` may lie past the bytes looked at, behind a long `info`.
+        self.top_is_list && self.has("reward") && (self.has("traj") || self.cut)
+    }
+
+    /// A Who&When run: an object with a `history` and one of the benchmark's
+    /// own keys (or a `history` too long to see past).
+    fn is_whowhen(&self) -> bool {
+        !self.top_is_list
+            && self.has("history")
+            && (self.has("mistake_agent") || self.has("question") || self.cut)
+    }
+
+    fn is_span_list(&self) -> bool {
+        if !self.top_is_list {
+            return self.has("spans");
+        }
+        [
+            "span_id",
+            "spanId",
+            "trace_id",
+            "traceId",
+            "context",
+            "spanContext",
+        ]
+        .iter()
+        .any(|k| self.has(k))
+    }
+
+    /// Reads the keys of the first object: depth 1 of a top object, depth 2
+    /// of a top list whose first element is an object.
+    fn of(head: &[u8]) -> Shape {
+        let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+        let start = head.iter().position(|b| !b.is_ascii_whitespace());
+        let Some(start) = start else {
+            return Shape::default();
+        };
+        let mut shape = Shape {
+            top_is_list: head[start] == b'[',
+            ..Shape::default()
+        };
+        let key_depth = if shape.top_is_list { 2 } else { 1 };
+        let mut depth = 0usize;
+        let mut i = start;
+        // Whether the next string at key depth is a key (after `{` or `,`).
+        let mut expect_key = false;
+        while i < head.len() {
+            match head[i] {
+                b'{' | b'[' => {
+                    depth += 1;
+                    expect_key = head[i] == b'{' && depth == key_depth;
+                    if depth == key_depth && head[i] == b'[' {
+                        return shape; // a list of lists: no object to read
+                    }
+                }
+                b'}' | b']' => {
+                    if depth == key_depth {
+                        return shape; // the first object ended
+                    }
+                    depth = depth.saturating_sub(1);
+                }
+                b',' if depth == key_depth => expect_key = true,
+                b'"' => {
+                    let end = string_end(head, i + 1);
+                    if expect_key && depth == key_depth {
+                        let Some(end) = end else { break };
+                        shape
+                            .keys
+                            .push(String::from_utf8_lossy(&head[i + 1..end]).into_owned());
+                    }
+                    expect_key = false;
+                    match end {
+                        Some(end) => i = end,
+                        None => break,
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        shape.cut = true;
+        shape
+    }
+}
+
+/// The index of the quote closing the string that starts at `from`.
+fn string_end(bytes: &[u8], mut from: usize) -> Option<usize> {
+    while from < bytes.len() {
+        match bytes[from] {
+            b'\\' => from += 2,
+            b'"' => return Some(from),
+            _ => from += 1,
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(name: &str, head: &str) -> Format {
+        detect(Some(Path::new(name)), head.as_bytes())
+    }
+
+    #[test]
+    fn line_files_are_ndjson_unless_otlp() {
+        assert_eq!(
+            at("a.jsonl", r#"{"event_id":"e","run_id":"r"}"#),
+            Format::Ndjson
+        );
+        assert_eq!(
+            at("a.jsonl", r#"{"resourceSpans":[{"scopeSpans":[]}]}"#),
+            Format::Otlp
+        );
+        assert_eq!(at("a.ndjson", r#"{"resource_spans":[]}"#), Format::Otlp);
+        assert_eq!(at("a.jsonl", r#"[{"reward":1,"traj":[]}]"#), Format::Ndjson);
+    }
+
+    #[test]
+    fn json_files_by_content() {
+        assert_eq!(
+            at("t.json", "\u{feff}\n{\n  \"resourceSpans\": []}"),
+            Format::Otlp
+        );
+        assert_eq!(at("t.json", r#"{"spans":[{"span_id":"a"}]}"#), Format::Otel);
+        assert_eq!(
+            at("t.json", r#"[{"span_id":"a","name":"x"}]"#),
+            Format::Otel
+        );
+        assert_eq!(
+            at(
+                "t.json",
+                r#"[{"task_id":1,"reward":0.0,"info":{"x":"}{"},"traj":[]}]"#
+            ),
+            Format::Taubench
+        );
+        assert_eq!(
+            at("t.json", r#"[{"task_id":1,"reward":0.0,"info":{"a":"#),
+            Format::Taubench
+        );
+        assert_eq!(
+            at("t.json", r#"{"history":[],"question":"q"}"#),
+            Format::Whowhen
+        );
+        assert_eq!(at("t.json", "garbage"), Format::Ndjson);
+        assert_eq!(at("t.json", ""), Format::Ndjson);
+    }
+
+    #[test]
+    fn nested_keys_do_not_count() {
+        assert_eq!(
+            at("t.json", r#"{"a":{"resourceSpans":[]}}"#),
+            Format::Ndjson
+        );
+        assert_eq!(
+            at("t.json", r#"[{"a":{"reward":1,"traj":[]}}]"#),
+            Format::Ndjson
+        );
+        assert_eq!(at("t.json", r#"{"a":"\"resourceSpans\""}"#), Format::Ndjson);
+    }
+
+    #[test]
+    fn stdin_is_decided_by_content() {
+        assert_eq!(detect(None, br#"{"resourceSpans":[]}"#), Format::Otlp);
+        assert_eq!(detect(None, br#"{"event_id":"e"}"#), Format::Ndjson);
+        assert_eq!(detect(None, b"[[[[[[[["), Format::Ndjson);
+    }
+}

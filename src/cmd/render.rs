@@ -1,0 +1,155 @@
+//! triage-render: triage records in, the report people read out (markdown,
+//! terminal table, HTML dashboard, JSON or CSV).
+
+use std::io::{self, IsTerminal, Write};
+use std::path::PathBuf;
+
+use clap::Parser;
+
+use crate::cli::{self, CommonArgs, Diag, Input, Tool};
+use crate::config::{Config, ScoringConfig};
+use crate::ndjson::ChunkReader;
+use crate::outfile::AtomicFile;
+use crate::render::{self, OutputFormat, RenderOptions, Report, TableStyle};
+
+/// Render scored triage records (batch and pattern from triage-score, and
+/// finding, verdict and change records) as a report: the markdown morning
+/// report, a terminal table, a self-contained HTML dashboard, JSON or CSV.
+#[derive(Parser, Debug)]
+#[command(name = "triage-render", version, about, long_about = None)]
+pub struct Args {
+    /// Record files; none or `-` reads stdin.
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Configuration the patterns were scored with (its recovery window,
+    /// multiplier and weights appear in the report).
+    #[arg(long, short = 'c', value_name = "FILE", env = "TRIAGE_CONFIG")]
+    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+/// The flags that say how and where a report is written; `triage report`
+/// and `triage compare` flatten them into their own arguments.
+#[derive(clap::Args, Debug, Clone)]
+pub struct OutputArgs {
+    /// Output format.
+    #[arg(long, short = 'f', value_enum, default_value = "md")]
+    pub format: OutputFormat,
+    /// Patterns the markdown report details (and the HTML trend chart follows).
+    #[arg(long, short = 'n', value_name = "N", default_value_t = 3,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub top: u64,
+    /// HTML only: reload the page every SECONDS (for a page cron regenerates).
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub refresh: Option<u64>,
+    /// Write the report to FILE, atomically (temporary file, then rename).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+impl OutputArgs {
+    /// Renders `report` to `-o FILE` (atomically) or stdout, dated by
+    /// SOURCE_DATE_EPOCH or now, with the table fitted to the terminal.
+    pub fn emit(&self, report: &Report, scoring: ScoringConfig) -> anyhow::Result<()> {
+        let to_terminal = self.output.is_none() && io::stdout().is_terminal();
+        let opts = RenderOptions {
+            format: self.format,
+            top: usize::try_from(self.top).unwrap_or(usize::MAX),
+            scoring,
+            generated: render::report_time()?,
+            refresh: self.refresh,
+            table: terminal_style(to_terminal),
+        };
+        match &self.output {
+            Some(path) => {
+                let mut file = AtomicFile::create(path)?;
+                render::render(report, &opts, &mut file)?;
+                file.commit()
+            }
+            None => {
+                let mut out = io::BufWriter::with_capacity(256 * 1024, io::stdout().lock());
+                render::render(report, &opts, &mut out)?;
+                Ok(out.flush()?)
+            }
+        }
+    }
+}
+
+impl Tool for Args {
+    const NAME: &'static str = "triage-render";
+    const MAN_SECTIONS: &'static [(&'static str, &'static str)] = &[
+        (
+            "FORMATS",
+            "md: the morning report: a summary, then for each of the top N patterns its metrics, \
+why it matters and a suggested next action; root causes and changes when the input has them.\n\n\
+table: one row per pattern, sized to the terminal; coloured on a terminal unless NO_COLOR is set.\n\n\
+html: one self-contained page (no script, no network) with summary tiles, charts, a card per pattern, \
+root causes and changes.\n\n\
+json: one document with the batch, every pattern with every field, findings, verdicts and changes.\n\n\
+csv: one row per pattern with every field (without patterns: one per verdict, else per finding).",
+        ),
+        (
+            "ENVIRONMENT",
+            "SOURCE_DATE_EPOCH: the report's date, in seconds since 1970, for reproducible output.\n\n\
+NO_COLOR: no colour in the terminal table.\n\n\
+TRIAGE_CONFIG: the configuration file, as --config.",
+        ),
+        (
+            "EXAMPLES",
+            "triage-parse runs/*.ndjson | triage-group | triage-score | triage-render --top 5\n\n\
+triage-score < patterns.ndjson | triage-render --format html --refresh 300 -o /var/www/triage.html\n\n\
+triage-render --format csv scored.ndjson > patterns.csv",
+        ),
+    ];
+
+    fn common(&self) -> &CommonArgs {
+        &self.common
+    }
+
+    fn run(self, _diag: &mut Diag) -> anyhow::Result<u8> {
+        let config = Config::load_or_default(self.config.as_deref())?;
+        let mut report = Report::default();
+        for input in &cli::inputs(&self.files)? {
+            read_records(input, &mut report)?;
+        }
+        report.finish();
+        self.output.emit(&report, config.scoring)?;
+        Ok(cli::EXIT_OK)
+    }
+}
+
+/// Reads every record of one input into the report; a bad line is an error
+/// naming the file and line.
+fn read_records(input: &Input, report: &mut Report) -> anyhow::Result<()> {
+    let mut reader = ChunkReader::new(input.open()?);
+    while let Some(mut chunk) = reader
+        .next_chunk()
+        .map_err(|e| anyhow::anyhow!("{}: {}", input.name(), cli::io_reason(&e)))?
+    {
+        for line in chunk.lines() {
+            report
+                .add_line(line.bytes)
+                .map_err(|e| anyhow::anyhow!("{}:{}: {e}", input.name(), line.number))?;
+        }
+    }
+    Ok(())
+}
+
+/// The table fits the terminal (its size, else $COLUMNS) and is coloured
+/// there, unless NO_COLOR is set (to anything) or the terminal is dumb.
+fn terminal_style(to_terminal: bool) -> TableStyle {
+    if !to_terminal {
+        return TableStyle::default();
+    }
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
+        || std::env::var("TERM").is_ok_and(|t| t == "dumb");
+    TableStyle {
+        width: terminal_size::terminal_size()
+            .map(|(w, _)| w.0)
+            .or_else(|| std::env::var("COLUMNS").ok()?.trim().parse().ok()),
+        color: !no_color,
+    }
+}

@@ -1,0 +1,170 @@
+//! triage: `report` (parse, group, score and render in one process),
+//! `compare` (diff and render), and `triage X ARGS` running `triage-X ARGS`.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+use crate::adapters::Format;
+use crate::cli::{self, CommonArgs, Diag, Tool};
+use crate::cmd::diff::{diff_sides, gate};
+use crate::cmd::render::OutputArgs;
+use crate::config::Config;
+use crate::diff::FailOn;
+use crate::pipeline::{AnalyzeOptions, analyze};
+use crate::render::Report;
+
+/// Rank the failure patterns of multi-agent LLM systems from their traces.
+/// `triage report` is the morning report in one command; `triage compare`
+/// says whether a change made things better or worse; `triage X ARGS` runs
+/// the tool triage-X.
+#[derive(Parser, Debug)]
+#[command(name = "triage", version, about, long_about = None)]
+pub struct Args {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Parse, group, score and render trace files (or any stage's records) in one process.
+    Report(ReportArgs),
+    /// Compare two batches and render the comparison report.
+    Compare(CompareArgs),
+    /// Run triage-X with the remaining arguments (parse, group, score, render, diff, …).
+    #[command(external_subcommand)]
+    External(Vec<OsString>),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ReportArgs {
+    /// Trace files or triage records; none or `-` reads stdin.
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Configuration file ([scoring], [classify]).
+    #[arg(long, short = 'c', value_name = "FILE", env = "TRIAGE_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Trace format of the input files.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub input_format: Format,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct CompareArgs {
+    /// The earlier batch: a trace file, a directory of them, or any stage's records; `-` is stdin.
+    #[arg(value_name = "BEFORE")]
+    pub before: PathBuf,
+    /// The later batch, likewise.
+    #[arg(value_name = "AFTER")]
+    pub after: PathBuf,
+    /// Exit 1 when this holds: new, regression or score>=X (as triage-diff). Repeatable.
+    #[arg(long, value_name = "COND")]
+    pub fail_on: Vec<FailOn>,
+    /// Percent a count or score may grow before `regression` holds.
+    #[arg(long, value_name = "PCT", default_value_t = 0.0)]
+    pub tolerance: f64,
+    /// Configuration file.
+    #[arg(long, short = 'c', value_name = "FILE", env = "TRIAGE_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Trace format of raw input files.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub input_format: Format,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+static NO_COMMON: std::sync::LazyLock<CommonArgs> = std::sync::LazyLock::new(CommonArgs::default);
+
+impl Tool for Args {
+    const NAME: &'static str = "triage";
+    const MAN_SECTIONS: &'static [(&'static str, &'static str)] = &[(
+        "EXAMPLES",
+        "triage report runs/*.ndjson --top 5\n\n\
+triage report --format html -o /var/www/triage.html --refresh 300 /var/log/agents/*.jsonl\n\n\
+triage compare --fail-on regression baseline/ candidate/\n\n\
+triage parse traces.jsonl | triage group | triage score | triage render --format table",
+    )];
+
+    fn common(&self) -> &CommonArgs {
+        match &self.command {
+            Command::Report(a) => &a.common,
+            Command::Compare(a) => &a.common,
+            Command::External(_) => &NO_COMMON,
+        }
+    }
+
+    fn run(self, diag: &mut Diag) -> anyhow::Result<u8> {
+        match self.command {
+            Command::Report(a) => report(a, diag),
+            Command::Compare(a) => compare(a, diag),
+            Command::External(args) => external(args),
+        }
+    }
+}
+
+fn options(
+    config: Option<&std::path::Path>,
+    format: Format,
+    common: &CommonArgs,
+) -> anyhow::Result<AnalyzeOptions> {
+    let mut opts = AnalyzeOptions::new(Config::load_or_default(config)?);
+    opts.format = format;
+    opts.strict = common.strict;
+    Ok(opts)
+}
+
+fn report(a: ReportArgs, diag: &mut Diag) -> anyhow::Result<u8> {
+    let opts = options(a.config.as_deref(), a.input_format, &a.common)?;
+    let analysis = analyze(&cli::inputs(&a.files)?, &opts, diag)?;
+    let mut report = Report::from_scored(analysis.batch, analysis.patterns);
+    for line in &analysis.other {
+        report.add_line(line).map_err(|e| anyhow::anyhow!("{e}"))?;
+    }
+    report.finish();
+    a.output.emit(&report, opts.config.scoring)?;
+    Ok(cli::EXIT_OK)
+}
+
+fn compare(a: CompareArgs, diag: &mut Diag) -> anyhow::Result<u8> {
+    let opts = options(a.config.as_deref(), a.input_format, &a.common)?;
+    let changes = diff_sides(&a.before, &a.after, &opts, diag)?;
+    let mut report = Report::default();
+    for c in &changes {
+        let line = serde_json::to_vec(c)?;
+        report.add_line(&line).map_err(|e| anyhow::anyhow!("{e}"))?;
+    }
+    report.finish();
+    a.output.emit(&report, opts.config.scoring.clone())?;
+    Ok(gate(&a.fail_on, a.tolerance, &changes, diag))
+}
+
+/// Runs triage-X from beside this binary (or from PATH) with the rest of
+/// the arguments, and exits as it does.
+fn external(args: Vec<OsString>) -> anyhow::Result<u8> {
+    let (name, rest) = args
+        .split_first()
+        .ok_or_else(|| anyhow::anyhow!("no command given"))?;
+    let tool = format!("triage-{}", name.to_string_lossy());
+    let beside = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|d| d.join(&tool)))
+        .filter(|p| p.is_file());
+    let program = beside.unwrap_or_else(|| PathBuf::from(&tool));
+    let status = std::process::Command::new(&program).args(rest).status().map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            anyhow::anyhow!("{:?} is not a triage command (no {tool} beside triage or on PATH; see triage --help)", name)
+        } else {
+            anyhow::anyhow!("{tool}: {}", cli::io_reason(&e))
+        }
+    })?;
+    Ok(status
+        .code()
+        .map_or(cli::EXIT_ERROR, |c| c.clamp(0, 255) as u8))
+}

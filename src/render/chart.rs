@@ -1,0 +1,203 @@
+//! Inline SVG charts for the HTML dashboard, drawn here so the page needs no
+//! script and no network: a ranked horizontal bar chart and a line chart.
+//! Every label is escaped; callers pass raw text.
+
+use std::fmt::Write;
+
+use super::html::escape;
+
+/// One bar: its short label and its tooltip (raw text), its value as drawn
+/// and as written, and its fill colour (a CSS colour we chose).
+pub struct Bar<'a> {
+    pub label: String,
+    pub title: &'a str,
+    pub value: f64,
+    pub value_text: String,
+    pub color: &'static str,
+}
+
+/// One line: its name, colour and a value per x position.
+pub struct Series<'a> {
+    pub name: &'a str,
+    pub color: &'static str,
+    pub values: Vec<f64>,
+}
+
+const WIDTH: f64 = 640.0;
+const LABEL_WIDTH: f64 = 260.0;
+const ROW: f64 = 26.0;
+/// Characters of a label shown before it is cut (the full text is the tooltip).
+const LABEL_CHARS: usize = 30;
+
+/// Horizontal bars, one row each, scaled to `max`.
+pub fn bar_chart(bars: &[Bar<'_>], max: f64, title: &str) -> String {
+    let height = ROW * bars.len() as f64 + 8.0;
+    let plot = WIDTH - LABEL_WIDTH - 56.0;
+    let max = if max > 0.0 { max } else { 1.0 };
+    let mut svg = open_svg(height, title);
+    for (i, b) in bars.iter().enumerate() {
+        let y = 4.0 + ROW * i as f64;
+        let w = (b.value.max(0.0) / max * plot).clamp(0.0, plot);
+        let _ = write!(
+            svg,
+            r##"<g><title>{full}: {value}</title><text x="{lx}" y="{ty}" class="lbl" text-anchor="end">{label}</text><rect x="{bx}" y="{by}" width="{plot}" height="16" rx="4" class="track"/><rect x="{bx}" y="{by}" width="{w:.1}" height="16" rx="4" fill="{color}"/><text x="{vx:.1}" y="{ty}" class="val">{value}</text></g>"##,
+            full = escape(b.title),
+            label = escape(&cut(&b.label, LABEL_CHARS)),
+            lx = LABEL_WIDTH - 8.0,
+            ty = y + 13.0,
+            bx = LABEL_WIDTH,
+            by = y + 1.0,
+            color = b.color,
+            vx = LABEL_WIDTH + w + 6.0,
+            value = escape(&b.value_text),
+        );
+    }
+    svg.push_str("</svg>");
+    svg
+}
+
+const LINE_HEIGHT: f64 = 220.0;
+const LEFT: f64 = 40.0;
+const RIGHT: f64 = 16.0;
+const TOP: f64 = 12.0;
+const BOTTOM: f64 = 28.0;
+/// X labels shown at most; the others are skipped evenly.
+const MAX_X_LABELS: usize = 8;
+
+/// Lines over shared x positions, with a zero-based y axis.
+pub fn line_chart(x_labels: &[String], series: &[Series<'_>], title: &str) -> String {
+    let mut svg = open_svg(LINE_HEIGHT, title);
+    let plot_w = WIDTH - LEFT - RIGHT;
+    let plot_h = LINE_HEIGHT - TOP - BOTTOM;
+    let top_value = series
+        .iter()
+        .flat_map(|s| s.values.iter().copied())
+        .fold(0.0, f64::max);
+    let y_max = nice_ceiling(top_value);
+    let n = x_labels.len();
+    let x_at = |i: usize| {
+        if n <= 1 {
+            LEFT + plot_w / 2.0
+        } else {
+            LEFT + plot_w * i as f64 / (n - 1) as f64
+        }
+    };
+    let y_at = |v: f64| TOP + plot_h - v / y_max * plot_h;
+    for k in 0..=2 {
+        let v = y_max * k as f64 / 2.0;
+        let y = y_at(v);
+        let _ = write!(
+            svg,
+            r##"<line x1="{LEFT}" y1="{y:.1}" x2="{x2}" y2="{y:.1}" class="grid"/><text x="{tx}" y="{ty:.1}" class="tick" text-anchor="end">{v}</text>"##,
+            x2 = WIDTH - RIGHT,
+            tx = LEFT - 6.0,
+            ty = y + 4.0,
+        );
+    }
+    let step = n.div_ceil(MAX_X_LABELS).max(1);
+    for (i, label) in x_labels.iter().enumerate() {
+        if i % step == 0 || i + 1 == n {
+            // The outermost labels hang inwards so the edges do not cut them.
+            let anchor = match i {
+                _ if n == 1 => "middle",
+                0 => "start",
+                _ if i + 1 == n => "end",
+                _ => "middle",
+            };
+            let _ = write!(
+                svg,
+                r##"<text x="{x:.1}" y="{y}" class="tick" text-anchor="{anchor}">{label}</text>"##,
+                x = x_at(i),
+                y = LINE_HEIGHT - 8.0,
+                label = escape(&cut(label, 12)),
+            );
+        }
+    }
+    for s in series {
+        let points: Vec<String> = s
+            .values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| format!("{:.1},{:.1}", x_at(i), y_at(*v)))
+            .collect();
+        let _ = write!(
+            svg,
+            r##"<g><title>{name}</title><polyline points="{pts}" fill="none" stroke="{c}" stroke-width="2"/>"##,
+            name = escape(s.name),
+            pts = points.join(" "),
+            c = s.color,
+        );
+        for p in &points {
+            let (x, y) = p.split_once(',').unwrap_or(("0", "0"));
+            let _ = write!(
+                svg,
+                r##"<circle cx="{x}" cy="{y}" r="3" fill="{}"/>"##,
+                s.color
+            );
+        }
+        svg.push_str("</g>");
+    }
+    svg.push_str("</svg>");
+    svg
+}
+
+fn open_svg(height: f64, title: &str) -> String {
+    format!(
+        r##"<svg class="chart" viewBox="0 0 {WIDTH} {height}" width="100%" role="img" aria-label="{t}" xmlns="http://www.w3.org/2000/svg"><title>{t}</title>"##,
+        t = escape(title)
+    )
+}
+
+/// The smallest of 2, 4, 10 × 10^k at or above `v` (at least 2), so the
+/// three axis ticks (0, half, top) are whole numbers.
+fn nice_ceiling(v: f64) -> f64 {
+    if v <= 2.0 {
+        return 2.0;
+    }
+    let mag = 10f64.powf(v.log10().floor());
+    [1.0, 2.0, 4.0, 10.0]
+        .iter()
+        .map(|m| m * mag)
+        .find(|c| *c >= v)
+        .unwrap_or(10.0 * mag)
+}
+
+/// The first `n` characters of `s`, with "…" when cut.
+pub fn cut(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(n.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn axis_tops_are_round() {
+        assert_eq!(nice_ceiling(0.0), 2.0);
+        assert_eq!(nice_ceiling(3.0), 4.0);
+        assert_eq!(nice_ceiling(5.0), 10.0);
+        assert_eq!(nice_ceiling(11.0), 20.0);
+        assert_eq!(nice_ceiling(40.0), 40.0);
+    }
+
+    #[test]
+    fn labels_are_escaped_and_cut() {
+        let name = "<script>alert(1)</script>";
+        let bars = [Bar {
+            label: name.to_string(),
+            title: name,
+            value: 3.0,
+            value_text: "3".to_string(),
+            color: "#fff",
+        }];
+        let svg = bar_chart(&bars, 10.0, "t");
+        assert!(!svg.contains("<script>"));
+        assert!(svg.contains("&lt;script&gt;"));
+        assert_eq!(cut("abcdef", 4), "abc…");
+    }
+}

@@ -1,0 +1,336 @@
+//! The comparison report made from triage-diff's `change` records: the
+//! reference's sections (score summary, headline, classification deltas,
+//! new, resolved and persisting patterns) as titled tables and lists of
+//! text that markdown, the terminal table and HTML each lay out. Change
+//! records of a shape this build does not know become one generic table
+//! per scope instead.
+
+use serde_json::{Map, Value};
+
+use super::model::value_text;
+use super::words;
+use crate::record::{
+    ClassificationChange, CountChange, PatternChange, ScoreChange, SideSummary, SummaryChange,
+};
+
+/// Items a list or table shows before it counts the rest (JSON has them all).
+pub const ROWS_SHOWN: usize = 20;
+
+/// The body of a section.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Block {
+    Table {
+        columns: Vec<String>,
+        rows: Vec<Vec<String>>,
+    },
+    List(Vec<String>),
+    /// One line of text, shown when a section has nothing to list.
+    Line(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Section {
+    pub title: String,
+    pub block: Block,
+    /// Rows or items left out (see [`ROWS_SHOWN`]).
+    pub more: usize,
+}
+
+/// A comparison: what each side was read from, then its sections.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Comparison {
+    /// "Before: before.ndjson (3 runs, 30 events)" and the same for after.
+    pub sides: Vec<(String, String)>,
+    pub sections: Vec<Section>,
+}
+
+/// The comparison the change records make, or `None` without any.
+pub fn comparison(changes: &[Map<String, Value>]) -> Option<Comparison> {
+    if changes.is_empty() {
+        return None;
+    }
+    Some(typed(changes).unwrap_or_else(|| generic(changes)))
+}
+
+fn typed(changes: &[Map<String, Value>]) -> Option<Comparison> {
+    let mut summary: Option<SummaryChange> = None;
+    let mut classes: Vec<ClassificationChange> = Vec::new();
+    let mut patterns: Vec<PatternChange> = Vec::new();
+    for c in changes {
+        let v = Value::Object(c.clone());
+        match c.get("scope").and_then(Value::as_str)? {
+            "summary" => summary = Some(serde_json::from_value(v).ok()?),
+            "classification" => classes.push(serde_json::from_value(v).ok()?),
+            "pattern" => patterns.push(serde_json::from_value(v).ok()?),
+            _ => return None,
+        }
+    }
+    let mut out = Comparison::default();
+    if let Some(s) = &summary {
+        out.sides = vec![side("Before", &s.before), side("After", &s.after)];
+        out.sections.push(summary_section(s));
+        out.sections.push(list(
+            "Headline",
+            s.headlines.clone(),
+            "No changes between the two batches.",
+        ));
+    }
+    out.sections.push(class_section(&classes));
+    out.sections.extend(pattern_sections(&patterns));
+    Some(out)
+}
+
+fn side(name: &str, s: &SideSummary) -> (String, String) {
+    (
+        name.to_string(),
+        format!(
+            "{} ({}, {})",
+            s.sources.join(", "),
+            words::count(s.runs, "run", "runs"),
+            words::count(s.events, "event", "events")
+        ),
+    )
+}
+
+fn count_row(name: &str, c: &CountChange) -> Vec<String> {
+    vec![
+        name.to_string(),
+        c.before.to_string(),
+        c.after.to_string(),
+        c.label.clone(),
+    ]
+}
+
+fn score_row(name: &str, c: &ScoreChange) -> Vec<String> {
+    vec![
+        name.to_string(),
+        format!("{:.2}", c.before),
+        format!("{:.2}", c.after),
+        c.label.clone(),
+    ]
+}
+
+fn summary_section(s: &SummaryChange) -> Section {
+    let rows = vec![
+        count_row("Distinct incident patterns", &s.patterns),
+        count_row("Failure events", &s.failure_events),
+        count_row("Unrecovered events", &s.unrecovered_events),
+        count_row(
+            "Coordination failure events",
+            &s.coordination_failure_events,
+        ),
+        score_row("Top final score", &s.top_final_score),
+        score_row("Mean final score", &s.mean_final_score),
+    ];
+    table("Score summary", &["Metric", "Before", "After", "Δ"], rows)
+}
+
+fn class_section(classes: &[ClassificationChange]) -> Section {
+    let rows = classes
+        .iter()
+        .map(|c| {
+            vec![
+                words::classification_label(&c.classification).into_owned(),
+                c.frequency.before.to_string(),
+                c.frequency.after.to_string(),
+                c.frequency.label.clone(),
+                c.unrecovered.before.to_string(),
+                c.unrecovered.after.to_string(),
+                c.unrecovered.label.clone(),
+                c.latency_label.clone(),
+            ]
+        })
+        .collect();
+    table(
+        "Classification deltas",
+        &[
+            "Classification",
+            "Before",
+            "After",
+            "Δ frequency",
+            "Unrecovered before",
+            "Unrecovered after",
+            "Δ unrecovered",
+            "Δ recovery latency",
+        ],
+        rows,
+    )
+}
+
+fn pattern_sections(patterns: &[PatternChange]) -> Vec<Section> {
+    let with_status = |status: &'static str| patterns.iter().filter(move |p| p.status == status);
+    let new = with_status("new")
+        .map(|p| {
+            format!(
+                "{} — {}",
+                p.display_name,
+                words::count(p.frequency.after, "occurrence", "occurrences")
+            )
+        })
+        .collect();
+    let resolved = with_status("resolved")
+        .map(|p| {
+            format!(
+                "{} — was {}",
+                p.display_name,
+                words::count(p.frequency.before, "occurrence", "occurrences")
+            )
+        })
+        .collect();
+    let persisting: Vec<Vec<String>> = with_status("persisting")
+        .map(|p| {
+            vec![
+                p.display_name.clone(),
+                p.frequency.before.to_string(),
+                p.frequency.after.to_string(),
+                p.frequency.label.clone(),
+            ]
+        })
+        .collect();
+    let persisting = if persisting.is_empty() {
+        line("Persisting patterns", "None.")
+    } else {
+        table(
+            "Persisting patterns",
+            &["Pattern", "Before", "After", "Δ frequency"],
+            persisting,
+        )
+    };
+    vec![
+        list("New patterns (in after only)", new, "None."),
+        list("Resolved patterns (in before only)", resolved, "None."),
+        persisting,
+    ]
+}
+
+fn table(title: &str, columns: &[&str], mut rows: Vec<Vec<String>>) -> Section {
+    let more = rows.len().saturating_sub(ROWS_SHOWN);
+    rows.truncate(ROWS_SHOWN);
+    Section {
+        title: title.to_string(),
+        block: Block::Table {
+            columns: columns.iter().map(|c| c.to_string()).collect(),
+            rows,
+        },
+        more,
+    }
+}
+
+fn list(title: &str, mut items: Vec<String>, when_empty: &str) -> Section {
+    if items.is_empty() {
+        return line(title, when_empty);
+    }
+    let more = items.len().saturating_sub(ROWS_SHOWN);
+    items.truncate(ROWS_SHOWN);
+    Section {
+        title: title.to_string(),
+        block: Block::List(items),
+        more,
+    }
+}
+
+fn line(title: &str, text: &str) -> Section {
+    Section {
+        title: title.to_string(),
+        block: Block::Line(text.to_string()),
+        more: 0,
+    }
+}
+
+/// Fields that name which kind of change a record is.
+const GROUP_FIELDS: &[&str] = &["scope", "level", "type", "subject"];
+
+/// One table per kind of change, a column per field in the order the
+/// fields first appear: newer triage-diff output still shows.
+fn generic(changes: &[Map<String, Value>]) -> Comparison {
+    let mut groups: Vec<(String, Vec<&Map<String, Value>>)> = Vec::new();
+    for c in changes {
+        let group = GROUP_FIELDS
+            .iter()
+            .find_map(|f| c.get(*f).and_then(Value::as_str))
+            .unwrap_or("")
+            .to_string();
+        match groups.iter_mut().find(|(g, _)| *g == group) {
+            Some((_, members)) => members.push(c),
+            None => groups.push((group, vec![c])),
+        }
+    }
+    let sections = groups
+        .into_iter()
+        .map(|(group, members)| generic_table(&group, &members))
+        .collect();
+    Comparison {
+        sides: Vec::new(),
+        sections,
+    }
+}
+
+fn generic_table(group: &str, members: &[&Map<String, Value>]) -> Section {
+    let mut columns: Vec<String> = Vec::new();
+    for m in members {
+        for k in m.keys() {
+            let skip = k == "kind" || GROUP_FIELDS.contains(&k.as_str());
+            if !skip && !columns.contains(k) {
+                columns.push(k.clone());
+            }
+        }
+    }
+    let rows = members
+        .iter()
+        .map(|m| {
+            columns
+                .iter()
+                .map(|c| m.get(c).map(value_text).unwrap_or_default())
+                .collect()
+        })
+        .collect();
+    let title = match group {
+        "" => "Changes".to_string(),
+        g => format!("Changes: {g}"),
+    };
+    let columns: Vec<&str> = columns.iter().map(String::as_str).collect();
+    table(&title, &columns, rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn maps(lines: &[&str]) -> Vec<Map<String, Value>> {
+        lines
+            .iter()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn unknown_shapes_group_into_tables_by_scope() {
+        let c = comparison(&maps(&[
+            r#"{"kind":"change","scope":"summary","metric":"failures","before":27,"after":19,"delta":"down 30%"}"#,
+            r#"{"kind":"change","scope":"other","pattern_id":"p","status":"new","after_score":7.0272}"#,
+            r#"{"kind":"change","scope":"summary","metric":"top","before":13.0,"after":13.0,"delta":"stable"}"#,
+        ]))
+        .unwrap();
+        assert_eq!(c.sections.len(), 2);
+        assert_eq!(c.sections[0].title, "Changes: summary");
+        let Block::Table { columns, rows } = &c.sections[0].block else {
+            panic!("a table")
+        };
+        assert_eq!(columns, &["metric", "before", "after", "delta"]);
+        assert_eq!(rows[1], ["top", "13", "13", "stable"]);
+        assert_eq!(c.sections[1].title, "Changes: other");
+        assert!(comparison(&[]).is_none());
+    }
+
+    #[test]
+    fn long_lists_are_capped_and_counted() {
+        let items: Vec<String> = (0..25).map(|i| i.to_string()).collect();
+        let s = list("New", items, "None.");
+        assert_eq!(s.more, 5);
+        assert!(matches!(&s.block, Block::List(v) if v.len() == ROWS_SHOWN));
+        assert_eq!(
+            list("New", vec![], "None.").block,
+            Block::Line("None.".into())
+        );
+    }
+}

@@ -1,0 +1,713 @@
+//! The HTML dashboard: one self-contained page that works offline and
+//! without JavaScript (a content security policy forbids any script), with
+//! summary tiles, inline SVG charts, a card per pattern and the root causes.
+//! Every text that came from a trace goes through [`escape`].
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+use std::io::{self, Write};
+
+use super::chart::{self, Bar, Series};
+use super::comparison::{Block, Section};
+use super::model::{Report, ReportPattern};
+use super::words::{self, Markup, Urgency};
+use super::{
+    ROWS_IN_HTML, RenderOptions, all_clear_text, date_text, more_rows_text, more_sources_text,
+    named_sources, skipped_text, summary_text,
+};
+use crate::config::TAIL_RISK_WINDOW;
+use crate::record::{Scores, Verdict};
+
+/// Text made safe for HTML content and attribute values.
+pub fn escape(s: &str) -> Cow<'_, str> {
+    if !s.contains(['&', '<', '>', '"', '\'']) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// HTML markup for the shared texts.
+struct Html;
+
+impl Markup for Html {
+    fn text<'a>(&self, s: &'a str) -> Cow<'a, str> {
+        escape(s)
+    }
+    fn strong(&self, s: &str) -> String {
+        format!("<strong>{}</strong>", escape(s))
+    }
+    fn code(&self, s: &str) -> String {
+        format!("<code>{}</code>", escape(s))
+    }
+}
+
+/// The colour of a classification (the same hues as the terminal table);
+/// other labels get one of a few more, the same one for the same label.
+fn class_color(class: &str) -> &'static str {
+    const OTHERS: &[&str] = &["#94a3b8", "#2dd4bf", "#e879f9", "#a3e635", "#fb923c"];
+    match class {
+        "coordination_failure" => "#f59e0b",
+        "agent_error" => "#ef4444",
+        "information_lag" => "#3b82f6",
+        "environment_constraint" => "#8b5cf6",
+        "unclassified" => OTHERS[0],
+        other => {
+            let h = other
+                .bytes()
+                .fold(0usize, |h, b| h.wrapping_mul(31).wrapping_add(b as usize));
+            OTHERS[1 + h % (OTHERS.len() - 1)]
+        }
+    }
+}
+
+/// Colours for the lines of the top patterns, in rank order.
+const SERIES_COLORS: &[&str] = &[
+    "#f97316", "#22d3ee", "#a3e635", "#f472b6", "#facc15", "#818cf8", "#34d399", "#fb7185",
+];
+
+/// Red for what needs attention now, amber for soon, green for later.
+fn score_color(score: f64) -> &'static str {
+    match words::urgency(score) {
+        Urgency::Now => "#ef4444",
+        Urgency::Soon => "#f59e0b",
+        Urgency::Later => "#22c55e",
+    }
+}
+
+/// Patterns the severity chart shows at most.
+const MAX_BARS: usize = 20;
+
+const STYLE: &str = r#"
+:root{color-scheme:dark}
+*{box-sizing:border-box}
+body{margin:0;padding:32px;background:#0f172a;color:#e2e8f0;font:14px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
+h1{font-size:24px;margin:0}
+h2{font-size:13px;text-transform:uppercase;letter-spacing:.06em;color:#94a3b8;margin:0 0 12px}
+h3{font-size:15px;margin:6px 0 10px;word-break:break-word}
+.sub{color:#94a3b8;margin:4px 0 0}
+.summary{font-weight:600;margin:12px 0 0}
+.warn{color:#fbbf24;margin:8px 0 0}
+.tiles{display:grid;grid-template-columns:repeat(auto-fit,minmax(160px,1fr));gap:16px;margin:24px 0}
+.tile,.panel,.card{background:#1e293b;border:1px solid #334155;border-radius:12px;padding:18px}
+.tile .n{font-size:28px;font-weight:700;color:#fff}
+.tile .l{color:#94a3b8}
+.tile .s{color:#64748b;font-size:12px}
+.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(460px,1fr));gap:16px;margin-bottom:24px}
+.chart{display:block;font-size:13px}
+.chart .tick{font-size:11px}
+.chart .lbl,.chart .val,.chart .tick{fill:#94a3b8}
+.chart .val{fill:#e2e8f0}
+.chart .track{fill:#0f172a}
+.chart .grid{stroke:#334155;stroke-width:1}
+.legend{display:flex;flex-wrap:wrap;gap:4px 14px;margin-top:8px;color:#cbd5e1;font-size:12px}
+.legend i{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:5px}
+.empty{color:#64748b}
+.cards{display:grid;gap:16px;margin-bottom:24px}
+.head{display:flex;align-items:center;gap:10px;flex-wrap:wrap}
+.rank{font-family:ui-monospace,monospace;color:#64748b}
+.badge{padding:2px 10px;border-radius:999px;font-size:12px;font-weight:600;border:1px solid currentColor}
+.who{color:#94a3b8;font-size:12px}
+.score{margin-left:auto;font-size:24px;font-weight:700}
+dl.metrics{display:grid;grid-template-columns:repeat(auto-fit,minmax(150px,1fr));gap:8px 20px;margin:0 0 12px}
+dl.metrics dt{color:#94a3b8;font-size:12px}
+dl.metrics dd{margin:0;color:#fff;font-weight:500}
+.rec{margin:4px 0 12px}
+.track{height:8px;border-radius:4px;background:#334155;overflow:hidden}
+.fill{height:8px;background:#3b82f6}
+.rec span{color:#94a3b8;font-size:12px}
+.why{color:#cbd5e1}
+.why code,td code{color:#fde68a}
+.ai{background:#0f172a;border:1px solid #334155;border-radius:8px;padding:10px 12px;margin:12px 0}
+.ai b{display:block;color:#60a5fa;font-size:12px;text-transform:uppercase}
+.action{border-top:1px solid #334155;padding-top:10px;color:#94a3b8;font-size:13px;margin-bottom:0}
+.action strong{color:#cbd5e1}
+table{width:100%;border-collapse:collapse;font-size:12px;margin:6px 0 10px}
+th{text-align:left;color:#94a3b8;font-weight:600;border-bottom:1px solid #334155;padding:4px 8px 4px 0}
+td{border-bottom:1px solid #1e293b;padding:4px 8px 4px 0;vertical-align:top;word-break:break-word}
+.panel table td{border-bottom-color:#334155}
+body>section.panel{margin-bottom:16px}
+header+section.panel{margin-top:20px}
+footer{color:#64748b;font-size:12px;margin-top:24px}
+"#;
+
+pub fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
+    let mut page = String::with_capacity(64 * 1024);
+    open_page(&mut page, opts);
+    write_header(&mut page, report, opts);
+    if !report.is_comparison() {
+        write_tiles(&mut page, report, opts);
+        if report.patterns.is_empty() {
+            let _ = write!(
+                page,
+                r#"<p class="panel">{}</p>"#,
+                escape(&all_clear_text(report))
+            );
+        } else {
+            write_charts(&mut page, report, opts);
+            write_cards(&mut page, report, opts);
+        }
+    }
+    write_verdicts(&mut page, report);
+    write_changes(&mut page, report);
+    let _ = write!(
+        page,
+        "<footer>triage-render {}</footer>\n</body>\n</html>\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    out.write_all(page.as_bytes())
+}
+
+fn open_page(page: &mut String, opts: &RenderOptions) {
+    page.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    page.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
+    // No script may run, whatever a trace smuggles in; styles and images
+    // are inline.
+    page.push_str(
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\n",
+    );
+    if let Some(secs) = opts.refresh {
+        let _ = writeln!(page, "<meta http-equiv=\"refresh\" content=\"{secs}\">");
+    }
+    let _ = writeln!(
+        page,
+        "<title>Triage report {}</title>\n<style>{STYLE}</style>\n</head>\n<body>",
+        date_text(opts.generated)
+    );
+}
+
+fn write_header(page: &mut String, report: &Report, opts: &RenderOptions) {
+    let title = if report.is_comparison() {
+        "Triage comparison"
+    } else {
+        "Triage report"
+    };
+    let (named, rest) = named_sources(report);
+    let sources: Vec<Cow<'_, str>> = named.into_iter().map(escape).collect();
+    let _ = write!(
+        page,
+        "<header><h1>{title}</h1><p class=\"sub\">Generated {}",
+        date_text(opts.generated)
+    );
+    if !sources.is_empty() {
+        let _ = write!(
+            page,
+            " · sources: {}{}",
+            sources.join(", "),
+            more_sources_text(rest)
+        );
+    }
+    page.push_str("</p>");
+    if !report.is_comparison() {
+        let _ = write!(
+            page,
+            "<p class=\"summary\">{}</p>",
+            escape(&summary_text(report, opts.top))
+        );
+    }
+    if let Some(text) = skipped_text(report.skipped()) {
+        let _ = write!(page, "<p class=\"warn\">{text}</p>");
+    }
+    page.push_str("</header>\n");
+}
+
+fn write_tiles(page: &mut String, report: &Report, opts: &RenderOptions) {
+    let top = report
+        .patterns
+        .first()
+        .and_then(|p| p.scores())
+        .map_or(0.0, |s| s.final_score);
+    let max_final = words::max_final_score(&opts.scoring);
+    let stuck: u64 = report
+        .patterns
+        .iter()
+        .map(|p| p.pattern.tail_unrecovered)
+        .sum();
+    let tiles = [
+        (
+            report.runs_total().to_string(),
+            "runs analyzed",
+            String::new(),
+        ),
+        (
+            report.patterns.len().to_string(),
+            "incident patterns",
+            String::new(),
+        ),
+        (
+            report.failures_total().to_string(),
+            "failure events",
+            format!("{stuck} unrecovered after {TAIL_RISK_WINDOW} turns"),
+        ),
+        (
+            format!("{top:.2}"),
+            "top final score",
+            format!("out of {max_final:.2}"),
+        ),
+    ];
+    page.push_str("<section class=\"tiles\">");
+    for (n, label, sub) in tiles {
+        let _ = write!(
+            page,
+            "<div class=\"tile\"><div class=\"n\">{n}</div><div class=\"l\">{label}</div><div class=\"s\">{sub}</div></div>"
+        );
+    }
+    page.push_str("</section>\n");
+}
+
+fn write_charts(page: &mut String, report: &Report, opts: &RenderOptions) {
+    page.push_str("<div class=\"grid\">");
+    write_severity_chart(page, report, opts);
+    write_recovery_panel(page, report, opts);
+    write_trend_charts(page, report, opts);
+    page.push_str("</div>\n");
+}
+
+/// A pattern's bar: "#1 planner · dispatch_subtask", its full name as the
+/// tooltip, coloured by classification.
+fn pattern_bar<'a>(rp: &'a ReportPattern, s: &Scores, value: f64, value_text: String) -> Bar<'a> {
+    let p = &rp.pattern;
+    Bar {
+        label: format!("#{} {} · {}", s.rank, p.agent_id, p.tool_name),
+        title: &p.display_name,
+        value,
+        value_text,
+        color: class_color(&p.failure_classification),
+    }
+}
+
+fn write_severity_chart(page: &mut String, report: &Report, opts: &RenderOptions) {
+    let bars: Vec<Bar<'_>> = report
+        .patterns
+        .iter()
+        .take(MAX_BARS)
+        .filter_map(|rp| {
+            let s = rp.scores()?;
+            Some(pattern_bar(
+                rp,
+                s,
+                s.final_score,
+                format!("{:.2}", s.final_score),
+            ))
+        })
+        .collect();
+    let max = words::max_final_score(&opts.scoring);
+    let _ = write!(
+        page,
+        "<section class=\"panel\"><h2>Patterns by final score</h2>{}",
+        chart::bar_chart(&bars, max, "Final score of each pattern, highest first")
+    );
+    write_more_patterns(page, report);
+    write_class_legend(page, report);
+    page.push_str("</section>");
+}
+
+fn write_more_patterns(page: &mut String, report: &Report) {
+    if report.patterns.len() > MAX_BARS {
+        let _ = write!(
+            page,
+            "<p class=\"empty\">and {} more patterns below</p>",
+            report.patterns.len() - MAX_BARS
+        );
+    }
+}
+
+fn write_class_legend(page: &mut String, report: &Report) {
+    let mut classes: Vec<&str> = Vec::new();
+    for p in &report.patterns {
+        let c = p.pattern.failure_classification.as_str();
+        if !classes.contains(&c) {
+            classes.push(c);
+        }
+    }
+    page.push_str("<div class=\"legend\">");
+    for c in classes {
+        let _ = write!(
+            page,
+            "<span><i style=\"background:{}\"></i>{}</span>",
+            class_color(c),
+            escape(&words::classification_label(c))
+        );
+    }
+    page.push_str("</div>");
+}
+
+fn write_recovery_panel(page: &mut String, report: &Report, opts: &RenderOptions) {
+    let window = words::count(opts.scoring.recovery_window, "turn", "turns");
+    let bars: Vec<Bar<'_>> = report
+        .patterns
+        .iter()
+        .take(MAX_BARS)
+        .filter_map(|rp| {
+            let s = rp.scores()?;
+            let pct = s.recovery_rate.clamp(0.0, 1.0) * 100.0;
+            Some(pattern_bar(rp, s, pct, words::percent(s.recovery_rate)))
+        })
+        .collect();
+    let title = format!("Recovered within {window}");
+    let _ = write!(
+        page,
+        "<section class=\"panel\"><h2>{title}</h2>{}",
+        chart::bar_chart(
+            &bars,
+            100.0,
+            &format!("Share of failures {}", title.to_lowercase())
+        )
+    );
+    write_more_patterns(page, report);
+    page.push_str("</section>");
+}
+
+/// A recovery bar: as wide as the share of failures that recovered.
+fn recovery_bar(s: &Scores, window: &str) -> String {
+    let pct = words::percent(s.recovery_rate);
+    format!(
+        "<div class=\"track\"><div class=\"fill\" style=\"width:{pct}\"></div></div><span>{pct} recovered within {window}</span>"
+    )
+}
+
+fn write_trend_charts(page: &mut String, report: &Report, opts: &RenderOptions) {
+    let axis = report.trend_axis();
+    let unit = if axis.by_day { "day" } else { "run" };
+    let top: Vec<Series<'_>> = report
+        .patterns
+        .iter()
+        .take(opts.top.clamp(1, SERIES_COLORS.len()))
+        .zip(SERIES_COLORS)
+        .map(|(rp, color)| Series {
+            name: &rp.pattern.display_name,
+            color,
+            values: axis.counts(&rp.pattern),
+        })
+        .collect();
+    let mut classes: Vec<Series<'_>> = Vec::new();
+    for rp in &report.patterns {
+        let class = rp.pattern.failure_classification.as_str();
+        let counts = axis.counts(&rp.pattern);
+        match classes.iter_mut().find(|s| s.name == class) {
+            Some(s) => s.values.iter_mut().zip(counts).for_each(|(a, b)| *a += b),
+            None => classes.push(Series {
+                name: class,
+                color: class_color(class),
+                values: counts,
+            }),
+        }
+    }
+    for (title, series, legend) in [
+        (format!("Failures per {unit}: top patterns"), &top, false),
+        (
+            format!("Failures per {unit}: by classification"),
+            &classes,
+            true,
+        ),
+    ] {
+        let _ = write!(
+            page,
+            "<section class=\"panel\"><h2>{title}</h2>{}<div class=\"legend\">",
+            chart::line_chart(&axis.labels, series, &title)
+        );
+        for s in series.iter() {
+            let name = if legend {
+                words::classification_label(s.name).into_owned()
+            } else {
+                chart::cut(s.name, 60)
+            };
+            let _ = write!(
+                page,
+                "<span><i style=\"background:{}\"></i>{}</span>",
+                s.color,
+                escape(&name)
+            );
+        }
+        page.push_str("</div></section>");
+    }
+}
+
+/// Patterns shown as full cards; the rest are rows of one table, so a batch
+/// of thousands of patterns still makes a page a browser opens.
+const MAX_CARDS: usize = 50;
+
+fn write_cards(page: &mut String, report: &Report, opts: &RenderOptions) {
+    page.push_str("<h2>Patterns</h2><section class=\"cards\">\n");
+    for rp in report.patterns.iter().take(MAX_CARDS) {
+        write_card(page, report, rp, opts);
+    }
+    page.push_str("</section>\n");
+    let rest = report.patterns.get(MAX_CARDS..).unwrap_or_default();
+    if rest.is_empty() {
+        return;
+    }
+    let _ = write!(
+        page,
+        "<section class=\"panel\"><h2>{} more patterns</h2><table><tr><th>#</th><th>Pattern</th>\
+         <th>Category</th><th>Events</th><th>Recovered</th><th>Score</th></tr>",
+        rest.len()
+    );
+    for rp in rest {
+        let Some(s) = rp.scores() else { continue };
+        let p = &rp.pattern;
+        let _ = write!(
+            page,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.2}</td></tr>",
+            s.rank,
+            escape(&p.display_name),
+            escape(&words::classification_label(&p.failure_classification)),
+            p.frequency,
+            words::percent(s.recovery_rate),
+            s.final_score
+        );
+    }
+    page.push_str("</table></section>\n");
+}
+
+fn write_card(page: &mut String, report: &Report, rp: &ReportPattern, opts: &RenderOptions) {
+    let p = &rp.pattern;
+    let Some(s) = rp.scores() else { return };
+    let color = class_color(&p.failure_classification);
+    let _ = write!(
+        page,
+        "<article class=\"card\" id=\"pattern-{rank}\"><div class=\"head\"><span class=\"rank\">#{rank}</span>\
+         <span class=\"badge\" style=\"color:{color}\">{label}</span><span class=\"who\">{agent} · {tool}</span>\
+         <span class=\"score\" style=\"color:{sc}\">{score:.2}</span></div><h3>{name}</h3>",
+        rank = s.rank,
+        label = escape(&words::classification_label(&p.failure_classification)),
+        agent = escape(&p.agent_id),
+        tool = escape(&p.tool_name),
+        sc = score_color(s.final_score),
+        score = s.final_score,
+        name = escape(&p.display_name),
+    );
+    write_metrics(page, rp, s, opts);
+    let window = words::count(opts.scoring.recovery_window, "turn", "turns");
+    let _ = write!(
+        page,
+        "<div class=\"rec\">{}</div><p class=\"why\">{}</p>",
+        recovery_bar(s, &window),
+        words::why_this_matters(p, s, &opts.scoring, &Html)
+    );
+    if let Some(n) = rp.narrative() {
+        let _ = write!(
+            page,
+            "<div class=\"ai\"><b>AI root-cause analysis</b>{}</div>",
+            escape(n)
+        );
+    }
+    let (verdicts, total) = report.verdicts_for(p);
+    if !verdicts.is_empty() {
+        page.push_str("<h2>Root causes of its runs</h2>");
+        verdict_table(page, &verdicts);
+        write_more_rows(page, total - verdicts.len());
+    }
+    write_samples(page, rp);
+    let _ = writeln!(
+        page,
+        "<p class=\"action\"><strong>Suggested next action:</strong> {}</p></article>",
+        escape(words::next_action(&p.failure_classification))
+    );
+}
+
+fn write_metrics(page: &mut String, rp: &ReportPattern, s: &Scores, opts: &RenderOptions) {
+    let p = &rp.pattern;
+    let metrics = [
+        (
+            "Severity",
+            format!(
+                "{:.2} / {:.2}",
+                s.severity_score,
+                opts.scoring.max_severity()
+            ),
+        ),
+        ("Events", words::count(p.frequency, "event", "events")),
+        (
+            "Appeared in",
+            format!("{}/{} runs", s.runs_seen, s.runs_total),
+        ),
+        ("Trend", s.trend.clone()),
+        (
+            "Recovery latency",
+            words::latency_text(s.median_recovery_latency),
+        ),
+        ("Tail risk", words::tail_risk_text(p.tail_unrecovered)),
+        ("Confidence", words::confidence_text(s, p.frequency)),
+        ("Final score", format!("{:.2}", s.final_score)),
+    ];
+    page.push_str("<dl class=\"metrics\">");
+    for (name, value) in metrics {
+        let _ = write!(
+            page,
+            "<div><dt>{name}</dt><dd>{}</dd></div>",
+            escape(&value)
+        );
+    }
+    page.push_str("</dl>");
+}
+
+fn write_samples(page: &mut String, rp: &ReportPattern) {
+    let samples = &rp.pattern.samples;
+    if samples.is_empty() {
+        return;
+    }
+    // The text column only when some sample says what happened.
+    let with_text = samples.iter().any(|s| s.text.is_some());
+    page.push_str(
+        "<h2>Samples</h2><table><tr><th>Run</th><th>Turn</th><th>Step</th><th>Event</th>",
+    );
+    if with_text {
+        page.push_str("<th>What happened</th>");
+    }
+    page.push_str("</tr>");
+    for s in samples {
+        let _ = write!(
+            page,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
+            escape(&s.run_id),
+            s.turn,
+            s.step,
+            escape(&s.event_id),
+        );
+        if with_text {
+            let _ = write!(page, "<td>{}</td>", escape(s.text.as_deref().unwrap_or("")));
+        }
+        page.push_str("</tr>");
+    }
+    page.push_str("</table>");
+}
+
+fn verdict_table(page: &mut String, verdicts: &[&Verdict]) {
+    page.push_str(
+        "<table><tr><th>Run</th><th>Agent</th><th>Step</th><th>Category</th><th>Blame</th><th>Confidence</th><th>Evidence</th></tr>",
+    );
+    for v in verdicts {
+        let _ = write!(
+            page,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.2}</td><td>{}</td></tr>",
+            escape(&v.run_id),
+            escape(&v.agent_id),
+            v.step,
+            escape(&v.category),
+            escape(&v.blame),
+            v.confidence,
+            escape(&v.evidence.join(" "))
+        );
+    }
+    page.push_str("</table>");
+}
+
+fn write_verdicts(page: &mut String, report: &Report) {
+    if report.verdicts.is_empty() && report.findings.is_empty() {
+        return;
+    }
+    page.push_str("<section class=\"panel\">");
+    if !report.verdicts.is_empty() {
+        page.push_str("<h2>Root causes per failed run</h2>");
+        let shown: Vec<&Verdict> = report.verdicts.iter().take(ROWS_IN_HTML).collect();
+        verdict_table(page, &shown);
+        write_more_rows(page, report.verdicts.len() - shown.len());
+    }
+    if !report.findings.is_empty() {
+        page.push_str(
+            "<h2>Findings</h2><table><tr><th>Run</th><th>Step</th><th>Agent</th><th>Category</th><th>Finding</th><th>Kind</th><th>Detector</th><th>Evidence</th></tr>",
+        );
+        for f in report.findings.iter().take(ROWS_IN_HTML) {
+            let _ = write!(
+                page,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                escape(&f.run_id),
+                f.step,
+                escape(&f.agent_id),
+                escape(&f.category),
+                escape(&f.title),
+                if f.symptom { "symptom" } else { "suspect" },
+                escape(&f.detector),
+                escape(&f.evidence.join(" "))
+            );
+        }
+        page.push_str("</table>");
+        write_more_rows(page, report.findings.len().saturating_sub(ROWS_IN_HTML));
+    }
+    page.push_str("</section>\n");
+}
+
+fn write_changes(page: &mut String, report: &Report) {
+    let Some(c) = report.comparison() else {
+        return;
+    };
+    if !c.sides.is_empty() {
+        page.push_str("<section class=\"panel\"><dl class=\"metrics\">");
+        for (name, side) in &c.sides {
+            let _ = write!(page, "<div><dt>{name}</dt><dd>{}</dd></div>", escape(side));
+        }
+        page.push_str("</dl></section>\n");
+    }
+    for section in &c.sections {
+        write_section(page, section);
+    }
+}
+
+/// "and 7 more (all of them in --format json)" under a list that was cut.
+fn write_more_rows(page: &mut String, more: usize) {
+    if let Some(more) = more_rows_text(more) {
+        let _ = write!(page, "<p class=\"empty\">{}</p>", escape(&more));
+    }
+}
+
+fn write_section(page: &mut String, section: &Section) {
+    let _ = write!(
+        page,
+        "<section class=\"panel\"><h2>{}</h2>",
+        escape(&section.title)
+    );
+    match &section.block {
+        Block::Table { columns, rows } => {
+            page.push_str("<table><tr>");
+            for c in columns {
+                let _ = write!(page, "<th>{}</th>", escape(c));
+            }
+            page.push_str("</tr>");
+            for row in rows {
+                page.push_str("<tr>");
+                for c in row {
+                    let _ = write!(page, "<td>{}</td>", escape(c));
+                }
+                page.push_str("</tr>");
+            }
+            page.push_str("</table>");
+        }
+        Block::List(items) => {
+            page.push_str("<ul>");
+            for item in items {
+                let _ = write!(page, "<li>{}</li>", escape(item));
+            }
+            page.push_str("</ul>");
+        }
+        Block::Line(line) => {
+            let _ = write!(page, "<p class=\"empty\">{}</p>", escape(line));
+        }
+    }
+    write_more_rows(page, section.more);
+    page.push_str("</section>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escape_covers_text_and_attributes() {
+        assert_eq!(escape("plain"), "plain");
+        assert_eq!(
+            escape(r#""><img src=x onerror='a()'>&"#),
+            "&quot;&gt;&lt;img src=x onerror=&#39;a()&#39;&gt;&amp;"
+        );
+    }
+}

@@ -1,0 +1,44 @@
+//! The JSON report: one document with the batch, every pattern with every
+//! field (its extra fields too), findings, verdicts and changes, for scripts.
+
+use std::io::{self, Write};
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::RenderOptions;
+use super::model::Report;
+use crate::record::{Batch, Finding, SourceRec, Verdict};
+
+#[derive(Serialize)]
+struct Document<'a> {
+    generated: String,
+    runs_total: u64,
+    skipped: u64,
+    max_severity: f64,
+    batch: Option<&'a Batch>,
+    /// `source` records that came without a batch.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    sources: &'a [SourceRec],
+    patterns: Vec<Map<String, Value>>,
+    findings: &'a [Finding],
+    verdicts: &'a [Verdict],
+    changes: &'a [Map<String, Value>],
+}
+
+pub fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
+    let doc = Document {
+        generated: opts.generated.to_string(),
+        runs_total: report.runs_total(),
+        skipped: report.skipped(),
+        max_severity: opts.scoring.max_severity(),
+        batch: report.batch.as_ref(),
+        sources: &report.sources,
+        patterns: report.patterns.iter().map(|p| p.to_json()).collect(),
+        findings: &report.findings,
+        verdicts: &report.verdicts,
+        changes: &report.changes,
+    };
+    serde_json::to_writer_pretty(&mut *out, &doc).map_err(io::Error::other)?;
+    writeln!(out)
+}

@@ -1,0 +1,304 @@
+//! The markdown morning report: the reference's layout and numbers, in
+//! correct English and with the configured scoring model.
+
+use std::borrow::Cow;
+use std::io::{self, Write};
+
+use super::comparison::{Block, Section};
+use super::model::{Report, ReportPattern};
+use super::words::{self, Markup};
+use super::{
+    ROWS_IN_TEXT, RenderOptions, all_clear_text, date_text, more_rows_text, more_sources_text,
+    named_sources, skipped_text, summary_text,
+};
+use crate::record::Scores;
+
+/// Markdown markup: trace text goes in as it is, except what would break a
+/// line or a table, or become HTML where the report is shown as HTML.
+struct Md;
+
+impl Markup for Md {
+    fn text<'a>(&self, s: &'a str) -> Cow<'a, str> {
+        text(s)
+    }
+    fn strong(&self, s: &str) -> String {
+        format!("**{}**", text(s))
+    }
+    fn code(&self, s: &str) -> String {
+        format!("`{}`", one_line(s).replace('`', "'"))
+    }
+}
+
+/// Text on one line: newlines become spaces.
+fn one_line(s: &str) -> Cow<'_, str> {
+    if s.contains(['\n', '\r']) {
+        Cow::Owned(s.replace(['\n', '\r'], " "))
+    } else {
+        Cow::Borrowed(s)
+    }
+}
+
+/// Prose from a trace: one line, and no tag a markdown viewer would pass
+/// on as HTML (code spans need no such care: their content is literal).
+fn text(s: &str) -> Cow<'_, str> {
+    let line = one_line(s);
+    if line.contains(['<', '>']) {
+        Cow::Owned(line.replace('<', "&lt;").replace('>', "&gt;"))
+    } else {
+        line
+    }
+}
+
+/// Text for a table cell: prose, pipes escaped.
+fn cell(s: &str) -> String {
+    text(s).replace('|', "\\|")
+}
+
+pub fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
+    if report.is_comparison() {
+        return write_comparison(report, opts, out);
+    }
+    writeln!(out, "# Triage Report\n")?;
+    writeln!(out, "Generated: {}\n", date_text(opts.generated))?;
+    writeln!(out, "**{}**\n", summary_text(report, opts.top))?;
+    write_sources(report, out)?;
+    writeln!(out, "---\n")?;
+    if report.patterns.is_empty() {
+        writeln!(out, "{}", all_clear_text(report))?;
+    }
+    for p in report.patterns.iter().take(opts.top) {
+        write_pattern(report, p, opts, out)?;
+    }
+    write_verdicts(report, out)?;
+    write_changes(report, out)
+}
+
+fn write_sources(report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    let (named, rest) = named_sources(report);
+    if !named.is_empty() {
+        let paths: Vec<Cow<'_, str>> = named.into_iter().map(one_line).collect();
+        writeln!(
+            out,
+            "Sources: `{}`{}\n",
+            paths.join(", "),
+            more_sources_text(rest)
+        )?;
+    }
+    if let Some(text) = skipped_text(report.skipped()) {
+        writeln!(out, "{text}\n")?;
+    }
+    Ok(())
+}
+
+fn write_pattern(
+    report: &Report,
+    rp: &ReportPattern,
+    opts: &RenderOptions,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let p = &rp.pattern;
+    let Some(s) = rp.scores() else {
+        return Ok(());
+    };
+    writeln!(out, "## #{} - {}\n", s.rank, text(&p.display_name))?;
+    writeln!(
+        out,
+        "**Category:** {}\n",
+        text(&words::classification_label(&p.failure_classification))
+    )?;
+    write_metrics(rp, s, opts, out)?;
+    writeln!(out, "**Why this matters:**\n")?;
+    writeln!(
+        out,
+        "{}\n",
+        words::why_this_matters(p, s, &opts.scoring, &Md)
+    )?;
+    if let Some(narrative) = rp.narrative() {
+        writeln!(out, "**AI root-cause analysis:**\n")?;
+        writeln!(out, "> {}\n", text(narrative))?;
+    }
+    let (verdicts, total) = report.verdicts_for(p);
+    if !verdicts.is_empty() {
+        writeln!(out, "**Root causes of its runs:**\n")?;
+        for v in &verdicts {
+            writeln!(
+                out,
+                "- run {}: {} at step {} ({}, blame: {})",
+                Md.code(&v.run_id),
+                text(&v.agent_id),
+                v.step,
+                text(&v.category),
+                text(&v.blame)
+            )?;
+        }
+        if let Some(more) = more_rows_text(total - verdicts.len()) {
+            writeln!(out, "\n{more}")?;
+        }
+        writeln!(out)?;
+    }
+    writeln!(
+        out,
+        "**Suggested next action:** {}\n",
+        words::next_action(&p.failure_classification)
+    )?;
+    writeln!(out, "---\n")
+}
+
+fn write_metrics(
+    rp: &ReportPattern,
+    s: &Scores,
+    opts: &RenderOptions,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let p = &rp.pattern;
+    let rows = [
+        (
+            "Severity Score",
+            format!(
+                "{:.2} / {:.2}",
+                s.severity_score,
+                opts.scoring.max_severity()
+            ),
+        ),
+        (
+            "Frequency",
+            format!(
+                "{} across {}",
+                words::count(p.frequency, "event", "events"),
+                words::count(s.runs_seen, "run", "runs")
+            ),
+        ),
+        (
+            "Appeared in",
+            format!("{}/{} runs", s.runs_seen, s.runs_total),
+        ),
+        ("Trend", s.trend.clone()),
+        ("Recovery Rate", words::recovery_bar(s.recovery_rate)),
+        (
+            "Recovery Latency",
+            words::latency_text(s.median_recovery_latency),
+        ),
+        ("Tail Risk", words::tail_risk_text(p.tail_unrecovered)),
+        ("Confidence", words::confidence_text(s, p.frequency)),
+        ("Final Score", format!("**{:.2}**", s.final_score)),
+    ];
+    writeln!(out, "| Metric | Value |")?;
+    writeln!(out, "|--------|-------|")?;
+    for (name, value) in rows {
+        writeln!(out, "| {name} | {} |", cell(&value))?;
+    }
+    writeln!(out)
+}
+
+fn write_verdicts(report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    write_verdict_table(report, out)?;
+    write_findings(report, out)
+}
+
+fn write_findings(report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    if report.findings.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "## Findings\n")?;
+    writeln!(
+        out,
+        "| Run | Step | Agent | Category | Finding | Kind | Detector | Evidence |"
+    )?;
+    writeln!(out, "|---|---|---|---|---|---|---|---|")?;
+    for f in report.findings.iter().take(ROWS_IN_TEXT) {
+        writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            cell(&f.run_id),
+            f.step,
+            cell(&f.agent_id),
+            cell(&f.category),
+            cell(&f.title),
+            if f.symptom { "symptom" } else { "suspect" },
+            cell(&f.detector),
+            cell(&f.evidence.join(" "))
+        )?;
+    }
+    if let Some(more) = more_rows_text(report.findings.len().saturating_sub(ROWS_IN_TEXT)) {
+        writeln!(out, "\n{more}")?;
+    }
+    writeln!(out)
+}
+
+fn write_verdict_table(report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    if report.verdicts.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "## Root causes per failed run\n")?;
+    writeln!(
+        out,
+        "| Run | Agent | Step | Category | Blame | Confidence | Evidence |"
+    )?;
+    writeln!(out, "|---|---|---|---|---|---|---|")?;
+    for v in report.verdicts.iter().take(ROWS_IN_TEXT) {
+        writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {:.2} | {} |",
+            cell(&v.run_id),
+            cell(&v.agent_id),
+            v.step,
+            cell(&v.category),
+            cell(&v.blame),
+            v.confidence,
+            cell(&v.evidence.join(" "))
+        )?;
+    }
+    if let Some(more) = more_rows_text(report.verdicts.len().saturating_sub(ROWS_IN_TEXT)) {
+        writeln!(out, "\n{more}")?;
+    }
+    writeln!(out)
+}
+
+fn write_comparison(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "# Triage Comparison Report\n")?;
+    writeln!(out, "Generated: {}\n", date_text(opts.generated))?;
+    write_changes(report, out)
+}
+
+/// The comparison the change records make: each side, then its sections.
+fn write_changes(report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    let Some(c) = report.comparison() else {
+        return Ok(());
+    };
+    for (name, text_of_side) in &c.sides {
+        writeln!(out, "**{name}:** {}  ", text(text_of_side))?;
+    }
+    if !c.sides.is_empty() {
+        writeln!(out)?;
+    }
+    writeln!(out, "---\n")?;
+    for section in &c.sections {
+        write_section(section, out)?;
+    }
+    Ok(())
+}
+
+fn write_section(section: &Section, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "## {}\n", text(&section.title))?;
+    match &section.block {
+        Block::Table { columns, rows } => {
+            let header: Vec<String> = columns.iter().map(|c| cell(c)).collect();
+            writeln!(out, "| {} |", header.join(" | "))?;
+            writeln!(out, "|{}", "---|".repeat(columns.len()))?;
+            for row in rows {
+                let cells: Vec<String> = row.iter().map(|c| cell(c)).collect();
+                writeln!(out, "| {} |", cells.join(" | "))?;
+            }
+        }
+        Block::List(items) => {
+            for item in items {
+                writeln!(out, "- {}", text(item))?;
+            }
+        }
+        Block::Line(line) => writeln!(out, "{}", text(line))?,
+    }
+    if let Some(more) = more_rows_text(section.more) {
+        writeln!(out, "\n{more}")?;
+    }
+    writeln!(out, "\n---\n")
+}

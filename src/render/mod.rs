@@ -1,0 +1,221 @@
+//! triage-render's logic: a [`Report`] of scored records written as
+//! markdown, a terminal table, an HTML dashboard, JSON or CSV. Callable
+//! in-process (`triage report`) through [`render`].
+
+pub mod chart;
+pub mod comparison;
+pub mod csv;
+pub mod html;
+pub mod json;
+pub mod md;
+pub mod model;
+pub mod table;
+pub mod words;
+
+use std::io::Write;
+
+use clap::ValueEnum;
+
+use crate::config::ScoringConfig;
+use crate::timestamp::Timestamp;
+
+pub use model::{Report, ReportPattern};
+
+/// The output formats.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OutputFormat {
+    /// The morning report as markdown.
+    #[default]
+    Md,
+    /// A table for the terminal.
+    Table,
+    /// A self-contained HTML dashboard.
+    Html,
+    /// One JSON document with every record and field.
+    Json,
+    /// One CSV row per pattern with every field.
+    Csv,
+}
+
+/// Verdicts and findings the markdown report and the terminal table list
+/// at most (the rest are counted; JSON and CSV have them all).
+pub const ROWS_IN_TEXT: usize = 20;
+
+/// Verdicts and findings the HTML dashboard lists at most.
+pub const ROWS_IN_HTML: usize = 500;
+
+/// "and 5 more (all of them in --format json)"
+pub fn more_rows_text(more: usize) -> Option<String> {
+    (more > 0).then(|| format!("and {more} more (all of them in --format json)"))
+}
+
+/// Input paths a report names before it only counts the rest.
+pub const SOURCES_NAMED: usize = 10;
+
+/// The first [`SOURCES_NAMED`] input paths, and how many more there are.
+pub fn named_sources(report: &Report) -> (Vec<&str>, usize) {
+    let all = report.sources();
+    let named = all
+        .iter()
+        .take(SOURCES_NAMED)
+        .map(|s| s.path.as_str())
+        .collect();
+    (named, all.len().saturating_sub(SOURCES_NAMED))
+}
+
+/// " and 5 more"
+pub fn more_sources_text(rest: usize) -> String {
+    if rest == 0 {
+        String::new()
+    } else {
+        format!(" and {rest} more")
+    }
+}
+
+/// How the terminal table is drawn.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TableStyle {
+    /// Columns to fit into; `None` for no limit (not a terminal).
+    pub width: Option<u16>,
+    pub color: bool,
+}
+
+/// Everything a format needs besides the records.
+#[derive(Debug, Clone)]
+pub struct RenderOptions {
+    pub format: OutputFormat,
+    /// Patterns the markdown report details and the HTML charts follow.
+    pub top: usize,
+    /// The scoring model the patterns were scored with: its recovery window,
+    /// multiplier and weights appear in the texts.
+    pub scoring: ScoringConfig,
+    /// The date the report gives as its own.
+    pub generated: Timestamp,
+    /// Seconds after which the HTML page reloads itself.
+    pub refresh: Option<u64>,
+    pub table: TableStyle,
+}
+
+impl Default for RenderOptions {
+    fn default() -> Self {
+        RenderOptions {
+            format: OutputFormat::Md,
+            top: 3,
+            scoring: ScoringConfig::default(),
+            generated: Timestamp(0),
+            refresh: None,
+            table: TableStyle::default(),
+        }
+    }
+}
+
+/// Writes `report` in the chosen format.
+pub fn render(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> anyhow::Result<()> {
+    let needs_scores = matches!(
+        opts.format,
+        OutputFormat::Md | OutputFormat::Table | OutputFormat::Html
+    );
+    if needs_scores && !report.is_scored() {
+        anyhow::bail!(
+            "pattern records are not scored: pipe them through triage-score first \
+             (or use --format json or csv)"
+        );
+    }
+    match opts.format {
+        OutputFormat::Md => md::write(report, opts, out)?,
+        OutputFormat::Table => table::write(report, opts, out)?,
+        OutputFormat::Html => html::write(report, opts, out)?,
+        OutputFormat::Json => json::write(report, opts, out)?,
+        OutputFormat::Csv => csv::write(report, out)?,
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// The time a report is dated: SOURCE_DATE_EPOCH when set (reproducible
+/// output), else now.
+pub fn report_time() -> anyhow::Result<Timestamp> {
+    match std::env::var("SOURCE_DATE_EPOCH") {
+        Ok(v) if !v.trim().is_empty() => {
+            let secs: i64 = v.trim().parse().map_err(|_| {
+                anyhow::anyhow!("SOURCE_DATE_EPOCH must be whole seconds since 1970, not {v:?}")
+            })?;
+            Ok(Timestamp::from_unix_nanos(secs as i128 * 1_000_000_000))
+        }
+        _ => {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default();
+            Ok(Timestamp::from_unix_nanos(now.as_nanos() as i128))
+        }
+    }
+}
+
+/// "2026-04-25 08:38 UTC"
+pub fn date_text(t: Timestamp) -> String {
+    let rfc = t.to_string();
+    format!("{} {} UTC", &rfc[..10], &rfc[11..16])
+}
+
+/// The summary line: "3 runs analyzed, 3 incident patterns, top 3 worth
+/// your attention."
+pub fn summary_text(report: &Report, top: usize) -> String {
+    let runs = words::count(report.runs_total(), "run", "runs");
+    let n = report.patterns.len();
+    if n == 0 {
+        return format!("{runs} analyzed, no incident patterns.");
+    }
+    let shown = top.min(n);
+    let top_part = if shown == 1 {
+        "the top one".to_string()
+    } else {
+        format!("top {shown}")
+    };
+    format!(
+        "{runs} analyzed, {}, {top_part} worth your attention.",
+        words::count(n as u64, "incident pattern", "incident patterns")
+    )
+}
+
+/// "3 input lines could not be read; see stderr."
+pub fn skipped_text(skipped: u64) -> Option<String> {
+    (skipped > 0).then(|| {
+        format!(
+            "{} could not be read; see stderr.",
+            words::count(skipped, "input line", "input lines")
+        )
+    })
+}
+
+/// The all-clear line of a report with no patterns.
+pub fn all_clear_text(report: &Report) -> String {
+    format!(
+        "All clear: no failures in {}.",
+        words::count(report.runs_total(), "run", "runs")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn date_is_minutes_in_utc() {
+        let t = Timestamp::from_unix_nanos(1_777_106_280 * 1_000_000_000);
+        assert_eq!(date_text(t), "2026-04-25 08:38 UTC");
+    }
+
+    #[test]
+    fn summary_counts_in_words() {
+        let r = Report::default();
+        assert_eq!(
+            summary_text(&r, 3),
+            "0 runs analyzed, no incident patterns."
+        );
+        assert_eq!(
+            skipped_text(1).unwrap(),
+            "1 input line could not be read; see stderr."
+        );
+        assert_eq!(skipped_text(0), None);
+    }
+}

@@ -1,0 +1,404 @@
+//! What a report is made of: the records triage-render reads (batch,
+//! sources, patterns, findings, verdicts, changes), gathered from NDJSON
+//! lines or handed over in-process, and the totals every format shows.
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::comparison::{self, Comparison};
+use crate::record::{Batch, Finding, KindProbe, Pattern, SCHEMA, Scores, SourceRec, Verdict};
+use crate::timestamp::Timestamp;
+
+/// A pattern with the fields of its record that [`Pattern`] does not name
+/// (a narrative from `triage-explain --narrate`, fields of newer stages), so
+/// JSON and CSV can show every field.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportPattern {
+    pub pattern: Pattern,
+    pub extra: Map<String, Value>,
+}
+
+impl ReportPattern {
+    pub fn new(pattern: Pattern) -> Self {
+        ReportPattern {
+            pattern,
+            extra: Map::new(),
+        }
+    }
+
+    pub fn scores(&self) -> Option<&Scores> {
+        self.pattern.score.as_ref()
+    }
+
+    /// The LLM narrative triage-explain --narrate added, if any.
+    pub fn narrative(&self) -> Option<&str> {
+        self.extra
+            .get("narrative")
+            .and_then(Value::as_str)
+            .filter(|s| !s.trim().is_empty())
+    }
+
+    /// The pattern as one JSON object: its fields, then the extra ones.
+    pub fn to_json(&self) -> Map<String, Value> {
+        let mut map = match serde_json::to_value(&self.pattern) {
+            Ok(Value::Object(m)) => m,
+            _ => Map::new(),
+        };
+        for (k, v) in &self.extra {
+            map.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+        map
+    }
+}
+
+/// Verdicts a pattern's section or card shows at most.
+pub const VERDICTS_PER_PATTERN: usize = 5;
+
+/// Everything one report shows.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    pub batch: Option<Batch>,
+    /// `source` records seen outside a batch (triage-parse output).
+    pub sources: Vec<SourceRec>,
+    /// In rank order once [`Report::finish`] ran.
+    pub patterns: Vec<ReportPattern>,
+    pub findings: Vec<Finding>,
+    pub verdicts: Vec<Verdict>,
+    /// `change` records of triage-diff, kept as they came.
+    pub changes: Vec<Map<String, Value>>,
+}
+
+impl Report {
+    /// A report of a batch and its scored patterns, for in-process callers
+    /// (`triage report`); their other records (findings, verdicts, changes)
+    /// follow through [`Report::add_line`].
+    pub fn from_scored(batch: Batch, patterns: Vec<Pattern>) -> Self {
+        let mut r = Report {
+            batch: Some(batch),
+            patterns: patterns.into_iter().map(ReportPattern::new).collect(),
+            ..Report::default()
+        };
+        r.finish();
+        r
+    }
+
+    /// Adds one NDJSON line; kinds a report does not show are ignored. The
+    /// error says what is wrong with the line, without its location.
+    pub fn add_line(&mut self, line: &[u8]) -> Result<(), String> {
+        let probe: KindProbe<'_> = serde_json::from_slice(line).map_err(json_reason)?;
+        let Some(kind) = probe.kind else {
+            return Err("not a triage record: no \"kind\" field".to_string());
+        };
+        match kind.as_ref() {
+            "header" => check_schema(probe.schema),
+            "batch" => {
+                let batch: Batch = parse(line)?;
+                if self.batch.is_none() {
+                    self.batch = Some(batch);
+                }
+                Ok(())
+            }
+            "source" => {
+                self.sources.push(parse(line)?);
+                Ok(())
+            }
+            "pattern" => {
+                self.patterns.push(parse_pattern(line)?);
+                Ok(())
+            }
+            "finding" => {
+                self.findings.push(parse(line)?);
+                Ok(())
+            }
+            "verdict" => {
+                self.verdicts.push(parse(line)?);
+                Ok(())
+            }
+            "change" => {
+                self.changes.push(parse(line)?);
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Puts scored patterns in rank order (unscored ones after them, in the
+    /// order they came).
+    pub fn finish(&mut self) {
+        self.patterns
+            .sort_by_key(|p| p.scores().map_or(u64::MAX, |s| s.rank));
+    }
+
+    /// True when every pattern carries triage-score's fields.
+    pub fn is_scored(&self) -> bool {
+        self.patterns.iter().all(|p| p.scores().is_some())
+    }
+
+    /// Runs in the batch (or, without one, as the scored patterns say).
+    pub fn runs_total(&self) -> u64 {
+        match &self.batch {
+            Some(b) => b.runs_total,
+            None => self
+                .patterns
+                .iter()
+                .filter_map(|p| p.scores().map(|s| s.runs_total))
+                .max()
+                .unwrap_or(0),
+        }
+    }
+
+    /// The inputs the records came from.
+    pub fn sources(&self) -> &[SourceRec] {
+        match &self.batch {
+            Some(b) if !b.sources.is_empty() => &b.sources,
+            _ => &self.sources,
+        }
+    }
+
+    /// Input lines or values that could not be read upstream.
+    pub fn skipped(&self) -> u64 {
+        match &self.batch {
+            Some(b) => b.skipped,
+            None => self.sources.iter().map(|s| s.skipped).sum(),
+        }
+    }
+
+    /// Failure events over all patterns.
+    pub fn failures_total(&self) -> u64 {
+        match &self.batch {
+            Some(b) => b.failures_total,
+            None => self.patterns.iter().map(|p| p.pattern.frequency).sum(),
+        }
+    }
+
+    /// Runs in first-appearance order: the batch's, else as the patterns saw them.
+    pub fn run_order(&self) -> Cow<'_, [String]> {
+        if let Some(b) = &self.batch
+            && !b.run_order.is_empty()
+        {
+            return Cow::Borrowed(&b.run_order);
+        }
+        let mut runs: Vec<String> = Vec::new();
+        for p in &self.patterns {
+            for (run, _) in &p.pattern.run_counts.0 {
+                if !runs.contains(run) {
+                    runs.push(run.clone());
+                }
+            }
+        }
+        Cow::Owned(runs)
+    }
+
+    /// The verdicts of the runs a pattern occurred in, those that blame the
+    /// pattern's own agent first, at most [`VERDICTS_PER_PATTERN`] of them;
+    /// and how many there are in all.
+    pub fn verdicts_for(&self, p: &Pattern) -> (Vec<&Verdict>, usize) {
+        let runs: HashSet<&str> = p.run_counts.0.iter().map(|(r, _)| r.as_str()).collect();
+        let mut verdicts: Vec<&Verdict> = self
+            .verdicts
+            .iter()
+            .filter(|v| runs.contains(v.run_id.as_str()))
+            .collect();
+        verdicts.sort_by_key(|v| v.agent_id != p.agent_id);
+        let total = verdicts.len();
+        verdicts.truncate(VERDICTS_PER_PATTERN);
+        (verdicts, total)
+    }
+
+    /// The comparison report the change records make, if there are any.
+    pub fn comparison(&self) -> Option<Comparison> {
+        comparison::comparison(&self.changes)
+    }
+
+    /// True when there is nothing but change records: a comparison.
+    pub fn is_comparison(&self) -> bool {
+        !self.changes.is_empty() && self.patterns.is_empty()
+    }
+}
+
+/// Points a trend chart shows at most (the latest ones).
+const MAX_TREND_POINTS: usize = 90;
+
+/// The x axis of the trend charts: calendar days from the events'
+/// timestamps, or the runs in order when the events do not span two days
+/// (a single point shows no trend).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrendAxis {
+    pub by_day: bool,
+    pub labels: Vec<String>,
+}
+
+impl TrendAxis {
+    /// A pattern's failures at each point of the axis.
+    pub fn counts(&self, p: &Pattern) -> Vec<f64> {
+        self.labels
+            .iter()
+            .map(|label| {
+                let n = if self.by_day {
+                    p.day_counts.get(label).copied()
+                } else {
+                    p.run_counts
+                        .0
+                        .iter()
+                        .find(|(r, _)| r == label)
+                        .map(|(_, n)| *n)
+                };
+                n.unwrap_or(0) as f64
+            })
+            .collect()
+    }
+}
+
+impl Report {
+    pub fn trend_axis(&self) -> TrendAxis {
+        let days: Vec<Timestamp> = self
+            .patterns
+            .iter()
+            .flat_map(|p| p.pattern.day_counts.keys())
+            .filter_map(|d| Timestamp::parse(d))
+            .collect();
+        match (days.iter().min(), days.iter().max()) {
+            (Some(first), Some(last)) if first.day() != last.day() => TrendAxis {
+                by_day: true,
+                labels: days_between(*first, *last),
+            },
+            _ => {
+                let runs = self.run_order();
+                let skip = runs.len().saturating_sub(MAX_TREND_POINTS);
+                TrendAxis {
+                    by_day: false,
+                    labels: runs[skip..].to_vec(),
+                }
+            }
+        }
+    }
+}
+
+/// Every calendar day from `first` to `last`, at most the latest
+/// [`MAX_TREND_POINTS`] of them.
+fn days_between(first: Timestamp, last: Timestamp) -> Vec<String> {
+    const DAY: i128 = 86_400 * 1_000_000_000;
+    let mut days = Vec::new();
+    let mut t = last;
+    while t >= first && days.len() < MAX_TREND_POINTS {
+        days.push(t.day());
+        t = Timestamp(t.0 - DAY);
+    }
+    days.reverse();
+    days
+}
+
+/// A JSON value as a table cell: strings bare, numbers with at most two
+/// decimals, structures as compact JSON.
+pub fn value_text(v: &Value) -> String {
+    match v {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        Value::Number(n) if n.is_f64() => {
+            let x = n.as_f64().unwrap_or_default();
+            let s = format!("{x:.2}");
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        }
+        other => other.to_string(),
+    }
+}
+
+fn check_schema(schema: Option<u64>) -> Result<(), String> {
+    match schema {
+        Some(s) if s > SCHEMA => Err(format!(
+            "record schema {s} is newer than this triage-render reads ({SCHEMA}); upgrade triage"
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn parse<'a, T: Deserialize<'a>>(line: &'a [u8]) -> Result<T, String> {
+    serde_json::from_slice(line).map_err(json_reason)
+}
+
+fn parse_pattern(line: &[u8]) -> Result<ReportPattern, String> {
+    let mut fields: Map<String, Value> = parse(line)?;
+    let pattern = Pattern::deserialize(Value::Object(fields.clone())).map_err(json_reason)?;
+    if let Ok(Value::Object(known)) = serde_json::to_value(&pattern) {
+        fields.retain(|k, _| !known.contains_key(k));
+    }
+    Ok(ReportPattern {
+        pattern,
+        extra: fields,
+    })
+}
+
+/// serde_json's message without its "at line 1 column 7" (the caller names
+/// the file and line).
+fn json_reason(e: serde_json::Error) -> String {
+    let msg = e.to_string();
+    let msg = match msg.find(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg,
+    };
+    msg.replace('`', "\"")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PATTERN: &str = r#"{"kind":"pattern","pattern_id":"p","display_name":"[a] t / agent_error / no-divergence","agent_id":"a","tool_name":"t","failure_classification":"agent_error","divergence_fields":[],"frequency":2,"recovered":0,"tail_unrecovered":2,"recovery_latencies":{},"run_counts":{"r1":2},"samples":[],"narrative":"It loops."}"#;
+
+    #[test]
+    fn keeps_unknown_pattern_fields_and_ignores_other_kinds() {
+        let mut r = Report::default();
+        r.add_line(br#"{"kind":"header","schema":1,"producer":"x"}"#)
+            .unwrap();
+        r.add_line(br#"{"kind":"event","whatever":1}"#).unwrap();
+        r.add_line(PATTERN.as_bytes()).unwrap();
+        assert_eq!(r.patterns.len(), 1);
+        assert_eq!(r.patterns[0].narrative(), Some("It loops."));
+        assert!(!r.patterns[0].extra.contains_key("frequency"));
+        assert!(!r.is_scored());
+        assert_eq!(r.failures_total(), 2);
+        assert_eq!(r.run_order().as_ref(), ["r1".to_string()]);
+    }
+
+    #[test]
+    fn refuses_newer_schema_and_names_missing_fields() {
+        let mut r = Report::default();
+        let e = r
+            .add_line(br#"{"kind":"header","schema":99,"producer":"x"}"#)
+            .unwrap_err();
+        assert!(e.contains("schema 99"), "{e}");
+        let e = r
+            .add_line(br#"{"kind":"verdict","run_id":"r"}"#)
+            .unwrap_err();
+        assert!(e.contains("missing field \"agent_id\""), "{e}");
+        let e = r.add_line(b"{nope").unwrap_err();
+        assert!(!e.contains("at line"), "{e}");
+        let e = r.add_line(br#"{"x":1}"#).unwrap_err();
+        assert!(e.contains("kind"), "{e}");
+    }
+
+    #[test]
+    fn trend_axis_fills_days_and_falls_back_to_runs() {
+        let mut r = Report::default();
+        r.add_line(PATTERN.as_bytes()).unwrap();
+        let axis = r.trend_axis();
+        assert!(!axis.by_day);
+        assert_eq!(axis.labels, ["r1"]);
+        assert_eq!(axis.counts(&r.patterns[0].pattern), [2.0]);
+        let p = &mut r.patterns[0].pattern;
+        p.day_counts.insert("2026-04-24".into(), 2);
+        assert!(!r.trend_axis().by_day, "one day shows no trend");
+        let p = &mut r.patterns[0].pattern;
+        p.day_counts.insert("2026-04-27".into(), 1);
+        let axis = r.trend_axis();
+        assert!(axis.by_day);
+        assert_eq!(
+            axis.labels,
+            ["2026-04-24", "2026-04-25", "2026-04-26", "2026-04-27"]
+        );
+        assert_eq!(axis.counts(&r.patterns[0].pattern), [2.0, 0.0, 0.0, 1.0]);
+    }
+}

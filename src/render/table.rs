@@ -1,0 +1,289 @@
+//! The terminal table: every pattern on one row, sized to the terminal,
+//! coloured only when asked (a terminal without NO_COLOR).
+
+use std::borrow::Cow;
+use std::io::{self, Write};
+
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{Cell, CellAlignment, Color, ColumnConstraint, ContentArrangement, Table, Width};
+
+use super::comparison::{Block, Comparison};
+use super::model::{Report, ReportPattern};
+use super::words::{self, Urgency};
+use super::{
+    ROWS_IN_TEXT, RenderOptions, TableStyle, all_clear_text, more_rows_text, skipped_text,
+    summary_text,
+};
+
+pub fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
+    if !report.is_comparison() {
+        writeln!(out, "{}", summary_text(report, opts.top))?;
+        if let Some(text) = skipped_text(report.skipped()) {
+            writeln!(out, "{text}")?;
+        }
+        if report.patterns.is_empty() {
+            writeln!(out, "{}", all_clear_text(report))?;
+        } else {
+            writeln!(out, "{}", pattern_table(report, opts))?;
+        }
+    }
+    if !report.verdicts.is_empty() {
+        writeln!(out, "\nRoot causes per failed run")?;
+        writeln!(out, "{}", verdict_table(report, opts.table))?;
+        if let Some(more) = more_rows_text(report.verdicts.len().saturating_sub(ROWS_IN_TEXT)) {
+            writeln!(out, "{more}")?;
+        }
+    }
+    if !report.findings.is_empty() {
+        writeln!(out, "\nFindings")?;
+        writeln!(out, "{}", finding_table(report, opts.table))?;
+        if let Some(more) = more_rows_text(report.findings.len().saturating_sub(ROWS_IN_TEXT)) {
+            writeln!(out, "{more}")?;
+        }
+    }
+    if let Some(c) = report.comparison() {
+        write_comparison(&c, opts.table, out)?;
+    }
+    Ok(())
+}
+
+fn write_comparison(c: &Comparison, style: TableStyle, out: &mut dyn Write) -> io::Result<()> {
+    for (name, side) in &c.sides {
+        writeln!(out, "{name}: {}", clean(side))?;
+    }
+    for section in &c.sections {
+        writeln!(out, "\n{}", section.title)?;
+        match &section.block {
+            Block::Table { columns, rows } => {
+                let header: Vec<&str> = columns.iter().map(String::as_str).collect();
+                let mut t = new_table(style, &header);
+                for row in rows {
+                    t.add_row(row.iter().map(|c| trace_cell(c)));
+                }
+                writeln!(out, "{t}")?;
+            }
+            Block::List(items) => {
+                for item in items {
+                    writeln!(out, "- {}", clean(item))?;
+                }
+            }
+            Block::Line(line) => writeln!(out, "{line}")?,
+        }
+        if let Some(more) = more_rows_text(section.more) {
+            writeln!(out, "{more}")?;
+        }
+    }
+    Ok(())
+}
+
+fn new_table(style: TableStyle, header: &[&str]) -> Table {
+    let mut t = Table::new();
+    t.load_style(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .force_no_tty();
+    if let Some(w) = style.width {
+        t.set_width(w);
+    }
+    if style.color {
+        t.enforce_styling();
+    }
+    t.set_header(header.iter().map(Cell::new));
+    t
+}
+
+/// The pattern table's columns, headed short so that an 80-column terminal
+/// holds them: the numbers never wrap, the pattern's name keeps at least
+/// [`MIN_PATTERN_WIDTH`] columns and the words at least [`MIN_WORD_WIDTH`].
+const PATTERN_HEADER: &[&str] = &[
+    "#", "Pattern", "Events", "Runs", "Trend", "Recov", "Sev", "Score", "Conf",
+];
+const MIN_PATTERN_WIDTH: u16 = 16;
+const MIN_WORD_WIDTH: u16 = 8;
+const NUMBER_COLUMNS: &[usize] = &[0, 2, 3, 5, 6, 7];
+const WORD_COLUMNS: &[usize] = &[4, 8];
+
+fn pattern_table(report: &Report, opts: &RenderOptions) -> Table {
+    let mut t = new_table(opts.table, PATTERN_HEADER);
+    for rp in &report.patterns {
+        t.add_row(pattern_row(rp, opts.table.color));
+    }
+    for &col in NUMBER_COLUMNS {
+        if let Some(c) = t.column_mut(col) {
+            c.set_cell_alignment(CellAlignment::Right);
+            c.set_constraint(ColumnConstraint::ContentWidth);
+        }
+    }
+    let at_least = |w| ColumnConstraint::LowerBoundary(Width::Fixed(w));
+    for &col in WORD_COLUMNS {
+        if let Some(c) = t.column_mut(col) {
+            c.set_constraint(at_least(MIN_WORD_WIDTH));
+        }
+    }
+    if let Some(c) = t.column_mut(1) {
+        c.set_constraint(at_least(MIN_PATTERN_WIDTH));
+    }
+    t
+}
+
+/// One pattern; its name is coloured by classification (the name says the
+/// classification too, for tables without colour).
+fn pattern_row(rp: &ReportPattern, color: bool) -> Vec<Cell> {
+    let p = &rp.pattern;
+    let Some(s) = rp.scores() else {
+        return Vec::new();
+    };
+    vec![
+        Cell::new(s.rank),
+        paint(
+            trace_cell(&p.display_name),
+            class_color(&p.failure_classification),
+            color,
+        ),
+        Cell::new(p.frequency),
+        Cell::new(format!("{}/{}", s.runs_seen, s.runs_total)),
+        Cell::new(&s.trend),
+        Cell::new(words::percent(s.recovery_rate)),
+        Cell::new(format!("{:.2}", s.severity_score)),
+        paint(
+            Cell::new(format!("{:.2}", s.final_score)),
+            score_color(s.final_score),
+            color,
+        ),
+        Cell::new(&s.confidence_label),
+    ]
+}
+
+/// A cell of text that came from a trace.
+fn trace_cell(s: &str) -> Cell {
+    Cell::new(clean(s))
+}
+
+/// Text from a trace with its control characters (escape sequences that
+/// would drive the terminal) shown as U+FFFD.
+fn clean(s: &str) -> Cow<'_, str> {
+    if s.chars().any(char::is_control) {
+        Cow::Owned(
+            s.chars()
+                .map(|c| if c.is_control() { '\u{fffd}' } else { c })
+                .collect(),
+        )
+    } else {
+        Cow::Borrowed(s)
+    }
+}
+
+fn paint(cell: Cell, fg: Color, on: bool) -> Cell {
+    if on { cell.fg(fg) } else { cell }
+}
+
+/// Red for what needs attention now, yellow for soon, green for later.
+fn score_color(score: f64) -> Color {
+    match words::urgency(score) {
+        Urgency::Now => Color::Red,
+        Urgency::Soon => Color::Yellow,
+        Urgency::Later => Color::Green,
+    }
+}
+
+fn class_color(class: &str) -> Color {
+    match class {
+        "coordination_failure" => Color::Yellow,
+        "agent_error" => Color::Red,
+        "information_lag" => Color::Blue,
+        "environment_constraint" => Color::Magenta,
+        _ => Color::Grey,
+    }
+}
+
+fn verdict_table(report: &Report, style: TableStyle) -> Table {
+    let mut t = new_table(
+        style,
+        &[
+            "Run",
+            "Agent",
+            "Step",
+            "Category",
+            "Blame",
+            "Confidence",
+            "Evidence",
+        ],
+    );
+    for v in report.verdicts.iter().take(ROWS_IN_TEXT) {
+        t.add_row(vec![
+            trace_cell(&v.run_id),
+            trace_cell(&v.agent_id),
+            Cell::new(v.step),
+            trace_cell(&v.category),
+            trace_cell(&v.blame),
+            Cell::new(format!("{:.2}", v.confidence)),
+            trace_cell(&v.evidence.join(" ")),
+        ]);
+    }
+    t
+}
+
+fn finding_table(report: &Report, style: TableStyle) -> Table {
+    let mut t = new_table(
+        style,
+        &[
+            "Run", "Step", "Agent", "Category", "Finding", "Kind", "Evidence",
+        ],
+    );
+    for f in report.findings.iter().take(ROWS_IN_TEXT) {
+        t.add_row(vec![
+            trace_cell(&f.run_id),
+            Cell::new(f.step),
+            trace_cell(&f.agent_id),
+            trace_cell(&f.category),
+            trace_cell(&f.title),
+            Cell::new(if f.symptom { "symptom" } else { "suspect" }),
+            trace_cell(&f.evidence.join(" ")),
+        ]);
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::Pattern;
+
+    fn report() -> Report {
+        let line = r#"{"kind":"pattern","pattern_id":"p","display_name":"[planner] dispatch_subtask / coordination_failure / retriever_state+task_queue_head","agent_id":"planner","tool_name":"dispatch_subtask","failure_classification":"coordination_failure","divergence_fields":[],"frequency":11,"recovered":0,"tail_unrecovered":11,"recovery_latencies":{},"run_counts":{"r1":11},"samples":[],"frequency_score":10.0,"severity_score":15.0,"recovery_rate":0.0,"final_score":13.0,"confidence":1.0,"confidence_label":"high","median_recovery_latency":null,"runs_seen":1,"runs_total":1,"trend":"insufficient data","rank":1}"#;
+        let p: Pattern = serde_json::from_str(line).unwrap();
+        Report::from_scored(Default::default(), vec![p])
+    }
+
+    fn render_with(style: TableStyle) -> String {
+        let opts = RenderOptions {
+            table: style,
+            ..RenderOptions::default()
+        };
+        let mut out = Vec::new();
+        write(&report(), &opts, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn fits_an_80_column_terminal() {
+        let text = render_with(TableStyle {
+            width: Some(80),
+            color: false,
+        });
+        for line in text.lines() {
+            assert!(line.chars().count() <= 80, "{line}");
+        }
+        assert!(text.contains("13.00") && text.contains("high"), "{text}");
+    }
+
+    #[test]
+    fn colours_only_when_asked() {
+        let plain = render_with(TableStyle::default());
+        assert!(!plain.contains('\u{1b}'));
+        let coloured = render_with(TableStyle {
+            width: None,
+            color: true,
+        });
+        assert!(coloured.contains('\u{1b}'));
+    }
+}

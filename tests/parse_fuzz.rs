@@ -1,0 +1,240 @@
+//! Bad input never panics an adapter: arbitrary bytes and mutated valid
+//! documents go through every format via the library API, and what cannot
+//! be read is counted as skipped (or, under --strict, is an error naming the
+//! input).
+
+use std::io::Write;
+use std::path::Path;
+
+use proptest::prelude::*;
+use triage::adapters::{DecodeSettings, Format, Sink, read_from};
+use triage::cli::Diag;
+use triage::ndjson::RecordWriter;
+
+const FORMATS: [Format; 5] = [
+    Format::Auto,
+    Format::Ndjson,
+    Format::Otel,
+    Format::Otlp,
+    Format::Taubench,
+];
+
+/// What one adapter made of an input: the records it wrote, the source
+/// record's counts, or the error it stopped with.
+struct Outcome {
+    events: u64,
+    skipped: u64,
+    /// Records other than events and the source record (runs, passed-through lines).
+    others: usize,
+    error: Option<String>,
+}
+
+fn run(format: Format, name: &str, bytes: &[u8], strict: bool) -> Outcome {
+    let mut out = Vec::new();
+    let mut diag = Diag::new("triage-parse", true);
+    let result = {
+        let writer = RecordWriter::new(Box::new(&mut out) as Box<dyn Write + '_>, false);
+        let mut sink = Sink::new(writer, &mut diag, strict, DecodeSettings::default());
+        let r = read_from(name, Some(Path::new(name)), bytes, format, &mut sink);
+        sink.flush().unwrap();
+        r
+    };
+    let records: Vec<serde_json::Value> = out
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice(l).expect("every record written is JSON"))
+        .collect();
+    if let Err(e) = result {
+        return Outcome {
+            events: 0,
+            skipped: 0,
+            others: 0,
+            error: Some(format!("{e:#}")),
+        };
+    }
+    let source = records.last().expect("a source record ends every input");
+    assert_eq!(source["kind"], "source");
+    let events = records.iter().filter(|r| r["kind"] == "event").count() as u64;
+    assert_eq!(source["events"], events);
+    Outcome {
+        events,
+        skipped: source["skipped"].as_u64().unwrap(),
+        others: records.len() - 1 - events as usize,
+        error: None,
+    }
+}
+
+/// True when some non-blank line, and the whole input, are not JSON: every
+/// adapter must then report something as skipped.
+fn surely_unreadable(bytes: &[u8]) -> bool {
+    let not_json = |b: &[u8]| serde_json::from_slice::<serde::de::IgnoredAny>(b).is_err();
+    let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let lines: Vec<&[u8]> = body
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
+        .collect();
+    not_json(body) && !lines.is_empty() && lines.iter().all(|l| not_json(l))
+}
+
+fn check(format: Format, name: &str, bytes: &[u8]) -> Outcome {
+    let got = run(format, name, bytes, false);
+    assert!(got.error.is_none(), "{format:?} {name}: {:?}", got.error);
+    if surely_unreadable(bytes) {
+        assert!(
+            got.skipped >= 1,
+            "{format:?} {name}: unreadable input not counted"
+        );
+        let strict = run(format, name, bytes, true);
+        let err = strict.error.expect("--strict stops at unreadable input");
+        assert!(err.starts_with(name), "{format:?}: {err}");
+    }
+    got
+}
+
+fn examples() -> Vec<(&'static str, Vec<u8>)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    [
+        "otlp-shop.jsonl",
+        "otel-spans.json",
+        "taubench-airline.json",
+    ]
+    .into_iter()
+    .map(|n| (n, std::fs::read(dir.join(n)).unwrap()))
+    .collect()
+}
+
+/// One edit of a valid document: cut it short, drop a range, insert bytes or
+/// overwrite one.
+#[derive(Debug, Clone)]
+enum Mutation {
+    Truncate(usize),
+    Delete(usize, usize),
+    Insert(usize, Vec<u8>),
+    Overwrite(usize, u8),
+}
+
+fn mutation() -> impl Strategy<Value = Mutation> {
+    prop_oneof![
+        any::<usize>().prop_map(Mutation::Truncate),
+        (any::<usize>(), 1usize..64).prop_map(|(at, n)| Mutation::Delete(at, n)),
+        (
+            any::<usize>(),
+            proptest::collection::vec(any::<u8>(), 1..16)
+        )
+            .prop_map(|(at, b)| Mutation::Insert(at, b)),
+        (
+            any::<usize>(),
+            prop::sample::select(b"{}[]\",:0\\\n\xff\xc3 ".to_vec())
+        )
+            .prop_map(|(at, b)| Mutation::Overwrite(at, b)),
+    ]
+}
+
+fn apply(doc: &[u8], edits: &[Mutation]) -> Vec<u8> {
+    let mut out = doc.to_vec();
+    for edit in edits {
+        let len = out.len().max(1);
+        match edit {
+            Mutation::Truncate(at) => out.truncate(at % len),
+            Mutation::Delete(at, n) => {
+                let start = at % len;
+                let end = (start + n).min(out.len());
+                if start < end {
+                    out.drain(start..end);
+                }
+            }
+            Mutation::Insert(at, bytes) => {
+                let at = at % (out.len() + 1);
+                out.splice(at..at, bytes.iter().copied());
+            }
+            Mutation::Overwrite(at, b) => {
+                if !out.is_empty() {
+                    let i = at % out.len();
+                    out[i] = *b;
+                }
+            }
+        }
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
+        for format in FORMATS {
+            check(format, "fuzz.json", &bytes);
+        }
+        check(Format::Auto, "fuzz.jsonl", &bytes);
+    }
+
+    #[test]
+    fn json_like_text_never_panics(text in "[\\[\\]{}\",:0-9a-zA-Z_. \n\r\t\\\\-]{0,300}") {
+        for format in FORMATS {
+            check(format, "fuzz.json", text.as_bytes());
+        }
+    }
+
+    #[test]
+    fn mutated_examples_never_panic(which in 0usize..3, edits in proptest::collection::vec(mutation(), 1..4)) {
+        let (name, doc) = &examples()[which];
+        let bytes = apply(doc, &edits);
+        for format in FORMATS {
+            let got = check(format, name, &bytes);
+            let blank = bytes.iter().all(u8::is_ascii_whitespace);
+            if format == Format::Auto && !blank && bytes.len() < doc.len() / 2 && !name.ends_with(".jsonl") {
+                // A whole-document format cut in half cannot be read whole.
+                prop_assert!(got.skipped >= 1 || got.events + got.others as u64 > 0);
+            }
+        }
+    }
+}
+
+#[test]
+fn deep_nesting_is_skipped_for_every_format() {
+    for open in ["[", "{\"a\":", "{\"resourceSpans\":["] {
+        let deep = open.repeat(100_000);
+        for format in FORMATS {
+            let got = check(format, "deep.json", deep.as_bytes());
+            assert_eq!(got.skipped, 1, "{format:?} {open}");
+        }
+        let balanced = format!("{}{}", "[".repeat(50_000), "]".repeat(50_000));
+        for format in FORMATS {
+            let got = check(format, "deep.json", balanced.as_bytes());
+            assert_eq!((got.events, got.skipped), (0, 1), "{format:?}");
+        }
+    }
+}
+
+#[test]
+fn truncated_examples_are_counted_as_skipped() {
+    for (name, doc) in examples() {
+        for cut in [1, doc.len() / 3, doc.len() - 2] {
+            let got = check(Format::Auto, name, &doc[..cut]);
+            assert!(got.skipped >= 1, "{name} cut at {cut}");
+        }
+    }
+}
+
+#[test]
+fn bom_crlf_and_invalid_utf8_in_every_example() {
+    for (name, doc) in examples() {
+        let clean = check(Format::Auto, name, &doc);
+        assert_eq!(clean.skipped, 0, "{name}");
+        let mut dos = b"\xEF\xBB\xBF".to_vec();
+        dos.extend(
+            String::from_utf8(doc.clone())
+                .unwrap()
+                .replace('\n', "\r\n")
+                .into_bytes(),
+        );
+        let got = check(Format::Auto, name, &dos);
+        assert_eq!((got.events, got.skipped), (clean.events, 0), "{name}");
+        let mut latin1 = doc.clone();
+        let at = latin1.iter().position(|b| *b == b'a').unwrap();
+        latin1[at] = 0xE9;
+        let got = check(Format::Auto, name, &latin1);
+        assert!(got.skipped >= 1, "{name}");
+    }
+}

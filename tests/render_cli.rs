@@ -1,0 +1,400 @@
+//! triage-render as users run it: input handling, errors and exit status,
+//! every format's content, -o, and escaping in the HTML dashboard.
+
+mod common;
+
+use common::{batch, header, ndjson, pattern, render, scored_monday};
+use predicates::prelude::*;
+use serde_json::json;
+
+fn stdout_of(args: &[&str], input: String) -> String {
+    let out = render().args(args).write_stdin(input).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn refuses_a_newer_schema_naming_the_line() {
+    let input = ndjson(&[json!({"kind":"header","schema":2,"producer":"future 9"})]);
+    render()
+        .write_stdin(input)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "triage-render: error: <stdin>:1: record schema 2",
+        ));
+}
+
+#[test]
+fn a_bad_line_is_an_error_naming_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("scored.ndjson");
+    std::fs::write(&path, format!("{}\n\n{{\"kind\":\"pattern\"\n", header())).unwrap();
+    render()
+        .arg(&path)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!("{}:3:", path.display())));
+    std::fs::write(&path, "{\"kind\":\"verdict\",\"run_id\":\"r\"}\n").unwrap();
+    render()
+        .arg(&path)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(":1: missing field \"agent_id\""));
+}
+
+#[test]
+fn unknown_kinds_and_fields_are_ignored() {
+    let mut p = pattern("a", "t", "agent_error", 1, 5.0);
+    p["some_new_field"] = json!(1);
+    let input = ndjson(&[
+        header(),
+        json!({"kind":"event","event_id":"e"}),
+        json!({"kind":"alert","x":1}),
+        batch(2, 0),
+        p,
+    ]);
+    let md = stdout_of(&[], input.clone());
+    assert!(
+        md.contains("## #1 - [a] t / agent_error / no-divergence"),
+        "{md}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&stdout_of(&["-f", "json"], input)).unwrap();
+    assert_eq!(json["patterns"][0]["some_new_field"], 1);
+}
+
+#[test]
+fn no_patterns_is_an_all_clear() {
+    let md = stdout_of(&[], ndjson(&[header(), batch(3, 0)]));
+    assert!(md.contains("All clear: no failures in 3 runs."), "{md}");
+    assert!(!md.contains("## #"));
+    let table = stdout_of(&["-f", "table"], ndjson(&[header(), batch(1, 0)]));
+    assert!(
+        table.contains("All clear: no failures in 1 run."),
+        "{table}"
+    );
+}
+
+#[test]
+fn skipped_input_lines_are_reported() {
+    let md = stdout_of(&[], ndjson(&[header(), batch(2, 3)]));
+    assert!(
+        md.contains("3 input lines could not be read; see stderr."),
+        "{md}"
+    );
+    let html = stdout_of(&["-f", "html"], ndjson(&[header(), batch(2, 1)]));
+    assert!(html.contains("1 input line could not be read; see stderr."));
+}
+
+#[test]
+fn top_limits_the_detailed_patterns() {
+    let input = ndjson(&[
+        header(),
+        batch(2, 0),
+        pattern("b", "t2", "agent_error", 2, 4.0),
+        pattern("a", "t1", "coordination_failure", 1, 9.0),
+    ]);
+    let md = stdout_of(&["--top", "1"], input.clone());
+    assert!(
+        md.contains("2 incident patterns, the top one worth your attention."),
+        "{md}"
+    );
+    assert!(
+        md.contains("## #1 - [a] t1"),
+        "ranked by rank, not input order"
+    );
+    assert!(!md.contains("## #2"));
+    let csv = stdout_of(&["-f", "csv"], input);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 3, "header and every pattern: {csv}");
+    assert!(lines[0].starts_with("pattern_id,display_name,"));
+    assert!(lines[1].starts_with("a-t1,"));
+}
+
+#[test]
+fn texts_use_the_configured_scoring_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("triage.toml");
+    std::fs::write(
+        &cfg,
+        "[scoring]\nrecovery_window = 5\n[scoring.weights]\nagent_error = 2.0\n",
+    )
+    .unwrap();
+    let input = ndjson(&[
+        header(),
+        batch(2, 0),
+        pattern("a", "t", "agent_error", 1, 5.0),
+    ]);
+    let md = stdout_of(&["--config", cfg.to_str().unwrap()], input);
+    assert!(md.contains("within 5 turns"), "{md}");
+    assert!(md.contains("| Severity Score | 7.00 / 30.00 |"), "{md}");
+    assert!(!md.contains("within 3 turns"));
+}
+
+#[test]
+fn unscored_patterns_need_triage_score_except_for_json_and_csv() {
+    let mut p = pattern("a", "t", "agent_error", 1, 5.0);
+    for k in [
+        "frequency_score",
+        "severity_score",
+        "recovery_rate",
+        "final_score",
+        "confidence",
+        "confidence_label",
+        "median_recovery_latency",
+        "runs_seen",
+        "runs_total",
+        "trend",
+        "rank",
+    ] {
+        p.as_object_mut().unwrap().remove(k);
+    }
+    let input = ndjson(&[header(), batch(2, 0), p]);
+    render()
+        .write_stdin(input.clone())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("triage-score"));
+    assert!(stdout_of(&["-f", "csv"], input).contains("a-t"));
+}
+
+#[test]
+fn output_file_is_written_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("report.html");
+    render()
+        .args(["-f", "html", "--refresh", "300", "-o"])
+        .arg(&out)
+        .write_stdin(scored_monday())
+        .assert()
+        .success()
+        .stdout("");
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.contains(r#"<meta http-equiv="refresh" content="300">"#));
+    assert!(html.ends_with("</html>\n"));
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "no temporary file left"
+    );
+    render()
+        .args(["-o"])
+        .arg(&out)
+        .write_stdin("not json\n")
+        .assert()
+        .code(2);
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        html,
+        "a failed run keeps the old file"
+    );
+}
+
+#[test]
+fn table_has_no_colour_off_a_terminal() {
+    let table = stdout_of(
+        &["-f", "table"],
+        String::from_utf8(scored_monday()).unwrap(),
+    );
+    assert!(!table.contains('\u{1b}'));
+    assert!(table.contains("dispatch_subtask"));
+    let input = ndjson(&[
+        header(),
+        batch(2, 0),
+        pattern(
+            "\u{1b}]0;owned\u{7}\u{1b}[31mred",
+            "t",
+            "agent_error",
+            1,
+            5.0,
+        ),
+    ]);
+    let table = stdout_of(&["-f", "table"], input);
+    assert!(
+        !table.contains('\u{1b}'),
+        "a trace drove the terminal: {table:?}"
+    );
+}
+
+#[test]
+fn verdicts_findings_and_changes_are_rendered() {
+    let verdict = json!({"kind":"verdict","run_id":"r1","agent_id":"planner","step":7,
+        "category":"bad_handoff","blame":"agent","confidence":0.8,
+        "evidence":["Step 7 dropped the task id."],
+        "candidates":[{"agent_id":"planner","step":7,"category":"bad_handoff","detector":"handoff","confidence":0.8}]});
+    let finding = json!({"kind":"finding","run_id":"r1","step":9,"agent_id":"executor","category":"error",
+        "title":"Tool raised","detector":"errors","confidence":0.5,"symptom":true,"evidence":["It failed."]});
+    let change = json!({"kind":"change","scope":"summary","metric":"failure events","before":27,"after":19,"delta":"down 30%"});
+    let input = ndjson(&[
+        header(),
+        batch(2, 0),
+        pattern("planner", "t", "agent_error", 1, 5.0),
+        verdict,
+        finding,
+        change,
+    ]);
+    let md = stdout_of(&[], input.clone());
+    assert!(md.contains("## Root causes per failed run"), "{md}");
+    assert!(md.contains(
+        "| r1 | planner | 7 | bad_handoff | agent | 0.80 | Step 7 dropped the task id. |"
+    ));
+    assert!(
+        md.contains("- run `r1`: planner at step 7"),
+        "verdict on the pattern's card: {md}"
+    );
+    assert!(
+        md.contains("| failure events | 27 | 19 | down 30% |"),
+        "{md}"
+    );
+    let html = stdout_of(&["-f", "html"], input.clone());
+    assert!(html.contains("Step 7 dropped the task id.") && html.contains("Tool raised"));
+    assert!(html.contains("down 30%"));
+    let json: serde_json::Value = serde_json::from_str(&stdout_of(&["-f", "json"], input)).unwrap();
+    assert_eq!(json["verdicts"][0]["step"], 7);
+    assert_eq!(json["findings"][0]["title"], "Tool raised");
+    assert_eq!(json["changes"][0]["delta"], "down 30%");
+}
+
+#[test]
+fn many_patterns_make_a_page_of_cards_and_a_table() {
+    let mut records = vec![header(), batch(2, 0)];
+    for i in 0..120u64 {
+        let name = format!("agent{i}");
+        records.push(pattern(&name, "t", "agent_error", i + 1, 100.0 - i as f64));
+    }
+    let html = stdout_of(&["-f", "html"], ndjson(&records));
+    assert_eq!(html.matches("<article class=\"card\"").count(), 50);
+    assert!(html.contains("70 more patterns"));
+    assert!(html.contains("<td>120</td><td>[agent119] t / agent_error / no-divergence</td>"));
+}
+
+#[test]
+fn long_root_cause_lists_are_capped_and_counted() {
+    let mut records = vec![
+        header(),
+        batch(2, 0),
+        pattern("planner", "t", "agent_error", 1, 5.0),
+    ];
+    for i in 0..30 {
+        let agent = if i == 29 { "planner" } else { "other" };
+        records.push(
+            json!({"kind":"verdict","run_id":"r1","agent_id":agent,"step":i,
+            "category":"c","blame":"agent","confidence":0.5,"evidence":[],"candidates":[]}),
+        );
+    }
+    let md = stdout_of(&[], ndjson(&records));
+    let card = md.split("**Root causes of its runs:**").nth(1).unwrap();
+    let first = card.lines().find(|l| l.starts_with("- run")).unwrap();
+    assert!(
+        first.contains("planner at step 29"),
+        "own agent first: {first}"
+    );
+    assert!(
+        card.contains("and 25 more (all of them in --format json)"),
+        "{md}"
+    );
+    assert!(
+        md.contains("and 10 more (all of them in --format json)"),
+        "{md}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&stdout_of(&["-f", "json"], ndjson(&records))).unwrap();
+    assert_eq!(json["verdicts"].as_array().unwrap().len(), 30);
+}
+
+#[test]
+fn a_closed_pipe_is_success() {
+    let mut records = vec![header(), batch(2, 0)];
+    for i in 0..3000u64 {
+        records.push(pattern(&format!("a{i}"), "t", "agent_error", i + 1, 1.0));
+    }
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("triage-render"))
+        .args(["-f", "csv"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(ndjson(&records).as_bytes()).unwrap();
+    }
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stderr.is_empty());
+}
+
+#[test]
+fn changes_alone_make_a_comparison_report() {
+    let change = json!({"kind":"change","scope":"pattern","pattern_id":"p","status":"new","before":0,"after":2});
+    let md = stdout_of(&[], ndjson(&[header(), change]));
+    assert!(md.starts_with("# Triage Comparison Report\n"), "{md}");
+    assert!(md.contains("## Changes: pattern"));
+}
+
+/// Names a trace could carry to attack whoever opens the dashboard.
+const HOSTILE: &[&str] = &[
+    "<script>alert(1)</script>",
+    "\"><img src=x onerror=alert(2)>",
+    "'><svg onload=alert(3)>",
+    "</style><script>alert(4)</script>",
+];
+
+#[test]
+fn html_escapes_every_text_from_a_trace() {
+    let mut records = vec![header(), batch(2, 0)];
+    for (i, name) in HOSTILE.iter().enumerate() {
+        let mut p = pattern(name, name, name, i as u64 + 1, 9.0 - i as f64);
+        p["divergence_fields"] = json!([name]);
+        p["run_counts"] = json!({ *name: 2 });
+        p["day_counts"] = json!({"2026-04-24": 1, "2026-04-25": 1});
+        p["samples"][0]["text"] = json!(name);
+        p["samples"][0]["run_id"] = json!(name);
+        p["narrative"] = json!(name);
+        records.push(p);
+    }
+    records.push(json!({"kind":"verdict","run_id":HOSTILE[0],"agent_id":HOSTILE[1],"step":1,
+        "category":HOSTILE[2],"blame":HOSTILE[3],"confidence":0.5,"evidence":[HOSTILE[0]],"candidates":[]}));
+    records.push(
+        json!({"kind":"change","scope":"pattern","status":"new","pattern_id":"p",
+        "display_name":HOSTILE[0],"agent_id":HOSTILE[1],"tool_name":HOSTILE[2],
+        "failure_classification":HOSTILE[3],"divergence_fields":[],
+        "frequency":{"before":0,"after":2,"delta":2,"label":"new"},
+        "unrecovered":{"before":0,"after":2,"delta":2,"label":"new"},
+        "final_score_before":null,"final_score_after":7.0,"tentative":true}),
+    );
+    records.push(json!({"kind":"change","scope":HOSTILE[1],"x":HOSTILE[2]}));
+    let mut src = batch(2, 0);
+    src["sources"][0]["path"] = json!(HOSTILE[1]);
+    records[1] = src;
+    let md = stdout_of(&["--top", "4"], ndjson(&records)).to_lowercase();
+    for tag in ["<script", "<img", "<svg", "</style"] {
+        let outside_code = md.split('`').step_by(2).any(|prose| prose.contains(tag));
+        assert!(!outside_code, "{tag} outside a code span in markdown: {md}");
+    }
+    let html = stdout_of(&["-f", "html", "--top", "4"], ndjson(&records));
+    let lower = html.to_lowercase();
+    assert!(!lower.contains("<script"), "a script element got through");
+    assert!(!lower.contains("<img"), "an img element got through");
+    assert!(!lower.contains("<svg onload"), "an svg handler got through");
+    assert!(
+        !lower.contains("</style><"),
+        "the style element was closed early"
+    );
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert!(html.contains("&quot;&gt;&lt;img src=x onerror=alert(2)&gt;"));
+    assert!(
+        html.contains("default-src 'none'"),
+        "the page forbids scripts"
+    );
+}

@@ -1,0 +1,207 @@
+//! Golden tests: triage-render's output for the reference's Monday example
+//! (examples/monday.ndjson through the real parse, group and score), in
+//! every format, byte for byte. `UPDATE_GOLDEN=1 cargo test --test
+//! render_golden` rewrites the golden files after a deliberate change.
+
+mod common;
+
+use std::path::Path;
+
+use common::{changes_before_monday, fixture, ok, render, scored_monday};
+
+fn check_golden(format: &str, file: &str) {
+    check_golden_of(scored_monday(), format, file);
+}
+
+fn check_golden_of(input: Vec<u8>, format: &str, file: &str) {
+    let out = render()
+        .args(["--format", format])
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(file);
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&path, &out.stdout).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (UPDATE_GOLDEN=1 creates it)", path.display()));
+    let got = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        got == want,
+        "{format} output differs from {}; if the change is deliberate, rerun with UPDATE_GOLDEN=1\n--- got ---\n{got}",
+        path.display()
+    );
+}
+
+#[test]
+fn markdown_matches_golden() {
+    check_golden("md", "monday.md");
+}
+
+#[test]
+fn json_matches_golden() {
+    check_golden("json", "monday.json");
+}
+
+#[test]
+fn csv_matches_golden() {
+    check_golden("csv", "monday.csv");
+}
+
+#[test]
+fn html_matches_golden() {
+    check_golden("html", "monday.html");
+}
+
+#[test]
+fn table_matches_golden() {
+    check_golden("table", "monday.txt");
+}
+
+#[test]
+fn comparison_matches_golden_in_every_format() {
+    for (format, ext) in [
+        ("md", "md"),
+        ("json", "json"),
+        ("csv", "csv"),
+        ("html", "html"),
+        ("table", "txt"),
+    ] {
+        check_golden_of(
+            changes_before_monday(),
+            format,
+            &format!("compare-before-monday.{ext}"),
+        );
+    }
+}
+
+/// The comparison report says what the reference's published one says:
+/// each of its table rows and list items, word for word (ours may add
+/// headlines the reference missed, such as unrecovered changes).
+#[test]
+fn comparison_has_the_reference_reports_rows() {
+    let reference = std::fs::read_to_string(fixture("reference-compare-before-after.md")).unwrap();
+    let out = render()
+        .write_stdin(changes_before_monday())
+        .output()
+        .unwrap();
+    let ours = String::from_utf8(out.stdout).unwrap();
+    let mut checked = 0;
+    for line in reference.lines() {
+        let row = line.starts_with("| ") && !line.starts_with("| Metric");
+        let row = row && !line.starts_with("| Classification") && !line.starts_with("| Pattern");
+        if row || line.starts_with("- ") {
+            assert!(ours.contains(line), "missing: {line}\n--- ours ---\n{ours}");
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 22);
+}
+
+/// The numbers in a metrics row: "11 event(s) across 3 run(s)" → [11, 3].
+fn numbers(s: &str) -> Vec<String> {
+    s.split(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .map(|t| t.trim_matches('.'))
+        .filter(|t| !t.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// A pattern section of a report: heading, category and (metric, numbers).
+type Section = (String, String, Vec<(String, Vec<String>)>);
+
+fn sections(md: &str) -> Vec<Section> {
+    md.split("\n## #")
+        .skip(1)
+        .map(|sec| {
+            let heading = sec.lines().next().unwrap().to_string();
+            let category = sec
+                .lines()
+                .find_map(|l| l.strip_prefix("**Category:** "))
+                .unwrap()
+                .to_string();
+            let metrics = sec
+                .lines()
+                .filter(|l| l.starts_with("| ") && !l.starts_with("| Metric"))
+                .map(|l| {
+                    let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+                    (cells[1].to_string(), numbers(cells[2]))
+                })
+                .collect();
+            (heading, category, metrics)
+        })
+        .collect()
+}
+
+/// Our markdown report on a reference example has the same patterns, in
+/// the same order, with the same numbers as the reference's published one.
+fn check_reference_numbers(scored: Vec<u8>, reference: &str, patterns: usize) {
+    let reference = std::fs::read_to_string(fixture(reference)).unwrap();
+    let out = render().write_stdin(scored).output().unwrap();
+    let ours = String::from_utf8(out.stdout).unwrap();
+    let (want, got) = (sections(&reference), sections(&ours));
+    assert_eq!(want.len(), patterns);
+    assert_eq!(got, want);
+    let generated = |s: &str| {
+        s.lines()
+            .find(|l| l.starts_with("Generated: "))
+            .map(str::to_string)
+    };
+    assert_eq!(generated(&ours), generated(&reference));
+}
+
+#[test]
+fn markdown_has_the_reference_reports_numbers() {
+    check_reference_numbers(scored_monday(), "reference-monday-report.md", 3);
+}
+
+#[test]
+fn markdown_has_the_reference_reports_numbers_on_seed42() {
+    let path = fixture("seed42.ndjson");
+    let events = ok("triage-parse", &[path.to_str().unwrap()], b"");
+    let scored = ok("triage-score", &[], &ok("triage-group", &[], &events));
+    check_reference_numbers(scored, "reference-seed42-report.md", 3);
+}
+
+/// `triage report` renders in-process: a report built from the scored
+/// records as values gives the same markdown as the binary.
+#[test]
+fn in_process_render_equals_the_binary() {
+    use triage::record::{Batch, Pattern};
+    use triage::render::{self, RenderOptions, Report};
+    use triage::timestamp::Timestamp;
+
+    let scored = scored_monday();
+    let mut batch = None;
+    let mut patterns = Vec::new();
+    for line in String::from_utf8(scored.clone()).unwrap().lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        match v["kind"].as_str() {
+            Some("batch") => batch = Some(serde_json::from_value::<Batch>(v).unwrap()),
+            Some("pattern") => patterns.push(serde_json::from_value::<Pattern>(v).unwrap()),
+            _ => {}
+        }
+    }
+    let report = Report::from_scored(batch.unwrap(), patterns);
+    let opts = RenderOptions {
+        generated: Timestamp::from_unix_nanos(
+            common::EPOCH.parse::<i128>().unwrap() * 1_000_000_000,
+        ),
+        ..RenderOptions::default()
+    };
+    let mut ours = Vec::new();
+    render::render(&report, &opts, &mut ours).unwrap();
+    let binary = render().write_stdin(scored).output().unwrap().stdout;
+    assert_eq!(
+        String::from_utf8(ours).unwrap(),
+        String::from_utf8(binary).unwrap()
+    );
+}

@@ -1,0 +1,104 @@
+//! The `triage` command: report equals the four-stage pipeline, compare
+//! renders triage-diff and gates like it, `triage X` runs triage-X.
+
+mod common;
+
+use common::*;
+
+fn with_date(bin: &str, args: &[&str], stdin: &[u8]) -> (i32, Vec<u8>, String) {
+    let out = assert_cmd::Command::cargo_bin(bin)
+        .unwrap()
+        .args(args)
+        .env("SOURCE_DATE_EPOCH", "1777000000")
+        .write_stdin(stdin.to_vec())
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        out.stdout,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn report_equals_the_four_stage_pipeline_in_every_format() {
+    let traces = ok(
+        "triage-gen",
+        &["-n", "5000", "-r", "12", "--messy", "--seed", "4"],
+        b"",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("runs.ndjson");
+    std::fs::write(&file, &traces).unwrap();
+    let f = file.to_str().unwrap();
+    let scored = ok(
+        "triage-score",
+        &[],
+        &ok("triage-group", &[], &ok("triage-parse", &["-q", f], b"")),
+    );
+    for format in ["md", "json", "csv", "html"] {
+        let (code, one, _) = with_date(
+            "triage",
+            &["report", "--format", format, "--top", "5", f],
+            b"",
+        );
+        assert_eq!(code, 0);
+        let (_, four, _) = with_date(
+            "triage-render",
+            &["--format", format, "--top", "5"],
+            &scored,
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&one),
+            String::from_utf8_lossy(&four),
+            "{format}"
+        );
+    }
+}
+
+#[test]
+fn report_reads_the_reference_muscle_memory() {
+    let (code, out, _) = with_date(
+        "triage",
+        &["report", "examples/monday.ndjson", "--top", "2"],
+        b"",
+    );
+    assert_eq!(code, 0);
+    let md = String::from_utf8(out).unwrap();
+    assert!(md.contains("## #2 - [executor] call_external_api"));
+    assert!(!md.contains("## #3"));
+    assert!(md.contains("**13.00**"));
+}
+
+#[test]
+fn compare_renders_and_gates() {
+    let (code, out, err) = with_date(
+        "triage",
+        &[
+            "compare",
+            "--fail-on",
+            "new",
+            "examples/before.ndjson",
+            "examples/monday.ndjson",
+        ],
+        b"",
+    );
+    assert_eq!(code, 1, "{err}");
+    let md = String::from_utf8(out).unwrap();
+    assert!(
+        md.contains("| Failure events | 27 | 19 | down 30% |"),
+        "{md}"
+    );
+    assert!(md.contains("| Mean final score | 7.10 | 8.40 | +1.30 |"));
+    assert!(err.contains("new pattern: [executor] call_external_api"));
+}
+
+#[test]
+fn triage_x_runs_triage_x() {
+    let (code, out, _) = run("triage", &["parse", "examples/monday.ndjson"], b"");
+    assert_eq!(code, 0);
+    assert_eq!(of_kind(&records(&out), "event").len(), 28);
+    let (code, _, err) = run("triage", &["frobnicate"], b"");
+    assert_eq!(code, 2);
+    assert!(err.contains("not a triage command"), "{err}");
+}
