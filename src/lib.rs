@@ -7,6 +7,7 @@ pub mod cli;
 pub mod cmd;
 pub mod config;
 pub mod diff;
+pub mod explain;
 pub mod group;
 pub mod json_scan;
 pub mod ndjson;

@@ -5,7 +5,8 @@ complete -c triage-diff -s f -l format -d 'Trace format of raw input files' -r -
 ndjson\t'agent-triage TraceEvent lines (.ndjson, .jsonl)'
 otel\t'agent-triage\'s minimal span JSON: a list of spans or {"spans": [...]}'
 otlp\t'OTLP/HTTP JSON trace requests, one per file or one per line'
-taubench\t'τ-bench trajectory files: a list of runs with `traj` and `reward`'"
+taubench\t'τ-bench trajectory files: a list of runs with `traj` and `reward`'
+whowhen\t'Who&When benchmark runs: one JSON object with a `history` per file'"
 complete -c triage-diff -l generate -d 'Print this tool\'s man page or shell completions and exit' -r -f -a "man\t''
 bash\t''
 zsh\t''

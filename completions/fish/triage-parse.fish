@@ -2,7 +2,8 @@ complete -c triage-parse -s f -l format -d 'Input format; `auto` decides per fil
 ndjson\t'agent-triage TraceEvent lines (.ndjson, .jsonl)'
 otel\t'agent-triage\'s minimal span JSON: a list of spans or {"spans": [...]}'
 otlp\t'OTLP/HTTP JSON trace requests, one per file or one per line'
-taubench\t'τ-bench trajectory files: a list of runs with `traj` and `reward`'"
+taubench\t'τ-bench trajectory files: a list of runs with `traj` and `reward`'
+whowhen\t'Who&When benchmark runs: one JSON object with a `history` per file'"
 complete -c triage-parse -l since -d 'Keep only events at or after this time (RFC 3339 or YYYY-MM-DD)' -r
 complete -c triage-parse -l until -d 'Keep only events before this time (RFC 3339 or YYYY-MM-DD)' -r
 complete -c triage-parse -l max-text -d 'Cut input and output texts to this many bytes (their digest covers the whole)' -r

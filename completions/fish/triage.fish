@@ -34,7 +34,8 @@ complete -c triage -n "__fish_triage_using_subcommand report" -l input-format -d
 ndjson\t'agent-triage TraceEvent lines (.ndjson, .jsonl)'
 otel\t'agent-triage\'s minimal span JSON: a list of spans or {"spans": [...]}'
 otlp\t'OTLP/HTTP JSON trace requests, one per file or one per line'
-taubench\t'τ-bench trajectory files: a list of runs with `traj` and `reward`'"
+taubench\t'τ-bench trajectory files: a list of runs with `traj` and `reward`'
+whowhen\t'Who&When benchmark runs: one JSON object with a `history` per file'"
 complete -c triage -n "__fish_triage_using_subcommand report" -s f -l format -d 'Output format' -r -f -a "md\t'The morning report as markdown'
 table\t'A table for the terminal'
 html\t'A self-contained HTML dashboard'
@@ -58,7 +59,8 @@ complete -c triage -n "__fish_triage_using_subcommand compare" -l input-format -
 ndjson\t'agent-triage TraceEvent lines (.ndjson, .jsonl)'
 otel\t'agent-triage\'s minimal span JSON: a list of spans or {"spans": [...]}'
 otlp\t'OTLP/HTTP JSON trace requests, one per file or one per line'
-taubench\t'τ-bench trajectory files: a list of runs with `traj` and `reward`'"
+taubench\t'τ-bench trajectory files: a list of runs with `traj` and `reward`'
+whowhen\t'Who&When benchmark runs: one JSON object with a `history` per file'"
 complete -c triage -n "__fish_triage_using_subcommand compare" -s f -l format -d 'Output format' -r -f -a "md\t'The morning report as markdown'
 table\t'A table for the terminal'
 html\t'A self-contained HTML dashboard'

@@ -29,8 +29,9 @@ pub fn detect(path: Option<&Path>, head: &[u8]) -> Format {
     if shape.is_span_list() {
         return Format::Otel;
     }
-    // Who&When files (an object with "history" and "mistake_agent" or
-    // "question") become Format::Whowhen here once that adapter lands.
+    if shape.is_whowhen() {
+        return Format::Whowhen;
+    }
     Format::Ndjson
 }
 
@@ -56,6 +57,14 @@ impl Shape {
     fn is_taubench(&self) -> bool {
         // A run's `traj` may lie past the bytes looked at, behind a long `info`.
         self.top_is_list && self.has("reward") && (self.has("traj") || self.cut)
+    }
+
+    /// A Who&When run: an object with a `history` and one of the benchmark's
+    /// own keys (or a `history` too long to see past).
+    fn is_whowhen(&self) -> bool {
+        !self.top_is_list
+            && self.has("history")
+            && (self.has("mistake_agent") || self.has("question") || self.cut)
     }
 
     fn is_span_list(&self) -> bool {
@@ -188,7 +197,7 @@ mod tests {
         );
         assert_eq!(
             at("t.json", r#"{"history":[],"question":"q"}"#),
-            Format::Ndjson
+            Format::Whowhen
         );
         assert_eq!(at("t.json", "garbage"), Format::Ndjson);
         assert_eq!(at("t.json", ""), Format::Ndjson);

@@ -8,6 +8,7 @@ pub mod otel;
 pub mod otlp;
 mod spans;
 pub mod taubench;
+pub mod whowhen;
 
 pub use detect::detect;
 
@@ -38,7 +39,8 @@ pub enum Format {
     Otlp,
     /// τ-bench trajectory files: a list of runs with `traj` and `reward`.
     Taubench,
-    // Whowhen (the Who&When benchmark's files) is added with its adapter.
+    /// Who&When benchmark runs: one JSON object with a `history` per file.
+    Whowhen,
 }
 
 impl Format {
@@ -49,6 +51,7 @@ impl Format {
             Format::Otel => "otel",
             Format::Otlp => "otlp",
             Format::Taubench => "taubench",
+            Format::Whowhen => "whowhen",
         }
     }
 }
@@ -122,6 +125,7 @@ fn read_detected(
         Format::Otel => otel::read(reader, sink)?,
         Format::Otlp => otlp::read(reader, sink)?,
         Format::Taubench => taubench::read(reader, sink)?,
+        Format::Whowhen => whowhen::read(reader, sink)?,
     }
     sink.end_source()?;
     Ok(())

@@ -1,6 +1,7 @@
 //! One module per binary: its clap `Args` and `run`.
 
 pub mod diff;
+pub mod explain;
 pub mod group;
 pub mod parse;
 pub mod render;

@@ -1,0 +1,10 @@
+complete -c triage-explain -l generate -d 'Print this tool\'s man page or shell completions and exit' -r -f -a "man\t''
+bash\t''
+zsh\t''
+fish\t''"
+complete -c triage-explain -l verdicts-only -d 'Write only the verdicts, not the findings behind them'
+complete -c triage-explain -l strict -d 'Stop at the first input that cannot be read, with exit status 2, instead of skipping it with a warning'
+complete -c triage-explain -s q -l quiet -d 'Print no warnings (errors are still printed)'
+complete -c triage-explain -l line-buffered -d 'Flush every record as soon as it is written (for `tail -f` pipelines)'
+complete -c triage-explain -s h -l help -d 'Print help'
+complete -c triage-explain -s V -l version -d 'Print version'

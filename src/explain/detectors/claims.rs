@@ -1,0 +1,472 @@
+//! Detectors of what agents claim: invented data, values with no source,
+//! success claimed without evidence, and giving up too early.
+
+use std::collections::BTreeSet;
+
+use super::{Hit, step_name};
+use crate::explain::text::{
+    find_phrase, has_code, numbers, quote_around, reads_as_empty, reads_as_no_op, values,
+};
+use crate::explain::view::RunView;
+
+/// Words with which an agent announces it will make data up instead of
+/// fetching it.
+const FABRICATION: &[&str] = &[
+    "simulate",
+    "simulating",
+    "simulated",
+    "hypothetical",
+    "let's assume",
+    "let us assume",
+    "we can assume",
+    "i will assume",
+    "assuming that",
+    "assume the",
+    "assume that",
+    "placeholder",
+    "dummy",
+    "mock data",
+    "sample data",
+    "example data",
+    "for demonstration",
+    "for illustration",
+    "illustrative",
+    "let's say",
+    "made-up",
+    "fictional",
+    "pretend",
+];
+
+/// Words before a fabrication phrase that turn it into a warning against it.
+const NEGATIONS: &[&str] = &["not ", "n't ", "never ", "avoid ", "without ", "no "];
+
+/// Words of a claim that the task is done or an answer is final.
+const CLAIMS: &[&str] = &[
+    "final answer",
+    "the answer is",
+    "task is complete",
+    "task has been completed",
+    "successfully completed",
+    "has been verified",
+    "have been verified",
+    "is confirmed",
+    "terminate",
+];
+
+/// Words of an agent giving up.
+const GIVING_UP: &[&str] = &[
+    "unable to",
+    "cannot proceed",
+    "can't proceed",
+    "not able to",
+    "give up",
+    "no further action",
+    "not possible to",
+];
+
+/// An agent announcing simulated, assumed or placeholder data.
+pub fn fabricated_data(run: &RunView) -> Vec<Hit> {
+    let mut hits = Vec::new();
+    for i in run.agent_steps() {
+        if Some(i) == run.task_index() {
+            continue;
+        }
+        let s = &run.steps[i];
+        let Some(phrase) = unnegated_phrase(&s.output, FABRICATION) else {
+            continue;
+        };
+        hits.push(Hit {
+            at: i,
+            category: "fabrication",
+            title: "made up data instead of fetching it".to_string(),
+            confidence: 0.7,
+            symptom: false,
+            evidence: vec![format!(
+                "{} says \"{}\"",
+                step_name(run, i),
+                quote_around(&s.output, phrase)
+            )],
+        });
+    }
+    hits
+}
+
+/// The first of `phrases` in `text` that is not negated just before it.
+fn unnegated_phrase<'p>(text: &str, phrases: &[&'p str]) -> Option<&'p str> {
+    let lower = text.to_ascii_lowercase();
+    phrases.iter().copied().find(|p| {
+        lower.match_indices(p).any(|(at, _)| {
+            let mut from = at.saturating_sub(12);
+            while !lower.is_char_boundary(from) {
+                from -= 1;
+            }
+            let before = &lower[from..at];
+            !NEGATIONS.iter().any(|n| before.contains(n))
+        })
+    })
+}
+
+/// Words of an agent reporting that it looked something up itself.
+const LOOKED_UP: &[&str] = &[
+    "i have reviewed",
+    "i reviewed",
+    "i have examined",
+    "i examined",
+    "i have visited",
+    "i visited",
+    "i have looked up",
+    "i looked up",
+    "i have searched",
+    "i searched",
+    "i have retrieved",
+    "i retrieved",
+    "i have accessed",
+    "i accessed",
+    "i have consulted",
+    "i consulted",
+    "i have gathered",
+    "i gathered",
+    "i have obtained",
+    "i obtained",
+    "i have located",
+    "i located",
+    "i have watched",
+    "i watched",
+    "i have listened",
+    "we have reviewed",
+    "we have searched",
+    "we have retrieved",
+    "after reviewing",
+    "upon reviewing",
+    "after examining",
+    "upon examining",
+    "after visiting",
+    "after searching",
+    "here is the data",
+    "here are the results",
+    "here is the information",
+];
+
+/// An agent that reports having looked something up when no tool ran for
+/// it: the step before is no tool's result and the message runs no code.
+pub fn claimed_lookup(run: &RunView) -> Vec<Hit> {
+    let mut hits = Vec::new();
+    for i in run.agent_steps() {
+        let s = &run.steps[i];
+        if i == 0 || Some(i) == run.task_index() || s.tool != "message" || has_code(&s.output) {
+            continue;
+        }
+        let before = &run.steps[i - 1];
+        let had_result = (run.is_environment(i - 1) || before.tool != "message")
+            && before.succeeded
+            && !reads_as_empty(&before.output)
+            && !reads_as_no_op(&before.output);
+        if had_result {
+            continue;
+        }
+        let Some(phrase) = find_phrase(&s.output, LOOKED_UP) else {
+            continue;
+        };
+        hits.push(Hit {
+            at: i,
+            category: "hallucinated_action",
+            title: "reports a lookup no tool performed".to_string(),
+            confidence: 0.5,
+            symptom: false,
+            evidence: vec![format!(
+                "{} says \"{}\" but no tool ran before it",
+                step_name(run, i),
+                quote_around(&s.output, phrase)
+            )],
+        });
+    }
+    hits
+}
+
+/// An agent message, not computed by code, that states two or more numbers
+/// found neither in the task nor in any earlier step.
+pub fn unsourced_values(run: &RunView) -> Vec<Hit> {
+    let mut known: BTreeSet<String> = run.given_values();
+    let mut hits = Vec::new();
+    for (i, s) in run.steps.iter().enumerate() {
+        let stated = numbers(&prose_of(&s.output));
+        // Pages and tool results bring new values by nature; only a
+        // message states them as its own.
+        let is_claim = s.tool == "message"
+            && !run.is_environment(i)
+            && Some(i) != run.task_index()
+            && !has_code(&s.output);
+        if is_claim {
+            let new: Vec<&String> = stated.iter().filter(|v| !known.contains(*v)).collect();
+            if new.len() >= 2 {
+                let shown: Vec<&str> = new.iter().take(4).map(|v| v.as_str()).collect();
+                hits.push(Hit {
+                    at: i,
+                    category: "unsupported_claim",
+                    title: "states values no earlier step produced".to_string(),
+                    confidence: 0.5,
+                    symptom: false,
+                    evidence: vec![format!(
+                        "{} states {} that neither the task nor any earlier step contains",
+                        step_name(run, i),
+                        shown.join(", ")
+                    )],
+                });
+            }
+        }
+        known.extend(values(&s.text()));
+    }
+    hits
+}
+
+/// A message without its code blocks: what the agent states, not computes.
+fn prose_of(text: &str) -> String {
+    text.split("```").step_by(2).collect::<Vec<_>>().join("\n")
+}
+
+/// The first claim of success or a final answer made right after a failed
+/// or empty tool reply.
+pub fn unverified_claim(run: &RunView) -> Vec<Hit> {
+    let mut last_tool: Option<usize> = None;
+    for (i, s) in run.steps.iter().enumerate() {
+        if run.is_environment(i) || s.is_tool() {
+            last_tool = Some(i);
+            continue;
+        }
+        if Some(i) == run.task_index() {
+            continue;
+        }
+        let Some(phrase) = find_phrase(&s.output, CLAIMS) else {
+            continue;
+        };
+        let bad_reply =
+            last_tool.filter(|&t| !run.steps[t].succeeded || reads_as_empty(&run.steps[t].output));
+        let Some(t) = bad_reply else { continue };
+        let why = format!(
+            "right after {} failed or returned nothing",
+            step_name(run, t)
+        );
+        return vec![Hit {
+            at: i,
+            category: "unverified_claim",
+            title: "claims success without evidence".to_string(),
+            confidence: 0.3,
+            symptom: false,
+            evidence: vec![format!(
+                "{} claims \"{}\" {why}",
+                step_name(run, i),
+                quote_around(&s.output, phrase)
+            )],
+        }];
+    }
+    Vec::new()
+}
+
+/// A failed run whose last agent step gives up, or ends right after a
+/// failed or empty reply.
+pub fn premature_termination(run: &RunView) -> Vec<Hit> {
+    if !run.failed() {
+        return Vec::new();
+    }
+    let Some(last) = run
+        .agent_steps()
+        .filter(|&i| !run.steps[i].is_tool())
+        .last()
+    else {
+        return Vec::new();
+    };
+    let s = &run.steps[last];
+    let reply_before = (0..last)
+        .rev()
+        .find(|&t| run.is_environment(t) || run.steps[t].is_tool());
+    let bad_reply =
+        reply_before.filter(|&t| !run.steps[t].succeeded || reads_as_empty(&run.steps[t].output));
+    let gave_up = find_phrase(&s.output, GIVING_UP);
+    let ends_run = last + 1 >= run.steps.len()
+        || run.steps[last + 1..]
+            .iter()
+            .all(|x| x.output.trim().len() < 40);
+    let why = match (gave_up, bad_reply) {
+        (Some(p), _) => format!(
+            "{} gives up: \"{}\"",
+            step_name(run, last),
+            quote_around(&s.output, p)
+        ),
+        (None, Some(t)) if ends_run => {
+            format!(
+                "the run ends at {} right after {} failed or returned nothing",
+                step_name(run, last),
+                step_name(run, t)
+            )
+        }
+        _ => return Vec::new(),
+    };
+    vec![Hit {
+        at: last,
+        category: "premature_termination",
+        title: "stopped before the task was done".to_string(),
+        confidence: 0.1,
+        symptom: false,
+        evidence: vec![why],
+    }]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::explain::view::tests::{run, step};
+
+    #[test]
+    fn simulated_data_is_fabrication_but_a_warning_is_not() {
+        let r = run(
+            vec![
+                step(
+                    0,
+                    "Planner",
+                    "message",
+                    true,
+                    "Do not assume the data; fetch it.",
+                ),
+                step(
+                    1,
+                    "Analyst",
+                    "message",
+                    true,
+                    "We must not simulate anything.",
+                ),
+                step(
+                    2,
+                    "Analyst",
+                    "message",
+                    true,
+                    "The download timed out, so let's simulate the numbers.",
+                ),
+            ],
+            "failed",
+        );
+        let hits = fabricated_data(&r);
+        assert_eq!(hits.iter().map(|h| h.at).collect::<Vec<_>>(), vec![2]);
+    }
+
+    #[test]
+    fn a_lookup_without_a_tool_is_hallucinated() {
+        let r = run(
+            vec![
+                step(0, "Planner", "message", true, "Find the exhibit's theme."),
+                step(
+                    1,
+                    "Historian",
+                    "message",
+                    true,
+                    "I have reviewed the museum's page: the theme is water.",
+                ),
+                step(
+                    2,
+                    "Coder",
+                    "message",
+                    true,
+                    "```python\nprint(search('exhibit'))\n```",
+                ),
+                step(
+                    3,
+                    "terminal",
+                    "code_execution",
+                    true,
+                    "exitcode: 0\nCode output: Exhibit: fire",
+                ),
+                step(
+                    4,
+                    "Checker",
+                    "message",
+                    true,
+                    "I have reviewed the results: the theme is fire.",
+                ),
+            ],
+            "failed",
+        );
+        assert_eq!(
+            claimed_lookup(&r).iter().map(|h| h.at).collect::<Vec<_>>(),
+            vec![1]
+        );
+    }
+
+    #[test]
+    fn values_from_nowhere_are_unsupported() {
+        let r = run(
+            vec![
+                step(
+                    0,
+                    "Planner",
+                    "message",
+                    true,
+                    "Find the sale prices of the two homes.",
+                ),
+                step(
+                    1,
+                    "Realtor",
+                    "message",
+                    true,
+                    "Home A sold for $850,000 and home B for $950,000.",
+                ),
+                step(
+                    2,
+                    "Checker",
+                    "message",
+                    true,
+                    "So B (950,000) sold for more than A (850,000).",
+                ),
+            ],
+            "failed",
+        );
+        let hits = unsourced_values(&r);
+        assert_eq!(hits.iter().map(|h| h.at).collect::<Vec<_>>(), vec![1]);
+    }
+
+    #[test]
+    fn a_claim_after_a_failure_is_unverified() {
+        let r = run(
+            vec![
+                step(0, "Planner", "message", true, "task"),
+                step(1, "Coder", "message", true, "```python\nrun()\n```"),
+                step(2, "terminal", "code_execution", false, "exitcode: 1"),
+                step(
+                    3,
+                    "Coder",
+                    "message",
+                    true,
+                    "The final answer is 12. TERMINATE",
+                ),
+            ],
+            "failed",
+        );
+        assert_eq!(unverified_claim(&r)[0].at, 3);
+        assert_eq!(premature_termination(&r)[0].at, 3);
+    }
+
+    #[test]
+    fn a_claim_after_good_evidence_is_fine() {
+        let r = run(
+            vec![
+                step(0, "Planner", "message", true, "task"),
+                step(1, "Coder", "message", true, "```python\nrun()\n```"),
+                step(
+                    2,
+                    "terminal",
+                    "code_execution",
+                    true,
+                    "exitcode: 0\nCode output: 12",
+                ),
+                step(
+                    3,
+                    "Coder",
+                    "message",
+                    true,
+                    "The final answer is 12. TERMINATE",
+                ),
+            ],
+            "succeeded",
+        );
+        assert!(unverified_claim(&r).is_empty());
+        assert!(premature_termination(&r).is_empty());
+    }
+}

@@ -1,0 +1,189 @@
+//! Detectors of what visibly went wrong at a tool: failed steps, calls the
+//! tool refused, and searches that came back empty.
+
+use super::{Hit, step_name};
+use crate::explain::text::{find_phrase, head, reads_as_empty};
+use crate::explain::view::RunView;
+
+/// Error texts that blame the call, not the tool: the caller passed bad
+/// arguments, used a name that does not exist or asked for a missing tool.
+const CALLER_FAULTS: &[&str] = &[
+    "nameerror",
+    "syntaxerror",
+    "indentationerror",
+    "keyerror",
+    "typeerror",
+    "attributeerror",
+    "indexerror",
+    "valueerror",
+    "modulenotfounderror",
+    "importerror",
+    "filenotfounderror",
+    "no such file",
+    "is not defined",
+    "unexpected keyword",
+    "missing required",
+    "invalid argument",
+    "validation error",
+    "bad request",
+];
+
+const UNKNOWN_TOOL: &[&str] = &[
+    "unknown tool",
+    "no such tool",
+    "tool not found",
+    "not a valid tool",
+];
+
+/// Every failed step, as a symptom.
+pub fn explicit_error(run: &RunView) -> Vec<Hit> {
+    run.steps
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| !s.succeeded)
+        .map(|(i, s)| {
+            let what = if s.error.is_empty() {
+                head(&s.output, 160)
+            } else {
+                head(&s.error, 160)
+            };
+            Hit {
+                at: i,
+                category: "error",
+                title: format!("{} failed", s.tool),
+                confidence: 0.9,
+                symptom: true,
+                evidence: vec![format!("{} failed: {what}", step_name(run, i))],
+            }
+        })
+        .collect()
+}
+
+/// A failed call whose error blames the call itself; the suspect is the
+/// step that made it (for a terminal's reply, the agent that wrote the code).
+pub fn bad_tool_call(run: &RunView) -> Vec<Hit> {
+    let mut hits = Vec::new();
+    for (i, s) in run.steps.iter().enumerate() {
+        if s.succeeded {
+            continue;
+        }
+        let text = format!("{}\n{}", s.error, s.output);
+        let (category, phrase) = match find_phrase(&text, UNKNOWN_TOOL) {
+            Some(p) => ("unknown_tool", p),
+            None => match find_phrase(&text, CALLER_FAULTS) {
+                Some(p) => ("bad_tool_call", p),
+                None => continue,
+            },
+        };
+        let by = run.actor_of(i);
+        let mut evidence = vec![format!(
+            "{} made the call that failed at {} with \"{phrase}\": the call, not the tool, was wrong",
+            step_name(run, by),
+            step_name(run, i)
+        )];
+        // A call fixed by a later one did not sink the run by itself.
+        let recovered = run.recovered(i);
+        if recovered {
+            evidence.push(
+                "a later call of the same tool succeeded, so the failure was recovered".to_string(),
+            );
+        }
+        hits.push(Hit {
+            at: by,
+            category,
+            title: format!("a call the tool refused ({phrase})"),
+            confidence: if recovered { 0.3 } else { 0.6 },
+            symptom: false,
+            evidence,
+        });
+    }
+    hits
+}
+
+/// A tool reply that holds nothing (an empty list, "not found"): a symptom
+/// at the reply, and a suspect at the step that asked.
+pub fn empty_retrieval(run: &RunView) -> Vec<Hit> {
+    let mut hits = Vec::new();
+    for (i, s) in run.steps.iter().enumerate() {
+        let is_reply = run.is_environment(i) || s.is_tool();
+        if !s.succeeded || !is_reply || !reads_as_empty(&s.output) {
+            continue;
+        }
+        let seen = format!(
+            "{} returned nothing: {}",
+            step_name(run, i),
+            head(&s.output, 120)
+        );
+        hits.push(Hit {
+            at: i,
+            category: "empty_retrieval",
+            title: "a tool returned nothing".to_string(),
+            confidence: 0.5,
+            symptom: true,
+            evidence: vec![seen.clone()],
+        });
+        let by = run.actor_of(i);
+        if by != i {
+            hits.push(Hit {
+                at: by,
+                category: "empty_retrieval",
+                title: "asked for something that came back empty".to_string(),
+                confidence: 0.35,
+                symptom: false,
+                evidence: vec![seen, format!("{} asked for it", step_name(run, by))],
+            });
+        }
+    }
+    hits
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::explain::view::tests::{run, step};
+
+    fn coder_run(reply_ok: bool, reply: &str) -> RunView {
+        run(
+            vec![
+                step(0, "Planner", "message", true, "task"),
+                step(1, "Coder", "message", true, "```python\nprint(x)\n```"),
+                step(2, "terminal", "code_execution", reply_ok, reply),
+            ],
+            "failed",
+        )
+    }
+
+    #[test]
+    fn failed_steps_are_symptoms() {
+        let hits = explicit_error(&coder_run(false, "exitcode: 1\nTraceback"));
+        assert_eq!(hits.len(), 1);
+        assert!(hits[0].symptom);
+        assert_eq!(hits[0].at, 2);
+    }
+
+    #[test]
+    fn a_name_error_blames_the_code_author() {
+        let hits = bad_tool_call(&coder_run(false, "NameError: name 'x' is not defined"));
+        assert_eq!(hits.len(), 1);
+        assert_eq!(hits[0].at, 1);
+        assert!(!hits[0].symptom);
+    }
+
+    #[test]
+    fn a_timeout_is_not_a_bad_call() {
+        assert!(bad_tool_call(&coder_run(false, "exitcode: 124 Timeout")).is_empty());
+    }
+
+    #[test]
+    fn empty_results_point_at_the_asker() {
+        let hits = empty_retrieval(&coder_run(
+            true,
+            "exitcode: 0 (execution succeeded)\nCode output: []",
+        ));
+        assert_eq!(
+            hits.iter().map(|h| (h.at, h.symptom)).collect::<Vec<_>>(),
+            vec![(2, true), (1, false)]
+        );
+        assert!(empty_retrieval(&coder_run(true, "Code output: 42")).is_empty());
+    }
+}

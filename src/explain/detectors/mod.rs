@@ -1,0 +1,119 @@
+//! The detector table: every detector triage-explain runs, in one place,
+//! and the `Hit` a detector returns before the framework names it.
+//!
+//! Adding a detector is one function (in the file of its theme), one row in
+//! [`DETECTORS`], a unit test beside it and a row in the README's table.
+
+mod claims;
+mod errors;
+mod flow;
+
+use super::view::RunView;
+
+/// What a detector saw at one step; the framework turns it into a
+/// `finding` record with the run, step, agent and detector name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    /// Index into `RunView::steps`.
+    pub at: usize,
+    pub category: &'static str,
+    pub title: String,
+    /// Orders candidates; not a probability.
+    pub confidence: f64,
+    /// True for what went visibly wrong, false for a suspected cause.
+    pub symptom: bool,
+    pub evidence: Vec<String>,
+}
+
+/// A detector: a small function over a read-only view of one run.
+pub struct Detector {
+    pub name: &'static str,
+    /// What it looks for, in one line (for --list-detectors and the README).
+    pub about: &'static str,
+    pub detect: fn(&RunView) -> Vec<Hit>,
+}
+
+/// Every detector, in the order their findings are written.
+pub static DETECTORS: &[Detector] = &[
+    Detector {
+        name: "explicit_error",
+        about: "a step that failed: an error, an exception, a non-zero exit (symptom)",
+        detect: errors::explicit_error,
+    },
+    Detector {
+        name: "bad_tool_call",
+        about: "a tool call the tool refused: bad arguments, undefined names, an unknown tool",
+        detect: errors::bad_tool_call,
+    },
+    Detector {
+        name: "empty_retrieval",
+        about: "a search or tool that returned nothing, and the step that asked for it",
+        detect: errors::empty_retrieval,
+    },
+    Detector {
+        name: "repeated_call",
+        about: "the same call or message repeated with the same result (a loop)",
+        detect: flow::repeated_call,
+    },
+    Detector {
+        name: "fabricated_data",
+        about: "an agent that simulates, assumes or invents the data it should have fetched",
+        detect: claims::fabricated_data,
+    },
+    Detector {
+        name: "unsourced_values",
+        about: "specific values stated as facts that no earlier step or the task contains",
+        detect: claims::unsourced_values,
+    },
+    Detector {
+        name: "claimed_lookup",
+        about: "an agent reporting a lookup (reviewed, searched, visited) that no tool performed",
+        detect: claims::claimed_lookup,
+    },
+    Detector {
+        name: "unverified_claim",
+        about: "a claim of success or a final answer after a failure or without any evidence",
+        detect: claims::unverified_claim,
+    },
+    Detector {
+        name: "premature_termination",
+        about: "a failed run that ends right after an error, an empty result or giving up",
+        detect: claims::premature_termination,
+    },
+    Detector {
+        name: "value_provenance",
+        about: "a value produced at one step and reused verbatim in a failing step",
+        detect: flow::value_provenance,
+    },
+    Detector {
+        name: "point_of_no_return",
+        about: "the first irreversible action (write, booking, deletion, payment) of a failed run",
+        detect: flow::point_of_no_return,
+    },
+    Detector {
+        name: "prompt_injection",
+        about: "instructions inside tool or retrieved text that an agent then follows",
+        detect: flow::prompt_injection,
+    },
+    Detector {
+        name: "ignored_instruction",
+        about: "an agent that sets aside the plan or an earlier instruction",
+        detect: flow::ignored_instruction,
+    },
+    Detector {
+        name: "lossy_handoff",
+        about: "a handoff to another agent that drops every specific of the task",
+        detect: flow::lossy_handoff,
+    },
+    Detector {
+        name: "first_action",
+        about: "the first action after the task of a failed run: a weak prior when nothing else explains it",
+        detect: flow::first_action,
+    },
+];
+
+/// A sentence naming a step for evidence: `step 4 (Verification_Expert)`.
+pub fn step_name(run: &RunView, i: usize) -> String {
+    let s = &run.steps[i];
+    format!("step {} ({})", s.step, s.agent)
+}

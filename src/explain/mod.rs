@@ -1,0 +1,144 @@
+//! triage-explain's logic: run every detector over one run, turn their hits
+//! into `finding` records and trace a failed run back to a `verdict`.
+
+pub mod detectors;
+pub mod text;
+pub mod view;
+pub mod walkback;
+
+use crate::record::{Finding, Verdict};
+use detectors::DETECTORS;
+use view::RunView;
+
+/// What triage-explain says about one run.
+#[derive(Debug, Clone, Default)]
+pub struct Explanation {
+    /// In step order; for one step, in the detector table's order.
+    pub findings: Vec<Finding>,
+    /// Present for failed runs only.
+    pub verdict: Option<Verdict>,
+}
+
+/// Runs the detectors over `run` and, when it failed, walks back to its
+/// verdict.
+pub fn explain(run: &RunView) -> Explanation {
+    let mut hits: Vec<walkback::NamedHit<'static>> = Vec::new();
+    for d in DETECTORS {
+        hits.extend((d.detect)(run).into_iter().map(|h| (d.name, h)));
+    }
+    hits.sort_by_key(|h| h.1.at);
+    let findings = hits.iter().map(|(name, h)| finding(run, name, h)).collect();
+    let verdict = run.failed().then(|| walkback::verdict(run, &hits));
+    Explanation { findings, verdict }
+}
+
+fn finding(run: &RunView, detector: &str, h: &detectors::Hit) -> Finding {
+    let s = &run.steps[h.at];
+    Finding {
+        kind: "finding".into(),
+        run_id: run.run_id.clone(),
+        step: s.step,
+        agent_id: s.agent.clone(),
+        category: h.category.to_string(),
+        title: h.title.clone(),
+        detector: detector.to_string(),
+        confidence: h.confidence,
+        symptom: h.symptom,
+        evidence: h.evidence.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use view::tests::{run, step};
+
+    #[test]
+    fn a_healthy_successful_run_has_no_findings() {
+        let r = run(
+            vec![
+                step(
+                    0,
+                    "Planner",
+                    "message",
+                    true,
+                    "Count the stops between A and B as of 2023.",
+                ),
+                step(
+                    1,
+                    "Coder",
+                    "message",
+                    true,
+                    "```python\nprint(len(stops))\n```",
+                ),
+                step(
+                    2,
+                    "terminal",
+                    "code_execution",
+                    true,
+                    "exitcode: 0 (execution succeeded)\nCode output: 12",
+                ),
+                step(
+                    3,
+                    "Checker",
+                    "message",
+                    true,
+                    "The script counted 12 stops, which matches the timetable.",
+                ),
+                step(4, "Checker", "message", true, "TERMINATE"),
+            ],
+            "succeeded",
+        );
+        let e = explain(&r);
+        assert!(e.findings.is_empty(), "{:?}", e.findings);
+        assert!(e.verdict.is_none());
+    }
+
+    #[test]
+    fn a_failed_run_gets_a_verdict_with_candidates() {
+        let r = run(
+            vec![
+                step(0, "Planner", "message", true, "task"),
+                step(1, "Coder", "message", true, "```python\nprint(x)\n```"),
+                step(
+                    2,
+                    "terminal",
+                    "code_execution",
+                    false,
+                    "NameError: name 'x' is not defined",
+                ),
+            ],
+            "failed",
+        );
+        let v = explain(&r).verdict.unwrap();
+        assert_eq!((v.agent_id.as_str(), v.step), ("Coder", 1));
+        assert_eq!(v.blame, "agent");
+        assert!(!v.candidates.is_empty() && v.candidates.len() <= 3);
+        assert_eq!(v.candidates[0].step, v.step);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn no_run_makes_explain_panic(
+            texts in proptest::collection::vec(("[a-c]{0,2}", "\\PC{0,80}", proptest::bool::ANY, 0..3usize), 0..12),
+            failed in proptest::bool::ANY,
+        ) {
+            let tools = ["message", "code_execution", "search"];
+            let steps = texts
+                .iter()
+                .enumerate()
+                .map(|(i, (agent, text, ok, tool))| step(i as u64, agent, tools[*tool], *ok, text))
+                .collect();
+            let e = explain(&run(steps, if failed { "failed" } else { "succeeded" }));
+            proptest::prop_assert_eq!(e.verdict.is_some(), failed);
+        }
+    }
+
+    #[test]
+    fn every_detector_has_a_unique_name() {
+        let mut names: Vec<&str> = DETECTORS.iter().map(|d| d.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), DETECTORS.len());
+    }
+}

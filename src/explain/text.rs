@@ -1,0 +1,203 @@
+//! Text tests detectors share: salient values in a text, phrase matching
+//! and short quotes for evidence sentences.
+
+use std::collections::BTreeSet;
+
+/// The specific values a text states: numbers with two or more digits
+/// (thousands separators dropped), quoted strings and URLs. These are what
+/// travels verbatim from one step to the next.
+pub fn values(text: &str) -> BTreeSet<String> {
+    let mut out = numbers(text);
+    quoted(text, &mut out);
+    for word in text.split_whitespace() {
+        if word.starts_with("http://") || word.starts_with("https://") {
+            let url = word.trim_end_matches(|c: char| ",.;:)]>\"'".contains(c));
+            out.insert(url.to_string());
+        }
+    }
+    out
+}
+
+/// The numbers of two or more digits a text states, without thousands
+/// separators.
+pub fn numbers(text: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let inside_word = i > 0 && (bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_');
+        if !bytes[i].is_ascii_digit() || inside_word {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let mut digits = String::new();
+        while i < bytes.len() {
+            let b = bytes[i];
+            let separator =
+                (b == b',' || b == b'.') && i + 1 < bytes.len() && bytes[i + 1].is_ascii_digit();
+            if b.is_ascii_digit() {
+                digits.push(b as char);
+            } else if separator && b == b'.' {
+                digits.push('.');
+            } else if !separator {
+                break;
+            }
+            i += 1;
+        }
+        let alone = i >= bytes.len() || !bytes[i].is_ascii_alphabetic();
+        if alone && digits.chars().filter(char::is_ascii_digit).count() >= 2 && start < bytes.len()
+        {
+            out.insert(digits);
+        }
+    }
+    out
+}
+
+fn quoted(text: &str, out: &mut BTreeSet<String>) {
+    for quote in ['"', '“'] {
+        let close = if quote == '“' { '”' } else { '"' };
+        let mut rest = text;
+        while let Some(a) = rest.find(quote) {
+            let after = &rest[a + quote.len_utf8()..];
+            let Some(b) = after.find(close) else { break };
+            let inner = after[..b].trim();
+            if (3..=80).contains(&inner.chars().count()) && !inner.contains('\n') {
+                out.insert(inner.to_lowercase());
+            }
+            rest = &after[b + close.len_utf8()..];
+        }
+    }
+}
+
+/// The first of `phrases` found in `text` (ASCII case-insensitive).
+pub fn find_phrase<'p>(text: &str, phrases: &[&'p str]) -> Option<&'p str> {
+    let lower = text.to_ascii_lowercase();
+    phrases.iter().copied().find(|p| lower.contains(p))
+}
+
+/// A short quote of `text` around its first match of `phrase`, for
+/// evidence sentences.
+pub fn quote_around(text: &str, phrase: &str) -> String {
+    let lower = text.to_ascii_lowercase();
+    let at = lower.find(phrase).unwrap_or(0);
+    let start = floor_boundary(text, at.saturating_sub(60));
+    let end = floor_boundary(text, (at + phrase.len() + 60).min(text.len()));
+    let mut q: String = text[start..end]
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    if start > 0 {
+        q.insert(0, '…');
+    }
+    if end < text.len() {
+        q.push('…');
+    }
+    q
+}
+
+/// The start of `text`, on one line, for evidence sentences.
+pub fn head(text: &str, max_chars: usize) -> String {
+    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() <= max_chars {
+        return one_line;
+    }
+    let mut s: String = one_line.chars().take(max_chars).collect();
+    s.push('…');
+    s
+}
+
+fn floor_boundary(text: &str, mut i: usize) -> usize {
+    while i > 0 && !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// True when a message contains code meant to be run.
+pub fn has_code(text: &str) -> bool {
+    text.contains("```")
+}
+
+/// True when a tool's output is empty or says nothing was found.
+pub fn reads_as_empty(output: &str) -> bool {
+    let body = output
+        .rsplit_once("Code output:")
+        .map_or(output, |(_, b)| b)
+        .trim();
+    let body = body.trim_matches(|c: char| c.is_whitespace() || c == '\'' || c == '"');
+    if matches!(
+        body,
+        "" | "[]" | "{}" | "None" | "null" | "()" | "nan" | "NaN"
+    ) {
+        return true;
+    }
+    body.len() < 300
+        && find_phrase(
+            body,
+            &[
+                "no results",
+                "not found",
+                "no data",
+                "could not find",
+                "nothing found",
+                "0 results",
+                "no matches",
+            ],
+        )
+        .is_some()
+}
+
+/// True when an executor says it had nothing to run.
+pub fn reads_as_no_op(output: &str) -> bool {
+    output.len() < 400
+        && find_phrase(
+            output,
+            &[
+                "there is no code",
+                "no code to execute",
+                "nothing to execute",
+            ],
+        )
+        .is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_numbers_quotes_and_urls() {
+        let v = values(
+            "It sold for $850,000 in 2022 (see https://x.org/a.) and \"Komo Mai\" won, 7 times",
+        );
+        assert!(v.contains("850000"));
+        assert!(v.contains("2022"));
+        assert!(v.contains("https://x.org/a"));
+        assert!(v.contains("komo mai"));
+        assert!(!v.contains("7"), "single digits are too common to trace");
+    }
+
+    #[test]
+    fn numbers_inside_identifiers_are_not_values() {
+        let v = values("tmp_code_f5efb26 and x2 and 3.14");
+        assert_eq!(v.into_iter().collect::<Vec<_>>(), vec!["3.14".to_string()]);
+    }
+
+    #[test]
+    fn empty_outputs() {
+        assert!(reads_as_empty(
+            "exitcode: 0 (execution succeeded)\nCode output: []\n"
+        ));
+        assert!(reads_as_empty("Population data not found."));
+        assert!(!reads_as_empty(
+            "exitcode: 0 (execution succeeded)\nCode output: 42\n"
+        ));
+    }
+
+    #[test]
+    fn quotes_are_short_and_on_one_line() {
+        let q = quote_around("a\nb let's simulate the data now", "simulate");
+        assert_eq!(q, "a b let's simulate the data now");
+    }
+}

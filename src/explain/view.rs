@@ -1,0 +1,274 @@
+//! The read-only view of one run that detectors work on: its steps in step
+//! order, who acted at each, and the run record.
+
+use serde::Deserialize;
+
+use crate::record::{EventView, RunRec};
+
+/// The event fields detectors read beyond those of `EventView`.
+#[derive(Deserialize, Debug, Clone, Default)]
+pub struct EventExtras {
+    #[serde(default)]
+    pub input: Option<String>,
+    #[serde(default)]
+    pub span_id: Option<String>,
+    #[serde(default)]
+    pub parent_span_id: Option<String>,
+    #[serde(default)]
+    pub span_kind: Option<String>,
+}
+
+/// One event of a run, as detectors see it.
+#[derive(Debug, Clone, Default)]
+pub struct Step {
+    pub step: u64,
+    pub agent: String,
+    pub tool: String,
+    pub span_kind: Option<String>,
+    pub succeeded: bool,
+    pub classification: Option<String>,
+    /// The error's type and message joined, empty when there is none.
+    pub error: String,
+    pub input: String,
+    pub output: String,
+    pub span_id: Option<String>,
+    pub parent_span_id: Option<String>,
+}
+
+impl Step {
+    /// Takes over the fields detectors read from a parsed event.
+    pub fn from_event(ev: &EventView<'_>, extras: EventExtras) -> Self {
+        let error = ev
+            .error
+            .as_ref()
+            .map(|e| {
+                let parts = [e.kind.as_deref(), e.message.as_deref()];
+                parts.into_iter().flatten().collect::<Vec<_>>().join(": ")
+            })
+            .unwrap_or_default();
+        Step {
+            step: ev.step,
+            agent: ev.agent_id.to_string(),
+            tool: ev.action_taken.tool_name.to_string(),
+            span_kind: extras.span_kind,
+            succeeded: !ev.is_failure(),
+            classification: ev.classification().map(str::to_string),
+            error,
+            input: extras.input.unwrap_or_default(),
+            output: ev.output.as_deref().unwrap_or("").to_string(),
+            span_id: extras.span_id,
+            parent_span_id: extras.parent_span_id,
+        }
+    }
+
+    /// True for an action on the outside world (a tool call, a page view)
+    /// rather than a message between agents.
+    pub fn is_tool(&self) -> bool {
+        match self.span_kind.as_deref() {
+            Some(kind) => matches!(kind, "tool" | "retrieval" | "memory"),
+            None => self.tool != "message",
+        }
+    }
+
+    /// Everything the step said or received, for text searches.
+    pub fn text(&self) -> String {
+        let mut t =
+            String::with_capacity(self.input.len() + self.output.len() + self.error.len() + 2);
+        for part in [&self.input, &self.output, &self.error] {
+            if !part.is_empty() {
+                t.push_str(part);
+                t.push('\n');
+            }
+        }
+        t
+    }
+}
+
+/// One run: its steps in step order and what the source said of it.
+#[derive(Debug, Clone, Default)]
+pub struct RunView {
+    pub run_id: String,
+    pub steps: Vec<Step>,
+    pub run: Option<RunRec>,
+    /// Per step: true when the step is a reply of the environment (a tool
+    /// whose "agent" never speaks), so its author is the step that asked.
+    environment: Vec<bool>,
+}
+
+impl RunView {
+    pub fn new(run_id: String, mut steps: Vec<Step>, run: Option<RunRec>) -> Self {
+        steps.sort_by_key(|s| s.step);
+        let environment = environment_replies(&steps);
+        RunView {
+            run_id,
+            steps,
+            run,
+            environment,
+        }
+    }
+
+    /// The user's goal: the run record's task, else the first step's text.
+    pub fn task(&self) -> &str {
+        match self.run.as_ref().and_then(|r| r.task.as_deref()) {
+            Some(t) => t,
+            None => self.steps.first().map_or("", |s| s.input_or_output()),
+        }
+    }
+
+    /// True when the run failed: so its run record says, or, without one,
+    /// when its last event failed.
+    pub fn failed(&self) -> bool {
+        match self.run.as_ref().map(|r| r.outcome.as_str()) {
+            Some("failed") => true,
+            Some("succeeded") => false,
+            _ => self.steps.last().is_some_and(|s| !s.succeeded),
+        }
+    }
+
+    /// True when step `i` (an index into `steps`) is a reply of the
+    /// environment rather than an agent's own action.
+    pub fn is_environment(&self, i: usize) -> bool {
+        self.environment.get(i).copied().unwrap_or(false)
+    }
+
+    /// The step responsible for step `i`: the step itself, or for an
+    /// environment reply the nearest earlier step of an agent.
+    pub fn actor_of(&self, i: usize) -> usize {
+        let mut j = i;
+        while self.is_environment(j) && j > 0 {
+            j -= 1;
+        }
+        if self.is_environment(j) { i } else { j }
+    }
+
+    /// Indexes of the steps agents took themselves (not environment replies).
+    pub fn agent_steps(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.steps.len()).filter(|&i| !self.is_environment(i))
+    }
+
+    /// Indexes of the steps of `agent`.
+    pub fn by_agent<'v>(&'v self, agent: &'v str) -> impl Iterator<Item = usize> + 'v {
+        (0..self.steps.len()).filter(move |&i| self.steps[i].agent == agent)
+    }
+
+    /// True when failed step `i` was recovered: a later step of the same
+    /// agent and tool succeeded with a non-empty result.
+    pub fn recovered(&self, i: usize) -> bool {
+        let failed = &self.steps[i];
+        self.steps[i + 1..].iter().any(|s| {
+            s.agent == failed.agent
+                && s.tool == failed.tool
+                && s.succeeded
+                && !super::text::reads_as_empty(&s.output)
+        })
+    }
+
+    /// The values the run was given: the task's and the task statement's.
+    /// A value among them is no step's own product.
+    pub fn given_values(&self) -> std::collections::BTreeSet<String> {
+        let mut v = super::text::values(self.task());
+        if let Some(t) = self.task_index() {
+            v.extend(super::text::values(&self.steps[t].text()));
+        }
+        v
+    }
+
+    /// The index of the step that is the task statement: the first step,
+    /// when it is an agent's message.
+    pub fn task_index(&self) -> Option<usize> {
+        (!self.steps.is_empty() && !self.is_environment(0) && !self.steps[0].is_tool()).then_some(0)
+    }
+}
+
+impl Step {
+    fn input_or_output(&self) -> &str {
+        if self.input.is_empty() {
+            &self.output
+        } else {
+            &self.input
+        }
+    }
+}
+
+/// Marks the steps of an executor (a code terminal and the like) that
+/// never speaks for itself: its steps are replies to whoever spoke before.
+/// An agent that calls tools under its own name is not an executor.
+fn environment_replies(steps: &[Step]) -> Vec<bool> {
+    let mut speaks = std::collections::HashSet::new();
+    for s in steps {
+        if !s.is_tool() {
+            speaks.insert(s.agent.as_str());
+        }
+    }
+    let executor = |s: &Step| {
+        let name = s.agent.to_ascii_lowercase();
+        s.tool == "code_execution"
+            || ["terminal", "executor", "computer", "environment"]
+                .iter()
+                .any(|w| name.contains(w))
+    };
+    steps
+        .iter()
+        .enumerate()
+        .map(|(i, s)| i > 0 && s.is_tool() && executor(s) && !speaks.contains(s.agent.as_str()))
+        .collect()
+}
+
+#[cfg(test)]
+pub mod tests {
+    use super::*;
+
+    /// A step for tests: `tool` "message" makes it a chat message.
+    pub fn step(i: u64, agent: &str, tool: &str, ok: bool, output: &str) -> Step {
+        Step {
+            step: i,
+            agent: agent.to_string(),
+            tool: tool.to_string(),
+            span_kind: Some(if tool == "message" { "message" } else { "tool" }.to_string()),
+            succeeded: ok,
+            output: output.to_string(),
+            ..Default::default()
+        }
+    }
+
+    pub fn run(steps: Vec<Step>, outcome: &str) -> RunView {
+        let rec = RunRec {
+            kind: "run".into(),
+            run_id: "r".to_string(),
+            outcome: outcome.to_string(),
+            task: Some("How many stops are between A and B as of 2023?".to_string()),
+            expected: None,
+            src: None,
+        };
+        RunView::new("r".to_string(), steps, Some(rec))
+    }
+
+    #[test]
+    fn terminal_replies_belong_to_the_agent_that_asked() {
+        let r = run(
+            vec![
+                step(0, "Planner", "message", true, "task"),
+                step(1, "Coder", "message", true, "```python\nprint(1)\n```"),
+                step(2, "terminal", "code_execution", false, "exitcode: 1"),
+            ],
+            "failed",
+        );
+        assert!(r.is_environment(2));
+        assert_eq!(r.actor_of(2), 1);
+        assert_eq!(r.actor_of(1), 1);
+        assert_eq!(r.agent_steps().collect::<Vec<_>>(), vec![0, 1]);
+    }
+
+    #[test]
+    fn an_agent_calling_a_tool_is_its_own_actor() {
+        let r = run(
+            vec![
+                step(0, "Planner", "message", true, "task"),
+                step(1, "Planner", "search", true, "results"),
+            ],
+            "failed",
+        );
+        assert!(!r.is_environment(1));
+        assert_eq!(r.actor_of(1), 1);
+    }
+}

@@ -1,0 +1,334 @@
+//! The walk-back: links a run's steps by data flow, walks back from every
+//! symptom to the suspects it can reach, ranks them and writes the verdict.
+
+use std::collections::{HashMap, HashSet};
+
+use super::detectors::{Hit, step_name};
+use super::text::values;
+use super::view::RunView;
+use crate::record::{Candidate, Verdict};
+
+/// Candidates a verdict lists (the first is the verdict).
+const TOP: usize = 3;
+/// Score added to a suspect that an explicit symptom (not only the failed
+/// end of the run) reaches.
+const REACHED_BONUS: f64 = 0.2;
+/// Score added to the earliest suspect a symptom reaches: the walk-back's
+/// answer for that symptom.
+const EARLIEST_BONUS: f64 = 0.15;
+/// Score added per further detector that suspects the same step.
+const AGREEMENT_BONUS: f64 = 0.1;
+
+/// The detector whose hits are a positional prior, not evidence.
+const PRIOR_DETECTOR: &str = "first_action";
+
+/// A hit with the name of the detector that made it.
+pub type NamedHit<'d> = (&'d str, Hit);
+
+/// For each step, the earlier (or parent) steps it takes data from.
+pub fn data_flow(run: &RunView) -> Vec<Vec<usize>> {
+    let n = run.steps.len();
+    let mut deps: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let task_values = run.given_values();
+    let mut first_seen: HashMap<String, usize> = HashMap::new();
+    let span_at: HashMap<&str, usize> = run
+        .steps
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| s.span_id.as_deref().map(|id| (id, i)))
+        .collect();
+    for (j, s) in run.steps.iter().enumerate() {
+        // A reply comes from the step that asked for it.
+        let asker = run.actor_of(j);
+        if asker != j {
+            deps[j].push(asker);
+        }
+        // A chat message answers the one before it.
+        if j > 0 && !s.is_tool() {
+            deps[j].push(j - 1);
+        }
+        // An agent acts on what it did before.
+        if let Some(own) = (0..j).rev().find(|&i| run.steps[i].agent == s.agent) {
+            deps[j].push(own);
+        }
+        for v in values(&s.text()) {
+            if task_values.contains(&v) {
+                continue;
+            }
+            match first_seen.get(&v) {
+                Some(&i) if i != j => deps[j].push(i),
+                Some(_) => {}
+                None => {
+                    first_seen.insert(v, j);
+                }
+            }
+        }
+        if let Some(&p) = s.parent_span_id.as_deref().and_then(|p| span_at.get(p)) {
+            // Parent and child share data both ways: the parent's decision
+            // made the call, the child's result fed the parent.
+            deps[j].push(p);
+            deps[p].push(j);
+        }
+    }
+    for d in &mut deps {
+        d.sort_unstable();
+        d.dedup();
+    }
+    deps
+}
+
+/// Steps reachable backwards from `from` along `deps`, `from` included.
+fn reachable(deps: &[Vec<usize>], from: usize) -> HashSet<usize> {
+    let mut seen = HashSet::from([from]);
+    let mut todo = vec![from];
+    while let Some(j) = todo.pop() {
+        for &i in &deps[j] {
+            if seen.insert(i) {
+                todo.push(i);
+            }
+        }
+    }
+    seen
+}
+
+/// One suspect step with its score and the hits behind it.
+struct Ranked<'h> {
+    at: usize,
+    score: f64,
+    best: &'h NamedHit<'h>,
+    reasons: Vec<String>,
+}
+
+/// The verdict of a failed run from its detectors' hits.
+pub fn verdict(run: &RunView, hits: &[NamedHit<'_>]) -> Verdict {
+    let deps = data_flow(run);
+    let mut ranked = rank(run, hits, &deps);
+    ranked.truncate(TOP);
+    let mut candidates: Vec<Candidate> = ranked
+        .iter()
+        .map(|r| Candidate {
+            agent_id: run.steps[r.at].agent.clone(),
+            step: run.steps[r.at].step,
+            category: r.best.1.category.to_string(),
+            detector: r.best.0.to_string(),
+            confidence: round(r.score.min(1.0)),
+        })
+        .collect();
+    pad_with_early_actions(run, hits, &mut candidates);
+    let Some(top) = ranked.first() else {
+        return unexplained(run, hits);
+    };
+    let mut evidence = top.best.1.evidence.clone();
+    evidence.extend(top.reasons.iter().cloned());
+    Verdict {
+        kind: "verdict".into(),
+        run_id: run.run_id.clone(),
+        agent_id: run.steps[top.at].agent.clone(),
+        step: run.steps[top.at].step,
+        category: top.best.1.category.to_string(),
+        blame: blame(run, top.at, top.best.1.category).to_string(),
+        confidence: candidates[0].confidence,
+        evidence,
+        candidates,
+    }
+}
+
+/// Scores every suspected step: its best detector's confidence, plus
+/// bonuses for agreement between detectors, for being reached from a
+/// symptom, and for being the earliest suspect a symptom reaches. The
+/// failed end of the run counts as a symptom too.
+fn rank<'h>(run: &RunView, hits: &'h [NamedHit<'h>], deps: &[Vec<usize>]) -> Vec<Ranked<'h>> {
+    let mut by_step: Vec<Ranked<'h>> = Vec::new();
+    for h in hits.iter().filter(|h| !h.1.symptom) {
+        match by_step.iter_mut().find(|r| r.at == h.1.at) {
+            Some(r) => {
+                r.score += AGREEMENT_BONUS;
+                if h.1.confidence > r.best.1.confidence {
+                    r.score += h.1.confidence - r.best.1.confidence;
+                    r.best = h;
+                }
+            }
+            None => by_step.push(Ranked {
+                at: h.1.at,
+                score: h.1.confidence,
+                best: h,
+                reasons: Vec::new(),
+            }),
+        }
+    }
+    // A recovered failure did not sink the run: it sends nobody back.
+    let mut symptoms: Vec<(usize, &str)> = hits
+        .iter()
+        .filter(|h| h.1.symptom && !(h.1.category == "error" && run.recovered(h.1.at)))
+        .map(|h| (h.1.at, h.1.category))
+        .collect();
+    if let Some(last) = run.steps.len().checked_sub(1) {
+        symptoms.push((last, "failed run"));
+    }
+    for (at, category) in symptoms {
+        let reach = reachable(deps, at);
+        let explicit = category != "failed run";
+        let mut earliest: Option<usize> = None;
+        for r in by_step.iter_mut() {
+            // A prior is no evidence: walking back does not reward it.
+            if !reach.contains(&r.at) || r.best.0 == PRIOR_DETECTOR {
+                continue;
+            }
+            if explicit && r.reasons.is_empty() {
+                r.score += REACHED_BONUS;
+                r.reasons.push(format!(
+                    "walked back from the {category} at {} to {}",
+                    step_name(run, at),
+                    step_name(run, r.at)
+                ));
+            }
+            if earliest.is_none_or(|e| r.at < e) {
+                earliest = Some(r.at);
+            }
+        }
+        if let Some(e) = earliest
+            && let Some(r) = by_step.iter_mut().find(|r| r.at == e)
+        {
+            r.score += EARLIEST_BONUS;
+        }
+    }
+    by_step.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.at.cmp(&b.at)));
+    by_step
+}
+
+/// Fills a short candidate list with the earliest agent actions not yet
+/// listed (after the first action a prior chose): when evidence is thin, a
+/// wrong approach most often starts early. Their confidence is nominal.
+fn pad_with_early_actions(run: &RunView, hits: &[NamedHit<'_>], candidates: &mut Vec<Candidate>) {
+    let start = hits
+        .iter()
+        .filter(|h| h.0 == PRIOR_DETECTOR)
+        .map(|h| h.1.at)
+        .min()
+        .unwrap_or(0);
+    let listed: HashSet<u64> = candidates.iter().map(|c| c.step).collect();
+    let early = run
+        .agent_steps()
+        .filter(|&i| i >= start && !run.steps[i].is_tool() && !listed.contains(&run.steps[i].step));
+    for i in early.take(TOP.saturating_sub(candidates.len())) {
+        candidates.push(Candidate {
+            agent_id: run.steps[i].agent.clone(),
+            step: run.steps[i].step,
+            category: "wrong_approach".to_string(),
+            detector: "position".to_string(),
+            confidence: 0.05,
+        });
+    }
+}
+
+/// Who is to blame for the step a run is traced back to.
+fn blame(run: &RunView, at: usize, category: &str) -> &'static str {
+    let agent = run.steps[at].agent.to_ascii_lowercase();
+    if category == "prompt_injection" {
+        "environment"
+    } else if agent == "user" || agent == "human" {
+        "user"
+    } else {
+        "agent"
+    }
+}
+
+/// The verdict when no detector suspects any step: the last failure, if
+/// any, blamed on the environment when its class says so.
+fn unexplained(run: &RunView, hits: &[NamedHit<'_>]) -> Verdict {
+    let last_symptom = hits.iter().filter(|h| h.1.symptom).map(|h| h.1.at).max();
+    let at = last_symptom.or_else(|| run.steps.len().checked_sub(1));
+    let (agent, step, blame) = match at {
+        Some(i) => {
+            let s = &run.steps[i];
+            let env = s.classification.as_deref() == Some("environment_constraint");
+            (
+                s.agent.clone(),
+                s.step,
+                if env { "environment" } else { "unknown" },
+            )
+        }
+        None => (String::new(), 0, "unknown"),
+    };
+    Verdict {
+        kind: "verdict".into(),
+        run_id: run.run_id.clone(),
+        agent_id: agent,
+        step,
+        category: "unexplained".to_string(),
+        blame: blame.to_string(),
+        confidence: 0.0,
+        evidence: vec!["no detector suspects any step of this failed run".to_string()],
+        candidates: Vec::new(),
+    }
+}
+
+fn round(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::explain::view::tests::{run, step};
+
+    #[test]
+    fn data_flows_along_values_replies_and_spans() {
+        let mut parent = step(1, "planner", "message", true, "Use flight \"UA9931\".");
+        parent.span_id = Some("s1".into());
+        let mut child = step(
+            2,
+            "booker",
+            "book_flight",
+            false,
+            "no such flight \"UA9931\"",
+        );
+        child.parent_span_id = Some("s1".into());
+        let r = run(
+            vec![step(0, "user", "message", true, "book it"), parent, child],
+            "failed",
+        );
+        let deps = data_flow(&r);
+        assert!(
+            deps[2].contains(&1),
+            "the value and the parent span both link 2 to 1"
+        );
+        assert!(deps[1].contains(&2), "a parent takes its child's result");
+        assert!(deps[1].contains(&0), "a message answers the one before it");
+    }
+
+    #[test]
+    fn the_walk_back_prefers_the_earliest_reached_suspect() {
+        let r = run(
+            vec![
+                step(0, "Planner", "message", true, "task"),
+                step(1, "Analyst", "message", true, "Let's simulate the data."),
+                step(
+                    2,
+                    "Analyst",
+                    "message",
+                    true,
+                    "Assuming that the values hold, the answer is 12.",
+                ),
+            ],
+            "failed",
+        );
+        let hits: Vec<NamedHit<'static>> = crate::explain::detectors::DETECTORS
+            .iter()
+            .flat_map(|d| (d.detect)(&r).into_iter().map(|h| (d.name, h)))
+            .collect();
+        let v = verdict(&r, &hits);
+        assert_eq!(v.step, 1);
+        assert_eq!(v.category, "fabrication");
+        assert!(v.evidence.iter().any(|e| e.contains("simulate")));
+    }
+
+    #[test]
+    fn a_run_with_no_steps_gets_an_unexplained_verdict() {
+        let r = run(Vec::new(), "failed");
+        let v = verdict(&r, &[]);
+        assert_eq!(v.category, "unexplained");
+        assert_eq!(v.blame, "unknown");
+        assert!(v.candidates.is_empty());
+    }
+}

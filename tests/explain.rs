@@ -1,0 +1,192 @@
+//! triage-explain end to end: the real binaries on Who&When files and on
+//! the example runs under examples/explain.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn crate_path(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+/// `triage-parse [ARGS] FILE | triage-explain`, as records.
+fn parse_then_explain(parse_args: &[&str], file: &Path) -> Vec<Value> {
+    let parsed = Command::cargo_bin("triage-parse")
+        .unwrap()
+        .args(parse_args)
+        .arg(file)
+        .output()
+        .unwrap();
+    assert!(
+        parsed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&parsed.stderr)
+    );
+    let explained = Command::cargo_bin("triage-explain")
+        .unwrap()
+        .write_stdin(parsed.stdout)
+        .output()
+        .unwrap();
+    assert!(
+        explained.status.success(),
+        "{}",
+        String::from_utf8_lossy(&explained.stderr)
+    );
+    assert!(
+        explained.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&explained.stderr)
+    );
+    String::from_utf8(explained.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn of_kind<'a>(recs: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    recs.iter().filter(|r| r["kind"] == kind).collect()
+}
+
+fn verdict(recs: &[Value]) -> &Value {
+    let v = of_kind(recs, "verdict");
+    assert_eq!(v.len(), 1, "one verdict per failed run");
+    v[0]
+}
+
+#[test]
+fn header_comes_first_and_other_kinds_pass_through() {
+    let recs = parse_then_explain(&[], &crate_path("examples/explain/error.ndjson"));
+    assert_eq!(recs[0]["kind"], "header");
+    assert_eq!(
+        recs[0]["producer"].as_str().unwrap().split(' ').next(),
+        Some("triage-explain")
+    );
+    assert_eq!(
+        of_kind(&recs, "source").len(),
+        1,
+        "the source record passes through"
+    );
+    assert!(of_kind(&recs, "event").is_empty(), "events are consumed");
+}
+
+#[test]
+fn a_healthy_run_yields_no_findings() {
+    let recs = parse_then_explain(&[], &crate_path("examples/explain/healthy.ndjson"));
+    assert!(of_kind(&recs, "finding").is_empty(), "{recs:?}");
+    assert!(of_kind(&recs, "verdict").is_empty());
+}
+
+#[test]
+fn a_failed_call_is_traced_to_the_code_author() {
+    let recs = parse_then_explain(&[], &crate_path("examples/explain/error.ndjson"));
+    let v = verdict(&recs);
+    assert_eq!(v["agent_id"], "coder");
+    assert_eq!(v["step"], 1);
+    assert_eq!(v["category"], "bad_tool_call");
+    assert_eq!(v["blame"], "agent");
+    assert_eq!(v["candidates"][0]["step"], v["step"]);
+    assert!(
+        of_kind(&recs, "finding")
+            .iter()
+            .any(|f| f["symptom"] == true && f["step"] == 2)
+    );
+}
+
+#[test]
+fn a_loop_is_traced_to_its_first_repetition() {
+    let recs = parse_then_explain(&[], &crate_path("examples/explain/loop.ndjson"));
+    let v = verdict(&recs);
+    assert_eq!(v["category"], "loop");
+    assert_eq!(v["agent_id"], "exporter");
+    assert_eq!(v["step"], 3);
+}
+
+#[test]
+fn a_followed_injection_blames_the_environment() {
+    let recs = parse_then_explain(&[], &crate_path("examples/explain/injection.ndjson"));
+    let v = verdict(&recs);
+    assert_eq!(v["category"], "prompt_injection");
+    assert_eq!(v["blame"], "environment");
+    assert_eq!(v["step"], 2);
+    let evidence = v["evidence"].to_string();
+    assert!(
+        evidence.contains("Ignore previous instructions"),
+        "{evidence}"
+    );
+}
+
+fn who_and_when(file: &str) -> PathBuf {
+    crate_path("../shared/data/who-and-when/algorithm-generated").join(file)
+}
+
+#[test]
+fn who_and_when_runs_get_one_verdict_without_the_labels() {
+    for file in ["3.json", "10.json"] {
+        let path = who_and_when(file);
+        if !path.exists() {
+            eprintln!("skipped: {} is not here", path.display());
+            return;
+        }
+        let recs = parse_then_explain(&["--format", "whowhen"], &path);
+        let v = verdict(&recs);
+        let candidates = v["candidates"].as_array().unwrap();
+        assert!(!candidates.is_empty() && candidates.len() <= 3);
+        assert_eq!(candidates[0]["step"], v["step"]);
+        assert_eq!(v["blame"], "agent");
+        let all = serde_json::to_string(&recs).unwrap();
+        assert!(
+            !all.contains("mistake_"),
+            "the benchmark's labels must not leak"
+        );
+    }
+}
+
+#[test]
+fn who_and_when_simulated_data_is_the_verdict() {
+    // 3.json: after a timeout, an agent decides to simulate the numbers.
+    let path = who_and_when("3.json");
+    if !path.exists() {
+        return;
+    }
+    let recs = parse_then_explain(&["--format", "whowhen"], &path);
+    let v = verdict(&recs);
+    assert_eq!(v["category"], "fabrication");
+    assert_eq!(v["agent_id"], "Verification_Expert");
+    assert_eq!(v["step"], 4);
+}
+
+#[test]
+fn a_newer_schema_is_refused() {
+    Command::cargo_bin("triage-explain")
+        .unwrap()
+        .write_stdin("{\"kind\":\"header\",\"schema\":99,\"producer\":\"x\"}\n")
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "triage-explain: error: <stdin>:1: schema 99",
+        ));
+}
+
+#[test]
+fn a_bad_line_is_skipped_with_a_warning_or_fails_under_strict() {
+    let input = "not json\n{\"kind\":\"event\",\"run_id\":\"r\"}\n";
+    Command::cargo_bin("triage-explain")
+        .unwrap()
+        .write_stdin(input)
+        .assert()
+        .success()
+        .stderr(predicates::str::contains(
+            "triage-explain: warning: <stdin>:1: not valid JSON",
+        ));
+    Command::cargo_bin("triage-explain")
+        .unwrap()
+        .arg("--strict")
+        .write_stdin(input)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "triage-explain: error: <stdin>:1:",
+        ));
+}
