@@ -63,7 +63,8 @@ struct PatternAcc {
     latencies: BTreeMap<u64, u64>,
     run_counts: Vec<(u32, u64)>,
     run_pos: HashMap<u32, usize>,
-    day_counts: BTreeMap<String, u64>,
+    /// Failures per UTC day, by days since the epoch (named at the end).
+    day_counts: BTreeMap<i64, u64>,
     samples: Vec<Sample>,
 }
 
@@ -296,7 +297,7 @@ impl Grouper {
         acc.frequency += 1;
         acc.count_run(run, 1);
         if let Some(t) = ts {
-            *acc.day_counts.entry(t.day()).or_insert(0) += 1;
+            *acc.day_counts.entry(t.day_number()).or_insert(0) += 1;
         }
         acc.add_sample(|| Sample {
             event_id: ev.event_id.to_string(),
@@ -385,7 +386,10 @@ impl Grouper {
             acc.count_run(r, n);
         }
         for (d, n) in &pat.day_counts {
-            *acc.day_counts.entry(d.clone()).or_insert(0) += n;
+            let Some(day) = Timestamp::parse(d) else {
+                continue;
+            };
+            *acc.day_counts.entry(day.day_number()).or_insert(0) += n;
         }
         for s in &pat.samples {
             acc.add_sample(|| s.clone());
@@ -457,7 +461,11 @@ fn finish_pattern(acc: PatternAcc, runs: &Interner, window: u64) -> Pattern {
                 .map(|(r, n)| (runs.name(r).to_string(), n))
                 .collect(),
         ),
-        day_counts: acc.day_counts,
+        day_counts: acc
+            .day_counts
+            .into_iter()
+            .map(|(d, n)| (Timestamp::from_day_number(d).day(), n))
+            .collect(),
         samples: acc.samples,
         score: None,
     }

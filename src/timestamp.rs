@@ -43,6 +43,16 @@ impl Timestamp {
         parse_iso(s)
     }
 
+    /// Days since 1970-01-01, UTC.
+    pub fn day_number(&self) -> i64 {
+        self.0.div_euclid(NANOS_PER_SEC * 86_400) as i64
+    }
+
+    /// Midnight, UTC, of a day number.
+    pub fn from_day_number(day: i64) -> Self {
+        Timestamp(day as i128 * NANOS_PER_SEC * 86_400)
+    }
+
     /// The calendar day, `YYYY-MM-DD`, in UTC.
     pub fn day(&self) -> String {
         let (y, m, d) = civil_from_days(self.0.div_euclid(NANOS_PER_SEC * 86_400) as i64);

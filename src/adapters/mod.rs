@@ -12,7 +12,7 @@ pub mod whowhen;
 
 pub use detect::detect;
 
-use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use rustc_hash::FxHashMap as HashMap;
 use std::io::{self, Read, Write};
 use std::path::Path;
 
@@ -294,10 +294,13 @@ pub struct Sink<'w> {
     diag: &'w mut Diag,
     strict: bool,
     pub settings: DecodeSettings,
-    steps: HashMap<Box<str>, u64>,
+    /// Per run: the next step, and the last source that had the run.
+    steps: HashMap<Box<str>, (u64, u64)>,
     buf: Vec<u8>,
     source: SourceRec,
-    source_runs: HashSet<Box<str>>,
+    /// Runs of the current source; sources are numbered from 1.
+    source_runs: u64,
+    source_index: u64,
 }
 
 impl<'w> Sink<'w> {
@@ -348,7 +351,8 @@ impl<'w> Sink<'w> {
                 runs: 0,
                 skipped: 0,
             },
-            source_runs: HashSet::default(),
+            source_runs: 0,
+            source_index: 0,
         }
     }
 
@@ -367,11 +371,12 @@ impl<'w> Sink<'w> {
         self.source.format = format.to_string();
         self.source.events = 0;
         self.source.skipped = 0;
-        self.source_runs.clear();
+        self.source_runs = 0;
+        self.source_index += 1;
     }
 
     fn end_source(&mut self) -> io::Result<()> {
-        self.source.runs = self.source_runs.len() as u64;
+        self.source.runs = self.source_runs;
         let rec = self.source.clone();
         match &mut self.out {
             SinkTarget::Records(w) => w.record(&rec),
@@ -384,19 +389,17 @@ impl<'w> Sink<'w> {
 
     /// The step of the next event of `run_id`, counted in the source.
     fn take_step(&mut self, run_id: &str) -> u64 {
-        let step = match self.steps.get_mut(run_id) {
-            Some(n) => {
-                *n += 1;
-                *n - 1
-            }
-            None => {
-                self.steps.insert(run_id.into(), 1);
-                0
-            }
+        let source = self.source_index;
+        let (step, last_source) = match self.steps.get_mut(run_id) {
+            Some(entry) => entry,
+            None => self.steps.entry(run_id.into()).or_insert((0, 0)),
         };
-        if !self.source_runs.contains(run_id) {
-            self.source_runs.insert(run_id.into());
+        if *last_source != source {
+            *last_source = source;
+            self.source_runs += 1;
         }
+        *step += 1;
+        let step = *step - 1;
         self.source.events += 1;
         step
     }
@@ -472,7 +475,7 @@ impl<'w> Sink<'w> {
 
     /// The step the next event of `run_id` will get.
     pub fn next_step(&self, run_id: &str) -> u64 {
-        self.steps.get(run_id).copied().unwrap_or(0)
+        self.steps.get(run_id).map_or(0, |(step, _)| *step)
     }
 
     /// Writes a `run` record.

@@ -10,7 +10,7 @@ use std::ops::Range;
 use rayon::prelude::*;
 
 use super::lax::Scalar;
-use super::{DecodeSettings, Sink};
+use super::{Sink, TimeFilter};
 use crate::json_scan::{Value, array_items, object_members, pick};
 use crate::ndjson::{Chunk, ChunkReader};
 use crate::record::{ActionView, ErrorInfo, EventView};
@@ -55,16 +55,24 @@ struct TaskOutput {
 pub fn read(r: impl Read + Send, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let mut reader = ChunkReader::new(r);
     let path = sink.path().to_string();
+    let filter = sink.settings.filter;
+    let as_views = sink.feeds_grouper();
     let mut chunk = read_chunk(&mut reader, &path)?;
     let mut decoded: Vec<TaskOutput> = Vec::new();
     while let Some(mut current) = chunk.take() {
-        let settings = &sink.settings;
-        let as_views = sink.feeds_grouper();
-        let (tasks, next) = rayon::join(
-            || decode_chunk(&mut current, &path, settings, as_views),
-            || read_chunk(&mut reader, &path),
-        );
-        write_decoded(std::mem::replace(&mut decoded, tasks), sink)?;
+        let mut tasks = Vec::new();
+        let previous = std::mem::take(&mut decoded);
+        // The sink is not Send (it may hold stdout), so it stays on this
+        // thread, writing the previous chunk while the pool decodes this one.
+        let (written, next) = rayon::in_place_scope(|scope| {
+            scope.spawn(|_| tasks = decode_chunk(&mut current, &path, filter, as_views));
+            (
+                write_decoded(previous, sink),
+                read_chunk(&mut reader, &path),
+            )
+        });
+        written?;
+        decoded = tasks;
         chunk = next?;
     }
     write_decoded(decoded, sink)
@@ -79,7 +87,7 @@ fn read_chunk(reader: &mut ChunkReader<impl Read>, path: &str) -> anyhow::Result
 fn decode_chunk(
     chunk: &mut Chunk,
     path: &str,
-    settings: &DecodeSettings,
+    filter: TimeFilter,
     as_views: bool,
 ) -> Vec<TaskOutput> {
     let lines: Vec<(u64, &[u8])> = chunk
@@ -90,7 +98,7 @@ fn decode_chunk(
     let src_path = serde_json::to_string(path).unwrap_or_else(|_| "\"?\"".to_string());
     lines
         .par_chunks(LINES_PER_TASK)
-        .map(|group| decode_group(group, &src_path, settings, as_views))
+        .map(|group| decode_group(group, &src_path, filter, as_views))
         .collect()
 }
 
@@ -116,7 +124,7 @@ fn write_decoded(tasks: Vec<TaskOutput>, sink: &mut Sink<'_>) -> anyhow::Result<
 fn decode_group<'c>(
     lines: &[(u64, &'c [u8])],
     src_path: &str,
-    settings: &DecodeSettings,
+    filter: TimeFilter,
     as_views: bool,
 ) -> TaskOutput {
     let bytes: usize = lines.iter().map(|(_, l)| l.len() + 64).sum();
@@ -134,7 +142,7 @@ fn decode_group<'c>(
             bytes,
             number,
             src_path,
-            settings,
+            filter,
             as_views,
             &mut out.buf,
             &mut members,
@@ -152,7 +160,7 @@ fn decode_line<'c>(
     bytes: &'c [u8],
     number: u64,
     src_path: &str,
-    settings: &DecodeSettings,
+    filter: TimeFilter,
     as_view: bool,
     buf: &mut Vec<u8>,
     members: &mut Vec<(Value<'c>, Value<'c>)>,
@@ -175,7 +183,7 @@ fn decode_line<'c>(
         });
     }
     let ev = TraceEvent::read(&obj, scratch)?;
-    if !settings.filter.keeps(ev.timestamp) {
+    if !filter.keeps(ev.timestamp) {
         return Ok(Outcome::Filtered);
     }
     if as_view {
