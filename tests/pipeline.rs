@@ -301,3 +301,47 @@ fn broken_pipe_is_success() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn since_and_until_keep_a_time_range() {
+    let evs: Vec<String> = (0..6)
+        .map(|h| {
+            format!(
+                r#"{{"event_id":"e{h}","run_id":"r","turn":{h},"agent_id":"a","timestamp":"2026-04-25T{h:02}:00:00Z","action_taken":{{"tool_name":"t"}},"action_succeeded":false}}"#
+            )
+        })
+        .collect();
+    let out = ok(
+        "triage-parse",
+        &["--since", "2026-04-25T02:00:00Z", "--until", "2026-04-25T04:00:00+00:00"],
+        &lines(&evs),
+    );
+    let ids: Vec<String> = of_kind(&records(&out), "event")
+        .iter()
+        .map(|e| e["event_id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ids, ["e2", "e3"]);
+    let (code, _, err) = run("triage-parse", &["--since", "yesterday"], b"");
+    assert_eq!(code, 2);
+    assert!(err.contains("not a date-time"), "{err}");
+}
+
+#[test]
+fn a_terminal_on_stdin_with_no_file_is_a_usage_error() {
+    // `script` gives the tool a terminal on stdin; skip where it is missing.
+    let Ok(which) = std::process::Command::new("script").arg("--version").output() else {
+        return;
+    };
+    if !which.status.success() {
+        return;
+    }
+    let bin = assert_cmd::cargo::cargo_bin("triage-group");
+    let out = std::process::Command::new("script")
+        .args(["-qec", &format!("{} < /dev/tty", bin.display()), "/dev/null"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("no input: name a FILE or pipe records into stdin"), "{text}");
+    assert_eq!(out.status.code(), Some(2), "{text}");
+}
