@@ -313,7 +313,12 @@ fn since_and_until_keep_a_time_range() {
         .collect();
     let out = ok(
         "triage-parse",
-        &["--since", "2026-04-25T02:00:00Z", "--until", "2026-04-25T04:00:00+00:00"],
+        &[
+            "--since",
+            "2026-04-25T02:00:00Z",
+            "--until",
+            "2026-04-25T04:00:00+00:00",
+        ],
         &lines(&evs),
     );
     let ids: Vec<String> = of_kind(&records(&out), "event")
@@ -329,7 +334,10 @@ fn since_and_until_keep_a_time_range() {
 #[test]
 fn a_terminal_on_stdin_with_no_file_is_a_usage_error() {
     // `script` gives the tool a terminal on stdin; skip where it is missing.
-    let Ok(which) = std::process::Command::new("script").arg("--version").output() else {
+    let Ok(which) = std::process::Command::new("script")
+        .arg("--version")
+        .output()
+    else {
         return;
     };
     if !which.status.success() {
@@ -337,11 +345,18 @@ fn a_terminal_on_stdin_with_no_file_is_a_usage_error() {
     }
     let bin = assert_cmd::cargo::cargo_bin("triage-group");
     let out = std::process::Command::new("script")
-        .args(["-qec", &format!("{} < /dev/tty", bin.display()), "/dev/null"])
+        .args([
+            "-qec",
+            &format!("{} < /dev/tty", bin.display()),
+            "/dev/null",
+        ])
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("no input: name a FILE or pipe records into stdin"), "{text}");
+    assert!(
+        text.contains("no input: name a FILE or pipe records into stdin"),
+        "{text}"
+    );
     assert_eq!(out.status.code(), Some(2), "{text}");
 }

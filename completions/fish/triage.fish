@@ -52,9 +52,9 @@ complete -c triage -n "__fish_triage_using_subcommand report" -l strict -d 'Stop
 complete -c triage -n "__fish_triage_using_subcommand report" -s q -l quiet -d 'Print no warnings (errors are still printed)'
 complete -c triage -n "__fish_triage_using_subcommand report" -l line-buffered -d 'Flush every record as soon as it is written (for `tail -f` pipelines)'
 complete -c triage -n "__fish_triage_using_subcommand report" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c triage -n "__fish_triage_using_subcommand compare" -l fail-on -d 'Exit 1 when this holds: new, regression or score>=X (as triage-diff). Repeatable' -r
+complete -c triage -n "__fish_triage_using_subcommand compare" -l fail-on -d 'Exit 1 when this holds: `new` (a new pattern), `regression` (more failure or unrecovered events, or a higher top score, in any classification), or `score>=X`. Repeatable' -r
 complete -c triage -n "__fish_triage_using_subcommand compare" -l tolerance -d 'Percent a count or score may grow before `regression` holds' -r
-complete -c triage -n "__fish_triage_using_subcommand compare" -s c -l config -d 'Configuration file' -r -F
+complete -c triage -n "__fish_triage_using_subcommand compare" -s c -l config -d 'Configuration file ([scoring] as triage-score reads it)' -r -F
 complete -c triage -n "__fish_triage_using_subcommand compare" -l input-format -d 'Trace format of raw input files' -r -f -a "auto\t'Decide per file from the extension, then the content'
 ndjson\t'agent-triage TraceEvent lines (.ndjson, .jsonl)'
 otel\t'agent-triage\'s minimal span JSON: a list of spans or {"spans": [...]}'

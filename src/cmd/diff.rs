@@ -19,6 +19,19 @@ use crate::record::{Change, Header};
 #[derive(Parser, Debug)]
 #[command(name = "triage-diff", version, about, long_about = None)]
 pub struct Args {
+    #[command(flatten)]
+    pub sides: SidesArgs,
+    /// Trace format of raw input files.
+    #[arg(long, short = 'f', value_enum, default_value = "auto")]
+    pub format: Format,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+/// The two batches, the gates and the configuration: what triage-diff and
+/// `triage compare` share.
+#[derive(clap::Args, Debug)]
+pub struct SidesArgs {
     /// The earlier batch: a trace file, a directory of them, or any stage's records; `-` is stdin.
     #[arg(value_name = "BEFORE")]
     pub before: PathBuf,
@@ -35,11 +48,27 @@ pub struct Args {
     /// Configuration file ([scoring] as triage-score reads it).
     #[arg(long, short = 'c', value_name = "FILE", env = "TRIAGE_CONFIG")]
     pub config: Option<PathBuf>,
-    /// Trace format of raw input files.
-    #[arg(long, short = 'f', value_enum, default_value = "auto")]
-    pub format: Format,
-    #[command(flatten)]
-    pub common: CommonArgs,
+}
+
+impl SidesArgs {
+    /// Compares the sides, trace files read as `format`; returns the changes
+    /// and the exit status the gates give.
+    pub fn run(
+        &self,
+        format: Format,
+        strict: bool,
+        diag: &mut Diag,
+    ) -> anyhow::Result<(Vec<Change>, AnalyzeOptions)> {
+        let mut opts = AnalyzeOptions::new(Config::load_or_default(self.config.as_deref())?);
+        opts.format = format;
+        opts.strict = strict;
+        let changes = diff_sides(&self.before, &self.after, &opts, diag)?;
+        Ok((changes, opts))
+    }
+
+    pub fn gate(&self, changes: &[Change], diag: &mut Diag) -> u8 {
+        gate(&self.fail_on, self.tolerance, changes, diag)
+    }
 }
 
 impl Tool for Args {
@@ -64,18 +93,14 @@ triage-parse new/*.jsonl | triage-diff baseline.ndjson -",
     }
 
     fn run(self, diag: &mut Diag) -> anyhow::Result<u8> {
-        let config = Config::load_or_default(self.config.as_deref())?;
-        let mut opts = AnalyzeOptions::new(config);
-        opts.format = self.format;
-        opts.strict = self.common.strict;
-        let changes = diff_sides(&self.before, &self.after, &opts, diag)?;
+        let (changes, _) = self.sides.run(self.format, self.common.strict, diag)?;
         let mut out = RecordWriter::stdout(self.common.line_buffered);
         out.record(&Header::for_tool(Self::NAME))?;
         for c in &changes {
             out.record(c)?;
         }
         out.flush()?;
-        Ok(gate(&self.fail_on, self.tolerance, &changes, diag))
+        Ok(self.sides.gate(&changes, diag))
     }
 }
 

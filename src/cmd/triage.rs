@@ -8,10 +8,9 @@ use clap::{Parser, Subcommand};
 
 use crate::adapters::Format;
 use crate::cli::{self, CommonArgs, Diag, Tool};
-use crate::cmd::diff::{diff_sides, gate};
+use crate::cmd::diff::SidesArgs;
 use crate::cmd::render::OutputArgs;
 use crate::config::Config;
-use crate::diff::FailOn;
 use crate::pipeline::{AnalyzeOptions, analyze};
 use crate::render::Report;
 
@@ -56,21 +55,8 @@ pub struct ReportArgs {
 
 #[derive(clap::Args, Debug)]
 pub struct CompareArgs {
-    /// The earlier batch: a trace file, a directory of them, or any stage's records; `-` is stdin.
-    #[arg(value_name = "BEFORE")]
-    pub before: PathBuf,
-    /// The later batch, likewise.
-    #[arg(value_name = "AFTER")]
-    pub after: PathBuf,
-    /// Exit 1 when this holds: new, regression or score>=X (as triage-diff). Repeatable.
-    #[arg(long, value_name = "COND")]
-    pub fail_on: Vec<FailOn>,
-    /// Percent a count or score may grow before `regression` holds.
-    #[arg(long, value_name = "PCT", default_value_t = 0.0)]
-    pub tolerance: f64,
-    /// Configuration file.
-    #[arg(long, short = 'c', value_name = "FILE", env = "TRIAGE_CONFIG")]
-    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub sides: SidesArgs,
     /// Trace format of raw input files.
     #[arg(long, value_enum, default_value = "auto")]
     pub input_format: Format,
@@ -133,8 +119,7 @@ fn report(a: ReportArgs, diag: &mut Diag) -> anyhow::Result<u8> {
 }
 
 fn compare(a: CompareArgs, diag: &mut Diag) -> anyhow::Result<u8> {
-    let opts = options(a.config.as_deref(), a.input_format, &a.common)?;
-    let changes = diff_sides(&a.before, &a.after, &opts, diag)?;
+    let (changes, opts) = a.sides.run(a.input_format, a.common.strict, diag)?;
     let mut report = Report::default();
     for c in &changes {
         let line = serde_json::to_vec(c)?;
@@ -142,7 +127,7 @@ fn compare(a: CompareArgs, diag: &mut Diag) -> anyhow::Result<u8> {
     }
     report.finish();
     a.output.emit(&report, opts.config.scoring.clone())?;
-    Ok(gate(&a.fail_on, a.tolerance, &changes, diag))
+    Ok(a.sides.gate(&changes, diag))
 }
 
 /// Runs triage-X from beside this binary (or from PATH) with the rest of
