@@ -61,8 +61,10 @@ struct PatternAcc {
     divergence_fields: Vec<String>,
     frequency: u64,
     latencies: BTreeMap<u64, u64>,
-    run_counts: Vec<(u32, u64)>,
-    run_pos: HashMap<u32, usize>,
+    /// (run number, failures), sorted by run number, which is the runs'
+    /// first-appearance order: runs mostly arrive in that order, so this
+    /// grows at its end and costs eight bytes a run.
+    run_counts: Vec<(u32, u32)>,
     /// Failures per UTC day, by days since the epoch (named at the end).
     day_counts: BTreeMap<i64, u64>,
     samples: Vec<Sample>,
@@ -70,18 +72,16 @@ struct PatternAcc {
 
 impl PatternAcc {
     fn count_run(&mut self, run: u32, n: u64) {
-        if let Some((last, c)) = self.run_counts.last_mut()
-            && *last == run
-        {
-            *c += n;
-            return;
-        }
-        match self.run_pos.get(&run) {
-            Some(&i) => self.run_counts[i].1 += n,
-            None => {
-                self.run_pos.insert(run, self.run_counts.len());
-                self.run_counts.push((run, n));
+        let n = u32::try_from(n).unwrap_or(u32::MAX);
+        match self.run_counts.last_mut() {
+            Some((last, c)) if *last == run => *c = c.saturating_add(n),
+            Some((last, _)) if *last > run => {
+                match self.run_counts.binary_search_by_key(&run, |e| e.0) {
+                    Ok(i) => self.run_counts[i].1 = self.run_counts[i].1.saturating_add(n),
+                    Err(i) => self.run_counts.insert(i, (run, n)),
+                }
             }
+            _ => self.run_counts.push((run, n)),
         }
     }
 
@@ -328,7 +328,6 @@ impl Grouper {
             frequency: 0,
             latencies: BTreeMap::new(),
             run_counts: Vec::new(),
-            run_pos: HashMap::default(),
             day_counts: BTreeMap::new(),
             samples: Vec::new(),
         });
@@ -398,10 +397,21 @@ impl Grouper {
 
     /// Resolves what is left and returns the batch and the patterns in
     /// first-appearance order.
-    pub fn finish(mut self) -> (Batch, Vec<Pattern>) {
+    pub fn finish(self) -> (Batch, Vec<Pattern>) {
+        let (batch, patterns) = self.finish_lazily();
+        (batch, patterns.collect())
+    }
+
+    /// As [`Grouper::finish`], with each pattern built only when the
+    /// iterator reaches it, so a writer holds one at a time beside the
+    /// running totals rather than all of them.
+    pub fn finish_lazily(mut self) -> (Batch, impl Iterator<Item = Pattern>) {
         if !self.streaming {
             self.start_streaming();
         }
+        // Failures still waiting for a success stay unrecovered; their
+        // timelines are not needed any more.
+        self.timelines = HashMap::default();
         let batch = Batch {
             kind: "batch".into(),
             runs_total: self.runs.names.len() as u64,
@@ -414,12 +424,11 @@ impl Grouper {
             last_timestamp: self.last_ts.map(|t| t.to_string()),
         };
         let window = self.window;
-        let runs = &self.runs;
+        let runs = self.runs;
         let patterns = self
             .patterns
             .into_iter()
-            .map(|acc| finish_pattern(acc, runs, window))
-            .collect();
+            .map(move |acc| finish_pattern(acc, &runs, window));
         (batch, patterns)
     }
 }
@@ -458,7 +467,7 @@ fn finish_pattern(acc: PatternAcc, runs: &Interner, window: u64) -> Pattern {
         run_counts: RunCounts(
             acc.run_counts
                 .into_iter()
-                .map(|(r, n)| (runs.name(r).to_string(), n))
+                .map(|(r, n)| (runs.name(r).to_string(), u64::from(n)))
                 .collect(),
         ),
         day_counts: acc

@@ -108,11 +108,11 @@ ls shards/*.ndjson | parallel 'triage-parse {} | triage-group > {.}.partial'; tr
             }
             Ok(())
         })?;
-        let (mut batch, patterns) = grouper.finish();
+        let (mut batch, patterns) = grouper.finish_lazily();
         batch.skipped += skipped;
         out.record(&batch)?;
-        for p in &patterns {
-            out.record(p)?;
+        for p in patterns {
+            out.record(&p)?;
         }
         out.flush()?;
         Ok(cli::EXIT_OK)
