@@ -467,7 +467,7 @@ fn finish_pattern(acc: PatternAcc, runs: &Interner, window: u64) -> Pattern {
         run_counts: RunCounts(
             acc.run_counts
                 .into_iter()
-                .map(|(r, n)| (runs.name(r).to_string(), u64::from(n)))
+                .map(|(r, n)| (crate::record::shared_run_id(runs.name(r)), u64::from(n)))
                 .collect(),
         ),
         day_counts: acc

@@ -291,15 +291,35 @@ pub struct Batch {
     pub last_timestamp: Option<String>,
 }
 
-/// Run id → count, kept in first-appearance order.
+/// Run id → count, kept in first-appearance order. Run ids are shared
+/// between patterns (every pattern of a batch names the same runs), so a
+/// reader holds each id once however many patterns name it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RunCounts(pub Vec<(String, u64)>);
+pub struct RunCounts(pub Vec<(std::sync::Arc<str>, u64)>);
+
+thread_local! {
+    static RUN_IDS: std::cell::RefCell<std::collections::HashSet<std::sync::Arc<str>>> =
+        std::cell::RefCell::new(std::collections::HashSet::new());
+}
+
+/// The shared copy of a run id.
+pub fn shared_run_id(id: &str) -> std::sync::Arc<str> {
+    RUN_IDS.with(|ids| {
+        let mut ids = ids.borrow_mut();
+        if let Some(a) = ids.get(id) {
+            return a.clone();
+        }
+        let a: std::sync::Arc<str> = id.into();
+        ids.insert(a.clone());
+        a
+    })
+}
 
 impl Serialize for RunCounts {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut m = s.serialize_map(Some(self.0.len()))?;
         for (k, v) in &self.0 {
-            m.serialize_entry(k, v)?;
+            m.serialize_entry(&**k, v)?;
         }
         m.end()
     }
@@ -315,8 +335,8 @@ impl<'de> Deserialize<'de> for RunCounts {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<RunCounts, A::Error> {
                 let mut out = Vec::with_capacity(a.size_hint().unwrap_or(0));
-                while let Some((k, v)) = a.next_entry::<String, u64>()? {
-                    out.push((k, v));
+                while let Some((k, v)) = a.next_entry::<Cow<'de, str>, u64>()? {
+                    out.push((shared_run_id(&k), v));
                 }
                 Ok(RunCounts(out))
             }

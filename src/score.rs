@@ -150,7 +150,7 @@ fn trend_windows(n: usize) -> Option<TrendWindows> {
 fn trend(p: &Pattern, run_pos: &HashMap<&str, usize>, w: &TrendWindows) -> &'static str {
     let (mut base, mut recent) = (0u64, 0u64);
     for (run, n) in &p.run_counts.0 {
-        match run_pos.get(run.as_str()) {
+        match run_pos.get(&**run) {
             Some(i) if w.baseline.contains(i) => base += n,
             Some(i) if w.recent.contains(i) => recent += n,
             _ => {}
@@ -194,7 +194,7 @@ mod tests {
             recovered: 0,
             tail_unrecovered: 0,
             recovery_latencies: lat.iter().copied().collect::<BTreeMap<_, _>>(),
-            run_counts: RunCounts(runs.iter().map(|(r, n)| (r.to_string(), *n)).collect()),
+            run_counts: RunCounts(runs.iter().map(|(r, n)| ((*r).into(), *n)).collect()),
             day_counts: BTreeMap::new(),
             samples: vec![],
             score: None,

@@ -184,8 +184,8 @@ impl Report {
         let mut runs: Vec<String> = Vec::new();
         for p in &self.patterns {
             for (run, _) in &p.pattern.run_counts.0 {
-                if !runs.contains(run) {
-                    runs.push(run.clone());
+                if !runs.iter().any(|r| **r == **run) {
+                    runs.push(run.to_string());
                 }
             }
         }
@@ -196,7 +196,7 @@ impl Report {
     /// pattern's own agent first, at most [`VERDICTS_PER_PATTERN`] of them;
     /// and how many there are in all.
     pub fn verdicts_for(&self, p: &Pattern) -> (Vec<&Verdict>, usize) {
-        let runs: HashSet<&str> = p.run_counts.0.iter().map(|(r, _)| r.as_str()).collect();
+        let runs: HashSet<&str> = p.run_counts.0.iter().map(|(r, _)| &**r).collect();
         let mut verdicts: Vec<&Verdict> = self
             .verdicts
             .iter()
@@ -243,7 +243,7 @@ impl TrendAxis {
                     p.run_counts
                         .0
                         .iter()
-                        .find(|(r, _)| r == label)
+                        .find(|(r, _)| **r == **label)
                         .map(|(_, n)| *n)
                 };
                 n.unwrap_or(0) as f64
