@@ -5,27 +5,16 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::config::ScoringConfig;
-use crate::group::recovered_within;
+use crate::group::{median_recovery, recovered_within};
 use crate::pipeline::Analysis;
 use crate::record::{
     Change, ChangeScope, ClassificationChange, CountChange, Pattern, PatternChange, ScoreChange,
     SideSummary, SummaryChange,
 };
+use crate::render::words::classification_label;
 
 /// A larger side with fewer occurrences than this makes a label tentative.
 const TENTATIVE_BELOW: u64 = 5;
-
-/// Display label of a classification, as the reference words it.
-pub fn classification_label(c: &str) -> String {
-    match c {
-        "coordination_failure" => "Coordination Failure".into(),
-        "agent_error" => "Agent Error".into(),
-        "information_lag" => "Information Lag".into(),
-        "environment_constraint" => "Environment Constraint".into(),
-        "unclassified" => "Unclassified".into(),
-        other => other.to_string(),
-    }
-}
 
 /// "up N%", "down N%" (rounded half to even), "new", "resolved" or
 /// "stable"; " (tentative)" on a directional label when asked.
@@ -137,29 +126,6 @@ fn class_totals(patterns: &[Pattern], window: u64) -> BTreeMap<String, ClassTota
     out
 }
 
-/// Median of a histogram of offsets, as Python's statistics.median.
-fn median(hist: &BTreeMap<u64, u64>) -> Option<f64> {
-    let n: u64 = hist.values().sum();
-    if n == 0 {
-        return None;
-    }
-    let nth = |k: u64| {
-        let mut seen = 0;
-        hist.iter()
-            .find(|(_, c)| {
-                seen += **c;
-                k < seen
-            })
-            .map(|(o, _)| *o)
-            .unwrap_or(0)
-    };
-    Some(if n % 2 == 1 {
-        nth(n / 2) as f64
-    } else {
-        (nth(n / 2 - 1) + nth(n / 2)) as f64 / 2.0
-    })
-}
-
 fn side_summary(a: &Analysis) -> SideSummary {
     SideSummary {
         sources: a.batch.sources.iter().map(|s| s.path.clone()).collect(),
@@ -184,7 +150,10 @@ pub fn compare(before: &Analysis, after: &Analysis, cfg: &ScoringConfig) -> Vec<
         .map(|c| {
             let (b, a) = (bc.get(c).unwrap_or(&empty), ac.get(c).unwrap_or(&empty));
             let tentative = b.frequency.max(a.frequency) < TENTATIVE_BELOW;
-            let (mb, ma) = (median(&b.latencies), median(&a.latencies));
+            let (mb, ma) = (
+                median_recovery(&b.latencies, w),
+                median_recovery(&a.latencies, w),
+            );
             ClassificationChange {
                 classification: c.clone(),
                 frequency: count_change(b.frequency, a.frequency, tentative),

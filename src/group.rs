@@ -433,6 +433,31 @@ impl Grouper {
     }
 }
 
+/// Median offset of the failures recovered within `window` turns, as
+/// Python's statistics.median gives it (mean of the middle two for an even
+/// count); none when nothing recovered.
+pub fn median_recovery(latencies: &BTreeMap<u64, u64>, window: u64) -> Option<f64> {
+    let n = recovered_within(latencies, window);
+    if n == 0 {
+        return None;
+    }
+    let nth = |k: u64| {
+        let mut seen = 0;
+        latencies
+            .range(1..=window)
+            .find(|(_, c)| {
+                seen += **c;
+                k < seen
+            })
+            .map_or(0, |(o, _)| *o)
+    };
+    Some(if n % 2 == 1 {
+        nth(n / 2) as f64
+    } else {
+        (nth(n / 2 - 1) + nth(n / 2)) as f64 / 2.0
+    })
+}
+
 /// Failures whose first later success came within `window` turns.
 pub fn recovered_within(latencies: &BTreeMap<u64, u64>, window: u64) -> u64 {
     latencies.range(..=window).map(|(_, n)| n).sum()

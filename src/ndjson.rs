@@ -215,12 +215,6 @@ impl<W: Write> RecordWriter<W> {
         self.after_record()
     }
 
-    /// Writes bytes that hold whole records with their newlines.
-    pub fn raw_bytes(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.out.write_all(bytes)?;
-        self.after_record()
-    }
-
     fn after_record(&mut self) -> io::Result<()> {
         if self.line_buffered {
             self.out.flush()?;

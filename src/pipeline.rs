@@ -1,14 +1,13 @@
 //! Parse, group and score in one process, with the same results as the
 //! four-stage pipeline: inputs are trace files or any stage's records.
 
-use std::io::{self, Write};
+use std::io;
 
 use crate::adapters::{self, DecodeSettings, Format, Peeked, Sink};
 use crate::cli::{Diag, Input};
 use crate::config::Config;
 use crate::group::{GroupWarning, Grouper};
-use crate::ndjson::RecordWriter;
-use crate::record::{Batch, Header, Pattern, SourceRec};
+use crate::record::{Batch, Pattern, SourceRec};
 use crate::score::score;
 use crate::stream::{Record, looks_like_records, read_records_from};
 
@@ -155,21 +154,4 @@ fn parse_record<T: serde::de::DeserializeOwned>(
     loc: &crate::stream::Location<'_>,
 ) -> anyhow::Result<T> {
     serde_json::from_slice(line).map_err(|e| anyhow::anyhow!("{loc}: bad record: {e}"))
-}
-
-/// Writes an analysis as records: a header, the batch, the patterns.
-pub fn write_analysis(
-    tool: &str,
-    a: &Analysis,
-    out: &mut RecordWriter<impl Write>,
-) -> io::Result<()> {
-    out.record(&Header::for_tool(tool))?;
-    out.record(&a.batch)?;
-    for p in &a.patterns {
-        out.record(p)?;
-    }
-    for line in &a.other {
-        out.raw_line(line)?;
-    }
-    Ok(())
 }

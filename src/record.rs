@@ -210,29 +210,6 @@ pub struct EventView<'a> {
 }
 
 impl EventView<'_> {
-    /// A copy that borrows nothing.
-    pub fn into_owned(self) -> EventView<'static> {
-        let own = |c: Cow<'_, str>| Cow::Owned(c.into_owned());
-        EventView {
-            event_id: own(self.event_id),
-            run_id: own(self.run_id),
-            turn: self.turn,
-            step: self.step,
-            agent_id: own(self.agent_id),
-            action_taken: ActionView {
-                tool_name: own(self.action_taken.tool_name),
-            },
-            action_succeeded: self.action_succeeded,
-            failure_classification: self.failure_classification.map(own),
-            divergence_fields: self
-                .divergence_fields
-                .map(|d| d.into_iter().map(own).collect()),
-            timestamp: self.timestamp.map(own),
-            error: self.error,
-            output: self.output.map(own),
-        }
-    }
-
     /// The reference's failure test: not succeeded, or a classification.
     pub fn is_failure(&self) -> bool {
         !self.action_succeeded || self.classification().is_some()

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use crate::config::ScoringConfig;
-use crate::group::recovered_within;
+use crate::group::{median_recovery, recovered_within};
 use crate::record::{Batch, Pattern, Scores};
 
 /// Occurrences at which confidence reaches 1.
@@ -76,7 +76,7 @@ fn score_one(p: &Pattern, max_freq: u64, runs_total: u64, cfg: &ScoringConfig) -
         final_score,
         confidence,
         confidence_label: confidence_label(confidence).to_string(),
-        median_recovery_latency: median_latency(p, cfg.recovery_window),
+        median_recovery_latency: median_recovery(&p.recovery_latencies, cfg.recovery_window),
         runs_seen: p.run_counts.0.len() as u64,
         runs_total,
         trend: String::new(),
@@ -92,35 +92,6 @@ pub fn confidence_label(c: f64) -> &'static str {
         "medium"
     } else {
         "low"
-    }
-}
-
-/// Median offset of the failures recovered within the window, as Python's
-/// statistics.median gives it (mean of the middle two for an even count).
-fn median_latency(p: &Pattern, window: u64) -> Option<f64> {
-    let recovered: Vec<(u64, u64)> = p
-        .recovery_latencies
-        .range(1..=window)
-        .map(|(o, n)| (*o, *n))
-        .collect();
-    let n: u64 = recovered.iter().map(|(_, c)| c).sum();
-    if n == 0 {
-        return None;
-    }
-    let nth = |k: u64| -> u64 {
-        let mut seen = 0;
-        for (o, c) in &recovered {
-            seen += c;
-            if k < seen {
-                return *o;
-            }
-        }
-        unreachable!("k < n")
-    };
-    if n % 2 == 1 {
-        Some(nth(n / 2) as f64)
-    } else {
-        Some((nth(n / 2 - 1) + nth(n / 2)) as f64 / 2.0)
     }
 }
 
@@ -254,9 +225,9 @@ mod tests {
     #[test]
     fn median_is_pythons() {
         let p = pattern("x", 4, &[(1, 1), (2, 2), (3, 1)], &[]);
-        assert_eq!(median_latency(&p, 3), Some(2.0));
+        assert_eq!(median_recovery(&p.recovery_latencies, 3), Some(2.0));
         let p = pattern("x", 2, &[(1, 1), (2, 1)], &[]);
-        assert_eq!(median_latency(&p, 3), Some(1.5));
+        assert_eq!(median_recovery(&p.recovery_latencies, 3), Some(1.5));
     }
 
     #[test]
