@@ -18,6 +18,77 @@ pub fn values(text: &str) -> BTreeSet<String> {
     out
 }
 
+/// The content words of a text: lowercase words of four letters or more
+/// that are not function words. What a restatement of the text keeps.
+pub fn key_words(text: &str) -> BTreeSet<String> {
+    text.split(|c: char| !c.is_alphabetic())
+        .filter(|w| w.chars().count() >= 4)
+        .map(str::to_lowercase)
+        .filter(|w| !FUNCTION_WORDS.contains(&w.as_str()))
+        .collect()
+}
+
+/// Words of four letters or more that carry no topic.
+const FUNCTION_WORDS: &[&str] = &[
+    "that",
+    "this",
+    "with",
+    "from",
+    "have",
+    "what",
+    "which",
+    "there",
+    "their",
+    "about",
+    "would",
+    "could",
+    "should",
+    "when",
+    "where",
+    "your",
+    "into",
+    "than",
+    "then",
+    "them",
+    "they",
+    "these",
+    "those",
+    "been",
+    "were",
+    "will",
+    "shall",
+    "does",
+    "make",
+    "made",
+    "more",
+    "most",
+    "such",
+    "only",
+    "also",
+    "some",
+    "many",
+    "much",
+    "very",
+    "just",
+    "like",
+    "over",
+    "after",
+    "before",
+    "under",
+    "please",
+    "solve",
+    "problem",
+    "carefully",
+    "answer",
+    "question",
+    "give",
+    "find",
+    "tell",
+    "know",
+    "want",
+    "need",
+];
+
 /// The numbers of two or more digits a text states, without thousands
 /// separators.
 pub fn numbers(text: &str) -> BTreeSet<String> {
@@ -176,6 +247,15 @@ mod tests {
         assert!(v.contains("https://x.org/a"));
         assert!(v.contains("komo mai"));
         assert!(!v.contains("7"), "single digits are too common to trace");
+    }
+
+    #[test]
+    fn key_words_skip_short_and_function_words() {
+        let k = key_words("What is the capital of Burkina Faso? Please answer.");
+        assert_eq!(
+            k.into_iter().collect::<Vec<_>>(),
+            vec!["burkina", "capital", "faso"]
+        );
     }
 
     #[test]

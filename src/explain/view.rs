@@ -70,6 +70,12 @@ impl Step {
         }
     }
 
+    /// True when the step is the user's own (the person the system serves).
+    pub fn is_user(&self) -> bool {
+        let agent = self.agent.to_ascii_lowercase();
+        agent == "user" || agent == "human"
+    }
+
     /// Everything the step said or received, for text searches.
     pub fn text(&self) -> String {
         let mut t =

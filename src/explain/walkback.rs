@@ -223,10 +223,9 @@ fn pad_with_early_actions(run: &RunView, hits: &[NamedHit<'_>], candidates: &mut
 
 /// Who is to blame for the step a run is traced back to.
 fn blame(run: &RunView, at: usize, category: &str) -> &'static str {
-    let agent = run.steps[at].agent.to_ascii_lowercase();
     if category == "prompt_injection" {
         "environment"
-    } else if agent == "user" || agent == "human" {
+    } else if run.steps[at].is_user() {
         "user"
     } else {
         "agent"

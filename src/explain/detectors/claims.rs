@@ -75,18 +75,12 @@ pub fn fabricated_data(run: &RunView) -> Vec<Hit> {
         let Some(phrase) = unnegated_phrase(&s.output, FABRICATION) else {
             continue;
         };
-        hits.push(Hit {
-            at: i,
-            category: "fabrication",
-            title: "made up data instead of fetching it".to_string(),
-            confidence: 0.7,
-            symptom: false,
-            evidence: vec![format!(
-                "{} says \"{}\"",
-                step_name(run, i),
-                quote_around(&s.output, phrase)
-            )],
-        });
+        let title = "made up data instead of fetching it".to_string();
+        hits.push(Hit::suspect(i, "fabrication", 0.7, title).because(format!(
+            "{} says \"{}\"",
+            step_name(run, i),
+            quote_around(&s.output, phrase)
+        )));
     }
     hits
 }
@@ -167,18 +161,14 @@ pub fn claimed_lookup(run: &RunView) -> Vec<Hit> {
         let Some(phrase) = find_phrase(&s.output, LOOKED_UP) else {
             continue;
         };
-        hits.push(Hit {
-            at: i,
-            category: "hallucinated_action",
-            title: "reports a lookup no tool performed".to_string(),
-            confidence: 0.5,
-            symptom: false,
-            evidence: vec![format!(
+        let title = "reports a lookup no tool performed".to_string();
+        hits.push(
+            Hit::suspect(i, "hallucinated_action", 0.5, title).because(format!(
                 "{} says \"{}\" but no tool ran before it",
                 step_name(run, i),
                 quote_around(&s.output, phrase)
-            )],
-        });
+            )),
+        );
     }
     hits
 }
@@ -200,18 +190,14 @@ pub fn unsourced_values(run: &RunView) -> Vec<Hit> {
             let new: Vec<&String> = stated.iter().filter(|v| !known.contains(*v)).collect();
             if new.len() >= 2 {
                 let shown: Vec<&str> = new.iter().take(4).map(|v| v.as_str()).collect();
-                hits.push(Hit {
-                    at: i,
-                    category: "unsupported_claim",
-                    title: "states values no earlier step produced".to_string(),
-                    confidence: 0.5,
-                    symptom: false,
-                    evidence: vec![format!(
+                let title = "states values no earlier step produced".to_string();
+                hits.push(
+                    Hit::suspect(i, "unsupported_claim", 0.5, title).because(format!(
                         "{} states {} that neither the task nor any earlier step contains",
                         step_name(run, i),
                         shown.join(", ")
-                    )],
-                });
+                    )),
+                );
             }
         }
         known.extend(values(&s.text()));
@@ -246,18 +232,14 @@ pub fn unverified_claim(run: &RunView) -> Vec<Hit> {
             "right after {} failed or returned nothing",
             step_name(run, t)
         );
-        return vec![Hit {
-            at: i,
-            category: "unverified_claim",
-            title: "claims success without evidence".to_string(),
-            confidence: 0.3,
-            symptom: false,
-            evidence: vec![format!(
+        let title = "claims success without evidence".to_string();
+        return vec![
+            Hit::suspect(i, "unverified_claim", 0.3, title).because(format!(
                 "{} claims \"{}\" {why}",
                 step_name(run, i),
                 quote_around(&s.output, phrase)
-            )],
-        }];
+            )),
+        ];
     }
     Vec::new()
 }
@@ -301,14 +283,8 @@ pub fn premature_termination(run: &RunView) -> Vec<Hit> {
         }
         _ => return Vec::new(),
     };
-    vec![Hit {
-        at: last,
-        category: "premature_termination",
-        title: "stopped before the task was done".to_string(),
-        confidence: 0.1,
-        symptom: false,
-        evidence: vec![why],
-    }]
+    let title = "stopped before the task was done".to_string();
+    vec![Hit::suspect(last, "premature_termination", 0.1, title).because(why)]
 }
 
 #[cfg(test)]

@@ -47,14 +47,8 @@ pub fn explicit_error(run: &RunView) -> Vec<Hit> {
             } else {
                 head(&s.error, 160)
             };
-            Hit {
-                at: i,
-                category: "error",
-                title: format!("{} failed", s.tool),
-                confidence: 0.9,
-                symptom: true,
-                evidence: vec![format!("{} failed: {what}", step_name(run, i))],
-            }
+            Hit::symptom(i, "error", 0.9, format!("{} failed", s.tool))
+                .because(format!("{} failed: {what}", step_name(run, i)))
         })
         .collect()
 }
@@ -76,26 +70,26 @@ pub fn bad_tool_call(run: &RunView) -> Vec<Hit> {
             },
         };
         let by = run.actor_of(i);
-        let mut evidence = vec![format!(
+        // A call fixed by a later one did not sink the run by itself.
+        let recovered = run.recovered(i);
+        let confidence = if recovered { 0.3 } else { 0.6 };
+        let mut hit = Hit::suspect(
+            by,
+            category,
+            confidence,
+            format!("a call the tool refused ({phrase})"),
+        )
+        .because(format!(
             "{} made the call that failed at {} with \"{phrase}\": the call, not the tool, was wrong",
             step_name(run, by),
             step_name(run, i)
-        )];
-        // A call fixed by a later one did not sink the run by itself.
-        let recovered = run.recovered(i);
+        ));
         if recovered {
-            evidence.push(
+            hit = hit.because(
                 "a later call of the same tool succeeded, so the failure was recovered".to_string(),
             );
         }
-        hits.push(Hit {
-            at: by,
-            category,
-            title: format!("a call the tool refused ({phrase})"),
-            confidence: if recovered { 0.3 } else { 0.6 },
-            symptom: false,
-            evidence,
-        });
+        hits.push(hit);
     }
     hits
 }
@@ -114,24 +108,23 @@ pub fn empty_retrieval(run: &RunView) -> Vec<Hit> {
             step_name(run, i),
             head(&s.output, 120)
         );
-        hits.push(Hit {
-            at: i,
-            category: "empty_retrieval",
-            title: "a tool returned nothing".to_string(),
-            confidence: 0.5,
-            symptom: true,
-            evidence: vec![seen.clone()],
-        });
+        hits.push(
+            Hit::symptom(
+                i,
+                "empty_retrieval",
+                0.5,
+                "a tool returned nothing".to_string(),
+            )
+            .because(seen.clone()),
+        );
         let by = run.actor_of(i);
         if by != i {
-            hits.push(Hit {
-                at: by,
-                category: "empty_retrieval",
-                title: "asked for something that came back empty".to_string(),
-                confidence: 0.35,
-                symptom: false,
-                evidence: vec![seen, format!("{} asked for it", step_name(run, by))],
-            });
+            let title = "asked for something that came back empty".to_string();
+            hits.push(
+                Hit::suspect(by, "empty_retrieval", 0.35, title)
+                    .because(seen)
+                    .because(format!("{} asked for it", step_name(run, by))),
+            );
         }
     }
     hits

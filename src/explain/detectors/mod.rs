@@ -25,6 +25,35 @@ pub struct Hit {
     pub evidence: Vec<String>,
 }
 
+impl Hit {
+    /// A suspected cause at step index `at`; add evidence with
+    /// [`Hit::because`].
+    pub fn suspect(at: usize, category: &'static str, confidence: f64, title: String) -> Self {
+        Hit {
+            at,
+            category,
+            title,
+            confidence,
+            symptom: false,
+            evidence: Vec::new(),
+        }
+    }
+
+    /// What visibly went wrong at step index `at`.
+    pub fn symptom(at: usize, category: &'static str, confidence: f64, title: String) -> Self {
+        Hit {
+            symptom: true,
+            ..Hit::suspect(at, category, confidence, title)
+        }
+    }
+
+    /// Adds an evidence sentence a person can check against the run.
+    pub fn because(mut self, sentence: String) -> Self {
+        self.evidence.push(sentence);
+        self
+    }
+}
+
 /// A detector: a small function over a read-only view of one run.
 pub struct Detector {
     pub name: &'static str,
@@ -99,6 +128,11 @@ pub static DETECTORS: &[Detector] = &[
         name: "ignored_instruction",
         about: "an agent that sets aside the plan or an earlier instruction",
         detect: flow::ignored_instruction,
+    },
+    Detector {
+        name: "task_drift",
+        about: "a task statement by an agent that keeps less than half of the user's question",
+        detect: flow::task_drift,
     },
     Detector {
         name: "lossy_handoff",
