@@ -119,10 +119,28 @@ pub fn numbers(text: &str) -> BTreeSet<String> {
         let alone = i >= bytes.len() || !bytes[i].is_ascii_alphabetic();
         if alone && digits.chars().filter(char::is_ascii_digit).count() >= 2 && start < bytes.len()
         {
-            out.insert(digits);
+            out.insert(without_zero_fraction(digits));
         }
     }
     out
+}
+
+/// "255.0" and "255" are one value; "3.10" and "3.1" too.
+fn without_zero_fraction(mut digits: String) -> String {
+    if digits.contains('.') {
+        let kept = digits.trim_end_matches('0').trim_end_matches('.').len();
+        digits.truncate(kept);
+    }
+    digits
+}
+
+/// Every run of two or more digits, also inside identifiers
+/// ("certificate_7504069"): what a text shows, not what it states.
+pub fn digit_runs(text: &str) -> BTreeSet<String> {
+    text.split(|c: char| !c.is_ascii_digit())
+        .filter(|run| run.len() >= 2)
+        .map(str::to_string)
+        .collect()
 }
 
 fn quoted(text: &str, out: &mut BTreeSet<String>) {
@@ -256,6 +274,16 @@ mod tests {
             k.into_iter().collect::<Vec<_>>(),
             vec!["burkina", "capital", "faso"]
         );
+    }
+
+    #[test]
+    fn a_zero_fraction_is_the_same_number() {
+        let v = numbers("255.0 and 3.10 and 2.5 and 1,200.00");
+        assert_eq!(
+            v.into_iter().collect::<Vec<_>>(),
+            vec!["1200", "2.5", "255", "3.1"]
+        );
+        assert!(digit_runs("certificate_7504069").contains("7504069"));
     }
 
     #[test]

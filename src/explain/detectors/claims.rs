@@ -5,7 +5,8 @@ use std::collections::BTreeSet;
 
 use super::{Hit, step_name};
 use crate::explain::text::{
-    find_phrase, has_code, numbers, quote_around, reads_as_empty, reads_as_no_op, values,
+    digit_runs, find_phrase, has_code, numbers, quote_around, reads_as_empty, reads_as_no_op,
+    values,
 };
 use crate::explain::view::RunView;
 
@@ -68,10 +69,11 @@ const GIVING_UP: &[&str] = &[
 pub fn fabricated_data(run: &RunView) -> Vec<Hit> {
     let mut hits = Vec::new();
     for i in run.agent_steps() {
-        if Some(i) == run.task_index() {
+        let s = &run.steps[i];
+        // The user's "let's assume" is a wish, not data an agent made up.
+        if Some(i) == run.task_index() || s.is_user() {
             continue;
         }
-        let s = &run.steps[i];
         let Some(phrase) = unnegated_phrase(&s.output, FABRICATION) else {
             continue;
         };
@@ -176,7 +178,10 @@ pub fn claimed_lookup(run: &RunView) -> Vec<Hit> {
 /// An agent message, not computed by code, that states two or more numbers
 /// found neither in the task nor in any earlier step.
 pub fn unsourced_values(run: &RunView) -> Vec<Hit> {
+    // What the run has seen includes numbers inside identifiers
+    // ("certificate_7504069"): an agent quoting one did not make it up.
     let mut known: BTreeSet<String> = run.given_values();
+    known.extend(digit_runs(run.task()));
     let mut hits = Vec::new();
     for (i, s) in run.steps.iter().enumerate() {
         let stated = numbers(&prose_of(&s.output));
@@ -200,7 +205,9 @@ pub fn unsourced_values(run: &RunView) -> Vec<Hit> {
                 );
             }
         }
-        known.extend(values(&s.text()));
+        let seen = s.text();
+        known.extend(values(&seen));
+        known.extend(digit_runs(&seen));
     }
     hits
 }
@@ -396,6 +403,32 @@ mod tests {
         );
         let hits = unsourced_values(&r);
         assert_eq!(hits.iter().map(|h| h.at).collect::<Vec<_>>(), vec![1]);
+    }
+
+    #[test]
+    fn values_a_tool_showed_in_another_form_are_sourced() {
+        let r = run(
+            vec![
+                step(0, "user", "message", true, "Book it with my certificate."),
+                step(
+                    1,
+                    "agent",
+                    "get_user",
+                    true,
+                    "{\"certificate_7504069\": 250}",
+                ),
+                step(2, "agent", "calculate", true, "255.0"),
+                step(
+                    3,
+                    "agent",
+                    "message",
+                    true,
+                    "Total $255, certificate 7504069 pays $250.",
+                ),
+            ],
+            "failed",
+        );
+        assert!(unsourced_values(&r).is_empty());
     }
 
     #[test]

@@ -94,13 +94,34 @@ pub fn bad_tool_call(run: &RunView) -> Vec<Hit> {
     hits
 }
 
+/// Words of tool names that read data rather than act.
+const READ_VERBS: &[&str] = &[
+    "search", "get", "find", "lookup", "list", "query", "fetch", "retrieve", "read", "browse",
+    "visit", "open", "load", "download", "scrape",
+];
+
+/// True when step `i` is a reply that should hold data: an executor's
+/// output, a retrieval, or a tool whose name reads. A tool that answers
+/// nothing by design (a "think" scratchpad, an acknowledged write) is not.
+fn asks_for_data(run: &RunView, i: usize) -> bool {
+    let s = &run.steps[i];
+    if run.is_environment(i) || s.span_kind.as_deref() == Some("retrieval") {
+        return true;
+    }
+    let name = s.tool.to_ascii_lowercase();
+    s.is_tool()
+        && name
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|w| READ_VERBS.contains(&w))
+}
+
 /// A tool reply that holds nothing (an empty list, "not found"): a symptom
 /// at the reply, and a suspect at the step that asked.
 pub fn empty_retrieval(run: &RunView) -> Vec<Hit> {
     let mut hits = Vec::new();
     for (i, s) in run.steps.iter().enumerate() {
-        let is_reply = run.is_environment(i) || s.is_tool();
-        if !s.succeeded || !is_reply || !reads_as_empty(&s.output) {
+        let empty = s.output_recorded && reads_as_empty(&s.output);
+        if !s.succeeded || !empty || !asks_for_data(run, i) {
             continue;
         }
         let seen = format!(
@@ -178,5 +199,21 @@ mod tests {
             vec![(2, true), (1, false)]
         );
         assert!(empty_retrieval(&coder_run(true, "Code output: 42")).is_empty());
+        let thought = run(
+            vec![
+                step(0, "user", "message", true, "change my flight"),
+                step(1, "agent", "think", true, ""),
+                step(2, "agent", "search_direct_flight", true, "[]"),
+            ],
+            "failed",
+        );
+        let at: Vec<usize> = empty_retrieval(&thought).iter().map(|h| h.at).collect();
+        assert_eq!(at, vec![2], "a scratchpad returns nothing by design");
+        let mut unrecorded = coder_run(true, "");
+        unrecorded.steps[2].output_recorded = false;
+        assert!(
+            empty_retrieval(&unrecorded).is_empty(),
+            "a trace without outputs says nothing about them"
+        );
     }
 }

@@ -49,37 +49,47 @@ pub fn repeated_call(run: &RunView) -> Vec<Hit> {
 /// the failing step uses verbatim (values the task states do not count).
 pub fn value_provenance(run: &RunView) -> Vec<Hit> {
     let task_values = run.given_values();
-    let produced: Vec<_> = run.steps.iter().map(|s| values(&s.output)).collect();
+    // Each value with the first step whose output shows it: one index, so
+    // long runs with many failures stay linear.
+    let mut first_shown: HashMap<String, usize> = HashMap::new();
     let mut hits = Vec::new();
     for (j, s) in run.steps.iter().enumerate() {
-        if s.succeeded {
-            continue;
-        }
-        let used = values(&format!("{}\n{}\n{}", s.input, s.error, s.output));
-        // A value that a tool or page first showed is the world's data; only
-        // a value an agent stated on its own can be the agent's mistake.
-        let source = (0..j).find_map(|i| {
-            produced[i]
+        if !s.succeeded {
+            let used = values(&format!("{}\n{}\n{}", s.input, s.error, s.output));
+            let source = used
                 .iter()
-                .find(|v| used.contains(*v) && !task_values.contains(*v))
-                .map(|v| (i, v))
-        });
-        let Some((i, value)) = source else { continue };
-        if run.steps[i].tool != "message" || run.is_environment(i) {
-            continue;
+                .filter(|v| !task_values.contains(*v))
+                .filter_map(|v| first_shown.get(v).map(|&i| (i, v.clone())))
+                .min();
+            if let Some((i, value)) = source {
+                hits.extend(provenance_hit(run, i, j, &value));
+            }
         }
-        let by = run.actor_of(i);
-        if by == run.actor_of(j) {
-            continue; // the failing step's own call: bad_tool_call covers it
+        for v in values(&s.output) {
+            first_shown.entry(v).or_insert(j);
         }
-        let title = format!("produced a value the failing step {} used", s.step);
-        hits.push(Hit::suspect(by, "bad_value", 0.2, title).because(format!(
-            "the value {value} appears first at {} and is used by {}, which failed",
-            step_name(run, i),
-            step_name(run, j)
-        )));
     }
     hits
+}
+
+/// The suspect behind failed step `j` using `value` first shown at step
+/// `i`. A value that a tool or page first showed is the world's data; only
+/// a value an agent stated on its own can be the agent's mistake.
+fn provenance_hit(run: &RunView, i: usize, j: usize, value: &str) -> Option<Hit> {
+    let s = &run.steps[j];
+    if run.steps[i].tool != "message" || run.is_environment(i) {
+        return None;
+    }
+    let by = run.actor_of(i);
+    if by == run.actor_of(j) {
+        return None; // the failing step's own call: bad_tool_call covers it
+    }
+    let title = format!("produced a value the failing step {} used", s.step);
+    Some(Hit::suspect(by, "bad_value", 0.2, title).because(format!(
+        "the value {value} appears first at {} and is used by {}, which failed",
+        step_name(run, i),
+        step_name(run, j)
+    )))
 }
 
 /// Names of tools and code that change the world for good.
@@ -268,7 +278,9 @@ pub fn lossy_handoff(run: &RunView) -> Vec<Hit> {
     for pair in agents.windows(2) {
         let (i, next) = (pair[0], pair[1]);
         let (from, to) = (&run.steps[i], &run.steps[next]);
+        // A reply to the user is no handoff of work.
         if Some(i) == run.task_index()
+            || to.is_user()
             || from.agent == to.agent
             || !from.output.contains(to.agent.as_str())
         {
