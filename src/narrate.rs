@@ -7,6 +7,7 @@ use serde_json::{Map, Value, json};
 use crate::cli::Diag;
 use crate::llm::{Client, Prompt, cut, data_block, json_answer};
 use crate::record::Pattern;
+use crate::render::Report;
 
 const SYSTEM: &str = "\
 You are a reliability engineer who explains failure patterns of multi-agent LLM systems.
@@ -166,6 +167,26 @@ pub fn narrate(
             }
         })
         .collect())
+}
+
+/// Adds a narrative and fix to each of the first `top` patterns of a
+/// report (in rank order once it is finished), as `triage-explain
+/// --narrate` adds them to pattern records.
+pub fn narrate_report(
+    client: &Client,
+    report: &mut Report,
+    top: usize,
+    diag: &mut Diag,
+) -> anyhow::Result<()> {
+    let n = top.min(report.patterns.len());
+    let chosen: Vec<&Pattern> = report.patterns[..n].iter().map(|p| &p.pattern).collect();
+    let narratives = narrate(client, &chosen, diag)?;
+    for (p, narrative) in report.patterns.iter_mut().zip(narratives) {
+        if let Some(narrative) = narrative {
+            narrative.insert_into(&mut p.extra, client.model());
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
