@@ -242,7 +242,7 @@ mod tests {
         assert_eq!(data["candidates"][0]["number"], 1);
         assert_eq!(data["candidates"][0]["step"], v.candidates[0].step);
         assert_eq!(data["outline"].as_array().unwrap().len(), 4);
-        assert_eq!(data["task"], "Find the 2019 figure.");
+        assert_eq!(data["task"], r.task());
     }
 
     #[test]
