@@ -63,13 +63,18 @@ fn write_narratives(report: &Report, opts: &RenderOptions, out: &mut dyn Write) 
         let rank = rp.scores().map_or(0, |s| s.rank);
         writeln!(out, "#{rank} {}", clean(&rp.pattern.display_name))?;
         if let Some(n) = rp.narrative() {
-            writeln!(out, "  {}", clean(n))?;
+            writeln!(out, "  {}", clean(&prose(n)))?;
         }
         if let Some(f) = rp.fix() {
-            writeln!(out, "  Fix: {}", clean(f))?;
+            writeln!(out, "  Fix: {}", clean(&prose(f)))?;
         }
     }
     Ok(())
+}
+
+/// Model-written prose on one line: its line breaks become spaces.
+fn prose(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn write_comparison(c: &Comparison, style: TableStyle, out: &mut dyn Write) -> io::Result<()> {
