@@ -130,7 +130,8 @@ pub struct LlmConfig {
     pub provider: Option<crate::llm::ProviderKind>,
     /// Unset: the provider's default model.
     pub model: Option<String>,
-    /// Unset: ANTHROPIC_BASE_URL or OPENAI_BASE_URL, else the provider's.
+    /// ANTHROPIC_BASE_URL or OPENAI_BASE_URL win over it; unset, the
+    /// provider's own.
     pub base_url: Option<String>,
     /// Requests in flight at once.
     pub concurrency: usize,
