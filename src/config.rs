@@ -243,7 +243,8 @@ mod tests {
 
     #[test]
     fn llm_section_loads_and_refuses_unknown_keys_and_providers() {
-        let c = Config::parse("[llm]\nprovider = \"openai\"\nmodel = \"qwen\"\nconcurrency = 2\n").unwrap();
+        let c = Config::parse("[llm]\nprovider = \"openai\"\nmodel = \"qwen\"\nconcurrency = 2\n")
+            .unwrap();
         assert_eq!(c.llm.provider, Some(crate::llm::ProviderKind::Openai));
         assert_eq!(c.llm.model.as_deref(), Some("qwen"));
         assert_eq!(c.llm.concurrency, 2);

@@ -268,7 +268,10 @@ mod tests {
         assert_eq!(v.candidates[0], before.candidates[1]);
         assert_eq!(v.candidates[1], before.candidates[0]);
         assert_eq!(v.candidates.len(), before.candidates.len());
-        assert_eq!((v.step, &v.agent_id), (before.candidates[1].step, &before.candidates[1].agent_id));
+        assert_eq!(
+            (v.step, &v.agent_id),
+            (before.candidates[1].step, &before.candidates[1].agent_id)
+        );
         let note = v.judge.unwrap();
         assert!(note.reranked);
         assert_eq!((note.choice, note.reason.as_str()), (2, "Because."));

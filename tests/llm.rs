@@ -226,7 +226,9 @@ fn narrate_sends_the_anthropic_shape_and_the_narratives_reach_the_report() {
         assert_eq!(req.header("anthropic-version"), Some("2023-06-01"));
         assert_eq!(req.header("content-type"), Some("application/json"));
         assert_eq!(req.body["model"], "claude-haiku-4-5");
-        let system = req.body["system"].as_array().expect("system is a list of blocks");
+        let system = req.body["system"]
+            .as_array()
+            .expect("system is a list of blocks");
         assert_eq!(system[0]["type"], "text");
         assert_eq!(system[0]["cache_control"], json!({"type": "ephemeral"}));
         assert!(system[0]["text"].as_str().unwrap().contains("<trace_data>"));
@@ -318,8 +320,16 @@ fn openai_compatible_servers_get_a_bearer_key_and_the_chosen_model() {
 #[test]
 fn busy_and_failing_answers_are_retried_until_one_succeeds() {
     let mock = Mock::start(|n, req| match n {
-        0 => (429, vec![("retry-after", "0".into())], r#"{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}"#.into()),
-        1 => (503, vec![("retry-after", "0".into())], "Service Unavailable".into()),
+        0 => (
+            429,
+            vec![("retry-after", "0".into())],
+            r#"{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}"#.into(),
+        ),
+        1 => (
+            503,
+            vec![("retry-after", "0".into())],
+            "Service Unavailable".into(),
+        ),
         _ => anthropic_text(&narrative_for(req)),
     });
     let (code, out, err) = run(
@@ -329,8 +339,15 @@ fn busy_and_failing_answers_are_retried_until_one_succeeds() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(mock.seen().len(), 3, "two retries, then the answer");
     let recs = records(&out);
-    assert!(of_kind(&recs, "pattern").iter().any(|p| p["narrative"] == "The planner agent fails 11 times."));
-    assert!(err.contains("1 request to"), "only answered requests count: {err}");
+    assert!(
+        of_kind(&recs, "pattern")
+            .iter()
+            .any(|p| p["narrative"] == "The planner agent fails 11 times.")
+    );
+    assert!(
+        err.contains("1 request to"),
+        "only answered requests count: {err}"
+    );
 }
 
 #[test]
@@ -343,10 +360,17 @@ fn a_provider_that_keeps_failing_leaves_the_pattern_unnarrated_with_a_warning() 
     assert_eq!(code, 0, "{err}");
     assert_eq!(mock.seen().len(), 4, "the request and 3 retries");
     assert!(err.contains("warning: pattern "), "{err}");
-    assert!(err.contains("no narrative: no answer after 4 attempts: HTTP 500"), "{err}");
+    assert!(
+        err.contains("no narrative: no answer after 4 attempts: HTTP 500"),
+        "{err}"
+    );
     let recs = records(&out);
     assert_eq!(of_kind(&recs, "pattern").len(), 3);
-    assert!(of_kind(&recs, "pattern").iter().all(|p| p.get("narrative").is_none()));
+    assert!(
+        of_kind(&recs, "pattern")
+            .iter()
+            .all(|p| p.get("narrative").is_none())
+    );
 }
 
 #[test]
@@ -365,7 +389,11 @@ fn a_refused_key_is_a_clear_error_that_never_shows_the_key() {
     assert!(err.contains("check ANTHROPIC_API_KEY"), "{err}");
     assert!(!err.contains(KEY), "the key leaked: {err}");
     assert!(!err.contains("0123456789secret"), "the key leaked: {err}");
-    assert_eq!(mock.seen().len(), 1, "no retry and no further request after a refusal");
+    assert_eq!(
+        mock.seen().len(),
+        1,
+        "no retry and no further request after a refusal"
+    );
 }
 
 #[test]
@@ -376,7 +404,13 @@ fn a_missing_key_is_a_usage_error_before_anything_is_read() {
     assert!(err.contains("ANTHROPIC_API_KEY is not set"), "{err}");
     assert!(err.contains("--narrate"), "{err}");
     let (code, _, err) = run(
-        bin("triage").args(["report", "examples/monday.ndjson", "--ai-analysis", "--provider", "openai"]),
+        bin("triage").args([
+            "report",
+            "examples/monday.ndjson",
+            "--ai-analysis",
+            "--provider",
+            "openai",
+        ]),
         Vec::new(),
     );
     assert_eq!(code, 2);
@@ -402,7 +436,10 @@ fn parsed(file: &str) -> Vec<u8> {
 }
 
 fn verdicts(out: &[u8]) -> Vec<Value> {
-    of_kind(&records(out), "verdict").into_iter().cloned().collect()
+    of_kind(&records(out), "verdict")
+        .into_iter()
+        .cloned()
+        .collect()
 }
 
 #[test]
@@ -418,9 +455,16 @@ fn the_judge_reranks_a_verdicts_candidates_and_says_why() {
     let (code, out, err) = run(anthropic_at(&mock, "triage-explain").arg("--judge"), events);
     assert_eq!(code, 0, "{err}");
     let seen = mock.seen();
-    assert_eq!(seen.len(), 1, "one request per verdict with candidates to choose from");
+    assert_eq!(
+        seen.len(),
+        1,
+        "one request per verdict with candidates to choose from"
+    );
     let user = seen[0].user_text();
-    assert!(user.contains("\"number\":3"), "the three candidates are sent: {user}");
+    assert!(
+        user.contains("\"number\":3"),
+        "the three candidates are sent: {user}"
+    );
     let after = verdicts(&out).remove(0);
     assert_eq!(after["candidates"][0], before["candidates"][1]);
     assert_eq!(after["candidates"][1], before["candidates"][0]);
@@ -445,7 +489,10 @@ fn an_unusable_judgement_keeps_the_rules_order_with_a_warning() {
     let (_, plain, _) = run(&mut bin("triage-explain"), events.clone());
     for answer in [r#"{"choice": 7, "reason": "x"}"#, "I think the second one."] {
         let mock = Mock::start(move |_, _| anthropic_text(answer));
-        let (code, out, err) = run(anthropic_at(&mock, "triage-explain").arg("--judge"), events.clone());
+        let (code, out, err) = run(
+            anthropic_at(&mock, "triage-explain").arg("--judge"),
+            events.clone(),
+        );
         assert_eq!(code, 0, "{err}");
         assert!(err.contains("the rules' order stands"), "{err}");
         assert_eq!(verdicts(&out), verdicts(&plain), "{answer}");

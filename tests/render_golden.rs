@@ -98,7 +98,12 @@ fn narrated_monday() -> Vec<u8> {
 
 #[test]
 fn a_narrated_report_matches_golden_in_every_format() {
-    for (format, ext) in [("md", "md"), ("html", "html"), ("table", "txt"), ("csv", "csv")] {
+    for (format, ext) in [
+        ("md", "md"),
+        ("html", "html"),
+        ("table", "txt"),
+        ("csv", "csv"),
+    ] {
         check_golden_of(narrated_monday(), format, &format!("monday-narrated.{ext}"));
     }
 }

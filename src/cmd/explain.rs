@@ -120,12 +120,12 @@ a tool reply and the step that asked for it, parent and child spans) to the earl
             "triage-parse --format whowhen run.json | triage-explain\n\n\
 triage-parse traces/*.jsonl | triage-explain --verdicts-only | jq -r '[.run_id, .agent_id, .step, .category] | @tsv'\n\n\
 triage-parse runs/*.ndjson | triage-group | triage-score | triage-explain --narrate | triage-render\n\n\
-OPENAI_BASE_URL=http://127.0.0.1:8080/v1 triage-parse run.json | triage-explain --judge --model qwen2.5-7b",
+triage-parse run.json | OPENAI_BASE_URL=http://127.0.0.1:8080/v1 triage-explain --judge --model qwen2.5-7b",
         ),
         (
             "LLM",
             "--narrate and --judge send data to the LLM provider: for --narrate, each narrated pattern's numbers \
-and up to 5 sample events (run id, turn, step, text cut to 500 characters); for --judge, each failed run's task, \
+and up to 5 sample events (run id, turn, step, and their error message or output, at most 300 characters); for --judge, each failed run's task, \
 an outline of its steps (160 characters each) and its candidates' evidence and text (1,200 characters each). \
 Trace text is sent as delimited data the model is told never to follow. Requests are retried on 429 and 5xx \
 with exponential backoff (or the server's Retry-After); a refused key is an error. Token usage and prompt-cache \
@@ -210,7 +210,9 @@ fn narrate_top(
     if patterns.is_empty() {
         diag.warn(
             "no-patterns",
-            format_args!("--narrate: no pattern records in the input (pipe triage-score output in)"),
+            format_args!(
+                "--narrate: no pattern records in the input (pipe triage-score output in)"
+            ),
         );
         return Ok(());
     }

@@ -117,7 +117,10 @@ impl fmt::Display for LlmError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             LlmError::Refused { status, message } | LlmError::Rejected { status, message } => {
-                write!(f, "the provider refused the request (HTTP {status}): {message}")
+                write!(
+                    f,
+                    "the provider refused the request (HTTP {status}): {message}"
+                )
             }
             LlmError::Unavailable { attempts, last } => {
                 write!(f, "no answer after {attempts} attempts: {last}")
@@ -397,7 +400,10 @@ impl Client {
     /// Sends every prompt, at most `concurrency` at a time, and returns the
     /// answers in the prompts' order. The first fatal refusal stops the
     /// requests not yet sent and is returned as the error.
-    pub fn complete_all(&self, prompts: &[Prompt]) -> Result<Vec<Result<Reply, LlmError>>, LlmError> {
+    pub fn complete_all(
+        &self,
+        prompts: &[Prompt],
+    ) -> Result<Vec<Result<Reply, LlmError>>, LlmError> {
         let next = AtomicUsize::new(0);
         let stop = AtomicBool::new(false);
         let results: Mutex<Vec<Option<Result<Reply, LlmError>>>> =
@@ -575,8 +581,12 @@ mod tests {
 
     #[test]
     fn provider_defaults_to_anthropic_or_openai_when_only_openai_is_set() {
-        let c = Client::new(&settings(), env_of(&[("ANTHROPIC_API_KEY", "k")]), "--narrate")
-            .unwrap();
+        let c = Client::new(
+            &settings(),
+            env_of(&[("ANTHROPIC_API_KEY", "k")]),
+            "--narrate",
+        )
+        .unwrap();
         assert_eq!(c.model(), anthropic::DEFAULT_MODEL);
         let c = Client::new(
             &settings(),
@@ -591,7 +601,10 @@ mod tests {
     #[test]
     fn a_missing_key_names_the_variable() {
         let e = Client::new(&settings(), env_of(&[]), "--narrate").unwrap_err();
-        assert!(e.to_string().contains("ANTHROPIC_API_KEY is not set"), "{e}");
+        assert!(
+            e.to_string().contains("ANTHROPIC_API_KEY is not set"),
+            "{e}"
+        );
         let mut s = settings();
         s.provider = Some(ProviderKind::Openai);
         let e = Client::new(&s, env_of(&[("OPENAI_API_KEY", " ")]), "--judge").unwrap_err();

@@ -521,7 +521,11 @@ fn write_narrative(page: &mut String, rp: &ReportPattern) {
         page.push_str(&escape(n));
     }
     if let Some(f) = fix {
-        let _ = write!(page, "<p class=\"fix\"><strong>Suggested fix:</strong> {}</p>", escape(f));
+        let _ = write!(
+            page,
+            "<p class=\"fix\"><strong>Suggested fix:</strong> {}</p>",
+            escape(f)
+        );
     }
     page.push_str("</div>");
 }
