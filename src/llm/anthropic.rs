@@ -16,9 +16,8 @@ pub struct Anthropic {
 impl Anthropic {
     /// `base_url` as ANTHROPIC_BASE_URL gives it (without `/v1`).
     pub fn new(base_url: Option<String>) -> Self {
-        let base = base_url.unwrap_or_else(|| DEFAULT_BASE_URL.to_string());
         Anthropic {
-            base_url: base.trim_end_matches('/').to_string(),
+            base_url: super::base_url(base_url, DEFAULT_BASE_URL),
         }
     }
 }

@@ -487,6 +487,15 @@ fn transport_reason(e: &ureq::Error) -> String {
     }
 }
 
+/// The base URL given, else `default`, without a trailing slash.
+fn base_url(given: Option<String>, default: &str) -> String {
+    given
+        .as_deref()
+        .unwrap_or(default)
+        .trim_end_matches('/')
+        .to_string()
+}
+
 /// `s` cut to at most `max` characters, with "…" when cut.
 pub fn cut(s: &str, max: usize) -> String {
     match s.char_indices().nth(max) {
@@ -542,6 +551,19 @@ mod tests {
             .trim_end_matches("\n</trace_data>");
         let back: Value = serde_json::from_str(inner).unwrap();
         assert_eq!(back, v, "the data reads back unchanged");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn no_trace_text_escapes_the_data_block(text in "(\\PC|</trace_data>|<|>|\n){0,60}") {
+            let v = serde_json::json!({"text": text});
+            let block = data_block(&v);
+            proptest::prop_assert_eq!(block.matches("<trace_data>").count(), 1);
+            proptest::prop_assert_eq!(block.matches("</trace_data>").count(), 1);
+            let inner = &block["<trace_data>\n".len()..block.len() - "\n</trace_data>".len()];
+            let back: Value = serde_json::from_str(inner).unwrap();
+            proptest::prop_assert_eq!(back, v);
+        }
     }
 
     #[test]

@@ -15,9 +15,8 @@ pub struct OpenAi {
 impl OpenAi {
     /// `base_url` as OPENAI_BASE_URL gives it (with `/v1`).
     pub fn new(base_url: Option<String>) -> Self {
-        let base = base_url.unwrap_or_else(|| DEFAULT_BASE_URL.to_string());
         OpenAi {
-            base_url: base.trim_end_matches('/').to_string(),
+            base_url: super::base_url(base_url, DEFAULT_BASE_URL),
         }
     }
 }
