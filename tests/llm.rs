@@ -418,6 +418,54 @@ fn a_missing_key_is_a_usage_error_before_anything_is_read() {
 }
 
 #[test]
+fn a_slow_provider_times_out_as_the_config_file_says() {
+    let mock = Mock::start_slow(Duration::from_secs(4), |_, req| {
+        anthropic_text(&narrative_for(req))
+    });
+    let config = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(config.path(), "[llm]\nretries = 0\ntimeout_seconds = 1\n").unwrap();
+    let started = std::time::Instant::now();
+    let (code, out, err) = run(
+        anthropic_at(&mock, "triage-explain")
+            .args(["--narrate", "--top", "1", "--config"])
+            .arg(config.path()),
+        scored_monday(),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "the timeout did not cut the wait"
+    );
+    assert!(
+        err.contains("no narrative: no answer after 1 attempt: timed out"),
+        "{err}"
+    );
+    assert_eq!(mock.seen().len(), 1, "retries = 0");
+    assert!(
+        of_kind(&records(&out), "pattern")
+            .iter()
+            .all(|p| p.get("narrative").is_none())
+    );
+}
+
+#[test]
+fn narrate_refuses_patterns_that_are_not_scored() {
+    let mock = Mock::start(|_, req| anthropic_text(&narrative_for(req)));
+    let events = common::ok("triage-parse", &["examples/monday.ndjson"], b"");
+    let grouped = common::ok("triage-group", &[], &events);
+    let (code, _, err) = run(
+        anthropic_at(&mock, "triage-explain").arg("--narrate"),
+        grouped,
+    );
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("not scored: pipe them through triage-score first"),
+        "{err}"
+    );
+    assert!(mock.seen().is_empty());
+}
+
+#[test]
 fn no_more_requests_are_in_flight_than_the_concurrency_allows() {
     let mock = Mock::start_slow(Duration::from_millis(150), |_, req| {
         anthropic_text(&narrative_for(req))

@@ -122,9 +122,11 @@ impl fmt::Display for LlmError {
                     "the provider refused the request (HTTP {status}): {message}"
                 )
             }
-            LlmError::Unavailable { attempts, last } => {
-                write!(f, "no answer after {attempts} attempts: {last}")
-            }
+            LlmError::Unavailable { attempts, last } => write!(
+                f,
+                "no answer after {}: {last}",
+                crate::render::words::count(u64::from(*attempts), "attempt", "attempts")
+            ),
             LlmError::BadReply(why) => write!(f, "unreadable answer from the provider: {why}"),
         }
     }
