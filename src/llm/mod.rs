@@ -210,46 +210,8 @@ impl Client {
         purpose: &str,
     ) -> anyhow::Result<Client> {
         let env = |name: &str| env(name).filter(|v| !v.trim().is_empty());
-        let kind = settings.provider.unwrap_or_else(|| {
-            let only_openai = env("ANTHROPIC_API_KEY").is_none()
-                && (env("OPENAI_API_KEY").is_some() || env("OPENAI_BASE_URL").is_some());
-            if only_openai {
-                ProviderKind::Openai
-            } else {
-                ProviderKind::Anthropic
-            }
-        });
-        let (provider, key, model): (Box<dyn Provider>, _, _) = match kind {
-            ProviderKind::Anthropic => {
-                let base = env("ANTHROPIC_BASE_URL").or_else(|| settings.base_url.clone());
-                let key = env("ANTHROPIC_API_KEY").ok_or_else(|| {
-                    anyhow::anyhow!(
-                        "ANTHROPIC_API_KEY is not set: {purpose} asks the Anthropic API, which needs a key \
-                         (or use --provider openai with OPENAI_BASE_URL for a local model server)"
-                    )
-                })?;
-                (
-                    Box::new(anthropic::Anthropic::new(base)),
-                    Some(key),
-                    anthropic::DEFAULT_MODEL,
-                )
-            }
-            ProviderKind::Openai => {
-                let base = env("OPENAI_BASE_URL").or_else(|| settings.base_url.clone());
-                let key = env("OPENAI_API_KEY");
-                if key.is_none() && base.is_none() {
-                    anyhow::bail!(
-                        "OPENAI_API_KEY is not set: {purpose} asks the OpenAI API, which needs a key \
-                         (a local model server needs only OPENAI_BASE_URL, e.g. http://127.0.0.1:8080/v1)"
-                    );
-                }
-                (
-                    Box::new(openai::OpenAi::new(base)),
-                    key,
-                    openai::DEFAULT_MODEL,
-                )
-            }
-        };
+        let kind = settings.provider.unwrap_or_else(|| default_provider(&env));
+        let (provider, key, model) = provider_of(kind, settings, &env, purpose)?;
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .timeout_global(Some(settings.timeout))
             .http_status_as_error(false)
@@ -320,12 +282,7 @@ impl Client {
         }
         let mut resp = match req.send(body) {
             Ok(r) => r,
-            Err(e) => {
-                return Attempt::Retry {
-                    last: self.redact(&transport_reason(&e)),
-                    wait: None,
-                };
-            }
+            Err(e) => return self.network_failure(&e),
         };
         let status = resp.status().as_u16();
         let retry_after = resp
@@ -335,35 +292,48 @@ impl Client {
             .and_then(|v| v.trim().parse::<f64>().ok())
             .filter(|s| s.is_finite() && *s >= 0.0)
             .map(Duration::from_secs_f64);
-        let text = resp
+        let text = match resp
             .body_mut()
             .with_config()
             .limit(MAX_REPLY_BYTES)
-            .read_to_vec();
-        let text = match text {
+            .read_to_vec()
+        {
             Ok(t) => t,
-            Err(e) => {
-                return Attempt::Retry {
-                    last: self.redact(&transport_reason(&e)),
-                    wait: None,
-                };
-            }
+            Err(e) => return self.network_failure(&e),
         };
         let json: Option<Value> = serde_json::from_slice(&text).ok();
         if (200..300).contains(&status) {
-            let result = match json {
-                Some(v) => self.provider.reply(&v).map_err(LlmError::BadReply),
-                None => Err(LlmError::BadReply("not JSON".to_string())),
-            };
-            if let Ok(r) = &result {
-                self.usage
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .add(r.usage);
-            }
-            return Attempt::Done(result.map_err(|e| self.redact_error(e)));
+            return Attempt::Done(self.accept(json));
         }
         let message = self.redact(&server_message(json.as_ref(), &text));
+        self.refusal(status, message, retry_after)
+    }
+
+    fn network_failure(&self, e: &ureq::Error) -> Attempt {
+        Attempt::Retry {
+            last: self.redact(&transport_reason(e)),
+            wait: None,
+        }
+    }
+
+    /// Reads a successful answer and counts what it cost.
+    fn accept(&self, json: Option<Value>) -> Result<Reply, LlmError> {
+        let json = json.ok_or_else(|| LlmError::BadReply("not JSON".to_string()))?;
+        let reply = self
+            .provider
+            .reply(&json)
+            .map_err(|why| LlmError::BadReply(self.redact(&why)))?;
+        self.usage
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .add(reply.usage);
+        Ok(reply)
+    }
+
+    /// What an error status means: try again (busy, failing), stop
+    /// everything (refused key, unknown model or URL), or give up on this
+    /// one request.
+    fn refusal(&self, status: u16, message: String, retry_after: Option<Duration>) -> Attempt {
         match status {
             408 | 429 | 500..=599 => Attempt::Retry {
                 last: format!("HTTP {status}: {message}"),
@@ -389,13 +359,6 @@ impl Client {
         match &self.key {
             Some(k) => k.redact(text),
             None => text.to_string(),
-        }
-    }
-
-    fn redact_error(&self, e: LlmError) -> LlmError {
-        match e {
-            LlmError::BadReply(why) => LlmError::BadReply(self.redact(&why)),
-            other => other,
         }
     }
 
@@ -437,6 +400,59 @@ impl Client {
             .into_iter()
             .map(|r| r.unwrap_or_else(|| Err(LlmError::BadReply("not sent".to_string()))))
             .collect())
+    }
+}
+
+/// Anthropic, unless only OPENAI_* variables are set.
+fn default_provider(env: &dyn Fn(&str) -> Option<String>) -> ProviderKind {
+    let only_openai = env("ANTHROPIC_API_KEY").is_none()
+        && (env("OPENAI_API_KEY").is_some() || env("OPENAI_BASE_URL").is_some());
+    if only_openai {
+        ProviderKind::Openai
+    } else {
+        ProviderKind::Anthropic
+    }
+}
+
+/// The provider of `kind` at its base URL, its key and its default model.
+/// Anthropic needs a key; an OpenAI-compatible server needs a key or a base
+/// URL of its own (local servers take none).
+fn provider_of(
+    kind: ProviderKind,
+    settings: &Settings,
+    env: &dyn Fn(&str) -> Option<String>,
+    purpose: &str,
+) -> anyhow::Result<(Box<dyn Provider>, Option<String>, &'static str)> {
+    match kind {
+        ProviderKind::Anthropic => {
+            let base = env("ANTHROPIC_BASE_URL").or_else(|| settings.base_url.clone());
+            let key = env("ANTHROPIC_API_KEY").ok_or_else(|| {
+                anyhow::anyhow!(
+                    "ANTHROPIC_API_KEY is not set: {purpose} asks the Anthropic API, which needs a key \
+                     (or use --provider openai with OPENAI_BASE_URL for a local model server)"
+                )
+            })?;
+            Ok((
+                Box::new(anthropic::Anthropic::new(base)),
+                Some(key),
+                anthropic::DEFAULT_MODEL,
+            ))
+        }
+        ProviderKind::Openai => {
+            let base = env("OPENAI_BASE_URL").or_else(|| settings.base_url.clone());
+            let key = env("OPENAI_API_KEY");
+            if key.is_none() && base.is_none() {
+                anyhow::bail!(
+                    "OPENAI_API_KEY is not set: {purpose} asks the OpenAI API, which needs a key \
+                     (a local model server needs only OPENAI_BASE_URL, e.g. http://127.0.0.1:8080/v1)"
+                );
+            }
+            Ok((
+                Box::new(openai::OpenAi::new(base)),
+                key,
+                openai::DEFAULT_MODEL,
+            ))
+        }
     }
 }
 
