@@ -104,7 +104,8 @@ pub fn prompt(p: &Pattern) -> Prompt {
 }
 
 /// Reads the model's answer: the JSON asked for, else (with a warning the
-/// caller prints) its plain text as the narrative, without a fix.
+/// caller prints) its plain text as the narrative, without a fix. JSON
+/// without a narrative is no answer.
 pub fn read_answer(text: &str) -> Result<(Narrative, Option<&'static str>), &'static str> {
     let field = |m: &Map<String, Value>, k: &str, max: usize| {
         m.get(k)
@@ -113,9 +114,9 @@ pub fn read_answer(text: &str) -> Result<(Narrative, Option<&'static str>), &'st
             .filter(|s| !s.is_empty())
             .map(|s| cut(s, max))
     };
-    if let Some(m) = json_answer(text)
-        && let Some(narrative) = field(&m, "narrative", NARRATIVE_CHARS)
-    {
+    if let Some(m) = json_answer(text) {
+        let narrative = field(&m, "narrative", NARRATIVE_CHARS)
+            .ok_or("the answer's JSON has no \"narrative\"")?;
         let fix = field(&m, "fix", FIX_CHARS);
         let warning = fix.is_none().then_some("the answer has no fix");
         return Ok((Narrative { narrative, fix }, warning));
@@ -230,6 +231,7 @@ mod tests {
         assert_eq!((n.narrative.as_str(), n.fix), ("The planner loops.", None));
         assert!(w.is_some());
         assert!(read_answer("  ").is_err());
+        assert!(read_answer("{\"choice\": 1}").is_err(), "JSON is never pasted as prose");
     }
 
     #[test]
