@@ -231,7 +231,10 @@ mod tests {
         assert_eq!((n.narrative.as_str(), n.fix), ("The planner loops.", None));
         assert!(w.is_some());
         assert!(read_answer("  ").is_err());
-        assert!(read_answer("{\"choice\": 1}").is_err(), "JSON is never pasted as prose");
+        assert!(
+            read_answer("{\"choice\": 1}").is_err(),
+            "JSON is never pasted as prose"
+        );
     }
 
     #[test]

@@ -172,32 +172,54 @@ TRIAGE_CONFIG: the configuration file, as --config.",
         for (fields, _) in &patterns {
             out.record(fields)?;
         }
-        let mut explained: Vec<(RunView, Explanation)> = runs
-            .into_views()
-            .map(|run| {
-                let e = explain::explain(&run);
-                (run, e)
-            })
-            .collect();
-        if let Some(client) = client.as_ref().filter(|_| self.judge) {
-            crate::judge::judge_all(client, &mut explained, diag)?;
-        }
-        for (_, e) in &explained {
-            if !self.verdicts_only {
-                for f in &e.findings {
-                    out.record(f)?;
-                }
-            }
-            if let Some(v) = &e.verdict {
-                out.record(v)?;
-            }
-        }
+        let judge = client.as_ref().filter(|_| self.judge);
+        explain_runs(runs, judge, self.verdicts_only, &mut out, diag)?;
         out.flush()?;
         if let Some(client) = &client {
             report_usage(client, diag);
         }
         Ok(cli::EXIT_OK)
     }
+}
+
+/// Explains every run and writes its findings and verdict; with a judge,
+/// once it has seen every verdict (its requests run side by side).
+fn explain_runs(
+    runs: Runs,
+    judge: Option<&Client>,
+    verdicts_only: bool,
+    out: &mut RecordWriter<Box<dyn Write>>,
+    diag: &mut Diag,
+) -> anyhow::Result<()> {
+    let write = |e: &Explanation, out: &mut RecordWriter<Box<dyn Write>>| -> std::io::Result<()> {
+        if !verdicts_only {
+            for f in &e.findings {
+                out.record(f)?;
+            }
+        }
+        match &e.verdict {
+            Some(v) => out.record(v),
+            None => Ok(()),
+        }
+    };
+    let Some(client) = judge else {
+        for run in runs.into_views() {
+            write(&explain::explain(&run), out)?;
+        }
+        return Ok(());
+    };
+    let mut explained: Vec<(RunView, Explanation)> = runs
+        .into_views()
+        .map(|run| {
+            let e = explain::explain(&run);
+            (run, e)
+        })
+        .collect();
+    crate::judge::judge_all(client, &mut explained, diag)?;
+    for (_, e) in &explained {
+        write(e, out)?;
+    }
+    Ok(())
 }
 
 /// Narrates the top `top` of the scored patterns read, in place.
