@@ -125,6 +125,9 @@ pub fn read_answer(text: &str) -> Result<(Narrative, Option<&'static str>), &'st
     if plain.is_empty() {
         return Err("the answer is empty");
     }
+    if plain.contains('{') {
+        return Err("the answer is broken JSON (cut short by the token limit?)");
+    }
     Ok((
         Narrative {
             narrative: cut(plain, NARRATIVE_CHARS),
