@@ -162,6 +162,7 @@ pub fn verdict(run: &RunView, hits: &[NamedHit<'_>]) -> Verdict {
         confidence: candidates[0].confidence,
         evidence,
         candidates,
+        judge: None,
     }
 }
 
@@ -255,7 +256,7 @@ fn pad_with_early_actions(run: &RunView, hits: &[NamedHit<'_>], candidates: &mut
 }
 
 /// Who is to blame for the step a run is traced back to.
-fn blame(run: &RunView, at: usize, category: &str) -> &'static str {
+pub(crate) fn blame(run: &RunView, at: usize, category: &str) -> &'static str {
     if category == "prompt_injection" {
         "environment"
     } else if run.steps[at].is_user() {
@@ -292,6 +293,7 @@ fn unexplained(run: &RunView, hits: &[NamedHit<'_>]) -> Verdict {
         confidence: 0.0,
         evidence: vec!["no detector suspects any step of this failed run".to_string()],
         candidates: Vec::new(),
+        judge: None,
     }
 }
 
