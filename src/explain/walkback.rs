@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::detectors::{Hit, step_name};
+use super::detectors::{Hit, builds_on_failure, step_name};
 use super::text::values;
 use super::view::RunView;
 use crate::record::{Candidate, Verdict};
@@ -194,10 +194,12 @@ fn rank<'h>(run: &RunView, hits: &'h [NamedHit<'h>], deps: &[Vec<usize>]) -> Vec
             }
         }
     }
-    // A recovered failure did not sink the run: it sends nobody back.
+    // A recovered failure did not sink the run: it sends nobody back. Nor
+    // does one the next agent took for a result: that agent is the suspect.
+    let settled = |at: usize| run.recovered(at) || builds_on_failure(run, at + 1).is_some();
     let explicit: Vec<(usize, &str)> = hits
         .iter()
-        .filter(|h| h.1.symptom && !(h.1.category == "error" && run.recovered(h.1.at)))
+        .filter(|h| h.1.symptom && !(h.1.category == "error" && settled(h.1.at)))
         .map(|h| (h.1.at, h.1.category))
         .collect();
     // A prior is no evidence: walking back does not reward it.

@@ -251,6 +251,88 @@ pub fn unverified_claim(run: &RunView) -> Vec<Hit> {
     Vec::new()
 }
 
+/// Words of a message that builds on a tool's result.
+const USES_RESULT: &[&str] = &[
+    "successfully",
+    "based on the search results",
+    "based on the results",
+    "based on the output",
+    "based on the data",
+    "from the search results",
+    "from the results",
+    "according to the results",
+    "according to the search results",
+    "the results show",
+    "the output shows",
+    "the results indicate",
+    "the output indicates",
+];
+
+/// Words with which a message owns up to a failure.
+const OWNS_FAILURE: &[&str] = &[
+    "error",
+    "fail",
+    "issue",
+    "exception",
+    "traceback",
+    "problem",
+    "unable",
+    "not ",
+    "n't",
+    "empty",
+    "nothing",
+    "timed out",
+    "timeout",
+];
+
+/// A message right after a failed or empty reply whose first sentence
+/// builds on that reply as if it had succeeded: the failure is carried
+/// forward as a result, so the message, not the call, turns it into a
+/// wrong answer.
+pub fn ignored_failure(run: &RunView) -> Vec<Hit> {
+    let mut hits = Vec::new();
+    for i in run.agent_steps().skip(1) {
+        let Some(phrase) = builds_on_failure(run, i) else {
+            continue;
+        };
+        let first = first_sentence(&run.steps[i].output);
+        let title = "built on a failed reply as if it had succeeded".to_string();
+        hits.push(
+            Hit::suspect(i, "ignored_failure", 0.65, title).because(format!(
+                "{} failed or returned nothing, and {} goes on \"{}\"",
+                step_name(run, i - 1),
+                step_name(run, i),
+                quote_around(first, phrase)
+            )),
+        );
+    }
+    hits
+}
+
+/// The phrase with which agent message `i` builds on the failed or empty
+/// reply just before it as if it had succeeded, if it does.
+pub fn builds_on_failure(run: &RunView, i: usize) -> Option<&'static str> {
+    let (s, before) = (run.steps.get(i)?, run.steps.get(i.checked_sub(1)?)?);
+    let reply = run.is_environment(i - 1) || before.is_tool();
+    let bad = !before.succeeded || (before.output_recorded && reads_as_empty(&before.output));
+    if s.is_tool() || s.is_user() || run.is_environment(i) || !reply || !bad {
+        return None;
+    }
+    let first = first_sentence(&s.output);
+    let phrase = find_phrase(first, USES_RESULT)?;
+    find_phrase(first, OWNS_FAILURE).is_none().then_some(phrase)
+}
+
+/// The text up to the end of its first sentence (or line).
+fn first_sentence(text: &str) -> &str {
+    let t = text.trim_start();
+    let end = t
+        .char_indices()
+        .find(|&(k, c)| c == '\n' || (c == '.' && t[k + 1..].starts_with(char::is_whitespace)))
+        .map_or(t.len(), |(k, _)| k);
+    &t[..end]
+}
+
 /// A failed run whose last agent step gives up, or ends right after a
 /// failed or empty reply.
 pub fn premature_termination(run: &RunView) -> Vec<Hit> {
@@ -429,6 +511,45 @@ mod tests {
             "failed",
         );
         assert!(unsourced_values(&r).is_empty());
+    }
+
+    #[test]
+    fn building_on_a_failed_reply_is_an_ignored_failure() {
+        let steps = |reply_ok: bool, text: &str| {
+            vec![
+                step(0, "Planner", "message", true, "task"),
+                step(1, "Searcher", "message", true, "```python\nsearch()\n```"),
+                step(
+                    2,
+                    "terminal",
+                    "code_execution",
+                    reply_ok,
+                    "exitcode: 1\nTypeError",
+                ),
+                step(3, "Expert", "message", true, text),
+            ]
+        };
+        let ignored = run(
+            steps(false, "Based on the search results, the answer is Oslo."),
+            "failed",
+        );
+        assert_eq!(ignored_failure(&ignored)[0].at, 3);
+        let owned = run(
+            steps(
+                false,
+                "The search failed. Based on the results we have, retry.",
+            ),
+            "failed",
+        );
+        assert!(
+            ignored_failure(&owned).is_empty(),
+            "the message owns up to the failure"
+        );
+        let fine = run(
+            steps(true, "Based on the search results, the answer is Oslo."),
+            "failed",
+        );
+        assert!(ignored_failure(&fine).is_empty(), "the reply succeeded");
     }
 
     #[test]

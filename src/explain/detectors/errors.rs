@@ -70,9 +70,12 @@ pub fn bad_tool_call(run: &RunView) -> Vec<Hit> {
             },
         };
         let by = run.actor_of(i);
-        // A call fixed by a later one did not sink the run by itself.
+        // A call fixed by a later one did not sink the run by itself; nor
+        // did one whose failure the next agent took for a result: that
+        // agent carried it forward (ignored_failure suspects it).
         let recovered = run.recovered(i);
-        let confidence = if recovered { 0.3 } else { 0.6 };
+        let ignored = super::claims::builds_on_failure(run, i + 1).is_some();
+        let confidence = if recovered || ignored { 0.3 } else { 0.6 };
         let mut hit = Hit::suspect(
             by,
             category,
@@ -88,6 +91,12 @@ pub fn bad_tool_call(run: &RunView) -> Vec<Hit> {
             hit = hit.because(
                 "a later call of the same tool succeeded, so the failure was recovered".to_string(),
             );
+        }
+        if ignored {
+            hit = hit.because(format!(
+                "{} took the failed reply for a result",
+                step_name(run, i + 1)
+            ));
         }
         hits.push(hit);
     }

@@ -8,6 +8,8 @@ mod claims;
 mod errors;
 mod flow;
 
+pub use claims::builds_on_failure;
+
 use super::view::RunView;
 
 /// What a detector saw at one step; the framework turns it into a
@@ -103,6 +105,11 @@ pub static DETECTORS: &[Detector] = &[
         name: "unverified_claim",
         about: "a claim of success or a final answer after a failure or without any evidence",
         detect: claims::unverified_claim,
+    },
+    Detector {
+        name: "ignored_failure",
+        about: "a message right after a failed or empty reply that builds on it as if it had succeeded",
+        detect: claims::ignored_failure,
     },
     Detector {
         name: "premature_termination",
