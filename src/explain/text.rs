@@ -221,6 +221,13 @@ pub fn reads_as_empty(output: &str) -> bool {
     ) {
         return true;
     }
+    // Labels with nothing after them ("The longest word found is:").
+    if body.lines().all(|l| {
+        let l = l.trim();
+        l.is_empty() || l.ends_with(':') || l.ends_with(": []") || l.ends_with(": None")
+    }) {
+        return true;
+    }
     body.len() < 300
         && find_phrase(
             body,
@@ -298,6 +305,12 @@ mod tests {
             "exitcode: 0 (execution succeeded)\nCode output: []\n"
         ));
         assert!(reads_as_empty("Population data not found."));
+        assert!(reads_as_empty(
+            "exitcode: 0 (execution succeeded)\nCode output: The longest word found is: \n"
+        ));
+        assert!(!reads_as_empty(
+            "Code output: The longest word found is: BRINIEST"
+        ));
         assert!(!reads_as_empty(
             "exitcode: 0 (execution succeeded)\nCode output: 42\n"
         ));
