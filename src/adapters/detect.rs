@@ -20,6 +20,9 @@ pub fn detect(path: Option<&Path>, head: &[u8]) -> Format {
     if shape.is_otlp_request() {
         return Format::Otlp;
     }
+    if let Some(format) = shape.export_format(head) {
+        return format;
+    }
     if line_format {
         return Format::Ndjson;
     }
@@ -83,6 +86,27 @@ impl Shape {
         .any(|k| self.has(k))
     }
 
+    /// The tracing-platform exports and agent event logs, JSONL or not.
+    fn export_format(&self, head: &[u8]) -> Option<Format> {
+        let langfuse = (!self.top_is_list && (self.has("observations") || self.has("trace")))
+            || self.has("parentObservationId")
+            || self.has("parent_observation_id")
+            || (self.has("type") && self.has("level") && (self.has("traceId") || self.has("trace_id")));
+        let langsmith = (!self.top_is_list && (self.has("post") || self.has("patch")))
+            || self.has("dotted_order")
+            || self.has("run_type");
+        let managed_agent = recorded_session_call(head) || (self.has("processed_at") && self.has("type"));
+        let atif = self.has("steps") && (self.has("schema_version") || self.has("session_id"));
+        [
+            (langfuse, Format::Langfuse),
+            (langsmith, Format::Langsmith),
+            (managed_agent, Format::ManagedAgent),
+            (atif, Format::Atif),
+        ]
+        .into_iter()
+        .find_map(|(hit, format)| hit.then_some(format))
+    }
+
     /// Reads the keys of the first object: depth 1 of a top object, depth 2
     /// of a top list whose first element is an object.
     fn of(head: &[u8]) -> Shape {
@@ -137,6 +161,17 @@ impl Shape {
         shape.cut = true;
         shape
     }
+}
+
+/// A line recorded from the Anthropic SDK: `["client.beta.sessions...", ...]`.
+fn recorded_session_call(head: &[u8]) -> bool {
+    let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    let rest = head.trim_ascii_start();
+    let Some(rest) = rest.strip_prefix(b"[") else {
+        return false;
+    };
+    let rest = rest.trim_ascii_start();
+    rest.starts_with(b"\"client.beta.sessions") || rest.starts_with(b"\"beta.sessions")
 }
 
 /// The index of the quote closing the string that starts at `from`.
@@ -214,6 +249,31 @@ mod tests {
             Format::Ndjson
         );
         assert_eq!(at("t.json", r#"{"a":"\"resourceSpans\""}"#), Format::Ndjson);
+    }
+
+    #[test]
+    fn exports_of_tracing_platforms_and_agent_logs() {
+        assert_eq!(at("t.json", r#"{"trace": {"id": "t", "observations": ["#), Format::Langfuse);
+        assert_eq!(at("t.json", r#"{"id": "t", "observations": []}"#), Format::Langfuse);
+        assert_eq!(
+            at("o.jsonl", r#"{"id":"o","trace_id":"t","type":"SPAN","level":"DEFAULT"}"#),
+            Format::Langfuse
+        );
+        assert_eq!(at("r.json", r#"{"post": [], "patch": []}"#), Format::Langsmith);
+        assert_eq!(at("r.jsonl", r#"{"id":"r","run_type":"llm"}"#), Format::Langsmith);
+        assert_eq!(
+            at("s.jsonl", "[\"client.beta.sessions.create\",{\"id\":\"s\"}]\n"),
+            Format::ManagedAgent
+        );
+        assert_eq!(
+            at("s.jsonl", r#"{"id":"e","type":"user.message","processed_at":null}"#),
+            Format::ManagedAgent
+        );
+        assert_eq!(
+            at("t.json", r#"{"schema_version":"ATIF-v1.4","session_id":"s","steps":[]}"#),
+            Format::Atif
+        );
+        assert_eq!(at("a.jsonl", r#"{"event_id":"e","run_id":"r","type":"x"}"#), Format::Ndjson);
     }
 
     #[test]

@@ -1,0 +1,384 @@
+//! What the exports of tracing platforms and agent event logs share
+//! (`langfuse`, `langsmith`, `managed-agent`, `atif`): reading a file as a
+//! stream of JSON values whatever its framing, JSON nested inside strings,
+//! texts of inputs and outputs, and emitting a trace's observations as
+//! events in tree order with each one's agent resolved.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::Value;
+
+use super::spans::{self, TreeNode};
+use super::{DecodeSettings, Sink};
+use crate::record::{ErrorInfo, EventOut, JsonVal, RunRec, Src};
+use crate::timestamp::Timestamp;
+
+// ---- framing: one document, a list, JSONL, concatenated documents ----
+
+/// Every JSON value of `doc` in order with the line it starts on, or why
+/// the text from that line on could not be read. After broken JSON the
+/// reader goes on at the next line, so one bad JSONL line costs one line.
+pub fn json_values(doc: &[u8]) -> Vec<(u64, Result<Value, String>)> {
+    let mut out = Vec::new();
+    if let Err(e) = std::str::from_utf8(doc) {
+        // Read the valid part, then report the line where UTF-8 breaks.
+        let valid = &doc[..e.valid_up_to()];
+        let cut = valid.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        out = json_values(&doc[..cut]);
+        let rest_start = doc[cut..]
+            .iter()
+            .position(|b| *b == b'\n')
+            .map_or(doc.len(), |i| cut + i + 1);
+        out.push((line_at(doc, cut), Err("not valid UTF-8".to_string())));
+        let rest = json_values(&doc[rest_start..]);
+        let base = line_at(doc, rest_start) - 1;
+        out.extend(rest.into_iter().map(|(l, v)| (l + base, v)));
+        return out;
+    }
+    let mut offset = 0;
+    while offset < doc.len() {
+        let mut stream = serde_json::Deserializer::from_slice(&doc[offset..]).into_iter::<Value>();
+        loop {
+            let start = offset + stream.byte_offset();
+            let start = start + leading_space(&doc[start..]);
+            match stream.next() {
+                None => return out,
+                Some(Ok(v)) => out.push((line_at(doc, start), Ok(v))),
+                Some(Err(e)) => {
+                    let why = super::without_position(&e);
+                    out.push((line_at(doc, start), Err(format!("not valid JSON: {why}"))));
+                    // Go on at the line after the one where the value went wrong.
+                    let bad = start.max(offset + stream.byte_offset());
+                    offset = doc[bad..]
+                        .iter()
+                        .position(|b| *b == b'\n')
+                        .map_or(doc.len(), |i| bad + i + 1)
+                        .max(start + 1);
+                    break;
+                }
+            }
+        }
+    }
+    out
+}
+
+fn leading_space(bytes: &[u8]) -> usize {
+    let bom = if bytes.starts_with(b"\xEF\xBB\xBF") { 3 } else { 0 };
+    bom + bytes[bom..]
+        .iter()
+        .take_while(|b| b.is_ascii_whitespace())
+        .count()
+}
+
+fn line_at(doc: &[u8], offset: usize) -> u64 {
+    1 + memchr::memchr_iter(b'\n', &doc[..offset.min(doc.len())]).count() as u64
+}
+
+// ---- values: nested JSON, texts, times ----
+
+/// A value with JSON written inside strings decoded (twice-encoded JSON
+/// too); texts that are not JSON objects or lists stay as they are.
+pub fn decoded(v: &Value) -> Value {
+    let mut v = v.clone();
+    for _ in 0..2 {
+        let Value::String(s) = &v else { break };
+        let t = s.trim_start();
+        if !(t.starts_with('{') || t.starts_with('[') || t.starts_with('"')) {
+            break;
+        }
+        match serde_json::from_str::<Value>(s) {
+            Ok(inner) => v = inner,
+            Err(_) => break,
+        }
+    }
+    v
+}
+
+/// The text of an input or output: a string (decoded when it holds JSON
+/// text), the text parts of a content list, or compact JSON.
+pub fn text_of(v: &Value) -> Option<String> {
+    match decoded(v) {
+        Value::Null => None,
+        Value::String(s) => Some(s),
+        Value::Array(parts) if !parts.is_empty() && parts.iter().all(is_text_part) => Some(
+            parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+        other => Some(other.to_string()),
+    }
+    .filter(|t| !t.trim().is_empty())
+}
+
+/// A content block of type "text" (the Anthropic and OpenAI shape).
+fn is_text_part(p: &Value) -> bool {
+    p.get("type").and_then(Value::as_str) == Some("text")
+        && p.get("text").is_some_and(Value::is_string)
+}
+
+/// What kind of JSON value `v` is, for a message.
+pub fn describe(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Non-empty text of a JSON string, or of a number.
+pub fn str_of(v: Option<&Value>) -> Option<String> {
+    match v? {
+        Value::String(s) if !s.trim().is_empty() => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// A time written as ISO 8601 (any offset), epoch seconds or milliseconds,
+/// as Unix nanoseconds.
+pub fn nanos_of(v: Option<&Value>) -> Option<i128> {
+    let ts = match v? {
+        Value::String(s) => Timestamp::parse(s),
+        Value::Number(n) => n.as_f64().and_then(Timestamp::from_epoch_number),
+        _ => None,
+    };
+    ts.map(|t| t.0).filter(|n| *n > 0)
+}
+
+/// The event `span_kind` a LangSmith run type (also a Langfuse
+/// observation's `langsmith.span.kind`) stands for.
+pub fn kind_from_run_type(run_type: &str) -> Option<&'static str> {
+    Some(match run_type.to_ascii_lowercase().as_str() {
+        "llm" | "chat_model" => "llm",
+        "tool" => "tool",
+        "retriever" | "embedding" => "retrieval",
+        "chain" | "prompt" | "parser" => "other",
+        _ => return None,
+    })
+}
+
+// ---- one observation (span, run, step) as an event ----
+
+/// One observation of a trace, decoded: what its event needs. Texts are
+/// whole; they are cut when the event is made.
+#[derive(Debug, Default)]
+pub struct Node {
+    pub run: String,
+    pub id: String,
+    pub parent: Option<String>,
+    pub start: Option<i128>,
+    pub end: Option<i128>,
+    pub name: String,
+    pub kind: &'static str,
+    /// The agent the observation itself names (an attribute, or the name
+    /// of an agent span); children without one inherit it.
+    pub agent: Option<String>,
+    /// The agent to fall back on when neither it nor an ancestor names
+    /// one: a LangGraph node, then the service.
+    pub fallback_agent: Option<String>,
+    pub tool: Option<String>,
+    /// Why it failed (status, error, exception) and the error.
+    pub failure: Option<(&'static str, ErrorInfo)>,
+    pub input: Option<String>,
+    pub tool_input: Option<Value>,
+    pub output: Option<String>,
+    pub usage: Option<Value>,
+    pub line: Option<u64>,
+}
+
+impl TreeNode for Node {
+    fn node_id(&self) -> &str {
+        &self.id
+    }
+    fn parent_id(&self) -> Option<&str> {
+        self.parent.as_deref()
+    }
+    fn start_nanos(&self) -> Option<i128> {
+        self.start
+    }
+}
+
+/// What a trace's run record says besides its id.
+#[derive(Debug, Default, Clone)]
+pub struct RunInfo {
+    pub task: Option<String>,
+}
+
+/// Emits the nodes of each run (in first-appearance order) in pre-order of
+/// their tree, then the run's record: failed when its root failed, else
+/// unknown (no error recorded is not proof of success).
+pub fn emit_runs(
+    nodes: &[Node],
+    runs: &HashMap<String, RunInfo>,
+    sink: &mut Sink<'_>,
+) -> anyhow::Result<()> {
+    let mut used = HashSet::new();
+    for members in spans::group_in_order(nodes.iter().map(|n| n.run.as_str())) {
+        let mut agents: HashMap<usize, Option<String>> = HashMap::new();
+        let mut root_failed = false;
+        for (i, parent) in spans::preorder(nodes, &members) {
+            let node = &nodes[i];
+            let inherited = parent.and_then(|p| agents.get(&p).cloned().flatten());
+            let own = node.agent.clone().or(inherited);
+            agents.insert(i, own.clone());
+            let agent = own
+                .or_else(|| node.fallback_agent.clone())
+                .unwrap_or_else(|| "unknown".to_string());
+            let ev = event_of(node, unique_id(&node.id, i, &mut used), agent, sink);
+            if parent.is_none() && !ev.action_succeeded {
+                root_failed = true;
+            }
+            sink.emit(&ev)?;
+        }
+        let run = &nodes[members[0]].run;
+        let info = runs.get(run).cloned().unwrap_or_default();
+        sink.emit_run(&RunRec {
+            kind: "run".into(),
+            run_id: run.clone(),
+            outcome: if root_failed { "failed" } else { "unknown" }.to_string(),
+            task: info.task,
+            expected: None,
+            src: None,
+        })?;
+    }
+    Ok(())
+}
+
+/// The id, unless an earlier event of the input had it.
+pub fn unique_id(id: &str, index: usize, used: &mut HashSet<String>) -> String {
+    let id = if id.is_empty() || used.contains(id) {
+        format!("{id}#{index}")
+    } else {
+        id.to_string()
+    };
+    used.insert(id.clone());
+    id
+}
+
+fn event_of<'a>(node: &'a Node, id: String, agent: String, sink: &Sink<'_>) -> EventOut<'a> {
+    let turn = sink.next_step(&node.run) as i64;
+    let tool = node.tool.as_deref().unwrap_or(&node.name);
+    let mut ev = EventOut::new(id, node.run.as_str(), turn, agent, tool, true);
+    ev.action_taken.tool_input = node
+        .tool_input
+        .clone()
+        .filter(|_| node.kind == "tool")
+        .filter(Value::is_object)
+        .map(JsonVal::Serde);
+    ev.timestamp = node.start.and_then(spans::timestamp_from_nanos);
+    ev.span_id = (!node.id.is_empty()).then(|| node.id.as_str().into());
+    ev.parent_span_id = node.parent.as_deref().map(Into::into);
+    ev.span_kind = Some(node.kind);
+    ev.usage = node.usage.clone().map(JsonVal::Serde);
+    ev.latency_ms = match (node.start, node.end) {
+        (Some(s), Some(e)) if e >= s => Some(JsonVal::Serde(
+            serde_json::json!({"total": ((e - s) / 1_000_000) as i64}),
+        )),
+        _ => None,
+    };
+    if let Some((source, error)) = &node.failure {
+        ev.action_succeeded = false;
+        ev.failure_source = Some(source);
+        ev.error = Some(error.clone());
+    }
+    set_texts(&mut ev, node.input.as_deref(), node.output.as_deref(), &sink.settings);
+    ev.src = node.line.map(|line| Src {
+        path: sink.path().to_string().into(),
+        line,
+    });
+    sink.settings.infer_failure(&mut ev);
+    ev
+}
+
+/// Sets an event's input and output, cut to the configured size, with the
+/// digests of the whole texts.
+pub fn set_texts(
+    ev: &mut EventOut<'_>,
+    input: Option<&str>,
+    output: Option<&str>,
+    settings: &DecodeSettings,
+) {
+    if let Some(text) = input {
+        let (cut, digest) = settings.text(text);
+        ev.input = Some(cut);
+        ev.input_digest = Some(digest);
+    }
+    if let Some(text) = output {
+        let (cut, digest) = settings.text(text);
+        ev.output = Some(cut);
+        ev.output_digest = Some(digest);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn lines_and_values(doc: &str) -> Vec<(u64, Result<Value, String>)> {
+        json_values(doc.as_bytes())
+    }
+
+    #[test]
+    fn every_framing_gives_its_values_and_lines() {
+        let got = lines_and_values("{\"a\":1}\n{\"a\":2}\n");
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[1].0, 2);
+        let got = lines_and_values("\u{feff}{\n  \"a\": 1\n}\n{\n  \"a\": 2\n}");
+        assert_eq!(got.len(), 2);
+        assert_eq!((got[0].0, got[1].0), (1, 4));
+        let got = lines_and_values("[1,2]\n[\"x\", {\"b\": 3}]\n");
+        assert_eq!(got[1].1.as_ref().unwrap(), &json!(["x", {"b": 3}]));
+    }
+
+    #[test]
+    fn a_bad_line_costs_only_that_line() {
+        let got = lines_and_values("{\"a\":1}\nnot json\n{\"a\":3}\n{\"a\":");
+        let ok: Vec<_> = got.iter().filter(|(_, v)| v.is_ok()).map(|(l, _)| *l).collect();
+        let bad: Vec<_> = got.iter().filter(|(_, v)| v.is_err()).map(|(l, _)| *l).collect();
+        assert_eq!(ok, [1, 3]);
+        assert_eq!(bad, [2, 4]);
+        let mut bytes = b"{\"a\":1}\n\xff\n{\"a\":3}\n".to_vec();
+        let got = json_values(&bytes);
+        assert_eq!(got.len(), 3);
+        assert_eq!(got[1], (2, Err("not valid UTF-8".to_string())));
+        assert_eq!(got[2].0, 3);
+        bytes.clear();
+        assert!(json_values(&bytes).is_empty());
+    }
+
+    #[test]
+    fn json_inside_strings_is_decoded_even_twice() {
+        assert_eq!(decoded(&json!("{\"a\":1}")), json!({"a": 1}));
+        assert_eq!(decoded(&json!("\"{\\\"a\\\":1}\"")), json!({"a": 1}));
+        assert_eq!(decoded(&json!("plain")), json!("plain"));
+        assert_eq!(text_of(&json!("\"Say hi\"")).unwrap(), "Say hi");
+        assert_eq!(
+            text_of(&json!([{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]))
+                .unwrap(),
+            "a\nb"
+        );
+        assert_eq!(text_of(&json!({"x": 1})).unwrap(), "{\"x\":1}");
+        assert_eq!(text_of(&json!("  ")), None);
+    }
+
+    #[test]
+    fn times_in_every_spelling() {
+        let iso = nanos_of(Some(&json!("2024-10-11T20:58:23.298773+00:00")));
+        assert_eq!(iso, Some(1_728_680_303_298_773_000));
+        assert_eq!(
+            nanos_of(Some(&json!(1_728_803_137_170u64))),
+            Some(1_728_803_137_170_000_000)
+        );
+        assert_eq!(
+            nanos_of(Some(&json!("2025-06-06 11:31:33.965"))),
+            nanos_of(Some(&json!("2025-06-06T13:31:33.965+02:00")))
+        );
+        assert_eq!(nanos_of(Some(&json!(null))), None);
+    }
+}
