@@ -24,6 +24,7 @@ mod keys {
         "agent.name",
         "agent_name",
         "agent.id",
+        "graph.node.id",
     ];
     pub const TOOL: &[&str] = &[
         "gen_ai.tool.name",
@@ -157,10 +158,10 @@ fn node_of(o: &Map<String, Value>, trace: Option<&str>, line: u64) -> Node {
     let meta = Metadata::of(field(o, "metadata", "metadata"));
     let name = observations::str_of(o.get("name")).unwrap_or_default();
     let kind = kind_of_observation(o, &meta);
-    let agent = meta.name(keys::AGENT).or_else(|| {
-        let name = Some(name.as_str()).filter(|_| kind == "agent")?;
-        spans::agent_from_span_name(name).map(str::to_string)
-    });
+    let span_agent = Some(name.as_str())
+        .filter(|_| kind == "agent")
+        .and_then(spans::agent_from_span_name)
+        .map(str::to_string);
     let fallback_agent = meta.name(&["langgraph_node"]).or_else(|| {
         let service = meta.name(&["service.name"])?;
         spans::named_service(&service).map(str::to_string)
@@ -183,7 +184,8 @@ fn node_of(o: &Map<String, Value>, trace: Option<&str>, line: u64) -> Node {
         start: nanos_of(field(o, "startTime", "start_time")),
         end: nanos_of(field(o, "endTime", "end_time")),
         kind,
-        agent,
+        agent: meta.name(keys::AGENT),
+        span_agent,
         fallback_agent,
         tool,
         failure: failure_of(o, &meta),

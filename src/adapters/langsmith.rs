@@ -10,7 +10,7 @@ use std::io::Read;
 use serde_json::{Map, Value};
 
 use super::Sink;
-use super::observations::{self, Node, RunInfo, decoded, describe, nanos_of, str_of, text_of};
+use super::observations::{self, Node, decoded, describe, nanos_of, str_of, text_of};
 use super::spans;
 use crate::record::ErrorInfo;
 use crate::timestamp::Timestamp;
@@ -31,8 +31,7 @@ pub fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
             sink.skip(Some(line), &reason)?;
         }
     }
-    let (nodes, infos) = runs.into_nodes();
-    observations::emit_runs(&nodes, &infos, sink)
+    observations::emit_runs(&runs.into_nodes(), &HashMap::new(), sink)
 }
 
 /// Run payloads merged by run id, in first-appearance order, with the line
@@ -98,21 +97,15 @@ impl Runs {
         }
     }
 
-    fn into_nodes(mut self) -> (Vec<Node>, HashMap<String, RunInfo>) {
-        let mut nodes = Vec::with_capacity(self.order.len());
-        let mut infos = HashMap::new();
-        for key in &self.order {
-            let Some((run, line)) = self.merged.remove(key) else {
-                continue;
-            };
-            let node = node_of(key, &run, line);
-            if node.parent.is_none() {
-                let task = run.get("inputs").and_then(input_text);
-                infos.entry(node.run.clone()).or_insert(RunInfo { task });
-            }
-            nodes.push(node);
-        }
-        (nodes, infos)
+    fn into_nodes(mut self) -> Vec<Node> {
+        let order = std::mem::take(&mut self.order);
+        order
+            .iter()
+            .filter_map(|key| {
+                let (run, line) = self.merged.remove(key)?;
+                Some(node_of(key, &run, line))
+            })
+            .collect()
     }
 }
 
@@ -186,6 +179,7 @@ fn node_of(id: &str, run: &Map<String, Value>, line: u64) -> Node {
         end: nanos_of(run.get("end_time")),
         kind,
         agent: meta_name(AGENT_KEYS),
+        span_agent: None,
         fallback_agent: meta_name(&["langgraph_node"]),
         tool: (kind == "tool").then(|| spans::tool_from_span_name(&name).to_string()),
         failure: failure_of(run),
@@ -211,7 +205,10 @@ fn failure_of(run: &Map<String, Value>) -> Option<(&'static str, ErrorInfo)> {
     let status = str_of(run.get("status"))?;
     status
         .eq_ignore_ascii_case("error")
-        .then(|| ("status", ErrorInfo::default()))
+        .then(|| {
+            let message = Some("the run's status is error".to_string());
+            ("status", ErrorInfo { kind: None, message })
+        })
 }
 
 /// The type and message of a Python or JS error text: `ValueError('boom')`,

@@ -35,7 +35,7 @@ pub fn json_values(doc: &[u8]) -> Vec<(u64, Result<Value, String>)> {
         out.extend(rest.into_iter().map(|(l, v)| (l + base, v)));
         return out;
     }
-    let mut offset = 0;
+    let mut offset = if doc.starts_with(b"\xEF\xBB\xBF") { 3 } else { 0 };
     while offset < doc.len() {
         let mut stream = serde_json::Deserializer::from_slice(&doc[offset..]).into_iter::<Value>();
         loop {
@@ -139,15 +139,31 @@ pub fn str_of(v: Option<&Value>) -> Option<String> {
     }
 }
 
-/// A time written as ISO 8601 (any offset), epoch seconds or milliseconds,
-/// as Unix nanoseconds.
+/// A time written as ISO 8601 (any offset), or as an epoch number in
+/// seconds, milliseconds, microseconds or nanoseconds (told apart by size;
+/// integers are read exactly, never through a float), as Unix nanoseconds.
 pub fn nanos_of(v: Option<&Value>) -> Option<i128> {
-    let ts = match v? {
-        Value::String(s) => Timestamp::parse(s),
-        Value::Number(n) => n.as_f64().and_then(Timestamp::from_epoch_number),
+    let nanos = match v? {
+        Value::String(s) => match s.trim().parse::<i128>() {
+            Ok(n) => epoch_integer(n),
+            Err(_) => Timestamp::parse(s).map(|t| t.0),
+        },
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => epoch_integer(i128::from(i)),
+            None => n.as_f64().and_then(Timestamp::from_epoch_number).map(|t| t.0),
+        },
         _ => None,
     };
-    ts.map(|t| t.0).filter(|n| *n > 0)
+    nanos.filter(|n| *n > 0)
+}
+
+fn epoch_integer(n: i128) -> Option<i128> {
+    Some(match n.abs() {
+        a if a < 100_000_000_000 => n * 1_000_000_000,
+        a if a < 100_000_000_000_000 => n * 1_000_000,
+        a if a < 100_000_000_000_000_000 => n * 1_000,
+        _ => n,
+    })
 }
 
 /// The event `span_kind` a LangSmith run type (also a Langfuse
@@ -175,9 +191,12 @@ pub struct Node {
     pub end: Option<i128>,
     pub name: String,
     pub kind: &'static str,
-    /// The agent the observation itself names (an attribute, or the name
-    /// of an agent span); children without one inherit it.
+    /// The agent the observation names in an attribute; children without
+    /// one inherit it.
     pub agent: Option<String>,
+    /// The agent an agent span's name names, taken when no ancestor named
+    /// one (nested agent spans of a framework are steps of the outer agent).
+    pub span_agent: Option<String>,
     /// The agent to fall back on when neither it nor an ancestor names
     /// one: a LangGraph node, then the service.
     pub fallback_agent: Option<String>,
@@ -211,7 +230,8 @@ pub struct RunInfo {
 
 /// Emits the nodes of each run (in first-appearance order) in pre-order of
 /// their tree, then the run's record: failed when its root failed, else
-/// unknown (no error recorded is not proof of success).
+/// unknown (no error recorded is not proof of success); its task is the
+/// one `runs` gives, else the first root's input.
 pub fn emit_runs(
     nodes: &[Node],
     runs: &HashMap<String, RunInfo>,
@@ -221,17 +241,19 @@ pub fn emit_runs(
     for members in spans::group_in_order(nodes.iter().map(|n| n.run.as_str())) {
         let mut agents: HashMap<usize, Option<String>> = HashMap::new();
         let mut root_failed = false;
+        let mut root_input = None;
         for (i, parent) in spans::preorder(nodes, &members) {
             let node = &nodes[i];
             let inherited = parent.and_then(|p| agents.get(&p).cloned().flatten());
-            let own = node.agent.clone().or(inherited);
+            let own = node.agent.clone().or(inherited).or_else(|| node.span_agent.clone());
             agents.insert(i, own.clone());
             let agent = own
                 .or_else(|| node.fallback_agent.clone())
                 .unwrap_or_else(|| "unknown".to_string());
             let ev = event_of(node, unique_id(&node.id, i, &mut used), agent, sink);
-            if parent.is_none() && !ev.action_succeeded {
-                root_failed = true;
+            if parent.is_none() {
+                root_failed |= !ev.action_succeeded;
+                root_input = root_input.or_else(|| node.input.clone());
             }
             sink.emit(&ev)?;
         }
@@ -241,7 +263,7 @@ pub fn emit_runs(
             kind: "run".into(),
             run_id: run.clone(),
             outcome: if root_failed { "failed" } else { "unknown" }.to_string(),
-            task: info.task,
+            task: info.task.or(root_input),
             expected: None,
             src: None,
         })?;
@@ -380,5 +402,9 @@ mod tests {
             nanos_of(Some(&json!("2025-06-06T13:31:33.965+02:00")))
         );
         assert_eq!(nanos_of(Some(&json!(null))), None);
+        let ns = 1_728_803_137_170_000_001u64;
+        assert_eq!(nanos_of(Some(&json!(ns))), Some(i128::from(ns)));
+        assert_eq!(nanos_of(Some(&json!(ns.to_string()))), Some(i128::from(ns)));
+        assert_eq!(nanos_of(Some(&json!(1_728_803_137))), Some(1_728_803_137_000_000_000));
     }
 }

@@ -159,7 +159,7 @@ pub fn group_in_order<'a>(keys: impl Iterator<Item = &'a str>) -> Vec<Vec<usize>
 /// The agent an agent span's name names: "invoke_agent planner" and
 /// "agent_run [planner]" are the planner. None when nothing is left.
 pub fn agent_from_span_name(name: &str) -> Option<&str> {
-    let name = name.trim();
+    let name = name.trim_start();
     let name = ["invoke_agent ", "agent_run "]
         .iter()
         .find_map(|p| name.strip_prefix(p))
@@ -176,13 +176,13 @@ pub fn agent_from_span_name(name: &str) -> Option<&str> {
 /// The tool a tool span's name names: "execute_tool search",
 /// "running tool: search" and "tool.search" are the search tool.
 pub fn tool_from_span_name(name: &str) -> &str {
-    let name = name.trim();
+    let name = name.trim_start();
     ["execute_tool ", "running tool: ", "running tool ", "tool.", "tool: "]
         .iter()
         .find_map(|p| name.strip_prefix(p))
         .map(str::trim)
         .filter(|n| !n.is_empty())
-        .unwrap_or(name)
+        .unwrap_or(name.trim_end())
 }
 
 /// A `service.name` that names something: the SDKs' default
