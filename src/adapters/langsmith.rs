@@ -306,7 +306,7 @@ mod tests {
         let (evs, runs, source) = records(input);
         assert_eq!(evs.len(), 1);
         assert_eq!(evs[0]["failure_source"], "status");
-        assert_eq!(evs[0]["timestamp"], "2024-10-13T07:05:37.170Z");
+        assert_eq!(evs[0]["timestamp"], "2024-10-13T07:05:37.17Z");
         assert_eq!(runs[0]["outcome"], "failed");
         assert_eq!(source["skipped"], 1);
     }

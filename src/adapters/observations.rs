@@ -46,14 +46,14 @@ pub fn json_values(doc: &[u8]) -> Vec<(u64, Result<Value, String>)> {
                 Some(Ok(v)) => out.push((line_at(doc, start), Ok(v))),
                 Some(Err(e)) => {
                     let why = super::without_position(&e);
-                    out.push((line_at(doc, start), Err(format!("not valid JSON: {why}"))));
-                    // Go on at the line after the one where the value went wrong.
-                    let bad = start.max(offset + stream.byte_offset());
-                    offset = doc[bad..]
-                        .iter()
-                        .position(|b| *b == b'\n')
-                        .map_or(doc.len(), |i| bad + i + 1)
-                        .max(start + 1);
+                    let start_line = line_at(doc, start);
+                    out.push((start_line, Err(format!("not valid JSON: {why}"))));
+                    // Go on after the line where it went wrong: the next
+                    // line of JSONL, nothing after a document cut short.
+                    let bad_line = (line_at(doc, offset) + e.line() as u64)
+                        .saturating_sub(1)
+                        .max(start_line);
+                    offset = after_line(doc, bad_line).max(start + 1);
                     break;
                 }
             }
@@ -68,6 +68,13 @@ fn leading_space(bytes: &[u8]) -> usize {
         .iter()
         .take_while(|b| b.is_ascii_whitespace())
         .count()
+}
+
+/// The offset just past line `n` (1-based), or the end.
+fn after_line(doc: &[u8], n: u64) -> usize {
+    memchr::memchr_iter(b'\n', doc)
+        .nth(n.saturating_sub(1) as usize)
+        .map_or(doc.len(), |i| i + 1)
 }
 
 fn line_at(doc: &[u8], offset: usize) -> u64 {
@@ -372,6 +379,12 @@ mod tests {
         assert_eq!(got[2].0, 3);
         bytes.clear();
         assert!(json_values(&bytes).is_empty());
+        // A pretty-printed document cut short is one bad value, whatever
+        // complete lines it holds.
+        let cut = "{\n  \"observations\": [\n    {\"id\": \"a\"},\n    {\"id\": \"b\"";
+        let got = lines_and_values(cut);
+        assert_eq!(got.len(), 1);
+        assert!(got[0].1.is_err());
     }
 
     #[test]
