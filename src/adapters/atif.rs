@@ -55,7 +55,8 @@ pub fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
         used_ids: HashSet::new(),
     };
     for i in 0..trajectories.len() {
-        let is_sub = str_of(trajectories[i].1.get("session_id")).is_some_and(|s| referenced.contains(&s));
+        let is_sub =
+            str_of(trajectories[i].1.get("session_id")).is_some_and(|s| referenced.contains(&s));
         if is_sub || walk.visited.contains(&i) {
             continue;
         }
@@ -91,7 +92,9 @@ fn subagent_sessions(t: &Value) -> Vec<String> {
 }
 
 fn steps(t: &Value) -> &[Value] {
-    t.get("steps").and_then(Value::as_array).map_or(&[], Vec::as_slice)
+    t.get("steps")
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
 }
 
 fn results(step: &Value) -> &[Value] {
@@ -105,7 +108,9 @@ fn refs(result: &Value) -> Vec<String> {
         .get("subagent_trajectory_ref")
         .and_then(Value::as_array)
         .map_or(Vec::new(), |refs| {
-            refs.iter().filter_map(|r| str_of(r.get("session_id"))).collect()
+            refs.iter()
+                .filter_map(|r| str_of(r.get("session_id")))
+                .collect()
         })
 }
 
@@ -144,7 +149,11 @@ impl<'t> Walk<'t> {
     fn emit_run(&mut self, i: usize, sink: &mut Sink<'_>) -> anyhow::Result<()> {
         let t = &self.trajectories[i].1;
         let run = str_of(t.get("session_id")).unwrap_or_else(|| format!("atif-{i}"));
-        let mut ctx = RunCtx { run, task: None, events: Vec::new() };
+        let mut ctx = RunCtx {
+            run,
+            task: None,
+            events: Vec::new(),
+        };
         let answered = self.walk(i, None, &mut ctx, sink);
         if !answered {
             // A trajectory that stops without an answer failed, though no step says so.
@@ -177,7 +186,13 @@ impl<'t> Walk<'t> {
 
     /// Adds trajectory `i`'s events to `ctx`; true when it ends with an answer
     /// (an agent message with no tool call after it).
-    fn walk(&mut self, i: usize, parent_agent: Option<&str>, ctx: &mut RunCtx<'t>, sink: &Sink<'_>) -> bool {
+    fn walk(
+        &mut self,
+        i: usize,
+        parent_agent: Option<&str>,
+        ctx: &mut RunCtx<'t>,
+        sink: &Sink<'_>,
+    ) -> bool {
         self.visited.insert(i);
         let trajectories = self.trajectories;
         let (line, t) = (trajectories[i].0, &trajectories[i].1);
@@ -188,11 +203,22 @@ impl<'t> Walk<'t> {
         }
         let mut answered = false;
         for step in ordered(t) {
-            let source = step.get("source").and_then(Value::as_str).unwrap_or("agent");
+            let source = step
+                .get("source")
+                .and_then(Value::as_str)
+                .unwrap_or("agent");
             let step_id = step.get("step_id").and_then(Value::as_i64).unwrap_or(0);
             let message = step.get("message").and_then(text_of);
-            let calls = step.get("tool_calls").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
-            let base = Base { session: &session, step, step_id, line };
+            let calls = step
+                .get("tool_calls")
+                .and_then(Value::as_array)
+                .map_or(&[][..], Vec::as_slice);
+            let base = Base {
+                session: &session,
+                step,
+                step_id,
+                line,
+            };
             match source {
                 "system" => continue,
                 "user" => {
@@ -208,7 +234,8 @@ impl<'t> Walk<'t> {
                         ctx.events.push(ev);
                     }
                     for (k, call) in calls.iter().enumerate() {
-                        let (ev, delegated) = self.tool_call(&base, k, call, &ctx.run, &agent, sink);
+                        let (ev, delegated) =
+                            self.tool_call(&base, k, call, &ctx.run, &agent, sink);
                         ctx.events.push(ev);
                         for sub in delegated {
                             if let Some(&j) = self.by_session.get(&sub) {
@@ -227,12 +254,35 @@ impl<'t> Walk<'t> {
         answered
     }
 
-    fn message(&mut self, b: &Base<'_>, run: &str, agent: &str, text: Option<&str>, sink: &Sink<'_>) -> EventOut<'t> {
-        let id = unique_id(&format!("{}#{}", b.session, b.step_id), self.used_ids.len(), &mut self.used_ids);
-        let mut ev = EventOut::new(id, run.to_string(), b.step_id, agent.to_string(), MESSAGE, true);
+    fn message(
+        &mut self,
+        b: &Base<'_>,
+        run: &str,
+        agent: &str,
+        text: Option<&str>,
+        sink: &Sink<'_>,
+    ) -> EventOut<'t> {
+        let id = unique_id(
+            &format!("{}#{}", b.session, b.step_id),
+            self.used_ids.len(),
+            &mut self.used_ids,
+        );
+        let mut ev = EventOut::new(
+            id,
+            run.to_string(),
+            b.step_id,
+            agent.to_string(),
+            MESSAGE,
+            true,
+        );
         ev.span_kind = Some(MESSAGE);
         set_texts(&mut ev, None, text, &sink.settings);
-        ev.usage = b.step.get("metrics").filter(|m| m.is_object()).cloned().map(JsonVal::Serde);
+        ev.usage = b
+            .step
+            .get("metrics")
+            .filter(|m| m.is_object())
+            .cloned()
+            .map(JsonVal::Serde);
         b.finish(&mut ev, sink);
         ev
     }
@@ -250,9 +300,20 @@ impl<'t> Walk<'t> {
     ) -> (EventOut<'t>, Vec<String>) {
         let call_id = str_of(call.get("tool_call_id"));
         let fallback = format!("{}#{}.{k}", b.session, b.step_id);
-        let id = unique_id(call_id.as_deref().unwrap_or(&fallback), self.used_ids.len(), &mut self.used_ids);
+        let id = unique_id(
+            call_id.as_deref().unwrap_or(&fallback),
+            self.used_ids.len(),
+            &mut self.used_ids,
+        );
         let name = str_of(call.get("function_name")).unwrap_or_else(|| "tool".to_string());
-        let mut ev = EventOut::new(id, run.to_string(), b.step_id, agent.to_string(), name, true);
+        let mut ev = EventOut::new(
+            id,
+            run.to_string(),
+            b.step_id,
+            agent.to_string(),
+            name,
+            true,
+        );
         ev.span_kind = Some("tool");
         let args = call.get("arguments").map(observations::decoded);
         ev.action_taken.tool_input = args.clone().filter(Value::is_object).map(JsonVal::Serde);
@@ -266,7 +327,12 @@ impl<'t> Walk<'t> {
         let output = output.or_else(|| {
             (!delegated.is_empty()).then(|| format!("delegated to {}", delegated.join(", ")))
         });
-        set_texts(&mut ev, args.as_ref().and_then(text_of).as_deref(), output.as_deref(), &sink.settings);
+        set_texts(
+            &mut ev,
+            args.as_ref().and_then(text_of).as_deref(),
+            output.as_deref(),
+            &sink.settings,
+        );
         if result.is_none() {
             ev.action_succeeded = false;
             ev.failure_source = Some("no_result");
@@ -327,7 +393,10 @@ mod tests {
                        "steps": [step(3, "agent", "the answer"), search, step(1, "user", "question?"),
                                  step(0, "system", "you are")]});
         let (evs, runs, source) = records(&t.to_string());
-        let tools: Vec<_> = evs.iter().map(|e| e["action_taken"]["tool_name"].as_str().unwrap()).collect();
+        let tools: Vec<_> = evs
+            .iter()
+            .map(|e| e["action_taken"]["tool_name"].as_str().unwrap())
+            .collect();
         assert_eq!(tools, ["message", "search", "fetch", "message"]);
         let turns: Vec<_> = evs.iter().map(|e| e["turn"].as_i64().unwrap()).collect();
         assert_eq!(turns, [1, 2, 2, 3]);
@@ -339,14 +408,18 @@ mod tests {
         assert_eq!(evs[2]["failure_source"], "output");
         assert_eq!(evs[2]["failure_inferred"], true);
         assert_eq!(evs[3]["action_succeeded"], true);
-        assert_eq!(runs, [json!({"kind": "run", "run_id": "s1", "outcome": "unknown", "task": "question?"})]);
+        assert_eq!(
+            runs,
+            [json!({"kind": "run", "run_id": "s1", "outcome": "unknown", "task": "question?"})]
+        );
         assert_eq!(source["skipped"], 0);
     }
 
     #[test]
     fn no_observation_and_no_answer_are_inferred_failures() {
         let mut call = step(2, "agent", "running it");
-        call["tool_calls"] = json!([{"tool_call_id": "c1", "function_name": "bash", "arguments": {"cmd": "make"}}]);
+        call["tool_calls"] =
+            json!([{"tool_call_id": "c1", "function_name": "bash", "arguments": {"cmd": "make"}}]);
         let t = json!({"schema_version": "ATIF-v1.4", "session_id": "s2", "agent": {"name": "a", "version": "1"},
                        "steps": [step(1, "user", "build it"), call]});
         let (evs, runs, _) = records(&t.to_string());
@@ -364,7 +437,8 @@ mod tests {
     #[test]
     fn sub_agent_trajectories_join_their_parent_run() {
         let mut delegate = step(2, "agent", "");
-        delegate["tool_calls"] = json!([{"tool_call_id": "d1", "function_name": "delegate", "arguments": {}}]);
+        delegate["tool_calls"] =
+            json!([{"tool_call_id": "d1", "function_name": "delegate", "arguments": {}}]);
         delegate["observation"] = json!({"results": [{"source_call_id": "d1",
             "subagent_trajectory_ref": [{"session_id": "child"}]}]});
         let parent = json!({"session_id": "parent", "agent": {"name": "lead"},
@@ -372,7 +446,10 @@ mod tests {
         let child = json!({"session_id": "child", "agent": {"name": "researcher"},
                            "steps": [step(1, "user", "sub q"), step(2, "agent", "sub answer")]});
         let (evs, runs, _) = records(&format!("{child}\n{parent}\n{{\"nope\": 1}}\n"));
-        let agents: Vec<_> = evs.iter().map(|e| e["agent_id"].as_str().unwrap()).collect();
+        let agents: Vec<_> = evs
+            .iter()
+            .map(|e| e["agent_id"].as_str().unwrap())
+            .collect();
         assert_eq!(agents, ["user", "lead", "user", "researcher", "lead"]);
         assert!(evs.iter().all(|e| e["run_id"] == "parent"));
         assert_eq!(evs[1]["output"], "delegated to child");

@@ -91,11 +91,14 @@ impl Shape {
         let langfuse = (!self.top_is_list && (self.has("observations") || self.has("trace")))
             || self.has("parentObservationId")
             || self.has("parent_observation_id")
-            || (self.has("type") && self.has("level") && (self.has("traceId") || self.has("trace_id")));
+            || (self.has("type")
+                && self.has("level")
+                && (self.has("traceId") || self.has("trace_id")));
         let langsmith = (!self.top_is_list && (self.has("post") || self.has("patch")))
             || self.has("dotted_order")
             || self.has("run_type");
-        let managed_agent = recorded_session_call(head) || (self.has("processed_at") && self.has("type"));
+        let managed_agent =
+            recorded_session_call(head) || (self.has("processed_at") && self.has("type"));
         let atif = self.has("steps") && (self.has("schema_version") || self.has("session_id"));
         [
             (langfuse, Format::Langfuse),
@@ -253,27 +256,54 @@ mod tests {
 
     #[test]
     fn exports_of_tracing_platforms_and_agent_logs() {
-        assert_eq!(at("t.json", r#"{"trace": {"id": "t", "observations": ["#), Format::Langfuse);
-        assert_eq!(at("t.json", r#"{"id": "t", "observations": []}"#), Format::Langfuse);
         assert_eq!(
-            at("o.jsonl", r#"{"id":"o","trace_id":"t","type":"SPAN","level":"DEFAULT"}"#),
+            at("t.json", r#"{"trace": {"id": "t", "observations": ["#),
             Format::Langfuse
         );
-        assert_eq!(at("r.json", r#"{"post": [], "patch": []}"#), Format::Langsmith);
-        assert_eq!(at("r.jsonl", r#"{"id":"r","run_type":"llm"}"#), Format::Langsmith);
         assert_eq!(
-            at("s.jsonl", "[\"client.beta.sessions.create\",{\"id\":\"s\"}]\n"),
+            at("t.json", r#"{"id": "t", "observations": []}"#),
+            Format::Langfuse
+        );
+        assert_eq!(
+            at(
+                "o.jsonl",
+                r#"{"id":"o","trace_id":"t","type":"SPAN","level":"DEFAULT"}"#
+            ),
+            Format::Langfuse
+        );
+        assert_eq!(
+            at("r.json", r#"{"post": [], "patch": []}"#),
+            Format::Langsmith
+        );
+        assert_eq!(
+            at("r.jsonl", r#"{"id":"r","run_type":"llm"}"#),
+            Format::Langsmith
+        );
+        assert_eq!(
+            at(
+                "s.jsonl",
+                "[\"client.beta.sessions.create\",{\"id\":\"s\"}]\n"
+            ),
             Format::ManagedAgent
         );
         assert_eq!(
-            at("s.jsonl", r#"{"id":"e","type":"user.message","processed_at":null}"#),
+            at(
+                "s.jsonl",
+                r#"{"id":"e","type":"user.message","processed_at":null}"#
+            ),
             Format::ManagedAgent
         );
         assert_eq!(
-            at("t.json", r#"{"schema_version":"ATIF-v1.4","session_id":"s","steps":[]}"#),
+            at(
+                "t.json",
+                r#"{"schema_version":"ATIF-v1.4","session_id":"s","steps":[]}"#
+            ),
             Format::Atif
         );
-        assert_eq!(at("a.jsonl", r#"{"event_id":"e","run_id":"r","type":"x"}"#), Format::Ndjson);
+        assert_eq!(
+            at("a.jsonl", r#"{"event_id":"e","run_id":"r","type":"x"}"#),
+            Format::Ndjson
+        );
     }
 
     #[test]

@@ -70,7 +70,12 @@ impl Found {
                     .collect();
             }
             Value::Object(obj) => obj,
-            other => return vec![format!("expected a Langfuse trace or observation, got {}", describe(other))],
+            other => {
+                return vec![format!(
+                    "expected a Langfuse trace or observation, got {}",
+                    describe(other)
+                )];
+            }
         };
         if let Some(list) = observation_list(obj) {
             let trace_obj = obj.get("trace").and_then(Value::as_object).unwrap_or(obj);
@@ -85,7 +90,10 @@ impl Found {
                 .collect();
         }
         if let Some(Value::Array(items)) = obj.get("data") {
-            return items.iter().flat_map(|o| self.collect(o, line, trace)).collect();
+            return items
+                .iter()
+                .flat_map(|o| self.collect(o, line, trace))
+                .collect();
         }
         if field(obj, "traceId", "trace_id").is_none() && trace.is_none() {
             return vec![
@@ -102,7 +110,9 @@ impl Found {
 /// or inside it (the public API's trace).
 fn observation_list(obj: &Map<String, Value>) -> Option<&Vec<Value>> {
     let inside = || obj.get("trace")?.get("observations")?.as_array();
-    obj.get("observations").and_then(Value::as_array).or_else(inside)
+    obj.get("observations")
+        .and_then(Value::as_array)
+        .or_else(inside)
 }
 
 /// A field in its camelCase or snake_case spelling, unless null.
@@ -230,7 +240,11 @@ fn kind_of_observation(o: &Map<String, Value>, meta: &Metadata) -> &'static str 
             meta.name(&["langsmith.span.kind"])
                 .and_then(|k| observations::kind_from_run_type(&k))
         })
-        .unwrap_or(if meta.name(keys::TOOL).is_some() { "tool" } else { "other" })
+        .unwrap_or(if meta.name(keys::TOOL).is_some() {
+            "tool"
+        } else {
+            "other"
+        })
 }
 
 /// Level ERROR is a failure stated by the trace (`status`), an
@@ -270,7 +284,14 @@ mod tests {
         (events, runs, source)
     }
 
-    fn obs(id: &str, parent: Option<&str>, ty: &str, name: &str, start: &str, attrs: Value) -> Value {
+    fn obs(
+        id: &str,
+        parent: Option<&str>,
+        ty: &str,
+        name: &str,
+        start: &str,
+        attrs: Value,
+    ) -> Value {
         json!({"id": id, "traceId": "t1", "parentObservationId": parent, "type": ty, "name": name,
                "startTime": start, "level": "DEFAULT", "statusMessage": null,
                "metadata": json!({"attributes": attrs}).to_string()})
@@ -288,17 +309,29 @@ mod tests {
                 json!({"service.name": "unknown_service"})),
         ]});
         let (evs, runs, source) = records(&doc.to_string());
-        let ids: Vec<_> = evs.iter().map(|e| e["event_id"].as_str().unwrap()).collect();
+        let ids: Vec<_> = evs
+            .iter()
+            .map(|e| e["event_id"].as_str().unwrap())
+            .collect();
         assert_eq!(ids, ["root", "agent", "llm", "tool"]);
-        let agents: Vec<_> = evs.iter().map(|e| e["agent_id"].as_str().unwrap()).collect();
+        let agents: Vec<_> = evs
+            .iter()
+            .map(|e| e["agent_id"].as_str().unwrap())
+            .collect();
         assert_eq!(agents, ["unknown", "planner", "planner", "planner"]);
         let tools: Vec<_> = evs
             .iter()
             .map(|e| e["action_taken"]["tool_name"].as_str().unwrap())
             .collect();
-        assert_eq!(tools, ["workflow", "invoke_agent planner", "chat", "search"]);
+        assert_eq!(
+            tools,
+            ["workflow", "invoke_agent planner", "chat", "search"]
+        );
         assert_eq!(evs[3]["span_kind"], "tool");
-        assert_eq!(runs, [json!({"kind": "run", "run_id": "t1", "outcome": "unknown", "task": "plan a trip"})]);
+        assert_eq!(
+            runs,
+            [json!({"kind": "run", "run_id": "t1", "outcome": "unknown", "task": "plan a trip"})]
+        );
         assert_eq!(source["skipped"], 0);
     }
 
@@ -307,7 +340,14 @@ mod tests {
         let mut failed = obs("a", None, "SPAN", "call", "2025-01-01T00:00:00Z", json!({}));
         failed["level"] = json!("ERROR");
         failed["statusMessage"] = json!("upstream timed out");
-        let mut warned = obs("b", Some("a"), "SPAN", "call", "2025-01-01T00:00:01Z", json!({}));
+        let mut warned = obs(
+            "b",
+            Some("a"),
+            "SPAN",
+            "call",
+            "2025-01-01T00:00:01Z",
+            json!({}),
+        );
         warned["level"] = json!("WARNING");
         warned["statusMessage"] = json!("slow");
         let (evs, runs, _) = records(&json!([failed, warned]).to_string());

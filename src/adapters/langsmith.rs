@@ -16,7 +16,12 @@ use crate::record::ErrorInfo;
 use crate::timestamp::Timestamp;
 
 /// Metadata keys that name the agent a run belongs to.
-const AGENT_KEYS: &[&str] = &["gen_ai.agent.name", "lc_agent_name", "agent_name", "agent.name"];
+const AGENT_KEYS: &[&str] = &[
+    "gen_ai.agent.name",
+    "lc_agent_name",
+    "agent_name",
+    "agent.name",
+];
 
 /// Reads LangSmith runs from `r` into `sink`; emits every trace at the end.
 pub fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
@@ -66,12 +71,13 @@ impl Runs {
                         self.merge(key, obj, line);
                         Vec::new()
                     }
-                    None => vec![
-                        "not a LangSmith run: no \"id\" or \"dotted_order\"".to_string(),
-                    ],
+                    None => vec!["not a LangSmith run: no \"id\" or \"dotted_order\"".to_string()],
                 }
             }
-            other => vec![format!("expected a LangSmith run, got {}", describe(&other))],
+            other => vec![format!(
+                "expected a LangSmith run, got {}",
+                describe(&other)
+            )],
         }
     }
 
@@ -113,7 +119,9 @@ impl Runs {
 fn run_key(obj: &Map<String, Value>) -> Option<String> {
     str_of(obj.get("id")).or_else(|| {
         let dotted = str_of(obj.get("dotted_order"))?;
-        dotted_segments(&dotted).last().map(|(_, id)| id.to_string())
+        dotted_segments(&dotted)
+            .last()
+            .map(|(_, id)| id.to_string())
     })
 }
 
@@ -150,7 +158,11 @@ fn dotted_time(t: &str) -> Option<i128> {
 fn node_of(id: &str, run: &Map<String, Value>, line: u64) -> Node {
     let dotted = str_of(run.get("dotted_order")).unwrap_or_default();
     let segments = dotted_segments(&dotted);
-    let metadata = match run.get("extra").and_then(|e| e.get("metadata")).map(decoded) {
+    let metadata = match run
+        .get("extra")
+        .and_then(|e| e.get("metadata"))
+        .map(decoded)
+    {
         Some(Value::Object(m)) => m,
         _ => Map::new(),
     };
@@ -203,12 +215,16 @@ fn failure_of(run: &Map<String, Value>) -> Option<(&'static str, ErrorInfo)> {
         return Some(("error", error_info(&error)));
     }
     let status = str_of(run.get("status"))?;
-    status
-        .eq_ignore_ascii_case("error")
-        .then(|| {
-            let message = Some("the run's status is error".to_string());
-            ("status", ErrorInfo { kind: None, message })
-        })
+    status.eq_ignore_ascii_case("error").then(|| {
+        let message = Some("the run's status is error".to_string());
+        (
+            "status",
+            ErrorInfo {
+                kind: None,
+                message,
+            },
+        )
+    })
 }
 
 /// The type and message of a Python or JS error text: `ValueError('boom')`,
@@ -248,7 +264,11 @@ fn output_text(outputs: &Value) -> Option<String> {
 
 fn single_text(v: &Value) -> Option<String> {
     match v.as_object()? {
-        m if m.len() == 1 => m.values().next().and_then(Value::as_str).map(str::to_string),
+        m if m.len() == 1 => m
+            .values()
+            .next()
+            .and_then(Value::as_str)
+            .map(str::to_string),
         _ => None,
     }
 }
@@ -282,9 +302,15 @@ mod tests {
             {"dotted_order": child, "trace_id": "aaaa", "outputs": {"choices": [{"message": {"content": "hi"}}]}},
             {"id": "cccc", "error": "ValueError('index closed')\n\nTraceback ..."}]});
         let (evs, runs, source) = records(&doc.to_string());
-        let ids: Vec<_> = evs.iter().map(|e| e["event_id"].as_str().unwrap()).collect();
+        let ids: Vec<_> = evs
+            .iter()
+            .map(|e| e["event_id"].as_str().unwrap())
+            .collect();
         assert_eq!(ids, ["aaaa", "bbbb", "cccc"]);
-        let agents: Vec<_> = evs.iter().map(|e| e["agent_id"].as_str().unwrap()).collect();
+        let agents: Vec<_> = evs
+            .iter()
+            .map(|e| e["agent_id"].as_str().unwrap())
+            .collect();
         assert_eq!(agents, ["helper", "helper", "helper"]);
         assert_eq!(evs[1]["output"], "hi");
         assert_eq!(evs[1]["parent_span_id"], "aaaa");
@@ -296,7 +322,10 @@ mod tests {
             json!({"type": "ValueError", "message": "ValueError('index closed')"})
         );
         assert_eq!(evs[0]["timestamp"], "2025-01-01T00:00:00Z");
-        assert_eq!(runs, [json!({"kind": "run", "run_id": "aaaa", "outcome": "unknown", "task": "what?"})]);
+        assert_eq!(
+            runs,
+            [json!({"kind": "run", "run_id": "aaaa", "outcome": "unknown", "task": "what?"})]
+        );
         assert_eq!(source["skipped"], 0);
     }
 

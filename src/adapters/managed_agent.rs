@@ -88,13 +88,20 @@ impl Stream {
                 }
                 Ok(())
             }
-            other => Err(format!("expected a session event, got {}", describe(&other))),
+            other => Err(format!(
+                "expected a session event, got {}",
+                describe(&other)
+            )),
         }
     }
 
     fn take_call(&mut self, mut pair: Vec<Value>, line: u64) -> Result<(), String> {
         let call = pair[0].as_str().unwrap_or_default().to_string();
-        let payload = if pair.len() > 1 { pair.swap_remove(1) } else { Value::Null };
+        let payload = if pair.len() > 1 {
+            pair.swap_remove(1)
+        } else {
+            Value::Null
+        };
         if call.ends_with("sessions.create") || call.ends_with("sessions.retrieve") {
             self.take_session(&payload);
         } else if call.ends_with("events.send") {
@@ -229,16 +236,37 @@ fn event_of<'e>(
             tool_event(e, id, run, turn, agent, answers, sink)
         }
         "span.model_request_end" => {
-            let mut ev = EventOut::new(id, run.to_string(), turn, agent.to_string(), "model_request", true);
+            let mut ev = EventOut::new(
+                id,
+                run.to_string(),
+                turn,
+                agent.to_string(),
+                "model_request",
+                true,
+            );
             ev.span_kind = Some("llm");
             ev.usage = e.get("model_usage").cloned().map(JsonVal::Serde);
             if e.get("is_error").and_then(Value::as_bool) == Some(true) {
-                fail(&mut ev, "error", ErrorInfo { kind: None, message: Some("the model request failed".into()) });
+                fail(
+                    &mut ev,
+                    "error",
+                    ErrorInfo {
+                        kind: None,
+                        message: Some("the model request failed".into()),
+                    },
+                );
             }
             ev
         }
         "session.error" => {
-            let mut ev = EventOut::new(id, run.to_string(), turn, agent.to_string(), "session", false);
+            let mut ev = EventOut::new(
+                id,
+                run.to_string(),
+                turn,
+                agent.to_string(),
+                "session",
+                false,
+            );
             let error = e.get("error").unwrap_or(e);
             let info = ErrorInfo {
                 kind: str_of(error.get("type")),
@@ -248,10 +276,21 @@ fn event_of<'e>(
             ev
         }
         "session.status_idle" | "session.thread_status_idle"
-            if e.pointer("/stop_reason/type").and_then(Value::as_str) == Some("retries_exhausted") =>
+            if e.pointer("/stop_reason/type").and_then(Value::as_str)
+                == Some("retries_exhausted") =>
         {
-            let mut ev = EventOut::new(id, run.to_string(), turn, agent.to_string(), "session", false);
-            let info = ErrorInfo { kind: Some("retries_exhausted".into()), message: None };
+            let mut ev = EventOut::new(
+                id,
+                run.to_string(),
+                turn,
+                agent.to_string(),
+                "session",
+                false,
+            );
+            let info = ErrorInfo {
+                kind: Some("retries_exhausted".into()),
+                message: None,
+            };
             fail(&mut ev, "status", info);
             ev
         }
@@ -279,7 +318,14 @@ fn tool_event<'e>(
     sink: &Sink<'_>,
 ) -> EventOut<'e> {
     let name = str_of(e.get("name")).unwrap_or_else(|| "tool".to_string());
-    let mut ev = EventOut::new(id.clone(), run.to_string(), turn, agent.to_string(), name, true);
+    let mut ev = EventOut::new(
+        id.clone(),
+        run.to_string(),
+        turn,
+        agent.to_string(),
+        name,
+        true,
+    );
     ev.span_kind = Some("tool");
     let input = e.get("input");
     ev.action_taken.tool_input = input.filter(|i| i.is_object()).cloned().map(JsonVal::Serde);
@@ -294,15 +340,28 @@ fn tool_event<'e>(
     if let Some(denial) = answers.denials.get(id.as_str()) {
         let message = str_of(denial.get("deny_message"))
             .unwrap_or_else(|| "the tool use was denied".to_string());
-        let info = ErrorInfo { kind: Some("permission_denied".into()), message: Some(message) };
+        let info = ErrorInfo {
+            kind: Some("permission_denied".into()),
+            message: Some(message),
+        };
         fail(&mut ev, "status", info);
     } else if let Some(result) = result {
         if result.get("is_error").and_then(Value::as_bool) == Some(true) {
             let message = output.as_deref().map(super::first_line);
-            fail(&mut ev, "error", ErrorInfo { kind: None, message });
+            fail(
+                &mut ev,
+                "error",
+                ErrorInfo {
+                    kind: None,
+                    message,
+                },
+            );
         }
     } else {
-        let info = ErrorInfo { kind: None, message: Some("the tool use never got a result".into()) };
+        let info = ErrorInfo {
+            kind: None,
+            message: Some("the tool use never got a result".into()),
+        };
         fail(&mut ev, "no_result", info);
         ev.failure_inferred = true;
     }
@@ -330,33 +389,56 @@ mod tests {
     fn tool_errors_denials_and_unanswered_uses_fail() {
         let (evs, runs, source) = records(&[
             json!(["client.beta.sessions.create", {"id": "sesn_1", "agent": {"name": "Helper"}, "type": "session"}]),
-            streamed(json!({"id": "u", "type": "user.message", "processed_at": "2026-07-06T14:16:30Z",
-                            "content": [{"type": "text", "text": "delete the cache"}]})),
-            streamed(json!({"id": "t1", "type": "agent.tool_use", "name": "bash", "input": {"cmd": "ls"},
-                            "processed_at": "2026-07-06T14:16:31Z"})),
-            streamed(json!({"id": "r1", "type": "agent.tool_result", "tool_use_id": "t1", "is_error": true,
+            streamed(
+                json!({"id": "u", "type": "user.message", "processed_at": "2026-07-06T14:16:30Z",
+                            "content": [{"type": "text", "text": "delete the cache"}]}),
+            ),
+            streamed(
+                json!({"id": "t1", "type": "agent.tool_use", "name": "bash", "input": {"cmd": "ls"},
+                            "processed_at": "2026-07-06T14:16:31Z"}),
+            ),
+            streamed(
+                json!({"id": "r1", "type": "agent.tool_result", "tool_use_id": "t1", "is_error": true,
                             "content": [{"type": "text", "text": "ls: permission denied"}],
-                            "processed_at": "2026-07-06T14:16:32Z"})),
-            streamed(json!({"id": "t2", "type": "agent.mcp_tool_use", "name": "rm", "input": {},
-                            "processed_at": "2026-07-06T14:16:33Z"})),
-            streamed(json!({"id": "c2", "type": "user.tool_confirmation", "tool_use_id": "t2", "result": "deny",
-                            "deny_message": "not allowed", "processed_at": "2026-07-06T14:16:34Z"})),
-            streamed(json!({"id": "t3", "type": "agent.custom_tool_use", "name": "lookup", "input": {},
-                            "processed_at": "2026-07-06T14:16:35Z"})),
+                            "processed_at": "2026-07-06T14:16:32Z"}),
+            ),
+            streamed(
+                json!({"id": "t2", "type": "agent.mcp_tool_use", "name": "rm", "input": {},
+                            "processed_at": "2026-07-06T14:16:33Z"}),
+            ),
+            streamed(
+                json!({"id": "c2", "type": "user.tool_confirmation", "tool_use_id": "t2", "result": "deny",
+                            "deny_message": "not allowed", "processed_at": "2026-07-06T14:16:34Z"}),
+            ),
+            streamed(
+                json!({"id": "t3", "type": "agent.custom_tool_use", "name": "lookup", "input": {},
+                            "processed_at": "2026-07-06T14:16:35Z"}),
+            ),
             json!("not an event"),
         ]);
-        let tools: Vec<_> = evs.iter().map(|e| e["action_taken"]["tool_name"].as_str().unwrap()).collect();
+        let tools: Vec<_> = evs
+            .iter()
+            .map(|e| e["action_taken"]["tool_name"].as_str().unwrap())
+            .collect();
         assert_eq!(tools, ["message", "bash", "rm", "lookup"]);
         assert_eq!(evs[0]["agent_id"], "user");
         assert_eq!(evs[1]["agent_id"], "Helper");
         assert_eq!(evs[1]["failure_source"], "error");
         assert_eq!(evs[1]["output"], "ls: permission denied");
         assert_eq!(evs[2]["failure_source"], "status");
-        assert_eq!(evs[2]["error"], json!({"type": "permission_denied", "message": "not allowed"}));
+        assert_eq!(
+            evs[2]["error"],
+            json!({"type": "permission_denied", "message": "not allowed"})
+        );
         assert_eq!(evs[3]["failure_source"], "no_result");
         assert_eq!(evs[3]["failure_inferred"], true);
         assert!(evs[1].get("failure_inferred").is_none());
-        assert_eq!(runs, [json!({"kind": "run", "run_id": "sesn_1", "outcome": "failed", "task": "delete the cache"})]);
+        assert_eq!(
+            runs,
+            [
+                json!({"kind": "run", "run_id": "sesn_1", "outcome": "failed", "task": "delete the cache"})
+            ]
+        );
         assert_eq!(source["skipped"], 1);
     }
 

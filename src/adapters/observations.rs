@@ -35,7 +35,11 @@ pub fn json_values(doc: &[u8]) -> Vec<(u64, Result<Value, String>)> {
         out.extend(rest.into_iter().map(|(l, v)| (l + base, v)));
         return out;
     }
-    let mut offset = if doc.starts_with(b"\xEF\xBB\xBF") { 3 } else { 0 };
+    let mut offset = if doc.starts_with(b"\xEF\xBB\xBF") {
+        3
+    } else {
+        0
+    };
     while offset < doc.len() {
         let mut stream = serde_json::Deserializer::from_slice(&doc[offset..]).into_iter::<Value>();
         loop {
@@ -63,7 +67,11 @@ pub fn json_values(doc: &[u8]) -> Vec<(u64, Result<Value, String>)> {
 }
 
 fn leading_space(bytes: &[u8]) -> usize {
-    let bom = if bytes.starts_with(b"\xEF\xBB\xBF") { 3 } else { 0 };
+    let bom = if bytes.starts_with(b"\xEF\xBB\xBF") {
+        3
+    } else {
+        0
+    };
     bom + bytes[bom..]
         .iter()
         .take_while(|b| b.is_ascii_whitespace())
@@ -157,7 +165,10 @@ pub fn nanos_of(v: Option<&Value>) -> Option<i128> {
         },
         Value::Number(n) => match n.as_i64() {
             Some(i) => epoch_integer(i128::from(i)),
-            None => n.as_f64().and_then(Timestamp::from_epoch_number).map(|t| t.0),
+            None => n
+                .as_f64()
+                .and_then(Timestamp::from_epoch_number)
+                .map(|t| t.0),
         },
         _ => None,
     };
@@ -252,7 +263,11 @@ pub fn emit_runs(
         for (i, parent) in spans::preorder(nodes, &members) {
             let node = &nodes[i];
             let inherited = parent.and_then(|p| agents.get(&p).cloned().flatten());
-            let own = node.agent.clone().or(inherited).or_else(|| node.span_agent.clone());
+            let own = node
+                .agent
+                .clone()
+                .or(inherited)
+                .or_else(|| node.span_agent.clone());
             agents.insert(i, own.clone());
             let agent = own
                 .or_else(|| node.fallback_agent.clone())
@@ -315,7 +330,12 @@ fn event_of<'a>(node: &'a Node, id: String, agent: String, sink: &Sink<'_>) -> E
         ev.failure_source = Some(source);
         ev.error = Some(error.clone());
     }
-    set_texts(&mut ev, node.input.as_deref(), node.output.as_deref(), &sink.settings);
+    set_texts(
+        &mut ev,
+        node.input.as_deref(),
+        node.output.as_deref(),
+        &sink.settings,
+    );
     ev.src = node.line.map(|line| Src {
         path: sink.path().to_string().into(),
         line,
@@ -368,8 +388,16 @@ mod tests {
     #[test]
     fn a_bad_line_costs_only_that_line() {
         let got = lines_and_values("{\"a\":1}\nnot json\n{\"a\":3}\n{\"a\":");
-        let ok: Vec<_> = got.iter().filter(|(_, v)| v.is_ok()).map(|(l, _)| *l).collect();
-        let bad: Vec<_> = got.iter().filter(|(_, v)| v.is_err()).map(|(l, _)| *l).collect();
+        let ok: Vec<_> = got
+            .iter()
+            .filter(|(_, v)| v.is_ok())
+            .map(|(l, _)| *l)
+            .collect();
+        let bad: Vec<_> = got
+            .iter()
+            .filter(|(_, v)| v.is_err())
+            .map(|(l, _)| *l)
+            .collect();
         assert_eq!(ok, [1, 3]);
         assert_eq!(bad, [2, 4]);
         let mut bytes = b"{\"a\":1}\n\xff\n{\"a\":3}\n".to_vec();
@@ -418,6 +446,9 @@ mod tests {
         let ns = 1_728_803_137_170_000_001u64;
         assert_eq!(nanos_of(Some(&json!(ns))), Some(i128::from(ns)));
         assert_eq!(nanos_of(Some(&json!(ns.to_string()))), Some(i128::from(ns)));
-        assert_eq!(nanos_of(Some(&json!(1_728_803_137))), Some(1_728_803_137_000_000_000));
+        assert_eq!(
+            nanos_of(Some(&json!(1_728_803_137))),
+            Some(1_728_803_137_000_000_000)
+        );
     }
 }

@@ -619,7 +619,10 @@ fn preorder(held: &[HeldSpan], members: &[usize]) -> Vec<(usize, Inherited)> {
     let mut resolved: HashMap<usize, Inherited> = HashMap::new();
     let mut out = Vec::with_capacity(members.len());
     for (i, parent) in spans::preorder(held, members) {
-        let inherited = parent.and_then(|p| resolved.get(&p)).cloned().unwrap_or_default();
+        let inherited = parent
+            .and_then(|p| resolved.get(&p))
+            .cloned()
+            .unwrap_or_default();
         let span = &held[i];
         let mine = Inherited {
             agent: span.agent.clone().or(inherited.agent),

@@ -177,12 +177,18 @@ pub fn agent_from_span_name(name: &str) -> Option<&str> {
 /// "running tool: search" and "tool.search" are the search tool.
 pub fn tool_from_span_name(name: &str) -> &str {
     let name = name.trim_start();
-    ["execute_tool ", "running tool: ", "running tool ", "tool.", "tool: "]
-        .iter()
-        .find_map(|p| name.strip_prefix(p))
-        .map(str::trim)
-        .filter(|n| !n.is_empty())
-        .unwrap_or(name.trim_end())
+    [
+        "execute_tool ",
+        "running tool: ",
+        "running tool ",
+        "tool.",
+        "tool: ",
+    ]
+    .iter()
+    .find_map(|p| name.strip_prefix(p))
+    .map(str::trim)
+    .filter(|n| !n.is_empty())
+    .unwrap_or(name.trim_end())
 }
 
 /// A `service.name` that names something: the SDKs' default
@@ -264,8 +270,14 @@ mod tests {
 
     #[test]
     fn names_without_their_prefixes() {
-        assert_eq!(agent_from_span_name("invoke_agent planner"), Some("planner"));
-        assert_eq!(agent_from_span_name("agent_run [hello_agent]"), Some("hello_agent"));
+        assert_eq!(
+            agent_from_span_name("invoke_agent planner"),
+            Some("planner")
+        );
+        assert_eq!(
+            agent_from_span_name("agent_run [hello_agent]"),
+            Some("hello_agent")
+        );
         assert_eq!(agent_from_span_name("Critic"), Some("Critic"));
         assert_eq!(agent_from_span_name("invoke_agent "), None);
         assert_eq!(tool_from_span_name("execute_tool say_hello"), "say_hello");
