@@ -54,16 +54,12 @@ pub fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
         visited: HashSet::new(),
         used_ids: HashSet::new(),
     };
-    for i in 0..trajectories.len() {
-        let is_sub =
-            str_of(trajectories[i].1.get("session_id")).is_some_and(|s| referenced.contains(&s));
-        if is_sub || walk.visited.contains(&i) {
-            continue;
-        }
-        walk.emit_run(i, sink)?;
-    }
-    // Sub-agents whose parents form a cycle still get read.
-    for i in 0..trajectories.len() {
+    let is_sub = |t: &Value| str_of(t.get("session_id")).is_some_and(|s| referenced.contains(&s));
+    let tops: Vec<usize> = (0..trajectories.len())
+        .filter(|&i| !is_sub(&trajectories[i].1))
+        .collect();
+    // Sub-agents whose parents form a cycle (or are missing) still get read, last.
+    for i in tops.into_iter().chain(0..trajectories.len()) {
         if !walk.visited.contains(&i) {
             walk.emit_run(i, sink)?;
         }
@@ -84,11 +80,7 @@ fn take(v: Value, line: u64, out: &mut Vec<(u64, Value)>, reasons: &mut Vec<Stri
 
 /// The session ids a trajectory delegates to.
 fn subagent_sessions(t: &Value) -> Vec<String> {
-    steps(t)
-        .iter()
-        .flat_map(|s| results(s))
-        .flat_map(|r| refs(r))
-        .collect()
+    steps(t).iter().flat_map(results).flat_map(refs).collect()
 }
 
 fn steps(t: &Value) -> &[Value] {
@@ -155,19 +147,16 @@ impl<'t> Walk<'t> {
             events: Vec::new(),
         };
         let answered = self.walk(i, None, &mut ctx, sink);
-        if !answered {
-            // A trajectory that stops without an answer failed, though no step says so.
-            if let Some(last) = ctx.events.iter_mut().rev().find(|e| e.agent_id != "user") {
-                if last.action_succeeded {
-                    last.action_succeeded = false;
-                    last.failure_source = Some("no_answer");
-                    last.failure_inferred = true;
-                    last.error = Some(ErrorInfo {
-                        kind: None,
-                        message: Some("the trajectory ends without an answer".into()),
-                    });
-                }
-            }
+        // A trajectory that stops without an answer failed, though no step says so.
+        let last = ctx.events.iter_mut().rev().find(|e| e.agent_id != "user");
+        if !answered && let Some(last) = last.filter(|e| e.action_succeeded) {
+            last.action_succeeded = false;
+            last.failure_source = Some("no_answer");
+            last.failure_inferred = true;
+            last.error = Some(ErrorInfo {
+                kind: None,
+                message: Some("the trajectory ends without an answer".into()),
+            });
         }
         let failed = !answered || ctx.events.last().is_some_and(|e| !e.action_succeeded);
         for ev in &ctx.events {
@@ -238,10 +227,10 @@ impl<'t> Walk<'t> {
                             self.tool_call(&base, k, call, &ctx.run, &agent, sink);
                         ctx.events.push(ev);
                         for sub in delegated {
-                            if let Some(&j) = self.by_session.get(&sub) {
-                                if !self.visited.contains(&j) {
-                                    self.walk(j, Some(&agent), ctx, sink);
-                                }
+                            if let Some(&j) = self.by_session.get(&sub)
+                                && !self.visited.contains(&j)
+                            {
+                                self.walk(j, Some(&agent), ctx, sink);
                             }
                         }
                     }
@@ -368,14 +357,12 @@ impl Base<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Format, records_of};
+    use super::super::Format;
+    use super::super::observations::split_records;
     use serde_json::{Value, json};
 
     fn records(input: &str) -> (Vec<Value>, Vec<Value>, Value) {
-        let mut recs = records_of(Format::Atif, "t.json", input.as_bytes());
-        let source = recs.pop().unwrap();
-        let (events, runs) = recs.into_iter().partition(|r| r["kind"] == "event");
-        (events, runs, source)
+        split_records(Format::Atif, "t.json", input)
     }
 
     fn step(id: i64, source: &str, message: &str) -> Value {

@@ -274,14 +274,12 @@ fn failure_of(o: &Map<String, Value>, meta: &Metadata) -> Option<(&'static str, 
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Format, records_of};
+    use super::super::Format;
+    use super::super::observations::split_records;
     use serde_json::{Value, json};
 
     fn records(input: &str) -> (Vec<Value>, Vec<Value>, Value) {
-        let mut recs = records_of(Format::Langfuse, "t.json", input.as_bytes());
-        let source = recs.pop().unwrap();
-        let (events, runs) = recs.into_iter().partition(|r| r["kind"] == "event");
-        (events, runs, source)
+        split_records(Format::Langfuse, "t.json", input)
     }
 
     fn obs(

@@ -275,14 +275,12 @@ fn single_text(v: &Value) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Format, records_of};
+    use super::super::Format;
+    use super::super::observations::split_records;
     use serde_json::{Value, json};
 
     fn records(input: &str) -> (Vec<Value>, Vec<Value>, Value) {
-        let mut recs = records_of(Format::Langsmith, "t.json", input.as_bytes());
-        let source = recs.pop().unwrap();
-        let (events, runs) = recs.into_iter().partition(|r| r["kind"] == "event");
-        (events, runs, source)
+        split_records(Format::Langsmith, "t.json", input)
     }
 
     const ROOT: &str = "20250101T000000000000Zaaaa";

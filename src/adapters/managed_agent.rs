@@ -196,10 +196,10 @@ impl<'e> Answers<'e> {
                 .find_map(|k| e.get(*k).and_then(Value::as_str));
             let Some(id) = id else { continue };
             match e["type"].as_str().unwrap_or_default() {
-                "user.tool_confirmation" => {
-                    if e.get("result").and_then(Value::as_str) == Some("deny") {
-                        answers.denials.insert(id, e);
-                    }
+                "user.tool_confirmation"
+                    if e.get("result").and_then(Value::as_str) == Some("deny") =>
+                {
+                    answers.denials.insert(id, e);
                 }
                 t if t.ends_with("tool_result") => {
                     answers.results.insert(id, e);
@@ -223,76 +223,56 @@ fn event_of<'e>(
 ) -> Option<EventOut<'e>> {
     let id = str_of(e.get("id")).unwrap_or_else(|| format!("{run}#{}", sink.next_step(run)));
     let turn = sink.next_step(run) as i64;
+    let new = |who: &str, action: &str| {
+        EventOut::new(
+            id.clone(),
+            run.to_string(),
+            turn,
+            who.to_string(),
+            action.to_string(),
+            true,
+        )
+    };
+    let failed = |source: &'static str, kind: Option<String>, message: Option<String>| {
+        let mut ev = new(agent, "session");
+        fail(&mut ev, source, kind, message);
+        ev
+    };
     let mut ev = match ty {
         "user.message" | "agent.message" => {
             let who = if ty == "user.message" { "user" } else { agent };
-            let mut ev = EventOut::new(id, run.to_string(), turn, who.to_string(), MESSAGE, true);
+            let mut ev = new(who, MESSAGE);
             ev.span_kind = Some(MESSAGE);
             let text = e.get("content").and_then(text_of);
             set_texts(&mut ev, None, text.as_deref(), &sink.settings);
             ev
         }
         "agent.tool_use" | "agent.mcp_tool_use" | "agent.custom_tool_use" => {
-            tool_event(e, id, run, turn, agent, answers, sink)
+            tool_event(e, id.clone(), run, turn, agent, answers, sink)
         }
         "span.model_request_end" => {
-            let mut ev = EventOut::new(
-                id,
-                run.to_string(),
-                turn,
-                agent.to_string(),
-                "model_request",
-                true,
-            );
+            let mut ev = new(agent, "model_request");
             ev.span_kind = Some("llm");
             ev.usage = e.get("model_usage").cloned().map(JsonVal::Serde);
             if e.get("is_error").and_then(Value::as_bool) == Some(true) {
-                fail(
-                    &mut ev,
-                    "error",
-                    ErrorInfo {
-                        kind: None,
-                        message: Some("the model request failed".into()),
-                    },
-                );
+                let message = Some("the model request failed".to_string());
+                fail(&mut ev, "error", None, message);
             }
             ev
         }
         "session.error" => {
-            let mut ev = EventOut::new(
-                id,
-                run.to_string(),
-                turn,
-                agent.to_string(),
-                "session",
-                false,
-            );
             let error = e.get("error").unwrap_or(e);
-            let info = ErrorInfo {
-                kind: str_of(error.get("type")),
-                message: str_of(error.get("message")),
-            };
-            fail(&mut ev, "error", info);
-            ev
+            failed(
+                "error",
+                str_of(error.get("type")),
+                str_of(error.get("message")),
+            )
         }
         "session.status_idle" | "session.thread_status_idle"
             if e.pointer("/stop_reason/type").and_then(Value::as_str)
                 == Some("retries_exhausted") =>
         {
-            let mut ev = EventOut::new(
-                id,
-                run.to_string(),
-                turn,
-                agent.to_string(),
-                "session",
-                false,
-            );
-            let info = ErrorInfo {
-                kind: Some("retries_exhausted".into()),
-                message: None,
-            };
-            fail(&mut ev, "status", info);
-            ev
+            failed("status", Some("retries_exhausted".to_string()), None)
         }
         _ => return None,
     };
@@ -300,10 +280,15 @@ fn event_of<'e>(
     Some(ev)
 }
 
-fn fail(ev: &mut EventOut<'_>, source: &'static str, error: ErrorInfo) {
+fn fail(
+    ev: &mut EventOut<'_>,
+    source: &'static str,
+    kind: Option<String>,
+    message: Option<String>,
+) {
     ev.action_succeeded = false;
     ev.failure_source = Some(source);
-    ev.error = Some(error);
+    ev.error = Some(ErrorInfo { kind, message });
 }
 
 /// A tool use: its result decides (`is_error`), a denied confirmation
@@ -340,29 +325,16 @@ fn tool_event<'e>(
     if let Some(denial) = answers.denials.get(id.as_str()) {
         let message = str_of(denial.get("deny_message"))
             .unwrap_or_else(|| "the tool use was denied".to_string());
-        let info = ErrorInfo {
-            kind: Some("permission_denied".into()),
-            message: Some(message),
-        };
-        fail(&mut ev, "status", info);
+        let kind = Some("permission_denied".to_string());
+        fail(&mut ev, "status", kind, Some(message));
     } else if let Some(result) = result {
         if result.get("is_error").and_then(Value::as_bool) == Some(true) {
             let message = output.as_deref().map(super::first_line);
-            fail(
-                &mut ev,
-                "error",
-                ErrorInfo {
-                    kind: None,
-                    message,
-                },
-            );
+            fail(&mut ev, "error", None, message);
         }
     } else {
-        let info = ErrorInfo {
-            kind: None,
-            message: Some("the tool use never got a result".into()),
-        };
-        fail(&mut ev, "no_result", info);
+        let message = Some("the tool use never got a result".to_string());
+        fail(&mut ev, "no_result", None, message);
         ev.failure_inferred = true;
     }
     ev
@@ -370,15 +342,13 @@ fn tool_event<'e>(
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Format, records_of};
+    use super::super::Format;
+    use super::super::observations::split_records;
     use serde_json::{Value, json};
 
     fn records(lines: &[Value]) -> (Vec<Value>, Vec<Value>, Value) {
         let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
-        let mut recs = records_of(Format::ManagedAgent, "s.jsonl", input.as_bytes());
-        let source = recs.pop().unwrap();
-        let (events, runs) = recs.into_iter().partition(|r| r["kind"] == "event");
-        (events, runs, source)
+        split_records(Format::ManagedAgent, "s.jsonl", &input)
     }
 
     fn streamed(event: Value) -> Value {

@@ -364,6 +364,20 @@ pub fn set_texts(
     }
 }
 
+/// The records one adapter writes for `input`, for the adapters' tests:
+/// events, run records, and the source record.
+#[cfg(test)]
+pub(crate) fn split_records(
+    format: super::Format,
+    name: &str,
+    input: &str,
+) -> (Vec<Value>, Vec<Value>, Value) {
+    let mut recs = super::records_of(format, name, input.as_bytes());
+    let source = recs.pop().unwrap();
+    let (events, runs) = recs.into_iter().partition(|r| r["kind"] == "event");
+    (events, runs, source)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
