@@ -312,7 +312,7 @@ fn langfuse_blob_export_failures() {
     assert_eq!(p.of_kind("source")[0]["format"], "langfuse");
     assert_eq!(
         p.column("/event_id"),
-        ["a0", "a1", "a2", "a3", "a4", "b0", "b1"]
+        ["a0", "a1", "a2", "a3", "a4", "b0", "b1", "c0", "c1", "c2"]
     );
     assert_eq!(
         p.column("/agent_id"),
@@ -323,7 +323,10 @@ fn langfuse_blob_export_failures() {
             "booker",
             "booker",
             "researcher",
-            "researcher"
+            "researcher",
+            "writer",
+            "writer",
+            "writer"
         ]
     );
     assert_eq!(p.column("/action_taken/tool_name")[3], "book_hotel");
@@ -340,7 +343,13 @@ fn langfuse_blob_export_failures() {
         .collect();
     assert_eq!(
         failed,
-        [("a1", "status"), ("a3", "output"), ("b1", "status")]
+        [
+            ("a1", "status"),
+            ("a3", "output"),
+            ("b1", "status"),
+            ("c0", "status"),
+            ("c2", "inherited")
+        ]
     );
     let booker = p.events()[1];
     assert_eq!(
@@ -368,6 +377,18 @@ fn langfuse_blob_export_failures() {
     assert_eq!(runs[0]["task"], "Book two nights in Lisbon");
     assert_eq!(runs[0]["outcome"], "unknown");
     assert_eq!(runs[1]["run_id"], "0b9e8d7c6b5a49382716f5e4d3c2b1a0");
+    // An ERROR agent whose children recorded nothing: its last child, the
+    // LLM call that overflowed, inherits the failure as inferred.
+    let writer: Vec<_> = p
+        .events()
+        .into_iter()
+        .filter(|e| e["run_id"] == "5c4d3e2f1a0b49c8b7a6f5e4d3c2b1a9")
+        .collect();
+    assert_eq!(writer[2]["failure_inferred"], true);
+    assert_eq!(writer[2]["failure_cause"], "context_overflow");
+    assert_eq!(writer[2]["usage"]["total"], 916);
+    assert_eq!(writer[1]["action_succeeded"], true);
+    assert_eq!(runs[2]["outcome"], "failed");
     p.steps_are_in_order();
 }
 

@@ -338,14 +338,7 @@ mod tests {
         let mut failed = obs("a", None, "SPAN", "call", "2025-01-01T00:00:00Z", json!({}));
         failed["level"] = json!("ERROR");
         failed["statusMessage"] = json!("upstream timed out");
-        let mut warned = obs(
-            "b",
-            Some("a"),
-            "SPAN",
-            "call",
-            "2025-01-01T00:00:01Z",
-            json!({}),
-        );
+        let mut warned = obs("b", None, "SPAN", "call", "2025-01-01T00:00:01Z", json!({}));
         warned["level"] = json!("WARNING");
         warned["statusMessage"] = json!("slow");
         let (evs, runs, _) = records(&json!([failed, warned]).to_string());

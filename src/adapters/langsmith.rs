@@ -328,6 +328,42 @@ mod tests {
     }
 
     #[test]
+    fn an_error_over_silent_children_is_inherited_by_the_last() {
+        let run = |id: &str, parent: Option<&str>, start: u64, error: Option<&str>| {
+            json!({"id": id, "trace_id": "p", "parent_run_id": parent, "name": id, "run_type": "chain",
+                   "start_time": start, "error": error})
+            .to_string()
+        };
+        let input = [
+            run(
+                "p",
+                None,
+                1_700_000_000_000,
+                Some("GraphRecursionError: limit of 25 reached"),
+            ),
+            run("b", Some("p"), 1_700_000_002_000, None),
+            run("a", Some("p"), 1_700_000_001_000, None),
+        ]
+        .join("\n");
+        let (evs, _, _) = records(&input);
+        let got: Vec<_> = evs
+            .iter()
+            .map(|e| (e["event_id"].as_str().unwrap(), &e["failure_source"]))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("p", &json!("error")),
+                ("a", &Value::Null),
+                ("b", &json!("inherited"))
+            ]
+        );
+        assert_eq!(evs[2]["error"]["type"], "GraphRecursionError");
+        assert_eq!(evs[2]["failure_inferred"], true);
+        assert_eq!(evs[0].get("failure_inferred"), None);
+    }
+
+    #[test]
     fn jsonl_runs_and_unreadable_lines() {
         let input = "{\"id\":\"r\",\"name\":\"n\",\"run_type\":\"chain\",\"start_time\":1728803137170,\"status\":\"error\"}\n{\"foo\":1}\n";
         let (evs, runs, source) = records(input);

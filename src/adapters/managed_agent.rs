@@ -140,15 +140,23 @@ impl Stream {
         let events: Vec<Seen> = keyed.into_iter().map(|(_, _, r)| r).collect();
         let run = self.session.clone().unwrap_or(self.fallback_run.clone());
         let answers = Answers::of(&events);
-        let mut agent = self.agent.clone().unwrap_or_else(|| "agent".to_string());
+        let primary = self.agent.clone().unwrap_or_else(|| "agent".to_string());
+        // In a multi-agent session each thread runs one agent, named on its
+        // thread events; events of the primary thread carry no thread id.
+        let mut threads: HashMap<String, String> = HashMap::new();
         let mut task = None;
         let mut open_failure = false;
         for r in &events {
             let e = &r.event;
             let ty = e["type"].as_str().unwrap_or_default();
-            if let Some(name) = str_of(e.get("agent_name")) {
-                agent = name;
+            let thread = str_of(e.get("session_thread_id"));
+            let named = str_of(e.get("agent_name"));
+            if let (Some(thread), Some(name)) = (&thread, &named) {
+                threads.insert(thread.clone(), name.clone());
             }
+            let agent = named
+                .or_else(|| thread.and_then(|t| threads.get(&t).cloned()))
+                .unwrap_or_else(|| primary.clone());
             let Some(mut ev) = event_of(e, ty, &run, &agent, &answers, sink) else {
                 continue;
             };
@@ -410,6 +418,24 @@ mod tests {
             ]
         );
         assert_eq!(source["skipped"], 1);
+    }
+
+    #[test]
+    fn threads_of_a_multi_agent_session_keep_their_agents() {
+        let (evs, _, _) = records(&[
+            json!({"type": "session", "id": "s", "agent": {"name": "Lead"}}),
+            json!({"id": "a", "type": "session.thread_status_running", "session_thread_id": "th_2",
+                   "agent_name": "Researcher", "processed_at": "2026-07-06T14:00:01Z"}),
+            json!({"id": "b", "type": "agent.message", "session_thread_id": "th_2",
+                   "processed_at": "2026-07-06T14:00:02Z", "content": [{"type": "text", "text": "found it"}]}),
+            json!({"id": "c", "type": "agent.message", "processed_at": "2026-07-06T14:00:03Z",
+                   "content": [{"type": "text", "text": "summary"}]}),
+        ]);
+        let agents: Vec<_> = evs
+            .iter()
+            .map(|e| e["agent_id"].as_str().unwrap())
+            .collect();
+        assert_eq!(agents, ["Researcher", "Lead"]);
     }
 
     #[test]

@@ -257,8 +257,12 @@ pub fn emit_runs(
 ) -> anyhow::Result<()> {
     let mut used = HashSet::new();
     for members in spans::group_in_order(nodes.iter().map(|n| n.run.as_str())) {
+        let run = &nodes[members[0]].run;
+        let first_turn = sink.next_step(run) as i64;
         let mut agents: HashMap<usize, Option<String>> = HashMap::new();
-        let mut root_failed = false;
+        let mut position: HashMap<usize, usize> = HashMap::new();
+        let mut events = Vec::with_capacity(members.len());
+        let mut parents = Vec::with_capacity(members.len());
         let mut root_input = None;
         for (i, parent) in spans::preorder(nodes, &members) {
             let node = &nodes[i];
@@ -272,14 +276,23 @@ pub fn emit_runs(
             let agent = own
                 .or_else(|| node.fallback_agent.clone())
                 .unwrap_or_else(|| "unknown".to_string());
-            let ev = event_of(node, unique_id(&node.id, i, &mut used), agent, sink);
+            let id = unique_id(&node.id, i, &mut used);
+            let turn = first_turn + events.len() as i64;
             if parent.is_none() {
-                root_failed |= !ev.action_succeeded;
                 root_input = root_input.or_else(|| node.input.clone());
             }
-            sink.emit(&ev)?;
+            position.insert(i, events.len());
+            parents.push(parent.and_then(|p| position.get(&p).copied()));
+            events.push(event_of(node, id, agent, turn, sink));
         }
-        let run = &nodes[members[0]].run;
+        inherit_failures(&mut events, &parents);
+        let root_failed = events
+            .iter()
+            .zip(&parents)
+            .any(|(ev, parent)| parent.is_none() && !ev.action_succeeded);
+        for ev in &events {
+            sink.emit(ev)?;
+        }
         let info = runs.get(run).cloned().unwrap_or_default();
         sink.emit_run(&RunRec {
             kind: "run".into(),
@@ -293,6 +306,41 @@ pub fn emit_runs(
     Ok(())
 }
 
+/// A failure a span states (status, error, exception) while none of its
+/// children records one surfaced in one of them: the last child gets it
+/// too, marked inferred with `failure_source` "inherited". `parents` holds
+/// each event's parent's position; parents come before their children.
+fn inherit_failures(events: &mut [EventOut<'_>], parents: &[Option<usize>]) {
+    for p in 0..events.len() {
+        let stated = matches!(
+            events[p].failure_source,
+            Some("status" | "error" | "exception")
+        );
+        if events[p].action_succeeded || !stated {
+            continue;
+        }
+        let kids: Vec<usize> = (p + 1..events.len())
+            .filter(|&k| parents[k] == Some(p))
+            .collect();
+        let Some(&last) = kids.last() else { continue };
+        if kids.iter().any(|&k| !events[k].action_succeeded) {
+            continue;
+        }
+        let (error, class, cause) = (
+            events[p].error.clone(),
+            events[p].failure_classification.clone(),
+            events[p].failure_cause.clone(),
+        );
+        let kid = &mut events[last];
+        kid.action_succeeded = false;
+        kid.failure_source = Some("inherited");
+        kid.failure_inferred = true;
+        kid.error = error;
+        kid.failure_classification = class;
+        kid.failure_cause = cause;
+    }
+}
+
 /// The id, unless an earlier event of the input had it.
 pub fn unique_id(id: &str, index: usize, used: &mut HashSet<String>) -> String {
     let id = if id.is_empty() || used.contains(id) {
@@ -304,8 +352,13 @@ pub fn unique_id(id: &str, index: usize, used: &mut HashSet<String>) -> String {
     id
 }
 
-fn event_of<'a>(node: &'a Node, id: String, agent: String, sink: &Sink<'_>) -> EventOut<'a> {
-    let turn = sink.next_step(&node.run) as i64;
+fn event_of<'a>(
+    node: &'a Node,
+    id: String,
+    agent: String,
+    turn: i64,
+    sink: &Sink<'_>,
+) -> EventOut<'a> {
     let tool = node.tool.as_deref().unwrap_or(&node.name);
     let mut ev = EventOut::new(id, node.run.as_str(), turn, agent, tool, true);
     ev.action_taken.tool_input = node
