@@ -15,78 +15,80 @@ use crate::timestamp::Timestamp;
 
 // ---- framing: one document, a list, JSONL, concatenated documents ----
 
-/// Every JSON value of `doc` in order with the line it starts on, or why
-/// the text from that line on could not be read. After broken JSON the
-/// reader goes on at the next line, so one bad JSONL line costs one line.
+/// Every JSON value of `doc` in order with the line it starts on, or why a
+/// part could not be read. When the first line holds a whole value the
+/// input is JSONL: each line is read on its own, so a bad line costs that
+/// line. Otherwise it is one or more documents one after another, read
+/// until the first one that is broken (what follows cannot be told apart).
 pub fn json_values(doc: &[u8]) -> Vec<(u64, Result<Value, String>)> {
-    let mut out = Vec::new();
-    if let Err(e) = std::str::from_utf8(doc) {
-        // Read the valid part, then report the line where UTF-8 breaks.
-        let valid = &doc[..e.valid_up_to()];
-        let cut = valid.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
-        out = json_values(&doc[..cut]);
-        let rest_start = doc[cut..]
-            .iter()
-            .position(|b| *b == b'\n')
-            .map_or(doc.len(), |i| cut + i + 1);
-        out.push((line_at(doc, cut), Err("not valid UTF-8".to_string())));
-        let rest = json_values(&doc[rest_start..]);
-        let base = line_at(doc, rest_start) - 1;
-        out.extend(rest.into_iter().map(|(l, v)| (l + base, v)));
-        return out;
-    }
-    let mut offset = if doc.starts_with(b"\xEF\xBB\xBF") {
-        3
+    let doc = doc.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(doc);
+    let mut lines = doc.split(|b| *b == b'\n');
+    let first = lines.find(|l| !l.trim_ascii().is_empty());
+    let multi_line = first.is_some_and(
+        |l| matches!(serde_json::from_slice::<serde::de::IgnoredAny>(l), Err(e) if e.is_eof()),
+    );
+    if multi_line {
+        documents(doc)
     } else {
-        0
-    };
-    while offset < doc.len() {
-        let mut stream = serde_json::Deserializer::from_slice(&doc[offset..]).into_iter::<Value>();
-        loop {
-            let start = offset + stream.byte_offset();
-            let start = start + leading_space(&doc[start..]);
-            match stream.next() {
-                None => return out,
-                Some(Ok(v)) => out.push((line_at(doc, start), Ok(v))),
-                Some(Err(e)) => {
-                    let why = super::without_position(&e);
-                    let start_line = line_at(doc, start);
-                    out.push((start_line, Err(format!("not valid JSON: {why}"))));
-                    // Go on after the line where it went wrong: the next
-                    // line of JSONL, nothing after a document cut short.
-                    let bad_line = (line_at(doc, offset) + e.line() as u64)
-                        .saturating_sub(1)
-                        .max(start_line);
-                    offset = after_line(doc, bad_line).max(start + 1);
-                    break;
-                }
+        doc.split(|b| *b == b'\n')
+            .enumerate()
+            .filter(|(_, l)| !l.trim_ascii().is_empty())
+            .map(|(i, l)| (i as u64 + 1, value_of_line(l)))
+            .collect()
+    }
+}
+
+fn value_of_line(line: &[u8]) -> Result<Value, String> {
+    if std::str::from_utf8(line).is_err() {
+        return Err("not valid UTF-8".to_string());
+    }
+    serde_json::from_slice(line)
+        .map_err(|e| format!("not valid JSON: {}", super::without_position(&e)))
+}
+
+/// Documents one after another, up to the first broken one.
+fn documents(doc: &[u8]) -> Vec<(u64, Result<Value, String>)> {
+    if let Err(e) = std::str::from_utf8(doc) {
+        let line = 1 + memchr::memchr_iter(b'\n', &doc[..e.valid_up_to()]).count() as u64;
+        return vec![(line, Err("not valid UTF-8".to_string()))];
+    }
+    let mut out = Vec::new();
+    let mut lines = LineCounter::default();
+    let mut stream = serde_json::Deserializer::from_slice(doc).into_iter::<Value>();
+    loop {
+        let start = stream.byte_offset();
+        let start = start
+            + doc[start..]
+                .iter()
+                .take_while(|b| b.is_ascii_whitespace())
+                .count();
+        let line = lines.at(doc, start);
+        match stream.next() {
+            None => return out,
+            Some(Ok(v)) => out.push((line, Ok(v))),
+            Some(Err(e)) => {
+                let at = if e.line() > 0 { e.line() as u64 } else { line };
+                let why = super::without_position(&e);
+                out.push((at, Err(format!("not valid JSON: {why}"))));
+                return out;
             }
         }
     }
-    out
 }
 
-fn leading_space(bytes: &[u8]) -> usize {
-    let bom = if bytes.starts_with(b"\xEF\xBB\xBF") {
-        3
-    } else {
-        0
-    };
-    bom + bytes[bom..]
-        .iter()
-        .take_while(|b| b.is_ascii_whitespace())
-        .count()
+/// Line numbers of offsets that only grow, counted once.
+#[derive(Default)]
+struct LineCounter {
+    offset: usize,
+    line: u64,
 }
 
-/// The offset just past line `n` (1-based), or the end.
-fn after_line(doc: &[u8], n: u64) -> usize {
-    memchr::memchr_iter(b'\n', doc)
-        .nth(n.saturating_sub(1) as usize)
-        .map_or(doc.len(), |i| i + 1)
-}
-
-fn line_at(doc: &[u8], offset: usize) -> u64 {
-    1 + memchr::memchr_iter(b'\n', &doc[..offset.min(doc.len())]).count() as u64
+impl LineCounter {
+    fn at(&mut self, doc: &[u8], offset: usize) -> u64 {
+        self.line += memchr::memchr_iter(b'\n', &doc[self.offset..offset]).count() as u64;
+        self.offset = offset;
+        self.line + 1
+    }
 }
 
 // ---- values: nested JSON, texts, times ----
@@ -454,7 +456,7 @@ mod tests {
 
     #[test]
     fn a_bad_line_costs_only_that_line() {
-        let got = lines_and_values("{\"a\":1}\nnot json\n{\"a\":3}\n{\"a\":");
+        let got = lines_and_values("{\"a\":1}\nnot json\n\n{\"a\":3}\n{\"a\":");
         let ok: Vec<_> = got
             .iter()
             .filter(|(_, v)| v.is_ok())
@@ -465,21 +467,27 @@ mod tests {
             .filter(|(_, v)| v.is_err())
             .map(|(l, _)| *l)
             .collect();
-        assert_eq!(ok, [1, 3]);
-        assert_eq!(bad, [2, 4]);
-        let mut bytes = b"{\"a\":1}\n\xff\n{\"a\":3}\n".to_vec();
-        let got = json_values(&bytes);
+        assert_eq!(ok, [1, 4]);
+        assert_eq!(bad, [2, 5]);
+        let got = json_values(b"{\"a\":1}\r\n\xff\r\n{\"a\":3}\r\n");
         assert_eq!(got.len(), 3);
         assert_eq!(got[1], (2, Err("not valid UTF-8".to_string())));
         assert_eq!(got[2].0, 3);
-        bytes.clear();
-        assert!(json_values(&bytes).is_empty());
-        // A pretty-printed document cut short is one bad value, whatever
-        // complete lines it holds.
+        assert!(json_values(b"").is_empty());
+    }
+
+    #[test]
+    fn a_broken_document_ends_the_reading() {
+        // Complete lines inside a document cut short are not read as values.
         let cut = "{\n  \"observations\": [\n    {\"id\": \"a\"},\n    {\"id\": \"b\"";
         let got = lines_and_values(cut);
         assert_eq!(got.len(), 1);
         assert!(got[0].1.is_err());
+        let got = lines_and_values("{\n \"a\": 1\n}\n{\n \"a\": x\n}\n{\"a\": 3}\n");
+        assert!(got[0].1.is_ok());
+        assert_eq!((got.len(), got[1].0), (2, 5));
+        let got = json_values(b"{\n \"a\": \"\xff\"\n}\n");
+        assert_eq!(got, [(2, Err("not valid UTF-8".to_string()))]);
     }
 
     #[test]
