@@ -156,9 +156,10 @@ pub fn str_of(v: Option<&Value>) -> Option<String> {
     }
 }
 
-/// A time written as ISO 8601 (any offset), or as an epoch number in
-/// seconds, milliseconds, microseconds or nanoseconds (told apart by size;
-/// integers are read exactly, never through a float), as Unix nanoseconds.
+/// A time written as ISO 8601 (any offset), as [seconds, nanoseconds], or
+/// as an epoch number in seconds, milliseconds, microseconds or nanoseconds
+/// (told apart by size; integers are read exactly, never through a float),
+/// as Unix nanoseconds.
 pub fn nanos_of(v: Option<&Value>) -> Option<i128> {
     let nanos = match v? {
         Value::String(s) => match s.trim().parse::<i128>() {
@@ -171,6 +172,13 @@ pub fn nanos_of(v: Option<&Value>) -> Option<i128> {
                 .as_f64()
                 .and_then(Timestamp::from_epoch_number)
                 .map(|t| t.0),
+        },
+        // [seconds, nanoseconds], as JavaScript's hrtime writes it.
+        Value::Array(pair) => match pair.as_slice() {
+            [Value::Number(s), Value::Number(ns)] => {
+                Some(i128::from(s.as_i64()?) * 1_000_000_000 + i128::from(ns.as_i64()?))
+            }
+            _ => None,
         },
         _ => None,
     };
@@ -525,5 +533,7 @@ mod tests {
             nanos_of(Some(&json!(1_728_803_137))),
             Some(1_728_803_137_000_000_000)
         );
+        let hrtime = json!([1_728_803_137, 5]);
+        assert_eq!(nanos_of(Some(&hrtime)), Some(1_728_803_137_000_000_005));
     }
 }
