@@ -20,8 +20,11 @@ pub fn detect(path: Option<&Path>, head: &[u8]) -> Format {
     if shape.is_otlp_request() {
         return Format::Otlp;
     }
-    if let Some(format) = shape.export_format(head) {
-        return format;
+    if recorded_session_call(head) {
+        return Format::ManagedAgent;
+    }
+    if let Some((format, _)) = EXPORT_RULES.iter().find(|(_, claims)| claims(&shape)) {
+        return *format;
     }
     if line_format {
         return Format::Ndjson;
@@ -37,6 +40,15 @@ pub fn detect(path: Option<&Path>, head: &[u8]) -> Format {
     }
     Format::Ndjson
 }
+
+/// Which format claims the exports of tracing tools and agent event logs,
+/// JSONL or not (checked before the extension is).
+const EXPORT_RULES: &[(Format, fn(&Shape) -> bool)] = &[
+    (Format::Langfuse, Shape::is_langfuse),
+    (Format::Langsmith, Shape::is_langsmith),
+    (Format::ManagedAgent, Shape::is_managed_agent_event),
+    (Format::Atif, Shape::is_atif),
+];
 
 /// The top-level shape of a JSON input and the keys of its first object:
 /// the top object's own keys, or those of a top list's first element.
@@ -86,28 +98,30 @@ impl Shape {
         .any(|k| self.has(k))
     }
 
-    /// The tracing-platform exports and agent event logs, JSONL or not.
-    fn export_format(&self, head: &[u8]) -> Option<Format> {
-        let langfuse = (!self.top_is_list && (self.has("observations") || self.has("trace")))
+    /// A Langfuse trace with its observations, or an observation.
+    fn is_langfuse(&self) -> bool {
+        (!self.top_is_list && (self.has("observations") || self.has("trace")))
             || self.has("parentObservationId")
             || self.has("parent_observation_id")
             || (self.has("type")
                 && self.has("level")
-                && (self.has("traceId") || self.has("trace_id")));
-        let langsmith = (!self.top_is_list && (self.has("post") || self.has("patch")))
+                && (self.has("traceId") || self.has("trace_id")))
+    }
+
+    /// The LangSmith SDK's batch payload, or a run.
+    fn is_langsmith(&self) -> bool {
+        (!self.top_is_list && (self.has("post") || self.has("patch")))
             || self.has("dotted_order")
-            || self.has("run_type");
-        let managed_agent =
-            recorded_session_call(head) || (self.has("processed_at") && self.has("type"));
-        let atif = self.has("steps") && (self.has("schema_version") || self.has("session_id"));
-        [
-            (langfuse, Format::Langfuse),
-            (langsmith, Format::Langsmith),
-            (managed_agent, Format::ManagedAgent),
-            (atif, Format::Atif),
-        ]
-        .into_iter()
-        .find_map(|(hit, format)| hit.then_some(format))
+            || self.has("run_type")
+    }
+
+    /// A Claude Managed Agents session event.
+    fn is_managed_agent_event(&self) -> bool {
+        self.has("processed_at") && self.has("type")
+    }
+
+    fn is_atif(&self) -> bool {
+        self.has("steps") && (self.has("schema_version") || self.has("session_id"))
     }
 
     /// Reads the keys of the first object: depth 1 of a top object, depth 2
