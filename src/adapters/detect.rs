@@ -41,9 +41,12 @@ pub fn detect(path: Option<&Path>, head: &[u8]) -> Format {
     Format::Ndjson
 }
 
+/// A format and the test of whether a first JSON value is one of its.
+type Rule = (Format, fn(&Shape) -> bool);
+
 /// Which format claims the exports of tracing tools and agent event logs,
 /// JSONL or not (checked before the extension is).
-const EXPORT_RULES: &[(Format, fn(&Shape) -> bool)] = &[
+const EXPORT_RULES: &[Rule] = &[
     (Format::Langfuse, Shape::is_langfuse),
     (Format::Langsmith, Shape::is_langsmith),
     (Format::ManagedAgent, Shape::is_managed_agent_event),
