@@ -11,9 +11,11 @@ use std::io::Read;
 use serde_json::Value;
 
 use super::Sink;
-use super::observations::{self, describe, nanos_of, set_texts, str_of, text_of, unique_id};
+use super::observations::{
+    self, describe, fail_inferred, nanos_of, set_texts, str_of, text_of, unique_id,
+};
 use super::spans;
-use crate::record::{ErrorInfo, EventOut, JsonVal, RunRec, Src};
+use crate::record::{EventOut, JsonVal, RunRec, Src};
 
 /// What a message step's action is called.
 const MESSAGE: &str = "message";
@@ -150,13 +152,7 @@ impl<'t> Walk<'t> {
         // A trajectory that stops without an answer failed, though no step says so.
         let last = ctx.events.iter_mut().rev().find(|e| e.agent_id != "user");
         if !answered && let Some(last) = last.filter(|e| e.action_succeeded) {
-            last.action_succeeded = false;
-            last.failure_source = Some("no_answer");
-            last.failure_inferred = true;
-            last.error = Some(ErrorInfo {
-                kind: None,
-                message: Some("the trajectory ends without an answer".into()),
-            });
+            fail_inferred(last, "no_answer", "the trajectory ends without an answer");
         }
         let failed = !answered || ctx.events.last().is_some_and(|e| !e.action_succeeded);
         for ev in &ctx.events {
@@ -323,13 +319,7 @@ impl<'t> Walk<'t> {
             &sink.settings,
         );
         if result.is_none() {
-            ev.action_succeeded = false;
-            ev.failure_source = Some("no_result");
-            ev.failure_inferred = true;
-            ev.error = Some(ErrorInfo {
-                kind: None,
-                message: Some("the tool call has no observation".into()),
-            });
+            fail_inferred(&mut ev, "no_result", "the tool call has no observation");
         }
         b.finish(&mut ev, sink);
         (ev, delegated)

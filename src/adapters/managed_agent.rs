@@ -12,7 +12,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::Sink;
-use super::observations::{self, describe, nanos_of, set_texts, str_of, text_of};
+use super::observations::{self, describe, fail_inferred, nanos_of, set_texts, str_of, text_of};
 use super::spans;
 use crate::record::{ErrorInfo, EventOut, JsonVal, RunRec, Src};
 
@@ -341,9 +341,7 @@ fn tool_event<'e>(
             fail(&mut ev, "error", None, message);
         }
     } else {
-        let message = Some("the tool use never got a result".to_string());
-        fail(&mut ev, "no_result", None, message);
-        ev.failure_inferred = true;
+        fail_inferred(&mut ev, "no_result", "the tool use never got a result");
     }
     ev
 }
