@@ -173,8 +173,11 @@ fn near_ok(c: &Case) -> bool {
         .is_some_and(|s| s.abs_diff(c.label_step) <= 1)
 }
 
+/// A metric: its name and whether one case meets it.
+type Metric = (&'static str, fn(&Case) -> bool);
+
 /// The five metrics, in the order they are printed.
-const METRICS: [(&str, fn(&Case) -> bool); 5] = [
+const METRICS: [Metric; 5] = [
     ("agent accuracy", agent_ok),
     ("step accuracy", step_ok),
     ("step within top 3", top3_ok),
@@ -194,10 +197,8 @@ fn cross_validation(cases: &[Case]) {
     );
     println!("{:<34} {:<24} {:<24} gap", "metric", "half A", "half B");
     let pos_step = |c: &Case| positional(c).first() == Some(&c.label_step);
-    let rows = METRICS
-        .iter()
-        .map(|&(name, ok)| (name, ok))
-        .chain([("positional: step", pos_step as fn(&Case) -> bool)]);
+    let positional_step: Metric = ("positional: step", pos_step);
+    let rows = METRICS.into_iter().chain([positional_step]);
     for (name, ok) in rows {
         let hits = halves
             .each_ref()
