@@ -135,12 +135,12 @@ mod tests {
     }
 
     /// A long failing run: agents that pass values on, a terminal failing
-    /// every tenth reply, parent spans over their children.
+    /// every other reply, parent spans over their children.
     fn long_run(n: u64) -> RunView {
         let agents = ["Planner", "Coder", "Checker"];
         let steps = (0..n)
             .map(|i| {
-                let failing = i % 10 == 9;
+                let failing = i % 6 == 5;
                 let mut s = if i % 3 == 2 {
                     let out = if failing {
                         "NameError: x"

@@ -313,7 +313,11 @@ pub fn ignored_failure(run: &RunView) -> Vec<Hit> {
 /// reply just before it as if it had succeeded, if it does.
 pub fn builds_on_failure(run: &RunView, i: usize) -> Option<&'static str> {
     let (s, before) = (run.steps.get(i)?, run.steps.get(i.checked_sub(1)?)?);
-    let reply = run.is_environment(i - 1) || before.is_tool();
+    // A reply: a tool's or executor's, or another agent reporting back
+    // (a web-surfing agent's "no results found" is its tool's result).
+    let reply = run.is_environment(i - 1)
+        || before.is_tool()
+        || (before.agent != s.agent && !before.is_user());
     let bad = !before.succeeded || (before.output_recorded && reads_as_empty(&before.output));
     if s.is_tool() || s.is_user() || run.is_environment(i) || !reply || !bad {
         return None;
@@ -550,6 +554,31 @@ mod tests {
             "failed",
         );
         assert!(ignored_failure(&fine).is_empty(), "the reply succeeded");
+        let reported = run(
+            vec![
+                step(0, "human", "message", true, "How many albums?"),
+                step(
+                    1,
+                    "WebSurfer",
+                    "message",
+                    true,
+                    "I searched. No results found.",
+                ),
+                step(
+                    2,
+                    "Orchestrator",
+                    "message",
+                    true,
+                    "Based on the search results, 2.",
+                ),
+            ],
+            "failed",
+        );
+        assert_eq!(
+            ignored_failure(&reported)[0].at,
+            2,
+            "an agent reporting an empty search back is a reply too"
+        );
     }
 
     #[test]
