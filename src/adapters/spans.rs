@@ -1,11 +1,15 @@
-//! What the span formats (`otel`, `otlp`) share: status codes, span kinds,
-//! divergence lists and span times.
+//! What the span formats (`otel`, `otlp`, `langfuse`, `langsmith`) share:
+//! status codes, span kinds, divergence lists, span times, the order of a
+//! span tree and the names agents and tools hide behind span-name prefixes.
+
+use std::collections::{HashMap, HashSet};
 
 use crate::timestamp::Timestamp;
 
 /// A span's status code, from the name or number a trace file spells it with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum StatusCode {
+    #[default]
     Unset,
     Ok,
     Error,
@@ -85,6 +89,190 @@ pub fn nanos_from_text(text: &str) -> Option<i128> {
     t.parse().ok()
 }
 
+/// What ordering a span tree needs to know of one span.
+pub trait TreeNode {
+    fn node_id(&self) -> &str;
+    fn parent_id(&self) -> Option<&str>;
+    /// Start in Unix nanoseconds; spans without one sort last.
+    fn start_nanos(&self) -> Option<i128>;
+}
+
+/// The spans `members` (indices into `nodes`) in pre-order of their tree,
+/// siblings by start time, each with the index of its parent in the tree
+/// (so a parent always comes before its children). Spans whose parent is
+/// missing are roots; spans caught in a parent cycle are walked from the
+/// first of them, so every span comes out exactly once.
+pub fn preorder<T: TreeNode>(nodes: &[T], members: &[usize]) -> Vec<(usize, Option<usize>)> {
+    let mut by_id: HashMap<&str, usize> = HashMap::new();
+    for &i in members {
+        by_id.entry(nodes[i].node_id()).or_insert(i);
+    }
+    let mut children: HashMap<usize, Vec<usize>> = HashMap::new();
+    let mut roots = Vec::new();
+    for &i in members {
+        match nodes[i].parent_id().and_then(|p| by_id.get(p)) {
+            Some(&parent) if parent != i => children.entry(parent).or_default().push(i),
+            _ => roots.push(i),
+        }
+    }
+    let by_start = |a: &usize, b: &usize| {
+        let key = |i: usize| (nodes[i].start_nanos().unwrap_or(i128::MAX), i);
+        key(*a).cmp(&key(*b))
+    };
+    roots.sort_by(by_start);
+    for list in children.values_mut() {
+        list.sort_by(by_start);
+    }
+    let mut visited = HashSet::new();
+    let mut out = Vec::with_capacity(members.len());
+    for start in roots.iter().chain(members.iter()).copied() {
+        if visited.contains(&start) {
+            continue;
+        }
+        let mut stack = vec![(start, None)];
+        while let Some((i, parent)) = stack.pop() {
+            if !visited.insert(i) {
+                continue;
+            }
+            if let Some(kids) = children.get(&i) {
+                stack.extend(kids.iter().rev().map(|&k| (k, Some(i))));
+            }
+            out.push((i, parent));
+        }
+    }
+    out
+}
+
+/// Groups `0..n` by a key in first-appearance order (a file's traces).
+pub fn group_in_order<'a>(keys: impl Iterator<Item = &'a str>) -> Vec<Vec<usize>> {
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (i, key) in keys.enumerate() {
+        let g = *index.entry(key).or_insert_with(|| {
+            groups.push(Vec::new());
+            groups.len() - 1
+        });
+        groups[g].push(i);
+    }
+    groups
+}
+
+/// The agent an agent span's name names: "invoke_agent planner" and
+/// "agent_run [planner]" are the planner. None when nothing is left.
+pub fn agent_from_span_name(name: &str) -> Option<&str> {
+    let name = name.trim_start();
+    let name = ["invoke_agent ", "agent_run "]
+        .iter()
+        .find_map(|p| name.strip_prefix(p))
+        .unwrap_or(name)
+        .trim();
+    let name = name
+        .strip_prefix('[')
+        .and_then(|n| n.strip_suffix(']'))
+        .unwrap_or(name)
+        .trim();
+    (!name.is_empty()).then_some(name)
+}
+
+/// The tool a tool span's name names: "execute_tool search",
+/// "running tool: search" and "tool.search" are the search tool.
+pub fn tool_from_span_name(name: &str) -> &str {
+    let name = name.trim_start();
+    [
+        "execute_tool ",
+        "running tool: ",
+        "running tool ",
+        "tool.",
+        "tool: ",
+    ]
+    .iter()
+    .find_map(|p| name.strip_prefix(p))
+    .map(str::trim)
+    .filter(|n| !n.is_empty())
+    .unwrap_or(name.trim_end())
+}
+
+/// A `service.name` that names something: the SDKs' default
+/// ("unknown_service", "unknown_service:python") names nothing.
+pub fn named_service(name: &str) -> Option<&str> {
+    let name = name.trim();
+    (!name.is_empty() && !name.starts_with("unknown_service")).then_some(name)
+}
+
+/// An id as OTLP/JSON writes it, so a span and its children's parent ids
+/// match whatever form the file used: hex in lower case without `0x`,
+/// base64 of 8 or 16 bytes as hex; UUIDs and opaque ids as they are. A
+/// decimal string past 64 bits (a 128-bit integer id, quoted on reading)
+/// becomes 32 hex digits.
+pub fn normal_id(id: &str) -> String {
+    let id = id.trim();
+    let hex = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_hexdigit());
+    if let Some(rest) = id.strip_prefix("0x").or_else(|| id.strip_prefix("0X"))
+        && hex(rest)
+    {
+        let width = if rest.len() > 16 { 32 } else { 16 };
+        return format!("{:0>width$}", rest.to_ascii_lowercase());
+    }
+    if matches!(id.len(), 16 | 32) && hex(id) {
+        return id.to_ascii_lowercase();
+    }
+    if id.len() >= 20
+        && id.bytes().all(|b| b.is_ascii_digit())
+        && let Ok(n) = id.parse::<u128>()
+        && n > u128::from(u64::MAX)
+    {
+        return format!("{n:032x}");
+    }
+    if let Some(bytes) = base64_id(id) {
+        return bytes.iter().map(|b| format!("{b:02x}")).collect();
+    }
+    id.to_string()
+}
+
+/// An integer id in hex: trace ids 32 digits, span ids 16.
+pub fn int_id(n: u128, trace: bool) -> String {
+    if trace {
+        format!("{n:032x}")
+    } else {
+        format!("{n:016x}")
+    }
+}
+
+/// The bytes of a base64 id of 8 or 16 bytes (padded or not); None for
+/// anything else, hex ids included (their length never matches).
+fn base64_id(id: &str) -> Option<Vec<u8>> {
+    let body = id.trim_end_matches('=');
+    if !matches!(
+        (id.len(), body.len()),
+        (12, 11) | (11, 11) | (24, 22) | (22, 22)
+    ) {
+        return None;
+    }
+    let value = |c: u8| -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => u32::from(c - b'A'),
+            b'a'..=b'z' => u32::from(c - b'a') + 26,
+            b'0'..=b'9' => u32::from(c - b'0') + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            _ => return None,
+        })
+    };
+    let mut bits = 0u32;
+    let mut held = 0;
+    let mut out = Vec::with_capacity(16);
+    for c in body.bytes() {
+        bits = (bits << 6) | value(c)?;
+        held += 6;
+        if held >= 8 {
+            held -= 8;
+            out.push((bits >> held) as u8);
+            bits &= (1 << held) - 1;
+        }
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,5 +311,82 @@ mod tests {
             timestamp_from_nanos(1_544_712_660_000_000_000).unwrap(),
             "2018-12-13T14:51:00Z"
         );
+    }
+
+    struct N(&'static str, Option<&'static str>, Option<i128>);
+    impl TreeNode for N {
+        fn node_id(&self) -> &str {
+            self.0
+        }
+        fn parent_id(&self) -> Option<&str> {
+            self.1
+        }
+        fn start_nanos(&self) -> Option<i128> {
+            self.2
+        }
+    }
+
+    #[test]
+    fn preorder_puts_parents_first_and_siblings_by_start() {
+        let nodes = [
+            N("c2", Some("r"), Some(30)),
+            N("g", Some("c1"), Some(15)),
+            N("c1", Some("r"), Some(10)),
+            N("r", None, Some(5)),
+            N("x", Some("y"), Some(1)),
+            N("y", Some("x"), Some(2)),
+        ];
+        let order = preorder(&nodes, &[0, 1, 2, 3, 4, 5]);
+        let ids: Vec<_> = order.iter().map(|(i, _)| nodes[*i].0).collect();
+        assert_eq!(ids, ["r", "c1", "g", "c2", "x", "y"]);
+        assert_eq!(order[1].1, Some(3));
+        assert_eq!(order[0].1, None);
+    }
+
+    #[test]
+    fn names_without_their_prefixes() {
+        assert_eq!(
+            agent_from_span_name("invoke_agent planner"),
+            Some("planner")
+        );
+        assert_eq!(
+            agent_from_span_name("agent_run [hello_agent]"),
+            Some("hello_agent")
+        );
+        assert_eq!(agent_from_span_name("Critic"), Some("Critic"));
+        assert_eq!(agent_from_span_name("invoke_agent "), None);
+        assert_eq!(tool_from_span_name("execute_tool say_hello"), "say_hello");
+        assert_eq!(tool_from_span_name("running tool: get_pun"), "get_pun");
+        assert_eq!(tool_from_span_name("tool.ByeTool"), "ByeTool");
+        assert_eq!(tool_from_span_name("grep"), "grep");
+        assert_eq!(named_service("unknown_service:python"), None);
+        assert_eq!(named_service("shop"), Some("shop"));
+    }
+
+    #[test]
+    fn ids_in_every_form_become_otlp_hex() {
+        assert_eq!(
+            normal_id("0x5b8efff798038103d269b633813fc60c"),
+            "5b8efff798038103d269b633813fc60c"
+        );
+        assert_eq!(normal_id("0xabc"), "0000000000000abc");
+        assert_eq!(normal_id("EEE19B7EC3C1B174"), "eee19b7ec3c1b174");
+        assert_eq!(
+            normal_id("W47/95gDgQPSabYzgT/GDA=="),
+            "5b8efff798038103d269b633813fc60c"
+        );
+        assert_eq!(normal_id("7uGbfsPBsXQ="), "eee19b7ec3c1b174");
+        assert_eq!(
+            normal_id("39712373237291850001929057769826244787"),
+            "1de0532b350588ff152b1edf6bf358b3"
+        );
+        assert_eq!(
+            normal_id("4a8f63f6-7626-4416-a874-fc7bd2c3f005"),
+            "4a8f63f6-7626-4416-a874-fc7bd2c3f005"
+        );
+        assert_eq!(normal_id("sp-0002"), "sp-0002");
+        assert_eq!(normal_id("1234"), "1234");
+        assert_eq!(int_id(255, false), "00000000000000ff");
+        assert_eq!(int_id(7, true), "00000000000000000000000000000007");
     }
 }
