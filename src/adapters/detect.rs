@@ -46,8 +46,8 @@ pub fn refusal(head: &[u8]) -> Option<&'static str> {
     }
     if is_protobuf(head) {
         return Some(
-            "an OTLP protobuf file, and triage-parse reads OTLP JSON: set `format: json` in the \
-             Collector's file exporter, or send the traces to `triage-recv`, which takes OTLP/HTTP protobuf and writes JSON",
+            "an OTLP protobuf file, and triage-parse reads OTLP JSON: export the traces as JSON \
+             instead (`format: json` in the Collector's file exporter, the default)",
         );
     }
     None

@@ -2,7 +2,7 @@
 //! span dumps, Phoenix spans, attribute maps): its attributes read into
 //! agent, tool, run and outcome, and the events of its trace in tree order.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
@@ -419,11 +419,18 @@ pub fn emit_traces(held: Vec<HeldSpan>, sink: &mut Sink<'_>) -> anyhow::Result<(
     let mut used_ids = HashSet::new();
     for members in spans::group_in_order(held.iter().map(|s| s.trace_id.as_str())) {
         let order = spans::preorder(&held, &members);
-        let mut resolved: Vec<Option<Inherited>> = vec![None; held.len()];
+        let mut resolved: HashMap<usize, Inherited> = HashMap::new();
         let mut events = Vec::with_capacity(order.len());
+        // Spans whose parent is not in the file hang under the trace's root.
+        let mut root: Option<Inherited> = None;
         for &(i, parent) in &order {
-            let from_parent = parent.and_then(|p| resolved[p].clone()).unwrap_or_default();
             let span = &held[i];
+            let from_parent = match parent {
+                Some(p) => resolved.get(&p).cloned(),
+                None if span.parent_id.is_some() => root.clone(),
+                None => None,
+            }
+            .unwrap_or_default();
             let mine = Inherited {
                 agent: span.agent.clone().or(from_parent.agent),
                 agent_fallback: span.agent_fallback.clone().or(from_parent.agent_fallback),
@@ -434,7 +441,10 @@ pub fn emit_traces(held: Vec<HeldSpan>, sink: &mut Sink<'_>) -> anyhow::Result<(
                     .or(from_parent.run),
             };
             events.push(event_of(span, i, &mine, sink, &mut used_ids));
-            resolved[i] = Some(mine);
+            if root.is_none() && span.parent_id.is_none() {
+                root = Some(mine.clone());
+            }
+            resolved.insert(i, mine);
         }
         blame_last_child(&held, &order, &mut events);
         for (ev, (i, _)) in events.iter_mut().zip(&order) {
@@ -456,7 +466,7 @@ fn blame_last_child(
     order: &[(usize, Option<usize>)],
     events: &mut [EventOut<'_>],
 ) {
-    let position: std::collections::HashMap<usize, usize> = order
+    let position: HashMap<usize, usize> = order
         .iter()
         .enumerate()
         .map(|(pos, (i, _))| (*i, pos))
@@ -545,7 +555,7 @@ fn event_of<'a>(
         .failure
         .as_ref()
         .map(|(_, e)| e.clone())
-        .filter(|_| !succeeded);
+        .filter(|e| !succeeded && (e.kind.is_some() || e.message.is_some()));
     if let Some((text, digest)) = &span.input {
         ev.input = Some(text.clone());
         ev.input_digest = Some(digest.clone());
