@@ -37,6 +37,20 @@ impl Parsed {
             .collect()
     }
 
+    /// (run_id, outcome) of each run record.
+    fn runs(&self) -> Vec<(String, String)> {
+        self.records
+            .iter()
+            .filter(|r| r["kind"] == "run")
+            .map(|r| {
+                (
+                    r["run_id"].as_str().unwrap().to_string(),
+                    r["outcome"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    }
+
     fn source(&self) -> &Value {
         self.records.iter().find(|r| r["kind"] == "source").unwrap()
     }
@@ -153,6 +167,14 @@ fn python_sdk_objects_with_128_bit_integer_trace_ids() {
     assert!(p.failures().is_empty());
     // UNSET and OK are no error recorded: no failure_source is claimed.
     assert!(p.events().iter().all(|e| e.get("failure_source").is_none()));
+    // The agent span's status is UNSET: no error recorded, success unproven.
+    assert_eq!(
+        p.runs(),
+        [(
+            "1de0532b350588ff152b1edf6bf358b3".to_string(),
+            "unknown".to_string()
+        )]
+    );
 
     // Span ids of 20 digits are 64-bit: 16 hex digits, parents found.
     let p = parse_clean(&export_sample("any-agent/GOOGLE_trace.json"), "otel");
@@ -172,6 +194,9 @@ fn vercel_ai_sdk_dump_and_attribute_maps() {
         "otel",
     );
     assert_eq!(p.events().len(), 10);
+    // Every span's status is UNSET (code 0): nothing failed, nothing proven.
+    assert_eq!(p.runs().len(), 10);
+    assert!(p.runs().iter().all(|(_, outcome)| outcome == "unknown"));
     assert_eq!(p.events()[0]["agent_id"], "test-generate-text");
     assert_eq!(p.events()[0]["span_kind"], "llm");
     assert_eq!(p.events()[0]["timestamp"], "2026-02-03T15:19:52.242Z");
@@ -310,6 +335,7 @@ fn python_console_dump_error_parent_and_unanswered_tool() {
     assert_eq!(p.events()[3]["error"]["type"], "RuntimeError");
     // The chat call under the failed agent stays a success: UNSET.
     assert_eq!(p.events()[4]["action_succeeded"], true);
+    assert!(p.runs().iter().all(|(_, outcome)| outcome == "failed"));
 }
 
 #[test]

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::spans::{self, StatusCode};
 use super::{DecodeSettings, Sink};
-use crate::record::{ActionOut, ErrorInfo, EventOut, JsonVal, Src};
+use crate::record::{ActionOut, ErrorInfo, EventOut, JsonVal, RunRec, Src};
 
 /// Attribute names, most specific first: the reference receiver's, then the
 /// OpenTelemetry GenAI conventions', OpenInference's, OpenLLMetry's and the
@@ -417,6 +417,7 @@ struct Inherited {
 /// each trace's spans parent first and siblings by start time.
 pub fn emit_traces(held: Vec<HeldSpan>, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let mut used_ids = HashSet::new();
+    let mut runs = Runs::default();
     for members in spans::group_in_order(held.iter().map(|s| s.trace_id.as_str())) {
         let order = spans::preorder(&held, &members);
         let mut resolved: HashMap<usize, Inherited> = HashMap::new();
@@ -452,10 +453,52 @@ pub fn emit_traces(held: Vec<HeldSpan>, sink: &mut Sink<'_>) -> anyhow::Result<(
             if held[*i].turn.is_none() {
                 ev.turn = sink.next_step(&ev.run_id) as i64;
             }
+            runs.add(&held[*i], ev);
             sink.emit(ev)?;
         }
     }
+    for run in &runs.order {
+        sink.emit_run(run)?;
+    }
     Ok(())
+}
+
+/// The runs of a span file in first-appearance order: failed when an event
+/// failed, succeeded when a root span's status says OK, else unknown (UNSET
+/// is no error recorded, not success); the task is the first root's input.
+#[derive(Default)]
+struct Runs {
+    order: Vec<RunRec>,
+    index: HashMap<String, usize>,
+}
+
+impl Runs {
+    fn add(&mut self, span: &HeldSpan, ev: &EventOut<'_>) {
+        let i = *self.index.entry(ev.run_id.to_string()).or_insert_with(|| {
+            self.order.push(RunRec {
+                kind: "run".into(),
+                run_id: ev.run_id.to_string(),
+                outcome: "unknown".to_string(),
+                task: None,
+                expected: None,
+                src: ev.src.as_ref().map(|s| Src {
+                    path: s.path.to_string().into(),
+                    line: s.line,
+                }),
+            });
+            self.order.len() - 1
+        });
+        let run = &mut self.order[i];
+        let root = span.parent_id.is_none();
+        if !ev.action_succeeded || ev.failure_classification.is_some() {
+            run.outcome = "failed".to_string();
+        } else if root && span.status == StatusCode::Ok && run.outcome == "unknown" {
+            run.outcome = "succeeded".to_string();
+        }
+        if root && run.task.is_none() {
+            run.task = span.input.as_ref().map(|(text, _)| text.clone());
+        }
+    }
 }
 
 /// An ERROR span whose children all show no error (UNSET) failed in one of
