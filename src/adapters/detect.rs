@@ -112,27 +112,12 @@ impl Shape {
     /// {"data": [...], "next_cursor": …}, one span object, or one span's
     /// attributes without an envelope.
     fn is_span_document(&self) -> bool {
-        const SPAN_KEYS: &[&str] = &[
-            "span_id",
-            "spanId",
-            "trace_id",
-            "traceId",
-            "context",
-            "spanContext",
-            "context.span_id",
-        ];
-        const ATTRIBUTE_PREFIXES: &[&str] =
-            &["gen_ai.", "openinference.", "llm.", "traceloop.", "ai."];
         if !self.top_is_list && (self.has("spans") || (self.has("data") && self.has("next_cursor")))
         {
             return true;
         }
-        SPAN_KEYS.iter().any(|k| self.has(k))
-            || (!self.top_is_list
-                && self
-                    .keys
-                    .iter()
-                    .any(|k| ATTRIBUTE_PREFIXES.iter().any(|p| k.starts_with(p))))
+        super::otel::SPAN_ID_KEYS.iter().any(|k| self.has(k))
+            || (!self.top_is_list && self.keys.iter().any(|k| super::otel::is_attribute_key(k)))
     }
 
     /// Reads the keys of the first object: depth 1 of a top object, depth 2
