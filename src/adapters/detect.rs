@@ -7,9 +7,12 @@ use std::path::Path;
 
 use super::Format;
 
+/// Whether a shape is a format's.
+type Claim = fn(&Shape) -> bool;
+
 /// Which format claims a first JSON value, most specific shape first. A new
 /// format is one row here.
-const RULES: &[(Format, fn(&Shape) -> bool)] = &[
+const RULES: &[(Format, Claim)] = &[
     (Format::Otlp, Shape::is_otlp_request),
     (Format::Ndjson, Shape::is_trace_event),
     (Format::Taubench, Shape::is_taubench),
