@@ -288,3 +288,42 @@ fn span_exports_read_whole_with_crlf_and_count_a_cut() {
         assert!(cut.skipped >= 1, "{name}");
     }
 }
+
+/// The span ids of the events triage-parse makes of `bytes`, in output order.
+fn span_ids(name: &str, bytes: &[u8]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut diag = Diag::new("triage-parse", true);
+    {
+        let writer = RecordWriter::new(Box::new(&mut out) as Box<dyn Write + '_>, false);
+        let mut sink = Sink::new(writer, &mut diag, false, DecodeSettings::default());
+        read_from(name, Some(Path::new(name)), bytes, Format::Auto, &mut sink).unwrap();
+        sink.flush().unwrap();
+    }
+    out.split(|b| *b == b'\n')
+        .filter_map(|l| serde_json::from_slice::<serde_json::Value>(l).ok())
+        .filter(|r| r["kind"] == "event")
+        .map(|r| r["span_id"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+fn phoenix_spans() -> Vec<serde_json::Value> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/phoenix-spans.json");
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    doc["data"].as_array().unwrap().clone()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Spans come out parent first, siblings by start time, whatever order
+    /// the file holds them in, and whether it is a list or JSONL.
+    #[test]
+    fn span_order_never_depends_on_file_order(shuffled in Just(phoenix_spans()).prop_shuffle()) {
+        let expected = span_ids("spans.json", &serde_json::to_vec(&phoenix_spans()).unwrap());
+        prop_assert_eq!(expected.len(), 5);
+        let list = serde_json::to_vec(&shuffled).unwrap();
+        prop_assert_eq!(&span_ids("spans.json", &list), &expected);
+        let jsonl: String = shuffled.iter().map(|s| format!("{s}\n")).collect();
+        prop_assert_eq!(&span_ids("spans.jsonl", jsonl.as_bytes()), &expected);
+    }
+}

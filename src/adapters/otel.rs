@@ -597,6 +597,31 @@ mod tests {
     }
 
     #[test]
+    fn agents_from_langgraph_nodes_and_ancestors() {
+        let (evs, _) = read(
+            "t.jsonl",
+            concat!(
+                r#"{"name": "LangGraph", "context": {"trace_id": "t", "span_id": "r"}, "service.name": "x"}"#,
+                "\n",
+                r#"{"name": "ChatOpenAI", "context": {"trace_id": "t", "span_id": "c"}, "parent_id": "r", "span_kind": "LLM","#,
+                r#" "attributes": {"metadata": "{\"langgraph_node\": \"planner\"}"}}"#,
+                "\n",
+                r#"{"name": "search", "context": {"trace_id": "t", "span_id": "s"}, "parent_id": "c", "span_kind": "TOOL"}"#,
+                "\n",
+                r#"{"name": "invoke_agent critic", "context": {"trace_id": "t", "span_id": "a"}, "parent_id": "r","#,
+                r#" "attributes": {"gen_ai.operation.name": "invoke_agent"}}"#,
+                "\n",
+            ),
+        );
+        assert_eq!(field(&evs, "span_id"), ["r", "c", "s", "a"]);
+        assert_eq!(
+            field(&evs, "agent_id"),
+            ["unknown", "planner", "planner", "critic"]
+        );
+        assert_eq!(evs[2]["action_taken"]["tool_name"], "search");
+    }
+
+    #[test]
     fn bad_spans_are_reasons_not_panics() {
         let (evs, source) = read("t.json", r#"[1, {"name": "n", "attributes": [1]}, "x"]"#);
         assert!(evs.is_empty());
