@@ -14,6 +14,10 @@ type Claim = fn(&Shape) -> bool;
 /// format is one row here.
 const RULES: &[(Format, Claim)] = &[
     (Format::Otlp, Shape::is_otlp_request),
+    (Format::Langfuse, Shape::is_langfuse),
+    (Format::Langsmith, Shape::is_langsmith),
+    (Format::ManagedAgent, Shape::is_managed_agent_event),
+    (Format::Atif, Shape::is_atif),
     (Format::Ndjson, Shape::is_trace_event),
     (Format::Taubench, Shape::is_taubench),
     (Format::Whowhen, Shape::is_whowhen),
@@ -25,6 +29,9 @@ const RULES: &[(Format, Claim)] = &[
 /// Content nothing claims is ndjson, so its lines are reported as unreadable
 /// rather than silently ignored.
 pub fn detect(_path: Option<&Path>, head: &[u8]) -> Format {
+    if recorded_session_call(head) {
+        return Format::ManagedAgent;
+    }
     let shape = Shape::of(head);
     RULES
         .iter()
@@ -123,6 +130,32 @@ impl Shape {
             || (!self.top_is_list && self.keys.iter().any(|k| super::otel::is_attribute_key(k)))
     }
 
+    /// A Langfuse trace with its observations, or an observation.
+    fn is_langfuse(&self) -> bool {
+        (!self.top_is_list && (self.has("observations") || self.has("trace")))
+            || self.has("parentObservationId")
+            || self.has("parent_observation_id")
+            || (self.has("type")
+                && self.has("level")
+                && (self.has("traceId") || self.has("trace_id")))
+    }
+
+    /// The LangSmith SDK's batch payload, or a run.
+    fn is_langsmith(&self) -> bool {
+        (!self.top_is_list && (self.has("post") || self.has("patch")))
+            || self.has("dotted_order")
+            || self.has("run_type")
+    }
+
+    /// A Claude Managed Agents session event.
+    fn is_managed_agent_event(&self) -> bool {
+        self.has("processed_at") && self.has("type")
+    }
+
+    fn is_atif(&self) -> bool {
+        self.has("steps") && (self.has("schema_version") || self.has("session_id"))
+    }
+
     /// Reads the keys of the first object: depth 1 of a top object, depth 2
     /// of a top list whose first element is an object.
     fn of(head: &[u8]) -> Shape {
@@ -177,6 +210,17 @@ impl Shape {
         shape.cut = true;
         shape
     }
+}
+
+/// A line recorded from the Anthropic SDK: `["client.beta.sessions...", ...]`.
+fn recorded_session_call(head: &[u8]) -> bool {
+    let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    let rest = head.trim_ascii_start();
+    let Some(rest) = rest.strip_prefix(b"[") else {
+        return false;
+    };
+    let rest = rest.trim_ascii_start();
+    rest.starts_with(b"\"client.beta.sessions") || rest.starts_with(b"\"beta.sessions")
 }
 
 /// The index of the quote closing the string that starts at `from`.
@@ -286,6 +330,58 @@ mod tests {
         );
         assert_eq!(
             at("e.json", r#"{"event_id":"e","span_id":"s","run_id":"r"}"#),
+            Format::Ndjson
+        );
+    }
+
+    #[test]
+    fn exports_of_tracing_platforms_and_agent_logs() {
+        assert_eq!(
+            at("t.json", r#"{"trace": {"id": "t", "observations": ["#),
+            Format::Langfuse
+        );
+        assert_eq!(
+            at("t.json", r#"{"id": "t", "observations": []}"#),
+            Format::Langfuse
+        );
+        assert_eq!(
+            at(
+                "o.jsonl",
+                r#"{"id":"o","trace_id":"t","type":"SPAN","level":"DEFAULT"}"#
+            ),
+            Format::Langfuse
+        );
+        assert_eq!(
+            at("r.json", r#"{"post": [], "patch": []}"#),
+            Format::Langsmith
+        );
+        assert_eq!(
+            at("r.jsonl", r#"{"id":"r","run_type":"llm"}"#),
+            Format::Langsmith
+        );
+        assert_eq!(
+            at(
+                "s.jsonl",
+                "[\"client.beta.sessions.create\",{\"id\":\"s\"}]\n"
+            ),
+            Format::ManagedAgent
+        );
+        assert_eq!(
+            at(
+                "s.jsonl",
+                r#"{"id":"e","type":"user.message","processed_at":null}"#
+            ),
+            Format::ManagedAgent
+        );
+        assert_eq!(
+            at(
+                "t.json",
+                r#"{"schema_version":"ATIF-v1.4","session_id":"s","steps":[]}"#
+            ),
+            Format::Atif
+        );
+        assert_eq!(
+            at("a.jsonl", r#"{"event_id":"e","run_id":"r","type":"x"}"#),
             Format::Ndjson
         );
     }
