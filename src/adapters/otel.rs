@@ -12,6 +12,7 @@ use std::io::Read;
 
 use serde_json::{Map, Value};
 
+use super::observations::describe;
 use super::span_events::{self, Attrs, HeldSpan, SpanParts};
 use super::spans::{self, StatusCode};
 use super::{DecodeSettings, Sink};
@@ -143,17 +144,6 @@ fn read_list(
         }
     }
     Ok(())
-}
-
-fn describe(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// Keys that hold a span's ids (at its top, in its context, or dotted as

@@ -6,6 +6,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
+use super::observations::fail_inferred;
 use super::spans::{self, StatusCode};
 use super::{DecodeSettings, Sink};
 use crate::record::{ActionOut, ErrorInfo, EventOut, JsonVal, RunRec, Src};
@@ -531,12 +532,18 @@ fn blame_last_child(
         if !stated_error || failed_below[pos] || held[order[child].0].status != StatusCode::Unset {
             continue;
         }
-        let error = events[pos].error.clone();
+        let (error, class, cause) = (
+            events[pos].error.clone(),
+            events[pos].failure_classification.clone(),
+            events[pos].failure_cause.clone(),
+        );
         let ev = &mut events[child];
         ev.action_succeeded = false;
         ev.failure_source = Some("inherited");
         ev.failure_inferred = true;
         ev.error = error;
+        ev.failure_classification = class;
+        ev.failure_cause = cause;
     }
 }
 
@@ -612,13 +619,11 @@ fn event_of<'a>(
         line,
     });
     if span.unanswered && succeeded && span.stated_success.is_none() {
-        ev.action_succeeded = false;
-        ev.failure_source = Some("no_result");
-        ev.failure_inferred = true;
-        ev.error = Some(ErrorInfo {
-            kind: None,
-            message: Some("the tool call never returned a result".to_string()),
-        });
+        fail_inferred(
+            &mut ev,
+            "no_result",
+            "the tool call never returned a result",
+        );
     }
     sink.settings.infer_failure(&mut ev);
     ev
