@@ -215,6 +215,8 @@ fn span_of(mut o: Map<String, Value>, line: u64, sink: &Sink<'_>) -> Result<Held
     let mut attrs = match o.remove("attributes") {
         Some(Value::Object(a)) => flat(a),
         None | Some(Value::Null) => Map::new(),
+        Some(list @ Value::Array(_)) => super::otlp::key_values(list)
+            .ok_or("attributes: expected an object or OTLP key/value pairs, got another list")?,
         Some(other) => {
             return Err(format!(
                 "attributes: expected an object, got {}",
@@ -430,9 +432,14 @@ fn exception_in(events: Option<&Value>) -> Option<(Option<String>, Option<String
         .iter()
         .filter_map(Value::as_object)
         .find(|e| e.get("name").and_then(Value::as_str) == Some("exception"))?;
-    let attrs = exception.get("attributes").and_then(Value::as_object);
+    let attrs = match exception.get("attributes") {
+        Some(Value::Object(a)) => Some(a.clone()),
+        Some(list @ Value::Array(_)) => super::otlp::key_values(list.clone()),
+        _ => None,
+    };
     let text = |k: &str| {
         attrs
+            .as_ref()
             .and_then(|a| a.get(k))
             .and_then(Value::as_str)
             .map(str::to_string)
@@ -609,6 +616,44 @@ mod tests {
             ["unknown", "planner", "planner", "critic"]
         );
         assert_eq!(evs[2]["action_taken"]["tool_name"], "search");
+    }
+
+    #[test]
+    fn spans_copied_out_of_otlp_requests() {
+        let (evs, source) = read(
+            "t.json",
+            r#"[{"traceId": "5B8EFFF798038103D269B633813FC60C", "spanId": "EEE19B7EC3C1B174", "name": "execute_tool fetch",
+                 "startTimeUnixNano": "1544712660000000000", "status": {"code": "STATUS_CODE_ERROR"},
+                 "attributes": [{"key": "gen_ai.tool.name", "value": {"stringValue": "fetch"}},
+                                {"key": "gen_ai.operation.name", "value": {"stringValue": "execute_tool"}}],
+                 "events": [{"name": "exception", "attributes": [
+                     {"key": "exception.type", "value": {"stringValue": "ConnectionError"}},
+                     {"key": "exception.message", "value": {"stringValue": "connection refused"}}]}]}]"#,
+        );
+        assert_eq!(source["skipped"], 0);
+        let ev = &evs[0];
+        assert_eq!(ev["run_id"], "5b8efff798038103d269b633813fc60c");
+        assert_eq!(ev["action_taken"]["tool_name"], "fetch");
+        assert_eq!(ev["timestamp"], "2018-12-13T14:51:00Z");
+        assert_eq!(
+            ev["error"],
+            json!({"type": "ConnectionError", "message": "connection refused"})
+        );
+    }
+
+    #[test]
+    fn an_otlp_request_among_spans_is_read_as_one() {
+        let (evs, source) = read(
+            "t.jsonl",
+            concat!(
+                r#"{"name": "a", "context": {"trace_id": "t1", "span_id": "s1"}}"#,
+                "\n",
+                r#"{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "t2", "spanId": "s2", "name": "b"}]}]}]}"#,
+                "\n",
+            ),
+        );
+        assert_eq!(source["skipped"], 0);
+        assert_eq!(field(&evs, "run_id"), ["t1", "t2"]);
     }
 
     #[test]

@@ -161,6 +161,14 @@ impl AnyValue {
     }
 }
 
+/// OTLP key/value attributes met outside a request (spans copied out of
+/// one) as a plain map; None when `v` is no such list.
+pub(super) fn key_values(v: Value) -> Option<Map<String, Value>> {
+    serde_json::from_value::<Vec<KeyValue>>(v)
+        .ok()
+        .map(|list| attributes(Some(list)))
+}
+
 fn attributes(list: Option<Vec<KeyValue>>) -> Map<String, Value> {
     list.unwrap_or_default()
         .into_iter()
