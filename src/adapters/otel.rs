@@ -155,6 +155,7 @@ pub(super) const SPAN_ID_KEYS: &[&str] = &[
     "traceId",
     "context",
     "spanContext",
+    "_spanContext",
     "context.span_id",
 ];
 
@@ -289,7 +290,8 @@ fn parts_of(o: &Map<String, Value>, line: u64) -> SpanParts {
             .iter()
             .find_map(|k| o.get(*k).and_then(Value::as_object))
     };
-    let context = nested(&["context", "spanContext"]);
+    // JSON.stringify of a JS SDK span writes its private `_spanContext`.
+    let context = nested(&["context", "spanContext", "_spanContext"]);
     let parent = nested(&["parent", "parentSpanContext"]);
     let trace_keys = ["trace_id", "traceId", "context.trace_id"];
     let span_keys = ["span_id", "spanId", "context.span_id"];
@@ -325,7 +327,10 @@ fn parts_of(o: &Map<String, Value>, line: u64) -> SpanParts {
         .iter()
         .any(|k| matches!(o.get(*k), Some(Value::Null)));
     let unended = start.is_some()
-        && (end_stated_missing || matches!(o.get("ended"), Some(Value::Bool(false))));
+        && (end_stated_missing
+            || ["ended", "_ended"]
+                .iter()
+                .any(|k| matches!(o.get(*k), Some(Value::Bool(false)))));
     let (status, status_message) = status_in(o);
     SpanParts {
         trace_id,
@@ -639,6 +644,24 @@ mod tests {
             ev["error"],
             json!({"type": "ConnectionError", "message": "connection refused"})
         );
+    }
+
+    #[test]
+    fn js_spans_as_json_stringify_writes_them() {
+        let (evs, _) = read(
+            "t.json",
+            r#"[{"name": "ai.toolCall", "_spanContext": {"traceId": "4f1d3c2b1a0918273645546372819aab", "spanId": "c0ffee0000000009"},
+                 "parentSpanId": "c0ffee0000000001", "startTime": [1770131995, 0], "endTime": [0, 0], "_ended": false,
+                 "attributes": {"ai.operationId": "ai.toolCall", "ai.toolCall.name": "lookup"},
+                 "resource": {"_attributes": {"service.name": "travel"}}}]"#,
+        );
+        let ev = &evs[0];
+        assert_eq!(ev["span_id"], "c0ffee0000000009");
+        assert_eq!(ev["parent_span_id"], "c0ffee0000000001");
+        assert_eq!(ev["agent_id"], "travel");
+        assert_eq!(ev["action_taken"]["tool_name"], "lookup");
+        assert_eq!(ev["failure_source"], "no_result");
+        assert_eq!(ev["failure_inferred"], true);
     }
 
     #[test]

@@ -24,6 +24,7 @@ mod keys {
     ];
     /// Names that stand for the agent when nothing better does.
     pub const AGENT_FALLBACK: &[&str] = &[
+        "graph.node.id",
         "langgraph_node",
         "langgraph.node",
         "metadata.langgraph_node",
@@ -48,6 +49,7 @@ mod keys {
         "traceloop.entity.input",
         "gen_ai.input.messages",
         "gen_ai.prompt",
+        "gen_ai.prompt.0.content",
         "ai.prompt.messages",
         "ai.prompt",
         "input",
@@ -60,6 +62,7 @@ mod keys {
         "gen_ai.output.messages",
         "gen_ai.output",
         "gen_ai.completion",
+        "gen_ai.completion.0.content",
         "ai.response.text",
         "ai.response.object",
         "output",
