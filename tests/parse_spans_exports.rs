@@ -460,6 +460,7 @@ fn collector_protobuf_and_zstd_files_are_refused_with_what_to_do() {
             p.stderr
         );
         assert_eq!(p.source()["skipped"], 1);
+        assert_eq!(p.source()["format"], "binary");
         assert!(p.events().is_empty());
         let strict = parse_with(&["--strict"], &fixture(file));
         assert_eq!(strict.code, 2);

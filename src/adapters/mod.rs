@@ -138,11 +138,13 @@ fn read_detected(
         Format::Auto => detect(path, &head),
         f => f,
     };
-    sink.begin_source(name, format.name());
     if let Some(why) = refusal(&head) {
+        // Not a format we read, so the source record names none of them.
+        sink.begin_source(name, "binary");
         sink.skip(None, why)?;
         return Ok(sink.end_source()?);
     }
+    sink.begin_source(name, format.name());
     let reader = io::Cursor::new(head).chain(rest);
     match format {
         Format::Ndjson | Format::Auto => ndjson::read(reader, sink)?,
