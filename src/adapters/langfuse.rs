@@ -11,9 +11,9 @@ use std::io::Read;
 
 use serde_json::{Map, Value};
 
-use super::Sink;
 use super::observations::{self, Node, RunInfo, decoded, describe, nanos_of, text_of};
 use super::spans;
+use super::{DecodeSettings, Sink};
 use crate::record::ErrorInfo;
 
 /// Attribute names, most specific first.
@@ -42,7 +42,7 @@ pub fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let mut found = Found::default();
     for (line, value) in observations::json_values(&data) {
         let reasons = match value {
-            Ok(v) => found.collect(&v, line, None),
+            Ok(v) => found.collect(&v, line, None, &sink.settings),
             Err(reason) => vec![reason],
         };
         for reason in reasons {
@@ -61,12 +61,18 @@ struct Found {
 
 impl Found {
     /// Takes what one JSON value holds; returns why parts of it were not read.
-    fn collect(&mut self, v: &Value, line: u64, trace: Option<&str>) -> Vec<String> {
+    fn collect(
+        &mut self,
+        v: &Value,
+        line: u64,
+        trace: Option<&str>,
+        settings: &DecodeSettings,
+    ) -> Vec<String> {
         let obj = match v {
             Value::Array(items) => {
                 return items
                     .iter()
-                    .flat_map(|item| self.collect(item, line, trace))
+                    .flat_map(|item| self.collect(item, line, trace, settings))
                     .collect();
             }
             Value::Object(obj) => obj,
@@ -86,13 +92,13 @@ impl Found {
             }
             return list
                 .iter()
-                .flat_map(|o| self.collect(o, line, id.as_deref().or(trace)))
+                .flat_map(|o| self.collect(o, line, id.as_deref().or(trace), settings))
                 .collect();
         }
         if let Some(Value::Array(items)) = obj.get("data") {
             return items
                 .iter()
-                .flat_map(|o| self.collect(o, line, trace))
+                .flat_map(|o| self.collect(o, line, trace, settings))
                 .collect();
         }
         if field(obj, "traceId", "trace_id").is_none() && trace.is_none() {
@@ -101,7 +107,7 @@ impl Found {
                     .to_string(),
             ];
         }
-        self.nodes.push(node_of(obj, trace, line));
+        self.nodes.push(node_of(obj, trace, line).cut(settings));
         Vec::new()
     }
 }
@@ -212,6 +218,7 @@ fn node_of(o: &Map<String, Value>, trace: Option<&str>, line: u64) -> Node {
             .cloned(),
         line: Some(line),
         name,
+        ..Node::default()
     }
 }
 

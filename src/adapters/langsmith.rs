@@ -9,9 +9,9 @@ use std::io::Read;
 
 use serde_json::{Map, Value};
 
-use super::Sink;
 use super::observations::{self, Node, decoded, describe, nanos_of, str_of, text_of};
 use super::spans;
+use super::{DecodeSettings, Sink};
 use crate::record::ErrorInfo;
 use crate::timestamp::Timestamp;
 
@@ -36,7 +36,8 @@ pub fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
             sink.skip(Some(line), &reason)?;
         }
     }
-    observations::emit_runs(&runs.into_nodes(), &HashMap::new(), sink)
+    let nodes = runs.into_nodes(&sink.settings);
+    observations::emit_runs(&nodes, &HashMap::new(), sink)
 }
 
 /// Run payloads merged by run id, in first-appearance order, with the line
@@ -103,13 +104,13 @@ impl Runs {
         }
     }
 
-    fn into_nodes(mut self) -> Vec<Node> {
+    fn into_nodes(mut self, settings: &DecodeSettings) -> Vec<Node> {
         let order = std::mem::take(&mut self.order);
         order
             .iter()
             .filter_map(|key| {
                 let (run, line) = self.merged.remove(key)?;
-                Some(node_of(key, &run, line))
+                Some(node_of(key, &run, line).cut(settings))
             })
             .collect()
     }
@@ -205,6 +206,7 @@ fn node_of(id: &str, run: &Map<String, Value>, line: u64) -> Node {
             .cloned(),
         line: Some(line),
         name,
+        ..Node::default()
     }
 }
 

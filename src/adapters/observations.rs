@@ -20,22 +20,31 @@ use crate::timestamp::Timestamp;
 /// input is JSONL: each line is read on its own, so a bad line costs that
 /// line. Otherwise it is one or more documents one after another, read
 /// until the first one that is broken (what follows cannot be told apart).
-pub fn json_values(doc: &[u8]) -> Vec<(u64, Result<Value, String>)> {
+pub fn json_values(doc: &[u8]) -> Box<dyn Iterator<Item = (u64, Result<Value, String>)> + '_> {
     let doc = doc.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(doc);
     let mut lines = doc.split(|b| *b == b'\n');
     let first = lines.find(|l| !l.trim_ascii().is_empty());
     let multi_line = first.is_some_and(
         |l| matches!(serde_json::from_slice::<serde::de::IgnoredAny>(l), Err(e) if e.is_eof()),
     );
-    if multi_line {
-        documents(doc)
-    } else {
-        doc.split(|b| *b == b'\n')
-            .enumerate()
-            .filter(|(_, l)| !l.trim_ascii().is_empty())
-            .map(|(i, l)| (i as u64 + 1, value_of_line(l)))
-            .collect()
+    if !multi_line {
+        return Box::new(
+            doc.split(|b| *b == b'\n')
+                .enumerate()
+                .filter(|(_, l)| !l.trim_ascii().is_empty())
+                .map(|(i, l)| (i as u64 + 1, value_of_line(l))),
+        );
     }
+    if let Err(e) = std::str::from_utf8(doc) {
+        let line = 1 + memchr::memchr_iter(b'\n', &doc[..e.valid_up_to()]).count() as u64;
+        return Box::new(std::iter::once((line, Err("not valid UTF-8".to_string()))));
+    }
+    Box::new(Documents {
+        doc,
+        stream: serde_json::Deserializer::from_slice(doc).into_iter(),
+        lines: LineCounter::default(),
+        done: false,
+    })
 }
 
 fn value_of_line(line: &[u8]) -> Result<Value, String> {
@@ -47,30 +56,32 @@ fn value_of_line(line: &[u8]) -> Result<Value, String> {
 }
 
 /// Documents one after another, up to the first broken one.
-fn documents(doc: &[u8]) -> Vec<(u64, Result<Value, String>)> {
-    if let Err(e) = std::str::from_utf8(doc) {
-        let line = 1 + memchr::memchr_iter(b'\n', &doc[..e.valid_up_to()]).count() as u64;
-        return vec![(line, Err("not valid UTF-8".to_string()))];
-    }
-    let mut out = Vec::new();
-    let mut lines = LineCounter::default();
-    let mut stream = serde_json::Deserializer::from_slice(doc).into_iter::<Value>();
-    loop {
-        let start = stream.byte_offset();
-        let start = start
-            + doc[start..]
-                .iter()
-                .take_while(|b| b.is_ascii_whitespace())
-                .count();
-        let line = lines.at(doc, start);
-        match stream.next() {
-            None => return out,
-            Some(Ok(v)) => out.push((line, Ok(v))),
-            Some(Err(e)) => {
+struct Documents<'d> {
+    doc: &'d [u8],
+    stream: serde_json::StreamDeserializer<'d, serde_json::de::SliceRead<'d>, Value>,
+    lines: LineCounter,
+    done: bool,
+}
+
+impl Iterator for Documents<'_> {
+    type Item = (u64, Result<Value, String>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let start = self.stream.byte_offset();
+        let space = self.doc[start..]
+            .iter()
+            .take_while(|b| b.is_ascii_whitespace());
+        let line = self.lines.at(self.doc, start + space.count());
+        match self.stream.next()? {
+            Ok(v) => Some((line, Ok(v))),
+            Err(e) => {
+                self.done = true;
                 let at = if e.line() > 0 { e.line() as u64 } else { line };
                 let why = super::without_position(&e);
-                out.push((at, Err(format!("not valid JSON: {why}"))));
-                return out;
+                Some((at, Err(format!("not valid JSON: {why}"))))
             }
         }
     }
@@ -234,8 +245,32 @@ pub struct Node {
     pub input: Option<String>,
     pub tool_input: Option<Value>,
     pub output: Option<String>,
+    /// Digests of the whole texts, once [`Node::cut`] cut them.
+    pub input_digest: Option<String>,
+    pub output_digest: Option<String>,
     pub usage: Option<Value>,
     pub line: Option<u64>,
+}
+
+impl Node {
+    /// Cuts the texts to the configured size (keeping the digests of the
+    /// whole) and drops what its event will not use, so a large export's
+    /// observations are held small until their trace is emitted.
+    pub fn cut(mut self, settings: &DecodeSettings) -> Self {
+        let cut = |text: Option<String>| match text {
+            Some(t) => {
+                let (kept, digest) = settings.text(&t);
+                (Some(kept), Some(digest))
+            }
+            None => (None, None),
+        };
+        (self.input, self.input_digest) = cut(self.input.take());
+        (self.output, self.output_digest) = cut(self.output.take());
+        if self.kind != "tool" {
+            self.tool_input = None;
+        }
+        self
+    }
 }
 
 impl TreeNode for Node {
@@ -404,12 +439,10 @@ fn event_of<'a>(
         ev.failure_source = Some(source);
         ev.error = Some(error.clone());
     }
-    set_texts(
-        &mut ev,
-        node.input.as_deref(),
-        node.output.as_deref(),
-        &sink.settings,
-    );
+    ev.input = node.input.clone();
+    ev.input_digest = node.input_digest.clone();
+    ev.output = node.output.clone();
+    ev.output_digest = node.output_digest.clone();
     ev.src = node.line.map(|line| Src {
         path: sink.path().to_string().into(),
         line,
@@ -458,7 +491,7 @@ mod tests {
     use serde_json::json;
 
     fn lines_and_values(doc: &str) -> Vec<(u64, Result<Value, String>)> {
-        json_values(doc.as_bytes())
+        json_values(doc.as_bytes()).collect()
     }
 
     #[test]
@@ -488,11 +521,11 @@ mod tests {
             .collect();
         assert_eq!(ok, [1, 4]);
         assert_eq!(bad, [2, 5]);
-        let got = json_values(b"{\"a\":1}\r\n\xff\r\n{\"a\":3}\r\n");
+        let got: Vec<_> = json_values(b"{\"a\":1}\r\n\xff\r\n{\"a\":3}\r\n").collect();
         assert_eq!(got.len(), 3);
         assert_eq!(got[1], (2, Err("not valid UTF-8".to_string())));
         assert_eq!(got[2].0, 3);
-        assert!(json_values(b"").is_empty());
+        assert!(json_values(b"").next().is_none());
     }
 
     #[test]
@@ -505,7 +538,7 @@ mod tests {
         let got = lines_and_values("{\n \"a\": 1\n}\n{\n \"a\": x\n}\n{\"a\": 3}\n");
         assert!(got[0].1.is_ok());
         assert_eq!((got.len(), got[1].0), (2, 5));
-        let got = json_values(b"{\n \"a\": \"\xff\"\n}\n");
+        let got: Vec<_> = json_values(b"{\n \"a\": \"\xff\"\n}\n").collect();
         assert_eq!(got, [(2, Err("not valid UTF-8".to_string()))]);
     }
 
