@@ -12,7 +12,7 @@ use std::io::Read;
 
 use serde_json::{Map, Value};
 
-use super::observations::describe;
+use super::observations::{describe, json_values};
 use super::span_events::{self, Attrs, HeldSpan, SpanParts};
 use super::spans::{self, StatusCode};
 use super::{DecodeSettings, Sink};
@@ -21,67 +21,14 @@ use crate::timestamp::Timestamp;
 /// Reads one span file from `r` into `sink`.
 pub fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let data = super::read_document(r, sink)?;
-    if let Err(e) = std::str::from_utf8(&data) {
-        return sink.skip(Some(line_at(&data, e.valid_up_to())), "not valid UTF-8");
-    }
     let mut held = Vec::new();
-    let mut offset = 0;
-    while offset < data.len() {
-        offset = read_values(&data, offset, sink, &mut held)?;
+    for (line, value) in json_values(&data) {
+        match value {
+            Ok(value) => read_value(value, line, sink, &mut held)?,
+            Err(reason) => sink.skip(Some(line), &reason)?,
+        }
     }
     span_events::emit_traces(held, sink)
-}
-
-fn line_at(data: &[u8], offset: usize) -> u64 {
-    1 + memchr::memchr_iter(b'\n', &data[..offset]).count() as u64
-}
-
-/// Reads values from `offset` on until the end (returns its length) or
-/// broken JSON, which is skipped: reading goes on at the next line that
-/// opens an object or a list at its first column (the next line of a JSONL
-/// file, the next pretty-printed value), whose offset is returned.
-fn read_values(
-    data: &[u8],
-    offset: usize,
-    sink: &mut Sink<'_>,
-    held: &mut Vec<HeldSpan>,
-) -> anyhow::Result<usize> {
-    let rest = &data[offset..];
-    let mut stream = serde_json::Deserializer::from_slice(rest).into_iter::<Value>();
-    loop {
-        let start = stream.byte_offset();
-        let blank = rest[start..]
-            .iter()
-            .take_while(|b| b.is_ascii_whitespace())
-            .count();
-        let line = line_at(data, offset + start + blank);
-        match stream.next() {
-            None => return Ok(data.len()),
-            Some(Ok(value)) => read_value(value, line, sink, held)?,
-            Some(Err(e)) => {
-                let reason = format!("not valid JSON: {}", super::without_position(&e));
-                let at = if e.line() > 0 {
-                    line_at(data, offset) + e.line() as u64 - 1
-                } else {
-                    line
-                };
-                sink.skip(Some(at), &reason)?;
-                return Ok(next_value_line(data, offset + start + blank));
-            }
-        }
-    }
-}
-
-/// The offset of the first line after `from` that starts with `{` or `[`.
-fn next_value_line(data: &[u8], from: usize) -> usize {
-    let mut at = from;
-    while let Some(nl) = memchr::memchr(b'\n', &data[at..]) {
-        at += nl + 1;
-        if matches!(data.get(at), Some(b'{' | b'[')) {
-            return at;
-        }
-    }
-    data.len()
 }
 
 /// One top-level value: a span, a list of spans, {"spans"|"data": [...]},
