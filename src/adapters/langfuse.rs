@@ -358,6 +358,25 @@ mod tests {
     }
 
     #[test]
+    fn the_observations_api_page_and_a_bare_list() {
+        let o = obs(
+            "x",
+            None,
+            "TOOL",
+            "running tool: grep",
+            "2025-01-01T00:00:00Z",
+            json!({}),
+        );
+        let page = json!({"data": [o.clone()], "meta": {"page": 1, "totalItems": 1}});
+        let (evs, _, source) = records(&page.to_string());
+        assert_eq!(evs[0]["action_taken"]["tool_name"], "grep");
+        assert_eq!(source["skipped"], 0);
+        let (evs, _, source) = records(&json!([o, 7]).to_string());
+        assert_eq!(evs.len(), 1);
+        assert_eq!(source["skipped"], 1);
+    }
+
+    #[test]
     fn blob_export_lines_in_snake_case() {
         let line = |id: &str, parent: Value, start: &str| {
             json!({"id": id, "trace_id": "tb", "parent_observation_id": parent, "type": "SPAN",
