@@ -2,6 +2,7 @@
 //! traces. A library with thin binaries that exchange NDJSON records.
 
 pub mod adapters;
+pub mod alert;
 pub mod classify;
 pub mod cli;
 pub mod cmd;

@@ -1,5 +1,6 @@
 //! One module per binary: its clap `Args` and `run`.
 
+pub mod alert;
 pub mod diff;
 pub mod explain;
 pub mod group;
