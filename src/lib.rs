@@ -15,6 +15,7 @@ pub mod ndjson;
 pub mod outfile;
 pub mod pipeline;
 pub mod record;
+pub mod recv;
 pub mod render;
 pub mod score;
 pub mod stream;

@@ -5,6 +5,7 @@ pub mod diff;
 pub mod explain;
 pub mod group;
 pub mod parse;
+pub mod recv;
 pub mod render;
 pub mod score;
 pub mod tracegen;
