@@ -25,7 +25,10 @@ pub enum Decision {
     Fire,
     BelowThreshold,
     /// Fired at `last`; quiet until `until` (Unix seconds).
-    Suppressed { last: i64, until: i64 },
+    Suppressed {
+        last: i64,
+        until: i64,
+    },
 }
 
 impl Policy {
@@ -33,7 +36,10 @@ impl Policy {
     /// `last_fired`, at Unix second `now`.
     pub fn decide(&self, final_score: f64, last_fired: Option<i64>, now: i64) -> Decision {
         // NaN never reaches the threshold.
-        if !(final_score >= self.threshold) {
+        if final_score
+            .partial_cmp(&self.threshold)
+            .is_none_or(|o| o.is_lt())
+        {
             return Decision::BelowThreshold;
         }
         let cooldown = i64::try_from(self.cooldown_secs).unwrap_or(i64::MAX);

@@ -111,7 +111,10 @@ impl Markup for Discord {
     fn escape(&self, s: &str) -> String {
         let mut out = String::with_capacity(s.len());
         for c in s.chars() {
-            if matches!(c, '\\' | '*' | '_' | '~' | '`' | '|' | '>' | '<' | '@' | '#') {
+            if matches!(
+                c,
+                '\\' | '*' | '_' | '~' | '`' | '|' | '>' | '<' | '@' | '#'
+            ) {
                 out.push('\\');
             }
             out.push(c);

@@ -62,8 +62,9 @@ impl AlertState {
             .write(true)
             .open(&lock_path)
             .map_err(|e| anyhow::anyhow!("{}: {}", lock_path.display(), io_reason(&e)))?;
-        lock.lock()
-            .map_err(|e| anyhow::anyhow!("{}: cannot lock: {}", lock_path.display(), io_reason(&e)))?;
+        lock.lock().map_err(|e| {
+            anyhow::anyhow!("{}: cannot lock: {}", lock_path.display(), io_reason(&e))
+        })?;
         let mut state = Self::read(path)?;
         state.lock = Some(lock);
         Ok(state)
@@ -174,10 +175,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.json");
         let held = AlertState::lock(&path).unwrap();
-        let other = File::options()
-            .write(true)
-            .open(lock_path(&path))
-            .unwrap();
+        let other = File::options().write(true).open(lock_path(&path)).unwrap();
         assert!(other.try_lock().is_err());
         drop(held);
         assert!(other.try_lock().is_ok());

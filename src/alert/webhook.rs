@@ -53,7 +53,12 @@ impl Webhook {
     /// A webhook at `url` (http or https): each attempt may take `timeout`,
     /// failures worth it are tried `retries` more times, waiting `backoff`,
     /// then twice as long each time.
-    pub fn new(url: &str, timeout: Duration, retries: u32, backoff: Duration) -> anyhow::Result<Self> {
+    pub fn new(
+        url: &str,
+        timeout: Duration,
+        retries: u32,
+        backoff: Duration,
+    ) -> anyhow::Result<Self> {
         let redacted = redact(url);
         let lower = url.to_ascii_lowercase();
         if !(lower.starts_with("http://") || lower.starts_with("https://")) {
@@ -172,7 +177,13 @@ impl Webhook {
         }
     }
 
-    fn report(&self, delivered: bool, attempts: u32, status: Option<u16>, error: Option<String>) -> SendReport {
+    fn report(
+        &self,
+        delivered: bool,
+        attempts: u32,
+        status: Option<u16>,
+        error: Option<String>,
+    ) -> SendReport {
         SendReport {
             delivered,
             attempts,
@@ -259,7 +270,9 @@ mod tests {
             Duration::ZERO,
         )
         .unwrap();
-        let msg = w.scrub("bad uri: https://hooks.example.com/services/T/B/s3cret, also /services/T/B/s3cret");
+        let msg = w.scrub(
+            "bad uri: https://hooks.example.com/services/T/B/s3cret, also /services/T/B/s3cret",
+        );
         assert!(!msg.contains("s3cret"), "{msg}");
         assert!(msg.contains("https://hooks.example.com/…"), "{msg}");
     }

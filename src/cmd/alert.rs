@@ -29,7 +29,12 @@ pub struct Args {
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Webhook URL (a secret: messages show only its scheme and host). Default: [alerting] webhook_url.
-    #[arg(long, value_name = "URL", env = "TRIAGE_WEBHOOK_URL", hide_env_values = true)]
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "TRIAGE_WEBHOOK_URL",
+        hide_env_values = true
+    )]
     pub webhook: Option<String>,
     /// Fire for patterns whose final_score is at least this. Default: [alerting] threshold, else 10.
     #[arg(long, value_name = "SCORE")]
@@ -107,13 +112,22 @@ triage report --format json runs/*.ndjson | triage-alert --dry-run | jq -c 'sele
         let mut failed = 0u64;
         let mut each = |pattern: Pattern, out: &mut Out, diag: &mut Diag| -> anyhow::Result<()> {
             let scores = pattern.score.as_ref().with_context(|| {
-                format!("pattern {} has no scores; run triage-score first", pattern.pattern_id)
+                format!(
+                    "pattern {} has no scores; run triage-score first",
+                    pattern.pattern_id
+                )
             })?;
             let now = unix_now();
-            let decision = policy.decide(scores.final_score, state.last_fired(&pattern.pattern_id), now);
+            let decision = policy.decide(
+                scores.final_score,
+                state.last_fired(&pattern.pattern_id),
+                now,
+            );
             let (outcome, report) = match (decision, &webhook) {
                 (Decision::BelowThreshold, _) => (Outcome::BelowThreshold, None),
-                (Decision::Suppressed { last, until }, _) => (Outcome::Suppressed { last, until }, None),
+                (Decision::Suppressed { last, until }, _) => {
+                    (Outcome::Suppressed { last, until }, None)
+                }
                 (Decision::Fire, None) => {
                     state.fired(&pattern.pattern_id, now);
                     (Outcome::WouldFire, None)
@@ -141,14 +155,24 @@ triage report --format json runs/*.ndjson | triage-alert --dry-run | jq -c 'sele
                     }
                 }
             };
-            out.record(&alert_record(&pattern, scores, &policy, &outcome, report.as_ref()))?;
+            out.record(&alert_record(
+                &pattern,
+                scores,
+                &policy,
+                &outcome,
+                report.as_ref(),
+            ))?;
             Ok(())
         };
         for input in &inputs {
             for_each_pattern(input, &mut out, diag, self.common.strict, &mut each)?;
         }
         out.flush()?;
-        Ok(if failed > 0 { cli::EXIT_ERROR } else { cli::EXIT_OK })
+        Ok(if failed > 0 {
+            cli::EXIT_ERROR
+        } else {
+            cli::EXIT_OK
+        })
     }
 }
 
@@ -202,21 +226,27 @@ fn for_each_pattern(
 ) -> anyhow::Result<()> {
     let name = input.name();
     let mut reader = input.open()?;
-    let head = peek_first_line(&mut reader).map_err(|e| anyhow::anyhow!("{name}: {}", cli::io_reason(&e)))?;
+    let head = peek_first_line(&mut reader)
+        .map_err(|e| anyhow::anyhow!("{name}: {}", cli::io_reason(&e)))?;
     let reader = io::Cursor::new(head).chain(reader);
     if is_report_document(reader.get_ref().0.get_ref()) {
         return report_patterns(&name, reader, out, diag, each);
     }
     read_records_from(&name, reader, diag, strict, |rec, loc, diag| {
         match rec {
-            Record::Other { kind: "pattern", line } => {
-                let pattern: Pattern =
-                    serde_json::from_slice(line).with_context(|| format!("{loc}: bad pattern record"))?;
+            Record::Other {
+                kind: "pattern",
+                line,
+            } => {
+                let pattern: Pattern = serde_json::from_slice(line)
+                    .with_context(|| format!("{loc}: bad pattern record"))?;
                 each(pattern, out, diag).with_context(|| loc.to_string())?;
             }
             Record::Header(line) | Record::Other { line, .. } => out.raw_line(line)?,
             Record::Event(_) => {
-                anyhow::bail!("{loc}: an event record; triage-alert reads scored patterns (triage-score output)")
+                anyhow::bail!(
+                    "{loc}: an event record; triage-alert reads scored patterns (triage-score output)"
+                )
             }
         }
         Ok(())
@@ -265,8 +295,8 @@ fn report_patterns(
     let doc: Document = serde_json::from_slice(&bytes)
         .with_context(|| format!("{name}: not a `triage report --format json` document"))?;
     for (i, value) in doc.patterns.into_iter().enumerate() {
-        let pattern: Pattern =
-            serde_json::from_value(value).with_context(|| format!("{name}: patterns[{i}]: bad pattern"))?;
+        let pattern: Pattern = serde_json::from_value(value)
+            .with_context(|| format!("{name}: patterns[{i}]: bad pattern"))?;
         each(pattern, out, diag).with_context(|| format!("{name}: patterns[{i}]"))?;
     }
     Ok(())
@@ -288,6 +318,9 @@ mod tests {
     fn negative_or_nan_seconds_are_refused() {
         assert!(seconds("--timeout", -1.0).is_err());
         assert!(seconds("--timeout", f64::NAN).is_err());
-        assert_eq!(seconds("--backoff", 0.5).unwrap(), Duration::from_millis(500));
+        assert_eq!(
+            seconds("--backoff", 0.5).unwrap(),
+            Duration::from_millis(500)
+        );
     }
 }

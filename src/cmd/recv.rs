@@ -12,7 +12,7 @@ use signal_hook::iterator::Signals;
 
 use crate::cli::{self, CommonArgs, Diag, Tool};
 use crate::recv::export::TRACES_PATH;
-use crate::recv::{LineSink, OtlpServer, Settings};
+use crate::recv::{self, Control, LineSink, Settings};
 
 /// Take spans straight from running agents: an OTLP/HTTP receiver (POST
 /// /v1/traces, JSON or protobuf, plain or gzip) that writes each export it
@@ -28,7 +28,12 @@ pub struct Args {
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Require `Authorization: Bearer TOKEN` (prefer the environment variable: flags show in ps).
-    #[arg(long, value_name = "TOKEN", env = "TRIAGE_RECV_TOKEN", hide_env_values = true)]
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "TRIAGE_RECV_TOKEN",
+        hide_env_values = true
+    )]
     pub token: Option<String>,
     /// Largest request body taken, in bytes, before and after gunzip (K, M, G suffixes allowed); larger ones get 413.
     #[arg(long, value_name = "BYTES", default_value = "16M", value_parser = parse_size)]
@@ -87,23 +92,21 @@ TRIAGE_RECV_TOKEN=s3cret triage-recv --listen 0.0.0.0:4318 -o /var/spool/triage/
             queue: usize::from(self.queue),
             token: self.token.clone().filter(|t| !t.is_empty()),
         };
-        let server = OtlpServer::bind(self.listen)?;
+        let listener = recv::bind(self.listen)?;
+        let local = listener.local_addr()?;
+        let control = Control::new(local);
         let mut signals = Signals::new([SIGTERM, SIGINT])?;
         let signal_handle = signals.handle();
         if !self.common.quiet {
-            eprintln!(
-                "{}: listening on http://{}{TRACES_PATH}",
-                Self::NAME,
-                server.local_addr()
-            );
+            eprintln!("{}: listening on http://{local}{TRACES_PATH}", Self::NAME);
         }
         std::thread::scope(|scope| {
             scope.spawn(|| {
                 if signals.forever().next().is_some() {
-                    server.stop();
+                    control.stop();
                 }
             });
-            server.serve(&settings, &sink, diag);
+            recv::serve(listener, &control, &settings, &sink, diag);
             signal_handle.close();
         });
         match sink.take_error() {

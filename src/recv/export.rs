@@ -10,6 +10,7 @@ use sha2::{Digest, Sha256};
 
 use super::http::{Head, Response};
 use super::proto;
+use super::proto::encode::put_varint;
 
 /// The path OTLP/HTTP exporters post traces to.
 pub const TRACES_PATH: &str = "/v1/traces";
@@ -52,10 +53,19 @@ impl Gate {
     /// is refused.
     pub fn check(&self, head: &Head) -> Result<(Encoding, bool), Refusal> {
         if head.path != TRACES_PATH {
-            return Err(refuse(404, format!("no such path {:?}; OTLP traces go to {TRACES_PATH}", head.path)));
+            return Err(refuse(
+                404,
+                format!(
+                    "no such path {:?}; OTLP traces go to {TRACES_PATH}",
+                    head.path
+                ),
+            ));
         }
         if head.method != "POST" {
-            return Err(refuse(405, format!("{} is not allowed; POST traces", head.method)));
+            return Err(refuse(
+                405,
+                format!("{} is not allowed; POST traces", head.method),
+            ));
         }
         if !self.authorized(head.header("authorization")) {
             return Err(refuse(401, "missing or wrong bearer token"));
@@ -66,7 +76,9 @@ impl Gate {
             other => {
                 return Err(refuse(
                     415,
-                    format!("content-type {other:?}: send application/json or application/x-protobuf"),
+                    format!(
+                        "content-type {other:?}: send application/json or application/x-protobuf"
+                    ),
                 ));
             }
         };
@@ -74,7 +86,12 @@ impl Gate {
             None | Some("") => false,
             Some(e) if e.eq_ignore_ascii_case("identity") => false,
             Some(e) if e.eq_ignore_ascii_case("gzip") => true,
-            Some(e) => return Err(refuse(415, format!("content-encoding {e:?}: send gzip or none"))),
+            Some(e) => {
+                return Err(refuse(
+                    415,
+                    format!("content-encoding {e:?}: send gzip or none"),
+                ));
+            }
         };
         Ok((encoding, gzip))
     }
@@ -109,7 +126,12 @@ fn media_type(content_type: &str) -> String {
 
 /// The body as one line of OTLP JSON (no newline), or `None` when it holds
 /// no spans. Gzip is undone first; the result may not exceed `limit` bytes.
-pub fn to_line(body: &[u8], encoding: Encoding, gzip: bool, limit: usize) -> Result<Option<Vec<u8>>, Refusal> {
+pub fn to_line(
+    body: &[u8],
+    encoding: Encoding,
+    gzip: bool,
+    limit: usize,
+) -> Result<Option<Vec<u8>>, Refusal> {
     let plain;
     let body = if gzip {
         plain = gunzip(body, limit)?;
@@ -120,7 +142,8 @@ pub fn to_line(body: &[u8], encoding: Encoding, gzip: bool, limit: usize) -> Res
     match encoding {
         Encoding::Json => json_line(body),
         Encoding::Protobuf => {
-            let value = proto::export_request(body).map_err(|e| refuse(400, format!("bad protobuf: {e}")))?;
+            let value = proto::export_request(body)
+                .map_err(|e| refuse(400, format!("bad protobuf: {e}")))?;
             if value["resourceSpans"].as_array().is_none_or(Vec::is_empty) {
                 return Ok(None);
             }
@@ -138,7 +161,10 @@ fn gunzip(body: &[u8], limit: usize) -> Result<Vec<u8>, Refusal> {
         .read_to_end(&mut plain)
         .map_err(|e| refuse(400, format!("bad gzip body: {e}")))?;
     if plain.len() > limit {
-        return Err(refuse(413, format!("body is larger than {limit} bytes once unzipped")));
+        return Err(refuse(
+            413,
+            format!("body is larger than {limit} bytes once unzipped"),
+        ));
     }
     Ok(plain)
 }
@@ -152,14 +178,18 @@ fn json_line(body: &[u8]) -> Result<Option<Vec<u8>>, Refusal> {
         #[serde(rename = "resourceSpans", alias = "resource_spans", default)]
         resource_spans: Option<Vec<serde::de::IgnoredAny>>,
     }
-    let request: Request = serde_json::from_slice(body).map_err(|e| refuse(400, format!("bad JSON: {e}")))?;
+    let body = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body).trim_ascii();
+    // serde would take a struct from an array too; a request is an object.
+    if !body.starts_with(b"{") {
+        return Err(refuse(400, "bad JSON: an export request is an object"));
+    }
+    let request: Request =
+        serde_json::from_slice(body).map_err(|e| refuse(400, format!("bad JSON: {e}")))?;
     if request.resource_spans.is_none_or(|r| r.is_empty()) {
         return Ok(None);
     }
-    let body = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body);
     Ok(Some(
-        body.trim_ascii()
-            .iter()
+        body.iter()
             .map(|&b| if b == b'\n' || b == b'\r' { b' ' } else { b })
             .collect(),
     ))
@@ -180,8 +210,10 @@ pub fn refused(r: &Refusal, encoding: Option<Encoding>) -> Response {
     let code = grpc_code(r.status);
     let encoding = encoding.unwrap_or(Encoding::Json);
     let body = match encoding {
-        Encoding::Json => serde_json::to_vec(&serde_json::json!({"code": code, "message": r.message}))
-            .unwrap_or_default(),
+        Encoding::Json => {
+            serde_json::to_vec(&serde_json::json!({"code": code, "message": r.message}))
+                .unwrap_or_default()
+        }
         Encoding::Protobuf => {
             let mut out = Vec::new();
             put_varint(1 << 3, &mut out);
@@ -228,14 +260,6 @@ fn grpc_code(http: u16) -> u32 {
     }
 }
 
-fn put_varint(mut n: u64, out: &mut Vec<u8>) {
-    while n >= 0x80 {
-        out.push((n as u8) | 0x80);
-        n >>= 7;
-    }
-    out.push(n as u8);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -244,11 +268,20 @@ mod tests {
     #[test]
     fn json_keeps_its_text_on_one_line_and_empty_requests_write_nothing() {
         let body = b"{\n  \"resourceSpans\": [{\"scopeSpans\": [{\"spans\": [{\"name\": \"a\\nb\", \"x\": 12345678901234567890}]}]}]\r\n}\n";
-        let line = to_line(body, Encoding::Json, false, 1 << 20).unwrap().unwrap();
+        let line = to_line(body, Encoding::Json, false, 1 << 20)
+            .unwrap()
+            .unwrap();
         assert!(!line.contains(&b'\n'));
         let v: serde_json::Value = serde_json::from_slice(&line).unwrap();
-        assert_eq!(v["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["name"], "a\nb");
-        assert!(String::from_utf8(line).unwrap().contains("12345678901234567890"));
+        assert_eq!(
+            v["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["name"],
+            "a\nb"
+        );
+        assert!(
+            String::from_utf8(line)
+                .unwrap()
+                .contains("12345678901234567890")
+        );
         assert_eq!(to_line(b"{}", Encoding::Json, false, 100).unwrap(), None);
         assert_eq!(to_line(b"", Encoding::Protobuf, false, 100).unwrap(), None);
     }
@@ -256,14 +289,29 @@ mod tests {
     #[test]
     fn bad_bodies_are_400_and_zip_bombs_413() {
         for body in [&b"{"[..], b"[]", b"{\"resourceSpans\": 3}", b"\xff"] {
-            assert_eq!(to_line(body, Encoding::Json, false, 100).unwrap_err().status, 400);
+            assert_eq!(
+                to_line(body, Encoding::Json, false, 100)
+                    .unwrap_err()
+                    .status,
+                400
+            );
         }
-        assert_eq!(to_line(b"not gzip", Encoding::Json, true, 100).unwrap_err().status, 400);
+        assert_eq!(
+            to_line(b"not gzip", Encoding::Json, true, 100)
+                .unwrap_err()
+                .status,
+            400
+        );
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
         gz.write_all(&vec![b' '; 10_000]).unwrap();
         let bomb = gz.finish().unwrap();
         assert!(bomb.len() < 100);
-        assert_eq!(to_line(&bomb, Encoding::Json, true, 1000).unwrap_err().status, 413);
+        assert_eq!(
+            to_line(&bomb, Encoding::Json, true, 1000)
+                .unwrap_err()
+                .status,
+            413
+        );
     }
 
     #[test]

@@ -125,7 +125,10 @@ impl Conn {
                     return Err(ReadError::Closed);
                 }
                 None if !waiting && started.elapsed() > REQUEST_TIMEOUT => {
-                    return Err(ReadError::Refuse(408, "request head not received in time".into()));
+                    return Err(ReadError::Refuse(
+                        408,
+                        "request head not received in time".into(),
+                    ));
                 }
                 None => {}
             }
@@ -166,10 +169,17 @@ impl Conn {
     /// How the body of `head` is framed.
     pub fn framing(head: &Head) -> Result<Framing, ReadError> {
         if let Some(te) = head.header("transfer-encoding") {
-            return if te.rsplit(',').next().is_some_and(|t| t.trim().eq_ignore_ascii_case("chunked")) {
+            return if te
+                .rsplit(',')
+                .next()
+                .is_some_and(|t| t.trim().eq_ignore_ascii_case("chunked"))
+            {
                 Ok(Framing::Chunked)
             } else {
-                Err(ReadError::Refuse(400, format!("unsupported transfer-encoding {te:?}")))
+                Err(ReadError::Refuse(
+                    400,
+                    format!("unsupported transfer-encoding {te:?}"),
+                ))
             };
         }
         let mut values = head.all("content-length");
@@ -254,9 +264,10 @@ impl Conn {
         match self.fill()? {
             Some(0) => Err(ReadError::Closed),
             Some(_) => Ok(()),
-            None if Instant::now() > deadline => {
-                Err(ReadError::Refuse(408, "request body not received in time".into()))
-            }
+            None if Instant::now() > deadline => Err(ReadError::Refuse(
+                408,
+                "request body not received in time".into(),
+            )),
             None => Ok(()),
         }
     }
@@ -273,7 +284,9 @@ impl Conn {
             Err(e)
                 if matches!(
                     e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted
+                    io::ErrorKind::WouldBlock
+                        | io::ErrorKind::TimedOut
+                        | io::ErrorKind::Interrupted
                 ) =>
             {
                 Ok(None)
@@ -310,7 +323,9 @@ impl Conn {
     /// limit), so it sees the answer instead of a connection reset.
     pub fn linger_close(mut self) {
         let _ = self.stream.shutdown(Shutdown::Write);
-        let _ = self.stream.set_read_timeout(Some(Duration::from_millis(500)));
+        let _ = self
+            .stream
+            .set_read_timeout(Some(Duration::from_millis(500)));
         let _ = io::copy(&mut (&mut self.stream).take(DRAIN_LIMIT), &mut io::sink());
     }
 }
@@ -388,10 +403,17 @@ POST /v1/traces HTTP/1.1\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\
     #[test]
     fn malformed_heads_and_lengths_are_refused() {
         let mut c = conn_with(b"\x01\x02 garbage\r\n\r\n");
-        assert!(matches!(c.read_head(&|| false), Err(ReadError::Refuse(400, _))));
-        let mut c = conn_with(b"POST / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd");
+        assert!(matches!(
+            c.read_head(&|| false),
+            Err(ReadError::Refuse(400, _))
+        ));
+        let mut c =
+            conn_with(b"POST / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd");
         let h = c.read_head(&|| false).unwrap();
-        assert!(matches!(c.read_body(&h, 100), Err(ReadError::Refuse(400, _))));
+        assert!(matches!(
+            c.read_body(&h, 100),
+            Err(ReadError::Refuse(400, _))
+        ));
         let mut c = conn_with(b"POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\nab");
         let h = c.read_head(&|| false).unwrap();
         assert!(matches!(c.read_body(&h, 100), Err(ReadError::Closed)));
@@ -399,7 +421,8 @@ POST /v1/traces HTTP/1.1\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\
 
     #[test]
     fn http10_closes_unless_kept_alive() {
-        let mut c = conn_with(b"POST / HTTP/1.0\r\n\r\nPOST / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n");
+        let mut c =
+            conn_with(b"POST / HTTP/1.0\r\n\r\nPOST / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n");
         assert!(c.read_head(&|| false).unwrap().wants_close());
         assert!(!c.read_head(&|| false).unwrap().wants_close());
     }

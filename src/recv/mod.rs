@@ -62,16 +62,51 @@ impl LineSink {
 
     /// The first write error, which ends the run.
     pub fn take_error(&self) -> Option<io::Error> {
-        self.error.lock().unwrap_or_else(PoisonError::into_inner).take()
+        self.error
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
     }
 }
 
-/// A bound listener and what it needs to serve.
-pub struct OtlpServer {
-    listener: TcpListener,
-    local: SocketAddr,
+/// Starts and stops a running [`serve`]; shared with the thread that
+/// waits for signals.
+pub struct Control {
+    /// Where to connect to wake the acceptor.
+    wake: SocketAddr,
     stopping: AtomicBool,
+    /// Connections accepted but not yet taken by a worker.
     waiting: AtomicUsize,
+}
+
+impl Control {
+    /// The control of a listener bound to `local`.
+    pub fn new(local: SocketAddr) -> Self {
+        Control {
+            wake: wake_address(local),
+            stopping: AtomicBool::new(false),
+            waiting: AtomicUsize::new(0),
+        }
+    }
+
+    /// Asks [`serve`] to stop: no new connections, the requests already
+    /// taken are finished. Safe from any thread, and more than once.
+    pub fn stop(&self) {
+        if !self.stopping.swap(true, Ordering::SeqCst) {
+            // Wake the acceptor blocked in accept().
+            let _ = TcpStream::connect_timeout(&self.wake, Duration::from_secs(1));
+        }
+    }
+
+    fn stopping(&self) -> bool {
+        self.stopping.load(Ordering::SeqCst)
+    }
+}
+
+/// Binds the listener, naming the address in the error.
+pub fn bind(addr: SocketAddr) -> anyhow::Result<TcpListener> {
+    TcpListener::bind(addr)
+        .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {}", crate::cli::io_reason(&e)))
 }
 
 /// Everything a worker reads.
@@ -79,79 +114,60 @@ struct Shared<'a> {
     settings: &'a Settings,
     gate: Gate,
     sink: &'a LineSink,
-    stopping: &'a AtomicBool,
-    waiting: &'a AtomicUsize,
+    control: &'a Control,
     diag: &'a Mutex<&'a mut Diag>,
 }
 
-impl OtlpServer {
-    pub fn bind(addr: SocketAddr) -> anyhow::Result<Self> {
-        let listener =
-            TcpListener::bind(addr).map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {}", crate::cli::io_reason(&e)))?;
-        let local = listener.local_addr()?;
-        Ok(OtlpServer {
-            listener,
-            local,
-            stopping: AtomicBool::new(false),
-            waiting: AtomicUsize::new(0),
-        })
-    }
-
-    /// The address actually bound (port 0 becomes a real port).
-    pub fn local_addr(&self) -> SocketAddr {
-        self.local
-    }
-
-    /// Asks a running [`serve`](Self::serve) to stop: no new connections,
-    /// the requests already taken are finished. Safe from any thread.
-    pub fn stop(&self) {
-        if !self.stopping.swap(true, Ordering::SeqCst) {
-            // Wake the acceptor blocked in accept().
-            let _ = TcpStream::connect_timeout(&wake_address(self.local), Duration::from_secs(1));
+/// Serves `listener` until [`Control::stop`] is called or the sink fails.
+/// The listener is closed as soon as it stops accepting, so clients are
+/// refused at once rather than left waiting in its backlog.
+pub fn serve(
+    listener: TcpListener,
+    control: &Control,
+    settings: &Settings,
+    sink: &LineSink,
+    diag: &mut Diag,
+) {
+    let diag = Mutex::new(diag);
+    let shared = Shared {
+        settings,
+        gate: Gate::new(settings.token.as_deref()),
+        sink,
+        control,
+        diag: &diag,
+    };
+    let (tx, rx) = sync_channel::<TcpStream>(settings.queue.max(1));
+    let rx = Mutex::new(rx);
+    std::thread::scope(|scope| {
+        for _ in 0..settings.workers.max(1) {
+            scope.spawn(|| worker(&rx, &shared));
         }
-    }
+        accept_loop(listener, &tx, &shared);
+        drop(tx);
+    });
+}
 
-    /// Serves until [`stop`](Self::stop) is called or the sink fails.
-    pub fn serve(&self, settings: &Settings, sink: &LineSink, diag: &mut Diag) {
-        let diag = Mutex::new(diag);
-        let shared = Shared {
-            settings,
-            gate: Gate::new(settings.token.as_deref()),
-            sink,
-            stopping: &self.stopping,
-            waiting: &self.waiting,
-            diag: &diag,
+fn accept_loop(listener: TcpListener, tx: &SyncSender<TcpStream>, shared: &Shared<'_>) {
+    let control = shared.control;
+    for stream in listener.incoming() {
+        if control.stopping() {
+            return;
+        }
+        let stream = match stream {
+            Ok(s) => s,
+            Err(e) => {
+                shared.warn("accept", format_args!("accepting a connection failed: {e}"));
+                // Out of file descriptors and the like: let workers free some.
+                std::thread::sleep(Duration::from_millis(50));
+                continue;
+            }
         };
-        let (tx, rx) = sync_channel::<TcpStream>(settings.queue.max(1));
-        let rx = Mutex::new(rx);
-        std::thread::scope(|scope| {
-            for _ in 0..settings.workers.max(1) {
-                scope.spawn(|| worker(&rx, &shared, self));
-            }
-            self.accept_loop(&tx, &shared);
-            drop(tx);
-        });
-    }
-
-    fn accept_loop(&self, tx: &SyncSender<TcpStream>, shared: &Shared<'_>) {
-        for stream in self.listener.incoming() {
-            if self.stopping.load(Ordering::SeqCst) {
-                return;
-            }
-            let stream = match stream {
-                Ok(s) => s,
-                Err(e) => {
-                    shared.warn("accept", format_args!("accepting a connection failed: {e}"));
-                    // Out of file descriptors and the like: let workers free some.
-                    std::thread::sleep(Duration::from_millis(50));
-                    continue;
-                }
-            };
-            self.waiting.fetch_add(1, Ordering::SeqCst);
-            if let Err(TrySendError::Full(stream) | TrySendError::Disconnected(stream)) = tx.try_send(stream) {
-                self.waiting.fetch_sub(1, Ordering::SeqCst);
-                busy(stream);
-            }
+        control.waiting.fetch_add(1, Ordering::SeqCst);
+        if let Err(TrySendError::Full(stream) | TrySendError::Disconnected(stream)) =
+            tx.try_send(stream)
+        {
+            control.waiting.fetch_sub(1, Ordering::SeqCst);
+            busy(stream);
         }
     }
 }
@@ -170,7 +186,9 @@ fn wake_address(addr: SocketAddr) -> SocketAddr {
 
 /// Answers a connection no worker can take: 503, try again in a second.
 fn busy(stream: TcpStream) {
-    let Ok(mut conn) = Conn::new(stream) else { return };
+    let Ok(mut conn) = Conn::new(stream) else {
+        return;
+    };
     let r = Refusal {
         status: 503,
         message: "the receiver is busy; retry".into(),
@@ -180,16 +198,13 @@ fn busy(stream: TcpStream) {
     }
 }
 
-fn worker(rx: &Mutex<Receiver<TcpStream>>, shared: &Shared<'_>, recv: &OtlpServer) {
+fn worker(rx: &Mutex<Receiver<TcpStream>>, shared: &Shared<'_>) {
     loop {
         let next = rx.lock().unwrap_or_else(PoisonError::into_inner).recv();
         let Ok(stream) = next else { return };
-        shared.waiting.fetch_sub(1, Ordering::SeqCst);
+        shared.control.waiting.fetch_sub(1, Ordering::SeqCst);
         if let Ok(conn) = Conn::new(stream) {
             serve_connection(conn, shared);
-        }
-        if shared.sink.error.lock().unwrap_or_else(PoisonError::into_inner).is_some() {
-            recv.stop();
         }
     }
 }
@@ -197,7 +212,7 @@ fn worker(rx: &Mutex<Receiver<TcpStream>>, shared: &Shared<'_>, recv: &OtlpServe
 /// Serves the requests of one connection until it closes, misbehaves,
 /// idles, or the receiver stops.
 fn serve_connection(mut conn: Conn, shared: &Shared<'_>) {
-    let stopping = || shared.stopping.load(Ordering::SeqCst);
+    let stopping = || shared.control.stopping();
     loop {
         let head = match conn.read_head(&stopping) {
             Ok(head) => head,
@@ -212,7 +227,10 @@ fn serve_connection(mut conn: Conn, shared: &Shared<'_>) {
         let (response, close_now) = handle(&mut conn, &head, shared);
         // Leave the connection when others wait for a worker, so a few
         // idle keep-alive clients cannot hold the whole pool.
-        let close = close_now || head.wants_close() || stopping() || shared.waiting.load(Ordering::SeqCst) > 0;
+        let close = close_now
+            || head.wants_close()
+            || stopping()
+            || shared.control.waiting.load(Ordering::SeqCst) > 0;
         if conn.respond(&response, close).is_err() || close {
             if close_now {
                 conn.linger_close();
@@ -247,7 +265,9 @@ fn handle(conn: &mut Conn, head: &http::Head, shared: &Shared<'_>) -> (Response,
             shared.refused(conn, &r);
             // Read a small body anyway, so the connection can carry on.
             let unread = match Conn::framing(head) {
-                Ok(http::Framing::Length(n)) if n as usize <= limit => conn.read_body(head, limit).is_err(),
+                Ok(http::Framing::Length(n)) if n as usize <= limit => {
+                    conn.read_body(head, limit).is_err()
+                }
                 _ => true,
             };
             return (export::refused(&r, None), unread);
@@ -271,6 +291,7 @@ fn handle(conn: &mut Conn, head: &http::Head, shared: &Shared<'_>) -> (Response,
     if let Some(line) = line
         && let Err(e) = shared.sink.write_line(line)
     {
+        shared.control.stop();
         let r = Refusal {
             status: 503,
             message: format!("the receiver cannot write its output: {e}"),
@@ -282,7 +303,10 @@ fn handle(conn: &mut Conn, head: &http::Head, shared: &Shared<'_>) -> (Response,
 
 impl Shared<'_> {
     fn warn(&self, kind: &'static str, msg: std::fmt::Arguments<'_>) {
-        self.diag.lock().unwrap_or_else(PoisonError::into_inner).warn(kind, msg);
+        self.diag
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .warn(kind, msg);
     }
 
     fn refused(&self, conn: &Conn, r: &Refusal) {

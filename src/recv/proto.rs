@@ -168,7 +168,11 @@ pub fn export_request(msg: &[u8]) -> Result<Value> {
     obj.insert("resourceSpans".into(), Value::Array(Vec::new()));
     for_fields(msg, |n, v| {
         if n == 1 {
-            push(&mut obj, "resourceSpans", resource_spans(bytes("resourceSpans", v)?)?);
+            push(
+                &mut obj,
+                "resourceSpans",
+                resource_spans(bytes("resourceSpans", v)?)?,
+            );
         }
         Ok(())
     })?;
@@ -183,7 +187,11 @@ fn resource_spans(msg: &[u8]) -> Result<Value> {
                 obj.insert("resource".into(), resource(bytes("resource", v)?)?);
             }
             // 1000: InstrumentationLibrarySpans, the same shape under its old name.
-            2 | 1000 => push(&mut obj, "scopeSpans", scope_spans(bytes("scopeSpans", v)?)?),
+            2 | 1000 => push(
+                &mut obj,
+                "scopeSpans",
+                scope_spans(bytes("scopeSpans", v)?)?,
+            ),
             3 => {
                 obj.insert("schemaUrl".into(), string("schemaUrl", v)?);
             }
@@ -198,9 +206,16 @@ fn resource(msg: &[u8]) -> Result<Value> {
     let mut obj = Map::new();
     for_fields(msg, |n, v| {
         match n {
-            1 => push(&mut obj, "attributes", key_value(bytes("attributes", v)?, 0)?),
+            1 => push(
+                &mut obj,
+                "attributes",
+                key_value(bytes("attributes", v)?, 0)?,
+            ),
             2 => {
-                obj.insert("droppedAttributesCount".into(), number("droppedAttributesCount", v)?);
+                obj.insert(
+                    "droppedAttributesCount".into(),
+                    number("droppedAttributesCount", v)?,
+                );
             }
             _ => {}
         }
@@ -237,9 +252,16 @@ fn scope(msg: &[u8]) -> Result<Value> {
             2 => {
                 obj.insert("version".into(), string("version", v)?);
             }
-            3 => push(&mut obj, "attributes", key_value(bytes("attributes", v)?, 0)?),
+            3 => push(
+                &mut obj,
+                "attributes",
+                key_value(bytes("attributes", v)?, 0)?,
+            ),
             4 => {
-                obj.insert("droppedAttributesCount".into(), number("droppedAttributesCount", v)?);
+                obj.insert(
+                    "droppedAttributesCount".into(),
+                    number("droppedAttributesCount", v)?,
+                );
             }
             _ => {}
         }
@@ -261,10 +283,17 @@ fn span(msg: &[u8]) -> Result<Value> {
             7 => ("startTimeUnixNano", fixed64("startTimeUnixNano", v)?),
             8 => ("endTimeUnixNano", fixed64("endTimeUnixNano", v)?),
             9 => {
-                push(&mut obj, "attributes", key_value(bytes("attributes", v)?, 0)?);
+                push(
+                    &mut obj,
+                    "attributes",
+                    key_value(bytes("attributes", v)?, 0)?,
+                );
                 return Ok(());
             }
-            10 => ("droppedAttributesCount", number("droppedAttributesCount", v)?),
+            10 => (
+                "droppedAttributesCount",
+                number("droppedAttributesCount", v)?,
+            ),
             11 => {
                 push(&mut obj, "events", event(bytes("events", v)?)?);
                 return Ok(());
@@ -295,9 +324,16 @@ fn event(msg: &[u8]) -> Result<Value> {
             2 => {
                 obj.insert("name".into(), string("name", v)?);
             }
-            3 => push(&mut obj, "attributes", key_value(bytes("attributes", v)?, 0)?),
+            3 => push(
+                &mut obj,
+                "attributes",
+                key_value(bytes("attributes", v)?, 0)?,
+            ),
             4 => {
-                obj.insert("droppedAttributesCount".into(), number("droppedAttributesCount", v)?);
+                obj.insert(
+                    "droppedAttributesCount".into(),
+                    number("droppedAttributesCount", v)?,
+                );
             }
             _ => {}
         }
@@ -314,10 +350,17 @@ fn link(msg: &[u8]) -> Result<Value> {
             2 => ("spanId", hex_id("spanId", v)?),
             3 => ("traceState", string("traceState", v)?),
             4 => {
-                push(&mut obj, "attributes", key_value(bytes("attributes", v)?, 0)?);
+                push(
+                    &mut obj,
+                    "attributes",
+                    key_value(bytes("attributes", v)?, 0)?,
+                );
                 return Ok(());
             }
-            5 => ("droppedAttributesCount", number("droppedAttributesCount", v)?),
+            5 => (
+                "droppedAttributesCount",
+                number("droppedAttributesCount", v)?,
+            ),
             6 => ("flags", fixed32("flags", v)?),
             _ => return Ok(()),
         };
@@ -363,20 +406,33 @@ fn key_value(msg: &[u8], depth: usize) -> Result<Value> {
 
 fn any_value(msg: &[u8], depth: usize) -> Result<Value> {
     if depth > MAX_DEPTH {
-        return Err(bad(format!("attribute values nested deeper than {MAX_DEPTH}")));
+        return Err(bad(format!(
+            "attribute values nested deeper than {MAX_DEPTH}"
+        )));
     }
     let mut obj = Map::new();
     for_fields(msg, |n, v| {
         let (key, value) = match n {
             1 => ("stringValue", string("stringValue", v)?),
             2 => ("boolValue", Value::Bool(varint("boolValue", v)? != 0)),
-            3 => ("intValue", Value::String((varint("intValue", v)? as i64).to_string())),
+            3 => (
+                "intValue",
+                Value::String((varint("intValue", v)? as i64).to_string()),
+            ),
             4 => ("doubleValue", double(v)?),
-            5 => ("arrayValue", values_list(bytes("arrayValue", v)?, depth, false)?),
-            6 => ("kvlistValue", values_list(bytes("kvlistValue", v)?, depth, true)?),
+            5 => (
+                "arrayValue",
+                values_list(bytes("arrayValue", v)?, depth, false)?,
+            ),
+            6 => (
+                "kvlistValue",
+                values_list(bytes("kvlistValue", v)?, depth, true)?,
+            ),
             7 => (
                 "bytesValue",
-                Value::String(base64::engine::general_purpose::STANDARD.encode(bytes("bytesValue", v)?)),
+                Value::String(
+                    base64::engine::general_purpose::STANDARD.encode(bytes("bytesValue", v)?),
+                ),
             ),
             _ => return Ok(()),
         };
@@ -421,11 +477,10 @@ fn double(v: Wire<'_>) -> Result<Value> {
     })
 }
 
-#[cfg(test)]
-pub(crate) mod encode {
-    //! A protobuf writer for tests: just the wire format.
-
-    pub fn varint(mut n: u64, out: &mut Vec<u8>) {
+/// The writing side of the wire format, as an exporter encodes a request:
+/// for the tests and for load generators that feed triage-recv.
+pub mod encode {
+    pub fn put_varint(mut n: u64, out: &mut Vec<u8>) {
         while n >= 0x80 {
             out.push((n as u8) | 0x80);
             n >>= 7;
@@ -433,35 +488,38 @@ pub(crate) mod encode {
         out.push(n as u8);
     }
 
-    pub fn key(field: u64, wire: u64, out: &mut Vec<u8>) {
-        varint(field << 3 | wire, out);
+    fn put_key(field: u64, wire: u64, out: &mut Vec<u8>) {
+        put_varint(field << 3 | wire, out);
     }
 
-    pub fn bytes(field: u64, b: &[u8], out: &mut Vec<u8>) {
-        key(field, 2, out);
-        varint(b.len() as u64, out);
+    /// A length-delimited field: bytes, a string or an encoded message.
+    pub fn put_bytes(field: u64, b: &[u8], out: &mut Vec<u8>) {
+        put_key(field, 2, out);
+        put_varint(b.len() as u64, out);
         out.extend_from_slice(b);
     }
 
-    pub fn uint(field: u64, n: u64, out: &mut Vec<u8>) {
-        key(field, 0, out);
-        varint(n, out);
+    /// A varint field: integers, enums and bools.
+    pub fn put_uint(field: u64, n: u64, out: &mut Vec<u8>) {
+        put_key(field, 0, out);
+        put_varint(n, out);
     }
 
-    pub fn fixed64(field: u64, n: u64, out: &mut Vec<u8>) {
-        key(field, 1, out);
+    pub fn put_fixed64(field: u64, n: u64, out: &mut Vec<u8>) {
+        put_key(field, 1, out);
         out.extend_from_slice(&n.to_le_bytes());
     }
 
-    pub fn fixed32(field: u64, n: u32, out: &mut Vec<u8>) {
-        key(field, 5, out);
+    pub fn put_fixed32(field: u64, n: u32, out: &mut Vec<u8>) {
+        put_key(field, 5, out);
         out.extend_from_slice(&n.to_le_bytes());
     }
 
-    pub fn msg(field: u64, build: impl FnOnce(&mut Vec<u8>), out: &mut Vec<u8>) {
+    /// A message field whose content `build` writes.
+    pub fn put_message(field: u64, build: impl FnOnce(&mut Vec<u8>), out: &mut Vec<u8>) {
         let mut inner = Vec::new();
         build(&mut inner);
-        bytes(field, &inner, out);
+        put_bytes(field, &inner, out);
     }
 }
 
@@ -472,11 +530,11 @@ mod tests {
     use serde_json::json;
 
     fn string_attr(k: &str, v: &str, out: &mut Vec<u8>) {
-        msg(
+        put_message(
             9,
             |kv| {
-                bytes(1, k.as_bytes(), kv);
-                msg(2, |av| bytes(1, v.as_bytes(), av), kv);
+                put_bytes(1, k.as_bytes(), kv);
+                put_message(2, |av| put_bytes(1, v.as_bytes(), av), kv);
             },
             out,
         );
@@ -484,58 +542,66 @@ mod tests {
 
     fn request() -> Vec<u8> {
         let mut out = Vec::new();
-        msg(
+        put_message(
             1,
             |rs| {
-                msg(
+                put_message(
                     1,
                     |r| {
-                        msg(
+                        put_message(
                             1,
                             |kv| {
-                                bytes(1, b"service.name", kv);
-                                msg(2, |av| bytes(1, b"shop", av), kv);
+                                put_bytes(1, b"service.name", kv);
+                                put_message(2, |av| put_bytes(1, b"shop", av), kv);
                             },
                             r,
                         )
                     },
                     rs,
                 );
-                msg(
+                put_message(
                     2,
                     |ss| {
-                        msg(2, |s| bytes(1, b"lib", s), ss);
-                        msg(
+                        put_message(1, |s| put_bytes(1, b"lib", s), ss);
+                        put_message(
                             2,
                             |s| {
-                                bytes(1, &[0xab; 16], s);
-                                bytes(2, &[0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0xff], s);
-                                bytes(5, b"tool.call", s);
-                                uint(6, 3, s);
-                                fixed64(7, 1_700_000_000_123_456_789, s);
-                                fixed64(8, 1_700_000_001_000_000_000, s);
+                                put_bytes(1, &[0xab; 16], s);
+                                put_bytes(2, &[0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0xff], s);
+                                put_bytes(5, b"tool.call", s);
+                                put_uint(6, 3, s);
+                                put_fixed64(7, 1_700_000_000_123_456_789, s);
+                                put_fixed64(8, 1_700_000_001_000_000_000, s);
                                 string_attr("agent.id", "planner", s);
-                                msg(
+                                put_message(
                                     9,
                                     |kv| {
-                                        bytes(1, b"turn", kv);
-                                        msg(2, |av| uint(3, (-2i64) as u64, av), kv);
+                                        put_bytes(1, b"turn", kv);
+                                        put_message(2, |av| put_uint(3, (-2i64) as u64, av), kv);
                                     },
                                     s,
                                 );
-                                msg(
+                                put_message(
                                     9,
                                     |kv| {
-                                        bytes(1, b"nested", kv);
-                                        msg(
+                                        put_bytes(1, b"nested", kv);
+                                        put_message(
                                             2,
                                             |av| {
-                                                msg(
+                                                put_message(
                                                     5,
                                                     |arr| {
-                                                        msg(1, |x| uint(2, 1, x), arr);
-                                                        msg(1, |x| fixed64(4, 2.5f64.to_bits(), x), arr);
-                                                        msg(1, |x| bytes(7, b"\x00\xff", x), arr);
+                                                        put_message(1, |x| put_uint(2, 1, x), arr);
+                                                        put_message(
+                                                            1,
+                                                            |x| put_fixed64(4, 2.5f64.to_bits(), x),
+                                                            arr,
+                                                        );
+                                                        put_message(
+                                                            1,
+                                                            |x| put_bytes(7, b"\x00\xff", x),
+                                                            arr,
+                                                        );
                                                     },
                                                     av,
                                                 )
@@ -545,25 +611,25 @@ mod tests {
                                     },
                                     s,
                                 );
-                                msg(
+                                put_message(
                                     11,
                                     |e| {
-                                        fixed64(1, 5, e);
-                                        bytes(2, b"exception", e);
+                                        put_fixed64(1, 5, e);
+                                        put_bytes(2, b"exception", e);
                                     },
                                     s,
                                 );
-                                msg(
+                                put_message(
                                     15,
                                     |st| {
-                                        bytes(2, b"boom", st);
-                                        uint(3, 2, st);
+                                        put_bytes(2, b"boom", st);
+                                        put_uint(3, 2, st);
                                     },
                                     s,
                                 );
-                                fixed32(16, 1, s);
+                                put_fixed32(16, 1, s);
                                 // An unknown field is skipped.
-                                uint(99, 7, s);
+                                put_uint(99, 7, s);
                             },
                             ss,
                         );
@@ -616,35 +682,40 @@ mod tests {
         }
         assert!(export_request(&full[..full.len() - 3]).is_err());
         let mut wrong = Vec::new();
-        uint(1, 5, &mut wrong);
-        assert!(export_request(&wrong).unwrap_err().0.contains("resourceSpans"));
+        put_uint(1, 5, &mut wrong);
+        assert!(
+            export_request(&wrong)
+                .unwrap_err()
+                .0
+                .contains("resourceSpans")
+        );
         assert!(export_request(&[0xff; 11]).is_err());
     }
 
     #[test]
     fn deep_nesting_is_refused() {
         let mut value = Vec::new();
-        bytes(1, b"leaf", &mut value);
+        put_bytes(1, b"leaf", &mut value);
         for _ in 0..200 {
             let mut outer = Vec::new();
-            msg(5, |arr| bytes(1, &value, arr), &mut outer);
+            put_message(5, |arr| put_bytes(1, &value, arr), &mut outer);
             value = outer;
         }
         let mut req = Vec::new();
-        msg(
+        put_message(
             1,
             |rs| {
-                msg(
+                put_message(
                     2,
                     |ss| {
-                        msg(
+                        put_message(
                             2,
                             |s| {
-                                msg(
+                                put_message(
                                     9,
                                     |kv| {
-                                        bytes(1, b"k", kv);
-                                        bytes(2, &value, kv);
+                                        put_bytes(1, b"k", kv);
+                                        put_bytes(2, &value, kv);
                                     },
                                     s,
                                 )
