@@ -178,7 +178,10 @@ fn json_line(body: &[u8]) -> Result<Option<Vec<u8>>, Refusal> {
         #[serde(rename = "resourceSpans", alias = "resource_spans", default)]
         resource_spans: Option<Vec<serde::de::IgnoredAny>>,
     }
-    let body = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body).trim_ascii();
+    let body = body
+        .strip_prefix(b"\xEF\xBB\xBF")
+        .unwrap_or(body)
+        .trim_ascii();
     // serde would take a struct from an array too; a request is an object.
     if !body.starts_with(b"{") {
         return Err(refuse(400, "bad JSON: an export request is an object"));
