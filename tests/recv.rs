@@ -53,12 +53,21 @@ impl Recv {
     /// SIGTERM, then the exit code (within a generous bound).
     fn stop(mut self) -> (i32, String) {
         let pid = self.child.id().to_string();
-        assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+        assert!(
+            Command::new("kill")
+                .args(["-TERM", &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
                 std::thread::sleep(Duration::from_millis(50));
-                return (status.code().unwrap_or(-1), self.stderr.lock().unwrap().clone());
+                return (
+                    status.code().unwrap_or(-1),
+                    self.stderr.lock().unwrap().clone(),
+                );
             }
             assert!(Instant::now() < deadline, "triage-recv did not stop");
             std::thread::sleep(Duration::from_millis(20));
@@ -100,7 +109,10 @@ fn post(
         .unwrap_or_default()
         .to_string();
     let mut answer = Vec::new();
-    resp.body_mut().as_reader().read_to_end(&mut answer).unwrap();
+    resp.body_mut()
+        .as_reader()
+        .read_to_end(&mut answer)
+        .unwrap();
     Ok((resp.status().as_u16(), ctype, answer))
 }
 
@@ -218,8 +230,10 @@ fn json_request(spans: &[Span]) -> Vec<u8> {
             })
         })
         .collect();
-    serde_json::to_vec_pretty(&serde_json::json!({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}))
-        .unwrap()
+    serde_json::to_vec_pretty(
+        &serde_json::json!({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}),
+    )
+    .unwrap()
 }
 
 /// Span ids in the receiver's output lines, with how often each appears.
@@ -230,7 +244,9 @@ fn span_ids(output: &str) -> HashMap<String, usize> {
         for rs in v["resourceSpans"].as_array().unwrap() {
             for ss in rs["scopeSpans"].as_array().unwrap() {
                 for span in ss["spans"].as_array().unwrap() {
-                    *seen.entry(span["spanId"].as_str().unwrap().to_string()).or_insert(0) += 1;
+                    *seen
+                        .entry(span["spanId"].as_str().unwrap().to_string())
+                        .or_insert(0) += 1;
                 }
             }
         }
@@ -252,18 +268,30 @@ fn recv_into_parse_reads_json_and_protobuf() {
     let shop = std::fs::read_to_string("examples/otlp-shop.jsonl").unwrap();
     let first = shop.lines().next().unwrap();
     let (status, ctype, body) = post(&agent, &recv.url, &[JSON], first.as_bytes()).unwrap();
-    assert_eq!((status, ctype.as_str(), &body[..]), (200, "application/json", &b"{}"[..]));
+    assert_eq!(
+        (status, ctype.as_str(), &body[..]),
+        (200, "application/json", &b"{}"[..])
+    );
 
     let spans: Vec<Span> = (0..3).map(|i| Span::new(7, 0, i)).collect();
-    let (status, ctype, body) =
-        post(&agent, &recv.url, &[PROTOBUF, GZIP], &gzip(&protobuf_request(&spans))).unwrap();
+    let (status, ctype, body) = post(
+        &agent,
+        &recv.url,
+        &[PROTOBUF, GZIP],
+        &gzip(&protobuf_request(&spans)),
+    )
+    .unwrap();
     assert_eq!((status, ctype.as_str()), (200, "application/x-protobuf"));
     assert!(body.is_empty(), "an empty ExportTraceServiceResponse");
 
     let (code, err) = recv.stop();
     assert_eq!(code, 0, "{err}");
     let out = parse.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let recs = records(&out.stdout);
     let sources = of_kind(&recs, "source");
     assert_eq!(sources.len(), 1);
@@ -290,32 +318,57 @@ fn refused_requests_leave_it_serving() {
     let dir = tempfile::tempdir().unwrap();
     let output = dir.path().join("spans.jsonl");
     let recv = Recv::start(
-        &["--token", "tok3n", "--max-body", "2K", "--output", output.to_str().unwrap()],
+        &[
+            "--token",
+            "tok3n",
+            "--max-body",
+            "2K",
+            "--output",
+            output.to_str().unwrap(),
+        ],
         Stdio::null(),
     );
     let agent = agent();
     let auth = ("Authorization", "Bearer tok3n");
     let good = json_request(&[Span::new(1, 0, 0)]);
-    let status = |headers: &[(&str, &str)], body: &[u8]| post(&agent, &recv.url, headers, body).unwrap().0;
+    let status =
+        |headers: &[(&str, &str)], body: &[u8]| post(&agent, &recv.url, headers, body).unwrap().0;
 
     assert_eq!(status(&[JSON], &good), 401);
-    assert_eq!(status(&[JSON, ("Authorization", "Bearer tok3")], &good), 401);
+    assert_eq!(
+        status(&[JSON, ("Authorization", "Bearer tok3")], &good),
+        401
+    );
     assert_eq!(status(&[("Content-Type", "text/plain"), auth], &good), 415);
-    assert_eq!(status(&[JSON, auth, ("Content-Encoding", "br")], &good), 415);
+    assert_eq!(
+        status(&[JSON, auth, ("Content-Encoding", "br")], &good),
+        415
+    );
     assert_eq!(status(&[JSON, auth], b"{\"resourceSpans\": [,]}"), 400);
     let (code, ctype, body) = post(&agent, &recv.url, &[PROTOBUF, auth], b"\x0a\xff\xff").unwrap();
     assert_eq!((code, ctype.as_str()), (400, "application/x-protobuf"));
-    assert_eq!(&body[..2], b"\x08\x03", "a Status with code INVALID_ARGUMENT");
+    assert_eq!(
+        &body[..2],
+        b"\x08\x03",
+        "a Status with code INVALID_ARGUMENT"
+    );
     assert_eq!(status(&[JSON, auth], &vec![b' '; 3000]), 413);
-    assert_eq!(status(&[JSON, auth, GZIP], &gzip(&vec![b' '; 100_000])), 413);
+    assert_eq!(
+        status(&[JSON, auth, GZIP], &gzip(&vec![b' '; 100_000])),
+        413
+    );
     let wrong_path = recv.url.replace("/v1/traces", "/v1/logs");
-    assert_eq!(post(&agent, &wrong_path, &[JSON, auth], &good).unwrap().0, 404);
+    assert_eq!(
+        post(&agent, &wrong_path, &[JSON, auth], &good).unwrap().0,
+        404
+    );
     assert_eq!(agent.get(&recv.url).call().unwrap().status().as_u16(), 405);
 
     // Garbage on a raw connection gets a 400 and a closed connection.
     let mut raw = TcpStream::connect(recv.addr()).unwrap();
     raw.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    raw.write_all(b"\x16\x03\x01 not http at all\r\n\r\n").unwrap();
+    raw.write_all(b"\x16\x03\x01 not http at all\r\n\r\n")
+        .unwrap();
     let mut answer = String::new();
     raw.read_to_string(&mut answer).unwrap();
     assert!(answer.starts_with("HTTP/1.1 400 "), "{answer}");
@@ -326,7 +379,11 @@ fn refused_requests_leave_it_serving() {
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("refused (401)"), "{err}");
     let written = std::fs::read_to_string(&output).unwrap();
-    assert_eq!(written.lines().count(), 1, "only the accepted request: {written}");
+    assert_eq!(
+        written.lines().count(),
+        1,
+        "only the accepted request: {written}"
+    );
     assert_eq!(span_ids(&written).len(), 1);
 }
 
@@ -340,7 +397,14 @@ fn every_acknowledged_span_comes_out_exactly_once_across_a_sigterm() {
     let output = dir.path().join("spans.jsonl");
     // Few workers and a short queue, so some clients are told 503 and retry.
     let recv = Recv::start(
-        &["--workers", "3", "--queue", "2", "--output", output.to_str().unwrap()],
+        &[
+            "--workers",
+            "3",
+            "--queue",
+            "2",
+            "--output",
+            output.to_str().unwrap(),
+        ],
         Stdio::null(),
     );
     let acked = Arc::new(Mutex::new(Vec::<String>::new()));
@@ -348,8 +412,12 @@ fn every_acknowledged_span_comes_out_exactly_once_across_a_sigterm() {
     let stopping = Arc::new(AtomicBool::new(false));
     let clients: Vec<_> = (0..CLIENTS)
         .map(|c| {
-            let (url, acked, acked_count, stopping) =
-                (recv.url.clone(), acked.clone(), acked_count.clone(), stopping.clone());
+            let (url, acked, acked_count, stopping) = (
+                recv.url.clone(),
+                acked.clone(),
+                acked_count.clone(),
+                stopping.clone(),
+            );
             std::thread::spawn(move || {
                 let agent = agent();
                 'requests: for r in 0..REQUESTS {
@@ -386,7 +454,10 @@ fn every_acknowledged_span_comes_out_exactly_once_across_a_sigterm() {
     let half = CLIENTS * REQUESTS * SPANS / 2;
     let deadline = Instant::now() + Duration::from_secs(60);
     while acked_count.load(Ordering::SeqCst) < half {
-        assert!(Instant::now() < deadline, "the receiver took too few requests");
+        assert!(
+            Instant::now() < deadline,
+            "the receiver took too few requests"
+        );
         std::thread::sleep(Duration::from_millis(5));
     }
     stopping.store(true, Ordering::SeqCst);
@@ -401,8 +472,14 @@ fn every_acknowledged_span_comes_out_exactly_once_across_a_sigterm() {
     let written = span_ids(&std::fs::read_to_string(&output).unwrap());
     let twice: Vec<_> = written.iter().filter(|(_, n)| **n > 1).collect();
     assert!(twice.is_empty(), "written more than once: {twice:?}");
-    let lost: Vec<_> = acked.iter().filter(|id| !written.contains_key(*id)).collect();
+    let lost: Vec<_> = acked
+        .iter()
+        .filter(|id| !written.contains_key(*id))
+        .collect();
     assert!(lost.is_empty(), "acknowledged but not written: {lost:?}");
     let unacked: Vec<_> = written.keys().filter(|id| !acked.contains(*id)).collect();
-    assert!(unacked.is_empty(), "written but never acknowledged: {unacked:?}");
+    assert!(
+        unacked.is_empty(),
+        "written but never acknowledged: {unacked:?}"
+    );
 }

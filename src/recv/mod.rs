@@ -167,6 +167,10 @@ fn accept_loop(listener: TcpListener, tx: &SyncSender<TcpStream>, shared: &Share
             tx.try_send(stream)
         {
             control.waiting.fetch_sub(1, Ordering::SeqCst);
+            shared.warn(
+                "busy",
+                format_args!("every worker is busy and the queue is full: answered 503"),
+            );
             busy(stream);
         }
     }
