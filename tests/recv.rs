@@ -149,7 +149,7 @@ impl Span {
             run: format!("run-{client}"),
             turn: i as i64 + 1,
             tool: "search",
-            ok: i % 2 == 0,
+            ok: i.is_multiple_of(2),
         }
     }
 
