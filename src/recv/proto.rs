@@ -10,7 +10,8 @@ use std::fmt::Write as _;
 use base64::Engine as _;
 use serde_json::{Map, Value};
 
-/// AnyValue nesting deeper than this is refused rather than recursed into.
+/// Messages nested deeper than this (attribute values in values…) are
+/// refused rather than recursed into.
 const MAX_DEPTH: usize = 64;
 
 /// Why a body is not an ExportTraceServiceRequest.
@@ -89,392 +90,197 @@ impl<'a> Fields<'a> {
     }
 }
 
-/// Calls `each` for every field of `msg`.
-fn for_fields<'a>(msg: &'a [u8], mut each: impl FnMut(u64, Wire<'a>) -> Result<()>) -> Result<()> {
-    let mut fields = Fields { buf: msg };
-    while let Some((number, value)) = fields.next_field()? {
-        each(number, value)?;
-    }
-    Ok(())
+// ---- the messages, as tables: field number, JSON name, how to read it ----
+
+/// How a field's value is read and written as JSON.
+#[derive(Clone, Copy)]
+enum Kind {
+    /// string: a JSON string (UTF-8 checked).
+    Str,
+    /// Trace and span ids: lowercase hex.
+    Hex,
+    /// Other bytes: base64.
+    Base64,
+    /// uint32 and enums: JSON numbers.
+    Number,
+    Bool,
+    /// int64: a decimal string.
+    Int64,
+    /// fixed64 (nanosecond timestamps): a decimal string.
+    Fixed64,
+    Fixed32,
+    Double,
+    Message(&'static Message),
+    /// A repeated message field: a JSON array.
+    Repeated(&'static Message),
 }
 
-// ---- typed accessors: a known field with the wrong wire type is an error ----
-
-fn bytes<'a>(name: &str, v: Wire<'a>) -> Result<&'a [u8]> {
-    match v {
-        Wire::Bytes(b) => Ok(b),
-        _ => Err(bad(format!("{name}: expected a length-delimited field"))),
-    }
+/// A message's known fields. In a oneof only the last field set counts.
+struct Message {
+    fields: &'static [(u64, &'static str, Kind)],
+    oneof: bool,
 }
 
-fn string(name: &str, v: Wire<'_>) -> Result<Value> {
-    let b = bytes(name, v)?;
-    std::str::from_utf8(b)
-        .map(|s| Value::String(s.to_string()))
-        .map_err(|_| bad(format!("{name}: not valid UTF-8")))
-}
-
-fn varint(name: &str, v: Wire<'_>) -> Result<u64> {
-    match v {
-        Wire::Varint(n) => Ok(n),
-        _ => Err(bad(format!("{name}: expected a varint"))),
-    }
-}
-
-/// uint32 and enum fields: JSON numbers.
-fn number(name: &str, v: Wire<'_>) -> Result<Value> {
-    // Enums are int32 on the wire; negative values arrive sign-extended.
-    Ok(Value::from(varint(name, v)? as i64 as i32 as i64))
-}
-
-/// fixed64 nanosecond timestamps: decimal strings.
-fn fixed64(name: &str, v: Wire<'_>) -> Result<Value> {
-    match v {
-        Wire::Fixed64(n) => Ok(Value::String(n.to_string())),
-        _ => Err(bad(format!("{name}: expected a fixed64"))),
+const fn message(fields: &'static [(u64, &'static str, Kind)]) -> Message {
+    Message {
+        fields,
+        oneof: false,
     }
 }
 
-fn fixed32(name: &str, v: Wire<'_>) -> Result<Value> {
-    match v {
-        Wire::Fixed32(n) => Ok(Value::from(n)),
-        _ => Err(bad(format!("{name}: expected a fixed32"))),
-    }
-}
+use Kind::*;
 
-/// Trace and span ids: lowercase hex.
-fn hex_id(name: &str, v: Wire<'_>) -> Result<Value> {
-    let b = bytes(name, v)?;
-    let mut s = String::with_capacity(b.len() * 2);
-    for byte in b {
-        let _ = write!(s, "{byte:02x}");
-    }
-    Ok(Value::String(s))
-}
-
-fn push(obj: &mut Map<String, Value>, key: &str, item: Value) {
-    match obj.entry(key).or_insert_with(|| Value::Array(Vec::new())) {
-        Value::Array(items) => items.push(item),
-        slot => *slot = Value::Array(vec![item]),
-    }
-}
-
-// ---- the messages ----
+static REQUEST: Message = message(&[(1, "resourceSpans", Repeated(&RESOURCE_SPANS))]);
+static RESOURCE_SPANS: Message = message(&[
+    (1, "resource", Message(&RESOURCE)),
+    (2, "scopeSpans", Repeated(&SCOPE_SPANS)),
+    (3, "schemaUrl", Str),
+    // InstrumentationLibrarySpans: the same shape under its old name.
+    (1000, "scopeSpans", Repeated(&SCOPE_SPANS)),
+]);
+static RESOURCE: Message = message(&[
+    (1, "attributes", Repeated(&KEY_VALUE)),
+    (2, "droppedAttributesCount", Number),
+]);
+static SCOPE_SPANS: Message = message(&[
+    (1, "scope", Message(&SCOPE)),
+    (2, "spans", Repeated(&SPAN)),
+    (3, "schemaUrl", Str),
+]);
+static SCOPE: Message = message(&[
+    (1, "name", Str),
+    (2, "version", Str),
+    (3, "attributes", Repeated(&KEY_VALUE)),
+    (4, "droppedAttributesCount", Number),
+]);
+static SPAN: Message = message(&[
+    (1, "traceId", Hex),
+    (2, "spanId", Hex),
+    (3, "traceState", Str),
+    (4, "parentSpanId", Hex),
+    (5, "name", Str),
+    (6, "kind", Number),
+    (7, "startTimeUnixNano", Fixed64),
+    (8, "endTimeUnixNano", Fixed64),
+    (9, "attributes", Repeated(&KEY_VALUE)),
+    (10, "droppedAttributesCount", Number),
+    (11, "events", Repeated(&EVENT)),
+    (12, "droppedEventsCount", Number),
+    (13, "links", Repeated(&LINK)),
+    (14, "droppedLinksCount", Number),
+    (15, "status", Message(&STATUS)),
+    (16, "flags", Fixed32),
+]);
+static EVENT: Message = message(&[
+    (1, "timeUnixNano", Fixed64),
+    (2, "name", Str),
+    (3, "attributes", Repeated(&KEY_VALUE)),
+    (4, "droppedAttributesCount", Number),
+]);
+static LINK: Message = message(&[
+    (1, "traceId", Hex),
+    (2, "spanId", Hex),
+    (3, "traceState", Str),
+    (4, "attributes", Repeated(&KEY_VALUE)),
+    (5, "droppedAttributesCount", Number),
+    (6, "flags", Fixed32),
+]);
+static STATUS: Message = message(&[(2, "message", Str), (3, "code", Number)]);
+static KEY_VALUE: Message = message(&[(1, "key", Str), (2, "value", Message(&ANY_VALUE))]);
+static ANY_VALUE: Message = Message {
+    fields: &[
+        (1, "stringValue", Str),
+        (2, "boolValue", Bool),
+        (3, "intValue", Int64),
+        (4, "doubleValue", Double),
+        (5, "arrayValue", Message(&ARRAY_VALUE)),
+        (6, "kvlistValue", Message(&KEY_VALUE_LIST)),
+        (7, "bytesValue", Base64),
+    ],
+    oneof: true,
+};
+static ARRAY_VALUE: Message = message(&[(1, "values", Repeated(&ANY_VALUE))]);
+static KEY_VALUE_LIST: Message = message(&[(1, "values", Repeated(&KEY_VALUE))]);
 
 /// Decodes an ExportTraceServiceRequest into its OTLP JSON form.
 pub fn export_request(msg: &[u8]) -> Result<Value> {
-    let mut obj = Map::new();
+    let mut request = decode(msg, &REQUEST, 0)?;
     // The key is there even for an empty request, as the Collector writes it.
-    obj.insert("resourceSpans".into(), Value::Array(Vec::new()));
-    for_fields(msg, |n, v| {
-        if n == 1 {
-            push(
-                &mut obj,
-                "resourceSpans",
-                resource_spans(bytes("resourceSpans", v)?)?,
-            );
-        }
-        Ok(())
-    })?;
-    Ok(Value::Object(obj))
+    request
+        .entry("resourceSpans")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    Ok(Value::Object(request))
 }
 
-fn resource_spans(msg: &[u8]) -> Result<Value> {
-    let mut obj = Map::new();
-    for_fields(msg, |n, v| {
-        match n {
-            1 => {
-                obj.insert("resource".into(), resource(bytes("resource", v)?)?);
-            }
-            // 1000: InstrumentationLibrarySpans, the same shape under its old name.
-            2 | 1000 => push(
-                &mut obj,
-                "scopeSpans",
-                scope_spans(bytes("scopeSpans", v)?)?,
-            ),
-            3 => {
-                obj.insert("schemaUrl".into(), string("schemaUrl", v)?);
-            }
-            _ => {}
-        }
-        Ok(())
-    })?;
-    Ok(Value::Object(obj))
-}
-
-fn resource(msg: &[u8]) -> Result<Value> {
-    let mut obj = Map::new();
-    for_fields(msg, |n, v| {
-        match n {
-            1 => push(
-                &mut obj,
-                "attributes",
-                key_value(bytes("attributes", v)?, 0)?,
-            ),
-            2 => {
-                obj.insert(
-                    "droppedAttributesCount".into(),
-                    number("droppedAttributesCount", v)?,
-                );
-            }
-            _ => {}
-        }
-        Ok(())
-    })?;
-    Ok(Value::Object(obj))
-}
-
-fn scope_spans(msg: &[u8]) -> Result<Value> {
-    let mut obj = Map::new();
-    for_fields(msg, |n, v| {
-        match n {
-            1 => {
-                obj.insert("scope".into(), scope(bytes("scope", v)?)?);
-            }
-            2 => push(&mut obj, "spans", span(bytes("spans", v)?)?),
-            3 => {
-                obj.insert("schemaUrl".into(), string("schemaUrl", v)?);
-            }
-            _ => {}
-        }
-        Ok(())
-    })?;
-    Ok(Value::Object(obj))
-}
-
-fn scope(msg: &[u8]) -> Result<Value> {
-    let mut obj = Map::new();
-    for_fields(msg, |n, v| {
-        match n {
-            1 => {
-                obj.insert("name".into(), string("name", v)?);
-            }
-            2 => {
-                obj.insert("version".into(), string("version", v)?);
-            }
-            3 => push(
-                &mut obj,
-                "attributes",
-                key_value(bytes("attributes", v)?, 0)?,
-            ),
-            4 => {
-                obj.insert(
-                    "droppedAttributesCount".into(),
-                    number("droppedAttributesCount", v)?,
-                );
-            }
-            _ => {}
-        }
-        Ok(())
-    })?;
-    Ok(Value::Object(obj))
-}
-
-fn span(msg: &[u8]) -> Result<Value> {
-    let mut obj = Map::new();
-    for_fields(msg, |n, v| {
-        let (key, value) = match n {
-            1 => ("traceId", hex_id("traceId", v)?),
-            2 => ("spanId", hex_id("spanId", v)?),
-            3 => ("traceState", string("traceState", v)?),
-            4 => ("parentSpanId", hex_id("parentSpanId", v)?),
-            5 => ("name", string("name", v)?),
-            6 => ("kind", number("kind", v)?),
-            7 => ("startTimeUnixNano", fixed64("startTimeUnixNano", v)?),
-            8 => ("endTimeUnixNano", fixed64("endTimeUnixNano", v)?),
-            9 => {
-                push(
-                    &mut obj,
-                    "attributes",
-                    key_value(bytes("attributes", v)?, 0)?,
-                );
-                return Ok(());
-            }
-            10 => (
-                "droppedAttributesCount",
-                number("droppedAttributesCount", v)?,
-            ),
-            11 => {
-                push(&mut obj, "events", event(bytes("events", v)?)?);
-                return Ok(());
-            }
-            12 => ("droppedEventsCount", number("droppedEventsCount", v)?),
-            13 => {
-                push(&mut obj, "links", link(bytes("links", v)?)?);
-                return Ok(());
-            }
-            14 => ("droppedLinksCount", number("droppedLinksCount", v)?),
-            15 => ("status", status(bytes("status", v)?)?),
-            16 => ("flags", fixed32("flags", v)?),
-            _ => return Ok(()),
-        };
-        obj.insert(key.into(), value);
-        Ok(())
-    })?;
-    Ok(Value::Object(obj))
-}
-
-fn event(msg: &[u8]) -> Result<Value> {
-    let mut obj = Map::new();
-    for_fields(msg, |n, v| {
-        match n {
-            1 => {
-                obj.insert("timeUnixNano".into(), fixed64("timeUnixNano", v)?);
-            }
-            2 => {
-                obj.insert("name".into(), string("name", v)?);
-            }
-            3 => push(
-                &mut obj,
-                "attributes",
-                key_value(bytes("attributes", v)?, 0)?,
-            ),
-            4 => {
-                obj.insert(
-                    "droppedAttributesCount".into(),
-                    number("droppedAttributesCount", v)?,
-                );
-            }
-            _ => {}
-        }
-        Ok(())
-    })?;
-    Ok(Value::Object(obj))
-}
-
-fn link(msg: &[u8]) -> Result<Value> {
-    let mut obj = Map::new();
-    for_fields(msg, |n, v| {
-        let (key, value) = match n {
-            1 => ("traceId", hex_id("traceId", v)?),
-            2 => ("spanId", hex_id("spanId", v)?),
-            3 => ("traceState", string("traceState", v)?),
-            4 => {
-                push(
-                    &mut obj,
-                    "attributes",
-                    key_value(bytes("attributes", v)?, 0)?,
-                );
-                return Ok(());
-            }
-            5 => (
-                "droppedAttributesCount",
-                number("droppedAttributesCount", v)?,
-            ),
-            6 => ("flags", fixed32("flags", v)?),
-            _ => return Ok(()),
-        };
-        obj.insert(key.into(), value);
-        Ok(())
-    })?;
-    Ok(Value::Object(obj))
-}
-
-fn status(msg: &[u8]) -> Result<Value> {
-    let mut obj = Map::new();
-    for_fields(msg, |n, v| {
-        match n {
-            2 => {
-                obj.insert("message".into(), string("message", v)?);
-            }
-            3 => {
-                obj.insert("code".into(), number("code", v)?);
-            }
-            _ => {}
-        }
-        Ok(())
-    })?;
-    Ok(Value::Object(obj))
-}
-
-fn key_value(msg: &[u8], depth: usize) -> Result<Value> {
-    let mut obj = Map::new();
-    for_fields(msg, |n, v| {
-        match n {
-            1 => {
-                obj.insert("key".into(), string("key", v)?);
-            }
-            2 => {
-                obj.insert("value".into(), any_value(bytes("value", v)?, depth + 1)?);
-            }
-            _ => {}
-        }
-        Ok(())
-    })?;
-    Ok(Value::Object(obj))
-}
-
-fn any_value(msg: &[u8], depth: usize) -> Result<Value> {
+fn decode(msg: &[u8], schema: &Message, depth: usize) -> Result<Map<String, Value>> {
     if depth > MAX_DEPTH {
-        return Err(bad(format!(
-            "attribute values nested deeper than {MAX_DEPTH}"
-        )));
+        return Err(bad(format!("messages nested deeper than {MAX_DEPTH}")));
     }
     let mut obj = Map::new();
-    for_fields(msg, |n, v| {
-        let (key, value) = match n {
-            1 => ("stringValue", string("stringValue", v)?),
-            2 => ("boolValue", Value::Bool(varint("boolValue", v)? != 0)),
-            3 => (
-                "intValue",
-                Value::String((varint("intValue", v)? as i64).to_string()),
-            ),
-            4 => ("doubleValue", double(v)?),
-            5 => (
-                "arrayValue",
-                values_list(bytes("arrayValue", v)?, depth, false)?,
-            ),
-            6 => (
-                "kvlistValue",
-                values_list(bytes("kvlistValue", v)?, depth, true)?,
-            ),
-            7 => (
-                "bytesValue",
-                Value::String(
-                    base64::engine::general_purpose::STANDARD.encode(bytes("bytesValue", v)?),
-                ),
-            ),
-            _ => return Ok(()),
+    let mut fields = Fields { buf: msg };
+    while let Some((number, wire)) = fields.next_field()? {
+        let Some(&(_, name, kind)) = schema.fields.iter().find(|(n, _, _)| *n == number) else {
+            continue;
         };
-        // A oneof: the last value on the wire wins.
-        obj.clear();
-        obj.insert(key.into(), value);
-        Ok(())
-    })?;
-    Ok(Value::Object(obj))
+        let value = read(name, kind, wire, depth)?;
+        if let Repeated(_) = kind {
+            match obj.entry(name).or_insert_with(|| Value::Array(Vec::new())) {
+                Value::Array(items) => items.push(value),
+                slot => *slot = Value::Array(vec![value]),
+            }
+        } else {
+            if schema.oneof {
+                obj.clear();
+            }
+            obj.insert(name.into(), value);
+        }
+    }
+    Ok(obj)
 }
 
-/// ArrayValue (`values` of AnyValue) or KeyValueList (`values` of KeyValue).
-fn values_list(msg: &[u8], depth: usize, key_values: bool) -> Result<Value> {
-    let mut obj = Map::new();
-    obj.insert("values".into(), Value::Array(Vec::new()));
-    for_fields(msg, |n, v| {
-        if n == 1 {
-            let item = bytes("values", v)?;
-            let item = if key_values {
-                key_value(item, depth + 1)?
-            } else {
-                any_value(item, depth + 1)?
-            };
-            push(&mut obj, "values", item);
+fn read(name: &str, kind: Kind, wire: Wire<'_>, depth: usize) -> Result<Value> {
+    let mistyped = |expected: &str| bad(format!("{name}: expected {expected}"));
+    Ok(match (kind, wire) {
+        (Str, Wire::Bytes(b)) => Value::String(
+            std::str::from_utf8(b)
+                .map_err(|_| bad(format!("{name}: not valid UTF-8")))?
+                .to_string(),
+        ),
+        (Hex, Wire::Bytes(b)) => {
+            let mut s = String::with_capacity(b.len() * 2);
+            for byte in b {
+                let _ = write!(s, "{byte:02x}");
+            }
+            Value::String(s)
         }
-        Ok(())
-    })?;
-    Ok(Value::Object(obj))
+        (Base64, Wire::Bytes(b)) => {
+            Value::String(base64::engine::general_purpose::STANDARD.encode(b))
+        }
+        (Message(m) | Repeated(m), Wire::Bytes(b)) => Value::Object(decode(b, m, depth + 1)?),
+        // Enums are int32 on the wire; negative values arrive sign-extended.
+        (Number, Wire::Varint(n)) => Value::from(n as i64 as i32 as i64),
+        (Bool, Wire::Varint(n)) => Value::Bool(n != 0),
+        (Int64, Wire::Varint(n)) => Value::String((n as i64).to_string()),
+        (Fixed64, Wire::Fixed64(n)) => Value::String(n.to_string()),
+        (Fixed32, Wire::Fixed32(n)) => Value::from(n),
+        (Double, Wire::Fixed64(bits)) => double(f64::from_bits(bits)),
+        (Str | Hex | Base64 | Message(_) | Repeated(_), _) => {
+            return Err(mistyped("a length-delimited field"));
+        }
+        (Number | Bool | Int64, _) => return Err(mistyped("a varint")),
+        (Fixed64 | Double, _) => return Err(mistyped("a fixed64")),
+        (Fixed32, _) => return Err(mistyped("a fixed32")),
+    })
 }
 
 /// A double; NaN and the infinities as proto3 JSON spells them.
-fn double(v: Wire<'_>) -> Result<Value> {
-    let Wire::Fixed64(bits) = v else {
-        return Err(bad("doubleValue: expected a fixed64"));
-    };
-    let x = f64::from_bits(bits);
-    Ok(match serde_json::Number::from_f64(x) {
+fn double(x: f64) -> Value {
+    match serde_json::Number::from_f64(x) {
         Some(n) => Value::Number(n),
         None if x.is_nan() => Value::String("NaN".into()),
         None if x > 0.0 => Value::String("Infinity".into()),
         None => Value::String("-Infinity".into()),
-    })
+    }
 }
 
 /// The writing side of the wire format, as an exporter encodes a request:
