@@ -18,17 +18,20 @@ use crate::ndjson::{RecordWriter, read_all};
 use crate::record::{Header, Pattern};
 use crate::stream::{Record, read_records_from};
 
-/// Page someone when a failure pattern crosses the line: for each scored
-/// pattern whose final score reaches the threshold and that has not fired
-/// within the cooldown, POST a Slack, Discord or plain JSON payload to a
-/// webhook. Writes one `alert` record per pattern saying what was decided.
+/// Page someone when a failure pattern crosses the line.
+///
+/// For each scored pattern whose final score reaches the threshold and that
+/// has not fired within the cooldown, POST a Slack, Discord or plain JSON
+/// payload to a webhook. Writes one `alert` record per pattern saying what
+/// was decided; other records pass through.
 #[derive(Parser, Debug)]
-#[command(name = "triage-alert", version, about, long_about = None)]
+#[command(name = "triage-alert", version)]
 pub struct Args {
     /// triage-score output, or the document of `triage report --format json`; none or `-` reads stdin.
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
-    /// Webhook URL (a secret: messages show only its scheme and host). Default: [alerting] webhook_url.
+    /// Webhook URL (a secret: messages show only its scheme and host). Else TRIAGE_WEBHOOK_URL, else
+    /// [alerting] webhook_url.
     #[arg(
         long,
         value_name = "URL",

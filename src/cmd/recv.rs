@@ -14,12 +14,14 @@ use crate::cli::{self, CommonArgs, Diag, Tool};
 use crate::recv::export::TRACES_PATH;
 use crate::recv::{self, Control, LineSink, Settings};
 
-/// Take spans straight from running agents: an OTLP/HTTP receiver (POST
-/// /v1/traces, JSON or protobuf, plain or gzip) that writes each export it
-/// acknowledges as one line of OTLP JSON, the shape of the OpenTelemetry
-/// Collector's file exporter, so `triage-recv | triage-parse` works.
+/// Take spans straight from running agents: an OTLP/HTTP trace receiver.
+///
+/// Takes POST /v1/traces (JSON or protobuf, plain or gzip) and writes each
+/// export it acknowledges as one line of OTLP JSON, the shape of the
+/// OpenTelemetry Collector's file exporter, so `triage-recv | triage-parse`
+/// works.
 #[derive(Parser, Debug)]
-#[command(name = "triage-recv", version, about, long_about = None)]
+#[command(name = "triage-recv", version)]
 pub struct Args {
     /// Address to listen on. Anything but loopback exposes the receiver to the network: set --token then.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:4318")]
@@ -27,7 +29,7 @@ pub struct Args {
     /// Append the lines to FILE instead of writing them to stdout.
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Require `Authorization: Bearer TOKEN` (prefer the environment variable: flags show in ps).
+    /// Require `Authorization: Bearer TOKEN`. Prefer TRIAGE_RECV_TOKEN, which sets it too: flags show in ps.
     #[arg(
         long,
         value_name = "TOKEN",
@@ -62,9 +64,9 @@ On SIGTERM or SIGINT the receiver stops accepting connections, finishes the requ
         ),
         (
             "EXAMPLES",
-            "triage-recv --output spans.jsonl &\n\
-OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 python my_agents.py\n\
-triage-parse spans.jsonl | triage-group | triage-score | triage-render\n\n\
+            "triage-recv --output spans.jsonl &\n\n\
+OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 python my_agents.py\n\n\
+triage report spans.jsonl\n\n\
 triage-recv | triage-parse --line-buffered | tee events.ndjson\n\n\
 TRIAGE_RECV_TOKEN=s3cret triage-recv --listen 0.0.0.0:4318 -o /var/spool/triage/spans.jsonl",
         ),

@@ -57,7 +57,8 @@ impl Head {
         has("close") || (self.http10 && !has("keep-alive"))
     }
 
-    fn expects_continue(&self) -> bool {
+    /// True when the client waits for `100 Continue` before sending the body.
+    pub fn expects_continue(&self) -> bool {
         self.header("expect")
             .is_some_and(|v| v.trim().eq_ignore_ascii_case("100-continue"))
     }
@@ -109,7 +110,9 @@ impl Conn {
     /// The next request's head. Between requests, `stopping` or a long
     /// idle time ends the connection quietly.
     pub fn read_head(&mut self, stopping: &dyn Fn() -> bool) -> Result<Head, ReadError> {
-        let started = Instant::now();
+        let idle_since = Instant::now();
+        // When the first byte of this request came: its deadline starts then.
+        let mut started = (!self.buf.is_empty()).then(Instant::now);
         loop {
             if let Some(head) = self.parse_head()? {
                 return Ok(head);
@@ -117,14 +120,17 @@ impl Conn {
             if self.buf.len() > MAX_HEAD_BYTES {
                 return Err(ReadError::Refuse(431, "request head too large".into()));
             }
-            let waiting = self.buf.is_empty();
             match self.fill()? {
                 Some(0) => return Err(ReadError::Closed),
-                Some(_) => {}
-                None if waiting && (stopping() || started.elapsed() > IDLE_TIMEOUT) => {
+                Some(_) => {
+                    started.get_or_insert_with(Instant::now);
+                }
+                None if started.is_none()
+                    && (stopping() || idle_since.elapsed() > IDLE_TIMEOUT) =>
+                {
                     return Err(ReadError::Closed);
                 }
-                None if !waiting && started.elapsed() > REQUEST_TIMEOUT => {
+                None if started.is_some_and(|t| t.elapsed() > REQUEST_TIMEOUT) => {
                     return Err(ReadError::Refuse(
                         408,
                         "request head not received in time".into(),

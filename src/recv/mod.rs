@@ -50,6 +50,14 @@ impl LineSink {
 
     /// Writes `line` and a newline in one write, then flushes.
     fn write_line(&self, mut line: Vec<u8>) -> io::Result<()> {
+        if self
+            .error
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some()
+        {
+            return Err(io::Error::other("an earlier write failed"));
+        }
         line.push(b'\n');
         let mut out = self.out.lock().unwrap_or_else(PoisonError::into_inner);
         let result = out.write_all(&line).and_then(|()| out.flush());
@@ -267,9 +275,11 @@ fn handle(conn: &mut Conn, head: &http::Head, shared: &Shared<'_>) -> (Response,
         Ok(ok) => ok,
         Err(r) => {
             shared.refused(conn, &r);
-            // Read a small body anyway, so the connection can carry on.
+            // Read a small body anyway, so the connection can carry on;
+            // a client waiting for 100 Continue sends none.
             let unread = match Conn::framing(head) {
-                Ok(http::Framing::Length(n)) if n as usize <= limit => {
+                _ if head.expects_continue() => true,
+                Ok(http::Framing::Length(n)) if n <= limit as u64 => {
                     conn.read_body(head, limit).is_err()
                 }
                 _ => true,
