@@ -201,6 +201,13 @@ impl Diag {
         }
     }
 
+    /// Prints a note (what a run cost, say) as `tool: note: ...`, unless quiet.
+    pub fn note(&self, msg: fmt::Arguments<'_>) {
+        if !self.quiet {
+            eprintln!("{}: note: {}", self.tool, msg);
+        }
+    }
+
     /// How many warnings of `kind` were raised, printed or not.
     pub fn count(&self, kind: &str) -> u64 {
         self.counts.get(kind).copied().unwrap_or(0)

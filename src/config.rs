@@ -1,5 +1,5 @@
-//! triage.toml: the scoring model's knobs, failure classification rules and
-//! alerting settings. Unknown keys and wrong types are errors naming the
+//! triage.toml: the scoring model's knobs, failure classification rules,
+//! alerting and LLM provider settings. Unknown keys and wrong types are errors naming the
 //! file, line and key.
 
 use std::collections::BTreeMap;
@@ -33,6 +33,8 @@ pub struct Config {
     pub classify: BTreeMap<String, Vec<String>>,
     #[serde(default)]
     pub alerting: AlertConfig,
+    #[serde(default)]
+    pub llm: LlmConfig,
     /// The reference's storage section: accepted so its files load; unused.
     #[serde(default)]
     pub storage: Option<toml::Table>,
@@ -118,6 +120,41 @@ impl Default for AlertConfig {
     }
 }
 
+/// `[llm]`: the provider narratives and the judge ask. API keys are read
+/// from the environment only, never from this file.
+#[derive(Deserialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct LlmConfig {
+    /// anthropic or openai; unset: anthropic, or openai when only OPENAI_*
+    /// variables are set.
+    pub provider: Option<crate::llm::ProviderKind>,
+    /// Unset: the provider's default model.
+    pub model: Option<String>,
+    /// ANTHROPIC_BASE_URL or OPENAI_BASE_URL win over it; unset, the
+    /// provider's own.
+    pub base_url: Option<String>,
+    /// Requests in flight at once.
+    pub concurrency: usize,
+    /// Seconds one request may take, retries not counted.
+    pub timeout_seconds: u64,
+    /// Retries of a request the provider answered with 429 or 5xx, or that
+    /// did not get through.
+    pub retries: u32,
+}
+
+impl Default for LlmConfig {
+    fn default() -> Self {
+        LlmConfig {
+            provider: None,
+            model: None,
+            base_url: None,
+            concurrency: 4,
+            timeout_seconds: 60,
+            retries: 3,
+        }
+    }
+}
+
 impl Config {
     /// Loads a file; errors name the file and the line of the bad key.
     pub fn load(path: &Path) -> anyhow::Result<Config> {
@@ -158,6 +195,15 @@ impl Config {
                 ));
             }
         }
+        if !(1..=64).contains(&self.llm.concurrency) {
+            return Err(format!(
+                "0: llm.concurrency must be 1 to 64, not {}",
+                self.llm.concurrency
+            ));
+        }
+        if self.llm.timeout_seconds == 0 {
+            return Err("0: llm.timeout_seconds must be 1 or more".to_string());
+        }
         Ok(())
     }
 }
@@ -196,6 +242,21 @@ mod tests {
     }
 
     #[test]
+    fn llm_section_loads_and_refuses_unknown_keys_and_providers() {
+        let c = Config::parse("[llm]\nprovider = \"openai\"\nmodel = \"qwen\"\nconcurrency = 2\n")
+            .unwrap();
+        assert_eq!(c.llm.provider, Some(crate::llm::ProviderKind::Openai));
+        assert_eq!(c.llm.model.as_deref(), Some("qwen"));
+        assert_eq!(c.llm.concurrency, 2);
+        let e = Config::parse("[llm]\napi_key = \"sk-1\"\n").unwrap_err();
+        assert!(e.starts_with("2: ") && e.contains("api_key"), "{e}");
+        let e = Config::parse("[llm]\nprovider = \"gemini\"\n").unwrap_err();
+        assert!(e.starts_with("2: "), "{e}");
+        let e = Config::parse("[llm]\nconcurrency = 0\n").unwrap_err();
+        assert!(e.contains("llm.concurrency"), "{e}");
+    }
+
+    #[test]
     fn classify_rules_load() {
         let c =
             Config::parse("[classify]\nenvironment_constraint = [\"quota exceeded\"]\n").unwrap();
@@ -213,6 +274,7 @@ mod example_file {
         let c = Config::load(&path).unwrap();
         assert_eq!(c.scoring, ScoringConfig::default());
         assert_eq!(c.alerting, AlertConfig::default());
+        assert_eq!(c.llm, LlmConfig::default());
         assert!(c.classify.contains_key("environment_constraint"));
     }
 }

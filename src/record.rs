@@ -428,6 +428,21 @@ pub struct Verdict {
     /// The top three candidates; the first is the verdict.
     #[serde(default)]
     pub candidates: Vec<Candidate>,
+    /// What the LLM judge (`triage-explain --judge`) said of the candidates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge: Option<JudgeNote>,
+}
+
+/// The LLM judge's pick among a verdict's candidates.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct JudgeNote {
+    pub model: String,
+    /// The rule-ranked position (1-based) of the candidate it picked.
+    pub choice: u64,
+    /// True when it picked another candidate than the rules' first, which
+    /// is then the verdict.
+    pub reranked: bool,
+    pub reason: String,
 }
 
 fn verdict_kind() -> Cow<'static, str> {

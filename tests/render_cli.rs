@@ -361,6 +361,7 @@ fn html_escapes_every_text_from_a_trace() {
         p["samples"][0]["text"] = json!(name);
         p["samples"][0]["run_id"] = json!(name);
         p["narrative"] = json!(name);
+        p["fix"] = json!(name);
         records.push(p);
     }
     records.push(json!({"kind":"verdict","run_id":HOSTILE[0],"agent_id":HOSTILE[1],"step":1,

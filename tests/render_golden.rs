@@ -66,6 +66,48 @@ fn table_matches_golden() {
     check_golden("table", "monday.txt");
 }
 
+/// The Monday example with what `triage-explain --narrate` adds to its top
+/// two patterns (the third has none), and a trace text with markup in one.
+fn narrated_monday() -> Vec<u8> {
+    let text = String::from_utf8(scored_monday()).unwrap();
+    let mut out = String::new();
+    for line in text.lines() {
+        let mut rec: serde_json::Value = serde_json::from_str(line).unwrap();
+        let narrative = match rec["rank"].as_u64() {
+            Some(1) => Some((
+                "The planner dispatched 11 subtasks while its view of the retriever and the task queue was stale, \
+                 and none recovered within 3 turns.\nEvery sample shows <retriever_state> older than the queue head.",
+                "Make dispatch_subtask re-read task_queue_head and refuse to dispatch when the retriever's index is older.",
+            )),
+            Some(2) => Some((
+                "call_external_api failed twice in 2 of 3 runs with no retry.",
+                "Retry call_external_api once with backoff | log the status.",
+            )),
+            _ => None,
+        };
+        if let Some((n, f)) = narrative {
+            rec["narrative"] = serde_json::json!(n);
+            rec["fix"] = serde_json::json!(f);
+            rec["narrative_model"] = serde_json::json!("claude-haiku-4-5");
+        }
+        out.push_str(&rec.to_string());
+        out.push('\n');
+    }
+    out.into_bytes()
+}
+
+#[test]
+fn a_narrated_report_matches_golden_in_every_format() {
+    for (format, ext) in [
+        ("md", "md"),
+        ("html", "html"),
+        ("table", "txt"),
+        ("csv", "csv"),
+    ] {
+        check_golden_of(narrated_monday(), format, &format!("monday-narrated.{ext}"));
+    }
+}
+
 #[test]
 fn comparison_matches_golden_in_every_format() {
     for (format, ext) in [

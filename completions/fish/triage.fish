@@ -36,6 +36,11 @@ otel\t'agent-triage\'s minimal span JSON: a list of spans or {"spans": [...]}'
 otlp\t'OTLP/HTTP JSON trace requests, one per file or one per line'
 taubench\t'τ-bench trajectory files: a list of runs with `traj` and `reward`'
 whowhen\t'Who&When benchmark runs: one JSON object with a `history` per file'"
+complete -c triage -n "__fish_triage_using_subcommand report" -l provider -d 'LLM provider: anthropic (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL) or openai, any OpenAI-compatible chat-completions server such as a local one (OPENAI_BASE_URL, OPENAI_API_KEY). Default: [llm] provider, else anthropic, or openai when only OPENAI_* variables are set' -r -f -a "anthropic\t'The Anthropic Messages API (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL)'
+openai\t'Any OpenAI-compatible chat-completions server, local ones included (OPENAI_BASE_URL, OPENAI_API_KEY)'"
+complete -c triage -n "__fish_triage_using_subcommand report" -l model -d 'LLM model. Default: [llm] model, else claude-haiku-4-5 (anthropic) or gpt-4o-mini (openai)' -r
+complete -c triage -n "__fish_triage_using_subcommand report" -l concurrency -d 'LLM requests in flight at once. Default: [llm] concurrency, 4' -r
+complete -c triage -n "__fish_triage_using_subcommand report" -l timeout -d 'Seconds one LLM request may take. Default: [llm] timeout_seconds, 60' -r
 complete -c triage -n "__fish_triage_using_subcommand report" -s f -l format -d 'Output format' -r -f -a "md\t'The morning report as markdown'
 table\t'A table for the terminal'
 html\t'A self-contained HTML dashboard'
@@ -48,6 +53,7 @@ complete -c triage -n "__fish_triage_using_subcommand report" -l generate -d 'Pr
 bash\t''
 zsh\t''
 fish\t''"
+complete -c triage -n "__fish_triage_using_subcommand report" -l ai-analysis -d 'Add an LLM\'s root-cause narrative and one fix to each of the top patterns, as triage-explain --narrate does'
 complete -c triage -n "__fish_triage_using_subcommand report" -l strict -d 'Stop at the first input that cannot be read, with exit status 2, instead of skipping it with a warning'
 complete -c triage -n "__fish_triage_using_subcommand report" -s q -l quiet -d 'Print no warnings (errors are still printed)'
 complete -c triage -n "__fish_triage_using_subcommand report" -l line-buffered -d 'Flush every record as soon as it is written (for `tail -f` pipelines)'

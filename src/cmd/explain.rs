@@ -1,31 +1,109 @@
 //! triage-explain: `event` and `run` records in, `finding` and `verdict`
-//! records out, one verdict per failed run.
+//! records out, one verdict per failed run; with `--narrate`, scored
+//! `pattern` records in and out with an LLM's narrative and fix.
 
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::Parser;
+use serde::Deserialize;
+use serde_json::{Map, Value};
 
 use crate::cli::{self, CommonArgs, Diag, Input, Tool};
-use crate::explain::{self, view::EventExtras, view::RunView, view::Step};
+use crate::config::{Config, LlmConfig};
+use crate::explain::{self, Explanation, view::EventExtras, view::RunView, view::Step};
+use crate::llm::{Client, ProviderKind, Settings};
 use crate::ndjson::{ChunkReader, RecordWriter};
-use crate::record::{EventView, Header, KindProbe, RunRec, SCHEMA};
+use crate::record::{EventView, Header, KindProbe, Pattern, RunRec, SCHEMA};
 
 /// Trace each failed run back to the agent and step that caused it: run the
 /// detectors over every run's events, write what they found as `finding`
 /// records and one `verdict` per failed run with the top 3 candidates.
+/// With --narrate, add an LLM's root-cause narrative and one fix to the
+/// top scored patterns; with --judge, let an LLM re-rank each verdict's
+/// candidates.
 #[derive(Parser, Debug)]
 #[command(name = "triage-explain", version, about, long_about = None)]
 pub struct Args {
-    /// Event and run records (triage-parse output); none or `-` reads stdin.
+    /// Event and run records (triage-parse output), or scored pattern
+    /// records (triage-score output) with --narrate; none or `-` reads stdin.
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Write only the verdicts, not the findings behind them.
     #[arg(long)]
     pub verdicts_only: bool,
+    /// Add an LLM's root-cause narrative and one concrete fix to each of the
+    /// top N scored pattern records (fields narrative, fix, narrative_model).
+    #[arg(long)]
+    pub narrate: bool,
+    /// With --narrate: the patterns narrated, the top N by rank.
+    #[arg(long, short = 'n', value_name = "N", default_value_t = 3,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub top: u64,
+    /// Let an LLM re-rank the top 3 candidates of each failed run's verdict;
+    /// the verdict follows its pick and notes its reason (field judge).
+    #[arg(long)]
+    pub judge: bool,
+    /// Configuration file (its [llm] section).
+    #[arg(long, short = 'c', value_name = "FILE", env = "TRIAGE_CONFIG")]
+    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub llm: LlmArgs,
     #[command(flatten)]
     pub common: CommonArgs,
+}
+
+/// The flags that choose and pace the LLM provider; `triage report`
+/// flattens them too. Unset, they come from the `[llm]` section.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct LlmArgs {
+    /// LLM provider: anthropic (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL) or
+    /// openai, any OpenAI-compatible chat-completions server such as a local
+    /// one (OPENAI_BASE_URL, OPENAI_API_KEY). Default: [llm] provider, else
+    /// anthropic, or openai when only OPENAI_* variables are set.
+    #[arg(long, value_enum)]
+    pub provider: Option<ProviderKind>,
+    /// LLM model. Default: [llm] model, else claude-haiku-4-5 (anthropic)
+    /// or gpt-4o-mini (openai).
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+    /// LLM requests in flight at once. Default: [llm] concurrency, 4.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=64))]
+    pub concurrency: Option<u64>,
+    /// Seconds one LLM request may take. Default: [llm] timeout_seconds, 60.
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub timeout: Option<u64>,
+}
+
+impl LlmArgs {
+    /// The client these flags, the `[llm]` section and the environment
+    /// describe; `purpose` (the flag that needs it) is named when a key is
+    /// missing.
+    pub fn client(&self, config: &LlmConfig, purpose: &str) -> anyhow::Result<Client> {
+        let mut s = Settings::from_config(config);
+        if self.provider.is_some() {
+            s.provider = self.provider;
+        }
+        if let Some(m) = &self.model {
+            s.model = Some(m.clone());
+        }
+        if let Some(n) = self.concurrency {
+            s.concurrency = n as usize;
+        }
+        if let Some(t) = self.timeout {
+            s.timeout = Duration::from_secs(t);
+        }
+        Client::new(&s, |k| std::env::var(k).ok(), purpose)
+    }
+}
+
+/// Prints what the LLM requests cost, unless there were none.
+pub fn report_usage(client: &Client, diag: &Diag) {
+    if client.usage().requests > 0 {
+        diag.note(format_args!("llm usage: {}", client.usage_text()));
+    }
 }
 
 impl Tool for Args {
@@ -40,7 +118,25 @@ a tool reply and the step that asked for it, parent and child spans) to the earl
         (
             "EXAMPLES",
             "triage-parse --format whowhen run.json | triage-explain\n\n\
-triage-parse traces/*.jsonl | triage-explain --verdicts-only | jq -r '[.run_id, .agent_id, .step, .category] | @tsv'",
+triage-parse traces/*.jsonl | triage-explain --verdicts-only | jq -r '[.run_id, .agent_id, .step, .category] | @tsv'\n\n\
+triage-parse runs/*.ndjson | triage-group | triage-score | triage-explain --narrate | triage-render\n\n\
+triage-parse run.json | OPENAI_BASE_URL=http://127.0.0.1:8080/v1 triage-explain --judge --model qwen2.5-7b",
+        ),
+        (
+            "LLM",
+            "--narrate and --judge send data to the LLM provider: for --narrate, each narrated pattern's numbers \
+and up to 5 sample events (run id, turn, step, and their error message or output, at most 300 characters); for --judge, each failed run's task, \
+an outline of its steps (160 characters each) and its candidates' evidence and text (1,200 characters each). \
+Trace text is sent as delimited data the model is told never to follow. Requests are retried on 429 and 5xx \
+with exponential backoff (or the server's Retry-After); a refused key is an error. Token usage and prompt-cache \
+reads are printed on stderr.",
+        ),
+        (
+            "ENVIRONMENT",
+            "ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL: the Anthropic provider's key and base URL (default https://api.anthropic.com).\n\n\
+OPENAI_API_KEY, OPENAI_BASE_URL: an OpenAI-compatible provider's key (optional for a local server) and base URL \
+(default https://api.openai.com/v1).\n\n\
+TRIAGE_CONFIG: the configuration file, as --config.",
         ),
     ];
 
@@ -49,6 +145,12 @@ triage-parse traces/*.jsonl | triage-explain --verdicts-only | jq -r '[.run_id, 
     }
 
     fn run(self, diag: &mut Diag) -> anyhow::Result<u8> {
+        let config = Config::load_or_default(self.config.as_deref())?;
+        let client = match (self.narrate, self.judge) {
+            (false, false) => None,
+            (true, _) => Some(self.llm.client(&config.llm, "--narrate")?),
+            (false, true) => Some(self.llm.client(&config.llm, "--judge")?),
+        };
         let inputs = cli::inputs(&self.files)?;
         let stdout = std::io::BufWriter::with_capacity(256 * 1024, std::io::stdout().lock());
         let mut out = RecordWriter::new(
@@ -56,32 +158,115 @@ triage-parse traces/*.jsonl | triage-explain --verdicts-only | jq -r '[.run_id, 
             self.common.line_buffered,
         );
         out.record(&Header::for_tool(Self::NAME))?;
-        let mut runs = Runs::default();
+        let mut runs = Runs {
+            keep_patterns: self.narrate,
+            ..Runs::default()
+        };
         for input in &inputs {
             read_input(input, &mut runs, &mut out, diag, self.common.strict)?;
         }
-        for run in runs.into_views() {
-            let e = explain::explain(&run);
-            if !self.verdicts_only {
-                for f in &e.findings {
-                    out.record(f)?;
-                }
-            }
-            if let Some(v) = &e.verdict {
-                out.record(v)?;
-            }
+        let mut patterns = std::mem::take(&mut runs.patterns);
+        if let Some(client) = client.as_ref().filter(|_| self.narrate) {
+            narrate_top(client, &mut patterns, self.top, diag)?;
         }
+        for (fields, _) in &patterns {
+            out.record(fields)?;
+        }
+        let judge = client.as_ref().filter(|_| self.judge);
+        explain_runs(runs, judge, self.verdicts_only, &mut out, diag)?;
         out.flush()?;
+        if let Some(client) = &client {
+            report_usage(client, diag);
+        }
         Ok(cli::EXIT_OK)
     }
 }
 
-/// The runs read so far, in first-appearance order.
+/// Explains every run and writes its findings and verdict; with a judge,
+/// once it has seen every verdict (its requests run side by side).
+fn explain_runs(
+    runs: Runs,
+    judge: Option<&Client>,
+    verdicts_only: bool,
+    out: &mut RecordWriter<Box<dyn Write>>,
+    diag: &mut Diag,
+) -> anyhow::Result<()> {
+    let write = |e: &Explanation, out: &mut RecordWriter<Box<dyn Write>>| -> std::io::Result<()> {
+        if !verdicts_only {
+            for f in &e.findings {
+                out.record(f)?;
+            }
+        }
+        match &e.verdict {
+            Some(v) => out.record(v),
+            None => Ok(()),
+        }
+    };
+    let Some(client) = judge else {
+        for run in runs.into_views() {
+            write(&explain::explain(&run), out)?;
+        }
+        return Ok(());
+    };
+    let mut explained: Vec<(RunView, Explanation)> = runs
+        .into_views()
+        .map(|run| {
+            let e = explain::explain(&run);
+            (run, e)
+        })
+        .collect();
+    crate::judge::judge_all(client, &mut explained, diag)?;
+    for (_, e) in &explained {
+        write(e, out)?;
+    }
+    Ok(())
+}
+
+/// Narrates the top `top` of the scored patterns read, in place.
+fn narrate_top(
+    client: &Client,
+    patterns: &mut [(Map<String, Value>, Pattern)],
+    top: u64,
+    diag: &mut Diag,
+) -> anyhow::Result<()> {
+    if patterns.is_empty() {
+        diag.warn(
+            "no-patterns",
+            format_args!(
+                "--narrate: no pattern records in the input (pipe triage-score output in)"
+            ),
+        );
+        return Ok(());
+    }
+    let mut ranked: Vec<usize> = (0..patterns.len())
+        .filter(|&i| patterns[i].1.score.is_some())
+        .collect();
+    if ranked.is_empty() {
+        anyhow::bail!(
+            "--narrate: the pattern records are not scored: pipe them through triage-score first"
+        );
+    }
+    ranked.sort_by_key(|&i| patterns[i].1.score.as_ref().map_or(u64::MAX, |s| s.rank));
+    ranked.truncate(usize::try_from(top).unwrap_or(usize::MAX));
+    let chosen: Vec<&Pattern> = ranked.iter().map(|&i| &patterns[i].1).collect();
+    let narratives = crate::narrate::narrate(client, &chosen, diag)?;
+    for (i, n) in ranked.into_iter().zip(narratives) {
+        if let Some(n) = n {
+            n.insert_into(&mut patterns[i].0, client.model());
+        }
+    }
+    Ok(())
+}
+
+/// The runs read so far, in first-appearance order, and (for --narrate)
+/// the pattern records, each as read and as typed.
 #[derive(Default)]
 struct Runs {
     order: Vec<String>,
     steps: HashMap<String, Vec<Step>>,
     records: HashMap<String, RunRec>,
+    keep_patterns: bool,
+    patterns: Vec<(Map<String, Value>, Pattern)>,
 }
 
 impl Runs {
@@ -101,8 +286,9 @@ impl Runs {
     }
 }
 
-/// Reads one input: events and runs are kept, headers checked and passed
-/// through, every other kind passed through unchanged.
+/// Reads one input: events and runs (and patterns, for --narrate) are
+/// kept, headers checked and passed through, every other kind passed
+/// through unchanged.
 fn read_input(
     input: &Input,
     runs: &mut Runs,
@@ -170,6 +356,14 @@ fn read_line(
                 serde_json::from_slice(bytes).map_err(|e| LineError::Bad(e.to_string()))?;
             runs.slot(&rec.run_id);
             runs.records.insert(rec.run_id.clone(), rec);
+            Ok(())
+        }
+        Some("pattern") if runs.keep_patterns => {
+            let fields: Map<String, Value> =
+                serde_json::from_slice(bytes).map_err(|e| LineError::Bad(e.to_string()))?;
+            let typed = Pattern::deserialize(Value::Object(fields.clone()))
+                .map_err(|e| LineError::Bad(e.to_string()))?;
+            runs.patterns.push((fields, typed));
             Ok(())
         }
         Some(_) => out.raw_line(bytes).map_err(LineError::Io),

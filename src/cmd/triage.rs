@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 use crate::adapters::Format;
 use crate::cli::{self, CommonArgs, Diag, Tool};
 use crate::cmd::diff::SidesArgs;
+use crate::cmd::explain::{LlmArgs, report_usage};
 use crate::cmd::render::OutputArgs;
 use crate::config::Config;
 use crate::pipeline::{AnalyzeOptions, analyze};
@@ -47,6 +48,12 @@ pub struct ReportArgs {
     /// Trace format of the input files.
     #[arg(long, value_enum, default_value = "auto")]
     pub input_format: Format,
+    /// Add an LLM's root-cause narrative and one fix to each of the top
+    /// patterns, as triage-explain --narrate does.
+    #[arg(long)]
+    pub ai_analysis: bool,
+    #[command(flatten)]
+    pub llm: LlmArgs,
     #[command(flatten)]
     pub output: OutputArgs,
     #[command(flatten)]
@@ -74,6 +81,7 @@ impl Tool for Args {
         "EXAMPLES",
         "triage report runs/*.ndjson --top 5\n\n\
 triage report --format html -o /var/www/triage.html --refresh 300 /var/log/agents/*.jsonl\n\n\
+ANTHROPIC_API_KEY=... triage report --ai-analysis runs/*.ndjson\n\n\
 triage compare --fail-on regression baseline/ candidate/\n\n\
 triage parse traces.jsonl | triage group | triage score | triage render --format table",
     )];
@@ -108,13 +116,24 @@ fn options(
 
 fn report(a: ReportArgs, diag: &mut Diag) -> anyhow::Result<u8> {
     let opts = options(a.config.as_deref(), a.input_format, &a.common)?;
+    let client = a
+        .ai_analysis
+        .then(|| a.llm.client(&opts.config.llm, "--ai-analysis"))
+        .transpose()?;
     let analysis = analyze(&cli::inputs(&a.files)?, &opts, diag)?;
     let mut report = Report::from_scored(analysis.batch, analysis.patterns);
     for line in &analysis.other {
         report.add_line(line).map_err(|e| anyhow::anyhow!("{e}"))?;
     }
     report.finish();
+    if let Some(client) = &client {
+        let top = usize::try_from(a.output.top).unwrap_or(usize::MAX);
+        crate::narrate::narrate_report(client, &mut report, top, diag)?;
+    }
     a.output.emit(&report, opts.config.scoring)?;
+    if let Some(client) = &client {
+        report_usage(client, diag);
+    }
     Ok(cli::EXIT_OK)
 }
 

@@ -130,6 +130,7 @@ pub fn verdict(run: &RunView, hits: &[NamedHit<'_>]) -> Verdict {
         confidence: candidates[0].confidence,
         evidence,
         candidates,
+        judge: None,
     }
 }
 
@@ -222,7 +223,7 @@ fn pad_with_early_actions(run: &RunView, hits: &[NamedHit<'_>], candidates: &mut
 }
 
 /// Who is to blame for the step a run is traced back to.
-fn blame(run: &RunView, at: usize, category: &str) -> &'static str {
+pub(crate) fn blame(run: &RunView, at: usize, category: &str) -> &'static str {
     let agent = run.steps[at].agent.to_ascii_lowercase();
     if category == "prompt_injection" {
         "environment"
@@ -260,6 +261,7 @@ fn unexplained(run: &RunView, hits: &[NamedHit<'_>]) -> Verdict {
         confidence: 0.0,
         evidence: vec!["no detector suspects any step of this failed run".to_string()],
         candidates: Vec::new(),
+        judge: None,
     }
 }
 

@@ -495,13 +495,7 @@ fn write_card(page: &mut String, report: &Report, rp: &ReportPattern, opts: &Ren
         recovery_bar(s, &window),
         words::why_this_matters(p, s, &opts.scoring, &Html)
     );
-    if let Some(n) = rp.narrative() {
-        let _ = write!(
-            page,
-            "<div class=\"ai\"><b>AI root-cause analysis</b>{}</div>",
-            escape(n)
-        );
-    }
+    write_narrative(page, rp);
     let (verdicts, total) = report.verdicts_for(p);
     if !verdicts.is_empty() {
         page.push_str("<h2>Root causes of its runs</h2>");
@@ -514,6 +508,26 @@ fn write_card(page: &mut String, report: &Report, rp: &ReportPattern, opts: &Ren
         "<p class=\"action\"><strong>Suggested next action:</strong> {}</p></article>",
         escape(words::next_action(&p.failure_classification))
     );
+}
+
+/// The LLM's narrative and fix, when they were added.
+fn write_narrative(page: &mut String, rp: &ReportPattern) {
+    let (narrative, fix) = (rp.narrative(), rp.fix());
+    if narrative.is_none() && fix.is_none() {
+        return;
+    }
+    page.push_str("<div class=\"ai\"><b>AI root-cause analysis</b>");
+    if let Some(n) = narrative {
+        page.push_str(&escape(n));
+    }
+    if let Some(f) = fix {
+        let _ = write!(
+            page,
+            "<p class=\"fix\"><strong>Suggested fix:</strong> {}</p>",
+            escape(f)
+        );
+    }
+    page.push_str("</div>");
 }
 
 fn write_metrics(page: &mut String, rp: &ReportPattern, s: &Scores, opts: &RenderOptions) {
@@ -597,7 +611,7 @@ fn verdict_table(page: &mut String, verdicts: &[&Verdict]) {
             escape(&v.category),
             escape(&v.blame),
             v.confidence,
-            escape(&v.evidence.join(" "))
+            escape(&words::verdict_evidence(v))
         );
     }
     page.push_str("</table>");

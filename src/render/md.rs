@@ -113,17 +113,19 @@ fn write_pattern(
         "{}\n",
         words::why_this_matters(p, s, &opts.scoring, &Md)
     )?;
-    if let Some(narrative) = rp.narrative() {
-        writeln!(out, "**AI root-cause analysis:**\n")?;
-        writeln!(out, "> {}\n", text(narrative))?;
-    }
+    write_narrative(rp, out)?;
     let (verdicts, total) = report.verdicts_for(p);
     if !verdicts.is_empty() {
         writeln!(out, "**Root causes of its runs:**\n")?;
         for v in &verdicts {
+            let judged = if v.judge.as_ref().is_some_and(|j| j.reranked) {
+                ", re-ranked by the LLM judge"
+            } else {
+                ""
+            };
             writeln!(
                 out,
-                "- run {}: {} at step {} ({}, blame: {})",
+                "- run {}: {} at step {} ({}, blame: {}{judged})",
                 Md.code(&v.run_id),
                 text(&v.agent_id),
                 v.step,
@@ -142,6 +144,19 @@ fn write_pattern(
         words::next_action(&p.failure_classification)
     )?;
     writeln!(out, "---\n")
+}
+
+/// The LLM's narrative and fix, when `triage-explain --narrate` or
+/// `triage report --ai-analysis` added them.
+fn write_narrative(rp: &ReportPattern, out: &mut dyn Write) -> io::Result<()> {
+    if let Some(narrative) = rp.narrative() {
+        writeln!(out, "**AI root-cause analysis:**\n")?;
+        writeln!(out, "> {}\n", text(narrative))?;
+    }
+    if let Some(fix) = rp.fix() {
+        writeln!(out, "**AI-suggested fix:** {}\n", text(fix))?;
+    }
+    Ok(())
 }
 
 fn write_metrics(
@@ -245,7 +260,7 @@ fn write_verdict_table(report: &Report, out: &mut dyn Write) -> io::Result<()> {
             cell(&v.category),
             cell(&v.blame),
             v.confidence,
-            cell(&v.evidence.join(" "))
+            cell(&words::verdict_evidence(v))
         )?;
     }
     if let Some(more) = more_rows_text(report.verdicts.len().saturating_sub(ROWS_IN_TEXT)) {

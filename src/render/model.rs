@@ -35,8 +35,17 @@ impl ReportPattern {
 
     /// The LLM narrative triage-explain --narrate added, if any.
     pub fn narrative(&self) -> Option<&str> {
+        self.text_field("narrative")
+    }
+
+    /// The fix the LLM proposed with its narrative, if any.
+    pub fn fix(&self) -> Option<&str> {
+        self.text_field("fix")
+    }
+
+    fn text_field(&self, name: &str) -> Option<&str> {
         self.extra
-            .get("narrative")
+            .get(name)
             .and_then(Value::as_str)
             .filter(|s| !s.trim().is_empty())
     }

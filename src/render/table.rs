@@ -25,6 +25,7 @@ pub fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::
             writeln!(out, "{}", all_clear_text(report))?;
         } else {
             writeln!(out, "{}", pattern_table(report, opts))?;
+            write_narratives(report, opts, out)?;
         }
     }
     if !report.verdicts.is_empty() {
@@ -45,6 +46,35 @@ pub fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::
         write_comparison(&c, opts.table, out)?;
     }
     Ok(())
+}
+
+/// The LLM narratives and fixes of the top patterns, under the table (a
+/// table cell is no place for three sentences).
+fn write_narratives(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
+    let top = report.patterns.iter().take(opts.top);
+    let narrated: Vec<&ReportPattern> = top
+        .filter(|rp| rp.narrative().is_some() || rp.fix().is_some())
+        .collect();
+    if narrated.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "\nAI root-cause analysis")?;
+    for rp in narrated {
+        let rank = rp.scores().map_or(0, |s| s.rank);
+        writeln!(out, "#{rank} {}", clean(&rp.pattern.display_name))?;
+        if let Some(n) = rp.narrative() {
+            writeln!(out, "  {}", clean(&prose(n)))?;
+        }
+        if let Some(f) = rp.fix() {
+            writeln!(out, "  Fix: {}", clean(&prose(f)))?;
+        }
+    }
+    Ok(())
+}
+
+/// Model-written prose on one line: its line breaks become spaces.
+fn prose(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn write_comparison(c: &Comparison, style: TableStyle, out: &mut dyn Write) -> io::Result<()> {
@@ -216,7 +246,7 @@ fn verdict_table(report: &Report, style: TableStyle) -> Table {
             trace_cell(&v.category),
             trace_cell(&v.blame),
             Cell::new(format!("{:.2}", v.confidence)),
-            trace_cell(&v.evidence.join(" ")),
+            trace_cell(&words::verdict_evidence(v)),
         ]);
     }
     t

@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 
 use crate::config::{ScoringConfig, TAIL_RISK_WINDOW};
-use crate::record::{Pattern, Scores};
+use crate::record::{Pattern, Scores, Verdict};
 
 /// How a format marks up emphasis, code and plain text from a trace.
 pub trait Markup {
@@ -111,6 +111,26 @@ pub fn max_final_score(cfg: &ScoringConfig) -> f64 {
 }
 
 /// `n` and the noun in the right number: "1 run", "3 runs".
+/// A verdict's evidence as one text, after what the LLM judge said of it:
+/// "The LLM judge (m) moved candidate 2 first: reason. evidence…".
+pub fn verdict_evidence(v: &Verdict) -> String {
+    let evidence = v.evidence.join(" ");
+    let Some(j) = &v.judge else {
+        return evidence;
+    };
+    let said = if j.reranked {
+        format!("moved candidate {} first", j.choice)
+    } else {
+        "agreed with the rules".to_string()
+    };
+    let note = format!("The LLM judge ({}) {said}: {}", j.model, j.reason);
+    if evidence.is_empty() {
+        note
+    } else {
+        format!("{note} {evidence}")
+    }
+}
+
 pub fn count(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
