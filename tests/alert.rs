@@ -249,6 +249,24 @@ fn a_busy_receiver_is_retried_and_a_refusal_is_not() {
 }
 
 #[test]
+fn a_receiver_that_does_not_answer_times_out() {
+    let silent = Hook::start(&[200], Duration::from_secs(30));
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["--timeout", "0.3", "--retries", "1", "--backoff", "0"];
+    let mut cmd = alert(&args, &dir.path().join("s.json"));
+    cmd.args(["--webhook", &silent.url]);
+    let (code, recs, _) = run(cmd, &scored_monday());
+    assert_eq!(code, 2);
+    let failed = of_kind(&recs, "alert")[0];
+    assert_eq!(failed["decision"], "failed");
+    assert_eq!(failed["attempts"], 2);
+    assert!(
+        failed["error"].as_str().unwrap().contains("timeout"),
+        "{failed}"
+    );
+}
+
+#[test]
 fn dry_run_sends_nothing_and_keeps_no_state() {
     let hook = Hook::start(&[200], Duration::ZERO);
     let dir = tempfile::tempdir().unwrap();
