@@ -142,14 +142,10 @@ pub fn to_line(
     match encoding {
         Encoding::Json => json_line(body),
         Encoding::Protobuf => {
-            let value = proto::export_request(body)
+            let mut line = Vec::with_capacity(body.len() * 2);
+            let resource_spans = proto::export_request(body, &mut line)
                 .map_err(|e| refuse(400, format!("bad protobuf: {e}")))?;
-            if value["resourceSpans"].as_array().is_none_or(Vec::is_empty) {
-                return Ok(None);
-            }
-            serde_json::to_vec(&value)
-                .map(Some)
-                .map_err(|e| refuse(500, e.to_string()))
+            Ok((resource_spans > 0).then_some(line))
         }
     }
 }

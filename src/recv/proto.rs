@@ -5,10 +5,7 @@
 //! strings, enums as integers, other bytes as base64. Unknown fields are
 //! skipped, as protobuf requires.
 
-use std::fmt::Write as _;
-
 use base64::Engine as _;
-use serde_json::{Map, Value};
 
 /// Messages nested deeper than this (attribute values in values…) are
 /// refused rather than recursed into.
@@ -31,6 +28,7 @@ fn bad(msg: impl Into<String>) -> DecodeError {
 }
 
 /// One field's value as the wire carries it.
+#[derive(Clone, Copy)]
 enum Wire<'a> {
     Varint(u64),
     Fixed64(u64),
@@ -202,84 +200,165 @@ static ANY_VALUE: Message = Message {
 static ARRAY_VALUE: Message = message(&[(1, "values", Repeated(&ANY_VALUE))]);
 static KEY_VALUE_LIST: Message = message(&[(1, "values", Repeated(&KEY_VALUE))]);
 
-/// Decodes an ExportTraceServiceRequest into its OTLP JSON form.
-pub fn export_request(msg: &[u8]) -> Result<Value> {
-    let mut request = decode(msg, &REQUEST, 0)?;
+/// Decodes an ExportTraceServiceRequest and writes its OTLP JSON form to
+/// `out` (one line, no newline). Returns how many ResourceSpans it holds.
+pub fn export_request(msg: &[u8], out: &mut Vec<u8>) -> Result<usize> {
+    let fields = fields_of(msg)?;
+    let resource_spans = fields.iter().filter(|(n, _)| *n == 1).count();
     // The key is there even for an empty request, as the Collector writes it.
-    request
-        .entry("resourceSpans")
-        .or_insert_with(|| Value::Array(Vec::new()));
-    Ok(Value::Object(request))
+    if resource_spans == 0 {
+        out.extend_from_slice(br#"{"resourceSpans":[]}"#);
+        return Ok(0);
+    }
+    write_message(&fields, &REQUEST, 0, out)?;
+    Ok(resource_spans)
 }
 
-fn decode(msg: &[u8], schema: &Message, depth: usize) -> Result<Map<String, Value>> {
+/// Every field of `msg`, in wire order.
+fn fields_of(msg: &[u8]) -> Result<Vec<(u64, Wire<'_>)>> {
+    let mut fields = Fields { buf: msg };
+    let mut all = Vec::new();
+    while let Some(field) = fields.next_field()? {
+        all.push(field);
+    }
+    Ok(all)
+}
+
+/// Writes a message as a JSON object, its known fields in the schema's
+/// order: a repeated field's values gathered into one array wherever they
+/// were on the wire, the last value of a singular field (and of a oneof).
+fn write_message(
+    fields: &[(u64, Wire<'_>)],
+    schema: &Message,
+    depth: usize,
+    out: &mut Vec<u8>,
+) -> Result<()> {
     if depth > MAX_DEPTH {
         return Err(bad(format!("messages nested deeper than {MAX_DEPTH}")));
     }
-    let mut obj = Map::new();
-    let mut fields = Fields { buf: msg };
-    while let Some((number, wire)) = fields.next_field()? {
-        let Some(&(_, name, kind)) = schema.fields.iter().find(|(n, _, _)| *n == number) else {
+    let last_of_oneof = schema
+        .oneof
+        .then(|| {
+            fields
+                .iter()
+                .rev()
+                .find(|(n, _)| schema.fields.iter().any(|(k, _, _)| k == n))
+        })
+        .flatten()
+        .map(|(n, _)| *n);
+    out.push(b'{');
+    let mut first = true;
+    for &(number, name, kind) in schema.fields {
+        if last_of_oneof.is_some_and(|n| n != number) {
+            continue;
+        }
+        let mut values = fields
+            .iter()
+            .filter(|(n, _)| *n == number)
+            .map(|(_, w)| w)
+            .peekable();
+        let Some(&last_value) = values.peek() else {
             continue;
         };
-        let value = read(name, kind, wire, depth)?;
+        if !first {
+            out.push(b',');
+        }
+        first = false;
+        write_str(name, out);
+        out.push(b':');
         if let Repeated(_) = kind {
-            match obj.entry(name).or_insert_with(|| Value::Array(Vec::new())) {
-                Value::Array(items) => items.push(value),
-                slot => *slot = Value::Array(vec![value]),
+            out.push(b'[');
+            for (i, w) in values.enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_value(name, kind, w, depth, out)?;
             }
+            out.push(b']');
         } else {
-            if schema.oneof {
-                obj.clear();
-            }
-            obj.insert(name.into(), value);
+            let last = values.last().unwrap_or(last_value);
+            write_value(name, kind, last, depth, out)?;
         }
     }
-    Ok(obj)
+    out.push(b'}');
+    Ok(())
 }
 
-fn read(name: &str, kind: Kind, wire: Wire<'_>, depth: usize) -> Result<Value> {
+fn write_value(
+    name: &str,
+    kind: Kind,
+    wire: &Wire<'_>,
+    depth: usize,
+    out: &mut Vec<u8>,
+) -> Result<()> {
     let mistyped = |expected: &str| bad(format!("{name}: expected {expected}"));
-    Ok(match (kind, wire) {
-        (Str, Wire::Bytes(b)) => Value::String(
-            std::str::from_utf8(b)
-                .map_err(|_| bad(format!("{name}: not valid UTF-8")))?
-                .to_string(),
-        ),
+    match (kind, *wire) {
+        (Str, Wire::Bytes(b)) => {
+            let text =
+                std::str::from_utf8(b).map_err(|_| bad(format!("{name}: not valid UTF-8")))?;
+            write_str(text, out);
+        }
         (Hex, Wire::Bytes(b)) => {
-            let mut s = String::with_capacity(b.len() * 2);
+            const DIGITS: &[u8; 16] = b"0123456789abcdef";
+            out.push(b'"');
             for byte in b {
-                let _ = write!(s, "{byte:02x}");
+                out.push(DIGITS[usize::from(byte >> 4)]);
+                out.push(DIGITS[usize::from(byte & 15)]);
             }
-            Value::String(s)
+            out.push(b'"');
         }
         (Base64, Wire::Bytes(b)) => {
-            Value::String(base64::engine::general_purpose::STANDARD.encode(b))
+            write_str(&base64::engine::general_purpose::STANDARD.encode(b), out);
         }
-        (Message(m) | Repeated(m), Wire::Bytes(b)) => Value::Object(decode(b, m, depth + 1)?),
+        (Message(m) | Repeated(m), Wire::Bytes(b)) => {
+            write_message(&fields_of(b)?, m, depth + 1, out)?
+        }
         // Enums are int32 on the wire; negative values arrive sign-extended.
-        (Number, Wire::Varint(n)) => Value::from(n as i64 as i32 as i64),
-        (Bool, Wire::Varint(n)) => Value::Bool(n != 0),
-        (Int64, Wire::Varint(n)) => Value::String((n as i64).to_string()),
-        (Fixed64, Wire::Fixed64(n)) => Value::String(n.to_string()),
-        (Fixed32, Wire::Fixed32(n)) => Value::from(n),
-        (Double, Wire::Fixed64(bits)) => double(f64::from_bits(bits)),
+        (Number, Wire::Varint(n)) => write_int(i64::from(n as i64 as i32), false, out),
+        (Bool, Wire::Varint(n)) => out.extend_from_slice(if n != 0 { b"true" } else { b"false" }),
+        (Int64, Wire::Varint(n)) => write_int(n as i64, true, out),
+        (Fixed64, Wire::Fixed64(n)) => {
+            out.push(b'"');
+            out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+            out.push(b'"');
+        }
+        (Fixed32, Wire::Fixed32(n)) => write_int(i64::from(n), false, out),
+        (Double, Wire::Fixed64(bits)) => write_double(f64::from_bits(bits), out),
         (Str | Hex | Base64 | Message(_) | Repeated(_), _) => {
             return Err(mistyped("a length-delimited field"));
         }
         (Number | Bool | Int64, _) => return Err(mistyped("a varint")),
         (Fixed64 | Double, _) => return Err(mistyped("a fixed64")),
         (Fixed32, _) => return Err(mistyped("a fixed32")),
-    })
+    }
+    Ok(())
+}
+
+fn write_str(s: &str, out: &mut Vec<u8>) {
+    // Writing a str into a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut *out, s);
+}
+
+fn write_int(n: i64, quoted: bool, out: &mut Vec<u8>) {
+    if quoted {
+        out.push(b'"');
+    }
+    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+    if quoted {
+        out.push(b'"');
+    }
 }
 
 /// A double; NaN and the infinities as proto3 JSON spells them.
-fn double(x: f64) -> Value {
-    match serde_json::Number::from_f64(x) {
-        Some(n) => Value::Number(n),
-        None if x.is_nan() => Value::String("NaN".into()),
-        None if x > 0.0 => Value::String("Infinity".into()),
-        None => Value::String("-Infinity".into()),
+fn write_double(x: f64, out: &mut Vec<u8>) {
+    if x.is_finite() {
+        let _ = serde_json::to_writer(&mut *out, &x);
+    } else if x.is_nan() {
+        out.extend_from_slice(b"\"NaN\"");
+    } else if x > 0.0 {
+        out.extend_from_slice(b"\"Infinity\"");
+    } else {
+        out.extend_from_slice(b"\"-Infinity\"");
     }
 }
 
@@ -333,7 +412,14 @@ pub mod encode {
 mod tests {
     use super::encode::*;
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
+
+    /// The JSON a body decodes to, or the decoder's error.
+    fn decoded(body: &[u8]) -> Result<Value> {
+        let mut out = Vec::new();
+        export_request(body, &mut out)?;
+        Ok(serde_json::from_slice(&out).expect("the decoder writes valid JSON"))
+    }
 
     fn string_attr(k: &str, v: &str, out: &mut Vec<u8>) {
         put_message(
@@ -450,7 +536,7 @@ mod tests {
 
     #[test]
     fn a_request_becomes_otlp_json() {
-        let v = export_request(&request()).unwrap();
+        let v = decoded(&request()).unwrap();
         let expected = json!({"resourceSpans":[{
             "resource":{"attributes":[{"key":"service.name","value":{"stringValue":"shop"}}]},
             "scopeSpans":[{"scope":{"name":"lib"},"spans":[{
@@ -475,8 +561,55 @@ mod tests {
     }
 
     #[test]
+    fn scattered_repeats_gather_and_the_last_of_a_oneof_wins() {
+        let mut req = Vec::new();
+        put_message(
+            1,
+            |rs| {
+                put_message(
+                    2,
+                    |ss| {
+                        put_message(
+                            2,
+                            |s| {
+                                string_attr("a", "1", s);
+                                put_bytes(5, b"first", s);
+                                put_message(
+                                    9,
+                                    |kv| {
+                                        put_bytes(1, b"b", kv);
+                                        put_message(
+                                            2,
+                                            |av| {
+                                                put_bytes(1, b"text", av);
+                                                put_fixed64(4, f64::NAN.to_bits(), av);
+                                            },
+                                            kv,
+                                        );
+                                    },
+                                    s,
+                                );
+                                put_bytes(5, b"second", s);
+                            },
+                            ss,
+                        )
+                    },
+                    rs,
+                )
+            },
+            &mut req,
+        );
+        let span = &decoded(&req).unwrap()["resourceSpans"][0]["scopeSpans"][0]["spans"][0];
+        assert_eq!(span["name"], "second");
+        assert_eq!(
+            span["attributes"],
+            json!([{"key":"a","value":{"stringValue":"1"}},{"key":"b","value":{"doubleValue":"NaN"}}])
+        );
+    }
+
+    #[test]
     fn an_empty_body_is_an_empty_request() {
-        assert_eq!(export_request(b"").unwrap(), json!({"resourceSpans":[]}));
+        assert_eq!(decoded(b"").unwrap(), json!({"resourceSpans":[]}));
     }
 
     #[test]
@@ -484,18 +617,13 @@ mod tests {
         let full = request();
         for cut in 1..full.len() {
             // Every prefix either decodes (a field boundary) or is refused.
-            let _ = export_request(&full[..cut]);
+            let _ = decoded(&full[..cut]);
         }
-        assert!(export_request(&full[..full.len() - 3]).is_err());
+        assert!(decoded(&full[..full.len() - 3]).is_err());
         let mut wrong = Vec::new();
         put_uint(1, 5, &mut wrong);
-        assert!(
-            export_request(&wrong)
-                .unwrap_err()
-                .0
-                .contains("resourceSpans")
-        );
-        assert!(export_request(&[0xff; 11]).is_err());
+        assert!(decoded(&wrong).unwrap_err().0.contains("resourceSpans"));
+        assert!(decoded(&[0xff; 11]).is_err());
     }
 
     #[test]
@@ -534,6 +662,6 @@ mod tests {
             },
             &mut req,
         );
-        assert!(export_request(&req).unwrap_err().0.contains("nested"));
+        assert!(decoded(&req).unwrap_err().0.contains("nested"));
     }
 }
