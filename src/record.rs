@@ -88,6 +88,11 @@ pub struct EventOut<'a> {
     pub failure_classification: Option<Cow<'a, str>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure_source: Option<&'static str>,
+    /// True when no record stated the failure and the reader concluded it
+    /// (error text in a result, a call never answered, a run that ends
+    /// without an answer).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub failure_inferred: bool,
     /// The finer cause behind an inferred classification (`rate_limit`, …).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure_cause: Option<String>,

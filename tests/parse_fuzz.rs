@@ -11,12 +11,16 @@ use triage::adapters::{DecodeSettings, Format, Sink, read_from};
 use triage::cli::Diag;
 use triage::ndjson::RecordWriter;
 
-const FORMATS: [Format; 5] = [
+const FORMATS: [Format; 9] = [
     Format::Auto,
     Format::Ndjson,
     Format::Otel,
     Format::Otlp,
     Format::Taubench,
+    Format::Langfuse,
+    Format::Langsmith,
+    Format::ManagedAgent,
+    Format::Atif,
 ];
 
 /// What one adapter made of an input: the records it wrote, the source
@@ -93,6 +97,7 @@ fn check(format: Format, name: &str, bytes: &[u8]) -> Outcome {
 
 fn examples() -> Vec<(&'static str, Vec<u8>)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
     [
         "otlp-shop.jsonl",
         "otel-spans.json",
@@ -100,6 +105,17 @@ fn examples() -> Vec<(&'static str, Vec<u8>)> {
     ]
     .into_iter()
     .map(|n| (n, std::fs::read(dir.join(n)).unwrap()))
+    .chain(
+        // The exports of tracing platforms and agent logs, modelled on real ones.
+        [
+            "langfuse-blob-export.jsonl",
+            "langsmith-runs.jsonl",
+            "managed-agent-failures.jsonl",
+            "atif-delegation.json",
+        ]
+        .into_iter()
+        .map(|n| (n, std::fs::read(fixtures.join(n)).unwrap())),
+    )
     .collect()
 }
 
@@ -177,7 +193,7 @@ proptest! {
     }
 
     #[test]
-    fn mutated_examples_never_panic(which in 0usize..3, edits in proptest::collection::vec(mutation(), 1..4)) {
+    fn mutated_examples_never_panic(which in 0usize..7, edits in proptest::collection::vec(mutation(), 1..4)) {
         let (name, doc) = &examples()[which];
         let bytes = apply(doc, &edits);
         for format in FORMATS {

@@ -6,7 +6,11 @@ ndjson\t'agent-triage TraceEvent lines (.ndjson, .jsonl)'
 otel\t'agent-triage\'s minimal span JSON: a list of spans or {"spans": [...]}'
 otlp\t'OTLP/HTTP JSON trace requests, one per file or one per line'
 taubench\t'τ-bench trajectory files: a list of runs with `traj` and `reward`'
-whowhen\t'Who&When benchmark runs: one JSON object with a `history` per file'"
+whowhen\t'Who&When benchmark runs: one JSON object with a `history` per file'
+langfuse\t'Langfuse traces with observations, observation lists, blob-export JSONL'
+langsmith\t'LangSmith runs: create/update payloads, lists or JSONL of runs'
+managed-agent\t'Claude Managed Agents session event streams (JSONL)'
+atif\t'Agent Trajectory Interchange Format (Harbor) trajectories'"
 complete -c triage-diff -l generate -d 'Print this tool\'s man page or shell completions and exit' -r -f -a "man\t''
 bash\t''
 zsh\t''

@@ -3,7 +3,11 @@ ndjson\t'agent-triage TraceEvent lines (.ndjson, .jsonl)'
 otel\t'agent-triage\'s minimal span JSON: a list of spans or {"spans": [...]}'
 otlp\t'OTLP/HTTP JSON trace requests, one per file or one per line'
 taubench\t'τ-bench trajectory files: a list of runs with `traj` and `reward`'
-whowhen\t'Who&When benchmark runs: one JSON object with a `history` per file'"
+whowhen\t'Who&When benchmark runs: one JSON object with a `history` per file'
+langfuse\t'Langfuse traces with observations, observation lists, blob-export JSONL'
+langsmith\t'LangSmith runs: create/update payloads, lists or JSONL of runs'
+managed-agent\t'Claude Managed Agents session event streams (JSONL)'
+atif\t'Agent Trajectory Interchange Format (Harbor) trajectories'"
 complete -c triage-parse -l since -d 'Keep only events at or after this time (RFC 3339 or YYYY-MM-DD)' -r
 complete -c triage-parse -l until -d 'Keep only events before this time (RFC 3339 or YYYY-MM-DD)' -r
 complete -c triage-parse -l max-text -d 'Cut input and output texts to this many bytes (their digest covers the whole)' -r

@@ -20,6 +20,12 @@ pub fn detect(path: Option<&Path>, head: &[u8]) -> Format {
     if shape.is_otlp_request() {
         return Format::Otlp;
     }
+    if recorded_session_call(head) {
+        return Format::ManagedAgent;
+    }
+    if let Some((format, _)) = EXPORT_RULES.iter().find(|(_, claims)| claims(&shape)) {
+        return *format;
+    }
     if line_format {
         return Format::Ndjson;
     }
@@ -34,6 +40,18 @@ pub fn detect(path: Option<&Path>, head: &[u8]) -> Format {
     }
     Format::Ndjson
 }
+
+/// A format and the test of whether a first JSON value is one of its.
+type Rule = (Format, fn(&Shape) -> bool);
+
+/// Which format claims the exports of tracing tools and agent event logs,
+/// JSONL or not (checked before the extension is).
+const EXPORT_RULES: &[Rule] = &[
+    (Format::Langfuse, Shape::is_langfuse),
+    (Format::Langsmith, Shape::is_langsmith),
+    (Format::ManagedAgent, Shape::is_managed_agent_event),
+    (Format::Atif, Shape::is_atif),
+];
 
 /// The top-level shape of a JSON input and the keys of its first object:
 /// the top object's own keys, or those of a top list's first element.
@@ -81,6 +99,32 @@ impl Shape {
         ]
         .iter()
         .any(|k| self.has(k))
+    }
+
+    /// A Langfuse trace with its observations, or an observation.
+    fn is_langfuse(&self) -> bool {
+        (!self.top_is_list && (self.has("observations") || self.has("trace")))
+            || self.has("parentObservationId")
+            || self.has("parent_observation_id")
+            || (self.has("type")
+                && self.has("level")
+                && (self.has("traceId") || self.has("trace_id")))
+    }
+
+    /// The LangSmith SDK's batch payload, or a run.
+    fn is_langsmith(&self) -> bool {
+        (!self.top_is_list && (self.has("post") || self.has("patch")))
+            || self.has("dotted_order")
+            || self.has("run_type")
+    }
+
+    /// A Claude Managed Agents session event.
+    fn is_managed_agent_event(&self) -> bool {
+        self.has("processed_at") && self.has("type")
+    }
+
+    fn is_atif(&self) -> bool {
+        self.has("steps") && (self.has("schema_version") || self.has("session_id"))
     }
 
     /// Reads the keys of the first object: depth 1 of a top object, depth 2
@@ -137,6 +181,17 @@ impl Shape {
         shape.cut = true;
         shape
     }
+}
+
+/// A line recorded from the Anthropic SDK: `["client.beta.sessions...", ...]`.
+fn recorded_session_call(head: &[u8]) -> bool {
+    let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    let rest = head.trim_ascii_start();
+    let Some(rest) = rest.strip_prefix(b"[") else {
+        return false;
+    };
+    let rest = rest.trim_ascii_start();
+    rest.starts_with(b"\"client.beta.sessions") || rest.starts_with(b"\"beta.sessions")
 }
 
 /// The index of the quote closing the string that starts at `from`.
@@ -214,6 +269,58 @@ mod tests {
             Format::Ndjson
         );
         assert_eq!(at("t.json", r#"{"a":"\"resourceSpans\""}"#), Format::Ndjson);
+    }
+
+    #[test]
+    fn exports_of_tracing_platforms_and_agent_logs() {
+        assert_eq!(
+            at("t.json", r#"{"trace": {"id": "t", "observations": ["#),
+            Format::Langfuse
+        );
+        assert_eq!(
+            at("t.json", r#"{"id": "t", "observations": []}"#),
+            Format::Langfuse
+        );
+        assert_eq!(
+            at(
+                "o.jsonl",
+                r#"{"id":"o","trace_id":"t","type":"SPAN","level":"DEFAULT"}"#
+            ),
+            Format::Langfuse
+        );
+        assert_eq!(
+            at("r.json", r#"{"post": [], "patch": []}"#),
+            Format::Langsmith
+        );
+        assert_eq!(
+            at("r.jsonl", r#"{"id":"r","run_type":"llm"}"#),
+            Format::Langsmith
+        );
+        assert_eq!(
+            at(
+                "s.jsonl",
+                "[\"client.beta.sessions.create\",{\"id\":\"s\"}]\n"
+            ),
+            Format::ManagedAgent
+        );
+        assert_eq!(
+            at(
+                "s.jsonl",
+                r#"{"id":"e","type":"user.message","processed_at":null}"#
+            ),
+            Format::ManagedAgent
+        );
+        assert_eq!(
+            at(
+                "t.json",
+                r#"{"schema_version":"ATIF-v1.4","session_id":"s","steps":[]}"#
+            ),
+            Format::Atif
+        );
+        assert_eq!(
+            at("a.jsonl", r#"{"event_id":"e","run_id":"r","type":"x"}"#),
+            Format::Ndjson
+        );
     }
 
     #[test]

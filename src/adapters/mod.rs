@@ -9,6 +9,12 @@ pub mod otlp;
 mod spans;
 pub mod taubench;
 pub mod whowhen;
+// Tracing-platform exports and agent event logs (issue 9, part A).
+pub mod atif;
+pub mod langfuse;
+pub mod langsmith;
+pub mod managed_agent;
+mod observations;
 
 pub use detect::detect;
 
@@ -41,6 +47,14 @@ pub enum Format {
     Taubench,
     /// Who&When benchmark runs: one JSON object with a `history` per file.
     Whowhen,
+    /// Langfuse traces with observations, observation lists, blob-export JSONL.
+    Langfuse,
+    /// LangSmith runs: create/update payloads, lists or JSONL of runs.
+    Langsmith,
+    /// Claude Managed Agents session event streams (JSONL).
+    ManagedAgent,
+    /// Agent Trajectory Interchange Format (Harbor) trajectories.
+    Atif,
 }
 
 impl Format {
@@ -52,6 +66,10 @@ impl Format {
             Format::Otlp => "otlp",
             Format::Taubench => "taubench",
             Format::Whowhen => "whowhen",
+            Format::Langfuse => "langfuse",
+            Format::Langsmith => "langsmith",
+            Format::ManagedAgent => "managed-agent",
+            Format::Atif => "atif",
         }
     }
 }
@@ -126,6 +144,10 @@ fn read_detected(
         Format::Otlp => otlp::read(reader, sink)?,
         Format::Taubench => taubench::read(reader, sink)?,
         Format::Whowhen => whowhen::read(reader, sink)?,
+        Format::Langfuse => langfuse::read(reader, sink)?,
+        Format::Langsmith => langsmith::read(reader, sink)?,
+        Format::ManagedAgent => managed_agent::read(reader, sink)?,
+        Format::Atif => atif::read(reader, sink)?,
     }
     sink.end_source()?;
     Ok(())
@@ -248,6 +270,7 @@ impl DecodeSettings {
         {
             ev.action_succeeded = false;
             ev.failure_source = Some("output");
+            ev.failure_inferred = true;
             if ev.error.is_none() {
                 ev.error = Some(ErrorInfo {
                     kind: None,

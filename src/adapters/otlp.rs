@@ -377,9 +377,8 @@ impl HeldSpan {
         // An agent span that does not name its agent is named after it
         // ("invoke_agent planner" is the planner).
         let agent = a.text(keys::AGENT).or_else(|| {
-            let name = span.name.as_deref()?;
-            let agent = name.strip_prefix("invoke_agent ").unwrap_or(name).trim();
-            (kind == "agent" && !agent.is_empty()).then(|| agent.to_string())
+            let name = span.name.as_deref().filter(|_| kind == "agent")?;
+            spans::agent_from_span_name(name).map(str::to_string)
         });
         HeldSpan {
             trace_id: span.trace_id.unwrap_or_default(),
@@ -591,21 +590,22 @@ struct Inherited {
     run: Option<String>,
 }
 
-fn emit_traces(held: Vec<HeldSpan>, sink: &mut Sink<'_>) -> anyhow::Result<()> {
-    let mut order: Vec<&str> = Vec::new();
-    let mut traces: HashMap<&str, Vec<usize>> = HashMap::new();
-    for (i, span) in held.iter().enumerate() {
-        traces
-            .entry(&span.trace_id)
-            .or_insert_with(|| {
-                order.push(&span.trace_id);
-                Vec::new()
-            })
-            .push(i);
+impl spans::TreeNode for HeldSpan {
+    fn node_id(&self) -> &str {
+        &self.span_id
     }
+    fn parent_id(&self) -> Option<&str> {
+        self.parent_id.as_deref()
+    }
+    fn start_nanos(&self) -> Option<i128> {
+        self.start
+    }
+}
+
+fn emit_traces(held: Vec<HeldSpan>, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let mut used_ids = HashSet::new();
-    for trace in order {
-        for (i, inherited) in preorder(&held, &traces[trace]) {
+    for members in spans::group_in_order(held.iter().map(|s| s.trace_id.as_str())) {
+        for (i, inherited) in preorder(&held, &members) {
             let ev = event_of(&held[i], i, &inherited, sink, &mut used_ids);
             sink.emit(&ev)?;
         }
@@ -614,60 +614,26 @@ fn emit_traces(held: Vec<HeldSpan>, sink: &mut Sink<'_>) -> anyhow::Result<()> {
 }
 
 /// The spans of one trace (indices into `held`) in pre-order of the span
-/// tree, siblings by start time, each with what it inherits. Spans whose
-/// parent is missing are roots; spans caught in a parent cycle are walked
-/// from the first of them, so every span is emitted exactly once.
+/// tree, each with what it inherits from its ancestors.
 fn preorder(held: &[HeldSpan], members: &[usize]) -> Vec<(usize, Inherited)> {
-    let mut by_id: HashMap<&str, usize> = HashMap::new();
-    for &i in members {
-        by_id.entry(held[i].span_id.as_str()).or_insert(i);
-    }
-    let mut children: HashMap<usize, Vec<usize>> = HashMap::new();
-    let mut roots = Vec::new();
-    for &i in members {
-        match held[i].parent_id.as_deref().and_then(|p| by_id.get(p)) {
-            Some(&parent) if parent != i => children.entry(parent).or_default().push(i),
-            _ => roots.push(i),
-        }
-    }
-    let by_start = |a: &usize, b: &usize| {
-        let key = |i: usize| (held[i].start.unwrap_or(i128::MAX), i);
-        key(*a).cmp(&key(*b))
-    };
-    roots.sort_by(by_start);
-    for list in children.values_mut() {
-        list.sort_by(by_start);
-    }
-    let mut visited = HashSet::new();
+    let mut resolved: HashMap<usize, Inherited> = HashMap::new();
     let mut out = Vec::with_capacity(members.len());
-    let starts = roots
-        .iter()
-        .chain(members.iter())
-        .copied()
-        .collect::<Vec<_>>();
-    for start in starts {
-        if visited.contains(&start) {
-            continue;
-        }
-        let mut stack = vec![(start, Inherited::default())];
-        while let Some((i, inherited)) = stack.pop() {
-            if !visited.insert(i) {
-                continue;
-            }
-            let span = &held[i];
-            let mine = Inherited {
-                agent: span.agent.clone().or_else(|| inherited.agent.clone()),
-                run: span
-                    .run
-                    .clone()
-                    .or_else(|| span.conversation.clone())
-                    .or_else(|| inherited.run.clone()),
-            };
-            if let Some(kids) = children.get(&i) {
-                stack.extend(kids.iter().rev().map(|&k| (k, mine.clone())));
-            }
-            out.push((i, mine));
-        }
+    for (i, parent) in spans::preorder(held, members) {
+        let inherited = parent
+            .and_then(|p| resolved.get(&p))
+            .cloned()
+            .unwrap_or_default();
+        let span = &held[i];
+        let mine = Inherited {
+            agent: span.agent.clone().or(inherited.agent),
+            run: span
+                .run
+                .clone()
+                .or_else(|| span.conversation.clone())
+                .or(inherited.run),
+        };
+        resolved.insert(i, mine.clone());
+        out.push((i, mine));
     }
     out
 }

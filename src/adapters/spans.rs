@@ -1,5 +1,8 @@
-//! What the span formats (`otel`, `otlp`) share: status codes, span kinds,
-//! divergence lists and span times.
+//! What the span formats (`otel`, `otlp`, `langfuse`, `langsmith`) share:
+//! status codes, span kinds, divergence lists, span times, the order of a
+//! span tree and the names agents and tools hide behind span-name prefixes.
+
+use std::collections::{HashMap, HashSet};
 
 use crate::timestamp::Timestamp;
 
@@ -85,6 +88,116 @@ pub fn nanos_from_text(text: &str) -> Option<i128> {
     t.parse().ok()
 }
 
+/// What ordering a span tree needs to know of one span.
+pub trait TreeNode {
+    fn node_id(&self) -> &str;
+    fn parent_id(&self) -> Option<&str>;
+    /// Start in Unix nanoseconds; spans without one sort last.
+    fn start_nanos(&self) -> Option<i128>;
+}
+
+/// The spans `members` (indices into `nodes`) in pre-order of their tree,
+/// siblings by start time, each with the index of its parent in the tree
+/// (so a parent always comes before its children). Spans whose parent is
+/// missing are roots; spans caught in a parent cycle are walked from the
+/// first of them, so every span comes out exactly once.
+pub fn preorder<T: TreeNode>(nodes: &[T], members: &[usize]) -> Vec<(usize, Option<usize>)> {
+    let mut by_id: HashMap<&str, usize> = HashMap::new();
+    for &i in members {
+        by_id.entry(nodes[i].node_id()).or_insert(i);
+    }
+    let mut children: HashMap<usize, Vec<usize>> = HashMap::new();
+    let mut roots = Vec::new();
+    for &i in members {
+        match nodes[i].parent_id().and_then(|p| by_id.get(p)) {
+            Some(&parent) if parent != i => children.entry(parent).or_default().push(i),
+            _ => roots.push(i),
+        }
+    }
+    let by_start = |a: &usize, b: &usize| {
+        let key = |i: usize| (nodes[i].start_nanos().unwrap_or(i128::MAX), i);
+        key(*a).cmp(&key(*b))
+    };
+    roots.sort_by(by_start);
+    for list in children.values_mut() {
+        list.sort_by(by_start);
+    }
+    let mut visited = HashSet::new();
+    let mut out = Vec::with_capacity(members.len());
+    for start in roots.iter().chain(members.iter()).copied() {
+        if visited.contains(&start) {
+            continue;
+        }
+        let mut stack = vec![(start, None)];
+        while let Some((i, parent)) = stack.pop() {
+            if !visited.insert(i) {
+                continue;
+            }
+            if let Some(kids) = children.get(&i) {
+                stack.extend(kids.iter().rev().map(|&k| (k, Some(i))));
+            }
+            out.push((i, parent));
+        }
+    }
+    out
+}
+
+/// Groups `0..n` by a key in first-appearance order (a file's traces).
+pub fn group_in_order<'a>(keys: impl Iterator<Item = &'a str>) -> Vec<Vec<usize>> {
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (i, key) in keys.enumerate() {
+        let g = *index.entry(key).or_insert_with(|| {
+            groups.push(Vec::new());
+            groups.len() - 1
+        });
+        groups[g].push(i);
+    }
+    groups
+}
+
+/// The agent an agent span's name names: "invoke_agent planner" and
+/// "agent_run [planner]" are the planner. None when nothing is left.
+pub fn agent_from_span_name(name: &str) -> Option<&str> {
+    let name = name.trim_start();
+    let name = ["invoke_agent ", "agent_run "]
+        .iter()
+        .find_map(|p| name.strip_prefix(p))
+        .unwrap_or(name)
+        .trim();
+    let name = name
+        .strip_prefix('[')
+        .and_then(|n| n.strip_suffix(']'))
+        .unwrap_or(name)
+        .trim();
+    (!name.is_empty()).then_some(name)
+}
+
+/// The tool a tool span's name names: "execute_tool search",
+/// "running tool: search" and "tool.search" are the search tool.
+pub fn tool_from_span_name(name: &str) -> &str {
+    let name = name.trim_start();
+    [
+        "execute_tool ",
+        "running tool: ",
+        "running tool ",
+        "tool.",
+        "tool: ",
+    ]
+    .iter()
+    .find_map(|p| name.strip_prefix(p))
+    .map(str::trim)
+    .filter(|n| !n.is_empty())
+    .unwrap_or(name.trim_end())
+}
+
+/// A `service.name` that names something: the SDKs' default
+/// ("unknown_service", "unknown_service:python") names nothing.
+pub fn named_service(name: &str) -> Option<&str> {
+    let name = name.trim();
+    (!name.is_empty() && !name.starts_with("unknown_service")).then_some(name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,5 +236,55 @@ mod tests {
             timestamp_from_nanos(1_544_712_660_000_000_000).unwrap(),
             "2018-12-13T14:51:00Z"
         );
+    }
+
+    struct N(&'static str, Option<&'static str>, Option<i128>);
+    impl TreeNode for N {
+        fn node_id(&self) -> &str {
+            self.0
+        }
+        fn parent_id(&self) -> Option<&str> {
+            self.1
+        }
+        fn start_nanos(&self) -> Option<i128> {
+            self.2
+        }
+    }
+
+    #[test]
+    fn preorder_puts_parents_first_and_siblings_by_start() {
+        let nodes = [
+            N("c2", Some("r"), Some(30)),
+            N("g", Some("c1"), Some(15)),
+            N("c1", Some("r"), Some(10)),
+            N("r", None, Some(5)),
+            N("x", Some("y"), Some(1)),
+            N("y", Some("x"), Some(2)),
+        ];
+        let order = preorder(&nodes, &[0, 1, 2, 3, 4, 5]);
+        let ids: Vec<_> = order.iter().map(|(i, _)| nodes[*i].0).collect();
+        assert_eq!(ids, ["r", "c1", "g", "c2", "x", "y"]);
+        assert_eq!(order[1].1, Some(3));
+        assert_eq!(order[0].1, None);
+    }
+
+    #[test]
+    fn names_without_their_prefixes() {
+        assert_eq!(
+            agent_from_span_name("invoke_agent planner"),
+            Some("planner")
+        );
+        assert_eq!(
+            agent_from_span_name("agent_run [hello_agent]"),
+            Some("hello_agent")
+        );
+        assert_eq!(agent_from_span_name("Critic"), Some("Critic"));
+        assert_eq!(agent_from_span_name("invoke_agent "), None);
+        assert_eq!(tool_from_span_name("execute_tool say_hello"), "say_hello");
+        assert_eq!(tool_from_span_name("running tool: get_pun"), "get_pun");
+        assert_eq!(tool_from_span_name("tool.ByeTool"), "ByeTool");
+        assert_eq!(tool_from_span_name("grep"), "grep");
+        assert_eq!(named_service("unknown_service:python"), None);
+        assert_eq!(named_service("shop"), Some("shop"));
     }
 }

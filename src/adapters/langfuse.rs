@@ -1,0 +1,398 @@
+//! The `langfuse` format: Langfuse exports. A trace with its observations
+//! (the public API and the UI's download, camelCase), a list of
+//! observations (`{"data": [...]}` or a bare list), and blob-export JSONL of
+//! observations (snake_case). Each trace is one run; its observations come
+//! out in tree order, their agents and tools read from the observation or,
+//! when it does not say, from the OpenTelemetry attributes Langfuse keeps
+//! in `metadata`.
+
+use std::collections::HashMap;
+use std::io::Read;
+
+use serde_json::{Map, Value};
+
+use super::observations::{self, Node, RunInfo, decoded, describe, nanos_of, text_of};
+use super::spans;
+use super::{DecodeSettings, Sink};
+use crate::record::ErrorInfo;
+
+/// Attribute names, most specific first.
+mod keys {
+    pub const AGENT: &[&str] = &[
+        "gen_ai.agent.name",
+        "gen_ai.agent.id",
+        "agent.name",
+        "agent_name",
+        "agent.id",
+        "graph.node.id",
+    ];
+    pub const TOOL: &[&str] = &[
+        "gen_ai.tool.name",
+        "tool.name",
+        "ai.toolCall.name",
+        "tool_name",
+    ];
+    pub const INPUT: &[&str] = &["input.value", "gen_ai.tool.call.arguments"];
+    pub const OUTPUT: &[&str] = &["output.value", "gen_ai.tool.call.result"];
+}
+
+/// Reads Langfuse exports from `r` into `sink`; emits every trace at the end.
+pub fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
+    let data = super::read_document(r, sink)?;
+    let mut found = Found::default();
+    for (line, value) in observations::json_values(&data) {
+        let reasons = match value {
+            Ok(v) => found.collect(&v, line, None, &sink.settings),
+            Err(reason) => vec![reason],
+        };
+        for reason in reasons {
+            sink.skip(Some(line), &reason)?;
+        }
+    }
+    observations::emit_runs(&found.nodes, &found.runs, sink)
+}
+
+/// Observations and traces read so far.
+#[derive(Default)]
+struct Found {
+    nodes: Vec<Node>,
+    runs: HashMap<String, RunInfo>,
+}
+
+impl Found {
+    /// Takes what one JSON value holds; returns why parts of it were not read.
+    fn collect(
+        &mut self,
+        v: &Value,
+        line: u64,
+        trace: Option<&str>,
+        settings: &DecodeSettings,
+    ) -> Vec<String> {
+        let obj = match v {
+            Value::Array(items) => {
+                return items
+                    .iter()
+                    .flat_map(|item| self.collect(item, line, trace, settings))
+                    .collect();
+            }
+            Value::Object(obj) => obj,
+            other => {
+                return vec![format!(
+                    "expected a Langfuse trace or observation, got {}",
+                    describe(other)
+                )];
+            }
+        };
+        if let Some(list) = observation_list(obj) {
+            let trace_obj = obj.get("trace").and_then(Value::as_object).unwrap_or(obj);
+            let id = observations::str_of(trace_obj.get("id"));
+            if let Some(id) = &id {
+                let task = trace_obj.get("input").and_then(text_of);
+                self.runs.insert(id.clone(), RunInfo { task });
+            }
+            return list
+                .iter()
+                .flat_map(|o| self.collect(o, line, id.as_deref().or(trace), settings))
+                .collect();
+        }
+        if let Some(Value::Array(items)) = obj.get("data") {
+            return items
+                .iter()
+                .flat_map(|o| self.collect(o, line, trace, settings))
+                .collect();
+        }
+        if field(obj, "traceId", "trace_id").is_none() && trace.is_none() {
+            return vec![
+                "not a Langfuse trace or observation: no \"observations\", \"traceId\" or \"trace_id\""
+                    .to_string(),
+            ];
+        }
+        self.nodes.push(node_of(obj, trace, line).cut(settings));
+        Vec::new()
+    }
+}
+
+/// A trace's observations: beside it (`{"trace": ..., "observations": ...}`)
+/// or inside it (the public API's trace).
+fn observation_list(obj: &Map<String, Value>) -> Option<&Vec<Value>> {
+    let inside = || obj.get("trace")?.get("observations")?.as_array();
+    obj.get("observations")
+        .and_then(Value::as_array)
+        .or_else(inside)
+}
+
+/// A field in its camelCase or snake_case spelling, unless null.
+fn field<'a>(obj: &'a Map<String, Value>, camel: &str, snake: &str) -> Option<&'a Value> {
+    obj.get(camel)
+        .or_else(|| obj.get(snake))
+        .filter(|v| !v.is_null())
+}
+
+/// An observation's metadata: its OpenTelemetry span attributes, the rest
+/// of the metadata, and the resource attributes, looked up in that order.
+struct Metadata {
+    attributes: Map<String, Value>,
+    rest: Map<String, Value>,
+    resource: Map<String, Value>,
+}
+
+impl Metadata {
+    fn of(v: Option<&Value>) -> Self {
+        let object = |v: Option<&Value>| match v.map(decoded) {
+            Some(Value::Object(m)) => m,
+            _ => Map::new(),
+        };
+        let rest = object(v);
+        Metadata {
+            attributes: object(rest.get("attributes")),
+            resource: object(rest.get("resourceAttributes")),
+            rest,
+        }
+    }
+
+    fn get(&self, key: &str) -> Option<&Value> {
+        [&self.attributes, &self.rest, &self.resource]
+            .into_iter()
+            .find_map(|m| m.get(key).filter(|v| !v.is_null()))
+    }
+
+    /// The first of `keys` whose value is a non-empty name.
+    fn name(&self, keys: &[&str]) -> Option<String> {
+        keys.iter().find_map(|k| match decoded(self.get(k)?) {
+            Value::String(s) if !s.trim().is_empty() => Some(s),
+            Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        })
+    }
+
+    fn text(&self, keys: &[&str]) -> Option<String> {
+        keys.iter().find_map(|k| text_of(self.get(k)?))
+    }
+}
+
+fn node_of(o: &Map<String, Value>, trace: Option<&str>, line: u64) -> Node {
+    let meta = Metadata::of(field(o, "metadata", "metadata"));
+    let name = observations::str_of(o.get("name")).unwrap_or_default();
+    let kind = kind_of_observation(o, &meta);
+    let span_agent = Some(name.as_str())
+        .filter(|_| kind == "agent")
+        .and_then(spans::agent_from_span_name)
+        .map(str::to_string);
+    let fallback_agent = meta.name(&["langgraph_node"]).or_else(|| {
+        let service = meta.name(&["service.name"])?;
+        spans::named_service(&service).map(str::to_string)
+    });
+    let tool = if kind == "tool" {
+        meta.name(keys::TOOL)
+            .or_else(|| Some(spans::tool_from_span_name(&name).to_string()))
+    } else {
+        meta.name(&["gen_ai.operation.name"])
+    };
+    let input = field(o, "input", "input");
+    Node {
+        run: field(o, "traceId", "trace_id")
+            .and_then(|v| observations::str_of(Some(v)))
+            .or_else(|| trace.map(str::to_string))
+            .unwrap_or_default(),
+        id: observations::str_of(o.get("id")).unwrap_or_default(),
+        parent: field(o, "parentObservationId", "parent_observation_id")
+            .and_then(|v| observations::str_of(Some(v))),
+        start: nanos_of(field(o, "startTime", "start_time")),
+        end: nanos_of(field(o, "endTime", "end_time")),
+        kind,
+        agent: meta.name(keys::AGENT),
+        span_agent,
+        fallback_agent,
+        tool,
+        failure: failure_of(o, &meta),
+        input: input.and_then(text_of).or_else(|| meta.text(keys::INPUT)),
+        tool_input: input
+            .map(decoded)
+            .or_else(|| meta.get("input.value").map(decoded)),
+        output: field(o, "output", "output")
+            .and_then(text_of)
+            .or_else(|| meta.text(keys::OUTPUT)),
+        usage: field(o, "usageDetails", "usage_details")
+            .or_else(|| o.get("usage"))
+            .filter(|u| u.as_object().is_some_and(|m| !m.is_empty()))
+            .cloned(),
+        line: Some(line),
+        name,
+        ..Node::default()
+    }
+}
+
+/// The event `span_kind` of an observation: its type, and for the generic
+/// types (SPAN, CHAIN, …) the attributes of the span it came from.
+fn kind_of_observation(o: &Map<String, Value>, meta: &Metadata) -> &'static str {
+    let ty = observations::str_of(o.get("type")).unwrap_or_default();
+    let by_type = match ty.to_ascii_uppercase().as_str() {
+        "GENERATION" => Some("llm"),
+        "TOOL" => Some("tool"),
+        "AGENT" => Some("agent"),
+        "RETRIEVER" | "EMBEDDING" => Some("retrieval"),
+        "EVENT" => Some("message"),
+        _ => None,
+    };
+    by_type
+        .or_else(|| {
+            meta.name(&["openinference.span.kind"])
+                .and_then(|k| spans::kind_from_openinference(&k))
+        })
+        .or_else(|| {
+            meta.name(&["gen_ai.operation.name"])
+                .and_then(|k| spans::kind_from_operation(&k))
+        })
+        .or_else(|| {
+            meta.name(&["langsmith.span.kind"])
+                .and_then(|k| observations::kind_from_run_type(&k))
+        })
+        .unwrap_or(if meta.name(keys::TOOL).is_some() {
+            "tool"
+        } else {
+            "other"
+        })
+}
+
+/// Level ERROR is a failure stated by the trace (`status`), an
+/// `error.type` attribute one stated by the span (`error`). WARNING and
+/// DEFAULT are not failures.
+fn failure_of(o: &Map<String, Value>, meta: &Metadata) -> Option<(&'static str, ErrorInfo)> {
+    let level = observations::str_of(o.get("level")).unwrap_or_default();
+    let error_type = meta.name(&["error.type", "exception.type"]);
+    let source = if level.eq_ignore_ascii_case("ERROR") {
+        "status"
+    } else if error_type.is_some() {
+        "error"
+    } else {
+        return None;
+    };
+    let message = field(o, "statusMessage", "status_message")
+        .and_then(text_of)
+        .or_else(|| meta.text(&["exception.message"]));
+    Some((
+        source,
+        ErrorInfo {
+            kind: error_type,
+            message,
+        },
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Format;
+    use super::super::observations::split_records;
+    use serde_json::{Value, json};
+
+    fn records(input: &str) -> (Vec<Value>, Vec<Value>, Value) {
+        split_records(Format::Langfuse, "t.json", input)
+    }
+
+    fn obs(
+        id: &str,
+        parent: Option<&str>,
+        ty: &str,
+        name: &str,
+        start: &str,
+        attrs: Value,
+    ) -> Value {
+        json!({"id": id, "traceId": "t1", "parentObservationId": parent, "type": ty, "name": name,
+               "startTime": start, "level": "DEFAULT", "statusMessage": null,
+               "metadata": json!({"attributes": attrs}).to_string()})
+    }
+
+    #[test]
+    fn observations_in_tree_order_with_agents_from_attributes_and_ancestors() {
+        let doc = json!({"trace": {"id": "t1", "input": "\"plan a trip\""}, "observations": [
+            obs("tool", Some("agent"), "TOOL", "execute_tool search", "2025-01-01T00:00:03Z",
+                json!({"gen_ai.tool.name": "search"})),
+            obs("llm", Some("agent"), "GENERATION", "chat gpt", "2025-01-01T00:00:02Z",
+                json!({"gen_ai.operation.name": "chat"})),
+            obs("agent", Some("root"), "AGENT", "invoke_agent planner", "2025-01-01T00:00:01Z", json!({})),
+            obs("root", None, "SPAN", "workflow", "2025-01-01T00:00:00Z",
+                json!({"service.name": "unknown_service"})),
+        ]});
+        let (evs, runs, source) = records(&doc.to_string());
+        let ids: Vec<_> = evs
+            .iter()
+            .map(|e| e["event_id"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids, ["root", "agent", "llm", "tool"]);
+        let agents: Vec<_> = evs
+            .iter()
+            .map(|e| e["agent_id"].as_str().unwrap())
+            .collect();
+        assert_eq!(agents, ["unknown", "planner", "planner", "planner"]);
+        let tools: Vec<_> = evs
+            .iter()
+            .map(|e| e["action_taken"]["tool_name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            tools,
+            ["workflow", "invoke_agent planner", "chat", "search"]
+        );
+        assert_eq!(evs[3]["span_kind"], "tool");
+        assert_eq!(
+            runs,
+            [json!({"kind": "run", "run_id": "t1", "outcome": "unknown", "task": "plan a trip"})]
+        );
+        assert_eq!(source["skipped"], 0);
+    }
+
+    #[test]
+    fn level_error_fails_with_its_status_message() {
+        let mut failed = obs("a", None, "SPAN", "call", "2025-01-01T00:00:00Z", json!({}));
+        failed["level"] = json!("ERROR");
+        failed["statusMessage"] = json!("upstream timed out");
+        let mut warned = obs("b", None, "SPAN", "call", "2025-01-01T00:00:01Z", json!({}));
+        warned["level"] = json!("WARNING");
+        warned["statusMessage"] = json!("slow");
+        let (evs, runs, _) = records(&json!([failed, warned]).to_string());
+        assert_eq!(evs[0]["action_succeeded"], false);
+        assert_eq!(evs[0]["failure_source"], "status");
+        assert_eq!(evs[0]["error"], json!({"message": "upstream timed out"}));
+        assert_eq!(evs[0]["failure_cause"], "timeout");
+        assert_eq!(evs[1]["action_succeeded"], true);
+        assert_eq!(runs[0]["outcome"], "failed");
+    }
+
+    #[test]
+    fn the_observations_api_page_and_a_bare_list() {
+        let o = obs(
+            "x",
+            None,
+            "TOOL",
+            "running tool: grep",
+            "2025-01-01T00:00:00Z",
+            json!({}),
+        );
+        let page = json!({"data": [o.clone()], "meta": {"page": 1, "totalItems": 1}});
+        let (evs, _, source) = records(&page.to_string());
+        assert_eq!(evs[0]["action_taken"]["tool_name"], "grep");
+        assert_eq!(source["skipped"], 0);
+        let (evs, _, source) = records(&json!([o, 7]).to_string());
+        assert_eq!(evs.len(), 1);
+        assert_eq!(source["skipped"], 1);
+    }
+
+    #[test]
+    fn blob_export_lines_in_snake_case() {
+        let line = |id: &str, parent: Value, start: &str| {
+            json!({"id": id, "trace_id": "tb", "parent_observation_id": parent, "type": "SPAN",
+                   "name": id, "start_time": start, "level": "DEFAULT",
+                   "metadata": {"langgraph_node": "researcher"}})
+            .to_string()
+        };
+        let input = format!(
+            "{}\n{}\nnot json\n",
+            line("child", json!("root"), "2025-01-01 00:00:01.000"),
+            line("root", Value::Null, "2025-01-01 00:00:00.000")
+        );
+        let (evs, _, source) = records(&input);
+        assert_eq!(evs[0]["event_id"], "root");
+        assert_eq!(evs[1]["agent_id"], "researcher");
+        assert_eq!(evs[1]["src"]["line"], 1);
+        assert_eq!(source["skipped"], 1);
+    }
+}

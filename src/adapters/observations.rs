@@ -1,0 +1,583 @@
+//! What the exports of tracing platforms and agent event logs share
+//! (`langfuse`, `langsmith`, `managed-agent`, `atif`): reading a file as a
+//! stream of JSON values whatever its framing, JSON nested inside strings,
+//! texts of inputs and outputs, and emitting a trace's observations as
+//! events in tree order with each one's agent resolved.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::Value;
+
+use super::spans::{self, TreeNode};
+use super::{DecodeSettings, Sink};
+use crate::record::{ErrorInfo, EventOut, JsonVal, RunRec, Src};
+use crate::timestamp::Timestamp;
+
+// ---- framing: one document, a list, JSONL, concatenated documents ----
+
+/// Every JSON value of `doc` in order with the line it starts on, or why a
+/// part could not be read. When the first line holds a whole value the
+/// input is JSONL: each line is read on its own, so a bad line costs that
+/// line. Otherwise it is one or more documents one after another, read
+/// until the first one that is broken (what follows cannot be told apart).
+pub fn json_values(doc: &[u8]) -> Box<dyn Iterator<Item = (u64, Result<Value, String>)> + '_> {
+    let doc = doc.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(doc);
+    let mut lines = doc.split(|b| *b == b'\n');
+    let first = lines.find(|l| !l.trim_ascii().is_empty());
+    let multi_line = first.is_some_and(
+        |l| matches!(serde_json::from_slice::<serde::de::IgnoredAny>(l), Err(e) if e.is_eof()),
+    );
+    if !multi_line {
+        return Box::new(
+            doc.split(|b| *b == b'\n')
+                .enumerate()
+                .filter(|(_, l)| !l.trim_ascii().is_empty())
+                .map(|(i, l)| (i as u64 + 1, value_of_line(l))),
+        );
+    }
+    if let Err(e) = std::str::from_utf8(doc) {
+        let line = 1 + memchr::memchr_iter(b'\n', &doc[..e.valid_up_to()]).count() as u64;
+        return Box::new(std::iter::once((line, Err("not valid UTF-8".to_string()))));
+    }
+    Box::new(Documents {
+        doc,
+        stream: serde_json::Deserializer::from_slice(doc).into_iter(),
+        lines: LineCounter::default(),
+        done: false,
+    })
+}
+
+fn value_of_line(line: &[u8]) -> Result<Value, String> {
+    if std::str::from_utf8(line).is_err() {
+        return Err("not valid UTF-8".to_string());
+    }
+    serde_json::from_slice(line)
+        .map_err(|e| format!("not valid JSON: {}", super::without_position(&e)))
+}
+
+/// Documents one after another, up to the first broken one.
+struct Documents<'d> {
+    doc: &'d [u8],
+    stream: serde_json::StreamDeserializer<'d, serde_json::de::SliceRead<'d>, Value>,
+    lines: LineCounter,
+    done: bool,
+}
+
+impl Iterator for Documents<'_> {
+    type Item = (u64, Result<Value, String>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let start = self.stream.byte_offset();
+        let space = self.doc[start..]
+            .iter()
+            .take_while(|b| b.is_ascii_whitespace());
+        let line = self.lines.at(self.doc, start + space.count());
+        match self.stream.next()? {
+            Ok(v) => Some((line, Ok(v))),
+            Err(e) => {
+                self.done = true;
+                let at = if e.line() > 0 { e.line() as u64 } else { line };
+                let why = super::without_position(&e);
+                Some((at, Err(format!("not valid JSON: {why}"))))
+            }
+        }
+    }
+}
+
+/// Line numbers of offsets that only grow, counted once.
+#[derive(Default)]
+struct LineCounter {
+    offset: usize,
+    line: u64,
+}
+
+impl LineCounter {
+    fn at(&mut self, doc: &[u8], offset: usize) -> u64 {
+        self.line += memchr::memchr_iter(b'\n', &doc[self.offset..offset]).count() as u64;
+        self.offset = offset;
+        self.line + 1
+    }
+}
+
+// ---- values: nested JSON, texts, times ----
+
+/// A value with JSON written inside strings decoded (twice-encoded JSON
+/// too); texts that are not JSON objects or lists stay as they are.
+pub fn decoded(v: &Value) -> Value {
+    let mut v = v.clone();
+    for _ in 0..2 {
+        let Value::String(s) = &v else { break };
+        let t = s.trim_start();
+        if !(t.starts_with('{') || t.starts_with('[') || t.starts_with('"')) {
+            break;
+        }
+        match serde_json::from_str::<Value>(s) {
+            Ok(inner) => v = inner,
+            Err(_) => break,
+        }
+    }
+    v
+}
+
+/// The text of an input or output: a string (decoded when it holds JSON
+/// text), the text parts of a content list, or compact JSON.
+pub fn text_of(v: &Value) -> Option<String> {
+    match decoded(v) {
+        Value::Null => None,
+        Value::String(s) => Some(s),
+        Value::Array(parts) if !parts.is_empty() && parts.iter().all(is_text_part) => Some(
+            parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+        other => Some(other.to_string()),
+    }
+    .filter(|t| !t.trim().is_empty())
+}
+
+/// A content block of type "text" (the Anthropic and OpenAI shape).
+fn is_text_part(p: &Value) -> bool {
+    p.get("type").and_then(Value::as_str) == Some("text")
+        && p.get("text").is_some_and(Value::is_string)
+}
+
+/// What kind of JSON value `v` is, for a message.
+pub fn describe(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Non-empty text of a JSON string, or of a number.
+pub fn str_of(v: Option<&Value>) -> Option<String> {
+    match v? {
+        Value::String(s) if !s.trim().is_empty() => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// A time written as ISO 8601 (any offset), as [seconds, nanoseconds], or
+/// as an epoch number in seconds, milliseconds, microseconds or nanoseconds
+/// (told apart by size; integers are read exactly, never through a float),
+/// as Unix nanoseconds.
+pub fn nanos_of(v: Option<&Value>) -> Option<i128> {
+    let nanos = match v? {
+        Value::String(s) => match s.trim().parse::<i128>() {
+            Ok(n) => epoch_integer(n),
+            Err(_) => Timestamp::parse(s).map(|t| t.0),
+        },
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => epoch_integer(i128::from(i)),
+            None => n
+                .as_f64()
+                .and_then(Timestamp::from_epoch_number)
+                .map(|t| t.0),
+        },
+        // [seconds, nanoseconds], as JavaScript's hrtime writes it.
+        Value::Array(pair) => match pair.as_slice() {
+            [Value::Number(s), Value::Number(ns)] => {
+                Some(i128::from(s.as_i64()?) * 1_000_000_000 + i128::from(ns.as_i64()?))
+            }
+            _ => None,
+        },
+        _ => None,
+    };
+    nanos.filter(|n| *n > 0)
+}
+
+fn epoch_integer(n: i128) -> Option<i128> {
+    Some(match n.abs() {
+        a if a < 100_000_000_000 => n * 1_000_000_000,
+        a if a < 100_000_000_000_000 => n * 1_000_000,
+        a if a < 100_000_000_000_000_000 => n * 1_000,
+        _ => n,
+    })
+}
+
+/// The event `span_kind` a LangSmith run type (also a Langfuse
+/// observation's `langsmith.span.kind`) stands for.
+pub fn kind_from_run_type(run_type: &str) -> Option<&'static str> {
+    Some(match run_type.to_ascii_lowercase().as_str() {
+        "llm" | "chat_model" => "llm",
+        "tool" => "tool",
+        "retriever" | "embedding" => "retrieval",
+        "chain" | "prompt" | "parser" => "other",
+        _ => return None,
+    })
+}
+
+// ---- one observation (span, run, step) as an event ----
+
+/// One observation of a trace, decoded: what its event needs. Texts are
+/// whole; they are cut when the event is made.
+#[derive(Debug, Default)]
+pub struct Node {
+    pub run: String,
+    pub id: String,
+    pub parent: Option<String>,
+    pub start: Option<i128>,
+    pub end: Option<i128>,
+    pub name: String,
+    pub kind: &'static str,
+    /// The agent the observation names in an attribute; children without
+    /// one inherit it.
+    pub agent: Option<String>,
+    /// The agent an agent span's name names, taken when no ancestor named
+    /// one (nested agent spans of a framework are steps of the outer agent).
+    pub span_agent: Option<String>,
+    /// The agent to fall back on when neither it nor an ancestor names
+    /// one: a LangGraph node, then the service.
+    pub fallback_agent: Option<String>,
+    pub tool: Option<String>,
+    /// Why it failed (status, error, exception) and the error.
+    pub failure: Option<(&'static str, ErrorInfo)>,
+    pub input: Option<String>,
+    pub tool_input: Option<Value>,
+    pub output: Option<String>,
+    /// Digests of the whole texts, once [`Node::cut`] cut them.
+    pub input_digest: Option<String>,
+    pub output_digest: Option<String>,
+    pub usage: Option<Value>,
+    pub line: Option<u64>,
+}
+
+impl Node {
+    /// Cuts the texts to the configured size (keeping the digests of the
+    /// whole) and drops what its event will not use, so a large export's
+    /// observations are held small until their trace is emitted.
+    pub fn cut(mut self, settings: &DecodeSettings) -> Self {
+        let cut = |text: Option<String>| match text {
+            Some(t) => {
+                let (kept, digest) = settings.text(&t);
+                (Some(kept), Some(digest))
+            }
+            None => (None, None),
+        };
+        (self.input, self.input_digest) = cut(self.input.take());
+        (self.output, self.output_digest) = cut(self.output.take());
+        if self.kind != "tool" {
+            self.tool_input = None;
+        }
+        self
+    }
+}
+
+impl TreeNode for Node {
+    fn node_id(&self) -> &str {
+        &self.id
+    }
+    fn parent_id(&self) -> Option<&str> {
+        self.parent.as_deref()
+    }
+    fn start_nanos(&self) -> Option<i128> {
+        self.start
+    }
+}
+
+/// What a trace's run record says besides its id.
+#[derive(Debug, Default, Clone)]
+pub struct RunInfo {
+    pub task: Option<String>,
+}
+
+/// Emits the nodes of each run (in first-appearance order) in pre-order of
+/// their tree, then the run's record: failed when its root failed, else
+/// unknown (no error recorded is not proof of success); its task is the
+/// one `runs` gives, else the first root's input.
+pub fn emit_runs(
+    nodes: &[Node],
+    runs: &HashMap<String, RunInfo>,
+    sink: &mut Sink<'_>,
+) -> anyhow::Result<()> {
+    let mut used = HashSet::new();
+    for members in spans::group_in_order(nodes.iter().map(|n| n.run.as_str())) {
+        let run = &nodes[members[0]].run;
+        let first_turn = sink.next_step(run) as i64;
+        let mut agents: HashMap<usize, Option<String>> = HashMap::new();
+        let mut position: HashMap<usize, usize> = HashMap::new();
+        let mut events = Vec::with_capacity(members.len());
+        let mut parents = Vec::with_capacity(members.len());
+        let mut root_input = None;
+        for (i, parent) in spans::preorder(nodes, &members) {
+            let node = &nodes[i];
+            let inherited = parent.and_then(|p| agents.get(&p).cloned().flatten());
+            let own = node
+                .agent
+                .clone()
+                .or(inherited)
+                .or_else(|| node.span_agent.clone());
+            agents.insert(i, own.clone());
+            let agent = own
+                .or_else(|| node.fallback_agent.clone())
+                .unwrap_or_else(|| "unknown".to_string());
+            let id = unique_id(&node.id, i, &mut used);
+            let turn = first_turn + events.len() as i64;
+            if parent.is_none() {
+                root_input = root_input.or_else(|| node.input.clone());
+            }
+            position.insert(i, events.len());
+            parents.push(parent.and_then(|p| position.get(&p).copied()));
+            events.push(event_of(node, id, agent, turn, sink));
+        }
+        inherit_failures(&mut events, &parents);
+        let root_failed = events
+            .iter()
+            .zip(&parents)
+            .any(|(ev, parent)| parent.is_none() && !ev.action_succeeded);
+        for ev in &events {
+            sink.emit(ev)?;
+        }
+        let info = runs.get(run).cloned().unwrap_or_default();
+        sink.emit_run(&RunRec {
+            kind: "run".into(),
+            run_id: run.clone(),
+            outcome: if root_failed { "failed" } else { "unknown" }.to_string(),
+            task: info.task.or(root_input),
+            expected: None,
+            src: None,
+        })?;
+    }
+    Ok(())
+}
+
+/// Marks a failure no record states but the reader concluded.
+pub fn fail_inferred(ev: &mut EventOut<'_>, source: &'static str, message: &str) {
+    ev.action_succeeded = false;
+    ev.failure_source = Some(source);
+    ev.failure_inferred = true;
+    ev.error = Some(ErrorInfo {
+        kind: None,
+        message: Some(message.to_string()),
+    });
+}
+
+/// A failure a span states (status, error, exception) while none of its
+/// children records one surfaced in one of them: the last child gets it
+/// too, marked inferred with `failure_source` "inherited". `parents` holds
+/// each event's parent's position; parents come before their children.
+fn inherit_failures(events: &mut [EventOut<'_>], parents: &[Option<usize>]) {
+    for p in 0..events.len() {
+        let stated = matches!(
+            events[p].failure_source,
+            Some("status" | "error" | "exception")
+        );
+        if events[p].action_succeeded || !stated {
+            continue;
+        }
+        let kids: Vec<usize> = (p + 1..events.len())
+            .filter(|&k| parents[k] == Some(p))
+            .collect();
+        let Some(&last) = kids.last() else { continue };
+        if kids.iter().any(|&k| !events[k].action_succeeded) {
+            continue;
+        }
+        let (error, class, cause) = (
+            events[p].error.clone(),
+            events[p].failure_classification.clone(),
+            events[p].failure_cause.clone(),
+        );
+        let kid = &mut events[last];
+        kid.action_succeeded = false;
+        kid.failure_source = Some("inherited");
+        kid.failure_inferred = true;
+        kid.error = error;
+        kid.failure_classification = class;
+        kid.failure_cause = cause;
+    }
+}
+
+/// The id, unless an earlier event of the input had it.
+pub fn unique_id(id: &str, index: usize, used: &mut HashSet<String>) -> String {
+    let id = if id.is_empty() || used.contains(id) {
+        format!("{id}#{index}")
+    } else {
+        id.to_string()
+    };
+    used.insert(id.clone());
+    id
+}
+
+fn event_of<'a>(
+    node: &'a Node,
+    id: String,
+    agent: String,
+    turn: i64,
+    sink: &Sink<'_>,
+) -> EventOut<'a> {
+    let tool = node.tool.as_deref().unwrap_or(&node.name);
+    let mut ev = EventOut::new(id, node.run.as_str(), turn, agent, tool, true);
+    ev.action_taken.tool_input = node
+        .tool_input
+        .clone()
+        .filter(|_| node.kind == "tool")
+        .filter(Value::is_object)
+        .map(JsonVal::Serde);
+    ev.timestamp = node.start.and_then(spans::timestamp_from_nanos);
+    ev.span_id = (!node.id.is_empty()).then(|| node.id.as_str().into());
+    ev.parent_span_id = node.parent.as_deref().map(Into::into);
+    ev.span_kind = Some(node.kind);
+    ev.usage = node.usage.clone().map(JsonVal::Serde);
+    ev.latency_ms = match (node.start, node.end) {
+        (Some(s), Some(e)) if e >= s => Some(JsonVal::Serde(
+            serde_json::json!({"total": ((e - s) / 1_000_000) as i64}),
+        )),
+        _ => None,
+    };
+    if let Some((source, error)) = &node.failure {
+        ev.action_succeeded = false;
+        ev.failure_source = Some(source);
+        ev.error = Some(error.clone());
+    }
+    ev.input = node.input.clone();
+    ev.input_digest = node.input_digest.clone();
+    ev.output = node.output.clone();
+    ev.output_digest = node.output_digest.clone();
+    ev.src = node.line.map(|line| Src {
+        path: sink.path().to_string().into(),
+        line,
+    });
+    sink.settings.infer_failure(&mut ev);
+    ev
+}
+
+/// Sets an event's input and output, cut to the configured size, with the
+/// digests of the whole texts.
+pub fn set_texts(
+    ev: &mut EventOut<'_>,
+    input: Option<&str>,
+    output: Option<&str>,
+    settings: &DecodeSettings,
+) {
+    if let Some(text) = input {
+        let (cut, digest) = settings.text(text);
+        ev.input = Some(cut);
+        ev.input_digest = Some(digest);
+    }
+    if let Some(text) = output {
+        let (cut, digest) = settings.text(text);
+        ev.output = Some(cut);
+        ev.output_digest = Some(digest);
+    }
+}
+
+/// The records one adapter writes for `input`, for the adapters' tests:
+/// events, run records, and the source record.
+#[cfg(test)]
+pub(crate) fn split_records(
+    format: super::Format,
+    name: &str,
+    input: &str,
+) -> (Vec<Value>, Vec<Value>, Value) {
+    let mut recs = super::records_of(format, name, input.as_bytes());
+    let source = recs.pop().unwrap();
+    let (events, runs) = recs.into_iter().partition(|r| r["kind"] == "event");
+    (events, runs, source)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn lines_and_values(doc: &str) -> Vec<(u64, Result<Value, String>)> {
+        json_values(doc.as_bytes()).collect()
+    }
+
+    #[test]
+    fn every_framing_gives_its_values_and_lines() {
+        let got = lines_and_values("{\"a\":1}\n{\"a\":2}\n");
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[1].0, 2);
+        let got = lines_and_values("\u{feff}{\n  \"a\": 1\n}\n{\n  \"a\": 2\n}");
+        assert_eq!(got.len(), 2);
+        assert_eq!((got[0].0, got[1].0), (1, 4));
+        let got = lines_and_values("[1,2]\n[\"x\", {\"b\": 3}]\n");
+        assert_eq!(got[1].1.as_ref().unwrap(), &json!(["x", {"b": 3}]));
+    }
+
+    #[test]
+    fn a_bad_line_costs_only_that_line() {
+        let got = lines_and_values("{\"a\":1}\nnot json\n\n{\"a\":3}\n{\"a\":");
+        let ok: Vec<_> = got
+            .iter()
+            .filter(|(_, v)| v.is_ok())
+            .map(|(l, _)| *l)
+            .collect();
+        let bad: Vec<_> = got
+            .iter()
+            .filter(|(_, v)| v.is_err())
+            .map(|(l, _)| *l)
+            .collect();
+        assert_eq!(ok, [1, 4]);
+        assert_eq!(bad, [2, 5]);
+        let got: Vec<_> = json_values(b"{\"a\":1}\r\n\xff\r\n{\"a\":3}\r\n").collect();
+        assert_eq!(got.len(), 3);
+        assert_eq!(got[1], (2, Err("not valid UTF-8".to_string())));
+        assert_eq!(got[2].0, 3);
+        assert!(json_values(b"").next().is_none());
+    }
+
+    #[test]
+    fn a_broken_document_ends_the_reading() {
+        // Complete lines inside a document cut short are not read as values.
+        let cut = "{\n  \"observations\": [\n    {\"id\": \"a\"},\n    {\"id\": \"b\"";
+        let got = lines_and_values(cut);
+        assert_eq!(got.len(), 1);
+        assert!(got[0].1.is_err());
+        let got = lines_and_values("{\n \"a\": 1\n}\n{\n \"a\": x\n}\n{\"a\": 3}\n");
+        assert!(got[0].1.is_ok());
+        assert_eq!((got.len(), got[1].0), (2, 5));
+        let got: Vec<_> = json_values(b"{\n \"a\": \"\xff\"\n}\n").collect();
+        assert_eq!(got, [(2, Err("not valid UTF-8".to_string()))]);
+    }
+
+    #[test]
+    fn json_inside_strings_is_decoded_even_twice() {
+        assert_eq!(decoded(&json!("{\"a\":1}")), json!({"a": 1}));
+        assert_eq!(decoded(&json!("\"{\\\"a\\\":1}\"")), json!({"a": 1}));
+        assert_eq!(decoded(&json!("plain")), json!("plain"));
+        assert_eq!(text_of(&json!("\"Say hi\"")).unwrap(), "Say hi");
+        assert_eq!(
+            text_of(&json!([{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]))
+                .unwrap(),
+            "a\nb"
+        );
+        assert_eq!(text_of(&json!({"x": 1})).unwrap(), "{\"x\":1}");
+        assert_eq!(text_of(&json!("  ")), None);
+    }
+
+    #[test]
+    fn times_in_every_spelling() {
+        let iso = nanos_of(Some(&json!("2024-10-11T20:58:23.298773+00:00")));
+        assert_eq!(iso, Some(1_728_680_303_298_773_000));
+        assert_eq!(
+            nanos_of(Some(&json!(1_728_803_137_170u64))),
+            Some(1_728_803_137_170_000_000)
+        );
+        assert_eq!(
+            nanos_of(Some(&json!("2025-06-06 11:31:33.965"))),
+            nanos_of(Some(&json!("2025-06-06T13:31:33.965+02:00")))
+        );
+        assert_eq!(nanos_of(Some(&json!(null))), None);
+        let ns = 1_728_803_137_170_000_001u64;
+        assert_eq!(nanos_of(Some(&json!(ns))), Some(i128::from(ns)));
+        assert_eq!(nanos_of(Some(&json!(ns.to_string()))), Some(i128::from(ns)));
+        assert_eq!(
+            nanos_of(Some(&json!(1_728_803_137))),
+            Some(1_728_803_137_000_000_000)
+        );
+        let hrtime = json!([1_728_803_137, 5]);
+        assert_eq!(nanos_of(Some(&hrtime)), Some(1_728_803_137_000_000_005));
+    }
+}
