@@ -334,6 +334,15 @@ impl Conn {
             .set_read_timeout(Some(Duration::from_millis(500)));
         let _ = io::copy(&mut (&mut self.stream).take(DRAIN_LIMIT), &mut io::sink());
     }
+    /// Closes without waiting: drops what the client already sent (so the
+    /// close is not a reset that could hide the answer) but never blocks,
+    /// for the acceptor, which must not stall under load.
+    pub fn close_now(mut self) {
+        let _ = self.stream.shutdown(Shutdown::Write);
+        if self.stream.set_nonblocking(true).is_ok() {
+            let _ = io::copy(&mut (&mut self.stream).take(DRAIN_LIMIT), &mut io::sink());
+        }
+    }
 }
 
 /// An answer to one request.

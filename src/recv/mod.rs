@@ -206,7 +206,7 @@ fn busy(stream: TcpStream) {
         message: "the receiver is busy; retry".into(),
     };
     if conn.respond(&export::refused(&r, None), true).is_ok() {
-        conn.linger_close();
+        conn.close_now();
     }
 }
 
