@@ -130,7 +130,8 @@ pub fn generate<T: Tool>(what: Generate, out: &mut dyn io::Write) -> io::Result<
 
 const EXIT_STATUS_TEXT: &str = "0  success, also when the reader downstream closed the pipe.\n\n\
 1  a negative answer scripts branch on (triage-diff found a regression under --fail-on).\n\n\
-2  an error: bad flags, unreadable files, a schema newer than this tool, or skipped input under --strict.";
+2  an error: bad flags, unreadable files, a schema newer than this tool, skipped input under --strict, \
+or a webhook send that failed after its retries (triage-alert).";
 
 const RECORDS_TEXT: &str = "Every tool reads and writes NDJSON: one flat JSON object per line with a \"kind\" field \
 (header, event, run, source, batch, pattern, finding, verdict, change, alert). Each tool writes one header record \

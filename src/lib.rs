@@ -2,6 +2,7 @@
 //! traces. A library with thin binaries that exchange NDJSON records.
 
 pub mod adapters;
+pub mod alert;
 pub mod classify;
 pub mod cli;
 pub mod cmd;
@@ -17,6 +18,7 @@ pub mod ndjson;
 pub mod outfile;
 pub mod pipeline;
 pub mod record;
+pub mod recv;
 pub mod render;
 pub mod score;
 pub mod stream;

@@ -114,6 +114,7 @@ pub fn looks_like_records(head: &[u8]) -> bool {
                     | "finding"
                     | "verdict"
                     | "change"
+                    | "alert"
             )
         )
     })

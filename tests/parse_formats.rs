@@ -193,7 +193,9 @@ fn real_otlp_specification_example() {
     let p = parse_file(&shared_data("export-samples/otlp-proto-example/trace.json"));
     let e = p.events()[0];
     assert_eq!(p.sources()[0]["format"], "otlp");
-    assert_eq!(e["run_id"], "5B8EFFF798038103D269B633813FC60C");
+    // Hex ids in upper case come out as OTLP/JSON writes them: lower case.
+    assert_eq!(e["run_id"], "5b8efff798038103d269b633813fc60c");
+    assert_eq!(e["parent_span_id"], "eee19b7ec3c1b173");
     assert_eq!(e["agent_id"], "my.service");
     assert_eq!(e["timestamp"], "2018-12-13T14:51:00Z");
     assert_eq!(e["latency_ms"]["total"], 1000);

@@ -68,8 +68,9 @@ fn run(format: Format, name: &str, bytes: &[u8], strict: bool) -> Outcome {
     }
 }
 
-/// True when some non-blank line, and the whole input, are not JSON: every
-/// adapter must then report something as skipped.
+/// True when every non-blank line, and the whole input, are not JSON (nor
+/// JSON values one after another): every adapter must then report something
+/// as skipped.
 fn surely_unreadable(bytes: &[u8]) -> bool {
     let not_json = |b: &[u8]| serde_json::from_slice::<serde::de::IgnoredAny>(b).is_err();
     let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
@@ -77,7 +78,11 @@ fn surely_unreadable(bytes: &[u8]) -> bool {
         .split(|b| *b == b'\n')
         .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
         .collect();
-    not_json(body) && !lines.is_empty() && lines.iter().all(|l| not_json(l))
+    // Values one after another (pretty-printed span dumps) are readable too.
+    let not_json_values = serde_json::Deserializer::from_slice(body)
+        .into_iter::<serde::de::IgnoredAny>()
+        .any(|v| v.is_err());
+    not_json(body) && not_json_values && !lines.is_empty() && lines.iter().all(|l| not_json(l))
 }
 
 fn check(format: Format, name: &str, bytes: &[u8]) -> Outcome {
@@ -252,5 +257,89 @@ fn bom_crlf_and_invalid_utf8_in_every_example() {
         latin1[at] = 0xE9;
         let got = check(Format::Auto, name, &latin1);
         assert!(got.skipped >= 1, "{name}");
+    }
+}
+
+/// The span exports in tests/fixtures, modelled on real ones: Phoenix, the
+/// Python and JS SDKs' dumps, OpenLLMetry in OTLP, flat JSONL of arrays.
+fn span_exports() -> Vec<(&'static str, Vec<u8>)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    [
+        "phoenix-spans.json",
+        "python-console-spans.txt",
+        "js-readable-spans.json",
+        "openllmetry-otlp.jsonl",
+        "flat-spans.jsonl",
+    ]
+    .into_iter()
+    .map(|n| (n, std::fs::read(dir.join(n)).unwrap()))
+    .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(100))]
+
+    #[test]
+    fn mutated_span_exports_never_panic(which in 0usize..5, edits in proptest::collection::vec(mutation(), 1..4)) {
+        let (name, doc) = &span_exports()[which];
+        let bytes = apply(doc, &edits);
+        for format in FORMATS {
+            check(format, name, &bytes);
+        }
+    }
+}
+
+#[test]
+fn span_exports_read_whole_with_crlf_and_count_a_cut() {
+    for (name, doc) in span_exports() {
+        let clean = check(Format::Auto, name, &doc);
+        assert_eq!(clean.skipped, 0, "{name}");
+        assert!(clean.events > 0, "{name}");
+        let dos = String::from_utf8(doc.clone())
+            .unwrap()
+            .replace('\n', "\r\n");
+        let got = check(Format::Auto, name, dos.as_bytes());
+        assert_eq!((got.events, got.skipped), (clean.events, 0), "{name}");
+        let cut = check(Format::Auto, name, &doc[..doc.len() - 3]);
+        assert!(cut.skipped >= 1, "{name}");
+    }
+}
+
+/// The span ids of the events triage-parse makes of `bytes`, in output order.
+fn span_ids(name: &str, bytes: &[u8]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut diag = Diag::new("triage-parse", true);
+    {
+        let writer = RecordWriter::new(Box::new(&mut out) as Box<dyn Write + '_>, false);
+        let mut sink = Sink::new(writer, &mut diag, false, DecodeSettings::default());
+        read_from(name, Some(Path::new(name)), bytes, Format::Auto, &mut sink).unwrap();
+        sink.flush().unwrap();
+    }
+    out.split(|b| *b == b'\n')
+        .filter_map(|l| serde_json::from_slice::<serde_json::Value>(l).ok())
+        .filter(|r| r["kind"] == "event")
+        .map(|r| r["span_id"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+fn phoenix_spans() -> Vec<serde_json::Value> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/phoenix-spans.json");
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    doc["data"].as_array().unwrap().clone()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Spans come out parent first, siblings by start time, whatever order
+    /// the file holds them in, and whether it is a list or JSONL.
+    #[test]
+    fn span_order_never_depends_on_file_order(shuffled in Just(phoenix_spans()).prop_shuffle()) {
+        let expected = span_ids("spans.json", &serde_json::to_vec(&phoenix_spans()).unwrap());
+        prop_assert_eq!(expected.len(), 5);
+        let list = serde_json::to_vec(&shuffled).unwrap();
+        prop_assert_eq!(&span_ids("spans.json", &list), &expected);
+        let jsonl: String = shuffled.iter().map(|s| format!("{s}\n")).collect();
+        prop_assert_eq!(&span_ids("spans.jsonl", jsonl.as_bytes()), &expected);
     }
 }

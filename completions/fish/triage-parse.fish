@@ -1,6 +1,6 @@
-complete -c triage-parse -s f -l format -d 'Input format; `auto` decides per file from the extension, then the content' -r -f -a "auto\t'Decide per file from the extension, then the content'
+complete -c triage-parse -s f -l format -d 'Input format; `auto` decides per file from the extension, then the content' -r -f -a "auto\t'Decide per input from its first JSON value (never the extension)'
 ndjson\t'agent-triage TraceEvent lines (.ndjson, .jsonl)'
-otel\t'agent-triage\'s minimal span JSON: a list of spans or {"spans": [...]}'
+otel\t'Spans as JSON: OpenTelemetry SDK dumps (Python, JS, Vercel AI SDK), Phoenix/OpenInference spans, attribute maps, agent-triage\'s span list'
 otlp\t'OTLP/HTTP JSON trace requests, one per file or one per line'
 taubench\t'τ-bench trajectory files: a list of runs with `traj` and `reward`'
 whowhen\t'Who&When benchmark runs: one JSON object with a `history` per file'

@@ -30,9 +30,9 @@ complete -c triage -n "__fish_triage_needs_command" -f -a "report" -d 'Parse, gr
 complete -c triage -n "__fish_triage_needs_command" -f -a "compare" -d 'Compare two batches and render the comparison report'
 complete -c triage -n "__fish_triage_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c triage -n "__fish_triage_using_subcommand report" -s c -l config -d 'Configuration file ([scoring], [classify])' -r -F
-complete -c triage -n "__fish_triage_using_subcommand report" -l input-format -d 'Trace format of the input files' -r -f -a "auto\t'Decide per file from the extension, then the content'
+complete -c triage -n "__fish_triage_using_subcommand report" -l input-format -d 'Trace format of the input files' -r -f -a "auto\t'Decide per input from its first JSON value (never the extension)'
 ndjson\t'agent-triage TraceEvent lines (.ndjson, .jsonl)'
-otel\t'agent-triage\'s minimal span JSON: a list of spans or {"spans": [...]}'
+otel\t'Spans as JSON: OpenTelemetry SDK dumps (Python, JS, Vercel AI SDK), Phoenix/OpenInference spans, attribute maps, agent-triage\'s span list'
 otlp\t'OTLP/HTTP JSON trace requests, one per file or one per line'
 taubench\t'τ-bench trajectory files: a list of runs with `traj` and `reward`'
 whowhen\t'Who&When benchmark runs: one JSON object with a `history` per file'
@@ -65,9 +65,9 @@ complete -c triage -n "__fish_triage_using_subcommand report" -s h -l help -d 'P
 complete -c triage -n "__fish_triage_using_subcommand compare" -l fail-on -d 'Exit 1 when this holds: `new` (a new pattern), `regression` (more failure or unrecovered events, or a higher top score, in any classification), or `score>=X`. Repeatable' -r
 complete -c triage -n "__fish_triage_using_subcommand compare" -l tolerance -d 'Percent a count or score may grow before `regression` holds' -r
 complete -c triage -n "__fish_triage_using_subcommand compare" -s c -l config -d 'Configuration file ([scoring] as triage-score reads it)' -r -F
-complete -c triage -n "__fish_triage_using_subcommand compare" -l input-format -d 'Trace format of raw input files' -r -f -a "auto\t'Decide per file from the extension, then the content'
+complete -c triage -n "__fish_triage_using_subcommand compare" -l input-format -d 'Trace format of raw input files' -r -f -a "auto\t'Decide per input from its first JSON value (never the extension)'
 ndjson\t'agent-triage TraceEvent lines (.ndjson, .jsonl)'
-otel\t'agent-triage\'s minimal span JSON: a list of spans or {"spans": [...]}'
+otel\t'Spans as JSON: OpenTelemetry SDK dumps (Python, JS, Vercel AI SDK), Phoenix/OpenInference spans, attribute maps, agent-triage\'s span list'
 otlp\t'OTLP/HTTP JSON trace requests, one per file or one per line'
 taubench\t'τ-bench trajectory files: a list of runs with `traj` and `reward`'
 whowhen\t'Who&When benchmark runs: one JSON object with a `history` per file'

@@ -1,57 +1,79 @@
-//! Format detection: the extension first, then the keys of the first JSON
-//! object in the input's first bytes, read without parsing the whole input.
+//! Format detection from an input's first bytes, never its name: binary
+//! files we cannot read are recognised and refused, and a JSON input is
+//! claimed by the first format in [`RULES`] that knows the shape of its
+//! first value, read without parsing the whole input.
 
 use std::path::Path;
 
 use super::Format;
 
-/// Picks the format of an input from its name and its first bytes.
-///
-/// `.ndjson`/`.jsonl` are ndjson unless their first line is an OTLP request;
-/// anything else is decided by content. Content nothing claims is ndjson, so
-/// its lines are reported as unreadable rather than silently ignored.
-pub fn detect(path: Option<&Path>, head: &[u8]) -> Format {
-    let ext = path
-        .and_then(Path::extension)
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
-    let shape = Shape::of(head);
-    let line_format = matches!(ext.as_deref(), Some("ndjson" | "jsonl"));
-    if shape.is_otlp_request() {
-        return Format::Otlp;
-    }
-    if recorded_session_call(head) {
-        return Format::ManagedAgent;
-    }
-    if let Some((format, _)) = EXPORT_RULES.iter().find(|(_, claims)| claims(&shape)) {
-        return *format;
-    }
-    if line_format {
-        return Format::Ndjson;
-    }
-    if shape.is_taubench() {
-        return Format::Taubench;
-    }
-    if shape.is_span_list() {
-        return Format::Otel;
-    }
-    if shape.is_whowhen() {
-        return Format::Whowhen;
-    }
-    Format::Ndjson
-}
+/// Whether a shape is a format's.
+type Claim = fn(&Shape) -> bool;
 
-/// A format and the test of whether a first JSON value is one of its.
-type Rule = (Format, fn(&Shape) -> bool);
-
-/// Which format claims the exports of tracing tools and agent event logs,
-/// JSONL or not (checked before the extension is).
-const EXPORT_RULES: &[Rule] = &[
+/// Which format claims a first JSON value, most specific shape first. A new
+/// format is one row here.
+const RULES: &[(Format, Claim)] = &[
+    (Format::Otlp, Shape::is_otlp_request),
     (Format::Langfuse, Shape::is_langfuse),
     (Format::Langsmith, Shape::is_langsmith),
     (Format::ManagedAgent, Shape::is_managed_agent_event),
     (Format::Atif, Shape::is_atif),
+    (Format::Ndjson, Shape::is_trace_event),
+    (Format::Taubench, Shape::is_taubench),
+    (Format::Whowhen, Shape::is_whowhen),
+    (Format::Otel, Shape::is_span_document),
 ];
+
+/// Picks the format of an input from its first bytes. The path is not
+/// looked at: `.json` files hold lines and `.jsonl` files hold documents.
+/// Content nothing claims is ndjson, so its lines are reported as unreadable
+/// rather than silently ignored.
+pub fn detect(_path: Option<&Path>, head: &[u8]) -> Format {
+    if recorded_session_call(head) {
+        return Format::ManagedAgent;
+    }
+    let shape = Shape::of(head);
+    RULES
+        .iter()
+        .find(|(_, claims)| claims(&shape))
+        .map_or(Format::Ndjson, |(format, _)| *format)
+}
+
+/// Why an input that starts with `head` cannot be read and what to do, for
+/// the binary files trace tools write: the Collector's protobuf and zstd
+/// file exports, gzip.
+pub fn refusal(head: &[u8]) -> Option<&'static str> {
+    if head.starts_with(&[0x28, 0xB5, 0x2F, 0xFD]) {
+        return Some(
+            "a zstd-compressed file, and triage-parse reads JSON: decompress it first \
+             (`zstd -dc FILE | triage-parse`), or set `compression` off in the Collector's file exporter",
+        );
+    }
+    if head.starts_with(&[0x1F, 0x8B]) {
+        return Some(
+            "a gzip-compressed file, and triage-parse reads JSON: decompress it first (`gzip -dc FILE | triage-parse`)",
+        );
+    }
+    if is_protobuf(head) {
+        return Some(
+            "an OTLP protobuf file, and triage-parse reads OTLP JSON: export the traces as JSON \
+             instead (`format: json` in the Collector's file exporter, the default)",
+        );
+    }
+    None
+}
+
+/// Binary that opens like an OTLP protobuf message: field 1 (resource
+/// spans, length-delimited) either at the start or after the 4-byte length
+/// the Collector's file exporter writes before each message.
+fn is_protobuf(head: &[u8]) -> bool {
+    let field_one = head.first() == Some(&0x0A) || (head.len() > 4 && head[4] == 0x0A);
+    field_one
+        && head
+            .iter()
+            .take(512)
+            .any(|b| *b == 0 || (*b < 0x20 && !b"\t\n\r\x0c".contains(b)))
+}
 
 /// The top-level shape of a JSON input and the keys of its first object:
 /// the top object's own keys, or those of a top list's first element.
@@ -66,6 +88,17 @@ struct Shape {
 impl Shape {
     fn has(&self, key: &str) -> bool {
         self.keys.iter().any(|k| k == key)
+    }
+
+    /// agent-triage TraceEvent lines, and our own records.
+    fn is_trace_event(&self) -> bool {
+        let span_like = ["name", "context", "spanContext"]
+            .iter()
+            .any(|k| self.has(k));
+        !self.top_is_list
+            && (self.has("event_id")
+                || self.has("action_taken")
+                || (self.has("kind") && !span_like))
     }
 
     fn is_otlp_request(&self) -> bool {
@@ -85,20 +118,16 @@ impl Shape {
             && (self.has("mistake_agent") || self.has("question") || self.cut)
     }
 
-    fn is_span_list(&self) -> bool {
-        if !self.top_is_list {
-            return self.has("spans");
+    /// Spans as JSON: a list of them, {"spans": [...]}, Phoenix's
+    /// {"data": [...], "next_cursor": …}, one span object, or one span's
+    /// attributes without an envelope.
+    fn is_span_document(&self) -> bool {
+        if !self.top_is_list && (self.has("spans") || (self.has("data") && self.has("next_cursor")))
+        {
+            return true;
         }
-        [
-            "span_id",
-            "spanId",
-            "trace_id",
-            "traceId",
-            "context",
-            "spanContext",
-        ]
-        .iter()
-        .any(|k| self.has(k))
+        super::otel::SPAN_ID_KEYS.iter().any(|k| self.has(k))
+            || (!self.top_is_list && self.keys.iter().any(|k| super::otel::is_attribute_key(k)))
     }
 
     /// A Langfuse trace with its observations, or an observation.
@@ -225,7 +254,11 @@ mod tests {
             Format::Otlp
         );
         assert_eq!(at("a.ndjson", r#"{"resource_spans":[]}"#), Format::Otlp);
-        assert_eq!(at("a.jsonl", r#"[{"reward":1,"traj":[]}]"#), Format::Ndjson);
+        // The extension does not decide: a line file of τ-bench runs is τ-bench.
+        assert_eq!(
+            at("a.jsonl", r#"[{"reward":1,"traj":[]}]"#),
+            Format::Taubench
+        );
     }
 
     #[test]
@@ -269,6 +302,36 @@ mod tests {
             Format::Ndjson
         );
         assert_eq!(at("t.json", r#"{"a":"\"resourceSpans\""}"#), Format::Ndjson);
+    }
+
+    #[test]
+    fn span_shapes_per_value() {
+        let python = "{\n    \"name\": \"x\",\n    \"context\": {\"trace_id\": \"0x1\"},\n    \"kind\": \"SpanKind.INTERNAL\"}";
+        assert_eq!(at("spans.txt", python), Format::Otel);
+        assert_eq!(
+            at("s.jsonl", r#"{"name":"x","context":{"trace_id":"a"}}"#),
+            Format::Otel
+        );
+        assert_eq!(
+            at("s.jsonl", r#"[{"name":"x","spanContext":{}}]"#),
+            Format::Otel
+        );
+        assert_eq!(
+            at("p.json", r#"{"data":[{"name":"x"}],"next_cursor":null}"#),
+            Format::Otel
+        );
+        assert_eq!(
+            at("m.json", r#"{"input":"x","gen_ai.operation.name":"chat"}"#),
+            Format::Otel
+        );
+        assert_eq!(
+            at("h.ndjson", r#"{"kind":"header","schema":1}"#),
+            Format::Ndjson
+        );
+        assert_eq!(
+            at("e.json", r#"{"event_id":"e","span_id":"s","run_id":"r"}"#),
+            Format::Ndjson
+        );
     }
 
     #[test]
@@ -321,6 +384,19 @@ mod tests {
             at("a.jsonl", r#"{"event_id":"e","run_id":"r","type":"x"}"#),
             Format::Ndjson
         );
+    }
+
+    #[test]
+    fn binary_exports_are_refused_with_what_to_do() {
+        let zstd = refusal(&[0x28, 0xB5, 0x2F, 0xFD, 0x00]).unwrap();
+        assert!(zstd.contains("zstd -dc"), "{zstd}");
+        let proto = refusal(&[0x0A, 0x85, 0x02, 0x0A, 0x00, 0x12]).unwrap();
+        assert!(proto.contains("format: json"), "{proto}");
+        let framed = refusal(&[0x00, 0x00, 0x01, 0x05, 0x0A, 0x80, 0x02]).unwrap();
+        assert!(framed.contains("protobuf"), "{framed}");
+        assert!(refusal(&[0x1F, 0x8B, 0x08]).unwrap().contains("gzip -dc"));
+        assert_eq!(refusal(b"{\"resourceSpans\": []}"), None);
+        assert_eq!(refusal(b"\n{}"), None);
     }
 
     #[test]

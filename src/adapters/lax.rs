@@ -175,23 +175,12 @@ pub(super) fn describe(v: &BorrowedValue<'_>) -> String {
     Scalar::from(v).describe()
 }
 
-/// A string, and nothing else (pydantic does not turn numbers into strings).
-pub(super) fn strict_str<'v>(v: &'v BorrowedValue<'v>, name: &str) -> Result<Cow<'v, str>, String> {
-    as_str(v)
-        .map(Cow::Borrowed)
-        .ok_or_else(|| format!("{name}: expected a string, got {}", describe(v)))
-}
-
 pub fn lax_int(v: &BorrowedValue<'_>, name: &str) -> Result<i64, String> {
     Scalar::from(v).int(name)
 }
 
 pub fn lax_bool(v: &BorrowedValue<'_>, name: &str) -> Result<bool, String> {
     Scalar::from(v).bool(name)
-}
-
-pub(super) fn lax_timestamp(v: &BorrowedValue<'_>) -> Result<Timestamp, String> {
-    Scalar::from(v).timestamp()
 }
 
 pub(super) fn python_str(v: &BorrowedValue<'_>) -> String {

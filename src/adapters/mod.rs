@@ -6,6 +6,7 @@ pub mod lax;
 pub mod ndjson;
 pub mod otel;
 pub mod otlp;
+mod span_events;
 mod spans;
 pub mod taubench;
 pub mod whowhen;
@@ -16,7 +17,7 @@ pub mod langsmith;
 pub mod managed_agent;
 mod observations;
 
-pub use detect::detect;
+pub use detect::{detect, refusal};
 
 use rustc_hash::FxHashMap as HashMap;
 use std::io::{self, Read, Write};
@@ -35,11 +36,12 @@ use crate::timestamp::Timestamp;
 /// The trace formats triage-parse reads.
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
-    /// Decide per file from the extension, then the content.
+    /// Decide per input from its first JSON value (never the extension).
     Auto,
     /// agent-triage TraceEvent lines (.ndjson, .jsonl).
     Ndjson,
-    /// agent-triage's minimal span JSON: a list of spans or {"spans": [...]}.
+    /// Spans as JSON: OpenTelemetry SDK dumps (Python, JS, Vercel AI SDK),
+    /// Phoenix/OpenInference spans, attribute maps, agent-triage's span list.
     Otel,
     /// OTLP/HTTP JSON trace requests, one per file or one per line.
     Otlp,
@@ -136,6 +138,12 @@ fn read_detected(
         Format::Auto => detect(path, &head),
         f => f,
     };
+    if let Some(why) = refusal(&head) {
+        // Not a format we read, so the source record names none of them.
+        sink.begin_source(name, "binary");
+        sink.skip(None, why)?;
+        return Ok(sink.end_source()?);
+    }
     sink.begin_source(name, format.name());
     let reader = io::Cursor::new(head).chain(rest);
     match format {
@@ -153,10 +161,68 @@ fn read_detected(
     Ok(())
 }
 
-/// Reads a whole-document input (BOM dropped), naming the input in the error.
+/// Reads a whole-document input (BOM dropped), naming the input in the
+/// error. Integers too wide for 64 bits come back quoted (see
+/// [`quote_wide_integers`]).
 fn read_document(r: impl Read, sink: &Sink<'_>) -> anyhow::Result<Vec<u8>> {
     crate::ndjson::read_all(r)
+        .map(quote_wide_integers)
         .map_err(|e| anyhow::anyhow!("{}: {}", sink.path(), crate::cli::io_reason(&e)))
+}
+
+/// Writes integers past 64 bits (128-bit trace ids, as the Python SDK
+/// serializes them) as JSON strings of the same digits, so no parser turns
+/// them into floats and loses their low digits.
+fn quote_wide_integers(data: Vec<u8>) -> Vec<u8> {
+    let mut out: Option<Vec<u8>> = None;
+    let mut in_string = false;
+    let mut copied = 0;
+    let mut i = 0;
+    while i < data.len() {
+        let b = data[i];
+        if in_string {
+            match b {
+                b'\\' => i += 1,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            i += 1;
+            continue;
+        }
+        if b == b'"' {
+            in_string = true;
+            i += 1;
+            continue;
+        }
+        if !b.is_ascii_digit() || (i > 0 && is_number_byte(data[i - 1])) {
+            i += 1;
+            continue;
+        }
+        let end = i + data[i..].iter().take_while(|c| is_number_byte(**c)).count();
+        let digits = &data[i..end];
+        let past_u64 = digits.len() > 20
+            || (digits.len() == 20 && digits > b"18446744073709551615".as_slice());
+        if past_u64 && digits.iter().all(u8::is_ascii_digit) {
+            let o = out.get_or_insert_with(|| Vec::with_capacity(data.len() + 16));
+            o.extend_from_slice(&data[copied..i]);
+            o.push(b'"');
+            o.extend_from_slice(&data[i..end]);
+            o.push(b'"');
+            copied = end;
+        }
+        i = end;
+    }
+    match out {
+        Some(mut o) => {
+            o.extend_from_slice(&data[copied..]);
+            o
+        }
+        None => data,
+    }
+}
+
+fn is_number_byte(b: u8) -> bool {
+    b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-')
 }
 
 /// Parses a whole JSON document. On failure: the line where it went wrong
@@ -560,4 +626,25 @@ pub(crate) fn records_of(format: Format, name: &str, bytes: &[u8]) -> Vec<serde_
         .filter(|l| !l.is_empty())
         .map(|l| serde_json::from_slice(l).unwrap())
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::quote_wide_integers;
+
+    #[test]
+    fn integers_past_64_bits_are_quoted_and_nothing_else_is() {
+        let quoted =
+            |s: &str| String::from_utf8(quote_wide_integers(s.as_bytes().to_vec())).unwrap();
+        assert_eq!(
+            quoted(r#"{"t": 39712373237291850001929057769826244787, "s": 18446744073709551615}"#),
+            r#"{"t": "39712373237291850001929057769826244787", "s": 18446744073709551615}"#
+        );
+        assert_eq!(
+            quoted("[18446744073709551616]"),
+            r#"["18446744073709551616"]"#
+        );
+        let untouched = r#"{"a": "123456789012345678901234", "b": 1.5e300, "c": -12345678901234567890123, "d": "\"99999999999999999999999\""}"#;
+        assert_eq!(quoted(untouched), untouched);
+    }
 }

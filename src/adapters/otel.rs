@@ -1,371 +1,443 @@
-//! The `otel` format: agent-triage 0.1.0's minimal span JSON (a list of
-//! spans, or {"spans": [...]}) read with its attribute names, one event per
-//! span in file order.
+//! The `otel` format: spans as JSON, whichever tool wrote them:
+//! agent-triage's minimal span list, the OpenTelemetry SDKs' span dumps
+//! (Python's `to_json` and console exporter, JS ReadableSpans with the
+//! Vercel AI SDK's `ai.*` attributes), Phoenix / OpenInference spans, and
+//! bare attribute maps (one span's attributes, no envelope). The input is
+//! one value, a list, one value per line, or values one after another
+//! (pretty-printed); each value is read by its own shape, OTLP requests
+//! too. Spans are held to the end, then emitted trace by trace in tree
+//! order.
 
-use std::borrow::Cow;
 use std::io::Read;
 
-use simd_json::prelude::*;
-use simd_json::{BorrowedValue as Value, StaticNode};
+use serde_json::{Map, Value};
 
-use super::lax::{as_str, describe, lax_int, lax_timestamp, python_str, strict_str};
+use super::observations::{describe, json_values};
+use super::span_events::{self, Attrs, HeldSpan, SpanParts};
 use super::spans::{self, StatusCode};
 use super::{DecodeSettings, Sink};
-use crate::record::{ActionOut, ErrorInfo, EventOut, JsonVal};
+use crate::timestamp::Timestamp;
 
-type Object<'v> = simd_json::borrowed::Object<'v>;
-
-// The reference's attribute names (adapters.py), first match wins.
-const RUN_ID_KEYS: &[&str] = &["run.id", "run_id"];
-// Past the reference's names, the GenAI conventions' and OpenInference's
-// fill in what the reference would leave empty.
-const AGENT_ID_KEYS: &[&str] = &[
-    "agent.id",
-    "agent_id",
-    "gen_ai.agent.name",
-    "gen_ai.agent.id",
-    "agent.name",
-];
-const TOOL_NAME_KEYS: &[&str] = &["action.tool", "tool_name", "gen_ai.tool.name", "tool.name"];
-const INPUT_KEYS: &[&str] = &[
-    "input.value",
-    "gen_ai.tool.args",
-    "gen_ai.tool.call.arguments",
-];
-const OUTPUT_KEYS: &[&str] = &["output.value", "gen_ai.tool.call.result", "gen_ai.output"];
-const CLASSIFICATION_KEYS: &[&str] = &["failure.classification", "failure_classification"];
-
-/// Reads one span document from `r` into `sink`.
+/// Reads one span file from `r` into `sink`.
 pub fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
-    let mut data = super::read_document(r, sink)?;
-    let doc = match super::parse_document(&mut data) {
-        Ok(doc) => doc,
-        Err((line, reason)) => return sink.skip(line, &reason),
+    let data = super::read_document(r, sink)?;
+    let mut held = Vec::new();
+    for (line, value) in json_values(&data) {
+        match value {
+            Ok(value) => read_value(value, line, sink, &mut held)?,
+            Err(reason) => sink.skip(Some(line), &reason)?,
+        }
+    }
+    span_events::emit_traces(held, sink)
+}
+
+/// One top-level value: a span, a list of spans, {"spans"|"data": [...]},
+/// an OTLP request or an attribute map.
+fn read_value(
+    value: Value,
+    line: u64,
+    sink: &mut Sink<'_>,
+    held: &mut Vec<HeldSpan>,
+) -> anyhow::Result<()> {
+    let mut object = match value {
+        Value::Array(items) => return read_list(items, "", line, sink, held),
+        Value::Object(o) => o,
+        other => {
+            return sink.skip(
+                Some(line),
+                &format!(
+                    "expected spans (an object or a list), got {}",
+                    describe(&other)
+                ),
+            );
+        }
     };
-    let spans = match span_list(&doc) {
-        Ok(spans) => spans,
-        Err(reason) => return sink.skip(None, &reason),
-    };
-    for (i, span) in spans.iter().enumerate() {
-        match event_from(span, &sink.settings) {
-            Ok(mut ev) => {
-                sink.settings.infer_failure(&mut ev);
-                sink.emit(&ev)?;
-            }
-            Err(reason) => sink.skip(None, &format!("spans[{i}]: {reason}"))?,
+    if object.contains_key("resourceSpans") || object.contains_key("resource_spans") {
+        let settings = &sink.settings;
+        return match super::otlp::hold_value(Value::Object(object), Some(line), settings, held) {
+            Ok(()) => Ok(()),
+            Err(reason) => sink.skip(Some(line), &reason),
+        };
+    }
+    for key in ["spans", "data"] {
+        if let Some(Value::Array(_)) = object.get(key)
+            && let Some(Value::Array(items)) = object.remove(key)
+        {
+            return read_list(items, key, line, sink, held);
+        }
+    }
+    match span_of(object, line, sink) {
+        Ok(span) => held.push(span),
+        Err(reason) => sink.skip(Some(line), &reason)?,
+    }
+    Ok(())
+}
+
+fn read_list(
+    items: Vec<Value>,
+    key: &str,
+    line: u64,
+    sink: &mut Sink<'_>,
+    held: &mut Vec<HeldSpan>,
+) -> anyhow::Result<()> {
+    for (i, item) in items.into_iter().enumerate() {
+        let span = match item {
+            Value::Object(o) => span_of(o, line, sink),
+            other => Err(format!("expected a span object, got {}", describe(&other))),
+        };
+        match span {
+            Ok(span) => held.push(span),
+            Err(reason) => sink.skip(Some(line), &format!("{key}[{i}]: {reason}"))?,
         }
     }
     Ok(())
 }
 
-fn span_list<'v>(doc: &'v Value<'v>) -> Result<&'v [Value<'v>], String> {
-    const SHAPE: &str = "expected a list of spans or {\"spans\": [...]}";
-    match doc {
-        Value::Array(spans) => Ok(spans),
-        Value::Object(o) => match o.get("spans") {
-            Some(Value::Array(spans)) => Ok(spans),
-            Some(other) => Err(format!("spans: {SHAPE}, got {}", describe(other))),
-            None => Err(format!("{SHAPE}, got an object without \"spans\"")),
-        },
-        other => Err(format!("{SHAPE}, got {}", describe(other))),
+/// Keys that hold a span's ids (at its top, in its context, or dotted as
+/// Phoenix's table export writes them): an object with one is a span.
+pub(super) const SPAN_ID_KEYS: &[&str] = &[
+    "span_id",
+    "spanId",
+    "trace_id",
+    "traceId",
+    "context",
+    "spanContext",
+    "_spanContext",
+    "context.span_id",
+];
+
+/// Attribute-name prefixes of the dialects read: an object of such keys
+/// without a span's is one span's attributes.
+const ATTRIBUTE_PREFIXES: &[&str] = &[
+    "gen_ai.",
+    "openinference.",
+    "llm.",
+    "input.",
+    "output.",
+    "tool.",
+    "traceloop.",
+    "ai.",
+    "agent.",
+    "session.",
+];
+
+pub(super) fn is_attribute_key(key: &str) -> bool {
+    ATTRIBUTE_PREFIXES.iter().any(|p| key.starts_with(p))
+}
+
+fn is_span(o: &Map<String, Value>) -> bool {
+    SPAN_ID_KEYS
+        .iter()
+        .chain(&["parent_id", "name"])
+        .any(|k| o.contains_key(*k))
+}
+
+/// The held span of one span object, or of an attribute map (named after
+/// the file and line, as nothing else names it).
+fn span_of(mut o: Map<String, Value>, line: u64, sink: &Sink<'_>) -> Result<HeldSpan, String> {
+    let settings: &DecodeSettings = &sink.settings;
+    if !is_span(&o) {
+        if !o.keys().any(|k| is_attribute_key(k)) {
+            return Err(
+                "not a span: no span id, trace id, context or name, and no span attributes"
+                    .to_string(),
+            );
+        }
+        let file = std::path::Path::new(sink.path()).file_name().map_or_else(
+            || sink.path().to_string(),
+            |f| f.to_string_lossy().into_owned(),
+        );
+        let parts = SpanParts {
+            trace_id: format!("{file}:{line}"),
+            name: ["gen_ai.operation.name", "openinference.span.kind"]
+                .iter()
+                .find_map(|k| o.get(*k).and_then(Value::as_str))
+                .map_or_else(|| "span".to_string(), str::to_ascii_lowercase),
+            line: Some(line),
+            ..SpanParts::default()
+        };
+        let attrs = flat(o);
+        let resource = Map::new();
+        return Ok(HeldSpan::new(parts, &attrs_of(&attrs, &resource), settings));
     }
-}
-
-/// Python's truthiness, which the reference's `a or b` fallbacks rely on.
-fn truthy(v: &Value<'_>) -> bool {
-    match v {
-        Value::Static(StaticNode::Null) | Value::Static(StaticNode::Bool(false)) => false,
-        Value::Static(StaticNode::I64(n)) => *n != 0,
-        Value::Static(StaticNode::U64(n)) => *n != 0,
-        Value::Static(StaticNode::F64(f)) => *f != 0.0,
-        Value::String(s) => !s.is_empty(),
-        Value::Array(a) => !a.is_empty(),
-        Value::Object(o) => !o.is_empty(),
-        _ => true,
-    }
-}
-
-/// `str(v)` of the reference, borrowed when `v` is a string.
-fn text_of<'v>(v: &'v Value<'v>) -> Cow<'v, str> {
-    match v {
-        Value::String(s) => Cow::Borrowed(s.as_ref()),
-        other => Cow::Owned(python_str(other)),
-    }
-}
-
-/// The first truthy value among `keys` of `obj`.
-fn first_truthy<'v>(obj: Option<&'v Object<'v>>, keys: &[&str]) -> Option<&'v Value<'v>> {
-    let obj = obj?;
-    keys.iter().filter_map(|k| obj.get(*k)).find(|v| truthy(v))
-}
-
-/// Builds the event of one span as the reference does, with our fixes:
-/// OTLP status names are read correctly and bad values are reported, not
-/// crashed on. Spans as the OpenTelemetry SDKs serialize them (ids under
-/// `context` and `parent`, `status.status_code`) are read too.
-fn event_from<'v>(span: &'v Value<'v>, settings: &DecodeSettings) -> Result<EventOut<'v>, String> {
-    let Value::Object(span) = span else {
-        return Err(format!("expected a span object, got {}", describe(span)));
-    };
-    let attrs: Option<&Object<'v>> = match span.get("attributes") {
-        Some(Value::Object(o)) => Some(o),
-        Some(v) if truthy(v) => {
+    let mut attrs = match o.remove("attributes") {
+        Some(Value::Object(a)) => flat(a),
+        None | Some(Value::Null) => Map::new(),
+        Some(list @ Value::Array(_)) => super::otlp::key_values(list)
+            .ok_or("attributes: expected an object or OTLP key/value pairs, got another list")?,
+        Some(other) => {
             return Err(format!(
                 "attributes: expected an object, got {}",
-                describe(v)
+                describe(&other)
             ));
         }
-        _ => None,
     };
-    let attr = |k: &str| attrs.and_then(|a| a.get(k));
-    let top = Some(&**span);
-
-    // The Python SDK writes `context` and `parent`, the JS SDK `spanContext`
-    // and `parentSpanContext`.
-    let context = span
-        .get("context")
-        .or_else(|| span.get("spanContext"))
-        .and_then(as_object);
-    let parent = span
-        .get("parent")
-        .or_else(|| span.get("parentSpanContext"))
-        .and_then(as_object);
-    let run_id = first_truthy(attrs, RUN_ID_KEYS)
-        .map(text_of)
-        .or_else(|| id_of(top, context, &["trace_id", "traceId"]))
-        .unwrap_or(Cow::Borrowed(""));
-    let agent_id = first_truthy(attrs, AGENT_ID_KEYS).map_or(Cow::Borrowed(""), text_of);
-    let tool_name = first_truthy(attrs, TOOL_NAME_KEYS)
-        .or_else(|| span.get("name"))
-        .map_or(Cow::Borrowed(""), text_of);
-    let turn = attr("turn").map_or(Ok(0), |v| lax_int(v, "turn"))?;
-    let (status, error) = status_of(span.get("status"));
-    // The reference counts only "OK", "UNSET", 0 and 1 as success, so a
-    // span with "STATUS_CODE_OK" (the OTLP enum name) became a failure.
-    // We read the names as OTLP defines them; anything unrecognised stays
-    // a failure as in the reference.
-    let succeeded = matches!(status, StatusCode::Ok | StatusCode::Unset);
-    let failure_classification = first_truthy(attrs, CLASSIFICATION_KEYS)
-        .map(text_of)
-        .filter(|c| c != "null");
-    let failure_source = if failure_classification.is_some() {
-        Some("label")
-    } else if !succeeded {
-        Some("status")
-    } else {
-        None
-    };
-    let span_id = id_of(top, context, &["span_id", "spanId"]);
-    let parent_span_id = id_of(top, None, &["parent_span_id", "parentSpanId", "parent_id"])
-        .or_else(|| id_of(None, parent, &["span_id", "spanId"]));
-    let mut ev = EventOut {
-        kind: "event",
-        event_id: span_id.clone().unwrap_or(Cow::Borrowed("")),
-        run_id,
-        turn,
-        agent_id,
-        action_taken: ActionOut {
-            tool_name,
-            tool_input: optional_object(attr("tool_input"), "tool_input")?,
-        },
-        action_succeeded: succeeded,
-        timestamp: start_time(span),
-        failure_classification,
-        failure_source,
-        divergence_fields: divergence(attrs)?,
-        divergence_age: optional_object(attr("divergence_age"), "divergence_age")?,
-        span_id,
-        parent_span_id,
-        span_kind: span_kind(attrs),
-        error: (!succeeded).then_some(error).flatten(),
-        ..Default::default()
-    };
-    if let Some(text) = first_truthy(attrs, INPUT_KEYS) {
-        (ev.input, ev.input_digest) = cut(text, settings);
-    }
-    if let Some(text) = first_truthy(attrs, OUTPUT_KEYS) {
-        (ev.output, ev.output_digest) = cut(text, settings);
-    }
-    Ok(ev)
-}
-
-fn as_object<'v>(v: &'v Value<'v>) -> Option<&'v Object<'v>> {
-    match v {
-        Value::Object(o) => Some(o),
-        _ => None,
-    }
-}
-
-/// An id from the span itself or, as the SDKs write it, from its context.
-/// Integer ids (the SDKs' raw form) are written in hex, as OTLP writes them.
-fn id_of<'v>(
-    top: Option<&'v Object<'v>>,
-    context: Option<&'v Object<'v>>,
-    keys: &[&str],
-) -> Option<Cow<'v, str>> {
-    let v = first_truthy(top, keys).or_else(|| first_truthy(context, keys))?;
-    Some(match v {
-        Value::Static(StaticNode::U64(n)) => Cow::Owned(format!("{n:016x}")),
-        Value::Static(StaticNode::I64(n)) if *n >= 0 => Cow::Owned(format!("{n:016x}")),
-        other => text_of(other),
-    })
-}
-
-/// A text attribute cut to the configured size with the whole's digest;
-/// other values as compact JSON.
-fn cut(v: &Value<'_>, settings: &DecodeSettings) -> (Option<String>, Option<String>) {
-    let (text, digest) = match v {
-        Value::String(s) => settings.text(s),
-        other => settings.text(&other.encode()),
-    };
-    (Some(text), Some(digest))
-}
-
-/// The status code (absent or null: unset) and, when a message is given,
-/// the error it describes. A bare string status is read as the code.
-fn status_of(status: Option<&Value<'_>>) -> (StatusCode, Option<ErrorInfo>) {
-    let (code, message) = match status {
-        Some(Value::Object(o)) => (
-            o.get("code").or_else(|| o.get("status_code")),
-            o.get("message")
-                .or_else(|| o.get("description"))
-                .and_then(as_str),
-        ),
-        Some(code) => (Some(code), None),
-        None => (None, None),
-    };
-    let code = match code {
-        None | Some(Value::Static(StaticNode::Null)) => StatusCode::Unset,
-        Some(Value::String(s)) => StatusCode::from_name(s),
-        Some(Value::Static(StaticNode::Bool(b))) => {
-            StatusCode::from_number(f64::from(u8::from(*b)))
+    // Phoenix's table export writes attributes as top-level dotted keys.
+    let dotted: Vec<String> = o
+        .keys()
+        .filter(|k| k.starts_with("attributes."))
+        .cloned()
+        .collect();
+    for k in dotted {
+        if let Some(v) = o.remove(&k) {
+            attrs.insert(k["attributes.".len()..].to_string(), v);
         }
-        Some(Value::Static(StaticNode::I64(n))) => StatusCode::from_number(*n as f64),
-        Some(Value::Static(StaticNode::U64(n))) => StatusCode::from_number(*n as f64),
-        Some(Value::Static(StaticNode::F64(f))) => StatusCode::from_number(*f),
-        Some(_) => StatusCode::Unknown,
+    }
+    // Phoenix's span_kind is the OpenInference kind.
+    if let Some(Value::String(kind)) = o.get("span_kind")
+        && spans::kind_from_openinference(kind).is_some()
+    {
+        attrs
+            .entry("openinference.span.kind")
+            .or_insert_with(|| Value::String(kind.clone()));
+    }
+    let resource = match o.get("resource") {
+        Some(Value::Object(r)) => match r.get("attributes").or_else(|| r.get("_attributes")) {
+            Some(Value::Object(a)) => flat(a.clone()),
+            _ => Map::new(),
+        },
+        _ => Map::new(),
     };
-    let error = message.filter(|m| !m.is_empty()).map(|m| ErrorInfo {
-        kind: None,
-        message: Some(m.to_string()),
-    });
-    (code, error)
+    let parts = parts_of(&o, line);
+    Ok(HeldSpan::new(parts, &attrs_of(&attrs, &resource), settings))
 }
 
-/// `divergence_fields` as a list, or `divergence.fields` (the receiver's
-/// name) as a list or comma-separated text.
-fn divergence<'v>(attrs: Option<&'v Object<'v>>) -> Result<Vec<Cow<'v, str>>, String> {
-    let Some((name, value)) = ["divergence_fields", "divergence.fields"]
-        .iter()
-        .find_map(|k| {
-            attrs
-                .and_then(|a| a.get(*k))
-                .filter(|v| truthy(v))
-                .map(|v| (*k, v))
-        })
-    else {
-        return Ok(Vec::new());
-    };
-    match value {
-        Value::Array(items) => items
+fn attrs_of<'a>(span: &'a Map<String, Value>, resource: &'a Map<String, Value>) -> Attrs<'a> {
+    Attrs { span, resource }
+}
+
+/// Attributes with nested objects (Phoenix writes `{"llm": {"model_name":
+/// …}}`) also under their dotted names; each object stays under its own
+/// key too, for attributes that are objects (`tool_input`).
+fn flat(attrs: Map<String, Value>) -> Map<String, Value> {
+    fn walk(prefix: &str, v: &Value, out: &mut Map<String, Value>) {
+        if let Value::Object(o) = v {
+            for (k, inner) in o {
+                let key = format!("{prefix}.{k}");
+                walk(&key, inner, out);
+                out.entry(key).or_insert_with(|| inner.clone());
+            }
+        }
+    }
+    let mut out = Map::new();
+    for (k, v) in &attrs {
+        walk(k, v, &mut out);
+    }
+    for (k, v) in attrs {
+        out.insert(k, v);
+    }
+    out
+}
+
+/// What a span object says outside its attributes, in any of the shapes the
+/// SDKs and Phoenix write.
+fn parts_of(o: &Map<String, Value>, line: u64) -> SpanParts {
+    let nested = |outer: &[&str]| {
+        outer
             .iter()
-            .enumerate()
-            .map(|(i, v)| strict_str(v, &format!("{name}[{i}]")))
-            .collect(),
-        Value::String(s) => Ok(spans::split_divergence(s).map(Cow::Borrowed).collect()),
-        other => Err(format!("{name}: expected a list, got {}", describe(other))),
+            .find_map(|k| o.get(*k).and_then(Value::as_object))
+    };
+    // JSON.stringify of a JS SDK span writes its private `_spanContext`.
+    let context = nested(&["context", "spanContext", "_spanContext"]);
+    let parent = nested(&["parent", "parentSpanContext"]);
+    let trace_keys = ["trace_id", "traceId", "context.trace_id"];
+    let span_keys = ["span_id", "spanId", "context.span_id"];
+    let trace_id = id_in(Some(o), &trace_keys, true)
+        .or_else(|| id_in(context, &trace_keys, true))
+        .unwrap_or_default();
+    let span_id = id_in(Some(o), &span_keys, false)
+        .or_else(|| id_in(context, &span_keys, false))
+        .unwrap_or_default();
+    let parent_id = id_in(
+        Some(o),
+        &["parent_span_id", "parentSpanId", "parent_id", "parentId"],
+        false,
+    )
+    .or_else(|| id_in(parent, &span_keys, false));
+    let start = time_in(
+        o,
+        &[
+            "start_time",
+            "startTimeUnixNano",
+            "start_time_unix_nano",
+            "startTime",
+        ],
+    );
+    let end_keys = [
+        "end_time",
+        "endTimeUnixNano",
+        "end_time_unix_nano",
+        "endTime",
+    ];
+    let end = time_in(o, &end_keys);
+    let end_stated_missing = end_keys
+        .iter()
+        .any(|k| matches!(o.get(*k), Some(Value::Null)));
+    let unended = start.is_some()
+        && (end_stated_missing
+            || ["ended", "_ended"]
+                .iter()
+                .any(|k| matches!(o.get(*k), Some(Value::Bool(false)))));
+    let (status, status_message) = status_in(o);
+    SpanParts {
+        trace_id,
+        span_id,
+        parent_id,
+        name: o
+            .get("name")
+            .map(|n| match n {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            })
+            .unwrap_or_default(),
+        start,
+        end,
+        unended,
+        status,
+        status_message,
+        exception: exception_in(o.get("events")),
+        line: Some(line),
     }
 }
 
-fn optional_object<'v>(
-    v: Option<&'v Value<'v>>,
-    name: &str,
-) -> Result<Option<JsonVal<'v>>, String> {
-    match v {
-        Some(v @ Value::Object(o)) if !o.is_empty() => Ok(Some(JsonVal::Simd(v))),
-        Some(v) if truthy(v) => Err(format!("{name}: expected an object, got {}", describe(v))),
-        _ => Ok(None),
-    }
+/// The first id among `keys`: text in any form (see [`spans::normal_id`]),
+/// integers (the Python SDK's raw form) in hex.
+fn id_in(o: Option<&Map<String, Value>>, keys: &[&str], trace: bool) -> Option<String> {
+    let v = keys
+        .iter()
+        .find_map(|k| o?.get(*k).filter(|v| !v.is_null()))?;
+    let id = match v {
+        Value::String(s) => spans::normal_id(s),
+        Value::Number(n) => spans::int_id(u128::from(n.as_u64()?), trace),
+        _ => return None,
+    };
+    (!id.is_empty()).then_some(id)
 }
 
-/// The span's start, where the file gives one: nanoseconds (number or
-/// digits, as OTLP and the Python SDK write them), [seconds, nanoseconds]
-/// (the JS SDK), epoch seconds or milliseconds, or a date-time. A start that reads as none of these is left out rather
-/// than costing the span (the reference does not read it at all).
-fn start_time(span: &Object<'_>) -> Option<String> {
-    let v = [
-        "start_time",
-        "startTimeUnixNano",
-        "start_time_unix_nano",
-        "startTime",
-    ]
-    .iter()
-    .find_map(|k| span.get(*k).filter(|v| truthy(v)))?;
+/// A span time in Unix nanoseconds: nanoseconds (number or digits), [seconds,
+/// nanoseconds] (the JS SDK), epoch seconds or milliseconds, or a date-time.
+/// A time that reads as none of these is no time.
+fn time_in(o: &Map<String, Value>, keys: &[&str]) -> Option<i128> {
+    let v = keys
+        .iter()
+        .find_map(|k| o.get(*k).filter(|v| !v.is_null()))?;
     // Past 1e17 a number can only be nanoseconds (1e17 ms is year 3 million).
     const NANOS_FROM: i128 = 100_000_000_000_000_000;
     let nanos = match v {
-        Value::Static(StaticNode::U64(n)) => Some(i128::from(*n)),
-        Value::Static(StaticNode::I64(n)) => Some(i128::from(*n)),
+        Value::Array(parts) => {
+            return match parts.as_slice() {
+                [secs, nanos] => {
+                    Some(i128::from(secs.as_i64()?) * 1_000_000_000 + i128::from(nanos.as_i64()?))
+                }
+                _ => None,
+            };
+        }
+        Value::Number(n) => n.as_u64().map(i128::from),
         Value::String(s) => spans::nanos_from_text(s),
-        Value::Array(parts) => match parts.as_slice() {
-            [secs, nanos] => {
-                Some(i128::from(secs.as_i64()?) * 1_000_000_000 + i128::from(nanos.as_i64()?))
-            }
-            _ => None,
-        },
         _ => None,
     };
-    if let Value::Array(_) = v {
-        return nanos.and_then(spans::timestamp_from_nanos);
-    }
     match nanos {
-        Some(n) if n >= NANOS_FROM => spans::timestamp_from_nanos(n),
-        _ => lax_timestamp(v).ok().map(|t| t.to_string()),
+        Some(n) if n >= NANOS_FROM => Some(n),
+        _ => {
+            let ts = match v {
+                Value::Number(n) => Timestamp::from_epoch_number(n.as_f64()?),
+                Value::String(s) => Timestamp::parse(s),
+                _ => None,
+            }?;
+            Some(ts.0)
+        }
     }
 }
 
-fn span_kind(attrs: Option<&Object<'_>>) -> Option<&'static str> {
-    let attr = |k: &str| attrs.and_then(|a| a.get(k)).and_then(as_str);
-    attr("openinference.span.kind")
-        .and_then(spans::kind_from_openinference)
-        .or_else(|| attr("gen_ai.operation.name").and_then(spans::kind_from_operation))
-        .or_else(|| first_truthy(attrs, TOOL_NAME_KEYS).map(|_| "tool"))
+/// The status code (absent or null: unset) and its message: `status` as an
+/// object (`code` or `status_code`, `message` or `description`) or a bare
+/// code, or Phoenix's top-level `status_code` and `status_message`.
+fn status_in(o: &Map<String, Value>) -> (StatusCode, Option<String>) {
+    let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
+    let (code, message) = match o.get("status") {
+        Some(Value::Object(s)) => (
+            s.get("code").or_else(|| s.get("status_code")),
+            text(s.get("message").or_else(|| s.get("description"))),
+        ),
+        Some(Value::Null) | None => (
+            o.get("status_code").or_else(|| o.get("statusCode")),
+            text(o.get("status_message").or_else(|| o.get("statusMessage"))),
+        ),
+        Some(code) => (Some(code), None),
+    };
+    let code = match code {
+        None | Some(Value::Null) => StatusCode::Unset,
+        Some(Value::String(s)) => StatusCode::from_name(s),
+        Some(Value::Number(n)) => n
+            .as_f64()
+            .map_or(StatusCode::Unknown, StatusCode::from_number),
+        Some(Value::Bool(b)) => StatusCode::from_number(f64::from(u8::from(*b))),
+        Some(_) => StatusCode::Unknown,
+    };
+    (code, message.filter(|m| !m.is_empty()))
+}
+
+/// The type and message of the first `exception` event.
+fn exception_in(events: Option<&Value>) -> Option<(Option<String>, Option<String>)> {
+    let events = events?.as_array()?;
+    let exception = events
+        .iter()
+        .filter_map(Value::as_object)
+        .find(|e| e.get("name").and_then(Value::as_str) == Some("exception"))?;
+    let attrs = match exception.get("attributes") {
+        Some(Value::Object(a)) => Some(a.clone()),
+        Some(list @ Value::Array(_)) => super::otlp::key_values(list.clone()),
+        _ => None,
+    };
+    let text = |k: &str| {
+        attrs
+            .as_ref()
+            .and_then(|a| a.get(k))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    Some((text("exception.type"), text("exception.message")))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::super::{Format, records_of};
+    use serde_json::{Value, json};
 
-    /// The event of one span as JSON, without the sink's step.
-    fn event(span: &str) -> Result<serde_json::Value, String> {
-        let mut bytes = span.as_bytes().to_vec();
-        let v = simd_json::to_borrowed_value(&mut bytes).unwrap();
-        let ev = event_from(&v, &DecodeSettings::default())?;
-        Ok(serde_json::to_value(&ev).unwrap())
+    /// The events of a span file, and its source record.
+    fn read(name: &str, input: &str) -> (Vec<Value>, Value) {
+        let mut recs = records_of(Format::Otel, name, input.as_bytes());
+        let source = recs.pop().unwrap();
+        recs.retain(|r| r["kind"] == "event");
+        (recs, source)
+    }
+
+    fn field<'a>(evs: &'a [Value], name: &str) -> Vec<&'a Value> {
+        evs.iter().map(|e| &e[name]).collect()
     }
 
     #[test]
     fn reads_the_reference_example_span() {
-        let got = event(
-            r#"{"span_id":"sp-0002","trace_id":"otel-trace-A","name":"dispatch_subtask","status":{"code":"ERROR"},
-                "attributes":{"agent.id":"planner","turn":3,"failure_classification":"coordination_failure","divergence_fields":["retriever_state"]}}"#,
-        )
-        .unwrap();
-        assert_eq!(
-            got,
-            serde_json::json!({"kind":"event","event_id":"sp-0002","run_id":"otel-trace-A","turn":3,"agent_id":"planner",
-                "action_taken":{"tool_name":"dispatch_subtask"},"action_succeeded":false,
-                "failure_classification":"coordination_failure","failure_source":"label",
-                "divergence_fields":["retriever_state"],"span_id":"sp-0002"})
+        let (evs, _) = read(
+            "t.json",
+            r#"[{"span_id":"sp-0002","trace_id":"otel-trace-A","name":"dispatch_subtask","status":{"code":"ERROR"},
+                "attributes":{"agent.id":"planner","turn":3,"failure_classification":"coordination_failure","divergence_fields":["retriever_state"]}}]"#,
         );
+        let ev = &evs[0];
+        assert_eq!(ev["run_id"], "otel-trace-A");
+        assert_eq!(ev["agent_id"], "planner");
+        assert_eq!(ev["turn"], 3);
+        assert_eq!(ev["action_taken"]["tool_name"], "dispatch_subtask");
+        assert_eq!(ev["action_succeeded"], false);
+        assert_eq!(ev["failure_classification"], "coordination_failure");
+        assert_eq!(ev["failure_source"], "label");
+        assert_eq!(ev["divergence_fields"], json!(["retriever_state"]));
     }
 
     #[test]
     fn status_names_are_read_as_otlp_defines_them() {
-        // The reference reads "STATUS_CODE_OK" as a failure; we do not.
         for (code, ok) in [
             (r#""STATUS_CODE_OK""#, true),
-            (r#""OK""#, true),
             (r#""UNSET""#, true),
             ("0", true),
             ("1", true),
@@ -375,133 +447,191 @@ mod tests {
             ("2", false),
             (r#""bogus""#, false),
         ] {
-            let got = event(&format!(
-                r#"{{"span_id":"s","trace_id":"t","name":"n","status":{{"code":{code}}}}}"#
-            ))
-            .unwrap();
-            assert_eq!(got["action_succeeded"], ok, "{code}");
+            let (evs, _) = read(
+                "t.json",
+                &format!(
+                    r#"{{"span_id":"s","trace_id":"t","name":"n","status":{{"code":{code}}}}}"#
+                ),
+            );
+            assert_eq!(evs[0]["action_succeeded"], ok, "{code}");
             assert_eq!(
-                got["failure_source"].as_str(),
+                evs[0]["failure_source"].as_str(),
                 (!ok).then_some("status"),
                 "{code}"
             );
         }
-        let got = event(r#"{"span_id":"s","name":"n"}"#).unwrap();
-        assert_eq!(got["action_succeeded"], true);
     }
 
     #[test]
-    fn attribute_names_and_fallbacks() {
-        let got = event(
-            r#"{"spanId":"s1","traceId":"t1","name":"span-name","parentSpanId":"p",
-                "status":{"code":"STATUS_CODE_ERROR","message":"rate limit exceeded"},
-                "attributes":{"run.id":"r9","agent_id":"coder","tool_name":"search","turn":"4",
-                "failure.classification":"","divergence.fields":"a, b","tool_input":{"q":1}}}"#,
-        )
-        .unwrap();
-        assert_eq!(got["run_id"], "r9");
-        assert_eq!(got["agent_id"], "coder");
-        assert_eq!(
-            got["action_taken"],
-            serde_json::json!({"tool_name":"search","tool_input":{"q":1}})
+    fn python_sdk_spans_with_integer_ids_come_out_parent_first() {
+        // The child comes first in the file, as any-agent writes them.
+        let (evs, source) = read(
+            "t.json",
+            r#"{"spans": [
+              {"name": "execute_tool get_time", "context": {"trace_id": 39712373237291850001929057769826244787, "span_id": 255},
+               "parent": {"trace_id": 39712373237291850001929057769826244787, "span_id": 16},
+               "start_time": 1758026595108941000, "end_time": 1758026595208941000,
+               "status": {"status_code": "unset", "description": null},
+               "attributes": {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_time",
+                              "gen_ai.tool.args": "{\"tz\": \"UTC\"}", "gen_ai.output": "Error: no clock"}},
+              {"name": "invoke_agent [helper]", "context": {"trace_id": 39712373237291850001929057769826244787, "span_id": 16},
+               "parent": null, "start_time": 1758026594777382000, "end_time": 1758026595308941000,
+               "status": {"status_code": "ok"},
+               "attributes": {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "helper"}}]}"#,
         );
-        assert_eq!(got["turn"], 4);
-        assert_eq!(got["divergence_fields"], serde_json::json!(["a", "b"]));
-        assert_eq!(got["parent_span_id"], "p");
-        assert_eq!(got["span_kind"], "tool");
-        assert_eq!(got["error"]["message"], "rate limit exceeded");
-        assert!(got.get("failure_classification").is_none());
-    }
-
-    #[test]
-    fn sdk_serialized_spans() {
-        let got = event(
-            r#"{"name": "execute_tool get_time", "context": {"trace_id": 7, "span_id": 255},
-                "parent": {"trace_id": 7, "span_id": 16}, "status": {"status_code": "error", "description": "boom"},
-                "attributes": {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_time",
-                               "gen_ai.tool.args": "{}", "gen_ai.output": "Error: no clock"}}"#,
-        )
-        .unwrap();
-        assert_eq!(got["span_id"], "00000000000000ff");
-        assert_eq!(got["parent_span_id"], "0000000000000010");
-        assert_eq!(got["run_id"], "0000000000000007");
-        assert_eq!(got["action_taken"]["tool_name"], "get_time");
-        assert_eq!(got["span_kind"], "tool");
-        assert_eq!(got["action_succeeded"], false);
-        assert_eq!(got["error"]["message"], "boom");
-        assert_eq!(got["input"], "{}");
-        assert_eq!(got["output"], "Error: no clock");
-        let got = event(r#"{"name": "ai.generateText", "spanContext": {"traceId": "t1", "spanId": "s1"},
-                             "parentSpanContext": {"spanId": "p1"}, "startTime": [1770131992, 241000000], "status": {"code": 0}}"#)
-        .unwrap();
+        assert_eq!(source["skipped"], 0);
         assert_eq!(
-            (&got["run_id"], &got["span_id"], &got["parent_span_id"]),
-            (&"t1".into(), &"s1".into(), &"p1".into())
+            field(&evs, "span_id"),
+            ["0000000000000010", "00000000000000ff"]
         );
-        assert_eq!(got["timestamp"], "2026-02-03T15:19:52.241Z");
-        let got = event(r#"{"name": "invoke_agent", "status": {"status_code": "unset"}, "attributes": {"gen_ai.agent.name": "helper"}}"#).unwrap();
-        assert_eq!(got["agent_id"], "helper");
-        assert_eq!(got["action_succeeded"], true);
+        assert_eq!(
+            field(&evs, "run_id"),
+            ["1de0532b350588ff152b1edf6bf358b3"; 2]
+        );
+        assert_eq!(field(&evs, "agent_id"), ["helper", "helper"]);
+        let tool = &evs[1];
+        assert_eq!(tool["parent_span_id"], "0000000000000010");
+        assert_eq!(
+            tool["action_taken"],
+            json!({"tool_name": "get_time", "tool_input": {"tz": "UTC"}})
+        );
+        assert_eq!(tool["action_succeeded"], false);
+        assert_eq!(tool["failure_source"], "output");
+        assert_eq!(tool["failure_inferred"], true);
+        assert_eq!(tool["timestamp"], "2025-09-16T12:43:15.108941Z");
     }
 
     #[test]
-    fn start_time_becomes_the_timestamp() {
-        let got = event(r#"{"span_id":"s","name":"n","startTimeUnixNano":"1544712660000000000"}"#)
-            .unwrap();
-        assert_eq!(got["timestamp"], "2018-12-13T14:51:00Z");
-        let got = event(r#"{"span_id":"s","name":"n","start_time":"2026-04-25T10:00:00+02:00"}"#)
-            .unwrap();
-        assert_eq!(got["timestamp"], "2026-04-25T08:00:00Z");
-        let got = event(r#"{"span_id":"s","name":"n","start_time":"soon"}"#).unwrap();
-        assert!(got.get("timestamp").is_none());
-        let got = event(r#"{"span_id":"s","name":"n","start_time":1758026594777382000}"#).unwrap();
-        assert_eq!(got["timestamp"], "2025-09-16T12:43:14.777382Z");
+    fn framing_one_value_lines_and_concatenated_pretty_values() {
+        let span = |id: &str, start: u64| json!({"name": "n", "context": {"trace_id": "0xabc", "span_id": id}, "start_time": start});
+        let pretty = format!(
+            "{}\n{}\n",
+            serde_json::to_string_pretty(&span("0x2", 2)).unwrap(),
+            serde_json::to_string_pretty(&span("0x1", 1)).unwrap()
+        );
+        let (evs, source) = read("t.json", &pretty);
+        assert_eq!(source["skipped"], 0);
+        assert_eq!(
+            field(&evs, "span_id"),
+            ["0000000000000001", "0000000000000002"]
+        );
+        assert_eq!(evs[0]["src"]["line"], 9);
+        let lines = format!("[{}]\n[{}]\n", span("0x3", 3), span("0x4", 4));
+        let (evs, _) = read("t.jsonl", &lines);
+        assert_eq!(evs.len(), 2);
+        let broken = format!("{}\nnot json\n{}\n", span("0x5", 5), span("0x6", 6));
+        let (evs, source) = read("t.jsonl", &broken);
+        assert_eq!((evs.len(), &source["skipped"]), (2, &json!(1)));
+    }
+
+    #[test]
+    fn an_attribute_map_is_one_span() {
+        let (evs, source) = read(
+            "tool.json",
+            r#"{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather",
+                "input": "{\"city\": \"New York\"}", "output": "{\"status\": \"success\"}"}"#,
+        );
+        assert_eq!(source["skipped"], 0);
+        assert_eq!(evs.len(), 1);
+        assert_eq!(evs[0]["run_id"], "tool.json:1");
+        assert_eq!(evs[0]["action_taken"]["tool_name"], "get_weather");
+        assert_eq!(
+            evs[0]["action_taken"]["tool_input"],
+            json!({"city": "New York"})
+        );
+        assert_eq!(evs[0]["span_kind"], "tool");
+        let (evs, source) = read("x.json", r#"{"colour": "blue"}"#);
+        assert!(evs.is_empty());
+        assert_eq!(source["skipped"], 1);
+    }
+
+    #[test]
+    fn agents_from_langgraph_nodes_and_ancestors() {
+        let (evs, _) = read(
+            "t.jsonl",
+            concat!(
+                r#"{"name": "LangGraph", "context": {"trace_id": "t", "span_id": "r"}, "service.name": "x"}"#,
+                "\n",
+                r#"{"name": "ChatOpenAI", "context": {"trace_id": "t", "span_id": "c"}, "parent_id": "r", "span_kind": "LLM","#,
+                r#" "attributes": {"metadata": "{\"langgraph_node\": \"planner\"}"}}"#,
+                "\n",
+                r#"{"name": "search", "context": {"trace_id": "t", "span_id": "s"}, "parent_id": "c", "span_kind": "TOOL"}"#,
+                "\n",
+                r#"{"name": "invoke_agent critic", "context": {"trace_id": "t", "span_id": "a"}, "parent_id": "r","#,
+                r#" "attributes": {"gen_ai.operation.name": "invoke_agent"}}"#,
+                "\n",
+            ),
+        );
+        assert_eq!(field(&evs, "span_id"), ["r", "c", "s", "a"]);
+        assert_eq!(
+            field(&evs, "agent_id"),
+            ["unknown", "planner", "planner", "critic"]
+        );
+        assert_eq!(evs[2]["action_taken"]["tool_name"], "search");
+    }
+
+    #[test]
+    fn spans_copied_out_of_otlp_requests() {
+        let (evs, source) = read(
+            "t.json",
+            r#"[{"traceId": "5B8EFFF798038103D269B633813FC60C", "spanId": "EEE19B7EC3C1B174", "name": "execute_tool fetch",
+                 "startTimeUnixNano": "1544712660000000000", "status": {"code": "STATUS_CODE_ERROR"},
+                 "attributes": [{"key": "gen_ai.tool.name", "value": {"stringValue": "fetch"}},
+                                {"key": "gen_ai.operation.name", "value": {"stringValue": "execute_tool"}}],
+                 "events": [{"name": "exception", "attributes": [
+                     {"key": "exception.type", "value": {"stringValue": "ConnectionError"}},
+                     {"key": "exception.message", "value": {"stringValue": "connection refused"}}]}]}]"#,
+        );
+        assert_eq!(source["skipped"], 0);
+        let ev = &evs[0];
+        assert_eq!(ev["run_id"], "5b8efff798038103d269b633813fc60c");
+        assert_eq!(ev["action_taken"]["tool_name"], "fetch");
+        assert_eq!(ev["timestamp"], "2018-12-13T14:51:00Z");
+        assert_eq!(
+            ev["error"],
+            json!({"type": "ConnectionError", "message": "connection refused"})
+        );
+    }
+
+    #[test]
+    fn js_spans_as_json_stringify_writes_them() {
+        let (evs, _) = read(
+            "t.json",
+            r#"[{"name": "ai.toolCall", "_spanContext": {"traceId": "4f1d3c2b1a0918273645546372819aab", "spanId": "c0ffee0000000009"},
+                 "parentSpanId": "c0ffee0000000001", "startTime": [1770131995, 0], "endTime": [0, 0], "_ended": false,
+                 "attributes": {"ai.operationId": "ai.toolCall", "ai.toolCall.name": "lookup"},
+                 "resource": {"_attributes": {"service.name": "travel"}}}]"#,
+        );
+        let ev = &evs[0];
+        assert_eq!(ev["span_id"], "c0ffee0000000009");
+        assert_eq!(ev["parent_span_id"], "c0ffee0000000001");
+        assert_eq!(ev["agent_id"], "travel");
+        assert_eq!(ev["action_taken"]["tool_name"], "lookup");
+        assert_eq!(ev["failure_source"], "no_result");
+        assert_eq!(ev["failure_inferred"], true);
+    }
+
+    #[test]
+    fn an_otlp_request_among_spans_is_read_as_one() {
+        let (evs, source) = read(
+            "t.jsonl",
+            concat!(
+                r#"{"name": "a", "context": {"trace_id": "t1", "span_id": "s1"}}"#,
+                "\n",
+                r#"{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "t2", "spanId": "s2", "name": "b"}]}]}]}"#,
+                "\n",
+            ),
+        );
+        assert_eq!(source["skipped"], 0);
+        assert_eq!(field(&evs, "run_id"), ["t1", "t2"]);
     }
 
     #[test]
     fn bad_spans_are_reasons_not_panics() {
-        assert!(
-            event(r#"[1]"#)
-                .unwrap_err()
-                .contains("expected a span object")
-        );
-        assert!(
-            event(r#"{"attributes":[1]}"#)
-                .unwrap_err()
-                .contains("attributes")
-        );
-        assert!(
-            event(r#"{"attributes":{"turn":null}}"#)
-                .unwrap_err()
-                .contains("turn")
-        );
-        assert!(
-            event(r#"{"attributes":{"turn":"x"}}"#)
-                .unwrap_err()
-                .contains("turn")
-        );
-        assert!(
-            event(r#"{"attributes":{"divergence_fields":[1]}}"#)
-                .unwrap_err()
-                .contains("divergence_fields[0]")
-        );
-        assert!(
-            event(r#"{"attributes":{"tool_input":"x"}}"#)
-                .unwrap_err()
-                .contains("tool_input")
-        );
-    }
-
-    #[test]
-    fn span_list_shapes() {
-        let mut list = br#"[{"span_id":"a"}]"#.to_vec();
-        let v = simd_json::to_borrowed_value(&mut list).unwrap();
-        assert_eq!(span_list(&v).unwrap().len(), 1);
-        let mut wrapped = br#"{"spans":[]}"#.to_vec();
-        let v = simd_json::to_borrowed_value(&mut wrapped).unwrap();
-        assert_eq!(span_list(&v).unwrap().len(), 0);
-        let mut other = br#"{"x":1}"#.to_vec();
-        let v = simd_json::to_borrowed_value(&mut other).unwrap();
-        assert!(span_list(&v).is_err());
+        let (evs, source) = read("t.json", r#"[1, {"name": "n", "attributes": [1]}, "x"]"#);
+        assert!(evs.is_empty());
+        assert_eq!(source["skipped"], 3);
+        let (_, source) = read("t.json", "3");
+        assert_eq!(source["skipped"], 1);
     }
 }

@@ -7,8 +7,9 @@ use std::collections::{HashMap, HashSet};
 use crate::timestamp::Timestamp;
 
 /// A span's status code, from the name or number a trace file spells it with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum StatusCode {
+    #[default]
     Unset,
     Ok,
     Error,
@@ -198,6 +199,80 @@ pub fn named_service(name: &str) -> Option<&str> {
     (!name.is_empty() && !name.starts_with("unknown_service")).then_some(name)
 }
 
+/// An id as OTLP/JSON writes it, so a span and its children's parent ids
+/// match whatever form the file used: hex in lower case without `0x`,
+/// base64 of 8 or 16 bytes as hex; UUIDs and opaque ids as they are. A
+/// decimal string past 64 bits (a 128-bit integer id, quoted on reading)
+/// becomes 32 hex digits.
+pub fn normal_id(id: &str) -> String {
+    let id = id.trim();
+    let hex = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_hexdigit());
+    if let Some(rest) = id.strip_prefix("0x").or_else(|| id.strip_prefix("0X"))
+        && hex(rest)
+    {
+        let width = if rest.len() > 16 { 32 } else { 16 };
+        return format!("{:0>width$}", rest.to_ascii_lowercase());
+    }
+    if matches!(id.len(), 16 | 32) && hex(id) {
+        return id.to_ascii_lowercase();
+    }
+    if id.len() >= 20
+        && id.bytes().all(|b| b.is_ascii_digit())
+        && let Ok(n) = id.parse::<u128>()
+        && n > u128::from(u64::MAX)
+    {
+        return format!("{n:032x}");
+    }
+    if let Some(bytes) = base64_id(id) {
+        return bytes.iter().map(|b| format!("{b:02x}")).collect();
+    }
+    id.to_string()
+}
+
+/// An integer id in hex: trace ids 32 digits, span ids 16.
+pub fn int_id(n: u128, trace: bool) -> String {
+    if trace {
+        format!("{n:032x}")
+    } else {
+        format!("{n:016x}")
+    }
+}
+
+/// The bytes of a base64 id of 8 or 16 bytes (padded or not); None for
+/// anything else, hex ids included (their length never matches).
+fn base64_id(id: &str) -> Option<Vec<u8>> {
+    let body = id.trim_end_matches('=');
+    if !matches!(
+        (id.len(), body.len()),
+        (12, 11) | (11, 11) | (24, 22) | (22, 22)
+    ) {
+        return None;
+    }
+    let value = |c: u8| -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => u32::from(c - b'A'),
+            b'a'..=b'z' => u32::from(c - b'a') + 26,
+            b'0'..=b'9' => u32::from(c - b'0') + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            _ => return None,
+        })
+    };
+    let mut bits = 0u32;
+    let mut held = 0;
+    let mut out = Vec::with_capacity(16);
+    for c in body.bytes() {
+        bits = (bits << 6) | value(c)?;
+        held += 6;
+        if held >= 8 {
+            held -= 8;
+            out.push((bits >> held) as u8);
+            bits &= (1 << held) - 1;
+        }
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -286,5 +361,32 @@ mod tests {
         assert_eq!(tool_from_span_name("grep"), "grep");
         assert_eq!(named_service("unknown_service:python"), None);
         assert_eq!(named_service("shop"), Some("shop"));
+    }
+
+    #[test]
+    fn ids_in_every_form_become_otlp_hex() {
+        assert_eq!(
+            normal_id("0x5b8efff798038103d269b633813fc60c"),
+            "5b8efff798038103d269b633813fc60c"
+        );
+        assert_eq!(normal_id("0xabc"), "0000000000000abc");
+        assert_eq!(normal_id("EEE19B7EC3C1B174"), "eee19b7ec3c1b174");
+        assert_eq!(
+            normal_id("W47/95gDgQPSabYzgT/GDA=="),
+            "5b8efff798038103d269b633813fc60c"
+        );
+        assert_eq!(normal_id("7uGbfsPBsXQ="), "eee19b7ec3c1b174");
+        assert_eq!(
+            normal_id("39712373237291850001929057769826244787"),
+            "1de0532b350588ff152b1edf6bf358b3"
+        );
+        assert_eq!(
+            normal_id("4a8f63f6-7626-4416-a874-fc7bd2c3f005"),
+            "4a8f63f6-7626-4416-a874-fc7bd2c3f005"
+        );
+        assert_eq!(normal_id("sp-0002"), "sp-0002");
+        assert_eq!(normal_id("1234"), "1234");
+        assert_eq!(int_id(255, false), "00000000000000ff");
+        assert_eq!(int_id(7, true), "00000000000000000000000000000007");
     }
 }

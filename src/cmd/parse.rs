@@ -52,18 +52,22 @@ impl Tool for Args {
             "FORMATS",
             "ndjson: agent-triage TraceEvent lines, with the reference's lax values (turn \"3\" or 2.0; \
 action_succeeded true, \"yes\", 0 or 1; failure_classification null, \"\" or \"null\" meaning none).\n\n\
-otel: agent-triage's minimal span JSON, a list of spans or {\"spans\": [...]}, one event per span in file order. \
-Status \"STATUS_CODE_OK\", \"OK\", \"UNSET\", 0 and 1 are success; \"STATUS_CODE_ERROR\", \"ERROR\" and 2 failure.\n\n\
+otel: spans as JSON: the OpenTelemetry SDKs' span dumps (Python's to_json and console exporter with 0x ids \
+and SpanKind.INTERNAL, JS ReadableSpans with the Vercel AI SDK's ai.* attributes), Phoenix / OpenInference spans \
+(context.trace_id, parent_id, span_kind, status_code, exception events, attributes nested or flat), OpenInference \
+and GenAI attribute maps (one span each), and agent-triage's minimal span list. One object, a list, JSONL of \
+objects or of lists, or pretty-printed objects one after another; each trace is emitted parent first, siblings by \
+start time. Status \"STATUS_CODE_OK\", \"OK\", \"UNSET\", 0 and 1 are success; \"STATUS_CODE_ERROR\", \"ERROR\" and 2 failure.\n\n\
 otlp: OTLP/HTTP JSON trace requests, one per file or one per line (the Collector's file exporter). Reads the \
 agent-triage receiver's attributes (agent.id, run.id, turn, action.tool, action.succeeded, failure.classification, \
-divergence.fields), the OpenTelemetry GenAI conventions and OpenInference. Each trace is emitted in pre-order of its \
+divergence.fields), the OpenTelemetry GenAI conventions, OpenInference and OpenLLMetry (traceloop.*). Each trace is emitted in pre-order of its \
 span tree once the input ends; a span without an agent inherits its nearest agent ancestor's. Status ERROR, \
 error.type and exception events mark failure.\n\n\
 taubench: tau-bench trajectory files. Messages become events of agent \"user\" or \"assistant\"; each tool call \
 is an event that fails when its reply reads as an error (\"Error: ...\"); one run record per run, failed unless \
 the reward is 1.\n\n\
-Detection: .ndjson and .jsonl files are ndjson unless their first line is an OTLP request; other files are decided \
-by the keys of their first JSON object; anything else is read as ndjson.",
+Detection: by the shape of the input's first JSON value, never its name; content nothing claims is read as \
+ndjson. Collector protobuf, zstd and gzip files are recognised and refused with what to do.",
         ),
         (
             "EXAMPLES",

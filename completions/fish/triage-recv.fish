@@ -1,0 +1,15 @@
+complete -c triage-recv -l listen -d 'Address to listen on. Anything but loopback exposes the receiver to the network: set --token then' -r
+complete -c triage-recv -s o -l output -d 'Append the lines to FILE instead of writing them to stdout' -r -F
+complete -c triage-recv -l token -d 'Require `Authorization: Bearer TOKEN`. Prefer TRIAGE_RECV_TOKEN, which sets it too: flags show in ps' -r
+complete -c triage-recv -l max-body -d 'Largest request body taken, in bytes, before and after gunzip (K, M, G suffixes allowed); larger ones get 413' -r
+complete -c triage-recv -l workers -d 'Connections served at once' -r
+complete -c triage-recv -l queue -d 'Connections that may wait for a worker; past that, new ones get 503 and retry' -r
+complete -c triage-recv -l generate -d 'Print this tool\'s man page or shell completions and exit' -r -f -a "man\t''
+bash\t''
+zsh\t''
+fish\t''"
+complete -c triage-recv -l strict -d 'Stop at the first input that cannot be read, with exit status 2, instead of skipping it with a warning'
+complete -c triage-recv -s q -l quiet -d 'Print no warnings (errors are still printed)'
+complete -c triage-recv -l line-buffered -d 'Flush every record as soon as it is written (for `tail -f` pipelines)'
+complete -c triage-recv -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c triage-recv -s V -l version -d 'Print version'

@@ -1,0 +1,234 @@
+//! What the webhook receives: the alert text and the pattern's numbers, in
+//! the shape of a Slack or Discord incoming webhook or as plain JSON.
+
+use clap::ValueEnum;
+use serde_json::{Value, json};
+
+use crate::record::{Pattern, Scores};
+use crate::render::words::{count, percent};
+
+/// The receiver's payload shape.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PayloadFormat {
+    /// `text` in Slack mrkdwn, plus the pattern's fields.
+    #[default]
+    Slack,
+    /// `content` in Discord markdown, mentions disabled.
+    Discord,
+    /// The pattern's fields and a plain `text`, for any other receiver.
+    Json,
+}
+
+/// Discord refuses `content` longer than this many characters.
+const DISCORD_MAX_CHARS: usize = 2000;
+
+/// The payload for `pattern` in `format`.
+pub fn payload(format: PayloadFormat, pattern: &Pattern, scores: &Scores) -> Value {
+    match format {
+        PayloadFormat::Slack => {
+            let mut v = fields(pattern, scores);
+            v["text"] = Value::String(text(pattern, scores, &Slack));
+            v
+        }
+        PayloadFormat::Discord => json!({
+            "content": truncate_chars(&text(pattern, scores, &Discord), DISCORD_MAX_CHARS),
+            // Text from traces must never ping @everyone or a role.
+            "allowed_mentions": {"parse": []},
+        }),
+        PayloadFormat::Json => {
+            let mut v = fields(pattern, scores);
+            let extra = json!({
+                "display_name": pattern.display_name,
+                "frequency": pattern.frequency,
+                "runs_seen": scores.runs_seen,
+                "runs_total": scores.runs_total,
+                "rank": scores.rank,
+                "trend": scores.trend,
+                "text": text(pattern, scores, &Plain),
+            });
+            if let (Value::Object(v), Value::Object(extra)) = (&mut v, extra) {
+                v.extend(extra);
+            }
+            v
+        }
+    }
+}
+
+/// The fields every receiver that reads JSON gets (the reference's set).
+fn fields(pattern: &Pattern, scores: &Scores) -> Value {
+    json!({
+        "pattern_id": pattern.pattern_id,
+        "agent_id": pattern.agent_id,
+        "tool_name": pattern.tool_name,
+        "classification": pattern.failure_classification,
+        "final_score": scores.final_score,
+        "severity_score": scores.severity_score,
+        "recovery_rate": scores.recovery_rate,
+    })
+}
+
+/// How a receiver marks up the alert text.
+trait Markup {
+    fn siren(&self) -> &'static str;
+    fn bold(&self, s: &str) -> String;
+    fn quote(&self) -> &'static str;
+    /// Text from a trace, made inert.
+    fn escape(&self, s: &str) -> String;
+}
+
+struct Slack;
+struct Discord;
+struct Plain;
+
+impl Markup for Slack {
+    fn siren(&self) -> &'static str {
+        ":rotating_light: "
+    }
+    fn bold(&self, s: &str) -> String {
+        format!("*{s}*")
+    }
+    fn quote(&self) -> &'static str {
+        ">"
+    }
+    // Slack reads <!channel> and <url|label> as control sequences.
+    fn escape(&self, s: &str) -> String {
+        s.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+    }
+}
+
+impl Markup for Discord {
+    fn siren(&self) -> &'static str {
+        "\u{1F6A8} "
+    }
+    fn bold(&self, s: &str) -> String {
+        format!("**{s}**")
+    }
+    fn quote(&self) -> &'static str {
+        "> "
+    }
+    fn escape(&self, s: &str) -> String {
+        let mut out = String::with_capacity(s.len());
+        for c in s.chars() {
+            if matches!(
+                c,
+                '\\' | '*' | '_' | '~' | '`' | '|' | '>' | '<' | '@' | '#'
+            ) {
+                out.push('\\');
+            }
+            out.push(c);
+        }
+        out
+    }
+}
+
+impl Markup for Plain {
+    fn siren(&self) -> &'static str {
+        ""
+    }
+    fn bold(&self, s: &str) -> String {
+        s.to_string()
+    }
+    fn quote(&self) -> &'static str {
+        ""
+    }
+    fn escape(&self, s: &str) -> String {
+        s.to_string()
+    }
+}
+
+/// "Triage alert: score 13.00", the pattern, how often and in how many
+/// runs, and how often it recovered.
+fn text(pattern: &Pattern, scores: &Scores, m: &dyn Markup) -> String {
+    let q = m.quote();
+    format!(
+        "{siren}{title}: score {score:.2}\n{q}{name}\n{q}Frequency: {events} across {runs}\n{q}Recovery rate: {rate}",
+        siren = m.siren(),
+        title = m.bold("Triage alert"),
+        score = scores.final_score,
+        name = m.bold(&m.escape(&pattern.display_name)),
+        events = count(pattern.frequency, "event", "events"),
+        runs = count(scores.runs_seen, "run", "runs"),
+        rate = percent(scores.recovery_rate),
+    )
+}
+
+fn truncate_chars(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let keep: String = s.chars().take(max.saturating_sub(1)).collect();
+    keep + "\u{2026}"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scored(name: &str, frequency: u64, runs: u64, rate: f64) -> (Pattern, Scores) {
+        let p: Pattern = serde_json::from_value(json!({"kind":"pattern","pattern_id":"planner/dispatch/coordination_failure/~",
+            "display_name":name,"agent_id":"planner","tool_name":"dispatch","failure_classification":"coordination_failure",
+            "divergence_fields":[],"frequency":frequency,"recovered":0,"tail_unrecovered":0,"recovery_latencies":{},
+            "run_counts":{},"samples":[],
+            "frequency_score":10.0,"severity_score":15.0,"recovery_rate":rate,"final_score":13.0,
+            "confidence":1.0,"confidence_label":"high","median_recovery_latency":null,
+            "runs_seen":runs,"runs_total":3,"trend":"stable","rank":1}))
+        .unwrap();
+        let s = p.score.clone().unwrap();
+        (p, s)
+    }
+
+    #[test]
+    fn slack_text_has_score_name_frequency_runs_and_recovery() {
+        let (p, s) = scored("[planner] dispatch", 5, 3, 0.0);
+        let v = payload(PayloadFormat::Slack, &p, &s);
+        assert_eq!(
+            v["text"],
+            ":rotating_light: *Triage alert*: score 13.00\n>*[planner] dispatch*\n>Frequency: 5 events across 3 runs\n>Recovery rate: 0%"
+        );
+        assert_eq!(v["pattern_id"], "planner/dispatch/coordination_failure/~");
+        assert_eq!(v["classification"], "coordination_failure");
+        assert_eq!(v["final_score"], 13.0);
+        assert_eq!(v["severity_score"], 15.0);
+        assert_eq!(v["recovery_rate"], 0.0);
+    }
+
+    #[test]
+    fn one_event_in_one_run_is_singular() {
+        let (p, s) = scored("x", 1, 1, 1.0);
+        let v = payload(PayloadFormat::Json, &p, &s);
+        assert!(
+            v["text"]
+                .as_str()
+                .unwrap()
+                .contains("Frequency: 1 event across 1 run\n"),
+            "{v}"
+        );
+        assert_eq!(v["runs_seen"], 1);
+    }
+
+    #[test]
+    fn trace_text_cannot_ping_or_break_markup() {
+        let (p, s) = scored("<!channel> @everyone *x*", 2, 2, 0.5);
+        let slack = payload(PayloadFormat::Slack, &p, &s);
+        let t = slack["text"].as_str().unwrap();
+        assert!(t.contains("&lt;!channel&gt;"), "{t}");
+        assert!(!t.contains("<!channel>"), "{t}");
+        let discord = payload(PayloadFormat::Discord, &p, &s);
+        assert_eq!(discord["allowed_mentions"]["parse"], json!([]));
+        let c = discord["content"].as_str().unwrap();
+        assert!(c.contains(r"\<!channel\> \@everyone \*x\*"), "{c}");
+    }
+
+    #[test]
+    fn discord_content_fits_its_limit() {
+        let (p, s) = scored(&"é".repeat(5000), 2, 2, 0.5);
+        let c = payload(PayloadFormat::Discord, &p, &s)["content"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert_eq!(c.chars().count(), DISCORD_MAX_CHARS);
+        assert!(c.ends_with('\u{2026}'));
+    }
+}

@@ -1,0 +1,3 @@
+fn main() -> std::process::ExitCode {
+    triage::cli::main::<triage::cmd::recv::Args>()
+}

@@ -1,0 +1,329 @@
+//! triage-alert: scored patterns in, a webhook POST for each that crosses
+//! the threshold outside its cooldown, and one `alert` record per decision.
+
+use std::io::{self, Read};
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use anyhow::Context;
+use clap::Parser;
+
+use crate::alert::payload::{PayloadFormat, payload};
+use crate::alert::state::AlertState;
+use crate::alert::webhook::Webhook;
+use crate::alert::{Decision, Outcome, Policy, alert_record};
+use crate::cli::{self, CommonArgs, Diag, Input, Tool};
+use crate::config::Config;
+use crate::ndjson::{RecordWriter, read_all};
+use crate::record::{Header, Pattern};
+use crate::stream::{Record, read_records_from};
+
+/// Page someone when a failure pattern crosses the line.
+///
+/// For each scored pattern whose final score reaches the threshold and that
+/// has not fired within the cooldown, POST a Slack, Discord or plain JSON
+/// payload to a webhook. Writes one `alert` record per pattern saying what
+/// was decided; other records pass through.
+#[derive(Parser, Debug)]
+#[command(name = "triage-alert", version)]
+pub struct Args {
+    /// triage-score output, or the document of `triage report --format json`; none or `-` reads stdin.
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Webhook URL (a secret: messages show only its scheme and host). Else TRIAGE_WEBHOOK_URL, else
+    /// [alerting] webhook_url.
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "TRIAGE_WEBHOOK_URL",
+        hide_env_values = true
+    )]
+    pub webhook: Option<String>,
+    /// Fire for patterns whose final_score is at least this. Default: [alerting] threshold, else 10.
+    #[arg(long, value_name = "SCORE")]
+    pub threshold: Option<f64>,
+    /// A pattern that fired stays quiet this many seconds. Default: [alerting] cooldown_seconds, else 3600.
+    #[arg(long, value_name = "SECONDS")]
+    pub cooldown: Option<u64>,
+    /// The receiver's payload shape.
+    #[arg(long, value_enum, default_value = "slack")]
+    pub payload: PayloadFormat,
+    /// Cooldown state file, shared (under a lock) by every run that uses it.
+    /// Default: $XDG_STATE_HOME/triage/alert-state.json (~/.local/state/triage/…).
+    #[arg(long, value_name = "FILE")]
+    pub state: Option<PathBuf>,
+    /// Decide and write the records, but send nothing and leave the state alone.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Seconds one attempt may take, connecting included.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    pub timeout: f64,
+    /// Further attempts after a send that failed for a reason worth retrying
+    /// (no answer, 408, 429, 5xx).
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub retries: u32,
+    /// Seconds before the first retry; each later wait doubles (Retry-After is honoured, up to 60).
+    #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
+    pub backoff: f64,
+    /// Configuration file ([alerting] webhook_url, threshold, cooldown_seconds).
+    #[arg(long, short = 'c', value_name = "FILE", env = "TRIAGE_CONFIG")]
+    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+impl Tool for Args {
+    const NAME: &'static str = "triage-alert";
+    const MAN_SECTIONS: &'static [(&'static str, &'static str)] = &[
+        (
+            "DECISIONS",
+            "Each pattern gets one alert record: fired (delivered), would_fire (--dry-run), suppressed (fired within \
+the cooldown; last_fired and cooldown_until say when), below_threshold, or failed (not delivered after the retries; \
+error says why). A failed send does not start the cooldown, so the next run tries again.",
+        ),
+        (
+            "EXAMPLES",
+            "triage-parse runs/*.ndjson | triage-group | triage-score | triage-alert --threshold 12\n\n\
+triage report --format json runs/*.ndjson | triage-alert --dry-run | jq -c 'select(.kind==\"alert\")'\n\n\
+*/15 * * * * triage report --format json /var/log/agents/*.jsonl | TRIAGE_WEBHOOK_URL=... triage-alert --payload discord -q",
+        ),
+    ];
+
+    fn common(&self) -> &CommonArgs {
+        &self.common
+    }
+
+    fn run(self, diag: &mut Diag) -> anyhow::Result<u8> {
+        let config = Config::load_or_default(self.config.as_deref())?;
+        let policy = Policy {
+            threshold: self.threshold.unwrap_or(config.alerting.threshold),
+            cooldown_secs: self.cooldown.unwrap_or(config.alerting.cooldown_seconds),
+        };
+        let webhook = self.webhook(config.alerting.webhook_url.as_deref())?;
+        let state_path = match &self.state {
+            Some(p) => p.clone(),
+            None => AlertState::default_path()?,
+        };
+        let inputs = cli::inputs(&self.files)?;
+        let mut state = if self.dry_run {
+            AlertState::read(&state_path)?
+        } else {
+            AlertState::lock(&state_path)?
+        };
+        let mut out = RecordWriter::stdout(self.common.line_buffered);
+        out.record(&Header::for_tool(Self::NAME))?;
+        let mut failed = 0u64;
+        let mut each = |pattern: Pattern, out: &mut Out, diag: &mut Diag| -> anyhow::Result<()> {
+            let scores = pattern.score.as_ref().with_context(|| {
+                format!(
+                    "pattern {} has no scores; run triage-score first",
+                    pattern.pattern_id
+                )
+            })?;
+            let now = unix_now();
+            let decision = policy.decide(
+                scores.final_score,
+                state.last_fired(&pattern.pattern_id),
+                now,
+            );
+            let (outcome, report) = match (decision, &webhook) {
+                (Decision::BelowThreshold, _) => (Outcome::BelowThreshold, None),
+                (Decision::Suppressed { last, until }, _) => {
+                    (Outcome::Suppressed { last, until }, None)
+                }
+                (Decision::Fire, None) => {
+                    state.fired(&pattern.pattern_id, now);
+                    (Outcome::WouldFire, None)
+                }
+                (Decision::Fire, Some(hook)) => {
+                    let body = serde_json::to_vec(&payload(self.payload, &pattern, scores))?;
+                    let report = hook.send(&body);
+                    if report.delivered {
+                        state.fired(&pattern.pattern_id, unix_now());
+                        state.save()?;
+                        (Outcome::Fired, Some(report))
+                    } else {
+                        failed += 1;
+                        diag.warn(
+                            "send-failed",
+                            format_args!(
+                                "{}: not delivered to {} after {} attempts: {}",
+                                pattern.pattern_id,
+                                report.webhook,
+                                report.attempts,
+                                report.error.as_deref().unwrap_or("unknown error")
+                            ),
+                        );
+                        (Outcome::Failed, Some(report))
+                    }
+                }
+            };
+            out.record(&alert_record(
+                &pattern,
+                scores,
+                &policy,
+                &outcome,
+                report.as_ref(),
+            ))?;
+            Ok(())
+        };
+        for input in &inputs {
+            for_each_pattern(input, &mut out, diag, self.common.strict, &mut each)?;
+        }
+        out.flush()?;
+        Ok(if failed > 0 {
+            cli::EXIT_ERROR
+        } else {
+            cli::EXIT_OK
+        })
+    }
+}
+
+type Out = RecordWriter<io::BufWriter<io::StdoutLock<'static>>>;
+
+impl Args {
+    /// The webhook to send to (flag, then TRIAGE_WEBHOOK_URL, then the
+    /// configuration); `None` for a dry run.
+    fn webhook(&self, configured: Option<&str>) -> anyhow::Result<Option<Webhook>> {
+        if self.dry_run {
+            return Ok(None);
+        }
+        let url = self
+            .webhook
+            .as_deref()
+            .or(configured)
+            .filter(|u| !u.trim().is_empty())
+            .context("no webhook: pass --webhook URL, set TRIAGE_WEBHOOK_URL or [alerting] webhook_url (or use --dry-run)")?;
+        Ok(Some(Webhook::new(
+            url.trim(),
+            seconds("--timeout", self.timeout)?,
+            self.retries,
+            seconds("--backoff", self.backoff)?,
+        )?))
+    }
+}
+
+fn seconds(flag: &str, secs: f64) -> anyhow::Result<Duration> {
+    Duration::try_from_secs_f64(secs)
+        .map_err(|_| anyhow::anyhow!("{flag} {secs}: expected a number of seconds of zero or more"))
+}
+
+fn unix_now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
+
+/// Bytes looked at to tell a JSON report document from NDJSON records.
+const PEEK_BYTES: usize = 4096;
+
+/// Hands each pattern of `input` to `each`: from triage records as they
+/// stream in (other kinds pass through), or from the `patterns` of a
+/// `triage report --format json` document.
+fn for_each_pattern(
+    input: &Input,
+    out: &mut Out,
+    diag: &mut Diag,
+    strict: bool,
+    each: &mut dyn FnMut(Pattern, &mut Out, &mut Diag) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let name = input.name();
+    let mut reader = input.open()?;
+    let head = peek_first_line(&mut reader)
+        .map_err(|e| anyhow::anyhow!("{name}: {}", cli::io_reason(&e)))?;
+    let reader = io::Cursor::new(head).chain(reader);
+    if is_report_document(reader.get_ref().0.get_ref()) {
+        return report_patterns(&name, reader, out, diag, each);
+    }
+    read_records_from(&name, reader, diag, strict, |rec, loc, diag| {
+        match rec {
+            Record::Other {
+                kind: "pattern",
+                line,
+            } => {
+                let pattern: Pattern = serde_json::from_slice(line)
+                    .with_context(|| format!("{loc}: bad pattern record"))?;
+                each(pattern, out, diag).with_context(|| loc.to_string())?;
+            }
+            Record::Header(line) | Record::Other { line, .. } => out.raw_line(line)?,
+            Record::Event(_) => {
+                anyhow::bail!(
+                    "{loc}: an event record; triage-alert reads scored patterns (triage-score output)"
+                )
+            }
+        }
+        Ok(())
+    })?;
+    Ok(())
+}
+
+/// Reads up to the end of the first line (at most [`PEEK_BYTES`]).
+fn peek_first_line(reader: &mut dyn Read) -> io::Result<Vec<u8>> {
+    let mut head = Vec::with_capacity(PEEK_BYTES);
+    let mut byte = [0u8; 512];
+    while head.len() < PEEK_BYTES && !head.contains(&b'\n') {
+        match reader.read(&mut byte) {
+            Ok(0) => break,
+            Ok(n) => head.extend_from_slice(&byte[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(head)
+}
+
+/// A pretty-printed JSON document starts with a line holding only `{`;
+/// a record line never does.
+fn is_report_document(head: &[u8]) -> bool {
+    let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    let first = head
+        .split(|b| *b == b'\n')
+        .find(|l| !l.iter().all(u8::is_ascii_whitespace))
+        .unwrap_or_default();
+    first.trim_ascii() == b"{"
+}
+
+fn report_patterns(
+    name: &str,
+    reader: impl Read,
+    out: &mut Out,
+    diag: &mut Diag,
+    each: &mut dyn FnMut(Pattern, &mut Out, &mut Diag) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    #[derive(serde::Deserialize)]
+    struct Document {
+        patterns: Vec<serde_json::Value>,
+    }
+    let bytes = read_all(reader).map_err(|e| anyhow::anyhow!("{name}: {}", cli::io_reason(&e)))?;
+    let doc: Document = serde_json::from_slice(&bytes)
+        .with_context(|| format!("{name}: not a `triage report --format json` document"))?;
+    for (i, value) in doc.patterns.into_iter().enumerate() {
+        let pattern: Pattern = serde_json::from_value(value)
+            .with_context(|| format!("{name}: patterns[{i}]: bad pattern"))?;
+        each(pattern, out, diag).with_context(|| format!("{name}: patterns[{i}]"))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_report_document_is_told_from_records() {
+        assert!(is_report_document(b"{\n  \"generated\": \"x\""));
+        assert!(is_report_document(b"\xEF\xBB\xBF\n{\r\n"));
+        assert!(!is_report_document(b"{\"kind\":\"header\",\"schema\":1}\n"));
+        assert!(!is_report_document(b""));
+    }
+
+    #[test]
+    fn negative_or_nan_seconds_are_refused() {
+        assert!(seconds("--timeout", -1.0).is_err());
+        assert!(seconds("--timeout", f64::NAN).is_err());
+        assert_eq!(
+            seconds("--backoff", 0.5).unwrap(),
+            Duration::from_millis(500)
+        );
+    }
+}

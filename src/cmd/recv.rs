@@ -1,0 +1,152 @@
+//! triage-recv: an OTLP/HTTP receiver that writes each trace export it
+//! acknowledges as one line of OTLP JSON, for triage-parse.
+
+use std::fs::OpenOptions;
+use std::io::{self, Write};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::Parser;
+use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
+
+use crate::cli::{self, CommonArgs, Diag, Tool};
+use crate::recv::export::TRACES_PATH;
+use crate::recv::{self, Control, LineSink, Settings};
+
+/// Take spans straight from running agents: an OTLP/HTTP trace receiver.
+///
+/// Takes POST /v1/traces (JSON or protobuf, plain or gzip) and writes each
+/// export it acknowledges as one line of OTLP JSON, the shape of the
+/// OpenTelemetry Collector's file exporter, so `triage-recv | triage-parse`
+/// works.
+#[derive(Parser, Debug)]
+#[command(name = "triage-recv", version)]
+pub struct Args {
+    /// Address to listen on. Anything but loopback exposes the receiver to the network: set --token then.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:4318")]
+    pub listen: SocketAddr,
+    /// Append the lines to FILE instead of writing them to stdout.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Require `Authorization: Bearer TOKEN`. Prefer TRIAGE_RECV_TOKEN, which sets it too: flags show in ps.
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "TRIAGE_RECV_TOKEN",
+        hide_env_values = true
+    )]
+    pub token: Option<String>,
+    /// Largest request body taken, in bytes, before and after gunzip (K, M, G suffixes allowed); larger ones get 413.
+    #[arg(long, value_name = "BYTES", default_value = "16M", value_parser = parse_size)]
+    pub max_body: usize,
+    /// Connections served at once.
+    #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..))]
+    pub workers: u16,
+    /// Connections that may wait for a worker; past that, new ones get 503 and retry.
+    #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u16).range(1..))]
+    pub queue: u16,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+impl Tool for Args {
+    const NAME: &'static str = "triage-recv";
+    const MAN_SECTIONS: &'static [(&'static str, &'static str)] = &[
+        (
+            "PROTOCOL",
+            "POST /v1/traces with Content-Type application/json or application/x-protobuf (what OpenTelemetry SDKs \
+send by default), optionally Content-Encoding gzip. Answers 200 with an empty ExportTraceServiceResponse only after \
+the request's line is written and flushed; 400 for a body that does not decode, 401 without the bearer token, 404 \
+for another path, 405 for another method, 413 over --max-body, 415 for another content type or encoding, 503 when \
+the queue is full (Retry-After: 1). Error bodies are google.rpc.Status messages in the request's encoding.\n\n\
+On SIGTERM or SIGINT the receiver stops accepting connections, finishes the requests it took, flushes and exits 0.",
+        ),
+        (
+            "EXAMPLES",
+            "triage-recv --output spans.jsonl &\n\n\
+OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 python my_agents.py\n\n\
+triage report spans.jsonl\n\n\
+triage-recv | triage-parse --line-buffered | tee events.ndjson\n\n\
+TRIAGE_RECV_TOKEN=s3cret triage-recv --listen 0.0.0.0:4318 -o /var/spool/triage/spans.jsonl",
+        ),
+    ];
+
+    fn common(&self) -> &CommonArgs {
+        &self.common
+    }
+
+    fn run(self, diag: &mut Diag) -> anyhow::Result<u8> {
+        let out: Box<dyn Write + Send> = match &self.output {
+            Some(path) => Box::new(
+                OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), cli::io_reason(&e)))?,
+            ),
+            None => Box::new(io::stdout()),
+        };
+        let sink = LineSink::new(out);
+        let settings = Settings {
+            max_body: self.max_body,
+            workers: usize::from(self.workers),
+            queue: usize::from(self.queue),
+            token: self.token.clone().filter(|t| !t.is_empty()),
+        };
+        let listener = recv::bind(self.listen)?;
+        let local = listener.local_addr()?;
+        let control = Control::new(local);
+        let mut signals = Signals::new([SIGTERM, SIGINT])?;
+        let signal_handle = signals.handle();
+        if !self.common.quiet {
+            eprintln!("{}: listening on http://{local}{TRACES_PATH}", Self::NAME);
+        }
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                if signals.forever().next().is_some() {
+                    control.stop();
+                }
+            });
+            recv::serve(listener, &control, &settings, &sink, diag);
+            signal_handle.close();
+        });
+        match sink.take_error() {
+            Some(e) => Err(anyhow::Error::new(e).context("writing the output")),
+            None => Ok(cli::EXIT_OK),
+        }
+    }
+}
+
+/// "16M" → 16 MiB; plain numbers are bytes.
+fn parse_size(s: &str) -> Result<usize, String> {
+    let s = s.trim();
+    let (digits, shift) = match s.char_indices().last() {
+        Some((i, 'k' | 'K')) => (&s[..i], 10),
+        Some((i, 'm' | 'M')) => (&s[..i], 20),
+        Some((i, 'g' | 'G')) => (&s[..i], 30),
+        _ => (s, 0),
+    };
+    let n: usize = digits
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?}: expected bytes, like 1048576 or 16M"))?;
+    n.checked_mul(1 << shift)
+        .filter(|n| *n > 0)
+        .ok_or_else(|| format!("{s:?}: out of range"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_take_binary_suffixes() {
+        assert_eq!(parse_size("16M"), Ok(16 << 20));
+        assert_eq!(parse_size("512k"), Ok(512 << 10));
+        assert_eq!(parse_size("1000"), Ok(1000));
+        assert!(parse_size("0").is_err());
+        assert!(parse_size("lots").is_err());
+        assert!(parse_size("99999999999999999G").is_err());
+    }
+}

@@ -1,0 +1,336 @@
+//! One OTLP/HTTP trace export, as the OTLP spec says to answer it: which
+//! requests are taken (POST /v1/traces, JSON or protobuf, plain or gzip,
+//! with the bearer token when one is set), the OTLP JSON line a body
+//! becomes, and the ExportTraceServiceResponse or Status sent back.
+
+use std::io::Read;
+
+use flate2::read::GzDecoder;
+use sha2::{Digest, Sha256};
+
+use super::http::{Head, Response};
+use super::proto;
+use super::proto::encode::put_varint;
+
+/// The path OTLP/HTTP exporters post traces to.
+pub const TRACES_PATH: &str = "/v1/traces";
+
+/// How a body is encoded, from its Content-Type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Encoding {
+    Json,
+    Protobuf,
+}
+
+/// Why a request is refused: the HTTP status and a message for the client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub status: u16,
+    pub message: String,
+}
+
+fn refuse(status: u16, message: impl Into<String>) -> Refusal {
+    Refusal {
+        status,
+        message: message.into(),
+    }
+}
+
+/// What a request head must pass before its body is read.
+pub struct Gate {
+    /// SHA-256 of the bearer token, when one is required.
+    token_digest: Option<[u8; 32]>,
+}
+
+impl Gate {
+    pub fn new(token: Option<&str>) -> Self {
+        Gate {
+            token_digest: token.map(|t| Sha256::digest(t.as_bytes()).into()),
+        }
+    }
+
+    /// The body's encoding and whether it is gzipped, or why the request
+    /// is refused.
+    pub fn check(&self, head: &Head) -> Result<(Encoding, bool), Refusal> {
+        if head.path != TRACES_PATH {
+            return Err(refuse(
+                404,
+                format!(
+                    "no such path {:?}; OTLP traces go to {TRACES_PATH}",
+                    head.path
+                ),
+            ));
+        }
+        if head.method != "POST" {
+            return Err(refuse(
+                405,
+                format!("{} is not allowed; POST traces", head.method),
+            ));
+        }
+        if !self.authorized(head.header("authorization")) {
+            return Err(refuse(401, "missing or wrong bearer token"));
+        }
+        let encoding = match media_type(head.header("content-type").unwrap_or_default()).as_str() {
+            "application/json" => Encoding::Json,
+            "application/x-protobuf" | "application/protobuf" => Encoding::Protobuf,
+            other => {
+                return Err(refuse(
+                    415,
+                    format!(
+                        "content-type {other:?}: send application/json or application/x-protobuf"
+                    ),
+                ));
+            }
+        };
+        let gzip = match head.header("content-encoding").map(str::trim) {
+            None | Some("") => false,
+            Some(e) if e.eq_ignore_ascii_case("identity") => false,
+            Some(e) if e.eq_ignore_ascii_case("gzip") => true,
+            Some(e) => {
+                return Err(refuse(
+                    415,
+                    format!("content-encoding {e:?}: send gzip or none"),
+                ));
+            }
+        };
+        Ok((encoding, gzip))
+    }
+
+    /// Compares digests in constant time, so neither the token's bytes nor
+    /// its length can be found by timing.
+    fn authorized(&self, header: Option<&str>) -> bool {
+        let Some(expected) = &self.token_digest else {
+            return true;
+        };
+        let given = header
+            .and_then(|h| h.split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map_or("", |(_, token)| token.trim());
+        let given: [u8; 32] = Sha256::digest(given.as_bytes()).into();
+        given
+            .iter()
+            .zip(expected)
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0
+    }
+}
+
+fn media_type(content_type: &str) -> String {
+    content_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase()
+}
+
+/// The body as one line of OTLP JSON (no newline), or `None` when it holds
+/// no spans. Gzip is undone first; the result may not exceed `limit` bytes.
+pub fn to_line(
+    body: &[u8],
+    encoding: Encoding,
+    gzip: bool,
+    limit: usize,
+) -> Result<Option<Vec<u8>>, Refusal> {
+    let plain;
+    let body = if gzip {
+        plain = gunzip(body, limit)?;
+        &plain[..]
+    } else {
+        body
+    };
+    match encoding {
+        Encoding::Json => json_line(body),
+        Encoding::Protobuf => {
+            let mut line = Vec::with_capacity(body.len() * 2);
+            let resource_spans = proto::export_request(body, &mut line)
+                .map_err(|e| refuse(400, format!("bad protobuf: {e}")))?;
+            Ok((resource_spans > 0).then_some(line))
+        }
+    }
+}
+
+fn gunzip(body: &[u8], limit: usize) -> Result<Vec<u8>, Refusal> {
+    let mut plain = Vec::new();
+    GzDecoder::new(body)
+        .take(limit as u64 + 1)
+        .read_to_end(&mut plain)
+        .map_err(|e| refuse(400, format!("bad gzip body: {e}")))?;
+    if plain.len() > limit {
+        return Err(refuse(
+            413,
+            format!("body is larger than {limit} bytes once unzipped"),
+        ));
+    }
+    Ok(plain)
+}
+
+/// A JSON body, checked to be an export request, as one line. Its own
+/// text is kept (numbers exactly as sent); line breaks between tokens
+/// become spaces (inside strings JSON has none).
+fn json_line(body: &[u8]) -> Result<Option<Vec<u8>>, Refusal> {
+    #[derive(serde::Deserialize)]
+    struct Request {
+        #[serde(rename = "resourceSpans", alias = "resource_spans", default)]
+        resource_spans: Option<Vec<serde::de::IgnoredAny>>,
+    }
+    let body = body
+        .strip_prefix(b"\xEF\xBB\xBF")
+        .unwrap_or(body)
+        .trim_ascii();
+    // serde would take a struct from an array too; a request is an object.
+    if !body.starts_with(b"{") {
+        return Err(refuse(400, "bad JSON: an export request is an object"));
+    }
+    let request: Request =
+        serde_json::from_slice(body).map_err(|e| refuse(400, format!("bad JSON: {e}")))?;
+    if request.resource_spans.is_none_or(|r| r.is_empty()) {
+        return Ok(None);
+    }
+    Ok(Some(
+        body.iter()
+            .map(|&b| if b == b'\n' || b == b'\r' { b' ' } else { b })
+            .collect(),
+    ))
+}
+
+/// The success answer: an empty ExportTraceServiceResponse in the
+/// request's encoding.
+pub fn accepted(encoding: Encoding) -> Response {
+    match encoding {
+        Encoding::Json => response(200, Encoding::Json, b"{}".to_vec()),
+        Encoding::Protobuf => response(200, Encoding::Protobuf, Vec::new()),
+    }
+}
+
+/// A refusal as a google.rpc.Status in the request's encoding (JSON when
+/// it is unknown), with the headers its status calls for.
+pub fn refused(r: &Refusal, encoding: Option<Encoding>) -> Response {
+    let code = grpc_code(r.status);
+    let encoding = encoding.unwrap_or(Encoding::Json);
+    let body = match encoding {
+        Encoding::Json => {
+            serde_json::to_vec(&serde_json::json!({"code": code, "message": r.message}))
+                .unwrap_or_default()
+        }
+        Encoding::Protobuf => {
+            let mut out = Vec::new();
+            put_varint(1 << 3, &mut out);
+            put_varint(u64::from(code), &mut out);
+            put_varint(2 << 3 | 2, &mut out);
+            put_varint(r.message.len() as u64, &mut out);
+            out.extend_from_slice(r.message.as_bytes());
+            out
+        }
+    };
+    let mut resp = response(r.status, encoding, body);
+    match r.status {
+        401 => resp.headers.push(("WWW-Authenticate", "Bearer".into())),
+        405 => resp.headers.push(("Allow", "POST".into())),
+        429 | 503 => resp.headers.push(("Retry-After", "1".into())),
+        _ => {}
+    }
+    resp
+}
+
+fn response(status: u16, encoding: Encoding, body: Vec<u8>) -> Response {
+    Response {
+        status,
+        content_type: match encoding {
+            Encoding::Json => "application/json",
+            Encoding::Protobuf => "application/x-protobuf",
+        },
+        headers: Vec::new(),
+        body,
+    }
+}
+
+/// The gRPC status code that goes with an HTTP status.
+fn grpc_code(http: u16) -> u32 {
+    match http {
+        400 => 3,        // INVALID_ARGUMENT
+        401 => 16,       // UNAUTHENTICATED
+        404 => 5,        // NOT_FOUND
+        405 | 415 => 12, // UNIMPLEMENTED
+        408 => 4,        // DEADLINE_EXCEEDED
+        413 | 431 => 8,  // RESOURCE_EXHAUSTED
+        429 | 503 => 14, // UNAVAILABLE
+        _ => 13,         // INTERNAL
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn json_keeps_its_text_on_one_line_and_empty_requests_write_nothing() {
+        let body = b"{\n  \"resourceSpans\": [{\"scopeSpans\": [{\"spans\": [{\"name\": \"a\\nb\", \"x\": 12345678901234567890}]}]}]\r\n}\n";
+        let line = to_line(body, Encoding::Json, false, 1 << 20)
+            .unwrap()
+            .unwrap();
+        assert!(!line.contains(&b'\n'));
+        let v: serde_json::Value = serde_json::from_slice(&line).unwrap();
+        assert_eq!(
+            v["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["name"],
+            "a\nb"
+        );
+        assert!(
+            String::from_utf8(line)
+                .unwrap()
+                .contains("12345678901234567890")
+        );
+        assert_eq!(to_line(b"{}", Encoding::Json, false, 100).unwrap(), None);
+        assert_eq!(to_line(b"", Encoding::Protobuf, false, 100).unwrap(), None);
+    }
+
+    #[test]
+    fn bad_bodies_are_400_and_zip_bombs_413() {
+        for body in [&b"{"[..], b"[]", b"{\"resourceSpans\": 3}", b"\xff"] {
+            assert_eq!(
+                to_line(body, Encoding::Json, false, 100)
+                    .unwrap_err()
+                    .status,
+                400
+            );
+        }
+        assert_eq!(
+            to_line(b"not gzip", Encoding::Json, true, 100)
+                .unwrap_err()
+                .status,
+            400
+        );
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        gz.write_all(&vec![b' '; 10_000]).unwrap();
+        let bomb = gz.finish().unwrap();
+        assert!(bomb.len() < 100);
+        assert_eq!(
+            to_line(&bomb, Encoding::Json, true, 1000)
+                .unwrap_err()
+                .status,
+            413
+        );
+    }
+
+    #[test]
+    fn the_token_must_match_exactly() {
+        let gate = Gate::new(Some("s3cret"));
+        assert!(gate.authorized(Some("Bearer s3cret")));
+        assert!(gate.authorized(Some("bearer  s3cret ")));
+        assert!(!gate.authorized(Some("Bearer s3cre")));
+        assert!(!gate.authorized(Some("Basic s3cret")));
+        assert!(!gate.authorized(None));
+        assert!(Gate::new(None).authorized(None));
+    }
+
+    #[test]
+    fn refusals_are_status_messages_in_the_request_encoding() {
+        let r = refuse(400, "bad");
+        let json = refused(&r, Some(Encoding::Json));
+        assert_eq!(json.body, br#"{"code":3,"message":"bad"}"#);
+        let pb = refused(&r, Some(Encoding::Protobuf));
+        assert_eq!(pb.body, b"\x08\x03\x12\x03bad");
+        assert_eq!(pb.content_type, "application/x-protobuf");
+    }
+}
