@@ -106,6 +106,9 @@ pub struct RunView {
     /// Per step: true when a later step of the same agent and tool
     /// succeeded with a non-empty result.
     recovered: Vec<bool>,
+    /// Per step: the step responsible for it (see `actor_of`), computed
+    /// once so a long stretch of replies costs no walk back per step.
+    actor: Vec<usize>,
 }
 
 impl RunView {
@@ -113,12 +116,18 @@ impl RunView {
         steps.sort_by_key(|s| s.step);
         let environment = environment_replies(&steps);
         let recovered = later_success(&steps);
+        let mut actor: Vec<usize> = Vec::with_capacity(steps.len());
+        for (i, &env) in environment.iter().enumerate() {
+            // The first step is never a reply, so a reply has an asker.
+            actor.push(if env && i > 0 { actor[i - 1] } else { i });
+        }
         RunView {
             run_id,
             steps,
             run,
             environment,
             recovered,
+            actor,
         }
     }
 
@@ -149,11 +158,7 @@ impl RunView {
     /// The step responsible for step `i`: the step itself, or for an
     /// environment reply the nearest earlier step of an agent.
     pub fn actor_of(&self, i: usize) -> usize {
-        let mut j = i;
-        while self.is_environment(j) && j > 0 {
-            j -= 1;
-        }
-        if self.is_environment(j) { i } else { j }
+        self.actor.get(i).copied().unwrap_or(i)
     }
 
     /// Indexes of the steps agents took themselves (not environment replies).
