@@ -17,6 +17,8 @@ use serde_json::Value;
 
 /// The benchmark's labels and what the tools said about one file.
 struct Case {
+    /// The cross-validation half (0 or 1), from a hash of the file name.
+    half: usize,
     label_agent: String,
     label_step: u64,
     /// Agent per step, from the parsed events.
@@ -49,6 +51,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let elapsed = started.elapsed();
     report(&cases, &dir, elapsed.as_secs_f64());
+    cross_validation(&cases);
     Ok(())
 }
 
@@ -101,6 +104,7 @@ fn run_case(bins: &Path, file: &Path) -> Result<Case, Box<dyn std::error::Error>
         return Err(format!("triage-explain failed on {}", file.display()).into());
     }
     let mut case = Case {
+        half: half_of(file),
         label_agent,
         label_step,
         agents: Vec::new(),
@@ -137,6 +141,76 @@ fn run_case(bins: &Path, file: &Path) -> Result<Case, Box<dyn std::error::Error>
         }
     }
     Ok(case)
+}
+
+/// The cross-validation half of a file: the low bit of the FNV-1a hash of
+/// its name, so the split is stable and knows nothing of the content.
+fn half_of(file: &Path) -> usize {
+    let name = file
+        .file_name()
+        .map(|n| n.as_encoded_bytes())
+        .unwrap_or(&[]);
+    let hash = name.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    (hash & 1) as usize
+}
+
+fn agent_ok(c: &Case) -> bool {
+    c.verdict_agent.as_deref() == Some(c.label_agent.as_str())
+}
+
+fn step_ok(c: &Case) -> bool {
+    c.verdict_step == Some(c.label_step)
+}
+
+fn top3_ok(c: &Case) -> bool {
+    c.candidate_steps.iter().take(3).any(|&s| s == c.label_step)
+}
+
+fn near_ok(c: &Case) -> bool {
+    c.verdict_step
+        .is_some_and(|s| s.abs_diff(c.label_step) <= 1)
+}
+
+/// A metric: its name and whether one case meets it.
+type Metric = (&'static str, fn(&Case) -> bool);
+
+/// The five metrics, in the order they are printed.
+const METRICS: [Metric; 5] = [
+    ("agent accuracy", agent_ok),
+    ("step accuracy", step_ok),
+    ("step within top 3", top3_ok),
+    ("step within ±1", near_ok),
+    ("agent and step", |c| agent_ok(c) && step_ok(c)),
+];
+
+/// Each metric on each half beside the other: the rules were written on
+/// the whole set, so a rule fitted to a few files would show as a gap.
+fn cross_validation(cases: &[Case]) {
+    let halves: [Vec<&Case>; 2] = [0, 1].map(|h| cases.iter().filter(|c| c.half == h).collect());
+    println!();
+    println!(
+        "cross-validation: halves by a hash of the file name (A {} runs, B {} runs)",
+        halves[0].len(),
+        halves[1].len()
+    );
+    println!("{:<34} {:<24} {:<24} gap", "metric", "half A", "half B");
+    let pos_step = |c: &Case| positional(c).first() == Some(&c.label_step);
+    let positional_step: Metric = ("positional: step", pos_step);
+    let rows = METRICS.into_iter().chain([positional_step]);
+    for (name, ok) in rows {
+        let hits = halves
+            .each_ref()
+            .map(|h| (h.iter().filter(|c| ok(c)).count(), h.len()));
+        let pct = hits.map(|(k, n)| 100.0 * k as f64 / n.max(1) as f64);
+        println!(
+            "{name:<34} {:<24} {:<24} {:+.1}",
+            share(hits[0].0, hits[0].1),
+            share(hits[1].0, hits[1].1),
+            pct[1] - pct[0]
+        );
+    }
 }
 
 /// A proportion with its Wilson 95% interval.
@@ -181,39 +255,15 @@ fn most_frequent_agent(c: &Case) -> &str {
 fn report(cases: &[Case], dir: &Path, seconds: f64) {
     let n = cases.len();
     let count = |f: &dyn Fn(&Case) -> bool| cases.iter().filter(|c| f(c)).count();
-    let agent_ok = |c: &Case| c.verdict_agent.as_deref() == Some(c.label_agent.as_str());
-    let step_ok = |c: &Case| c.verdict_step == Some(c.label_step);
     println!(
         "triage-explain on {} ({n} runs, {seconds:.2} s for parse + explain)",
         dir.display()
     );
     println!();
     println!("{:<34} share   [95% interval]", "metric");
-    println!("{:<34} {}", "agent accuracy", share(count(&agent_ok), n));
-    println!("{:<34} {}", "step accuracy", share(count(&step_ok), n));
-    println!(
-        "{:<34} {}",
-        "step within top 3",
-        share(
-            count(&|c: &Case| c.candidate_steps.iter().take(3).any(|&s| s == c.label_step)),
-            n
-        )
-    );
-    println!(
-        "{:<34} {}",
-        "step within ±1",
-        share(
-            count(&|c: &Case| c
-                .verdict_step
-                .is_some_and(|s| s.abs_diff(c.label_step) <= 1)),
-            n
-        )
-    );
-    println!(
-        "{:<34} {}",
-        "agent and step",
-        share(count(&|c: &Case| agent_ok(c) && step_ok(c)), n)
-    );
+    for (name, ok) in METRICS {
+        println!("{name:<34} {}", share(count(&ok), n));
+    }
     println!();
     println!("baselines");
     let random_agent: f64 = cases

@@ -134,6 +134,55 @@ mod tests {
         }
     }
 
+    /// A long failing run: agents that pass values on, a terminal failing
+    /// every other reply, parent spans over their children.
+    fn long_run(n: u64) -> RunView {
+        let agents = ["Planner", "Coder", "Checker"];
+        let steps = (0..n)
+            .map(|i| {
+                let failing = i % 6 == 5;
+                let mut s = if i % 3 == 2 {
+                    let out = if failing {
+                        "NameError: x"
+                    } else {
+                        "Code output: 7"
+                    };
+                    step(i, "terminal", "code_execution", !failing, out)
+                } else {
+                    let text = format!("Use \"item {}\" with {} next.", i % 97, 1000 + i);
+                    step(i, agents[(i % 3) as usize], "message", true, &text)
+                };
+                s.span_id = Some(format!("s{i}"));
+                s.parent_span_id = (i % 50 != 0).then(|| format!("s{}", i - i % 50));
+                s
+            })
+            .collect();
+        run(steps, "failed")
+    }
+
+    #[test]
+    fn long_runs_take_linear_time() {
+        // Quadratic work shows as 16x the time for 4x the steps; allow 8x
+        // (linear is 4x) so a loaded machine does not fail the test.
+        let fastest = |n| {
+            let r = long_run(n);
+            (0..3)
+                .map(|_| {
+                    let t = std::time::Instant::now();
+                    assert!(explain(&r).verdict.is_some());
+                    t.elapsed()
+                })
+                .min()
+                .unwrap()
+        };
+        let (short, long) = (fastest(1500), fastest(6000));
+        assert!(
+            long < short * 8,
+            "4x the steps took {:.1}x the time",
+            long.as_secs_f64() / short.as_secs_f64()
+        );
+    }
+
     #[test]
     fn every_detector_has_a_unique_name() {
         let mut names: Vec<&str> = DETECTORS.iter().map(|d| d.name).collect();

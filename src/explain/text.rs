@@ -18,6 +18,77 @@ pub fn values(text: &str) -> BTreeSet<String> {
     out
 }
 
+/// The content words of a text: lowercase words of four letters or more
+/// that are not function words. What a restatement of the text keeps.
+pub fn key_words(text: &str) -> BTreeSet<String> {
+    text.split(|c: char| !c.is_alphabetic())
+        .filter(|w| w.chars().count() >= 4)
+        .map(str::to_lowercase)
+        .filter(|w| !FUNCTION_WORDS.contains(&w.as_str()))
+        .collect()
+}
+
+/// Words of four letters or more that carry no topic.
+const FUNCTION_WORDS: &[&str] = &[
+    "that",
+    "this",
+    "with",
+    "from",
+    "have",
+    "what",
+    "which",
+    "there",
+    "their",
+    "about",
+    "would",
+    "could",
+    "should",
+    "when",
+    "where",
+    "your",
+    "into",
+    "than",
+    "then",
+    "them",
+    "they",
+    "these",
+    "those",
+    "been",
+    "were",
+    "will",
+    "shall",
+    "does",
+    "make",
+    "made",
+    "more",
+    "most",
+    "such",
+    "only",
+    "also",
+    "some",
+    "many",
+    "much",
+    "very",
+    "just",
+    "like",
+    "over",
+    "after",
+    "before",
+    "under",
+    "please",
+    "solve",
+    "problem",
+    "carefully",
+    "answer",
+    "question",
+    "give",
+    "find",
+    "tell",
+    "know",
+    "want",
+    "need",
+];
+
 /// The numbers of two or more digits a text states, without thousands
 /// separators.
 pub fn numbers(text: &str) -> BTreeSet<String> {
@@ -48,10 +119,28 @@ pub fn numbers(text: &str) -> BTreeSet<String> {
         let alone = i >= bytes.len() || !bytes[i].is_ascii_alphabetic();
         if alone && digits.chars().filter(char::is_ascii_digit).count() >= 2 && start < bytes.len()
         {
-            out.insert(digits);
+            out.insert(without_zero_fraction(digits));
         }
     }
     out
+}
+
+/// "255.0" and "255" are one value; "3.10" and "3.1" too.
+fn without_zero_fraction(mut digits: String) -> String {
+    if digits.contains('.') {
+        let kept = digits.trim_end_matches('0').trim_end_matches('.').len();
+        digits.truncate(kept);
+    }
+    digits
+}
+
+/// Every run of two or more digits, also inside identifiers
+/// ("certificate_7504069"): what a text shows, not what it states.
+pub fn digit_runs(text: &str) -> BTreeSet<String> {
+    text.split(|c: char| !c.is_ascii_digit())
+        .filter(|run| run.len() >= 2)
+        .map(str::to_string)
+        .collect()
 }
 
 fn quoted(text: &str, out: &mut BTreeSet<String>) {
@@ -132,6 +221,13 @@ pub fn reads_as_empty(output: &str) -> bool {
     ) {
         return true;
     }
+    // Labels with nothing after them ("The longest word found is:").
+    if body.lines().all(|l| {
+        let l = l.trim();
+        l.is_empty() || l.ends_with(':') || l.ends_with(": []") || l.ends_with(": None")
+    }) {
+        return true;
+    }
     body.len() < 300
         && find_phrase(
             body,
@@ -179,6 +275,25 @@ mod tests {
     }
 
     #[test]
+    fn key_words_skip_short_and_function_words() {
+        let k = key_words("What is the capital of Burkina Faso? Please answer.");
+        assert_eq!(
+            k.into_iter().collect::<Vec<_>>(),
+            vec!["burkina", "capital", "faso"]
+        );
+    }
+
+    #[test]
+    fn a_zero_fraction_is_the_same_number() {
+        let v = numbers("255.0 and 3.10 and 2.5 and 1,200.00");
+        assert_eq!(
+            v.into_iter().collect::<Vec<_>>(),
+            vec!["1200", "2.5", "255", "3.1"]
+        );
+        assert!(digit_runs("certificate_7504069").contains("7504069"));
+    }
+
+    #[test]
     fn numbers_inside_identifiers_are_not_values() {
         let v = values("tmp_code_f5efb26 and x2 and 3.14");
         assert_eq!(v.into_iter().collect::<Vec<_>>(), vec!["3.14".to_string()]);
@@ -190,6 +305,12 @@ mod tests {
             "exitcode: 0 (execution succeeded)\nCode output: []\n"
         ));
         assert!(reads_as_empty("Population data not found."));
+        assert!(reads_as_empty(
+            "exitcode: 0 (execution succeeded)\nCode output: The longest word found is: \n"
+        ));
+        assert!(!reads_as_empty(
+            "Code output: The longest word found is: BRINIEST"
+        ));
         assert!(!reads_as_empty(
             "exitcode: 0 (execution succeeded)\nCode output: 42\n"
         ));

@@ -31,6 +31,9 @@ pub struct Step {
     pub error: String,
     pub input: String,
     pub output: String,
+    /// False when the trace does not record the output at all (then an
+    /// empty `output` says nothing about what the step returned).
+    pub output_recorded: bool,
     pub span_id: Option<String>,
     pub parent_span_id: Option<String>,
 }
@@ -56,6 +59,7 @@ impl Step {
             error,
             input: extras.input.unwrap_or_default(),
             output: ev.output.as_deref().unwrap_or("").to_string(),
+            output_recorded: ev.output.is_some(),
             span_id: extras.span_id,
             parent_span_id: extras.parent_span_id,
         }
@@ -68,6 +72,12 @@ impl Step {
             Some(kind) => matches!(kind, "tool" | "retrieval" | "memory"),
             None => self.tool != "message",
         }
+    }
+
+    /// True when the step is the user's own (the person the system serves).
+    pub fn is_user(&self) -> bool {
+        let agent = self.agent.to_ascii_lowercase();
+        agent == "user" || agent == "human"
     }
 
     /// Everything the step said or received, for text searches.
@@ -93,17 +103,31 @@ pub struct RunView {
     /// Per step: true when the step is a reply of the environment (a tool
     /// whose "agent" never speaks), so its author is the step that asked.
     environment: Vec<bool>,
+    /// Per step: true when a later step of the same agent and tool
+    /// succeeded with a non-empty result.
+    recovered: Vec<bool>,
+    /// Per step: the step responsible for it (see `actor_of`), computed
+    /// once so a long stretch of replies costs no walk back per step.
+    actor: Vec<usize>,
 }
 
 impl RunView {
     pub fn new(run_id: String, mut steps: Vec<Step>, run: Option<RunRec>) -> Self {
         steps.sort_by_key(|s| s.step);
         let environment = environment_replies(&steps);
+        let recovered = later_success(&steps);
+        let mut actor: Vec<usize> = Vec::with_capacity(steps.len());
+        for (i, &env) in environment.iter().enumerate() {
+            // The first step is never a reply, so a reply has an asker.
+            actor.push(if env && i > 0 { actor[i - 1] } else { i });
+        }
         RunView {
             run_id,
             steps,
             run,
             environment,
+            recovered,
+            actor,
         }
     }
 
@@ -134,11 +158,7 @@ impl RunView {
     /// The step responsible for step `i`: the step itself, or for an
     /// environment reply the nearest earlier step of an agent.
     pub fn actor_of(&self, i: usize) -> usize {
-        let mut j = i;
-        while self.is_environment(j) && j > 0 {
-            j -= 1;
-        }
-        if self.is_environment(j) { i } else { j }
+        self.actor.get(i).copied().unwrap_or(i)
     }
 
     /// Indexes of the steps agents took themselves (not environment replies).
@@ -154,13 +174,7 @@ impl RunView {
     /// True when failed step `i` was recovered: a later step of the same
     /// agent and tool succeeded with a non-empty result.
     pub fn recovered(&self, i: usize) -> bool {
-        let failed = &self.steps[i];
-        self.steps[i + 1..].iter().any(|s| {
-            s.agent == failed.agent
-                && s.tool == failed.tool
-                && s.succeeded
-                && !super::text::reads_as_empty(&s.output)
-        })
+        self.recovered.get(i).copied().unwrap_or(false)
     }
 
     /// The values the run was given: the task's and the task statement's.
@@ -188,6 +202,21 @@ impl Step {
             &self.input
         }
     }
+}
+
+/// Per step, whether a later step of the same agent and tool succeeded with
+/// a non-empty result: one pass from the end, so long runs stay linear.
+fn later_success(steps: &[Step]) -> Vec<bool> {
+    let mut succeeded_later: std::collections::HashSet<(&str, &str)> = Default::default();
+    let mut out = vec![false; steps.len()];
+    for (i, s) in steps.iter().enumerate().rev() {
+        let key = (s.agent.as_str(), s.tool.as_str());
+        out[i] = succeeded_later.contains(&key);
+        if s.succeeded && !super::text::reads_as_empty(&s.output) {
+            succeeded_later.insert(key);
+        }
+    }
+    out
 }
 
 /// Marks the steps of an executor (a code terminal and the like) that
@@ -227,6 +256,7 @@ pub mod tests {
             span_kind: Some(if tool == "message" { "message" } else { "tool" }.to_string()),
             succeeded: ok,
             output: output.to_string(),
+            output_recorded: true,
             ..Default::default()
         }
     }

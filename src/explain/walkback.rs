@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::detectors::{Hit, step_name};
+use super::detectors::{Hit, builds_on_failure, step_name};
 use super::text::values;
 use super::view::RunView;
 use crate::record::{Candidate, Verdict};
@@ -37,6 +37,7 @@ pub fn data_flow(run: &RunView) -> Vec<Vec<usize>> {
         .enumerate()
         .filter_map(|(i, s)| s.span_id.as_deref().map(|id| (id, i)))
         .collect();
+    let mut last_of_agent: HashMap<&str, usize> = HashMap::new();
     for (j, s) in run.steps.iter().enumerate() {
         // A reply comes from the step that asked for it.
         let asker = run.actor_of(j);
@@ -48,7 +49,7 @@ pub fn data_flow(run: &RunView) -> Vec<Vec<usize>> {
             deps[j].push(j - 1);
         }
         // An agent acts on what it did before.
-        if let Some(own) = (0..j).rev().find(|&i| run.steps[i].agent == s.agent) {
+        if let Some(own) = last_of_agent.insert(&s.agent, j) {
             deps[j].push(own);
         }
         for v in values(&s.text()) {
@@ -77,18 +78,49 @@ pub fn data_flow(run: &RunView) -> Vec<Vec<usize>> {
     deps
 }
 
-/// Steps reachable backwards from `from` along `deps`, `from` included.
-fn reachable(deps: &[Vec<usize>], from: usize) -> HashSet<usize> {
-    let mut seen = HashSet::from([from]);
-    let mut todo = vec![from];
-    while let Some(j) = todo.pop() {
-        for &i in &deps[j] {
-            if seen.insert(i) {
-                todo.push(i);
+/// For every step, the earliest suspect it reaches walking back along
+/// `deps` (itself included). Relaxed in step order until nothing changes:
+/// one pass when data only flows forward, one more per level of parent
+/// spans that take a child's result, so long runs stay linear.
+fn earliest_reached(deps: &[Vec<usize>], suspect: &[bool]) -> Vec<Option<usize>> {
+    let mut earliest: Vec<Option<usize>> =
+        (0..deps.len()).map(|j| suspect[j].then_some(j)).collect();
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for j in 0..deps.len() {
+            let best = deps[j].iter().filter_map(|&d| earliest[d]).min();
+            if let Some(b) = best
+                && earliest[j].is_none_or(|e| b < e)
+            {
+                earliest[j] = Some(b);
+                changed = true;
             }
         }
     }
-    seen
+    earliest
+}
+
+/// For every step, the first of `sources` (in their order) that reaches it
+/// walking back along `deps`. Each step is visited once overall.
+fn first_reacher(deps: &[Vec<usize>], sources: &[usize]) -> Vec<Option<usize>> {
+    let mut by: Vec<Option<usize>> = vec![None; deps.len()];
+    for &from in sources {
+        if by[from].is_some() {
+            continue;
+        }
+        by[from] = Some(from);
+        let mut todo = vec![from];
+        while let Some(j) = todo.pop() {
+            for &i in &deps[j] {
+                if by[i].is_none() {
+                    by[i] = Some(from);
+                    todo.push(i);
+                }
+            }
+        }
+    }
+    by
 }
 
 /// One suspect step with its score and the hits behind it.
@@ -140,58 +172,61 @@ pub fn verdict(run: &RunView, hits: &[NamedHit<'_>]) -> Verdict {
 /// failed end of the run counts as a symptom too.
 fn rank<'h>(run: &RunView, hits: &'h [NamedHit<'h>], deps: &[Vec<usize>]) -> Vec<Ranked<'h>> {
     let mut by_step: Vec<Ranked<'h>> = Vec::new();
+    let mut index: HashMap<usize, usize> = HashMap::new();
     for h in hits.iter().filter(|h| !h.1.symptom) {
-        match by_step.iter_mut().find(|r| r.at == h.1.at) {
-            Some(r) => {
+        match index.get(&h.1.at) {
+            Some(&k) => {
+                let r = &mut by_step[k];
                 r.score += AGREEMENT_BONUS;
                 if h.1.confidence > r.best.1.confidence {
                     r.score += h.1.confidence - r.best.1.confidence;
                     r.best = h;
                 }
             }
-            None => by_step.push(Ranked {
-                at: h.1.at,
-                score: h.1.confidence,
-                best: h,
-                reasons: Vec::new(),
-            }),
+            None => {
+                index.insert(h.1.at, by_step.len());
+                by_step.push(Ranked {
+                    at: h.1.at,
+                    score: h.1.confidence,
+                    best: h,
+                    reasons: Vec::new(),
+                });
+            }
         }
     }
-    // A recovered failure did not sink the run: it sends nobody back.
-    let mut symptoms: Vec<(usize, &str)> = hits
+    // A recovered failure did not sink the run: it sends nobody back. Nor
+    // does one the next agent took for a result: that agent is the suspect.
+    let settled = |at: usize| run.recovered(at) || builds_on_failure(run, at + 1).is_some();
+    let explicit: Vec<(usize, &str)> = hits
         .iter()
-        .filter(|h| h.1.symptom && !(h.1.category == "error" && run.recovered(h.1.at)))
+        .filter(|h| h.1.symptom && !(h.1.category == "error" && settled(h.1.at)))
         .map(|h| (h.1.at, h.1.category))
         .collect();
-    if let Some(last) = run.steps.len().checked_sub(1) {
-        symptoms.push((last, "failed run"));
+    // A prior is no evidence: walking back does not reward it.
+    let mut evidence = vec![false; run.steps.len()];
+    for r in by_step.iter().filter(|r| r.best.0 != PRIOR_DETECTOR) {
+        evidence[r.at] = true;
     }
-    for (at, category) in symptoms {
-        let reach = reachable(deps, at);
-        let explicit = category != "failed run";
-        let mut earliest: Option<usize> = None;
-        for r in by_step.iter_mut() {
-            // A prior is no evidence: walking back does not reward it.
-            if !reach.contains(&r.at) || r.best.0 == PRIOR_DETECTOR {
-                continue;
-            }
-            if explicit && r.reasons.is_empty() {
-                r.score += REACHED_BONUS;
-                r.reasons.push(format!(
-                    "walked back from the {category} at {} to {}",
-                    step_name(run, at),
-                    step_name(run, r.at)
-                ));
-            }
-            if earliest.is_none_or(|e| r.at < e) {
-                earliest = Some(r.at);
-            }
-        }
-        if let Some(e) = earliest
-            && let Some(r) = by_step.iter_mut().find(|r| r.at == e)
-        {
-            r.score += EARLIEST_BONUS;
-        }
+    let sources: Vec<usize> = explicit.iter().map(|&(at, _)| at).collect();
+    let reacher = first_reacher(deps, &sources);
+    for r in by_step.iter_mut().filter(|r| evidence[r.at]) {
+        let Some(from) = reacher[r.at] else { continue };
+        let category = explicit.iter().find(|s| s.0 == from).map_or("", |s| s.1);
+        r.score += REACHED_BONUS;
+        r.reasons.push(format!(
+            "walked back from the {category} at {} to {}",
+            step_name(run, from),
+            step_name(run, r.at)
+        ));
+    }
+    // The failed end of the run counts as a symptom too.
+    let earliest = earliest_reached(deps, &evidence);
+    let ends = sources
+        .iter()
+        .copied()
+        .chain(run.steps.len().checked_sub(1));
+    for e in ends.filter_map(|at| earliest[at]) {
+        by_step[index[&e]].score += EARLIEST_BONUS;
     }
     by_step.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.at.cmp(&b.at)));
     by_step
@@ -224,10 +259,9 @@ fn pad_with_early_actions(run: &RunView, hits: &[NamedHit<'_>], candidates: &mut
 
 /// Who is to blame for the step a run is traced back to.
 pub(crate) fn blame(run: &RunView, at: usize, category: &str) -> &'static str {
-    let agent = run.steps[at].agent.to_ascii_lowercase();
     if category == "prompt_injection" {
         "environment"
-    } else if agent == "user" || agent == "human" {
+    } else if run.steps[at].is_user() {
         "user"
     } else {
         "agent"

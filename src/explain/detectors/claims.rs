@@ -5,7 +5,8 @@ use std::collections::BTreeSet;
 
 use super::{Hit, step_name};
 use crate::explain::text::{
-    find_phrase, has_code, numbers, quote_around, reads_as_empty, reads_as_no_op, values,
+    digit_runs, find_phrase, has_code, numbers, quote_around, reads_as_empty, reads_as_no_op,
+    values,
 };
 use crate::explain::view::RunView;
 
@@ -68,25 +69,20 @@ const GIVING_UP: &[&str] = &[
 pub fn fabricated_data(run: &RunView) -> Vec<Hit> {
     let mut hits = Vec::new();
     for i in run.agent_steps() {
-        if Some(i) == run.task_index() {
+        let s = &run.steps[i];
+        // The user's "let's assume" is a wish, not data an agent made up.
+        if Some(i) == run.task_index() || s.is_user() {
             continue;
         }
-        let s = &run.steps[i];
         let Some(phrase) = unnegated_phrase(&s.output, FABRICATION) else {
             continue;
         };
-        hits.push(Hit {
-            at: i,
-            category: "fabrication",
-            title: "made up data instead of fetching it".to_string(),
-            confidence: 0.7,
-            symptom: false,
-            evidence: vec![format!(
-                "{} says \"{}\"",
-                step_name(run, i),
-                quote_around(&s.output, phrase)
-            )],
-        });
+        let title = "made up data instead of fetching it".to_string();
+        hits.push(Hit::suspect(i, "fabrication", 0.7, title).because(format!(
+            "{} says \"{}\"",
+            step_name(run, i),
+            quote_around(&s.output, phrase)
+        )));
     }
     hits
 }
@@ -167,18 +163,14 @@ pub fn claimed_lookup(run: &RunView) -> Vec<Hit> {
         let Some(phrase) = find_phrase(&s.output, LOOKED_UP) else {
             continue;
         };
-        hits.push(Hit {
-            at: i,
-            category: "hallucinated_action",
-            title: "reports a lookup no tool performed".to_string(),
-            confidence: 0.5,
-            symptom: false,
-            evidence: vec![format!(
+        let title = "reports a lookup no tool performed".to_string();
+        hits.push(
+            Hit::suspect(i, "hallucinated_action", 0.5, title).because(format!(
                 "{} says \"{}\" but no tool ran before it",
                 step_name(run, i),
                 quote_around(&s.output, phrase)
-            )],
-        });
+            )),
+        );
     }
     hits
 }
@@ -186,7 +178,10 @@ pub fn claimed_lookup(run: &RunView) -> Vec<Hit> {
 /// An agent message, not computed by code, that states two or more numbers
 /// found neither in the task nor in any earlier step.
 pub fn unsourced_values(run: &RunView) -> Vec<Hit> {
+    // What the run has seen includes numbers inside identifiers
+    // ("certificate_7504069"): an agent quoting one did not make it up.
     let mut known: BTreeSet<String> = run.given_values();
+    known.extend(digit_runs(run.task()));
     let mut hits = Vec::new();
     for (i, s) in run.steps.iter().enumerate() {
         let stated = numbers(&prose_of(&s.output));
@@ -200,21 +195,19 @@ pub fn unsourced_values(run: &RunView) -> Vec<Hit> {
             let new: Vec<&String> = stated.iter().filter(|v| !known.contains(*v)).collect();
             if new.len() >= 2 {
                 let shown: Vec<&str> = new.iter().take(4).map(|v| v.as_str()).collect();
-                hits.push(Hit {
-                    at: i,
-                    category: "unsupported_claim",
-                    title: "states values no earlier step produced".to_string(),
-                    confidence: 0.5,
-                    symptom: false,
-                    evidence: vec![format!(
+                let title = "states values no earlier step produced".to_string();
+                hits.push(
+                    Hit::suspect(i, "unsupported_claim", 0.5, title).because(format!(
                         "{} states {} that neither the task nor any earlier step contains",
                         step_name(run, i),
                         shown.join(", ")
-                    )],
-                });
+                    )),
+                );
             }
         }
-        known.extend(values(&s.text()));
+        let seen = s.text();
+        known.extend(values(&seen));
+        known.extend(digit_runs(&seen));
     }
     hits
 }
@@ -246,20 +239,102 @@ pub fn unverified_claim(run: &RunView) -> Vec<Hit> {
             "right after {} failed or returned nothing",
             step_name(run, t)
         );
-        return vec![Hit {
-            at: i,
-            category: "unverified_claim",
-            title: "claims success without evidence".to_string(),
-            confidence: 0.3,
-            symptom: false,
-            evidence: vec![format!(
+        let title = "claims success without evidence".to_string();
+        return vec![
+            Hit::suspect(i, "unverified_claim", 0.3, title).because(format!(
                 "{} claims \"{}\" {why}",
                 step_name(run, i),
                 quote_around(&s.output, phrase)
-            )],
-        }];
+            )),
+        ];
     }
     Vec::new()
+}
+
+/// Words of a message that builds on a tool's result.
+const USES_RESULT: &[&str] = &[
+    "successfully",
+    "based on the search results",
+    "based on the results",
+    "based on the output",
+    "based on the data",
+    "from the search results",
+    "from the results",
+    "according to the results",
+    "according to the search results",
+    "the results show",
+    "the output shows",
+    "the results indicate",
+    "the output indicates",
+];
+
+/// Words with which a message owns up to a failure.
+const OWNS_FAILURE: &[&str] = &[
+    "error",
+    "fail",
+    "issue",
+    "exception",
+    "traceback",
+    "problem",
+    "unable",
+    "not ",
+    "n't",
+    "empty",
+    "nothing",
+    "timed out",
+    "timeout",
+];
+
+/// A message right after a failed or empty reply whose first sentence
+/// builds on that reply as if it had succeeded: the failure is carried
+/// forward as a result, so the message, not the call, turns it into a
+/// wrong answer.
+pub fn ignored_failure(run: &RunView) -> Vec<Hit> {
+    let mut hits = Vec::new();
+    for i in run.agent_steps().skip(1) {
+        let Some(phrase) = builds_on_failure(run, i) else {
+            continue;
+        };
+        let first = first_sentence(&run.steps[i].output);
+        let title = "built on a failed reply as if it had succeeded".to_string();
+        hits.push(
+            Hit::suspect(i, "ignored_failure", 0.65, title).because(format!(
+                "{} failed or returned nothing, and {} goes on \"{}\"",
+                step_name(run, i - 1),
+                step_name(run, i),
+                quote_around(first, phrase)
+            )),
+        );
+    }
+    hits
+}
+
+/// The phrase with which agent message `i` builds on the failed or empty
+/// reply just before it as if it had succeeded, if it does.
+pub fn builds_on_failure(run: &RunView, i: usize) -> Option<&'static str> {
+    let (s, before) = (run.steps.get(i)?, run.steps.get(i.checked_sub(1)?)?);
+    // A reply: a tool's or executor's, or another agent reporting back
+    // (a web-surfing agent's "no results found" is its tool's result).
+    let reply = run.is_environment(i - 1)
+        || before.is_tool()
+        || (before.agent != s.agent && !before.is_user());
+    let bad = !before.succeeded || (before.output_recorded && reads_as_empty(&before.output));
+    if s.is_tool() || s.is_user() || run.is_environment(i) || !reply || !bad {
+        return None;
+    }
+    let first = first_sentence(&s.output);
+    let phrase = find_phrase(first, USES_RESULT)?;
+    find_phrase(first, OWNS_FAILURE).is_none().then_some(phrase)
+}
+
+/// The text up to the end of its first sentence (or line).
+fn first_sentence(text: &str) -> &str {
+    let t = text.trim_start();
+    let end = t
+        .char_indices()
+        .find(|&(k, c)| c == '\n' || (c == '.' && t[k + 1..].starts_with(char::is_whitespace)))
+        .map_or(t.len(), |(k, _)| k);
+    &t[..end]
 }
 
 /// A failed run whose last agent step gives up, or ends right after a
@@ -301,14 +376,8 @@ pub fn premature_termination(run: &RunView) -> Vec<Hit> {
         }
         _ => return Vec::new(),
     };
-    vec![Hit {
-        at: last,
-        category: "premature_termination",
-        title: "stopped before the task was done".to_string(),
-        confidence: 0.1,
-        symptom: false,
-        evidence: vec![why],
-    }]
+    let title = "stopped before the task was done".to_string();
+    vec![Hit::suspect(last, "premature_termination", 0.1, title).because(why)]
 }
 
 #[cfg(test)]
@@ -420,6 +489,96 @@ mod tests {
         );
         let hits = unsourced_values(&r);
         assert_eq!(hits.iter().map(|h| h.at).collect::<Vec<_>>(), vec![1]);
+    }
+
+    #[test]
+    fn values_a_tool_showed_in_another_form_are_sourced() {
+        let r = run(
+            vec![
+                step(0, "user", "message", true, "Book it with my certificate."),
+                step(
+                    1,
+                    "agent",
+                    "get_user",
+                    true,
+                    "{\"certificate_7504069\": 250}",
+                ),
+                step(2, "agent", "calculate", true, "255.0"),
+                step(
+                    3,
+                    "agent",
+                    "message",
+                    true,
+                    "Total $255, certificate 7504069 pays $250.",
+                ),
+            ],
+            "failed",
+        );
+        assert!(unsourced_values(&r).is_empty());
+    }
+
+    #[test]
+    fn building_on_a_failed_reply_is_an_ignored_failure() {
+        let steps = |reply_ok: bool, text: &str| {
+            vec![
+                step(0, "Planner", "message", true, "task"),
+                step(1, "Searcher", "message", true, "```python\nsearch()\n```"),
+                step(
+                    2,
+                    "terminal",
+                    "code_execution",
+                    reply_ok,
+                    "exitcode: 1\nTypeError",
+                ),
+                step(3, "Expert", "message", true, text),
+            ]
+        };
+        let ignored = run(
+            steps(false, "Based on the search results, the answer is Oslo."),
+            "failed",
+        );
+        assert_eq!(ignored_failure(&ignored)[0].at, 3);
+        let owned = run(
+            steps(
+                false,
+                "The search failed. Based on the results we have, retry.",
+            ),
+            "failed",
+        );
+        assert!(
+            ignored_failure(&owned).is_empty(),
+            "the message owns up to the failure"
+        );
+        let fine = run(
+            steps(true, "Based on the search results, the answer is Oslo."),
+            "failed",
+        );
+        assert!(ignored_failure(&fine).is_empty(), "the reply succeeded");
+        let reported = run(
+            vec![
+                step(0, "human", "message", true, "How many albums?"),
+                step(
+                    1,
+                    "WebSurfer",
+                    "message",
+                    true,
+                    "I searched. No results found.",
+                ),
+                step(
+                    2,
+                    "Orchestrator",
+                    "message",
+                    true,
+                    "Based on the search results, 2.",
+                ),
+            ],
+            "failed",
+        );
+        assert_eq!(
+            ignored_failure(&reported)[0].at,
+            2,
+            "an agent reporting an empty search back is a reply too"
+        );
     }
 
     #[test]

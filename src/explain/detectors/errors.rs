@@ -47,14 +47,8 @@ pub fn explicit_error(run: &RunView) -> Vec<Hit> {
             } else {
                 head(&s.error, 160)
             };
-            Hit {
-                at: i,
-                category: "error",
-                title: format!("{} failed", s.tool),
-                confidence: 0.9,
-                symptom: true,
-                evidence: vec![format!("{} failed: {what}", step_name(run, i))],
-            }
+            Hit::symptom(i, "error", 0.9, format!("{} failed", s.tool))
+                .because(format!("{} failed: {what}", step_name(run, i)))
         })
         .collect()
 }
@@ -76,28 +70,58 @@ pub fn bad_tool_call(run: &RunView) -> Vec<Hit> {
             },
         };
         let by = run.actor_of(i);
-        let mut evidence = vec![format!(
+        // A call fixed by a later one did not sink the run by itself; nor
+        // did one whose failure the next agent took for a result: that
+        // agent carried it forward (ignored_failure suspects it).
+        let recovered = run.recovered(i);
+        let ignored = super::claims::builds_on_failure(run, i + 1).is_some();
+        let confidence = if recovered || ignored { 0.3 } else { 0.6 };
+        let mut hit = Hit::suspect(
+            by,
+            category,
+            confidence,
+            format!("a call the tool refused ({phrase})"),
+        )
+        .because(format!(
             "{} made the call that failed at {} with \"{phrase}\": the call, not the tool, was wrong",
             step_name(run, by),
             step_name(run, i)
-        )];
-        // A call fixed by a later one did not sink the run by itself.
-        let recovered = run.recovered(i);
+        ));
         if recovered {
-            evidence.push(
+            hit = hit.because(
                 "a later call of the same tool succeeded, so the failure was recovered".to_string(),
             );
         }
-        hits.push(Hit {
-            at: by,
-            category,
-            title: format!("a call the tool refused ({phrase})"),
-            confidence: if recovered { 0.3 } else { 0.6 },
-            symptom: false,
-            evidence,
-        });
+        if ignored {
+            hit = hit.because(format!(
+                "{} took the failed reply for a result",
+                step_name(run, i + 1)
+            ));
+        }
+        hits.push(hit);
     }
     hits
+}
+
+/// Words of tool names that read data rather than act.
+const READ_VERBS: &[&str] = &[
+    "search", "get", "find", "lookup", "list", "query", "fetch", "retrieve", "read", "browse",
+    "visit", "open", "load", "download", "scrape",
+];
+
+/// True when step `i` is a reply that should hold data: an executor's
+/// output, a retrieval, or a tool whose name reads. A tool that answers
+/// nothing by design (a "think" scratchpad, an acknowledged write) is not.
+fn asks_for_data(run: &RunView, i: usize) -> bool {
+    let s = &run.steps[i];
+    if run.is_environment(i) || s.span_kind.as_deref() == Some("retrieval") {
+        return true;
+    }
+    let name = s.tool.to_ascii_lowercase();
+    s.is_tool()
+        && name
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|w| READ_VERBS.contains(&w))
 }
 
 /// A tool reply that holds nothing (an empty list, "not found"): a symptom
@@ -105,8 +129,8 @@ pub fn bad_tool_call(run: &RunView) -> Vec<Hit> {
 pub fn empty_retrieval(run: &RunView) -> Vec<Hit> {
     let mut hits = Vec::new();
     for (i, s) in run.steps.iter().enumerate() {
-        let is_reply = run.is_environment(i) || s.is_tool();
-        if !s.succeeded || !is_reply || !reads_as_empty(&s.output) {
+        let empty = s.output_recorded && reads_as_empty(&s.output);
+        if !s.succeeded || !empty || !asks_for_data(run, i) {
             continue;
         }
         let seen = format!(
@@ -114,24 +138,23 @@ pub fn empty_retrieval(run: &RunView) -> Vec<Hit> {
             step_name(run, i),
             head(&s.output, 120)
         );
-        hits.push(Hit {
-            at: i,
-            category: "empty_retrieval",
-            title: "a tool returned nothing".to_string(),
-            confidence: 0.5,
-            symptom: true,
-            evidence: vec![seen.clone()],
-        });
+        hits.push(
+            Hit::symptom(
+                i,
+                "empty_retrieval",
+                0.5,
+                "a tool returned nothing".to_string(),
+            )
+            .because(seen.clone()),
+        );
         let by = run.actor_of(i);
         if by != i {
-            hits.push(Hit {
-                at: by,
-                category: "empty_retrieval",
-                title: "asked for something that came back empty".to_string(),
-                confidence: 0.35,
-                symptom: false,
-                evidence: vec![seen, format!("{} asked for it", step_name(run, by))],
-            });
+            let title = "asked for something that came back empty".to_string();
+            hits.push(
+                Hit::suspect(by, "empty_retrieval", 0.35, title)
+                    .because(seen)
+                    .because(format!("{} asked for it", step_name(run, by))),
+            );
         }
     }
     hits
@@ -185,5 +208,21 @@ mod tests {
             vec![(2, true), (1, false)]
         );
         assert!(empty_retrieval(&coder_run(true, "Code output: 42")).is_empty());
+        let thought = run(
+            vec![
+                step(0, "user", "message", true, "change my flight"),
+                step(1, "agent", "think", true, ""),
+                step(2, "agent", "search_direct_flight", true, "[]"),
+            ],
+            "failed",
+        );
+        let at: Vec<usize> = empty_retrieval(&thought).iter().map(|h| h.at).collect();
+        assert_eq!(at, vec![2], "a scratchpad returns nothing by design");
+        let mut unrecorded = coder_run(true, "");
+        unrecorded.steps[2].output_recorded = false;
+        assert!(
+            empty_retrieval(&unrecorded).is_empty(),
+            "a trace without outputs says nothing about them"
+        );
     }
 }

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use super::{Hit, step_name};
-use crate::explain::text::{find_phrase, has_code, quote_around, values};
+use crate::explain::text::{find_phrase, has_code, key_words, quote_around, values};
 use crate::explain::view::RunView;
 
 /// How often one call (or message) must repeat unchanged to be a loop.
@@ -33,23 +33,14 @@ pub fn repeated_call(run: &RunView) -> Vec<Hit> {
         .map(|at| {
             let by = run.actor_of(at[1]);
             let steps: Vec<String> = at.iter().map(|&i| run.steps[i].step.to_string()).collect();
-            Hit {
-                at: by,
-                category: "loop",
-                title: format!(
-                    "repeated the same {} {} times",
-                    run.steps[at[0]].tool,
-                    at.len()
-                ),
-                confidence: 0.5,
-                symptom: false,
-                evidence: vec![format!(
-                    "steps {} are the same {} by {} with the same result",
-                    steps.join(", "),
-                    run.steps[at[0]].tool,
-                    run.steps[at[0]].agent
-                )],
-            }
+            let first = &run.steps[at[0]];
+            let title = format!("repeated the same {} {} times", first.tool, at.len());
+            Hit::suspect(by, "loop", 0.5, title).because(format!(
+                "steps {} are the same {} by {} with the same result",
+                steps.join(", "),
+                first.tool,
+                first.agent
+            ))
         })
         .collect()
 }
@@ -58,43 +49,47 @@ pub fn repeated_call(run: &RunView) -> Vec<Hit> {
 /// the failing step uses verbatim (values the task states do not count).
 pub fn value_provenance(run: &RunView) -> Vec<Hit> {
     let task_values = run.given_values();
-    let produced: Vec<_> = run.steps.iter().map(|s| values(&s.output)).collect();
+    // Each value with the first step whose output shows it: one index, so
+    // long runs with many failures stay linear.
+    let mut first_shown: HashMap<String, usize> = HashMap::new();
     let mut hits = Vec::new();
     for (j, s) in run.steps.iter().enumerate() {
-        if s.succeeded {
-            continue;
-        }
-        let used = values(&format!("{}\n{}\n{}", s.input, s.error, s.output));
-        // A value that a tool or page first showed is the world's data; only
-        // a value an agent stated on its own can be the agent's mistake.
-        let source = (0..j).find_map(|i| {
-            produced[i]
+        if !s.succeeded {
+            let used = values(&format!("{}\n{}\n{}", s.input, s.error, s.output));
+            let source = used
                 .iter()
-                .find(|v| used.contains(*v) && !task_values.contains(*v))
-                .map(|v| (i, v))
-        });
-        let Some((i, value)) = source else { continue };
-        if run.steps[i].tool != "message" || run.is_environment(i) {
-            continue;
+                .filter(|v| !task_values.contains(*v))
+                .filter_map(|v| first_shown.get(v).map(|&i| (i, v.clone())))
+                .min();
+            if let Some((i, value)) = source {
+                hits.extend(provenance_hit(run, i, j, &value));
+            }
         }
-        let by = run.actor_of(i);
-        if by == run.actor_of(j) {
-            continue; // the failing step's own call: bad_tool_call covers it
+        for v in values(&s.output) {
+            first_shown.entry(v).or_insert(j);
         }
-        hits.push(Hit {
-            at: by,
-            category: "bad_value",
-            title: format!("produced a value the failing step {} used", s.step),
-            confidence: 0.2,
-            symptom: false,
-            evidence: vec![format!(
-                "the value {value} appears first at {} and is used by {}, which failed",
-                step_name(run, i),
-                step_name(run, j)
-            )],
-        });
     }
     hits
+}
+
+/// The suspect behind failed step `j` using `value` first shown at step
+/// `i`. A value that a tool or page first showed is the world's data; only
+/// a value an agent stated on its own can be the agent's mistake.
+fn provenance_hit(run: &RunView, i: usize, j: usize, value: &str) -> Option<Hit> {
+    let s = &run.steps[j];
+    if run.steps[i].tool != "message" || run.is_environment(i) {
+        return None;
+    }
+    let by = run.actor_of(i);
+    if by == run.actor_of(j) {
+        return None; // the failing step's own call: bad_tool_call covers it
+    }
+    let title = format!("produced a value the failing step {} used", s.step);
+    Some(Hit::suspect(by, "bad_value", 0.2, title).because(format!(
+        "the value {value} appears first at {} and is used by {}, which failed",
+        step_name(run, i),
+        step_name(run, j)
+    )))
 }
 
 /// Names of tools and code that change the world for good.
@@ -118,18 +113,14 @@ pub fn point_of_no_return(run: &RunView) -> Vec<Hit> {
         let Some(verb) = IRREVERSIBLE.iter().find(|v| words.contains(v)) else {
             continue;
         };
-        return vec![Hit {
-            at: run.actor_of(i),
-            category: "irreversible_action",
-            title: format!("first irreversible action ({verb})"),
-            confidence: 0.3,
-            symptom: false,
-            evidence: vec![format!(
+        let title = format!("first irreversible action ({verb})");
+        return vec![
+            Hit::suspect(run.actor_of(i), "irreversible_action", 0.3, title).because(format!(
                 "{} called {}, which cannot be undone",
                 step_name(run, i),
                 s.tool
-            )],
-        }];
+            )),
+        ];
     }
     Vec::new()
 }
@@ -175,25 +166,20 @@ pub fn prompt_injection(run: &RunView) -> Vec<Hit> {
         });
         let Some(j) = follower else { continue };
         let by = run.actor_of(j);
-        hits.push(Hit {
-            at: by,
-            category: "prompt_injection",
-            title: "followed instructions found in tool output".to_string(),
-            confidence: 0.85,
-            symptom: false,
-            evidence: vec![
-                format!(
+        let title = "followed instructions found in tool output".to_string();
+        hits.push(
+            Hit::suspect(by, "prompt_injection", 0.85, title)
+                .because(format!(
                     "{} returned \"{}\"",
                     step_name(run, i),
                     quote_around(&s.output, phrase)
-                ),
-                format!(
+                ))
+                .because(format!(
                     "{} then did what it asked ({})",
                     step_name(run, by),
                     asks.join(", ")
-                ),
-            ],
-        });
+                )),
+        );
     }
     hits
 }
@@ -262,18 +248,14 @@ pub fn ignored_instruction(run: &RunView) -> Vec<Hit> {
         .filter_map(|i| {
             let out = &run.steps[i].output;
             let phrase = find_phrase(out, DEVIATION)?;
-            Some(Hit {
-                at: i,
-                category: "ignored_instruction",
-                title: "set aside the plan or an instruction".to_string(),
-                confidence: 0.45,
-                symptom: false,
-                evidence: vec![format!(
+            let title = "set aside the plan or an instruction".to_string();
+            Some(
+                Hit::suspect(i, "ignored_instruction", 0.45, title).because(format!(
                     "{} says \"{}\"",
                     step_name(run, i),
                     quote_around(out, phrase)
-                )],
-            })
+                )),
+            )
         })
         .collect()
 }
@@ -296,7 +278,9 @@ pub fn lossy_handoff(run: &RunView) -> Vec<Hit> {
     for pair in agents.windows(2) {
         let (i, next) = (pair[0], pair[1]);
         let (from, to) = (&run.steps[i], &run.steps[next]);
+        // A reply to the user is no handoff of work.
         if Some(i) == run.task_index()
+            || to.is_user()
             || from.agent == to.agent
             || !from.output.contains(to.agent.as_str())
         {
@@ -306,26 +290,55 @@ pub fn lossy_handoff(run: &RunView) -> Vec<Hit> {
         if task_values.iter().any(|v| said.contains(v)) {
             continue;
         }
-        hits.push(Hit {
-            at: i,
-            category: "lossy_handoff",
-            title: format!("handed work to {} without the task's specifics", to.agent),
-            confidence: 0.15,
-            symptom: false,
-            evidence: vec![format!(
+        let title = format!("handed work to {} without the task's specifics", to.agent);
+        let dropped: Vec<&str> = task_values.iter().take(4).map(String::as_str).collect();
+        hits.push(
+            Hit::suspect(i, "lossy_handoff", 0.15, title).because(format!(
                 "{} hands over to {} without any of {}",
                 step_name(run, i),
                 to.agent,
-                task_values
-                    .iter()
-                    .take(4)
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )],
-        });
+                dropped.join(", ")
+            )),
+        );
     }
     hits
+}
+
+/// The share of the question's key words a task statement must keep to be
+/// a restatement of it: below half, the team was set another task.
+const TASK_KEPT: f64 = 0.5;
+/// Questions with fewer key words are too short to judge a restatement by.
+const TASK_MIN_WORDS: usize = 5;
+
+/// A task statement written by an agent (a manager relaying the user's
+/// question to the team) that keeps less than half of the question's key
+/// words: everyone after it works on a different task.
+pub fn task_drift(run: &RunView) -> Vec<Hit> {
+    let Some(question) = run.run.as_ref().and_then(|r| r.task.as_deref()) else {
+        return Vec::new();
+    };
+    let Some(t) = run.task_index().filter(|&t| !run.steps[t].is_user()) else {
+        return Vec::new();
+    };
+    let asked = key_words(question);
+    if asked.len() < TASK_MIN_WORDS {
+        return Vec::new();
+    }
+    let stated = run.steps[t].text().to_lowercase();
+    let (kept, lost): (Vec<&String>, Vec<&String>) =
+        asked.iter().partition(|w| stated.contains(w.as_str()));
+    if kept.len() as f64 >= TASK_KEPT * asked.len() as f64 {
+        return Vec::new();
+    }
+    let missing: Vec<&str> = lost.iter().take(5).map(|w| w.as_str()).collect();
+    let title = "set the team a task other than the user's question".to_string();
+    vec![Hit::suspect(t, "task_drift", 0.8, title).because(format!(
+        "{} states the task with {} of the {} key words of the user's question (it lacks {})",
+        step_name(run, t),
+        kept.len(),
+        asked.len(),
+        missing.join(", ")
+    ))]
 }
 
 /// The first action of a failed run: where a wrong approach most often
@@ -346,17 +359,11 @@ pub fn first_action(run: &RunView) -> Vec<Hit> {
     let Some(i) = run.agent_steps().find(|&i| i >= after) else {
         return Vec::new();
     };
-    vec![Hit {
-        at: i,
-        category: "wrong_approach",
-        title: "first action after the task".to_string(),
-        confidence: 0.25,
-        symptom: false,
-        evidence: vec![format!(
-            "{} is the first action after the task, where failures most often start (a prior, not evidence)",
-            step_name(run, i)
-        )],
-    }]
+    let title = "first action after the task".to_string();
+    vec![Hit::suspect(i, "wrong_approach", 0.25, title).because(format!(
+        "{} is the first action after the task, where failures most often start (a prior, not evidence)",
+        step_name(run, i)
+    ))]
 }
 
 #[cfg(test)]
@@ -524,6 +531,37 @@ mod tests {
             lossy_handoff(&r).iter().map(|h| h.at).collect::<Vec<_>>(),
             vec![1]
         );
+    }
+
+    #[test]
+    fn a_task_statement_without_the_question_is_drift() {
+        let question = "Which university cities lie furthest apart among the secretaries of homeland security?";
+        let with_task = |text: &str| {
+            let r = run(
+                vec![
+                    step(0, "Python_Expert", "message", true, text),
+                    step(1, "Coder", "message", true, "ok"),
+                ],
+                "failed",
+            );
+            let rec = r.run.clone().map(|mut rec| {
+                rec.task = Some(question.into());
+                rec
+            });
+            RunView::new("r".into(), r.steps, rec)
+        };
+        let drifted = with_task("Resolve the error: exitcode 1, unknown language unknown.");
+        let hits = task_drift(&drifted);
+        assert_eq!(hits.iter().map(|h| h.at).collect::<Vec<_>>(), vec![0]);
+        assert!(hits[0].evidence[0].contains("0 of the"));
+        let faithful = with_task(&format!(
+            "# General Task\n{question}\n## Plan\n1. List them."
+        ));
+        assert!(task_drift(&faithful).is_empty());
+        // The user's own words are the task, never a drift from it.
+        let mut by_user = drifted.clone();
+        by_user.steps[0].agent = "user".into();
+        assert!(task_drift(&by_user).is_empty());
     }
 
     #[test]

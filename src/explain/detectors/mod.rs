@@ -8,6 +8,8 @@ mod claims;
 mod errors;
 mod flow;
 
+pub use claims::builds_on_failure;
+
 use super::view::RunView;
 
 /// What a detector saw at one step; the framework turns it into a
@@ -23,6 +25,35 @@ pub struct Hit {
     /// True for what went visibly wrong, false for a suspected cause.
     pub symptom: bool,
     pub evidence: Vec<String>,
+}
+
+impl Hit {
+    /// A suspected cause at step index `at`; add evidence with
+    /// [`Hit::because`].
+    pub fn suspect(at: usize, category: &'static str, confidence: f64, title: String) -> Self {
+        Hit {
+            at,
+            category,
+            title,
+            confidence,
+            symptom: false,
+            evidence: Vec::new(),
+        }
+    }
+
+    /// What visibly went wrong at step index `at`.
+    pub fn symptom(at: usize, category: &'static str, confidence: f64, title: String) -> Self {
+        Hit {
+            symptom: true,
+            ..Hit::suspect(at, category, confidence, title)
+        }
+    }
+
+    /// Adds an evidence sentence a person can check against the run.
+    pub fn because(mut self, sentence: String) -> Self {
+        self.evidence.push(sentence);
+        self
+    }
 }
 
 /// A detector: a small function over a read-only view of one run.
@@ -76,6 +107,11 @@ pub static DETECTORS: &[Detector] = &[
         detect: claims::unverified_claim,
     },
     Detector {
+        name: "ignored_failure",
+        about: "a message right after a failed or empty reply that builds on it as if it had succeeded",
+        detect: claims::ignored_failure,
+    },
+    Detector {
         name: "premature_termination",
         about: "a failed run that ends right after an error, an empty result or giving up",
         detect: claims::premature_termination,
@@ -99,6 +135,11 @@ pub static DETECTORS: &[Detector] = &[
         name: "ignored_instruction",
         about: "an agent that sets aside the plan or an earlier instruction",
         detect: flow::ignored_instruction,
+    },
+    Detector {
+        name: "task_drift",
+        about: "a task statement by an agent that keeps less than half of the user's question",
+        detect: flow::task_drift,
     },
     Detector {
         name: "lossy_handoff",
