@@ -16,7 +16,7 @@ use crate::stream::{Record, read_records};
 /// no-recovery multiplier, confidence, recovery latency, tail risk, trend)
 /// and write them ranked by final score, highest first.
 #[derive(Parser, Debug)]
-#[command(name = "triage-score", version, about, long_about = None)]
+#[command(name = "triage-score", version)]
 pub struct Args {
     /// triage-group output; none or `-` reads stdin.
     #[arg(value_name = "FILE")]
