@@ -25,7 +25,7 @@ use crate::record::{EventView, Header, KindProbe, Pattern, RunRec, SCHEMA};
 /// top scored patterns; with --judge, let an LLM re-rank each verdict's
 /// candidates.
 #[derive(Parser, Debug)]
-#[command(name = "triage-explain", version, about, long_about = None)]
+#[command(name = "triage-explain", version)]
 pub struct Args {
     /// Event and run records (triage-parse output), or scored pattern
     /// records (triage-score output) with --narrate; none or `-` reads stdin.
@@ -347,8 +347,14 @@ fn read_line(
                 serde_json::from_slice(bytes).map_err(|e| LineError::Bad(e.to_string()))?;
             let extras: EventExtras =
                 serde_json::from_slice(bytes).map_err(|e| LineError::Bad(e.to_string()))?;
-            let step = Step::from_event(&ev, extras);
-            runs.slot(&ev.run_id).push(step);
+            let mut step = Step::from_event(&ev, extras);
+            let run = runs.slot(&ev.run_id);
+            if probe.kind.is_none() {
+                // A raw TraceEvent line has no `step`: number it by its
+                // place in the run, as triage-parse would.
+                step.step = run.len() as u64;
+            }
+            run.push(step);
             Ok(())
         }
         Some("run") => {

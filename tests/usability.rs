@@ -1,0 +1,115 @@
+//! What a new user meets first: each tool's help line, and exit status 0
+//! when the reader downstream closes the pipe, whatever the output format.
+
+mod common;
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+
+use common::{ok, run};
+
+/// Each tool's --help opens with what that tool does, not the crate's tagline.
+#[test]
+fn help_says_what_each_tool_does() {
+    let cases = [
+        ("triage-parse", "Read trace files"),
+        ("triage-group", "Cluster failure events"),
+        ("triage-score", "Score each pattern"),
+        ("triage-diff", "Compare two batches"),
+        ("triage-render", "Render scored triage records"),
+        ("triage-explain", "Trace each failed run back"),
+        ("triage-gen", "Write deterministic"),
+    ];
+    for (bin, start) in cases {
+        let out = String::from_utf8(ok(bin, &["--help"], b"")).unwrap();
+        assert!(out.starts_with(start), "{bin} --help starts: {out:.80}");
+    }
+}
+
+/// `triage-render -f json | head -c 10` is success, like every other format.
+#[test]
+fn json_report_into_closed_pipe_is_success() {
+    let events = ok(
+        "triage-gen",
+        &["-n", "20000", "-r", "200", "--seed", "7"],
+        b"",
+    );
+    let parsed = ok("triage-parse", &[], &events);
+    let grouped = ok("triage-group", &[], &parsed);
+    let scored = ok("triage-score", &[], &grouped);
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("scored.ndjson");
+    std::fs::write(&input, &scored).unwrap();
+    let (_, full, _) = run("triage-render", &["-f", "json", input.to_str().unwrap()], b"");
+    assert!(full.len() > 256 * 1024, "report too small to fill the pipe");
+
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("triage-render"))
+        .args(["-f", "json", input.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 10];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+    assert!(!stderr.contains("Broken pipe"), "stderr: {stderr}");
+}
+
+/// triage-group fed its own output is told to merge instead of writing a
+/// second, empty batch that only triage-score would later refuse.
+#[test]
+fn group_fed_grouped_records_names_the_line_and_merge() {
+    let monday = std::fs::read("examples/monday.ndjson").unwrap();
+    let grouped = ok("triage-group", &[], &ok("triage-parse", &[], &monday));
+    let (code, out, err) = run("triage-group", &[], &grouped);
+    assert_eq!(code, 2, "stderr: {err}");
+    assert!(err.contains("<stdin>:3: a batch record"), "stderr: {err}");
+    assert!(err.contains("--merge"), "stderr: {err}");
+    assert!(
+        !String::from_utf8_lossy(&out).contains("\"kind\":\"batch\""),
+        "no batch written"
+    );
+    let merged = ok("triage-group", &["--merge"], &grouped);
+    assert!(String::from_utf8_lossy(&merged).contains("\"kind\":\"pattern\""));
+}
+
+/// Events piped straight into triage-render are not silently reported as
+/// "0 runs analyzed": the warning names the input and the missing stages.
+#[test]
+fn render_fed_events_says_which_stages_are_missing() {
+    let monday = std::fs::read("examples/monday.ndjson").unwrap();
+    let events = ok("triage-parse", &[], &monday);
+    let (code, _, err) = run("triage-render", &[], &events);
+    assert_eq!(code, 0, "stderr: {err}");
+    assert!(
+        err.contains("<stdin>: 28 event records are not in the report"),
+        "stderr: {err}"
+    );
+    assert!(err.contains("triage-group | triage-score"), "stderr: {err}");
+}
+
+/// Raw TraceEvent lines given straight to triage-explain blame the same
+/// step as their parsed form, not step 0 for every run.
+#[test]
+fn explain_on_raw_lines_names_the_same_step_as_on_parsed_ones() {
+    for name in ["loop", "error", "injection"] {
+        let raw = std::fs::read(format!("examples/explain/{name}.ndjson")).unwrap();
+        let verdict = |out: Vec<u8>| {
+            common::records(&out)
+                .into_iter()
+                .find(|r| r["kind"] == "verdict")
+                .map(|v| (v["agent_id"].clone(), v["step"].clone()))
+                .unwrap()
+        };
+        let direct = verdict(ok("triage-explain", &[], &raw));
+        let parsed = verdict(ok(
+            "triage-explain",
+            &[],
+            &ok("triage-parse", &[], &raw),
+        ));
+        assert_eq!(direct, parsed, "{name}");
+        assert_ne!(direct.1, 0, "{name}: the culprit is not the first step");
+    }
+}
