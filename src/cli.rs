@@ -371,7 +371,9 @@ mod tests {
             }
         }
         let json = || serde_json::to_writer(ClosedPipe, &[1, 2, 3]).unwrap_err();
-        assert!(is_broken_pipe(&anyhow::Error::new(json()).context("render")));
+        assert!(is_broken_pipe(
+            &anyhow::Error::new(json()).context("render")
+        ));
         assert!(is_broken_pipe(&io::Error::other(json()).into()));
         let other = serde_json::from_str::<u8>("x").unwrap_err();
         assert!(!is_broken_pipe(&other.into()));

@@ -40,7 +40,11 @@ fn json_report_into_closed_pipe_is_success() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("scored.ndjson");
     std::fs::write(&input, &scored).unwrap();
-    let (_, full, _) = run("triage-render", &["-f", "json", input.to_str().unwrap()], b"");
+    let (_, full, _) = run(
+        "triage-render",
+        &["-f", "json", input.to_str().unwrap()],
+        b"",
+    );
     assert!(full.len() > 256 * 1024, "report too small to fill the pipe");
 
     let mut child = Command::new(assert_cmd::cargo::cargo_bin("triage-render"))
@@ -104,12 +108,39 @@ fn explain_on_raw_lines_names_the_same_step_as_on_parsed_ones() {
                 .unwrap()
         };
         let direct = verdict(ok("triage-explain", &[], &raw));
-        let parsed = verdict(ok(
-            "triage-explain",
-            &[],
-            &ok("triage-parse", &[], &raw),
-        ));
+        let parsed = verdict(ok("triage-explain", &[], &ok("triage-parse", &[], &raw)));
         assert_eq!(direct, parsed, "{name}");
         assert_ne!(direct.1, 0, "{name}: the culprit is not the first step");
     }
+}
+
+/// A time window that keeps nothing is a usage error, not an empty batch.
+#[test]
+fn since_after_until_is_refused() {
+    let (code, out, err) = run(
+        "triage-parse",
+        &[
+            "--since",
+            "2026-05-01",
+            "--until",
+            "2026-04-01",
+            "examples/monday.ndjson",
+        ],
+        b"",
+    );
+    assert_eq!(code, 2, "stderr: {err}");
+    assert!(out.is_empty());
+    assert!(err.contains("--since 2026-05-01"), "stderr: {err}");
+    let (code, _, err) = run(
+        "triage-parse",
+        &[
+            "--since",
+            "2026-04-01",
+            "--until",
+            "2026-05-01",
+            "examples/monday.ndjson",
+        ],
+        b"",
+    );
+    assert_eq!(code, 0, "stderr: {err}");
 }

@@ -81,6 +81,11 @@ triage-parse --since 2026-04-25 traces.jsonl | jq -c 'select(.action_succeeded =
     }
 
     fn run(self, diag: &mut Diag) -> anyhow::Result<u8> {
+        if let (Some(since), Some(until)) = (self.since, self.until)
+            && since >= until
+        {
+            anyhow::bail!("--since {since} is not before --until {until}: no event could be kept");
+        }
         let config = Config::load_or_default(self.config.as_deref())?;
         let inputs = cli::inputs(&self.files)?;
         let settings = DecodeSettings {
