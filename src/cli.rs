@@ -286,6 +286,9 @@ pub fn io_reason(e: &io::Error) -> String {
     match e.kind() {
         io::ErrorKind::NotFound => "no such file".to_string(),
         io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+        io::ErrorKind::IsADirectory => {
+            "a directory: name the files in it (DIR/*.ndjson)".to_string()
+        }
         _ => {
             let s = e.to_string();
             match s.find(" (os error") {
@@ -377,6 +380,18 @@ mod tests {
         assert!(is_broken_pipe(&io::Error::other(json()).into()));
         let other = serde_json::from_str::<u8>("x").unwrap_err();
         assert!(!is_broken_pipe(&other.into()));
+    }
+
+    #[test]
+    fn directory_given_as_file_says_what_to_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = std::fs::File::open(dir.path())
+            .and_then(|mut f| f.read(&mut [0u8; 16]))
+            .unwrap_err();
+        assert!(
+            io_reason(&err).starts_with("a directory: name the files in it"),
+            "{err}"
+        );
     }
 
     #[test]
