@@ -31,7 +31,8 @@ pub struct Args {
     /// records (triage-score output) with --narrate; none or `-` reads stdin.
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
-    /// Write only the verdicts, not the findings behind them.
+    /// Write only the verdicts, not the findings behind them (headers and
+    /// passed-through records still come first).
     #[arg(long)]
     pub verdicts_only: bool,
     /// Add an LLM's root-cause narrative and one concrete fix to each of the
@@ -118,7 +119,7 @@ a tool reply and the step that asked for it, parent and child spans) to the earl
         (
             "EXAMPLES",
             "triage-parse --format whowhen run.json | triage-explain\n\n\
-triage-parse traces/*.jsonl | triage-explain --verdicts-only | jq -r '[.run_id, .agent_id, .step, .category] | @tsv'\n\n\
+triage-parse traces/*.jsonl | triage-explain --verdicts-only | jq -r 'select(.kind==\"verdict\") | [.run_id, .agent_id, .step, .category] | @tsv'\n\n\
 triage-parse runs/*.ndjson | triage-group | triage-score | triage-explain --narrate | triage-render\n\n\
 triage-parse run.json | OPENAI_BASE_URL=http://127.0.0.1:8080/v1 triage-explain --judge --model qwen2.5-7b",
         ),
