@@ -43,7 +43,7 @@ medium from 0.4. Trend compares the last 3 runs with the 3 before (split in half
         (
             "EXAMPLES",
             "triage-parse runs/*.ndjson | triage-group | triage-score | jq 'select(.kind==\"pattern\") | .final_score'\n\n\
-triage-score --config triage.toml partials.ndjson",
+triage-group --merge shards/*.partial | triage-score --config triage.toml",
         ),
     ];
 
