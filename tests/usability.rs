@@ -144,3 +144,17 @@ fn since_after_until_is_refused() {
     );
     assert_eq!(code, 0, "stderr: {err}");
 }
+
+/// A report of inputs that were all skipped (here a gzip file) is not an
+/// all-clear a cron job would mail out as good news.
+#[test]
+fn report_of_nothing_read_is_not_all_clear() {
+    let dir = tempfile::tempdir().unwrap();
+    let gz = dir.path().join("runs.ndjson.gz");
+    std::fs::write(&gz, b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03").unwrap();
+    let (code, out, err) = run("triage", &["report", gz.to_str().unwrap()], b"");
+    assert_eq!(code, 0, "stderr: {err}");
+    let md = String::from_utf8(out).unwrap();
+    assert!(!md.contains("All clear"), "{md}");
+    assert!(md.contains("Nothing to report: no runs were read."), "{md}");
+}
