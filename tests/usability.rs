@@ -158,3 +158,27 @@ fn report_of_nothing_read_is_not_all_clear() {
     assert!(!md.contains("All clear"), "{md}");
     assert!(md.contains("Nothing to report: no runs were read."), "{md}");
 }
+
+/// Flags the chosen mode would ignore are refused, not silently dropped.
+#[test]
+fn flags_the_mode_ignores_are_usage_errors() {
+    let monday = "examples/monday.ndjson";
+    let (code, _, err) = run("triage", &["report", "--refresh", "60", monday], b"");
+    assert_eq!(code, 2, "stderr: {err}");
+    assert!(err.contains("--refresh"), "stderr: {err}");
+    let (code, _, err) = run(
+        "triage",
+        &["report", "--refresh", "60", "--format", "html", monday],
+        b"",
+    );
+    assert_eq!(code, 0, "stderr: {err}");
+    let (code, _, err) = run(
+        "triage-explain",
+        &["--top", "2", "examples/explain/loop.ndjson"],
+        b"",
+    );
+    assert_eq!(code, 2, "stderr: {err}");
+    assert!(err.contains("--narrate"), "stderr: {err}");
+    let (code, _, err) = run("triage-explain", &["examples/explain/loop.ndjson"], b"");
+    assert_eq!(code, 0, "the default --top needs no --narrate: {err}");
+}

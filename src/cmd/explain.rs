@@ -40,7 +40,7 @@ pub struct Args {
     #[arg(long)]
     pub narrate: bool,
     /// With --narrate: the patterns narrated, the top N by rank.
-    #[arg(long, short = 'n', value_name = "N", default_value_t = 3,
+    #[arg(long, short = 'n', value_name = "N", default_value_t = 3, requires = "narrate",
           value_parser = clap::value_parser!(u64).range(1..))]
     pub top: u64,
     /// Let an LLM re-rank the top 3 candidates of each failed run's verdict;

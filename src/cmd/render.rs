@@ -51,6 +51,15 @@ pub struct OutputArgs {
 }
 
 impl OutputArgs {
+    /// Refuses flags the chosen format would silently ignore; called before
+    /// any input is read.
+    pub fn check(&self) -> anyhow::Result<()> {
+        if self.refresh.is_some() && self.format != OutputFormat::Html {
+            anyhow::bail!("--refresh reloads an HTML page: use it with --format html");
+        }
+        Ok(())
+    }
+
     /// Renders `report` to `-o FILE` (atomically) or stdout, dated by
     /// SOURCE_DATE_EPOCH or now, with the table fitted to the terminal.
     pub fn emit(&self, report: &Report, scoring: ScoringConfig) -> anyhow::Result<()> {
@@ -110,6 +119,7 @@ triage-render --format csv scored.ndjson > patterns.csv",
     }
 
     fn run(self, diag: &mut Diag) -> anyhow::Result<u8> {
+        self.output.check()?;
         let config = Config::load_or_default(self.config.as_deref())?;
         let mut report = Report::default();
         for input in &cli::inputs(&self.files)? {
