@@ -182,3 +182,24 @@ fn flags_the_mode_ignores_are_usage_errors() {
     let (code, _, err) = run("triage-explain", &["examples/explain/loop.ndjson"], b"");
     assert_eq!(code, 0, "the default --top needs no --narrate: {err}");
 }
+
+/// A truncated Who&When file is reported as FILE:LINE like every other
+/// format, not with serde's "at line L column C" tail.
+#[test]
+fn truncated_whowhen_file_names_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.json");
+    std::fs::write(
+        &path,
+        "{\n  \"question\": \"q\",\n  \"history\": [\n    {\"name\": \"a\", \"content\": \"cut",
+    )
+    .unwrap();
+    let p = path.to_str().unwrap();
+    let (code, _, err) = run("triage-parse", &["--format", "whowhen", p], b"");
+    assert_eq!(code, 0, "stderr: {err}");
+    assert!(
+        err.contains(&format!("{p}:4: not valid JSON")),
+        "stderr: {err}"
+    );
+    assert!(!err.contains("column"), "stderr: {err}");
+}
