@@ -203,3 +203,23 @@ fn truncated_whowhen_file_names_file_and_line() {
     );
     assert!(!err.contains("column"), "stderr: {err}");
 }
+
+/// Two scored batches concatenated into triage-render are refused at the
+/// second batch, not shown as one report with duplicate ranks.
+#[test]
+fn render_refuses_a_second_batch() {
+    let scored = |file: &str| {
+        let events = ok("triage-parse", &[file], b"");
+        ok("triage-score", &[], &ok("triage-group", &[], &events))
+    };
+    let mut both = scored("examples/monday.ndjson");
+    let first_lines = String::from_utf8_lossy(&both).lines().count();
+    both.extend(scored("examples/before.ndjson"));
+    let (code, _, err) = run("triage-render", &["-f", "table"], &both);
+    assert_eq!(code, 2, "stderr: {err}");
+    let batch_line = first_lines + 4; // score, group and parse headers come first
+    assert!(
+        err.contains(&format!("<stdin>:{batch_line}: a second batch record")),
+        "stderr: {err}"
+    );
+}

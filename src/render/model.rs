@@ -107,10 +107,12 @@ impl Report {
         match kind.as_ref() {
             "header" => check_schema(probe.schema),
             "batch" => {
-                let batch: Batch = parse(line)?;
-                if self.batch.is_none() {
-                    self.batch = Some(batch);
+                if self.batch.is_some() {
+                    return Err("a second batch record: a report shows one batch \
+(combine shards with `triage-group --merge`, compare two with triage-diff)"
+                        .to_string());
                 }
+                self.batch = Some(parse(line)?);
                 Ok(())
             }
             "source" => {
