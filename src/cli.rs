@@ -103,9 +103,23 @@ fn report_error(tool: &str, e: &anyhow::Error) -> ExitCode {
 /// True when the error comes from writing to a pipe whose reader went away.
 pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
-        c.downcast_ref::<io::Error>()
-            .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
+        c.downcast_ref::<io::Error>().is_some_and(is_broken_pipe_io)
+            || c.downcast_ref::<serde_json::Error>()
+                .is_some_and(is_broken_pipe_json)
     })
+}
+
+fn is_broken_pipe_io(e: &io::Error) -> bool {
+    // An io error that wraps serde_json's (`io::Error::other`) hides the
+    // kind, and serde_json hides its io error from the source chain.
+    e.kind() == io::ErrorKind::BrokenPipe
+        || e.get_ref()
+            .and_then(|inner| inner.downcast_ref::<serde_json::Error>())
+            .is_some_and(is_broken_pipe_json)
+}
+
+fn is_broken_pipe_json(e: &serde_json::Error) -> bool {
+    e.io_error_kind() == Some(io::ErrorKind::BrokenPipe)
 }
 
 /// Writes the man page or a completion script for tool `T`.
@@ -272,6 +286,9 @@ pub fn io_reason(e: &io::Error) -> String {
     match e.kind() {
         io::ErrorKind::NotFound => "no such file".to_string(),
         io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+        io::ErrorKind::IsADirectory => {
+            "a directory: name the files in it (DIR/*.ndjson)".to_string()
+        }
         _ => {
             let s = e.to_string();
             match s.find(" (os error") {
@@ -343,6 +360,38 @@ mod tests {
         let i = Input::File(PathBuf::from("a.ndjson"));
         assert_eq!(i.name(), "a.ndjson");
         assert_eq!(Input::Stdin.name(), "<stdin>");
+    }
+
+    #[test]
+    fn broken_pipe_inside_serde_json_is_recognised() {
+        struct ClosedPipe;
+        impl io::Write for ClosedPipe {
+            fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+                Err(io::ErrorKind::BrokenPipe.into())
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let json = || serde_json::to_writer(ClosedPipe, &[1, 2, 3]).unwrap_err();
+        assert!(is_broken_pipe(
+            &anyhow::Error::new(json()).context("render")
+        ));
+        assert!(is_broken_pipe(&io::Error::other(json()).into()));
+        let other = serde_json::from_str::<u8>("x").unwrap_err();
+        assert!(!is_broken_pipe(&other.into()));
+    }
+
+    #[test]
+    fn directory_given_as_file_says_what_to_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = std::fs::File::open(dir.path())
+            .and_then(|mut f| f.read(&mut [0u8; 16]))
+            .unwrap_err();
+        assert!(
+            io_reason(&err).starts_with("a directory: name the files in it"),
+            "{err}"
+        );
     }
 
     #[test]

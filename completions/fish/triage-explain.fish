@@ -9,7 +9,7 @@ complete -c triage-explain -l generate -d 'Print this tool\'s man page or shell 
 bash\t''
 zsh\t''
 fish\t''"
-complete -c triage-explain -l verdicts-only -d 'Write only the verdicts, not the findings behind them'
+complete -c triage-explain -l verdicts-only -d 'Write only the verdicts, not the findings behind them (headers and passed-through records still come first)'
 complete -c triage-explain -l narrate -d 'Add an LLM\'s root-cause narrative and one concrete fix to each of the top N scored pattern records (fields narrative, fix, narrative_model)'
 complete -c triage-explain -l judge -d 'Let an LLM re-rank the top 3 candidates of each failed run\'s verdict; the verdict follows its pick and notes its reason (field judge)'
 complete -c triage-explain -l strict -d 'Stop at the first input that cannot be read, with exit status 2, instead of skipping it with a warning'

@@ -19,7 +19,11 @@ pub fn read(mut r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("{path}: {}", crate::cli::io_reason(&e)))?;
     let value: Value = match serde_json::from_slice(&data) {
         Ok(v) => v,
-        Err(e) => return sink.skip(None, &format!("not valid JSON: {e}")),
+        Err(e) => {
+            let line = Some(e.line() as u64).filter(|l| *l > 0);
+            let reason = format!("not valid JSON: {}", super::without_position(&e));
+            return sink.skip(line, &reason);
+        }
     };
     let Value::Object(obj) = value else {
         return sink.skip(None, "expected a JSON object with a \"history\" list");

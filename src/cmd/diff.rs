@@ -17,7 +17,7 @@ use crate::record::{Change, Header};
 /// an architecture change): summary metrics, per-classification changes and
 /// new, resolved and persisting patterns, as `change` records.
 #[derive(Parser, Debug)]
-#[command(name = "triage-diff", version, about, long_about = None)]
+#[command(name = "triage-diff", version)]
 pub struct Args {
     #[command(flatten)]
     pub sides: SidesArgs,

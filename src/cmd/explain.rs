@@ -25,13 +25,14 @@ use crate::record::{EventView, Header, KindProbe, Pattern, RunRec, SCHEMA};
 /// top scored patterns; with --judge, let an LLM re-rank each verdict's
 /// candidates.
 #[derive(Parser, Debug)]
-#[command(name = "triage-explain", version, about, long_about = None)]
+#[command(name = "triage-explain", version)]
 pub struct Args {
     /// Event and run records (triage-parse output), or scored pattern
     /// records (triage-score output) with --narrate; none or `-` reads stdin.
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
-    /// Write only the verdicts, not the findings behind them.
+    /// Write only the verdicts, not the findings behind them (headers and
+    /// passed-through records still come first).
     #[arg(long)]
     pub verdicts_only: bool,
     /// Add an LLM's root-cause narrative and one concrete fix to each of the
@@ -39,7 +40,7 @@ pub struct Args {
     #[arg(long)]
     pub narrate: bool,
     /// With --narrate: the patterns narrated, the top N by rank.
-    #[arg(long, short = 'n', value_name = "N", default_value_t = 3,
+    #[arg(long, short = 'n', value_name = "N", default_value_t = 3, requires = "narrate",
           value_parser = clap::value_parser!(u64).range(1..))]
     pub top: u64,
     /// Let an LLM re-rank the top 3 candidates of each failed run's verdict;
@@ -118,7 +119,7 @@ a tool reply and the step that asked for it, parent and child spans) to the earl
         (
             "EXAMPLES",
             "triage-parse --format whowhen run.json | triage-explain\n\n\
-triage-parse traces/*.jsonl | triage-explain --verdicts-only | jq -r '[.run_id, .agent_id, .step, .category] | @tsv'\n\n\
+triage-parse traces/*.jsonl | triage-explain --verdicts-only | jq -r 'select(.kind==\"verdict\") | [.run_id, .agent_id, .step, .category] | @tsv'\n\n\
 triage-parse runs/*.ndjson | triage-group | triage-score | triage-explain --narrate | triage-render\n\n\
 triage-parse run.json | OPENAI_BASE_URL=http://127.0.0.1:8080/v1 triage-explain --judge --model qwen2.5-7b",
         ),
@@ -347,8 +348,14 @@ fn read_line(
                 serde_json::from_slice(bytes).map_err(|e| LineError::Bad(e.to_string()))?;
             let extras: EventExtras =
                 serde_json::from_slice(bytes).map_err(|e| LineError::Bad(e.to_string()))?;
-            let step = Step::from_event(&ev, extras);
-            runs.slot(&ev.run_id).push(step);
+            let mut step = Step::from_event(&ev, extras);
+            let run = runs.slot(&ev.run_id);
+            if probe.kind.is_none() {
+                // A raw TraceEvent line has no `step`: number it by its
+                // place in the run, as triage-parse would.
+                step.step = run.len() as u64;
+            }
+            run.push(step);
             Ok(())
         }
         Some("run") => {

@@ -18,7 +18,7 @@ use crate::stream::{Record, read_records};
 /// agent's next success. Writes a `batch` record and one `pattern` record
 /// per signature in first-appearance order; other kinds pass through.
 #[derive(Parser, Debug)]
-#[command(name = "triage-group", version, about, long_about = None)]
+#[command(name = "triage-group", version)]
 pub struct Args {
     /// Record files (triage-parse output, or with --merge shard outputs); none or `-` reads stdin.
     #[arg(value_name = "FILE")]
@@ -104,6 +104,13 @@ ls shards/*.ndjson | parallel 'triage-parse {} | triage-group > {.}.partial'; tr
                         .with_context(|| format!("{loc}: bad pattern record"))?;
                     grouper.add_pattern(&p);
                 }
+                Record::Other {
+                    kind: kind @ ("batch" | "pattern"),
+                    ..
+                } => anyhow::bail!(
+                    "{loc}: a {kind} record: this input is grouped already; \
+pass it to triage-score, or combine shards with `triage-group --merge`"
+                ),
                 Record::Other { line, .. } => out.raw_line(line)?,
             }
             Ok(())

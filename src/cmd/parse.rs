@@ -16,12 +16,12 @@ use crate::timestamp::Timestamp;
 /// action (and `run` records where the source knows the run's task and
 /// outcome), then one `source` record per input.
 #[derive(Parser, Debug)]
-#[command(name = "triage-parse", version, about, long_about = None)]
+#[command(name = "triage-parse", version)]
 pub struct Args {
     /// Trace files; none or `-` reads stdin.
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
-    /// Input format; `auto` decides per file from the extension, then the content.
+    /// Input format; `auto` decides per file from its first JSON value, never its name.
     #[arg(long, short = 'f', value_enum, default_value = "auto")]
     pub format: Format,
     /// Keep only events at or after this time (RFC 3339 or YYYY-MM-DD).
@@ -81,6 +81,11 @@ triage-parse --since 2026-04-25 traces.jsonl | jq -c 'select(.action_succeeded =
     }
 
     fn run(self, diag: &mut Diag) -> anyhow::Result<u8> {
+        if let (Some(since), Some(until)) = (self.since, self.until)
+            && since >= until
+        {
+            anyhow::bail!("--since {since} is not before --until {until}: no event could be kept");
+        }
         let config = Config::load_or_default(self.config.as_deref())?;
         let inputs = cli::inputs(&self.files)?;
         let settings = DecodeSettings {

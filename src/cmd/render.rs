@@ -16,7 +16,7 @@ use crate::render::{self, OutputFormat, RenderOptions, Report, TableStyle};
 /// finding, verdict and change records) as a report: the markdown morning
 /// report, a terminal table, a self-contained HTML dashboard, JSON or CSV.
 #[derive(Parser, Debug)]
-#[command(name = "triage-render", version, about, long_about = None)]
+#[command(name = "triage-render", version)]
 pub struct Args {
     /// Record files; none or `-` reads stdin.
     #[arg(value_name = "FILE")]
@@ -51,6 +51,15 @@ pub struct OutputArgs {
 }
 
 impl OutputArgs {
+    /// Refuses flags the chosen format would silently ignore; called before
+    /// any input is read.
+    pub fn check(&self) -> anyhow::Result<()> {
+        if self.refresh.is_some() && self.format != OutputFormat::Html {
+            anyhow::bail!("--refresh reloads an HTML page: use it with --format html");
+        }
+        Ok(())
+    }
+
     /// Renders `report` to `-o FILE` (atomically) or stdout, dated by
     /// SOURCE_DATE_EPOCH or now, with the table fitted to the terminal.
     pub fn emit(&self, report: &Report, scoring: ScoringConfig) -> anyhow::Result<()> {
@@ -109,11 +118,24 @@ triage-render --format csv scored.ndjson > patterns.csv",
         &self.common
     }
 
-    fn run(self, _diag: &mut Diag) -> anyhow::Result<u8> {
+    fn run(self, diag: &mut Diag) -> anyhow::Result<u8> {
+        self.output.check()?;
         let config = Config::load_or_default(self.config.as_deref())?;
         let mut report = Report::default();
         for input in &cli::inputs(&self.files)? {
+            let events_before = report.events_not_shown;
             read_records(input, &mut report)?;
+            let events = report.events_not_shown - events_before;
+            if events > 0 {
+                diag.warn(
+                    "events-not-shown",
+                    format_args!(
+                        "{}: {events} event records are not in the report: group and score them first \
+(triage-parse | triage-group | triage-score | triage-render)",
+                        input.name()
+                    ),
+                );
+            }
         }
         report.finish();
         self.output.emit(&report, config.scoring)?;

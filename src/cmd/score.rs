@@ -16,7 +16,7 @@ use crate::stream::{Record, read_records};
 /// no-recovery multiplier, confidence, recovery latency, tail risk, trend)
 /// and write them ranked by final score, highest first.
 #[derive(Parser, Debug)]
-#[command(name = "triage-score", version, about, long_about = None)]
+#[command(name = "triage-score", version)]
 pub struct Args {
     /// triage-group output; none or `-` reads stdin.
     #[arg(value_name = "FILE")]
@@ -43,7 +43,7 @@ medium from 0.4. Trend compares the last 3 runs with the 3 before (split in half
         (
             "EXAMPLES",
             "triage-parse runs/*.ndjson | triage-group | triage-score | jq 'select(.kind==\"pattern\") | .final_score'\n\n\
-triage-score --config triage.toml partials.ndjson",
+triage-group --merge shards/*.partial | triage-score --config triage.toml",
         ),
     ];
 

@@ -10,7 +10,7 @@ use crate::tracegen::{GenSpec, generate};
 /// runs and A agents, with failure streaks, recoveries, divergence fields
 /// and, with --messy, the mess real files have.
 #[derive(Parser, Debug)]
-#[command(name = "triage-gen", version, about, long_about = None)]
+#[command(name = "triage-gen", version)]
 pub struct Args {
     /// Number of events.
     #[arg(long, short = 'n', default_value_t = 10_000)]

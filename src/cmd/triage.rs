@@ -115,6 +115,7 @@ fn options(
 }
 
 fn report(a: ReportArgs, diag: &mut Diag) -> anyhow::Result<u8> {
+    a.output.check()?;
     let opts = options(a.config.as_deref(), a.input_format, &a.common)?;
     let client = a
         .ai_analysis
@@ -138,6 +139,7 @@ fn report(a: ReportArgs, diag: &mut Diag) -> anyhow::Result<u8> {
 }
 
 fn compare(a: CompareArgs, diag: &mut Diag) -> anyhow::Result<u8> {
+    a.output.check()?;
     let (changes, opts) = a.sides.run(a.input_format, a.common.strict, diag)?;
     let mut report = Report::default();
     for c in &changes {

@@ -187,12 +187,16 @@ pub fn skipped_text(skipped: u64) -> Option<String> {
     })
 }
 
-/// The all-clear line of a report with no patterns.
+/// The all-clear line of a report with no patterns; none when no run was
+/// read, since every input may have been skipped.
 pub fn all_clear_text(report: &Report) -> String {
-    format!(
-        "All clear: no failures in {}.",
-        words::count(report.runs_total(), "run", "runs")
-    )
+    match report.runs_total() {
+        0 => "Nothing to report: no runs were read.".to_string(),
+        runs => format!(
+            "All clear: no failures in {}.",
+            words::count(runs, "run", "runs")
+        ),
+    }
 }
 
 #[cfg(test)]

@@ -78,6 +78,9 @@ pub struct Report {
     pub verdicts: Vec<Verdict>,
     /// `change` records of triage-diff, kept as they came.
     pub changes: Vec<Map<String, Value>>,
+    /// `event` records read: a report shows patterns of events, so these
+    /// mean a stage was left out, and the caller says so.
+    pub events_not_shown: u64,
 }
 
 impl Report {
@@ -104,10 +107,12 @@ impl Report {
         match kind.as_ref() {
             "header" => check_schema(probe.schema),
             "batch" => {
-                let batch: Batch = parse(line)?;
-                if self.batch.is_none() {
-                    self.batch = Some(batch);
+                if self.batch.is_some() {
+                    return Err("a second batch record: a report shows one batch \
+(combine shards with `triage-group --merge`, compare two with triage-diff)"
+                        .to_string());
                 }
+                self.batch = Some(parse(line)?);
                 Ok(())
             }
             "source" => {
@@ -128,6 +133,10 @@ impl Report {
             }
             "change" => {
                 self.changes.push(parse(line)?);
+                Ok(())
+            }
+            "event" => {
+                self.events_not_shown += 1;
                 Ok(())
             }
             _ => Ok(()),
@@ -365,6 +374,7 @@ mod tests {
         r.add_line(br#"{"kind":"event","whatever":1}"#).unwrap();
         r.add_line(PATTERN.as_bytes()).unwrap();
         assert_eq!(r.patterns.len(), 1);
+        assert_eq!(r.events_not_shown, 1);
         assert_eq!(r.patterns[0].narrative(), Some("It loops."));
         assert!(!r.patterns[0].extra.contains_key("frequency"));
         assert!(!r.is_scored());

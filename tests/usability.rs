@@ -1,0 +1,225 @@
+//! What a new user meets first: each tool's help line, and exit status 0
+//! when the reader downstream closes the pipe, whatever the output format.
+
+mod common;
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+
+use common::{ok, run};
+
+/// Each tool's --help opens with what that tool does, not the crate's tagline.
+#[test]
+fn help_says_what_each_tool_does() {
+    let cases = [
+        ("triage-parse", "Read trace files"),
+        ("triage-group", "Cluster failure events"),
+        ("triage-score", "Score each pattern"),
+        ("triage-diff", "Compare two batches"),
+        ("triage-render", "Render scored triage records"),
+        ("triage-explain", "Trace each failed run back"),
+        ("triage-gen", "Write deterministic"),
+    ];
+    for (bin, start) in cases {
+        let out = String::from_utf8(ok(bin, &["--help"], b"")).unwrap();
+        assert!(out.starts_with(start), "{bin} --help starts: {out:.80}");
+    }
+}
+
+/// `triage-render -f json | head -c 10` is success, like every other format.
+#[test]
+fn json_report_into_closed_pipe_is_success() {
+    let events = ok(
+        "triage-gen",
+        &["-n", "20000", "-r", "200", "--seed", "7"],
+        b"",
+    );
+    let parsed = ok("triage-parse", &[], &events);
+    let grouped = ok("triage-group", &[], &parsed);
+    let scored = ok("triage-score", &[], &grouped);
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("scored.ndjson");
+    std::fs::write(&input, &scored).unwrap();
+    let (_, full, _) = run(
+        "triage-render",
+        &["-f", "json", input.to_str().unwrap()],
+        b"",
+    );
+    assert!(full.len() > 256 * 1024, "report too small to fill the pipe");
+
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("triage-render"))
+        .args(["-f", "json", input.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 10];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+    assert!(!stderr.contains("Broken pipe"), "stderr: {stderr}");
+}
+
+/// triage-group fed its own output is told to merge instead of writing a
+/// second, empty batch that only triage-score would later refuse.
+#[test]
+fn group_fed_grouped_records_names_the_line_and_merge() {
+    let monday = std::fs::read("examples/monday.ndjson").unwrap();
+    let grouped = ok("triage-group", &[], &ok("triage-parse", &[], &monday));
+    let (code, out, err) = run("triage-group", &[], &grouped);
+    assert_eq!(code, 2, "stderr: {err}");
+    assert!(err.contains("<stdin>:3: a batch record"), "stderr: {err}");
+    assert!(err.contains("--merge"), "stderr: {err}");
+    assert!(
+        !String::from_utf8_lossy(&out).contains("\"kind\":\"batch\""),
+        "no batch written"
+    );
+    let merged = ok("triage-group", &["--merge"], &grouped);
+    assert!(String::from_utf8_lossy(&merged).contains("\"kind\":\"pattern\""));
+}
+
+/// Events piped straight into triage-render are not silently reported as
+/// "0 runs analyzed": the warning names the input and the missing stages.
+#[test]
+fn render_fed_events_says_which_stages_are_missing() {
+    let monday = std::fs::read("examples/monday.ndjson").unwrap();
+    let events = ok("triage-parse", &[], &monday);
+    let (code, _, err) = run("triage-render", &[], &events);
+    assert_eq!(code, 0, "stderr: {err}");
+    assert!(
+        err.contains("<stdin>: 28 event records are not in the report"),
+        "stderr: {err}"
+    );
+    assert!(err.contains("triage-group | triage-score"), "stderr: {err}");
+}
+
+/// Raw TraceEvent lines given straight to triage-explain blame the same
+/// step as their parsed form, not step 0 for every run.
+#[test]
+fn explain_on_raw_lines_names_the_same_step_as_on_parsed_ones() {
+    for name in ["loop", "error", "injection"] {
+        let raw = std::fs::read(format!("examples/explain/{name}.ndjson")).unwrap();
+        let verdict = |out: Vec<u8>| {
+            common::records(&out)
+                .into_iter()
+                .find(|r| r["kind"] == "verdict")
+                .map(|v| (v["agent_id"].clone(), v["step"].clone()))
+                .unwrap()
+        };
+        let direct = verdict(ok("triage-explain", &[], &raw));
+        let parsed = verdict(ok("triage-explain", &[], &ok("triage-parse", &[], &raw)));
+        assert_eq!(direct, parsed, "{name}");
+        assert_ne!(direct.1, 0, "{name}: the culprit is not the first step");
+    }
+}
+
+/// A time window that keeps nothing is a usage error, not an empty batch.
+#[test]
+fn since_after_until_is_refused() {
+    let (code, out, err) = run(
+        "triage-parse",
+        &[
+            "--since",
+            "2026-05-01",
+            "--until",
+            "2026-04-01",
+            "examples/monday.ndjson",
+        ],
+        b"",
+    );
+    assert_eq!(code, 2, "stderr: {err}");
+    assert!(out.is_empty());
+    assert!(err.contains("--since 2026-05-01"), "stderr: {err}");
+    let (code, _, err) = run(
+        "triage-parse",
+        &[
+            "--since",
+            "2026-04-01",
+            "--until",
+            "2026-05-01",
+            "examples/monday.ndjson",
+        ],
+        b"",
+    );
+    assert_eq!(code, 0, "stderr: {err}");
+}
+
+/// A report of inputs that were all skipped (here a gzip file) is not an
+/// all-clear a cron job would mail out as good news.
+#[test]
+fn report_of_nothing_read_is_not_all_clear() {
+    let dir = tempfile::tempdir().unwrap();
+    let gz = dir.path().join("runs.ndjson.gz");
+    std::fs::write(&gz, b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03").unwrap();
+    let (code, out, err) = run("triage", &["report", gz.to_str().unwrap()], b"");
+    assert_eq!(code, 0, "stderr: {err}");
+    let md = String::from_utf8(out).unwrap();
+    assert!(!md.contains("All clear"), "{md}");
+    assert!(md.contains("Nothing to report: no runs were read."), "{md}");
+}
+
+/// Flags the chosen mode would ignore are refused, not silently dropped.
+#[test]
+fn flags_the_mode_ignores_are_usage_errors() {
+    let monday = "examples/monday.ndjson";
+    let (code, _, err) = run("triage", &["report", "--refresh", "60", monday], b"");
+    assert_eq!(code, 2, "stderr: {err}");
+    assert!(err.contains("--refresh"), "stderr: {err}");
+    let (code, _, err) = run(
+        "triage",
+        &["report", "--refresh", "60", "--format", "html", monday],
+        b"",
+    );
+    assert_eq!(code, 0, "stderr: {err}");
+    let (code, _, err) = run(
+        "triage-explain",
+        &["--top", "2", "examples/explain/loop.ndjson"],
+        b"",
+    );
+    assert_eq!(code, 2, "stderr: {err}");
+    assert!(err.contains("--narrate"), "stderr: {err}");
+    let (code, _, err) = run("triage-explain", &["examples/explain/loop.ndjson"], b"");
+    assert_eq!(code, 0, "the default --top needs no --narrate: {err}");
+}
+
+/// A truncated Who&When file is reported as FILE:LINE like every other
+/// format, not with serde's "at line L column C" tail.
+#[test]
+fn truncated_whowhen_file_names_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.json");
+    std::fs::write(
+        &path,
+        "{\n  \"question\": \"q\",\n  \"history\": [\n    {\"name\": \"a\", \"content\": \"cut",
+    )
+    .unwrap();
+    let p = path.to_str().unwrap();
+    let (code, _, err) = run("triage-parse", &["--format", "whowhen", p], b"");
+    assert_eq!(code, 0, "stderr: {err}");
+    assert!(
+        err.contains(&format!("{p}:4: not valid JSON")),
+        "stderr: {err}"
+    );
+    assert!(!err.contains("column"), "stderr: {err}");
+}
+
+/// Two scored batches concatenated into triage-render are refused at the
+/// second batch, not shown as one report with duplicate ranks.
+#[test]
+fn render_refuses_a_second_batch() {
+    let scored = |file: &str| {
+        let events = ok("triage-parse", &[file], b"");
+        ok("triage-score", &[], &ok("triage-group", &[], &events))
+    };
+    let mut both = scored("examples/monday.ndjson");
+    let first_lines = String::from_utf8_lossy(&both).lines().count();
+    both.extend(scored("examples/before.ndjson"));
+    let (code, _, err) = run("triage-render", &["-f", "table"], &both);
+    assert_eq!(code, 2, "stderr: {err}");
+    let batch_line = first_lines + 4; // score, group and parse headers come first
+    assert!(
+        err.contains(&format!("<stdin>:{batch_line}: a second batch record")),
+        "stderr: {err}"
+    );
+}
