@@ -659,6 +659,13 @@ fn object_field<'c>(
 ) -> Result<Option<&'c str>, String> {
     // The member's name is only worded when its value is refused.
     let int = |v: &Value<'_>, key: &str| {
+        if let Value::Number(n) = v
+            && n.len() < 19
+            && n.bytes().all(|b| b.is_ascii_digit())
+        {
+            // Plain digits are an integer; the common case skips parsing.
+            return Ok(());
+        }
         Scalar::from(v)
             .int("")
             .map(|_| ())
