@@ -75,21 +75,66 @@ fn zero_byte(v: u64) -> u64 {
 }
 
 /// The first byte that ends a run of plain string text: a quote, a
-/// backslash or a control character. Eight bytes at a time.
+/// backslash or a control character. Sixteen bytes at a time where SSE2 is
+/// the baseline, then eight.
 fn find_special(b: &[u8]) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let mut blocks = b.chunks_exact(16);
+        let mut i = 0;
+        for block in blocks.by_ref() {
+            let found = special_mask16(block.try_into().expect("sixteen bytes"));
+            if found != 0 {
+                return Some(i + found.trailing_zeros() as usize);
+            }
+            i += 16;
+        }
+        find_special_swar(blocks.remainder()).map(|p| i + p)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    find_special_swar(b)
+}
+
+/// One bit per special byte of `block`, lowest bit first.
+#[cfg(target_arch = "x86_64")]
+fn special_mask16(block: &[u8; 16]) -> u32 {
+    use std::arch::x86_64::{
+        _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8,
+    };
+    // SAFETY: `block` is sixteen readable bytes, and an unaligned load has
+    // no alignment requirement; SSE2 is part of every x86_64 CPU, so its
+    // intrinsics are always available.
+    unsafe {
+        let v = _mm_loadu_si128(block.as_ptr().cast());
+        let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+        let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+        // Unsigned max(v, 0x1f) == 0x1f exactly for the bytes below 0x20.
+        let low = _mm_set1_epi8(0x1f);
+        let control = _mm_cmpeq_epi8(_mm_max_epu8(v, low), low);
+        _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, backslash), control)) as u32
+    }
+}
+
+/// [`find_special`] eight bytes at a time, in plain integer arithmetic.
+fn find_special_swar(b: &[u8]) -> Option<usize> {
+    let mut words = b.chunks_exact(8);
     let mut i = 0;
-    while i + 8 <= b.len() {
-        let w = u64::from_le_bytes(b[i..i + 8].try_into().expect("eight bytes"));
+    for word in words.by_ref() {
+        let w = u64::from_le_bytes(word.try_into().expect("eight bytes"));
         let quote = zero_byte(w ^ (ONES * b'"' as u64));
         let backslash = zero_byte(w ^ (ONES * b'\\' as u64));
         // Bytes below 0x20; bytes of 0x80 and above are masked out by !w.
         let control = w.wrapping_sub(ONES * 0x20) & !w & HIGHS;
-        if quote | backslash | control != 0 {
-            break;
+        let found = quote | backslash | control;
+        if found != 0 {
+            // Borrows only run upwards, so the lowest flagged byte is exact.
+            return Some(i + (found.trailing_zeros() / 8) as usize);
         }
         i += 8;
     }
-    b[i..]
+    words
+        .remainder()
         .iter()
         .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
         .map(|p| i + p)
@@ -110,6 +155,69 @@ pub fn object_members<'a>(
     members: &mut Vec<(Value<'a>, Value<'a>)>,
 ) -> Result<(), ScanError> {
     members.clear();
+    top_object(line, |sc, key| {
+        let v = sc.value(1)?;
+        members.push((key, v));
+        Ok(())
+    })
+}
+
+/// A line's object split two levels deep, in one pass: its members, and the
+/// members of each member that is itself an object, so that readers of
+/// nested fields need not scan them again.
+#[derive(Default)]
+pub struct Split<'a> {
+    pub members: Vec<(Value<'a>, Value<'a>)>,
+    /// The members of nested objects, each object's together.
+    pub children: Vec<(Value<'a>, Value<'a>)>,
+    /// For each member, the range of `children` holding its members (empty
+    /// unless its value is an object).
+    pub spans: Vec<(u32, u32)>,
+}
+
+impl<'a> Split<'a> {
+    /// The members of member `i`'s object value.
+    pub fn children_of(&self, i: usize) -> &[(Value<'a>, Value<'a>)] {
+        let (from, to) = self.spans[i];
+        &self.children[from as usize..to as usize]
+    }
+}
+
+/// [`object_members`], also splitting the members whose values are objects.
+pub fn split_object<'a>(line: &'a str, split: &mut Split<'a>) -> Result<(), ScanError> {
+    split.members.clear();
+    split.children.clear();
+    split.spans.clear();
+    let Split {
+        members,
+        children,
+        spans,
+    } = split;
+    top_object(line, |sc, key| {
+        let from = children.len() as u32;
+        let v = if sc.peek() == Some(b'{') {
+            let start = sc.pos;
+            sc.object(1, |sc, k| {
+                let v = sc.value(2)?;
+                children.push((k, v));
+                Ok(())
+            })?;
+            Value::Object(&sc.s[start..sc.pos])
+        } else {
+            sc.value(1)?
+        };
+        members.push((key, v));
+        spans.push((from, children.len() as u32));
+        Ok(())
+    })
+}
+
+/// Scans a line that must hold one object, handing each member's key to
+/// `member`, which scans the value.
+fn top_object<'a>(
+    line: &'a str,
+    member: impl FnMut(&mut Scanner<'a>, Value<'a>) -> Result<(), ScanError>,
+) -> Result<(), ScanError> {
     let mut sc = Scanner {
         s: line,
         b: line.as_bytes(),
@@ -128,36 +236,7 @@ pub fn object_members<'a>(
             at: 0,
         });
     }
-    sc.pos += 1;
-    sc.ws();
-    if sc.peek() == Some(b'}') {
-        sc.pos += 1;
-    } else {
-        loop {
-            sc.ws();
-            if sc.peek() != Some(b'"') {
-                return Err(sc.err("expected a key"));
-            }
-            let key = sc.string()?;
-            sc.ws();
-            if sc.peek() != Some(b':') {
-                return Err(sc.err("expected ':'"));
-            }
-            sc.pos += 1;
-            sc.ws();
-            let v = sc.value(1)?;
-            members.push((key, v));
-            sc.ws();
-            match sc.peek() {
-                Some(b',') => sc.pos += 1,
-                Some(b'}') => {
-                    sc.pos += 1;
-                    break;
-                }
-                _ => return Err(sc.err("expected ',' or '}'")),
-            }
-        }
-    }
+    sc.object(0, member)?;
     sc.ws();
     if sc.pos != sc.b.len() {
         return Err(sc.err("trailing characters"));
@@ -196,22 +275,12 @@ pub fn array_items<'a>(raw: &'a str, items: &mut Vec<Value<'a>>) -> Result<(), S
     let mut sc = Scanner {
         s: raw,
         b: raw.as_bytes(),
-        pos: 1,
+        pos: 0,
     };
-    sc.ws();
-    if sc.peek() == Some(b']') {
-        return Ok(());
-    }
-    loop {
-        sc.ws();
+    sc.array(0, |sc| {
         items.push(sc.value(1)?);
-        sc.ws();
-        match sc.peek() {
-            Some(b',') => sc.pos += 1,
-            Some(b']') => return Ok(()),
-            _ => return Err(sc.err("expected ',' or ']'")),
-        }
-    }
+        Ok(())
+    })
 }
 
 impl<'a> Scanner<'a> {
@@ -237,12 +306,12 @@ impl<'a> Scanner<'a> {
             Some(b'"') => self.string(),
             Some(b'{') => {
                 let start = self.pos;
-                self.container(b'}', depth)?;
+                self.object(depth, |sc, _| sc.value(depth + 1).map(drop))?;
                 Ok(Value::Object(&self.s[start..self.pos]))
             }
             Some(b'[') => {
                 let start = self.pos;
-                self.container(b']', depth)?;
+                self.array(depth, |sc| sc.value(depth + 1).map(drop))?;
                 Ok(Value::Array(&self.s[start..self.pos]))
             }
             Some(b't') => self.literal("true", Value::Bool(true)),
@@ -301,7 +370,28 @@ impl<'a> Scanner<'a> {
         Ok(Value::Number(&self.s[start..self.pos]))
     }
 
+    /// The string at `pos`. Most strings in traces are short and plain: one
+    /// sixteen-byte test finds their end without leaving this function.
+    #[inline]
     fn string(&mut self) -> Result<Value<'a>, ScanError> {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(block) = self.b.get(self.pos + 1..self.pos + 17) {
+            let found = special_mask16(block.try_into().expect("sixteen bytes"));
+            let end = self.pos + 1 + found.trailing_zeros() as usize;
+            if found != 0 && self.b[end] == b'"' {
+                let start = self.pos;
+                self.pos = end + 1;
+                return Ok(Value::String {
+                    raw: &self.s[start..self.pos],
+                    escaped: false,
+                });
+            }
+        }
+        self.string_slow()
+    }
+
+    #[inline(never)]
+    fn string_slow(&mut self) -> Result<Value<'a>, ScanError> {
         let start = self.pos;
         self.pos += 1;
         let mut escaped = false;
@@ -348,39 +438,73 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    fn container(&mut self, close: u8, depth: usize) -> Result<(), ScanError> {
+    /// Scans the object at `pos`, handing each member's key to `member`,
+    /// which scans the value.
+    fn object(
+        &mut self,
+        depth: usize,
+        mut member: impl FnMut(&mut Self, Value<'a>) -> Result<(), ScanError>,
+    ) -> Result<(), ScanError> {
         if depth >= MAX_DEPTH {
             return Err(self.err("nested too deeply"));
         }
         self.pos += 1;
         self.ws();
-        if self.peek() == Some(close) {
+        if self.peek() == Some(b'}') {
             self.pos += 1;
             return Ok(());
         }
         loop {
             self.ws();
-            if close == b'}' {
-                if self.peek() != Some(b'"') {
-                    return Err(self.err("expected a key"));
-                }
-                self.string()?;
-                self.ws();
-                if self.peek() != Some(b':') {
-                    return Err(self.err("expected ':'"));
-                }
-                self.pos += 1;
-                self.ws();
+            if self.peek() != Some(b'"') {
+                return Err(self.err("expected a key"));
             }
-            self.value(depth + 1)?;
+            let key = self.string()?;
+            self.ws();
+            if self.peek() != Some(b':') {
+                return Err(self.err("expected ':'"));
+            }
+            self.pos += 1;
+            self.ws();
+            member(self, key)?;
             self.ws();
             match self.peek() {
                 Some(b',') => self.pos += 1,
-                Some(c) if c == close => {
+                Some(b'}') => {
                     self.pos += 1;
                     return Ok(());
                 }
-                _ => return Err(self.err("expected ',' or a closing bracket")),
+                _ => return Err(self.err("expected ',' or '}'")),
+            }
+        }
+    }
+
+    /// Scans the array at `pos`, calling `item` to scan each element.
+    fn array(
+        &mut self,
+        depth: usize,
+        mut item: impl FnMut(&mut Self) -> Result<(), ScanError>,
+    ) -> Result<(), ScanError> {
+        if depth >= MAX_DEPTH {
+            return Err(self.err("nested too deeply"));
+        }
+        self.pos += 1;
+        self.ws();
+        if self.peek() == Some(b']') {
+            self.pos += 1;
+            return Ok(());
+        }
+        loop {
+            self.ws();
+            item(self)?;
+            self.ws();
+            match self.peek() {
+                Some(b',') => self.pos += 1,
+                Some(b']') => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                _ => return Err(self.err("expected ',' or ']'")),
             }
         }
     }
@@ -445,6 +569,7 @@ mod tests {
             let ours = object_members(c, &mut Vec::new()).is_ok();
             let theirs = serde_json::from_str::<serde_json::Value>(c).is_ok_and(|v| v.is_object());
             assert_eq!(ours, theirs, "{c}");
+            assert_eq!(split_object(c, &mut Split::default()).is_ok(), theirs, "{c}");
         }
     }
 
@@ -471,9 +596,39 @@ mod tests {
                 b.push(special);
                 b.extend_from_slice(b"zz\"");
                 assert_eq!(find_special(&b), Some(at), "{len} {special}");
+                assert_eq!(find_special_swar(&b), Some(at), "{len} {special}");
             }
             assert_eq!(find_special(&vec![b'x'; len]), None);
+            assert_eq!(find_special_swar(&vec![b'x'; len]), None);
         }
+    }
+
+    #[test]
+    fn split_keeps_the_members_of_nested_objects() {
+        let line = r#"{"a": {"b": 1, "c": {"d": [2]}}, "e": [{"x": 1}], "f": {}, "a": 3}"#;
+        let mut split = Split::default();
+        split_object(line, &mut split).unwrap();
+        let raw = |m: &[(Value<'_>, Value<'_>)]| {
+            m.iter()
+                .map(|(k, v)| format!("{}={}", k.raw(), v.raw()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            raw(&split.members),
+            [
+                r#""a"={"b": 1, "c": {"d": [2]}}"#,
+                r#""e"=[{"x": 1}]"#,
+                r#""f"={}"#,
+                r#""a"=3"#
+            ]
+        );
+        assert_eq!(
+            raw(split.children_of(0)),
+            [r#""b"=1"#, r#""c"={"d": [2]}"#]
+        );
+        assert!(split.children_of(1).is_empty());
+        assert!(split.children_of(2).is_empty());
+        assert!(split.children_of(3).is_empty());
     }
 
     #[test]

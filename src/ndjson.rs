@@ -116,24 +116,12 @@ impl<R: Read> ChunkReader<R> {
 
     fn fill(&mut self, data: &mut Vec<u8>) -> io::Result<()> {
         let want = self.chunk_bytes.max(data.len() / 2);
-        let start = data.len();
-        data.resize(start + want, 0);
-        let mut filled = start;
-        while filled < data.len() {
-            match self.inner.read(&mut data[filled..]) {
-                Ok(0) => {
-                    self.eof = true;
-                    break;
-                }
-                Ok(n) => filled += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    data.truncate(filled);
-                    return Err(e);
-                }
-            }
+        // Read into spare capacity: zeroing each chunk first costs a pass.
+        data.reserve(want);
+        let got = (&mut self.inner).take(want as u64).read_to_end(data)?;
+        if got < want {
+            self.eof = true;
         }
-        data.truncate(filled);
         if self.at_start && data.len() >= 3 {
             self.at_start = false;
             if data.starts_with(b"\xEF\xBB\xBF") {

@@ -7,6 +7,7 @@ use std::io::Read;
 use rayon::prelude::*;
 
 use crate::cli::{Diag, Input, io_reason};
+use crate::json_scan::{Split, Value, array_items, pick, split_object};
 use crate::ndjson::ChunkReader;
 use crate::record::{EventView, KindProbe, SCHEMA};
 
@@ -70,7 +71,7 @@ pub fn read_records_from(
         let decoded: Vec<Result<Record<'_>, Bad>> = lines
             .par_iter()
             .with_min_len(256)
-            .map(|(_, bytes)| decode(bytes))
+            .map_init(Split::default, |split, (_, bytes)| decode(bytes, split))
             .collect();
         for ((number, _), rec) in lines.iter().zip(decoded) {
             let loc = Location {
@@ -127,16 +128,17 @@ enum Bad {
 
 const EVENT_PREFIX: &[u8] = br#"{"kind":"event","#;
 
-fn decode(line: &[u8]) -> Result<Record<'_>, Bad> {
+/// Decodes one line; `split` is scratch space reused between lines.
+fn decode<'c>(line: &'c [u8], split: &mut Split<'c>) -> Result<Record<'c>, Bad> {
     if line.starts_with(EVENT_PREFIX) {
-        return decode_event(line);
+        return decode_event(line, split);
     }
     let probe: KindProbe = serde_json::from_slice(line).map_err(|e| Bad::Skip(json_reason(&e)))?;
     match probe.kind.as_deref() {
         None => Err(Bad::Skip(
             "record has no \"kind\" (trace files go through triage-parse first)".to_string(),
         )),
-        Some("event") => decode_event(line),
+        Some("event") => decode_event(line, split),
         Some("header") => match probe.schema {
             Some(s) if s > SCHEMA => Err(Bad::Fatal(format!(
                 "schema {s} is newer than this tool reads ({SCHEMA}); upgrade triage"
@@ -160,8 +162,8 @@ fn kind_of<'a>(line: &'a [u8], probe: Option<Cow<'_, str>>) -> &'a str {
         .unwrap_or("unknown")
 }
 
-fn decode_event(line: &[u8]) -> Result<Record<'_>, Bad> {
-    scan_event(line)
+fn decode_event<'c>(line: &'c [u8], split: &mut Split<'c>) -> Result<Record<'c>, Bad> {
+    scan_event(line, split)
         .map(Record::Event)
         .map_err(|e| Bad::Skip(format!("bad event record: {e}")))
 }
@@ -181,22 +183,63 @@ const EVENT_FIELDS: [&str; 12] = [
     "output",
 ];
 
+/// The position of an event record's member in `EVENT_FIELDS`, as a switch
+/// rather than a comparison per name.
+fn event_field(name: &str) -> Option<usize> {
+    Some(match name {
+        "event_id" => 0,
+        "run_id" => 1,
+        "turn" => 2,
+        "step" => 3,
+        "agent_id" => 4,
+        "action_taken" => 5,
+        "action_succeeded" => 6,
+        "failure_classification" => 7,
+        "divergence_fields" => 8,
+        "timestamp" => 9,
+        "error" => 10,
+        "output" => 11,
+        _ => return None,
+    })
+}
+
+/// The values of an event record's members, each with the members of its
+/// object value; the last of duplicate keys wins.
+fn event_members<'s, 'c>(
+    split: &'s Split<'c>,
+) -> [Option<(Value<'c>, &'s [(Value<'c>, Value<'c>)])>; EVENT_FIELDS.len()] {
+    let mut slots = [None; EVENT_FIELDS.len()];
+    for (m, (k, v)) in split.members.iter().enumerate() {
+        let i = match k {
+            Value::String {
+                raw,
+                escaped: false,
+            } => event_field(&raw[1..raw.len() - 1]),
+            k => k.as_str().and_then(|key| event_field(&key)),
+        };
+        if let Some(i) = i {
+            slots[i] = Some((*v, split.children_of(m)));
+        }
+    }
+    slots
+}
+
 fn missing(name: &str) -> String {
     format!("missing field \"{name}\"")
 }
 
-fn string<'a>(v: Option<crate::json_scan::Value<'a>>, name: &str) -> Result<Cow<'a, str>, String> {
+fn string<'a>(v: Option<Value<'a>>, name: &str) -> Result<Cow<'a, str>, String> {
     let v = v.ok_or_else(|| missing(name))?;
     v.as_str()
         .ok_or_else(|| format!("{name}: expected a string"))
 }
 
 fn optional_string<'a>(
-    v: Option<crate::json_scan::Value<'a>>,
+    v: Option<Value<'a>>,
     name: &str,
 ) -> Result<Option<Cow<'a, str>>, String> {
     match v {
-        None | Some(crate::json_scan::Value::Null) => Ok(None),
+        None | Some(Value::Null) => Ok(None),
         Some(v) => v
             .as_str()
             .map(Some)
@@ -204,9 +247,9 @@ fn optional_string<'a>(
     }
 }
 
-fn integer(v: Option<crate::json_scan::Value<'_>>, name: &str) -> Result<i64, String> {
+fn integer(v: Option<Value<'_>>, name: &str) -> Result<i64, String> {
     match v.ok_or_else(|| missing(name))? {
-        crate::json_scan::Value::Number(n) => n
+        Value::Number(n) => n
             .parse()
             .map_err(|_| format!("{name}: expected an integer")),
         _ => Err(format!("{name}: expected an integer")),
@@ -215,11 +258,12 @@ fn integer(v: Option<crate::json_scan::Value<'_>>, name: &str) -> Result<i64, St
 
 /// Decodes an `event` record with the allocation-free scanner: the fields
 /// stages use, borrowed from the line, typed as triage-parse writes them.
-fn scan_event(line: &[u8]) -> Result<EventView<'_>, String> {
-    use crate::json_scan::{Value, array_items, object_members, pick};
+fn scan_event<'c>(line: &'c [u8], split: &mut Split<'c>) -> Result<EventView<'c>, String> {
     let text = simdutf8::basic::from_utf8(line).map_err(|_| "not valid UTF-8".to_string())?;
-    let mut members = Vec::with_capacity(24);
-    object_members(text, &mut members).map_err(|e| e.to_string())?;
+    split_object(text, split).map_err(|e| e.to_string())?;
+    let fields = event_members(split);
+    let value = |i: usize| fields[i].map(|(v, _)| v);
+    let members = |i: usize| fields[i].map_or(&[][..], |(_, m)| m);
     let [
         event_id,
         run_id,
@@ -233,13 +277,11 @@ fn scan_event(line: &[u8]) -> Result<EventView<'_>, String> {
         ts,
         error,
         output,
-    ] = pick(&members, &EVENT_FIELDS);
+    ] = std::array::from_fn(value);
     let (event_id, run_id) = (string(event_id, "event_id")?, string(run_id, "run_id")?);
     let tool_name = match action.ok_or_else(|| missing("action_taken"))? {
-        Value::Object(raw) => {
-            let mut inner = Vec::new();
-            object_members(raw, &mut inner).map_err(|e| e.to_string())?;
-            let [tool] = pick(&inner, &["tool_name"]);
+        Value::Object(_) => {
+            let [tool] = pick(members(5), &["tool_name"]);
             string(tool, "action_taken.tool_name")?
         }
         _ => return Err("action_taken: expected an object".to_string()),
@@ -263,10 +305,8 @@ fn scan_event(line: &[u8]) -> Result<EventView<'_>, String> {
     };
     let error = match error {
         None | Some(Value::Null) => None,
-        Some(Value::Object(raw)) => {
-            let mut inner = Vec::new();
-            object_members(raw, &mut inner).map_err(|e| e.to_string())?;
-            let [kind, message] = pick(&inner, &["type", "message"]);
+        Some(Value::Object(_)) => {
+            let [kind, message] = pick(members(10), &["type", "message"]);
             Some(crate::record::ErrorInfo {
                 kind: optional_string(kind, "error.type")?.map(Cow::into_owned),
                 message: optional_string(message, "error.message")?.map(Cow::into_owned),
@@ -310,32 +350,44 @@ fn json_reason(e: &serde_json::Error) -> String {
 mod tests {
     use super::*;
 
+    fn decode_line(line: &[u8]) -> Result<Record<'_>, Bad> {
+        decode(line, &mut Split::default())
+    }
+
+    #[test]
+    fn every_event_field_has_its_own_slot() {
+        for (i, name) in EVENT_FIELDS.iter().enumerate() {
+            assert_eq!(event_field(name), Some(i), "{name}");
+        }
+        assert_eq!(event_field("kind"), None);
+    }
+
     #[test]
     fn routes_by_kind() {
         assert!(matches!(
-            decode(br#"{"kind":"header","schema":1,"producer":"x"}"#),
+            decode_line(br#"{"kind":"header","schema":1,"producer":"x"}"#),
             Ok(Record::Header(_))
         ));
         assert!(matches!(
-            decode(br#"{"kind":"run","run_id":"r"}"#),
+            decode_line(br#"{"kind":"run","run_id":"r"}"#),
             Ok(Record::Other { kind: "run", .. })
         ));
         let ev = br#"{"kind":"event","event_id":"e","run_id":"r","turn":1,"agent_id":"a","action_taken":{"tool_name":"t"},"action_succeeded":true,"step":0}"#;
-        assert!(matches!(decode(ev), Ok(Record::Event(_))));
+        assert!(matches!(decode_line(ev), Ok(Record::Event(_))));
     }
 
     #[test]
     fn newer_schema_is_fatal_and_bad_lines_skip() {
         assert!(matches!(
-            decode(br#"{"kind":"header","schema":2}"#),
+            decode_line(br#"{"kind":"header","schema":2}"#),
             Err(Bad::Fatal(_))
         ));
-        assert!(matches!(decode(b"nope"), Err(Bad::Skip(_))));
-        match decode(br#"{"kind":"event","turn":1}"#) {
+        assert!(matches!(decode_line(b"nope"), Err(Bad::Skip(_))));
+        match decode_line(br#"{"kind":"event","turn":1}"#) {
             Err(Bad::Skip(m)) => assert!(m.contains("missing field \"event_id\""), "{m}"),
             _ => panic!("expected a skip"),
         }
-        match decode(br#"{"event_id":"e"}"#) {
+        match decode_line(br#"{"event_id":"e"}"#) {
             Err(Bad::Skip(m)) => assert!(m.contains("triage-parse"), "{m}"),
             _ => panic!("expected a skip"),
         }

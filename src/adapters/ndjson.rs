@@ -11,13 +11,13 @@ use rayon::prelude::*;
 
 use super::lax::Scalar;
 use super::{Sink, TimeFilter};
-use crate::json_scan::{Value, array_items, object_members, pick};
+use crate::json_scan::{Split, Value, array_items, object_members, split_object};
 use crate::ndjson::{Chunk, ChunkReader};
 use crate::record::{ActionView, ErrorInfo, EventView};
 use crate::timestamp::Timestamp;
 
 /// Lines decoded by one parallel task.
-const LINES_PER_TASK: usize = 512;
+const LINES_PER_TASK: usize = 128;
 
 /// What became of one input line.
 // Outcomes live in a vector per task of 512 lines; an inline view saves an
@@ -136,7 +136,7 @@ fn decode_group<'c>(
         }),
         outcomes: Vec::with_capacity(lines.len()),
     };
-    let mut members: Vec<(Value<'c>, Value<'c>)> = Vec::with_capacity(16);
+    let mut split = Split::default();
     for &(number, bytes) in lines {
         let outcome = decode_line(
             bytes,
@@ -145,7 +145,7 @@ fn decode_group<'c>(
             filter,
             as_views,
             &mut out.buf,
-            &mut members,
+            &mut split,
         )
         .unwrap_or_else(|reason| Outcome::Skip {
             line: number,
@@ -163,16 +163,14 @@ fn decode_line<'c>(
     filter: TimeFilter,
     as_view: bool,
     buf: &mut Vec<u8>,
-    members: &mut Vec<(Value<'c>, Value<'c>)>,
+    split: &mut Split<'c>,
 ) -> Result<Outcome, String> {
     let line = simdutf8::basic::from_utf8(bytes).map_err(|_| "not valid UTF-8".to_string())?;
-    object_members(line, members).map_err(|e| match e.reason {
+    split_object(line, split).map_err(|e| match e.reason {
         "expected a JSON object" => e.reason.to_string(),
         _ => format!("not valid JSON: {e}"),
     })?;
-    let obj = TopLevel::new(members);
-    // The members now live in `obj`; the vector serves nested objects.
-    let scratch = members;
+    let obj = TopLevel::new(split);
     if let Some(kind) = obj.get("kind").and_then(|k| k.as_str())
         && kind != "event"
     {
@@ -182,7 +180,7 @@ fn decode_line<'c>(
             body: (start, buf.len()),
         });
     }
-    let ev = TraceEvent::read(&obj, scratch)?;
+    let ev = TraceEvent::read(&obj)?;
     if !filter.keeps(ev.timestamp) {
         return Ok(Outcome::Filtered);
     }
@@ -202,8 +200,10 @@ fn decode_line<'c>(
 
 /// The members of a line's object that a TraceEvent reads, found in one
 /// pass; the last of duplicate keys wins, as in Python's json module.
-struct TopLevel<'c> {
-    slots: [Option<Value<'c>>; TOP_FIELDS.len()],
+struct TopLevel<'s, 'c> {
+    /// The index in `split.members` of each of `TOP_FIELDS`.
+    slots: [Option<u32>; TOP_FIELDS.len()],
+    split: &'s Split<'c>,
 }
 
 const TOP_FIELDS: [&str; 19] = [
@@ -228,15 +228,32 @@ const TOP_FIELDS: [&str; 19] = [
     "output",
 ];
 
-impl<'c> TopLevel<'c> {
-    fn new(members: &[(Value<'c>, Value<'c>)]) -> Self {
-        TopLevel {
-            slots: pick(members, &TOP_FIELDS),
+impl<'s, 'c> TopLevel<'s, 'c> {
+    fn new(split: &'s Split<'c>) -> Self {
+        let mut slots = [None; TOP_FIELDS.len()];
+        for (m, (k, _)) in split.members.iter().enumerate() {
+            let i = match k {
+                Value::String {
+                    raw,
+                    escaped: false,
+                } => field_index(&raw[1..raw.len() - 1]),
+                k => k.as_str().and_then(|key| field_index(&key)),
+            };
+            if let Some(i) = i {
+                slots[i] = Some(m as u32);
+            }
         }
+        TopLevel { slots, split }
     }
 
     fn get(&self, name: &str) -> Option<Value<'c>> {
-        field_index(name).and_then(|i| self.slots[i])
+        self.member(name).map(|(v, _)| v)
+    }
+
+    /// A member's value and, when it is an object, the object's members.
+    fn member(&self, name: &str) -> Option<(Value<'c>, &'s [(Value<'c>, Value<'c>)])> {
+        let m = self.slots[field_index(name)?]? as usize;
+        Some((self.split.members[m].1, self.split.children_of(m)))
     }
 
     fn required(&self, name: &'static str) -> Result<Value<'c>, String> {
@@ -245,8 +262,31 @@ impl<'c> TopLevel<'c> {
     }
 }
 
+/// The slot of a top-level member; a `match` compiles to a switch on length
+/// and bytes, where searching `TOP_FIELDS` cost a comparison per name.
 fn field_index(name: &str) -> Option<usize> {
-    TOP_FIELDS.iter().position(|f| *f == name)
+    Some(match name {
+        "kind" => 0,
+        "event_id" => 1,
+        "run_id" => 2,
+        "agent_id" => 3,
+        "turn" => 4,
+        "action_succeeded" => 5,
+        "action_taken" => 6,
+        "divergence_fields" => 7,
+        "timestamp" => 8,
+        "divergence_age" => 9,
+        "latency_ms" => 10,
+        "usage" => 11,
+        "message_context" => 12,
+        "failure_classification" => 13,
+        "span_id" => 14,
+        "parent_span_id" => 15,
+        "error" => 16,
+        "input" => 17,
+        "output" => 18,
+        _ => return None,
+    })
 }
 
 /// The members of a nested object; the last of duplicate keys wins.
@@ -297,13 +337,16 @@ struct TraceEvent<'c> {
 
 impl<'c> TraceEvent<'c> {
     /// Accepts exactly what agent-triage 0.1.0 accepts.
-    fn read(obj: &TopLevel<'c>, scratch: &mut Vec<(Value<'c>, Value<'c>)>) -> Result<Self, String> {
+    fn read(obj: &TopLevel<'_, 'c>) -> Result<Self, String> {
         let event_id = strict_str(obj.required("event_id")?, "event_id")?;
         let run = strict_str(obj.required("run_id")?, "run_id")?;
         let agent_id = strict_str(obj.required("agent_id")?, "agent_id")?;
         let turn = lax_int(&obj.required("turn")?, "turn")?;
         let succeeded = lax_bool(&obj.required("action_succeeded")?, "action_succeeded")?;
-        let (tool_name, tool_input) = action(obj.required("action_taken")?, scratch)?;
+        let (tool_name, tool_input) = action(
+            obj.required("action_taken")?,
+            obj.member("action_taken").map_or(&[], |(_, kids)| kids),
+        )?;
         let mut divergence_fields = Vec::new();
         let divergence_raw = match obj.get("divergence_fields") {
             None => None,
@@ -328,28 +371,24 @@ impl<'c> TraceEvent<'c> {
             Some(v) => Some(lax_timestamp(&v)?),
         };
         let divergence_age = object_field(
-            obj.get("divergence_age"),
+            obj.member("divergence_age"),
             "divergence_age",
             IntKeys::All,
-            scratch,
         )?;
         let latency_ms = object_field(
-            obj.get("latency_ms"),
+            obj.member("latency_ms"),
             "latency_ms",
             IntKeys::Some(&["llm", "tool", "total"]),
-            scratch,
         )?;
         let usage = object_field(
-            obj.get("usage"),
+            obj.member("usage"),
             "usage",
             IntKeys::Some(&["input_tokens", "output_tokens"]),
-            scratch,
         )?;
         let message_context = object_field(
-            obj.get("message_context"),
+            obj.member("message_context"),
             "message_context",
             IntKeys::Some(&[]),
-            scratch,
         )?
         .filter(|raw| !is_empty_object(raw));
         Ok(TraceEvent {
@@ -457,7 +496,15 @@ impl<'c> TraceEvent<'c> {
 
     /// The event as the grouper reads it, its texts in one string.
     fn owned_view(&self) -> OwnedView {
-        let mut text = String::new();
+        // Raw texts are at least as long as decoded ones: one allocation.
+        let capacity = self.event_id.raw().len()
+            + self.run_id.len()
+            + self.agent_id.raw().len()
+            + self.tool_name.raw().len()
+            + self.classification.as_ref().map_or(0, |(c, _)| c.len())
+            + self.divergence_raw.map_or(0, str::len)
+            + self.output.map_or(0, |o| o.raw().len());
+        let mut text = String::with_capacity(capacity);
         let mut put = |t: &str| {
             let start = text.len();
             text.push_str(t);
@@ -571,16 +618,15 @@ fn is_empty_object(raw: &str) -> bool {
 /// object `tool_input`.
 fn action<'c>(
     v: Value<'c>,
-    scratch: &mut Vec<(Value<'c>, Value<'c>)>,
+    members: &[(Value<'c>, Value<'c>)],
 ) -> Result<(Value<'c>, Option<&'c str>), String> {
-    let Value::Object(raw) = v else {
+    let Value::Object(_) = v else {
         return Err(format!(
             "action_taken: expected an object, got {}",
             describe(&v)
         ));
     };
-    object_members(raw, scratch).map_err(|e| e.to_string())?;
-    let obj = Members(scratch);
+    let obj = Members(members);
     let tool = obj
         .get("tool_name")
         .ok_or("missing field \"action_taken.tool_name\"")?;
@@ -607,13 +653,19 @@ enum IntKeys {
 /// An object field that may be absent; present, it must be an object whose
 /// named members hold lax integers. Returns its JSON text.
 fn object_field<'c>(
-    v: Option<Value<'c>>,
+    v: Option<(Value<'c>, &[(Value<'c>, Value<'c>)])>,
     name: &str,
     ints: IntKeys,
-    scratch: &mut Vec<(Value<'c>, Value<'c>)>,
 ) -> Result<Option<&'c str>, String> {
     // The member's name is only worded when its value is refused.
     let int = |v: &Value<'_>, key: &str| {
+        if let Value::Number(n) = v
+            && n.len() < 19
+            && n.bytes().all(|b| b.is_ascii_digit())
+        {
+            // Plain digits are an integer; the common case skips parsing.
+            return Ok(());
+        }
         Scalar::from(v)
             .int("")
             .map(|_| ())
@@ -621,28 +673,25 @@ fn object_field<'c>(
     };
     match v {
         None => Ok(None),
-        Some(Value::Object(raw)) => {
-            if !matches!(ints, IntKeys::Some(&[])) && !is_empty_object(raw) {
-                object_members(raw, scratch).map_err(|e| e.to_string())?;
-                match ints {
-                    IntKeys::All => {
-                        for (k, v) in scratch.iter() {
-                            int(v, &k.as_str().unwrap_or_default())?;
-                        }
+        Some((Value::Object(raw), members)) => {
+            match ints {
+                IntKeys::All => {
+                    for (k, v) in members {
+                        int(v, &k.as_str().unwrap_or_default())?;
                     }
-                    IntKeys::Some(keys) => {
-                        let obj = Members(scratch);
-                        for k in keys {
-                            if let Some(x) = obj.get(k) {
-                                int(&x, k)?;
-                            }
+                }
+                IntKeys::Some(keys) => {
+                    let obj = Members(members);
+                    for k in keys {
+                        if let Some(x) = obj.get(k) {
+                            int(&x, k)?;
                         }
                     }
                 }
             }
             Ok(Some(raw))
         }
-        Some(v) => Err(format!("{name}: expected an object, got {}", describe(&v))),
+        Some((v, _)) => Err(format!("{name}: expected an object, got {}", describe(&v))),
     }
 }
 
@@ -714,16 +763,24 @@ mod tests {
     use super::*;
 
     fn parse(json: &str) -> Result<String, String> {
-        let mut members = Vec::new();
-        object_members(json, &mut members).map_err(|e| e.to_string())?;
-        let top = TopLevel::new(&members);
-        let ev = TraceEvent::read(&top, &mut members)?;
+        let mut split = Split::default();
+        split_object(json, &mut split).map_err(|e| e.to_string())?;
+        let top = TopLevel::new(&split);
+        let ev = TraceEvent::read(&top)?;
         let mut buf = Vec::new();
         ev.write_json(&mut buf, "\"t.ndjson\"", 1);
         buf.push(b'}');
         let text = String::from_utf8(buf).unwrap();
         serde_json::from_str::<serde_json::Value>(&text).expect("the event is valid JSON");
         Ok(text)
+    }
+
+    #[test]
+    fn every_top_field_has_its_own_slot() {
+        for (i, name) in TOP_FIELDS.iter().enumerate() {
+            assert_eq!(field_index(name), Some(i), "{name}");
+        }
+        assert_eq!(field_index("turns"), None);
     }
 
     const BASE: &str =
