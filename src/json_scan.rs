@@ -162,6 +162,9 @@ pub fn object_members<'a>(
     })
 }
 
+/// A key and its value, as they stand in the line.
+pub type Member<'a> = (Value<'a>, Value<'a>);
+
 /// A line's object split two levels deep, in one pass: its members, and the
 /// members of each member that is itself an object, so that readers of
 /// nested fields need not scan them again.
@@ -569,7 +572,11 @@ mod tests {
             let ours = object_members(c, &mut Vec::new()).is_ok();
             let theirs = serde_json::from_str::<serde_json::Value>(c).is_ok_and(|v| v.is_object());
             assert_eq!(ours, theirs, "{c}");
-            assert_eq!(split_object(c, &mut Split::default()).is_ok(), theirs, "{c}");
+            assert_eq!(
+                split_object(c, &mut Split::default()).is_ok(),
+                theirs,
+                "{c}"
+            );
         }
     }
 
@@ -622,10 +629,7 @@ mod tests {
                 r#""a"=3"#
             ]
         );
-        assert_eq!(
-            raw(split.children_of(0)),
-            [r#""b"=1"#, r#""c"={"d": [2]}"#]
-        );
+        assert_eq!(raw(split.children_of(0)), [r#""b"=1"#, r#""c"={"d": [2]}"#]);
         assert!(split.children_of(1).is_empty());
         assert!(split.children_of(2).is_empty());
         assert!(split.children_of(3).is_empty());

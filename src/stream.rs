@@ -7,7 +7,7 @@ use std::io::Read;
 use rayon::prelude::*;
 
 use crate::cli::{Diag, Input, io_reason};
-use crate::json_scan::{Split, Value, array_items, pick, split_object};
+use crate::json_scan::{Member, Split, Value, array_items, pick, split_object};
 use crate::ndjson::ChunkReader;
 use crate::record::{EventView, KindProbe, SCHEMA};
 
@@ -203,11 +203,12 @@ fn event_field(name: &str) -> Option<usize> {
     })
 }
 
+/// A member's value and the members of its object value.
+type EventField<'s, 'c> = Option<(Value<'c>, &'s [Member<'c>])>;
+
 /// The values of an event record's members, each with the members of its
 /// object value; the last of duplicate keys wins.
-fn event_members<'s, 'c>(
-    split: &'s Split<'c>,
-) -> [Option<(Value<'c>, &'s [(Value<'c>, Value<'c>)])>; EVENT_FIELDS.len()] {
+fn event_members<'s, 'c>(split: &'s Split<'c>) -> [EventField<'s, 'c>; EVENT_FIELDS.len()] {
     let mut slots = [None; EVENT_FIELDS.len()];
     for (m, (k, v)) in split.members.iter().enumerate() {
         let i = match k {
@@ -234,10 +235,7 @@ fn string<'a>(v: Option<Value<'a>>, name: &str) -> Result<Cow<'a, str>, String> 
         .ok_or_else(|| format!("{name}: expected a string"))
 }
 
-fn optional_string<'a>(
-    v: Option<Value<'a>>,
-    name: &str,
-) -> Result<Option<Cow<'a, str>>, String> {
+fn optional_string<'a>(v: Option<Value<'a>>, name: &str) -> Result<Option<Cow<'a, str>>, String> {
     match v {
         None | Some(Value::Null) => Ok(None),
         Some(v) => v

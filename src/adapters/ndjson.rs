@@ -121,8 +121,8 @@ fn write_decoded(tasks: Vec<TaskOutput>, sink: &mut Sink<'_>) -> anyhow::Result<
     Ok(())
 }
 
-fn decode_group<'c>(
-    lines: &[(u64, &'c [u8])],
+fn decode_group(
+    lines: &[(u64, &[u8])],
     src_path: &str,
     filter: TimeFilter,
     as_views: bool,
@@ -370,11 +370,8 @@ impl<'c> TraceEvent<'c> {
             None | Some(Value::Null) => None,
             Some(v) => Some(lax_timestamp(&v)?),
         };
-        let divergence_age = object_field(
-            obj.member("divergence_age"),
-            "divergence_age",
-            IntKeys::All,
-        )?;
+        let divergence_age =
+            object_field(obj.member("divergence_age"), "divergence_age", IntKeys::All)?;
         let latency_ms = object_field(
             obj.member("latency_ms"),
             "latency_ms",
