@@ -72,8 +72,16 @@ pub fn analyze(
             )?;
         }
         skipped
-    } else if records.iter().any(|r| *r) {
-        anyhow::bail!("the inputs mix trace files and triage records; give one kind at a time");
+    } else if let Some(r) = records.iter().position(|r| *r) {
+        let t = records
+            .iter()
+            .position(|r| !*r)
+            .expect("not all are records");
+        anyhow::bail!(
+            "the inputs mix trace files ({}) and triage records ({}); give one kind at a time",
+            inputs[t].name(),
+            inputs[r].name()
+        );
     } else {
         parse_and_feed(inputs, peeked, opts, &mut grouper, &mut other, diag)?
     };

@@ -183,6 +183,28 @@ fn flags_the_mode_ignores_are_usage_errors() {
     assert_eq!(code, 0, "the default --top needs no --narrate: {err}");
 }
 
+/// LLM flags without the flag that calls the LLM would be silently unused.
+#[test]
+fn llm_flags_without_an_llm_are_usage_errors() {
+    let (code, _, err) = run(
+        "triage-explain",
+        &["--model", "m", "examples/explain/loop.ndjson"],
+        b"",
+    );
+    assert_eq!(code, 2, "stderr: {err}");
+    assert!(
+        err.contains("--model") && err.contains("--judge"),
+        "stderr: {err}"
+    );
+    let (code, _, err) = run(
+        "triage",
+        &["report", "--provider", "openai", "examples/monday.ndjson"],
+        b"",
+    );
+    assert_eq!(code, 2, "stderr: {err}");
+    assert!(err.contains("--ai-analysis"), "stderr: {err}");
+}
+
 /// A truncated Who&When file is reported as FILE:LINE like every other
 /// format, not with serde's "at line L column C" tail.
 #[test]
@@ -220,6 +242,22 @@ fn render_refuses_a_second_batch() {
     let batch_line = first_lines + 4; // score, group and parse headers come first
     assert!(
         err.contains(&format!("<stdin>:{batch_line}: a second batch record")),
+        "stderr: {err}"
+    );
+}
+
+/// Mixing trace files and records is refused, naming one file of each kind.
+#[test]
+fn mixed_inputs_name_the_files() {
+    let records = "tests/expected/otlp-shop.ndjson";
+    let (code, _, err) = run(
+        "triage",
+        &["report", "examples/monday.ndjson", records],
+        b"",
+    );
+    assert_eq!(code, 2, "stderr: {err}");
+    assert!(
+        err.contains("examples/monday.ndjson") && err.contains(records),
         "stderr: {err}"
     );
 }

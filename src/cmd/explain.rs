@@ -79,6 +79,27 @@ pub struct LlmArgs {
 }
 
 impl LlmArgs {
+    /// The first of these flags given, to refuse it where no LLM is used.
+    fn first_given(&self) -> Option<&'static str> {
+        [
+            (self.provider.is_some(), "--provider"),
+            (self.model.is_some(), "--model"),
+            (self.concurrency.is_some(), "--concurrency"),
+            (self.timeout.is_some(), "--timeout"),
+        ]
+        .into_iter()
+        .find_map(|(given, flag)| given.then_some(flag))
+    }
+
+    /// Refuses LLM flags when nothing uses the LLM, rather than ignoring them.
+    pub fn refuse_unused(&self, used: bool, enabling: &str) -> anyhow::Result<()> {
+        match self.first_given() {
+            Some(flag) if !used => {
+                anyhow::bail!("{flag} chooses how the LLM is called: use it with {enabling}")
+            }
+            _ => Ok(()),
+        }
+    }
     /// The client these flags, the `[llm]` section and the environment
     /// describe; `purpose` (the flag that needs it) is named when a key is
     /// missing.
@@ -146,6 +167,8 @@ TRIAGE_CONFIG: the configuration file, as --config.",
     }
 
     fn run(self, diag: &mut Diag) -> anyhow::Result<u8> {
+        self.llm
+            .refuse_unused(self.narrate || self.judge, "--narrate or --judge")?;
         let config = Config::load_or_default(self.config.as_deref())?;
         let client = match (self.narrate, self.judge) {
             (false, false) => None,

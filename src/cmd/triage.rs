@@ -116,6 +116,7 @@ fn options(
 
 fn report(a: ReportArgs, diag: &mut Diag) -> anyhow::Result<u8> {
     a.output.check()?;
+    a.llm.refuse_unused(a.ai_analysis, "--ai-analysis")?;
     let opts = options(a.config.as_deref(), a.input_format, &a.common)?;
     let client = a
         .ai_analysis
