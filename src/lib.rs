@@ -10,6 +10,7 @@ pub mod config;
 pub mod diff;
 pub mod explain;
 pub mod group;
+pub mod http_retry;
 pub mod json_scan;
 pub mod judge;
 pub mod llm;

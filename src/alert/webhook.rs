@@ -109,10 +109,7 @@ impl Webhook {
             if attempts > self.retries {
                 return self.report(false, attempts, status, Some(error));
             }
-            let backoff = self
-                .backoff
-                .saturating_mul(1 << (attempts - 1).min(16))
-                .min(MAX_WAIT);
+            let backoff = crate::http_retry::backoff(self.backoff, attempts).min(MAX_WAIT);
             std::thread::sleep(wait.map_or(backoff, |w| w.max(backoff)).min(MAX_WAIT));
         }
     }
@@ -145,12 +142,7 @@ impl Webhook {
         if (200..300).contains(&status) {
             return Attempt::Delivered(status);
         }
-        let wait = response
-            .headers()
-            .get("retry-after")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map(Duration::from_secs);
+        let wait = crate::http_retry::retry_after(&response);
         let mut answer = String::new();
         let _ = response
             .body_mut()
@@ -163,7 +155,7 @@ impl Webhook {
         } else {
             format!("the receiver answered {status}: {}", self.scrub(&answer))
         };
-        if status == 408 || status == 429 || status >= 500 {
+        if crate::http_retry::worth_retrying(status) {
             Attempt::Retry {
                 status: Some(status),
                 error,

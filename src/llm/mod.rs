@@ -265,7 +265,7 @@ impl Client {
             let wait = match self.send_once(&body) {
                 Attempt::Done(result) => return result,
                 Attempt::Retry { wait, .. } if attempt < attempts => {
-                    wait.unwrap_or_else(|| backoff(attempt))
+                    wait.unwrap_or_else(|| crate::http_retry::backoff(FIRST_BACKOFF, attempt))
                 }
                 Attempt::Retry { last, .. } => {
                     return Err(LlmError::Unavailable { attempts, last });
@@ -285,13 +285,7 @@ impl Client {
             Err(e) => return self.network_failure(&e),
         };
         let status = resp.status().as_u16();
-        let retry_after = resp
-            .headers()
-            .get("retry-after")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<f64>().ok())
-            .filter(|s| s.is_finite() && *s >= 0.0)
-            .map(Duration::from_secs_f64);
+        let retry_after = crate::http_retry::retry_after(&resp);
         let text = match resp
             .body_mut()
             .with_config()
@@ -335,7 +329,7 @@ impl Client {
     /// one request.
     fn refusal(&self, status: u16, message: String, retry_after: Option<Duration>) -> Attempt {
         match status {
-            408 | 429 | 500..=599 => Attempt::Retry {
+            s if crate::http_retry::worth_retrying(s) => Attempt::Retry {
                 last: format!("HTTP {status}: {message}"),
                 wait: retry_after,
             },
@@ -464,17 +458,6 @@ enum Attempt {
     },
 }
 
-/// 0.5 s, 1 s, 2 s, … with up to a quarter more at random, so concurrent
-/// requests that failed together do not retry together.
-fn backoff(attempt: u32) -> Duration {
-    let base = FIRST_BACKOFF.saturating_mul(1 << attempt.saturating_sub(1).min(6));
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    base + base.mul_f64(f64::from(nanos % 1000) / 4000.0)
-}
-
 /// The error message a server put in its JSON (`error.message`, as both
 /// APIs do), else the start of its text.
 fn server_message(json: Option<&Value>, raw: &[u8]) -> String {
@@ -590,13 +573,6 @@ mod tests {
         assert_eq!(m["choice"], 2);
         assert!(json_answer("no json here").is_none());
         assert!(json_answer("} {").is_none());
-    }
-
-    #[test]
-    fn backoff_doubles_and_stays_bounded() {
-        assert!(backoff(1) >= FIRST_BACKOFF && backoff(1) < FIRST_BACKOFF * 2);
-        assert!(backoff(3) >= FIRST_BACKOFF * 4);
-        assert!(backoff(40) <= MAX_BACKOFF * 2);
     }
 
     #[test]
