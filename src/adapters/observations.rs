@@ -367,33 +367,28 @@ pub fn fail_inferred(ev: &mut EventOut<'_>, source: &'static str, message: &str)
 /// too, marked inferred with `failure_source` "inherited". `parents` holds
 /// each event's parent's position; parents come before their children.
 fn inherit_failures(events: &mut [EventOut<'_>], parents: &[Option<usize>]) {
+    // Each parent's last child, and whether any child failed, in one pass.
+    let mut last_kid = vec![None; events.len()];
+    let mut kid_failed = vec![false; events.len()];
+    for (k, parent) in parents.iter().enumerate() {
+        if let Some(p) = *parent
+            && p < k
+        {
+            last_kid[p] = Some(k);
+            kid_failed[p] |= !events[k].action_succeeded;
+        }
+    }
     for p in 0..events.len() {
         let stated = matches!(
             events[p].failure_source,
             Some("status" | "error" | "exception")
         );
-        if events[p].action_succeeded || !stated {
+        if events[p].action_succeeded || !stated || kid_failed[p] {
             continue;
         }
-        let kids: Vec<usize> = (p + 1..events.len())
-            .filter(|&k| parents[k] == Some(p))
-            .collect();
-        let Some(&last) = kids.last() else { continue };
-        if kids.iter().any(|&k| !events[k].action_succeeded) {
-            continue;
+        if let Some(last) = last_kid[p] {
+            super::spans::inherit_failure(events, p, last);
         }
-        let (error, class, cause) = (
-            events[p].error.clone(),
-            events[p].failure_classification.clone(),
-            events[p].failure_cause.clone(),
-        );
-        let kid = &mut events[last];
-        kid.action_succeeded = false;
-        kid.failure_source = Some("inherited");
-        kid.failure_inferred = true;
-        kid.error = error;
-        kid.failure_classification = class;
-        kid.failure_cause = cause;
     }
 }
 

@@ -535,18 +535,7 @@ fn blame_last_child(
         if !stated_error || failed_below[pos] || held[order[child].0].status != StatusCode::Unset {
             continue;
         }
-        let (error, class, cause) = (
-            events[pos].error.clone(),
-            events[pos].failure_classification.clone(),
-            events[pos].failure_cause.clone(),
-        );
-        let ev = &mut events[child];
-        ev.action_succeeded = false;
-        ev.failure_source = Some("inherited");
-        ev.failure_inferred = true;
-        ev.error = error;
-        ev.failure_classification = class;
-        ev.failure_cause = cause;
+        super::spans::inherit_failure(events, pos, child);
     }
 }
 

@@ -47,6 +47,24 @@ impl StatusCode {
     }
 }
 
+/// Passes the failure event `from` states on to event `to`, marked
+/// inferred with `failure_source` "inherited": for a parent whose children
+/// record nothing of the failure it reports.
+pub fn inherit_failure(events: &mut [crate::record::EventOut<'_>], from: usize, to: usize) {
+    let (error, class, cause) = (
+        events[from].error.clone(),
+        events[from].failure_classification.clone(),
+        events[from].failure_cause.clone(),
+    );
+    let ev = &mut events[to];
+    ev.action_succeeded = false;
+    ev.failure_source = Some("inherited");
+    ev.failure_inferred = true;
+    ev.error = error;
+    ev.failure_classification = class;
+    ev.failure_cause = cause;
+}
+
 /// The event `span_kind` an OpenInference span kind stands for.
 pub fn kind_from_openinference(kind: &str) -> Option<&'static str> {
     Some(match kind.to_ascii_uppercase().as_str() {
