@@ -140,11 +140,18 @@ fn find_special_swar(b: &[u8]) -> Option<usize> {
         .map(|p| i + p)
 }
 
+/// One line being scanned. Positions travel as arguments and results, not
+/// as a field, so that they stay in registers through the inlined hot
+/// path. Every read goes through [`Scanner::byte`], which answers 0 past the
+/// end: 0 is valid nowhere outside a string, so the end of the line falls
+/// into each check's error branch instead of needing a test of its own.
 struct Scanner<'a> {
     s: &'a str,
     b: &'a [u8],
-    pos: usize,
 }
+
+/// A scanned value and the position just past it.
+type Scanned<'a> = Result<(Value<'a>, usize), ScanError>;
 
 /// Splits a line holding one JSON value into the members of that value, an
 /// object; `members` is cleared and filled. Duplicate keys are all kept, in
@@ -155,10 +162,10 @@ pub fn object_members<'a>(
     members: &mut Vec<(Value<'a>, Value<'a>)>,
 ) -> Result<(), ScanError> {
     members.clear();
-    top_object(line, |sc, key| {
-        let v = sc.value(1)?;
+    top_object(line, |sc, key, at| {
+        let (v, at) = sc.value(at, 1)?;
         members.push((key, v));
-        Ok(())
+        Ok(at)
     })
 }
 
@@ -196,55 +203,38 @@ pub fn split_object<'a>(line: &'a str, split: &mut Split<'a>) -> Result<(), Scan
         children,
         spans,
     } = split;
-    top_object(line, |sc, key| {
+    top_object(line, |sc, key, start| {
         let from = children.len() as u32;
-        let v = if sc.peek() == Some(b'{') {
-            let start = sc.pos;
-            sc.object(1, |sc, k| {
-                let v = sc.value(2)?;
+        let (v, at) = if sc.byte(start) == b'{' {
+            let at = sc.object(start, 1, |sc, k, at| {
+                let (v, at) = sc.value(at, 2)?;
                 children.push((k, v));
-                Ok(())
+                Ok(at)
             })?;
-            Value::Object(&sc.s[start..sc.pos])
+            (Value::Object(sc.text(start, at)), at)
         } else {
-            sc.value(1)?
+            sc.value(start, 1)?
         };
         members.push((key, v));
         spans.push((from, children.len() as u32));
-        Ok(())
+        Ok(at)
     })
 }
 
-/// Scans a line that must hold one object, handing each member's key to
-/// `member`, which scans the value.
+/// Scans a line that must hold one object, handing each member's key and
+/// the position of its value to `member`, which scans the value.
+#[inline(always)]
 fn top_object<'a>(
     line: &'a str,
-    member: impl FnMut(&mut Scanner<'a>, Value<'a>) -> Result<(), ScanError>,
+    member: impl FnMut(&Scanner<'a>, Value<'a>, usize) -> Result<usize, ScanError>,
 ) -> Result<(), ScanError> {
-    let mut sc = Scanner {
-        s: line,
-        b: line.as_bytes(),
-        pos: 0,
-    };
-    sc.ws();
-    if sc.peek() != Some(b'{') {
-        // Validate first so a broken line reads as broken, not as "not an object".
-        sc.value(0)?;
-        sc.ws();
-        if sc.pos != sc.b.len() {
-            return Err(sc.err("trailing characters"));
-        }
-        return Err(ScanError {
-            reason: "expected a JSON object",
-            at: 0,
-        });
+    let sc = Scanner::new(line);
+    let at = sc.ws(0);
+    if sc.byte(at) != b'{' {
+        return Err(sc.not_an_object(at));
     }
-    sc.object(0, member)?;
-    sc.ws();
-    if sc.pos != sc.b.len() {
-        return Err(sc.err("trailing characters"));
-    }
-    Ok(())
+    let at = sc.object(at, 0, member)?;
+    sc.end(at)
 }
 
 /// The values of the members named in `names`, in that order, found in
@@ -275,243 +265,322 @@ pub fn pick<'c, const N: usize>(
 /// The elements of an array's raw text (as returned by the scanner).
 pub fn array_items<'a>(raw: &'a str, items: &mut Vec<Value<'a>>) -> Result<(), ScanError> {
     items.clear();
-    let mut sc = Scanner {
-        s: raw,
-        b: raw.as_bytes(),
-        pos: 0,
-    };
-    sc.array(0, |sc| {
-        items.push(sc.value(1)?);
-        Ok(())
+    let sc = Scanner::new(raw);
+    sc.array(0, 0, |sc, at| {
+        let (v, at) = sc.value(at, 1)?;
+        items.push(v);
+        Ok(at)
     })
+    .map(drop)
 }
 
 impl<'a> Scanner<'a> {
-    fn peek(&self) -> Option<u8> {
-        self.b.get(self.pos).copied()
+    fn new(s: &'a str) -> Self {
+        Scanner { s, b: s.as_bytes() }
     }
 
-    fn err(&self, reason: &'static str) -> ScanError {
-        ScanError {
-            reason,
-            at: self.pos,
+    /// The byte at `at`, or 0 past the end.
+    #[inline(always)]
+    fn byte(&self, at: usize) -> u8 {
+        self.b.get(at).map_or(0, |&c| c)
+    }
+
+    /// The line's text from `start` to `end`, both positions of ASCII
+    /// bytes or the end of the line, so character boundaries.
+    #[inline(always)]
+    fn text(&self, start: usize, end: usize) -> &'a str {
+        debug_assert!(start <= end && end <= self.s.len());
+        debug_assert!(self.s.is_char_boundary(start) && self.s.is_char_boundary(end));
+        // SAFETY: the scanner never moves backwards or past the end, so
+        // `start <= end <= len`, and both are character boundaries as said
+        // above: the range is in bounds and the slice is valid UTF-8.
+        unsafe { self.s.get_unchecked(start..end) }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn fail(&self, at: usize, reason: &'static str) -> ScanError {
+        ScanError { reason, at }
+    }
+
+    /// After the top-level value at `at`: only whitespace may follow.
+    #[inline(always)]
+    fn end(&self, at: usize) -> Result<(), ScanError> {
+        let at = self.ws(at);
+        if at != self.b.len() {
+            return Err(self.fail(at, "trailing characters"));
+        }
+        Ok(())
+    }
+
+    /// Why a line whose value at `at` is not an object is refused:
+    /// validate it first, so a broken line reads as broken, not as "not an
+    /// object".
+    #[cold]
+    #[inline(never)]
+    fn not_an_object(&self, at: usize) -> ScanError {
+        match self.value(at, 0).and_then(|(_, at)| self.end(at)) {
+            Err(e) => e,
+            Ok(()) => ScanError {
+                reason: "expected a JSON object",
+                at: 0,
+            },
         }
     }
 
-    fn ws(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
-            self.pos += 1;
-        }
+    /// The two bytes at `at`, or zeros past the end. Most JSON puts one
+    /// space after each ':' and ',': matching the pair saves a test a byte.
+    #[inline(always)]
+    fn pair(&self, at: usize) -> [u8; 2] {
+        self.b
+            .get(at..at + 2)
+            .map_or([0; 2], |p| [p[0], p[1]])
     }
 
-    fn value(&mut self, depth: usize) -> Result<Value<'a>, ScanError> {
-        match self.peek() {
-            Some(b'"') => self.string(),
-            Some(b'{') => {
-                let start = self.pos;
-                self.object(depth, |sc, _| sc.value(depth + 1).map(drop))?;
-                Ok(Value::Object(&self.s[start..self.pos]))
-            }
-            Some(b'[') => {
-                let start = self.pos;
-                self.array(depth, |sc| sc.value(depth + 1).map(drop))?;
-                Ok(Value::Array(&self.s[start..self.pos]))
-            }
-            Some(b't') => self.literal("true", Value::Bool(true)),
-            Some(b'f') => self.literal("false", Value::Bool(false)),
-            Some(b'n') => self.literal("null", Value::Null),
-            Some(b'-' | b'0'..=b'9') => self.number(),
-            Some(_) => Err(self.err("expected a value")),
-            None => Err(self.err("unexpected end of line")),
+    /// The position of the value after the key that ends just before `at`:
+    /// past whitespace, a ':', and whitespace.
+    #[inline(never)]
+    fn colon(&self, at: usize) -> Result<usize, ScanError> {
+        let at = self.ws(at);
+        if self.byte(at) != b':' {
+            return Err(self.fail(at, "expected ':'"));
         }
+        Ok(self.ws(at + 1))
     }
 
-    fn literal(&mut self, word: &'static str, v: Value<'a>) -> Result<Value<'a>, ScanError> {
-        if self.b[self.pos..].starts_with(word.as_bytes()) {
-            self.pos += word.len();
-            Ok(v)
-        } else {
-            Err(self.err("expected a value"))
+    /// The position past the whitespace at `at`. Most JSON puts at most
+    /// one space between tokens, so that case goes first.
+    #[inline(always)]
+    fn ws(&self, mut at: usize) -> usize {
+        at += usize::from(self.byte(at) == b' ');
+        if self.byte(at) > b' ' {
+            return at;
         }
+        while let b' ' | b'\t' | b'\n' | b'\r' = self.byte(at) {
+            at += 1;
+        }
+        at
     }
 
-    fn digits(&mut self) -> usize {
-        let start = self.pos;
-        while let Some(b'0'..=b'9') = self.peek() {
-            self.pos += 1;
+    /// The value at `at`: scalars here, containers out of line.
+    #[inline(always)]
+    fn value(&self, at: usize, depth: usize) -> Scanned<'a> {
+        match self.byte(at) {
+            b'"' => self.string(at),
+            b'-' | b'0'..=b'9' => self.number(at),
+            b't' => self.literal(at, b"true", Value::Bool(true)),
+            b'f' => self.literal(at, b"false", Value::Bool(false)),
+            b'n' => self.literal(at, b"null", Value::Null),
+            b'{' | b'[' => self.container(at, depth),
+            _ if at >= self.b.len() => Err(self.fail(at, "unexpected end of line")),
+            _ => Err(self.fail(at, "expected a value")),
         }
-        self.pos - start
-    }
-
-    fn number(&mut self) -> Result<Value<'a>, ScanError> {
-        let start = self.pos;
-        if self.peek() == Some(b'-') {
-            self.pos += 1;
-        }
-        match self.peek() {
-            Some(b'0') => self.pos += 1,
-            Some(b'1'..=b'9') => {
-                self.digits();
-            }
-            _ => return Err(self.err("invalid number")),
-        }
-        if self.peek() == Some(b'.') {
-            self.pos += 1;
-            if self.digits() == 0 {
-                return Err(self.err("invalid number"));
-            }
-        }
-        if let Some(b'e' | b'E') = self.peek() {
-            self.pos += 1;
-            if let Some(b'+' | b'-') = self.peek() {
-                self.pos += 1;
-            }
-            if self.digits() == 0 {
-                return Err(self.err("invalid number"));
-            }
-        }
-        Ok(Value::Number(&self.s[start..self.pos]))
-    }
-
-    /// The string at `pos`. Most strings in traces are short and plain: one
-    /// sixteen-byte test finds their end without leaving this function.
-    #[inline]
-    fn string(&mut self) -> Result<Value<'a>, ScanError> {
-        #[cfg(target_arch = "x86_64")]
-        if let Some(block) = self.b.get(self.pos + 1..self.pos + 17) {
-            let found = special_mask16(block.try_into().expect("sixteen bytes"));
-            let end = self.pos + 1 + found.trailing_zeros() as usize;
-            if found != 0 && self.b[end] == b'"' {
-                let start = self.pos;
-                self.pos = end + 1;
-                return Ok(Value::String {
-                    raw: &self.s[start..self.pos],
-                    escaped: false,
-                });
-            }
-        }
-        self.string_slow()
     }
 
     #[inline(never)]
-    fn string_slow(&mut self) -> Result<Value<'a>, ScanError> {
-        let start = self.pos;
-        self.pos += 1;
+    fn container(&self, start: usize, depth: usize) -> Scanned<'a> {
+        if self.byte(start) == b'{' {
+            let end = self.object(start, depth, |sc, _, at| {
+                sc.value(at, depth + 1).map(|(_, at)| at)
+            })?;
+            Ok((Value::Object(self.text(start, end)), end))
+        } else {
+            let end = self.array(start, depth, |sc, at| {
+                sc.value(at, depth + 1).map(|(_, at)| at)
+            })?;
+            Ok((Value::Array(self.text(start, end)), end))
+        }
+    }
+
+    #[inline(always)]
+    fn literal(&self, at: usize, word: &'static [u8], v: Value<'a>) -> Scanned<'a> {
+        if self.b.get(at..at + word.len()) == Some(word) {
+            Ok((v, at + word.len()))
+        } else {
+            Err(self.fail(at, "expected a value"))
+        }
+    }
+
+    /// The position past the digits at `at`, if there is at least one.
+    #[inline(always)]
+    fn digits(&self, start: usize) -> Option<usize> {
+        let mut at = start;
+        while self.byte(at).is_ascii_digit() {
+            at += 1;
+        }
+        (at > start).then_some(at)
+    }
+
+    #[inline(always)]
+    fn number(&self, start: usize) -> Scanned<'a> {
+        let mut at = start + usize::from(self.byte(start) == b'-');
+        at = match self.byte(at) {
+            b'0' => at + 1,
+            b'1'..=b'9' => {
+                at += 1;
+                while self.byte(at).is_ascii_digit() {
+                    at += 1;
+                }
+                at
+            }
+            _ => return Err(self.fail(at, "invalid number")),
+        };
+        if let b'.' | b'e' | b'E' = self.byte(at) {
+            at = self.fraction_exponent(at)?;
+        }
+        Ok((Value::Number(self.text(start, at)), at))
+    }
+
+    /// The rarer tail of a number at `at`: a fraction, an exponent or both.
+    #[inline(never)]
+    fn fraction_exponent(&self, mut at: usize) -> Result<usize, ScanError> {
+        if self.byte(at) == b'.' {
+            at = self
+                .digits(at + 1)
+                .ok_or_else(|| self.fail(at + 1, "invalid number"))?;
+        }
+        if let b'e' | b'E' = self.byte(at) {
+            at += 1;
+            if let b'+' | b'-' = self.byte(at) {
+                at += 1;
+            }
+            at = self
+                .digits(at)
+                .ok_or_else(|| self.fail(at, "invalid number"))?;
+        }
+        Ok(at)
+    }
+
+    /// The string at `start`. Most strings in traces are short and plain:
+    /// one sixteen-byte test finds their end without leaving this function.
+    #[inline(always)]
+    fn string(&self, start: usize) -> Scanned<'a> {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(block) = self.b.get(start + 1..start + 17) {
+            let found = special_mask16(block.try_into().expect("sixteen bytes"));
+            let end = start + 1 + found.trailing_zeros() as usize;
+            if found != 0 && self.byte(end) == b'"' {
+                let raw = self.text(start, end + 1);
+                return Ok((
+                    Value::String {
+                        raw,
+                        escaped: false,
+                    },
+                    end + 1,
+                ));
+            }
+        }
+        self.string_rest(start, start + 1)
+    }
+
+    /// The rest of the string that starts at `start`, from `at`, which is
+    /// inside it and past plain text only.
+    #[inline(never)]
+    fn string_rest(&self, start: usize, mut at: usize) -> Scanned<'a> {
         let mut escaped = false;
         loop {
-            let Some(i) = find_special(&self.b[self.pos..]) else {
-                self.pos = self.b.len();
-                return Err(self.err("unterminated string"));
+            let Some(i) = find_special(&self.b[at..]) else {
+                return Err(self.fail(self.b.len(), "unterminated string"));
             };
-            self.pos += i;
-            match self.b[self.pos] {
+            at += i;
+            match self.byte(at) {
                 b'"' => {
-                    self.pos += 1;
-                    return Ok(Value::String {
-                        raw: &self.s[start..self.pos],
-                        escaped,
-                    });
+                    let raw = self.text(start, at + 1);
+                    return Ok((Value::String { raw, escaped }, at + 1));
                 }
                 b'\\' => {
                     escaped = true;
-                    self.escape()?;
+                    at = self.escape(at + 1)?;
                 }
-                _ => return Err(self.err("control character in string")),
+                _ => return Err(self.fail(at, "control character in string")),
             }
         }
     }
 
-    fn escape(&mut self) -> Result<(), ScanError> {
-        self.pos += 1;
-        match self.peek() {
-            Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => {
-                self.pos += 1;
-                Ok(())
-            }
-            Some(b'u') => {
-                let hex = self.b.get(self.pos + 1..self.pos + 5);
+    /// The position past the escape whose backslash is just before `at`.
+    fn escape(&self, at: usize) -> Result<usize, ScanError> {
+        match self.byte(at) {
+            b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => Ok(at + 1),
+            b'u' => {
+                let hex = self.b.get(at + 1..at + 5);
                 if hex.is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit)) {
-                    self.pos += 5;
-                    Ok(())
+                    Ok(at + 5)
                 } else {
-                    Err(self.err("invalid \\u escape"))
+                    Err(self.fail(at, "invalid \\u escape"))
                 }
             }
-            _ => Err(self.err("invalid escape")),
+            _ => Err(self.fail(at, "invalid escape")),
         }
     }
 
-    /// Scans the object at `pos`, handing each member's key to `member`,
-    /// which scans the value.
+    /// Scans the object at `start`, handing each member's key and the
+    /// position of its value to `member`, which scans the value and answers
+    /// the position past it. Answers the position past the object.
+    #[inline(always)]
     fn object(
-        &mut self,
+        &self,
+        start: usize,
         depth: usize,
-        mut member: impl FnMut(&mut Self, Value<'a>) -> Result<(), ScanError>,
-    ) -> Result<(), ScanError> {
+        mut member: impl FnMut(&Self, Value<'a>, usize) -> Result<usize, ScanError>,
+    ) -> Result<usize, ScanError> {
         if depth >= MAX_DEPTH {
-            return Err(self.err("nested too deeply"));
+            return Err(self.fail(start, "nested too deeply"));
         }
-        self.pos += 1;
-        self.ws();
-        if self.peek() == Some(b'}') {
-            self.pos += 1;
-            return Ok(());
+        let mut at = self.ws(start + 1);
+        if self.byte(at) == b'}' {
+            return Ok(at + 1);
         }
         loop {
-            self.ws();
-            if self.peek() != Some(b'"') {
-                return Err(self.err("expected a key"));
+            if self.byte(at) != b'"' {
+                return Err(self.fail(at, "expected a key"));
             }
-            let key = self.string()?;
-            self.ws();
-            if self.peek() != Some(b':') {
-                return Err(self.err("expected ':'"));
+            let (key, after) = self.string(at)?;
+            at = if self.byte(after) == b':' {
+                self.ws(after + 1)
+            } else {
+                self.colon(after)?
+            };
+            at = member(self, key, at)?;
+            if self.byte(at) != b',' {
+                at = self.ws(at);
             }
-            self.pos += 1;
-            self.ws();
-            member(self, key)?;
-            self.ws();
-            match self.peek() {
-                Some(b',') => self.pos += 1,
-                Some(b'}') => {
-                    self.pos += 1;
-                    return Ok(());
-                }
-                _ => return Err(self.err("expected ',' or '}'")),
+            match self.byte(at) {
+                b',' => at = self.ws(at + 1),
+                b'}' => return Ok(at + 1),
+                _ => return Err(self.fail(at, "expected ',' or '}'")),
             }
         }
     }
 
-    /// Scans the array at `pos`, calling `item` to scan each element.
+    /// Scans the array at `start`, calling `item` with the position of each
+    /// element to scan it. Answers the position past the array.
+    #[inline(always)]
     fn array(
-        &mut self,
+        &self,
+        start: usize,
         depth: usize,
-        mut item: impl FnMut(&mut Self) -> Result<(), ScanError>,
-    ) -> Result<(), ScanError> {
+        mut item: impl FnMut(&Self, usize) -> Result<usize, ScanError>,
+    ) -> Result<usize, ScanError> {
         if depth >= MAX_DEPTH {
-            return Err(self.err("nested too deeply"));
+            return Err(self.fail(start, "nested too deeply"));
         }
-        self.pos += 1;
-        self.ws();
-        if self.peek() == Some(b']') {
-            self.pos += 1;
-            return Ok(());
+        let mut at = self.ws(start + 1);
+        if self.byte(at) == b']' {
+            return Ok(at + 1);
         }
         loop {
-            self.ws();
-            item(self)?;
-            self.ws();
-            match self.peek() {
-                Some(b',') => self.pos += 1,
-                Some(b']') => {
-                    self.pos += 1;
-                    return Ok(());
-                }
-                _ => return Err(self.err("expected ',' or ']'")),
+            at = self.ws(item(self, at)?);
+            match self.byte(at) {
+                b',' => at = self.ws(at + 1),
+                b']' => return Ok(at + 1),
+                _ => return Err(self.fail(at, "expected ',' or ']'")),
             }
         }
     }
 }
+
+#[cfg(test)]
+mod reference;
 
 #[cfg(test)]
 mod tests {
