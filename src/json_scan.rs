@@ -3,6 +3,7 @@
 //! decode it. The hot path of reading TraceEvent lines.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
 
 /// Containers nested deeper than this are refused.
 pub const MAX_DEPTH: usize = 512;
@@ -142,12 +143,43 @@ fn find_special_swar(b: &[u8]) -> Option<usize> {
 
 /// One line being scanned. Positions travel as arguments and results, not
 /// as a field, so that they stay in registers through the inlined hot
-/// path. Every read goes through [`Scanner::byte`], which answers 0 past the
-/// end: 0 is valid nowhere outside a string, so the end of the line falls
-/// into each check's error branch instead of needing a test of its own.
-struct Scanner<'a> {
+/// path.
+///
+/// The scanner reads a copy of the line followed by [`PAD`] zero bytes, so
+/// that it needs no test for the end of the line: 0 is valid nowhere outside
+/// a string, so the end falls into each check's error branch. No position
+/// ever passes the end, as each step forward steps over a byte found to be
+/// something other than 0.
+struct Scanner<'a, 'p> {
     s: &'a str,
-    b: &'a [u8],
+    /// The line's bytes, then `PAD` zeros.
+    b: &'p [u8],
+    /// The line's length.
+    len: usize,
+}
+
+/// How many zero bytes follow the line in the scanner's copy: enough for
+/// a sixteen-byte load at any position up to the end.
+const PAD: usize = 32;
+
+thread_local! {
+    /// The copy of the line being scanned, reused from line to line.
+    static PADDED: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `scan` over a padded copy of `line`.
+#[inline(always)]
+fn with_scanner<'a, R>(line: &'a str, scan: impl FnOnce(&Scanner<'a, '_>) -> R) -> R {
+    PADDED.with_borrow_mut(|b| {
+        b.clear();
+        b.extend_from_slice(line.as_bytes());
+        b.extend_from_slice(&[0; PAD]);
+        scan(&Scanner {
+            s: line,
+            b,
+            len: line.len(),
+        })
+    })
 }
 
 /// A scanned value and the position just past it.
@@ -162,11 +194,7 @@ pub fn object_members<'a>(
     members: &mut Vec<(Value<'a>, Value<'a>)>,
 ) -> Result<(), ScanError> {
     members.clear();
-    top_object(line, |sc, key, at| {
-        let (v, at) = sc.value(at, 1)?;
-        members.push((key, v));
-        Ok(at)
-    })
+    top_object(line, |sc, key, at| sc.value_to(at, 1, |v| members.push((key, v))))
 }
 
 /// A key and its value, as they stand in the line.
@@ -205,17 +233,15 @@ pub fn split_object<'a>(line: &'a str, split: &mut Split<'a>) -> Result<(), Scan
     } = split;
     top_object(line, |sc, key, start| {
         let from = children.len() as u32;
-        let (v, at) = if sc.byte(start) == b'{' {
+        let at = if sc.byte(start) == b'{' {
             let at = sc.object(start, 1, |sc, k, at| {
-                let (v, at) = sc.value(at, 2)?;
-                children.push((k, v));
-                Ok(at)
+                sc.value_to(at, 2, |v| children.push((k, v)))
             })?;
-            (Value::Object(sc.text(start, at)), at)
+            members.push((key, Value::Object(sc.text(start, at))));
+            at
         } else {
-            sc.value(start, 1)?
+            sc.value_to(start, 1, |v| members.push((key, v)))?
         };
-        members.push((key, v));
         spans.push((from, children.len() as u32));
         Ok(at)
     })
@@ -226,15 +252,16 @@ pub fn split_object<'a>(line: &'a str, split: &mut Split<'a>) -> Result<(), Scan
 #[inline(always)]
 fn top_object<'a>(
     line: &'a str,
-    member: impl FnMut(&Scanner<'a>, Value<'a>, usize) -> Result<usize, ScanError>,
+    member: impl FnMut(&Scanner<'a, '_>, Value<'a>, usize) -> Result<usize, ScanError>,
 ) -> Result<(), ScanError> {
-    let sc = Scanner::new(line);
-    let at = sc.ws(0);
-    if sc.byte(at) != b'{' {
-        return Err(sc.not_an_object(at));
-    }
-    let at = sc.object(at, 0, member)?;
-    sc.end(at)
+    with_scanner(line, |sc| {
+        let at = sc.ws(0);
+        if sc.byte(at) != b'{' {
+            return Err(sc.not_an_object(at));
+        }
+        let at = sc.object(at, 0, member)?;
+        sc.end(at)
+    })
 }
 
 /// The values of the members named in `names`, in that order, found in
@@ -265,31 +292,27 @@ pub fn pick<'c, const N: usize>(
 /// The elements of an array's raw text (as returned by the scanner).
 pub fn array_items<'a>(raw: &'a str, items: &mut Vec<Value<'a>>) -> Result<(), ScanError> {
     items.clear();
-    let sc = Scanner::new(raw);
-    sc.array(0, 0, |sc, at| {
-        let (v, at) = sc.value(at, 1)?;
-        items.push(v);
-        Ok(at)
+    with_scanner(raw, |sc| {
+        sc.array(0, 0, |sc, at| sc.value_to(at, 1, |v| items.push(v)))
+        .map(drop)
     })
-    .map(drop)
 }
 
-impl<'a> Scanner<'a> {
-    fn new(s: &'a str) -> Self {
-        Scanner { s, b: s.as_bytes() }
-    }
-
-    /// The byte at `at`, or 0 past the end.
+impl<'a> Scanner<'a, '_> {
+    /// The byte at `at`, or 0 at the end.
     #[inline(always)]
     fn byte(&self, at: usize) -> u8 {
-        self.b.get(at).map_or(0, |&c| c)
+        debug_assert!(at <= self.len && self.len + PAD == self.b.len());
+        // SAFETY: positions never pass the end (see `Scanner`), and the
+        // copy is longer than the line.
+        unsafe { *self.b.get_unchecked(at) }
     }
 
     /// The line's text from `start` to `end`, both positions of ASCII
     /// bytes or the end of the line, so character boundaries.
     #[inline(always)]
     fn text(&self, start: usize, end: usize) -> &'a str {
-        debug_assert!(start <= end && end <= self.s.len());
+        debug_assert!(start <= end && end <= self.len);
         debug_assert!(self.s.is_char_boundary(start) && self.s.is_char_boundary(end));
         // SAFETY: the scanner never moves backwards or past the end, so
         // `start <= end <= len`, and both are character boundaries as said
@@ -307,7 +330,7 @@ impl<'a> Scanner<'a> {
     #[inline(always)]
     fn end(&self, at: usize) -> Result<(), ScanError> {
         let at = self.ws(at);
-        if at != self.b.len() {
+        if at != self.len {
             return Err(self.fail(at, "trailing characters"));
         }
         Ok(())
@@ -326,15 +349,6 @@ impl<'a> Scanner<'a> {
                 at: 0,
             },
         }
-    }
-
-    /// The two bytes at `at`, or zeros past the end. Most JSON puts one
-    /// space after each ':' and ',': matching the pair saves a test a byte.
-    #[inline(always)]
-    fn pair(&self, at: usize) -> [u8; 2] {
-        self.b
-            .get(at..at + 2)
-            .map_or([0; 2], |p| [p[0], p[1]])
     }
 
     /// The position of the value after the key that ends just before `at`:
@@ -362,40 +376,83 @@ impl<'a> Scanner<'a> {
         at
     }
 
-    /// The value at `at`: scalars here, containers out of line.
+    /// The value at `at`.
     #[inline(always)]
     fn value(&self, at: usize, depth: usize) -> Scanned<'a> {
-        match self.byte(at) {
-            b'"' => self.string(at),
-            b'-' | b'0'..=b'9' => self.number(at),
-            b't' => self.literal(at, b"true", Value::Bool(true)),
-            b'f' => self.literal(at, b"false", Value::Bool(false)),
-            b'n' => self.literal(at, b"null", Value::Null),
-            b'{' | b'[' => self.container(at, depth),
-            _ if at >= self.b.len() => Err(self.fail(at, "unexpected end of line")),
-            _ => Err(self.fail(at, "expected a value")),
-        }
+        let mut value = Value::Null;
+        let end = self.value_to(at, depth, |v| value = v)?;
+        Ok((value, end))
+    }
+
+    /// Scans the value at `at`, hands it to `take` and answers the position
+    /// past it: scalars here, containers out of line. Each kind of value
+    /// reaches `take` on a path of its own, so that the value is built where
+    /// it is stored instead of passing through a merged copy.
+    #[inline(always)]
+    fn value_to(
+        &self,
+        at: usize,
+        depth: usize,
+        take: impl FnOnce(Value<'a>),
+    ) -> Result<usize, ScanError> {
+        let end = match self.byte(at) {
+            b'"' => {
+                let (escaped, end) = self.string(at)?;
+                take(Value::String {
+                    raw: self.text(at, end),
+                    escaped,
+                });
+                end
+            }
+            b'-' | b'0'..=b'9' => {
+                let end = self.number(at)?;
+                take(Value::Number(self.text(at, end)));
+                end
+            }
+            b't' => {
+                let end = self.literal(at, b"true")?;
+                take(Value::Bool(true));
+                end
+            }
+            b'f' => {
+                let end = self.literal(at, b"false")?;
+                take(Value::Bool(false));
+                end
+            }
+            b'n' => {
+                let end = self.literal(at, b"null")?;
+                take(Value::Null);
+                end
+            }
+            b'{' | b'[' => {
+                let (v, end) = self.container(at, depth)?;
+                take(v);
+                end
+            }
+            _ if at >= self.len => return Err(self.fail(at, "unexpected end of line")),
+            _ => return Err(self.fail(at, "expected a value")),
+        };
+        Ok(end)
     }
 
     #[inline(never)]
     fn container(&self, start: usize, depth: usize) -> Scanned<'a> {
         if self.byte(start) == b'{' {
             let end = self.object(start, depth, |sc, _, at| {
-                sc.value(at, depth + 1).map(|(_, at)| at)
+                sc.value_to(at, depth + 1, drop)
             })?;
             Ok((Value::Object(self.text(start, end)), end))
         } else {
-            let end = self.array(start, depth, |sc, at| {
-                sc.value(at, depth + 1).map(|(_, at)| at)
-            })?;
+            let end = self.array(start, depth, |sc, at| sc.value_to(at, depth + 1, drop))?;
             Ok((Value::Array(self.text(start, end)), end))
         }
     }
 
+    /// The position past `word` at `at`.
     #[inline(always)]
-    fn literal(&self, at: usize, word: &'static [u8], v: Value<'a>) -> Scanned<'a> {
+    fn literal(&self, at: usize, word: &'static [u8]) -> Result<usize, ScanError> {
         if self.b.get(at..at + word.len()) == Some(word) {
-            Ok((v, at + word.len()))
+            Ok(at + word.len())
         } else {
             Err(self.fail(at, "expected a value"))
         }
@@ -411,8 +468,9 @@ impl<'a> Scanner<'a> {
         (at > start).then_some(at)
     }
 
+    /// The position past the number at `start`.
     #[inline(always)]
-    fn number(&self, start: usize) -> Scanned<'a> {
+    fn number(&self, start: usize) -> Result<usize, ScanError> {
         let mut at = start + usize::from(self.byte(start) == b'-');
         at = match self.byte(at) {
             b'0' => at + 1,
@@ -428,7 +486,7 @@ impl<'a> Scanner<'a> {
         if let b'.' | b'e' | b'E' = self.byte(at) {
             at = self.fraction_exponent(at)?;
         }
-        Ok((Value::Number(self.text(start, at)), at))
+        Ok(at)
     }
 
     /// The rarer tail of a number at `at`: a fraction, an exponent or both.
@@ -454,40 +512,30 @@ impl<'a> Scanner<'a> {
     /// The string at `start`. Most strings in traces are short and plain:
     /// one sixteen-byte test finds their end without leaving this function.
     #[inline(always)]
-    fn string(&self, start: usize) -> Scanned<'a> {
+    fn string(&self, start: usize) -> Result<(bool, usize), ScanError> {
         #[cfg(target_arch = "x86_64")]
         if let Some(block) = self.b.get(start + 1..start + 17) {
             let found = special_mask16(block.try_into().expect("sixteen bytes"));
             let end = start + 1 + found.trailing_zeros() as usize;
             if found != 0 && self.byte(end) == b'"' {
-                let raw = self.text(start, end + 1);
-                return Ok((
-                    Value::String {
-                        raw,
-                        escaped: false,
-                    },
-                    end + 1,
-                ));
+                return Ok((false, end + 1));
             }
         }
-        self.string_rest(start, start + 1)
+        self.string_rest(start + 1)
     }
 
-    /// The rest of the string that starts at `start`, from `at`, which is
-    /// inside it and past plain text only.
+    /// The rest of a string from `at`, which is inside it and past plain
+    /// text only.
     #[inline(never)]
-    fn string_rest(&self, start: usize, mut at: usize) -> Scanned<'a> {
+    fn string_rest(&self, mut at: usize) -> Result<(bool, usize), ScanError> {
         let mut escaped = false;
         loop {
-            let Some(i) = find_special(&self.b[at..]) else {
-                return Err(self.fail(self.b.len(), "unterminated string"));
+            let Some(i) = find_special(self.b.get(at..self.len).unwrap_or_default()) else {
+                return Err(self.fail(self.len, "unterminated string"));
             };
             at += i;
             match self.byte(at) {
-                b'"' => {
-                    let raw = self.text(start, at + 1);
-                    return Ok((Value::String { raw, escaped }, at + 1));
-                }
+                b'"' => return Ok((escaped, at + 1)),
                 b'\\' => {
                     escaped = true;
                     at = self.escape(at + 1)?;
@@ -534,7 +582,11 @@ impl<'a> Scanner<'a> {
             if self.byte(at) != b'"' {
                 return Err(self.fail(at, "expected a key"));
             }
-            let (key, after) = self.string(at)?;
+            let (escaped, after) = self.string(at)?;
+            let key = Value::String {
+                raw: self.text(at, after),
+                escaped,
+            };
             at = if self.byte(after) == b':' {
                 self.ws(after + 1)
             } else {
