@@ -424,6 +424,16 @@ impl<'a> Scanner<'a, '_> {
                 take(Value::Null);
                 end
             }
+            // `{}` and `[]`: the closing bracket is the opening one plus 2.
+            open @ (b'{' | b'[') if self.byte(at + 1) == open + 2 && depth < MAX_DEPTH => {
+                let raw = self.text(at, at + 2);
+                take(if open == b'{' {
+                    Value::Object(raw)
+                } else {
+                    Value::Array(raw)
+                });
+                at + 2
+            }
             b'{' | b'[' => {
                 let (v, end) = self.container(at, depth)?;
                 take(v);
@@ -513,15 +523,21 @@ impl<'a> Scanner<'a, '_> {
     /// one sixteen-byte test finds their end without leaving this function.
     #[inline(always)]
     fn string(&self, start: usize) -> Result<(bool, usize), ScanError> {
+        let mut at = start + 1;
         #[cfg(target_arch = "x86_64")]
-        if let Some(block) = self.b.get(start + 1..start + 17) {
+        while let Some(block) = self.b.get(at..at + 16) {
             let found = special_mask16(block.try_into().expect("sixteen bytes"));
-            let end = start + 1 + found.trailing_zeros() as usize;
-            if found != 0 && self.byte(end) == b'"' {
-                return Ok((false, end + 1));
+            if found == 0 {
+                at += 16;
+                continue;
             }
+            at += found.trailing_zeros() as usize;
+            if self.byte(at) == b'"' {
+                return Ok((false, at + 1));
+            }
+            break;
         }
-        self.string_rest(start + 1)
+        self.string_rest(at)
     }
 
     /// The rest of a string from `at`, which is inside it and past plain
