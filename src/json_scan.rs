@@ -308,6 +308,16 @@ impl<'a> Scanner<'a, '_> {
         unsafe { *self.b.get_unchecked(at) }
     }
 
+    /// The sixteen bytes at `at`, which is inside a string.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn block(&self, at: usize) -> &[u8; 16] {
+        debug_assert!(at <= self.len && at + 16 <= self.b.len());
+        // SAFETY: positions never pass the end (see `Scanner`), and `PAD`
+        // bytes, at least sixteen, follow it.
+        unsafe { &*self.b.as_ptr().add(at).cast::<[u8; 16]>() }
+    }
+
     /// The line's text from `start` to `end`, both positions of ASCII
     /// bytes or the end of the line, so character boundaries.
     #[inline(always)]
@@ -362,10 +372,13 @@ impl<'a> Scanner<'a, '_> {
         Ok(self.ws(at + 1))
     }
 
-    /// The position past the whitespace at `at`. Most JSON puts at most
-    /// one space between tokens, so that case goes first.
+    /// The position past the whitespace at `at`: none, most often, or one
+    /// space.
     #[inline(always)]
     fn ws(&self, mut at: usize) -> usize {
+        if self.byte(at) > b' ' {
+            return at;
+        }
         at += usize::from(self.byte(at) == b' ');
         if self.byte(at) > b' ' {
             return at;
@@ -525,8 +538,8 @@ impl<'a> Scanner<'a, '_> {
     fn string(&self, start: usize) -> Result<(bool, usize), ScanError> {
         let mut at = start + 1;
         #[cfg(target_arch = "x86_64")]
-        while let Some(block) = self.b.get(at..at + 16) {
-            let found = special_mask16(block.try_into().expect("sixteen bytes"));
+        loop {
+            let found = special_mask16(self.block(at));
             if found == 0 {
                 at += 16;
                 continue;
