@@ -466,17 +466,96 @@ impl<'a> Scanner<'a, '_> {
         Ok(end)
     }
 
+    /// The container at `start`, at nesting `depth`, with everything in it.
+    /// A loop with a stack of one bit per open container, not recursion:
+    /// a line nested to the limit needs no more thread stack than a flat one.
     #[inline(never)]
     fn container(&self, start: usize, depth: usize) -> Scanned<'a> {
-        if self.byte(start) == b'{' {
-            let end = self.object(start, depth, |sc, _, at| {
-                sc.value_to(at, depth + 1, drop)
-            })?;
-            Ok((Value::Object(self.text(start, end)), end))
-        } else {
-            let end = self.array(start, depth, |sc, at| sc.value_to(at, depth + 1, drop))?;
-            Ok((Value::Array(self.text(start, end)), end))
+        /// Where the loop goes next.
+        enum Step {
+            /// `at` is the bracket of a container to open.
+            Open,
+            /// `at` is where the innermost container's next member goes.
+            Member,
+            /// A value in the innermost container ends before `at`.
+            After,
         }
+        let mut objects = [0u64; MAX_DEPTH / 64];
+        // Open containers, less one: the innermost is at depth `depth + level`.
+        let mut level = 0;
+        let mut at = start;
+        let mut step = Step::Open;
+        loop {
+            step = match step {
+                Step::Open => {
+                    if depth + level >= MAX_DEPTH {
+                        return Err(self.fail(at, "nested too deeply"));
+                    }
+                    let open = self.byte(at);
+                    let bit = 1 << (level % 64);
+                    if open == b'{' {
+                        objects[level / 64] |= bit;
+                    } else {
+                        objects[level / 64] &= !bit;
+                    }
+                    at = self.ws(at + 1);
+                    if self.byte(at) == open + 2 {
+                        at += 1;
+                        match level.checked_sub(1) {
+                            None => break,
+                            Some(outer) => level = outer,
+                        }
+                        Step::After
+                    } else {
+                        Step::Member
+                    }
+                }
+                Step::Member => {
+                    if objects[level / 64] & (1 << (level % 64)) != 0 {
+                        if self.byte(at) != b'"' {
+                            return Err(self.fail(at, "expected a key"));
+                        }
+                        at = self.colon(self.string(at)?.1)?;
+                    }
+                    if let b'{' | b'[' = self.byte(at) {
+                        level += 1;
+                        Step::Open
+                    } else {
+                        at = self.value_to(at, depth + level + 1, drop)?;
+                        Step::After
+                    }
+                }
+                Step::After => {
+                    at = self.ws(at);
+                    let object = objects[level / 64] & (1 << (level % 64)) != 0;
+                    match (self.byte(at), object) {
+                        (b',', _) => {
+                            at = self.ws(at + 1);
+                            Step::Member
+                        }
+                        (b'}', true) | (b']', false) => {
+                            at += 1;
+                            match level.checked_sub(1) {
+                                None => break,
+                                Some(outer) => level = outer,
+                            }
+                            Step::After
+                        }
+                        (_, true) => return Err(self.fail(at, "expected ',' or '}'")),
+                        (_, false) => return Err(self.fail(at, "expected ',' or ']'")),
+                    }
+                }
+            };
+        }
+        let raw = self.text(start, at);
+        Ok((
+            if self.byte(start) == b'{' {
+                Value::Object(raw)
+            } else {
+                Value::Array(raw)
+            },
+            at,
+        ))
     }
 
     /// The position past `word` at `at`.
