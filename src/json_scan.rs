@@ -202,7 +202,9 @@ pub fn object_members<'a>(
     members: &mut Vec<(Value<'a>, Value<'a>)>,
 ) -> Result<(), ScanError> {
     members.clear();
-    top_object(line, |sc, key, at| sc.value_to(at, 1, |v| members.push((key, v))))
+    top_object(line, |sc, key, at| {
+        sc.value_to(at, 1, |v| members.push((key, v)))
+    })
 }
 
 /// A key and its value, as they stand in the line.
@@ -302,7 +304,7 @@ pub fn array_items<'a>(raw: &'a str, items: &mut Vec<Value<'a>>) -> Result<(), S
     items.clear();
     with_scanner(raw, |sc| {
         sc.array(0, 0, |sc, at| sc.value_to(at, 1, |v| items.push(v)))
-        .map(drop)
+            .map(drop)
     })
 }
 

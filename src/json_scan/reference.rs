@@ -194,7 +194,8 @@ impl<'a> Scanner<'a> {
         loop {
             let Some(i) = self.b[self.pos..]
                 .iter()
-                .position(|&c| c == b'"' || c == b'\\' || c < 0x20) else {
+                .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
+            else {
                 self.pos = self.b.len();
                 return Err(self.err("unterminated string"));
             };
@@ -307,4 +308,3 @@ impl<'a> Scanner<'a> {
         }
     }
 }
-

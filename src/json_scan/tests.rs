@@ -10,10 +10,9 @@ fn members(line: &str) -> Result<Vec<(String, String)>, ScanError> {
 
 #[test]
 fn splits_members_with_raw_values() {
-    let got = members(
-        r#" {"a": 1.5e3, "b\u0041": "x\"y", "c": [1, {"d": null}], "e": {}, "f": true } "#,
-    )
-    .unwrap();
+    let got =
+        members(r#" {"a": 1.5e3, "b\u0041": "x\"y", "c": [1, {"d": null}], "e": {}, "f": true } "#)
+            .unwrap();
     assert_eq!(
         got,
         vec![
@@ -152,7 +151,11 @@ mod differential {
         }
         let (mut ours, mut theirs) = (Vec::new(), Vec::new());
         let got = object_members(line, &mut ours);
-        assert_eq!(got, reference::object_members(line, &mut theirs), "{line:?}");
+        assert_eq!(
+            got,
+            reference::object_members(line, &mut theirs),
+            "{line:?}"
+        );
         if got.is_ok() {
             assert_eq!(ours, theirs, "object_members {line:?}");
         }
@@ -174,7 +177,9 @@ mod differential {
     }
 
     fn ws() -> impl Strategy<Value = &'static str> {
-        prop::sample::select(vec!["", "", "", " ", " ", "  ", "\t", "\n", "\r\n", " \t\r "])
+        prop::sample::select(vec![
+            "", "", "", " ", " ", "  ", "\t", "\n", "\r\n", " \t\r ",
+        ])
     }
 
     /// A JSON string literal: plain runs, unicode, and every kind of escape
@@ -221,8 +226,10 @@ mod differential {
                     }),
                 (prop::collection::vec((ws(), inner, ws()), 0..6), ws()).prop_map(
                     |(items, end)| {
-                        let items: Vec<String> =
-                            items.into_iter().map(|(a, v, b)| format!("{a}{v}{b}")).collect();
+                        let items: Vec<String> = items
+                            .into_iter()
+                            .map(|(a, v, b)| format!("{a}{v}{b}"))
+                            .collect();
                         format!("[{}{end}]", items.join(","))
                     }
                 ),
@@ -281,10 +288,10 @@ mod differential {
             match *d {
                 Damage::Cut(at) => chars.truncate(at % n),
                 Damage::Insert(at, c) => chars.insert(at % n, c),
-                Damage::Remove(at) if chars.len() > 0 => {
+                Damage::Remove(at) if !chars.is_empty() => {
                     chars.remove(at % chars.len());
                 }
-                Damage::Replace(at, c) if chars.len() > 0 => {
+                Damage::Replace(at, c) if !chars.is_empty() => {
                     let i = at % chars.len();
                     chars[i] = c;
                 }
@@ -341,7 +348,9 @@ mod differential {
     fn strings_of_every_length_with_a_special_byte_anywhere() {
         for len in 0..70 {
             for at in 0..=len {
-                for special in ["\"", "\\n", "\\u00e9", "\\x", "\\u12", "\u{1}", "\u{0}", "é"] {
+                for special in [
+                    "\"", "\\n", "\\u00e9", "\\x", "\\u12", "\u{1}", "\u{0}", "é",
+                ] {
                     let text = format!("{}{special}{}", "a".repeat(at), "b".repeat(len - at));
                     for line in [
                         format!("{{\"k\":\"{text}\"}}"),
