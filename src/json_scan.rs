@@ -302,9 +302,27 @@ pub fn pick<'c, const N: usize>(
 /// The elements of an array's raw text (as returned by the scanner).
 pub fn array_items<'a>(raw: &'a str, items: &mut Vec<Value<'a>>) -> Result<(), ScanError> {
     items.clear();
-    with_scanner(raw, |sc| {
+    // Most arrays in traces are `[]`, which needs no copy to be read.
+    if raw.as_bytes().get(1) == Some(&b']') {
+        return Ok(());
+    }
+    let mut scan = |sc: &Scanner<'a, '_>| {
         sc.array(0, 0, |sc, at| sc.value_to(at, 1, |v| items.push(v)))
             .map(drop)
+    };
+    // Short arrays are copied to the stack, which costs less than reaching
+    // the thread's copy.
+    const SHORT: usize = 64;
+    let len = raw.len();
+    if len > SHORT {
+        return with_scanner(raw, scan);
+    }
+    let mut b = [0; SHORT + PAD];
+    b[..len].copy_from_slice(raw.as_bytes());
+    scan(&Scanner {
+        s: raw,
+        b: &b[..len + PAD],
+        len,
     })
 }
 
