@@ -179,12 +179,15 @@ fn parse_iso(s: &str) -> Option<Timestamp> {
     Some(Timestamp(nanos + frac))
 }
 
+/// The value of one to nine ASCII digits (no more are ever read).
+#[inline]
 fn num(b: &[u8]) -> Option<u32> {
-    if b.is_empty() || !b.iter().all(u8::is_ascii_digit) {
+    if b.is_empty() || b.len() > 9 {
         return None;
     }
-    b.iter().try_fold(0u32, |acc, d| {
-        acc.checked_mul(10)?.checked_add((d - b'0') as u32)
+    b.iter().try_fold(0u32, |acc, &d| {
+        let digit = d.wrapping_sub(b'0');
+        (digit < 10).then_some(acc * 10 + digit as u32)
     })
 }
 
