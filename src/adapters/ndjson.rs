@@ -46,7 +46,8 @@ enum Outcome {
 struct TaskOutput {
     buf: Vec<u8>,
     outcomes: Vec<Outcome>,
-    /// Grouped failures' texts, and their divergence fields.
+    /// Grouped events' texts, failures' texts and their divergence fields.
+    texts: String,
     failures: Vec<FailureTexts>,
     divergence: Vec<Text>,
 }
@@ -131,17 +132,16 @@ fn decode_group(
 ) -> TaskOutput {
     // Serialized events are about as long as their lines; a grouper's
     // texts are mostly a run and an agent id.
-    let capacity = if as_views {
-        lines.len() * 48
+    let (buf, texts) = if as_views {
+        (0, lines.len() * 48)
     } else {
-        lines
-            .iter()
-            .map(|(_, l)| l.len() + 64 + src_path.len())
-            .sum()
+        let bytes = lines.iter().map(|(_, l)| l.len() + 64 + src_path.len());
+        (bytes.sum(), 0)
     };
     let mut out = TaskOutput {
-        buf: Vec::with_capacity(capacity),
+        buf: Vec::with_capacity(buf),
         outcomes: Vec::with_capacity(lines.len()),
+        texts: String::with_capacity(texts),
         failures: Vec::new(),
         divergence: Vec::new(),
     };
@@ -508,7 +508,7 @@ impl<'c> TraceEvent<'c> {
         w.raw("}");
     }
 
-    /// The event as a grouper reads it, its texts appended to `out.buf`.
+    /// The event as a grouper reads it, its texts appended to `out.texts`.
     /// A success needs only its run, agent, turn and time; the texts a
     /// failure's pattern and sample read are kept for failures alone.
     fn grouped(&self, out: &mut TaskOutput) -> GroupedEvent {
@@ -573,13 +573,13 @@ struct FailureTexts {
 impl TaskOutput {
     /// Appends `text` to the buffer.
     fn put(&mut self, text: &str) -> Text {
-        let start = self.buf.len();
-        self.buf.extend_from_slice(text.as_bytes());
-        (start, self.buf.len())
+        let start = self.texts.len();
+        self.texts.push_str(text);
+        (start, self.texts.len())
     }
 
     fn text(&self, (start, end): Text) -> &str {
-        std::str::from_utf8(&self.buf[start..end]).expect("texts are written from str")
+        &self.texts[start..end]
     }
 
     /// The event as [`crate::group::Grouper`] reads it; a success's event
