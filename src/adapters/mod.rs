@@ -234,7 +234,7 @@ fn parse_document(data: &mut [u8]) -> Result<simd_json::BorrowedValue<'_>, (Opti
     let reason = match serde_json::from_slice::<serde::de::IgnoredAny>(data) {
         Err(e) => Some((
             Some(e.line() as u64).filter(|l| *l > 0),
-            format!("not valid JSON: {}", without_position(&e)),
+            document_reason(&e),
         )),
         Ok(_) => None,
     };
@@ -247,6 +247,19 @@ fn parse_document(data: &mut [u8]) -> Result<simd_json::BorrowedValue<'_>, (Opti
             "not valid JSON: nested too deeply or too large".to_string(),
         )
     })
+}
+
+/// Why a whole-document input is not JSON, in serde_json's words.
+fn document_reason(e: &serde_json::Error) -> String {
+    match without_position(e) {
+        // A second value after the first: most likely NDJSON read with a
+        // format that takes one document per file.
+        m if m == "trailing characters" => format!(
+            "not valid JSON: {m} after the first value; this format reads one JSON \
+             document per file (NDJSON? leave the format to auto-detection)"
+        ),
+        m => format!("not valid JSON: {m}"),
+    }
 }
 
 /// serde_json's message without its " at line L column C" suffix, which
