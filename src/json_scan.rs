@@ -445,7 +445,12 @@ impl<'a> Scanner<'a, '_> {
                 });
                 end
             }
-            b'-' | b'0'..=b'9' => {
+            b'1'..=b'9' => {
+                let end = self.number_tail(self.digits_after(at))?;
+                take(Value::Number(self.text(at, end)));
+                end
+            }
+            b'-' | b'0' => {
                 let end = self.number(at)?;
                 take(Value::Number(self.text(at, end)));
                 end
@@ -601,22 +606,31 @@ impl<'a> Scanner<'a, '_> {
     /// The position past the number at `start`.
     #[inline(always)]
     fn number(&self, start: usize) -> Result<usize, ScanError> {
-        let mut at = start + usize::from(self.byte(start) == b'-');
-        at = match self.byte(at) {
-            b'0' => at + 1,
-            b'1'..=b'9' => {
-                at += 1;
-                while self.byte(at).is_ascii_digit() {
-                    at += 1;
-                }
-                at
-            }
-            _ => return Err(self.fail(at, "invalid number")),
-        };
-        if let b'.' | b'e' | b'E' = self.byte(at) {
-            at = self.fraction_exponent(at)?;
+        let at = start + usize::from(self.byte(start) == b'-');
+        match self.byte(at) {
+            b'0' => self.number_tail(at + 1),
+            b'1'..=b'9' => self.number_tail(self.digits_after(at)),
+            _ => Err(self.fail(at, "invalid number")),
         }
-        Ok(at)
+    }
+
+    /// The position past the digits after the one at `at`.
+    #[inline(always)]
+    fn digits_after(&self, mut at: usize) -> usize {
+        at += 1;
+        while self.byte(at).is_ascii_digit() {
+            at += 1;
+        }
+        at
+    }
+
+    /// The position past a number whose integer part ends at `at`.
+    #[inline(always)]
+    fn number_tail(&self, at: usize) -> Result<usize, ScanError> {
+        match self.byte(at) {
+            b'.' | b'e' | b'E' => self.fraction_exponent(at),
+            _ => Ok(at),
+        }
     }
 
     /// The rarer tail of a number at `at`: a fraction, an exponent or both.
