@@ -163,7 +163,8 @@ struct Scanner<'a, 'p> {
 const PAD: usize = 32;
 
 thread_local! {
-    /// The copy of the line being scanned, reused from line to line.
+    /// The copy of the line for the entry points that are not handed a
+    /// [`Split`] to keep one in, reused from call to call.
     static PADDED: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
@@ -171,23 +172,27 @@ thread_local! {
 /// not hold its size in every thread for the rest of the run.
 const KEEP_PADDED: usize = 1 << 20;
 
-/// Runs `scan` over a padded copy of `line`.
+/// Runs `scan` over a padded copy of `line` in the thread's buffer.
 #[inline(always)]
 fn with_scanner<'a, R>(line: &'a str, scan: impl FnOnce(&Scanner<'a, '_>) -> R) -> R {
-    PADDED.with_borrow_mut(|b| {
-        b.clear();
-        b.extend_from_slice(line.as_bytes());
-        b.extend_from_slice(&[0; PAD]);
-        let scanned = scan(&Scanner {
-            s: line,
-            b,
-            len: line.len(),
-        });
-        if b.capacity() > KEEP_PADDED {
-            *b = Vec::new();
-        }
-        scanned
-    })
+    PADDED.with_borrow_mut(|b| scan_copy(b, line, scan))
+}
+
+/// Runs `scan` over a padded copy of `line` made in `b`.
+#[inline(always)]
+fn scan_copy<'a, R>(b: &mut Vec<u8>, line: &'a str, scan: impl FnOnce(&Scanner<'a, '_>) -> R) -> R {
+    b.clear();
+    b.extend_from_slice(line.as_bytes());
+    b.extend_from_slice(&[0; PAD]);
+    let scanned = scan(&Scanner {
+        s: line,
+        b,
+        len: line.len(),
+    });
+    if b.capacity() > KEEP_PADDED {
+        *b = Vec::new();
+    }
+    scanned
 }
 
 /// A scanned value and the position just past it.
@@ -221,6 +226,9 @@ pub struct Split<'a> {
     /// For each member, the range of `children` holding its members (empty
     /// unless its value is an object).
     pub spans: Vec<(u32, u32)>,
+    /// The scanner's padded copy of the line, kept from line to line: a
+    /// buffer at hand costs less than the thread's.
+    padded: Vec<u8>,
 }
 
 impl<'a> Split<'a> {
@@ -240,8 +248,9 @@ pub fn split_object<'a>(line: &'a str, split: &mut Split<'a>) -> Result<(), Scan
         members,
         children,
         spans,
+        padded,
     } = split;
-    top_object(line, |sc, key, start| {
+    top_object_in(padded, line, |sc, key, start| {
         let from = children.len() as u32;
         let at = if sc.byte(start) == b'{' {
             let at = sc.object(start, 1, |sc, k, at| {
@@ -264,7 +273,17 @@ fn top_object<'a>(
     line: &'a str,
     member: impl FnMut(&Scanner<'a, '_>, Value<'a>, usize) -> Result<usize, ScanError>,
 ) -> Result<(), ScanError> {
-    with_scanner(line, |sc| {
+    PADDED.with_borrow_mut(|b| top_object_in(b, line, member))
+}
+
+/// [`top_object`] with the line's copy made in `b`.
+#[inline(always)]
+fn top_object_in<'a>(
+    b: &mut Vec<u8>,
+    line: &'a str,
+    member: impl FnMut(&Scanner<'a, '_>, Value<'a>, usize) -> Result<usize, ScanError>,
+) -> Result<(), ScanError> {
+    scan_copy(b, line, |sc| {
         let at = sc.ws(0);
         if sc.byte(at) != b'{' {
             return Err(sc.not_an_object(at));

@@ -34,6 +34,7 @@ pub fn split_object<'a>(line: &'a str, split: &mut Split<'a>) -> Result<(), Scan
         members,
         children,
         spans,
+        ..
     } = split;
     top_object(line, |sc, key| {
         let from = children.len() as u32;
