@@ -1,0 +1,404 @@
+use super::*;
+
+fn members(line: &str) -> Result<Vec<(String, String)>, ScanError> {
+    let mut m = Vec::new();
+    object_members(line, &mut m)?;
+    Ok(m.iter()
+        .map(|(k, v)| (k.as_str().unwrap().into_owned(), v.raw().to_string()))
+        .collect())
+}
+
+#[test]
+fn splits_members_with_raw_values() {
+    let got =
+        members(r#" {"a": 1.5e3, "b\u0041": "x\"y", "c": [1, {"d": null}], "e": {}, "f": true } "#)
+            .unwrap();
+    assert_eq!(
+        got,
+        vec![
+            ("a".into(), "1.5e3".into()),
+            ("bA".into(), r#""x\"y""#.into()),
+            ("c".into(), r#"[1, {"d": null}]"#.into()),
+            ("e".into(), "{}".into()),
+            ("f".into(), "true".into()),
+        ]
+    );
+    assert_eq!(members("{}").unwrap(), vec![]);
+}
+
+#[test]
+fn agrees_with_serde_json_on_validity() {
+    let cases = [
+        r#"{"a":1}"#,
+        r#"{"a":01}"#,
+        r#"{"a":1.}"#,
+        r#"{"a":-}"#,
+        r#"{"a":"\x"}"#,
+        r#"{"a":"\u12G4"}"#,
+        r#"{"a":[1,]}"#,
+        r#"{"a":1,}"#,
+        r#"{"a" 1}"#,
+        r#"{"a":tru}"#,
+        r#"{"a":1} x"#,
+        "{\"a\":\"\t\"}",
+        r#"{"a":[1,[2,[3]]],"b":{"c":{"d":"e"}}}"#,
+        r#"{"a":1e+5,"b":-0.5E-2}"#,
+        r#"{"a":"é✓"}"#,
+        r#"{1:2}"#,
+        r#"{"a":nul}"#,
+        r#"{"a":"unterminated}"#,
+        "{",
+        "",
+    ];
+    for c in cases {
+        let ours = object_members(c, &mut Vec::new()).is_ok();
+        let theirs = serde_json::from_str::<serde_json::Value>(c).is_ok_and(|v| v.is_object());
+        assert_eq!(ours, theirs, "{c}");
+        assert_eq!(
+            split_object(c, &mut Split::default()).is_ok(),
+            theirs,
+            "{c}"
+        );
+    }
+}
+
+#[test]
+fn refuses_deep_nesting_and_non_objects() {
+    let deep = format!("{{\"a\":{}{}}}", "[".repeat(1000), "]".repeat(1000));
+    assert_eq!(
+        object_members(&deep, &mut Vec::new()).unwrap_err().reason,
+        "nested too deeply"
+    );
+    assert_eq!(
+        object_members("[1]", &mut Vec::new()).unwrap_err().reason,
+        "expected a JSON object"
+    );
+}
+
+#[test]
+fn special_bytes_are_found_at_any_offset() {
+    for len in 0..40 {
+        for special in [b'"', b'\\', 0x01, 0x1f] {
+            let mut b = vec![b'a'; len];
+            b.extend_from_slice("é✓".as_bytes());
+            let at = b.len();
+            b.push(special);
+            b.extend_from_slice(b"zz\"");
+            assert_eq!(find_special(&b), Some(at), "{len} {special}");
+            assert_eq!(find_special_swar(&b), Some(at), "{len} {special}");
+        }
+        assert_eq!(find_special(&vec![b'x'; len]), None);
+        assert_eq!(find_special_swar(&vec![b'x'; len]), None);
+    }
+}
+
+#[test]
+fn split_keeps_the_members_of_nested_objects() {
+    let line = r#"{"a": {"b": 1, "c": {"d": [2]}}, "e": [{"x": 1}], "f": {}, "a": 3}"#;
+    let mut split = Split::default();
+    split_object(line, &mut split).unwrap();
+    let raw = |m: &[(Value<'_>, Value<'_>)]| {
+        m.iter()
+            .map(|(k, v)| format!("{}={}", k.raw(), v.raw()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        raw(&split.members),
+        [
+            r#""a"={"b": 1, "c": {"d": [2]}}"#,
+            r#""e"=[{"x": 1}]"#,
+            r#""f"={}"#,
+            r#""a"=3"#
+        ]
+    );
+    assert_eq!(raw(split.children_of(0)), [r#""b"=1"#, r#""c"={"d": [2]}"#]);
+    assert!(split.children_of(1).is_empty());
+    assert!(split.children_of(2).is_empty());
+    assert!(split.children_of(3).is_empty());
+}
+
+#[test]
+fn array_items_split() {
+    let mut items = Vec::new();
+    array_items(r#"[ "a", 2 , [3] ]"#, &mut items).unwrap();
+    assert_eq!(
+        items.iter().map(|v| v.raw()).collect::<Vec<_>>(),
+        [r#""a""#, "2", "[3]"]
+    );
+    array_items("[]", &mut items).unwrap();
+    assert!(items.is_empty());
+}
+
+// Differential tests: the scanner against the first one (`reference`) on
+// members and error reason and column, and against serde_json on validity.
+
+mod differential {
+    use super::super::reference;
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Asserts that every entry point answers as the reference does.
+    fn same_as_reference(line: &str) {
+        let mut ours = Split::default();
+        let mut theirs = Split::default();
+        let got = split_object(line, &mut ours);
+        let want = reference::split_object(line, &mut theirs);
+        assert_eq!(got, want, "split_object {line:?}");
+        if got.is_ok() {
+            assert_eq!(ours.members, theirs.members, "{line:?}");
+            assert_eq!(ours.children, theirs.children, "{line:?}");
+            assert_eq!(ours.spans, theirs.spans, "{line:?}");
+        }
+        let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+        let got = object_members(line, &mut ours);
+        assert_eq!(
+            got,
+            reference::object_members(line, &mut theirs),
+            "{line:?}"
+        );
+        if got.is_ok() {
+            assert_eq!(ours, theirs, "object_members {line:?}");
+        }
+        // array_items is handed an array's raw text; any text that starts
+        // with '[' stands in for it here.
+        if let Some(at) = line.find('[') {
+            let raw = &line[at..];
+            let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+            let got = array_items(raw, &mut ours);
+            assert_eq!(got, reference::array_items(raw, &mut theirs), "{raw:?}");
+            if got.is_ok() {
+                assert_eq!(ours, theirs, "array_items {raw:?}");
+            }
+        }
+    }
+
+    fn serde_accepts(line: &str) -> bool {
+        serde_json::from_str::<serde_json::Value>(line).is_ok_and(|v| v.is_object())
+    }
+
+    fn ws() -> impl Strategy<Value = &'static str> {
+        prop::sample::select(vec![
+            "", "", "", " ", " ", "  ", "\t", "\n", "\r\n", " \t\r ",
+        ])
+    }
+
+    /// A JSON string literal: plain runs, unicode, and every kind of escape
+    /// (no lone surrogates, which serde_json refuses and we pass through).
+    fn string_lit() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            4 => "[a-zA-Z0-9 _./:-]{0,20}",
+            1 => prop::sample::select(vec!["é", "✓", "𝄞", "日本"]).prop_map(String::from),
+            1 => prop::sample::select(vec![
+                "\\n", "\\\"", "\\\\", "\\/", "\\b", "\\f", "\\r", "\\t", "\\u0041", "\\u00e9",
+                "\\uD834\\uDD1E", "\\u20AC",
+            ])
+            .prop_map(String::from),
+        ];
+        prop::collection::vec(piece, 0..6).prop_map(|p| format!("\"{}\"", p.concat()))
+    }
+
+    fn number() -> impl Strategy<Value = String> {
+        prop_oneof![
+            any::<i64>().prop_map(|n| n.to_string()),
+            (-1e6f64..1e6).prop_map(|f| f.to_string()),
+            "-?(0|[1-9][0-9]{0,5})(\\.[0-9]{1,4})?([eE][+-]?[0-9]{1,2})?",
+        ]
+    }
+
+    fn value() -> impl Strategy<Value = String> {
+        let scalar = prop_oneof![
+            string_lit(),
+            number(),
+            prop::sample::select(vec!["true", "false", "null"]).prop_map(String::from),
+        ];
+        scalar.prop_recursive(6, 48, 6, |inner| {
+            prop_oneof![
+                (
+                    prop::collection::vec((ws(), string_lit(), ws(), ws(), inner.clone()), 0..6),
+                    ws()
+                )
+                    .prop_map(|(members, end)| {
+                        let members: Vec<String> = members
+                            .into_iter()
+                            .map(|(a, k, b, c, v)| format!("{a}{k}{b}:{c}{v}"))
+                            .collect();
+                        format!("{{{}{end}}}", members.join(","))
+                    }),
+                (prop::collection::vec((ws(), inner, ws()), 0..6), ws()).prop_map(
+                    |(items, end)| {
+                        let items: Vec<String> = items
+                            .into_iter()
+                            .map(|(a, v, b)| format!("{a}{v}{b}"))
+                            .collect();
+                        format!("[{}{end}]", items.join(","))
+                    }
+                ),
+            ]
+        })
+    }
+
+    /// A line: an object of generated members, or now and then another value,
+    /// with whitespace around.
+    fn line() -> impl Strategy<Value = String> {
+        let object = (
+            prop::collection::vec((ws(), string_lit(), ws(), ws(), value(), ws()), 0..8),
+            ws(),
+        )
+            .prop_map(|(members, end)| {
+                let members: Vec<String> = members
+                    .into_iter()
+                    .map(|(a, k, b, c, v, d)| format!("{a}{k}{b}:{c}{v}{d}"))
+                    .collect();
+                format!("{{{}{end}}}", members.join(","))
+            });
+        (prop_oneof![9 => object, 1 => value()], ws(), ws())
+            .prop_map(|(v, before, after)| format!("{before}{v}{after}"))
+    }
+
+    /// What a damaged line may gain: JSON's own punctuation, the bytes the
+    /// scanner treats specially, and multi-byte characters.
+    const NOISE: &[char] = &[
+        '{', '}', '[', ']', ':', ',', '"', '\\', ' ', '\t', '\n', '0', '1', '-', '+', '.', 'e',
+        'E', 't', 'f', 'n', 'u', 'a', '\u{0}', '\u{1}', '\u{1f}', '\u{7f}', 'é', '✓', '𝄞',
+    ];
+
+    #[derive(Debug, Clone)]
+    enum Damage {
+        Cut(usize),
+        Insert(usize, char),
+        Remove(usize),
+        Replace(usize, char),
+    }
+
+    fn damage() -> impl Strategy<Value = Damage> {
+        let at = 0..2000usize;
+        let noise = prop::sample::select(NOISE);
+        prop_oneof![
+            at.clone().prop_map(Damage::Cut),
+            (at.clone(), noise.clone()).prop_map(|(a, c)| Damage::Insert(a, c)),
+            at.clone().prop_map(Damage::Remove),
+            (at, noise).prop_map(|(a, c)| Damage::Replace(a, c)),
+        ]
+    }
+
+    fn apply(line: &str, damage: &[Damage]) -> String {
+        let mut chars: Vec<char> = line.chars().collect();
+        for d in damage {
+            let n = chars.len() + 1;
+            match *d {
+                Damage::Cut(at) => chars.truncate(at % n),
+                Damage::Insert(at, c) => chars.insert(at % n, c),
+                Damage::Remove(at) if !chars.is_empty() => {
+                    chars.remove(at % chars.len());
+                }
+                Damage::Replace(at, c) if !chars.is_empty() => {
+                    let i = at % chars.len();
+                    chars[i] = c;
+                }
+                _ => {}
+            }
+        }
+        chars.into_iter().collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        #[test]
+        fn agrees_with_serde_json_on_whole_lines(line in line()) {
+            let mut split = Split::default();
+            prop_assert_eq!(split_object(&line, &mut split).is_ok(), serde_accepts(&line), "{:?}", line);
+            same_as_reference(&line);
+        }
+
+        #[test]
+        fn agrees_with_serde_json_on_cut_lines(line in line(), cut in 0..2000usize) {
+            let cut = line.char_indices().map(|(i, _)| i).nth(cut % (line.chars().count() + 1)).unwrap_or(line.len());
+            let line = &line[..cut];
+            let mut split = Split::default();
+            prop_assert_eq!(split_object(line, &mut split).is_ok(), serde_accepts(line), "{:?}", line);
+            same_as_reference(line);
+        }
+
+        #[test]
+        fn damaged_lines_fail_as_the_reference_does(
+            line in line(),
+            damage in prop::collection::vec(damage(), 1..4),
+        ) {
+            same_as_reference(&apply(&line, &damage));
+        }
+
+        /// Every token at every offset from a sixteen- or sixty-four-byte
+        /// boundary, and every distance from the end of the line.
+        #[test]
+        fn block_boundaries_change_nothing(
+            line in line(),
+            indent in 0..80usize,
+            damage in prop::collection::vec(damage(), 0..2),
+        ) {
+            let line = apply(&format!("{}{line}", " ".repeat(indent)), &damage);
+            same_as_reference(&line);
+        }
+    }
+
+    /// A string whose text is `len` plain bytes with `special` at `at`,
+    /// alone in a line, closed or cut at the end, at each distance from a
+    /// sixteen-byte boundary.
+    #[test]
+    fn strings_of_every_length_with_a_special_byte_anywhere() {
+        for len in 0..70 {
+            for at in 0..=len {
+                for special in [
+                    "\"", "\\n", "\\u00e9", "\\x", "\\u12", "\u{1}", "\u{0}", "é",
+                ] {
+                    let text = format!("{}{special}{}", "a".repeat(at), "b".repeat(len - at));
+                    for line in [
+                        format!("{{\"k\":\"{text}\"}}"),
+                        format!("{{\"k\":\"{text}"),
+                        format!("{{\"{text}\":1}}"),
+                        format!("{{\"k\":[\"{text}\"]}}"),
+                    ] {
+                        same_as_reference(&line);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Nesting around the depth limit, of objects, arrays and both, whole
+    /// and cut short.
+    #[test]
+    fn nesting_around_the_limit() {
+        for depth in (0..20).chain(MAX_DEPTH - 4..MAX_DEPTH + 4) {
+            for (open, close) in [("[", "]"), ("{\"a\":", "}"), ("[{\"a\":", "}]")] {
+                let line = format!("{{\"a\":{}1{}}}", open.repeat(depth), close.repeat(depth));
+                same_as_reference(&line);
+                same_as_reference(&line[..line.len() / 2]);
+                same_as_reference(&line[..line.len() - 1]);
+            }
+        }
+    }
+
+    /// Numbers and literals cut or damaged at each byte, where the line ends
+    /// right after them or goes on.
+    #[test]
+    fn numbers_and_literals_cut_anywhere() {
+        for token in [
+            "-0", "0", "12", "-12.5e+3", "1E9", "0.0001", "1e", "1e+", "-", "01", "1.", ".5",
+            "true", "false", "null", "tru", "nul", "fals", "truex",
+        ] {
+            for cut in 0..=token.len() {
+                let t = &token[..cut];
+                for line in [
+                    format!("{{\"a\":{t}}}"),
+                    format!("{{\"a\":{t}"),
+                    format!("{{\"a\": {t} ,\"b\":2}}"),
+                    format!("{{\"a\":[{t}]}}"),
+                    t.to_string(),
+                ] {
+                    same_as_reference(&line);
+                }
+            }
+        }
+    }
+}
