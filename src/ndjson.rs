@@ -59,6 +59,9 @@ impl Chunk {
 pub struct ChunkReader<R> {
     inner: R,
     carry: Vec<u8>,
+    /// A buffer handed back by [`ChunkReader::recycle`], filled next
+    /// instead of a new allocation.
+    spare: Vec<u8>,
     next_line: u64,
     at_start: bool,
     eof: bool,
@@ -74,6 +77,7 @@ impl<R: Read> ChunkReader<R> {
         ChunkReader {
             inner,
             carry: Vec::new(),
+            spare: Vec::new(),
             next_line: 1,
             at_start: true,
             eof: false,
@@ -84,7 +88,10 @@ impl<R: Read> ChunkReader<R> {
     /// The next chunk, or `None` at end of input. A final line without a
     /// newline is returned as its own chunk.
     pub fn next_chunk(&mut self) -> io::Result<Option<Chunk>> {
-        let mut data = std::mem::take(&mut self.carry);
+        let mut data = std::mem::take(&mut self.spare);
+        data.clear();
+        data.extend_from_slice(&self.carry);
+        self.carry.clear();
         let mut scanned = 0;
         loop {
             if let Some(last_nl) = memchr::memrchr(b'\n', &data[scanned..]) {
@@ -111,6 +118,14 @@ impl<R: Read> ChunkReader<R> {
                 ));
             }
             self.fill(&mut data)?;
+        }
+    }
+
+    /// Takes back a chunk that was handed over, so that the next chunk is
+    /// read into its buffer rather than a new one.
+    pub fn recycle(&mut self, chunk: Chunk) {
+        if chunk.data.capacity() > self.spare.capacity() {
+            self.spare = chunk.data;
         }
     }
 

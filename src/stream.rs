@@ -3,13 +3,15 @@
 
 use std::borrow::Cow;
 use std::io::Read;
+use std::sync::mpsc;
 
 use rayon::prelude::*;
 
 use crate::cli::{Diag, Input, io_reason};
 use crate::json_scan::{Member, Split, Value, array_items, pick, split_object};
-use crate::ndjson::ChunkReader;
+use crate::ndjson::{Chunk, ChunkReader};
 use crate::record::{EventView, KindProbe, SCHEMA};
+use crate::timestamp::Timestamp;
 
 /// One record as a stage sees it.
 // Records are handed over one at a time and never stored, so the size of
@@ -18,8 +20,9 @@ use crate::record::{EventView, KindProbe, SCHEMA};
 pub enum Record<'a> {
     /// A `header` record; the raw line, to pass through.
     Header(&'a [u8]),
-    /// An `event` record, decoded.
-    Event(EventView<'a>),
+    /// An `event` record, decoded, with its timestamp read (on the decoding
+    /// threads, so the stage's own thread need not).
+    Event(EventView<'a>, Option<Timestamp>),
     /// Any other kind, with its raw line.
     Other { kind: &'a str, line: &'a [u8] },
 }
@@ -53,45 +56,168 @@ pub fn read_records(
 }
 
 /// [`read_records`] over one reader named `path` in messages.
+///
+/// Three things happen at once: a thread reads chunks ahead (so the stage
+/// upstream never waits on a full pipe), the pool decodes one chunk, and
+/// this thread hands the chunk before it to `each`. The two chunks being
+/// decoded and handed over live in two slots, `a` and `b`, so that the
+/// records of one borrow it while the other is filled.
 pub fn read_records_from(
     path: &str,
-    reader: impl Read,
+    reader: impl Read + Send + 'static,
     diag: &mut Diag,
     strict: bool,
-    mut each: impl FnMut(Record<'_>, &Location<'_>, &mut Diag) -> anyhow::Result<()>,
+    each: impl FnMut(Record<'_>, &Location<'_>, &mut Diag) -> anyhow::Result<()>,
 ) -> anyhow::Result<u64> {
-    let mut skipped = 0;
-    let mut reader = ChunkReader::new(reader);
-    while let Some(mut chunk) = reader
-        .next_chunk()
-        .map_err(|e| anyhow::anyhow!("{path}: {}", io_reason(&e)))?
-    {
-        // Decode in parallel, hand over in order.
-        let lines: Vec<(u64, &[u8])> = chunk.lines().map(|l| (l.number, &*l.bytes)).collect();
-        let decoded: Vec<Result<Record<'_>, Bad>> = lines
-            .par_iter()
-            .with_min_len(256)
-            .map_init(Split::default, |split, (_, bytes)| decode(bytes, split))
-            .collect();
-        for ((number, _), rec) in lines.iter().zip(decoded) {
+    let chunks = ReadAhead::spawn(reader);
+    let mut hand = Handover {
+        path,
+        strict,
+        skipped: 0,
+        diag,
+        each,
+    };
+    let Some(mut a) = chunks.next(path)? else {
+        return Ok(0);
+    };
+    let mut decoded_a = decode_chunk(&mut a);
+    loop {
+        let Some(mut b) = chunks.next(path)? else {
+            break;
+        };
+        let decoded_b = decode_while_handing_over(&mut b, decoded_a, &mut hand)?;
+        chunks.recycle(a);
+        let Some(next) = chunks.next(path)? else {
+            hand.over(decoded_b)?;
+            return Ok(hand.skipped);
+        };
+        a = next;
+        decoded_a = decode_while_handing_over(&mut a, decoded_b, &mut hand)?;
+        chunks.recycle(b);
+    }
+    hand.over(decoded_a)?;
+    Ok(hand.skipped)
+}
+
+/// Chunks to read ahead of the one being decoded: enough to absorb a
+/// burst from upstream, few enough to keep memory small (1 MiB each).
+const READ_AHEAD_CHUNKS: usize = 2;
+
+/// Chunks of an input read on their own thread, and the buffers of handed
+/// over chunks sent back to be filled again.
+struct ReadAhead {
+    chunks: mpsc::Receiver<std::io::Result<Chunk>>,
+    spent: mpsc::Sender<Chunk>,
+}
+
+impl ReadAhead {
+    // The thread is not joined: when a stage stops early on an error, a
+    // read blocked on a quiet stdin must not keep it from exiting. It ends
+    // at end of input, or at its next send once the receiver is gone.
+    fn spawn(reader: impl Read + Send + 'static) -> Self {
+        let (chunk_tx, chunks) = mpsc::sync_channel(READ_AHEAD_CHUNKS);
+        let (spent, spent_rx) = mpsc::channel::<Chunk>();
+        std::thread::spawn(move || {
+            let mut reader = ChunkReader::new(reader);
+            loop {
+                while let Ok(chunk) = spent_rx.try_recv() {
+                    reader.recycle(chunk);
+                }
+                let next = reader.next_chunk().transpose();
+                let last = !matches!(next, Some(Ok(_)));
+                if next.is_none_or(|n| chunk_tx.send(n).is_err()) || last {
+                    return;
+                }
+            }
+        });
+        ReadAhead { chunks, spent }
+    }
+
+    /// The next chunk, or `None` at end of input.
+    fn next(&self, path: &str) -> anyhow::Result<Option<Chunk>> {
+        match self.chunks.recv() {
+            Ok(chunk) => chunk
+                .map(Some)
+                .map_err(|e| anyhow::anyhow!("{path}: {}", io_reason(&e))),
+            Err(mpsc::RecvError) => Ok(None),
+        }
+    }
+
+    fn recycle(&self, chunk: Chunk) {
+        // The reader may have finished: then the buffer is simply freed.
+        let _ = self.spent.send(chunk);
+    }
+}
+
+/// The records of a chunk with their line numbers, or why a line is bad.
+type Decoded<'c> = Vec<(u64, Result<Record<'c>, Bad>)>;
+
+/// Decodes a chunk's lines in parallel, keeping their order.
+fn decode_chunk(chunk: &mut Chunk) -> Decoded<'_> {
+    let lines: Vec<(u64, &[u8])> = chunk.lines().map(|l| (l.number, &*l.bytes)).collect();
+    lines
+        .par_iter()
+        .with_min_len(256)
+        .map_init(Scratch::default, |scratch, &(number, bytes)| {
+            (number, decode(bytes, scratch))
+        })
+        .collect()
+}
+
+/// Decodes `next` on the pool while this thread hands `previous` over.
+fn decode_while_handing_over<'n, F>(
+    next: &'n mut Chunk,
+    previous: Decoded<'_>,
+    hand: &mut Handover<'_, '_, F>,
+) -> anyhow::Result<Decoded<'n>>
+where
+    F: FnMut(Record<'_>, &Location<'_>, &mut Diag) -> anyhow::Result<()>,
+{
+    let mut decoded = Vec::new();
+    let slot = &mut decoded;
+    // `each` need not be Send: it stays on this thread.
+    let handed = rayon::in_place_scope(|scope| {
+        scope.spawn(move |_| *slot = decode_chunk(next));
+        hand.over(previous)
+    });
+    handed?;
+    Ok(decoded)
+}
+
+/// Hands decoded records to the stage in order, reporting bad lines.
+struct Handover<'p, 'd, F> {
+    path: &'p str,
+    strict: bool,
+    skipped: u64,
+    diag: &'d mut Diag,
+    each: F,
+}
+
+impl<F> Handover<'_, '_, F>
+where
+    F: FnMut(Record<'_>, &Location<'_>, &mut Diag) -> anyhow::Result<()>,
+{
+    fn over(&mut self, decoded: Decoded<'_>) -> anyhow::Result<()> {
+        for (line, rec) in decoded {
             let loc = Location {
-                path,
-                line: *number,
+                path: self.path,
+                line,
             };
             match rec {
-                Ok(rec) => each(rec, &loc, diag)?,
+                Ok(rec) => (self.each)(rec, &loc, self.diag)?,
                 Err(Bad::Fatal(msg)) => anyhow::bail!("{loc}: {msg}"),
                 Err(Bad::Skip(msg)) => {
-                    if strict {
+                    if self.strict {
                         anyhow::bail!("{loc}: {msg}");
                     }
-                    skipped += 1;
-                    diag.warn("bad-record", format_args!("{loc}: {msg}; skipped"));
+                    self.skipped += 1;
+                    self.diag
+                        .warn("bad-record", format_args!("{loc}: {msg}; skipped"));
                 }
             }
         }
+        Ok(())
     }
-    Ok(skipped)
 }
 
 /// True when `head` (the start of an input) holds triage records rather
@@ -128,17 +254,24 @@ enum Bad {
 
 const EVENT_PREFIX: &[u8] = br#"{"kind":"event","#;
 
-/// Decodes one line; `split` is scratch space reused between lines.
-fn decode<'c>(line: &'c [u8], split: &mut Split<'c>) -> Result<Record<'c>, Bad> {
+/// Space a decoding thread reuses from line to line.
+#[derive(Default)]
+struct Scratch<'c> {
+    split: Split<'c>,
+    items: Vec<Value<'c>>,
+}
+
+/// Decodes one line.
+fn decode<'c>(line: &'c [u8], scratch: &mut Scratch<'c>) -> Result<Record<'c>, Bad> {
     if line.starts_with(EVENT_PREFIX) {
-        return decode_event(line, split);
+        return decode_event(line, scratch);
     }
     let probe: KindProbe = serde_json::from_slice(line).map_err(|e| Bad::Skip(json_reason(&e)))?;
     match probe.kind.as_deref() {
         None => Err(Bad::Skip(
             "record has no \"kind\" (trace files go through triage-parse first)".to_string(),
         )),
-        Some("event") => decode_event(line, split),
+        Some("event") => decode_event(line, scratch),
         Some("header") => match probe.schema {
             Some(s) if s > SCHEMA => Err(Bad::Fatal(format!(
                 "schema {s} is newer than this tool reads ({SCHEMA}); upgrade triage"
@@ -162,10 +295,10 @@ fn kind_of<'a>(line: &'a [u8], probe: Option<Cow<'_, str>>) -> &'a str {
         .unwrap_or("unknown")
 }
 
-fn decode_event<'c>(line: &'c [u8], split: &mut Split<'c>) -> Result<Record<'c>, Bad> {
-    scan_event(line, split)
-        .map(Record::Event)
-        .map_err(|e| Bad::Skip(format!("bad event record: {e}")))
+fn decode_event<'c>(line: &'c [u8], scratch: &mut Scratch<'c>) -> Result<Record<'c>, Bad> {
+    let view = scan_event(line, scratch).map_err(|e| Bad::Skip(format!("bad event record: {e}")))?;
+    let at = view.timestamp.as_deref().and_then(Timestamp::parse);
+    Ok(Record::Event(view, at))
 }
 
 const EVENT_FIELDS: [&str; 12] = [
@@ -256,10 +389,10 @@ fn integer(v: Option<Value<'_>>, name: &str) -> Result<i64, String> {
 
 /// Decodes an `event` record with the allocation-free scanner: the fields
 /// stages use, borrowed from the line, typed as triage-parse writes them.
-fn scan_event<'c>(line: &'c [u8], split: &mut Split<'c>) -> Result<EventView<'c>, String> {
+fn scan_event<'c>(line: &'c [u8], scratch: &mut Scratch<'c>) -> Result<EventView<'c>, String> {
     let text = simdutf8::basic::from_utf8(line).map_err(|_| "not valid UTF-8".to_string())?;
-    split_object(text, split).map_err(|e| e.to_string())?;
-    let fields = event_members(split);
+    split_object(text, &mut scratch.split).map_err(|e| e.to_string())?;
+    let fields = event_members(&scratch.split);
     let value = |i: usize| fields[i].map(|(v, _)| v);
     let members = |i: usize| fields[i].map_or(&[][..], |(_, m)| m);
     let [
@@ -287,8 +420,8 @@ fn scan_event<'c>(line: &'c [u8], split: &mut Split<'c>) -> Result<EventView<'c>
     let divergence_fields = match divs {
         None | Some(Value::Null) => None,
         Some(Value::Array(raw)) => {
-            let mut items = Vec::new();
-            array_items(raw, &mut items).map_err(|e| e.to_string())?;
+            let items = &mut scratch.items;
+            array_items(raw, items).map_err(|e| e.to_string())?;
             Some(
                 items
                     .iter()
@@ -349,7 +482,7 @@ mod tests {
     use super::*;
 
     fn decode_line(line: &[u8]) -> Result<Record<'_>, Bad> {
-        decode(line, &mut Split::default())
+        decode(line, &mut Scratch::default())
     }
 
     #[test]
@@ -371,7 +504,7 @@ mod tests {
             Ok(Record::Other { kind: "run", .. })
         ));
         let ev = br#"{"kind":"event","event_id":"e","run_id":"r","turn":1,"agent_id":"a","action_taken":{"tool_name":"t"},"action_succeeded":true,"step":0}"#;
-        assert!(matches!(decode_line(ev), Ok(Record::Event(_))));
+        assert!(matches!(decode_line(ev), Ok(Record::Event(..))));
     }
 
     #[test]
