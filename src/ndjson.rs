@@ -3,6 +3,7 @@
 //! buffer.
 
 use std::io::{self, Read, Write};
+use std::ops::Range;
 
 use serde::Serialize;
 
@@ -26,33 +27,64 @@ pub struct Line<'a> {
 impl Chunk {
     /// The lines of the chunk that hold something other than white space.
     pub fn lines(&mut self) -> impl Iterator<Item = Line<'_>> {
-        let first = self.first_line;
         let mut rest: &mut [u8] = &mut self.data;
-        let mut number = first;
+        let mut number = self.first_line;
         std::iter::from_fn(move || {
-            loop {
-                if rest.is_empty() {
-                    return None;
-                }
-                let end = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
-                let (line, tail) = std::mem::take(&mut rest).split_at_mut(end);
-                rest = tail.get_mut(1..).unwrap_or_default();
-                let n = number;
-                number += 1;
-                let line = match line {
-                    [head @ .., b'\r'] => head,
-                    l => l,
-                };
-                if line.iter().all(u8::is_ascii_whitespace) {
-                    continue;
-                }
-                return Some(Line {
-                    number: n,
-                    bytes: line,
-                });
-            }
+            let next = next_line(rest)?;
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut(next.consumed);
+            rest = tail;
+            number += next.lines;
+            Some(Line {
+                number: number - 1,
+                bytes: &mut head[next.line],
+            })
         })
     }
+
+    /// Where [`Chunk::lines`] are in `data`, with their numbers.
+    pub fn line_spans(&self) -> impl Iterator<Item = (u64, Range<usize>)> + '_ {
+        let mut start = 0;
+        let mut number = self.first_line;
+        std::iter::from_fn(move || {
+            let next = next_line(&self.data[start..])?;
+            let line = start + next.line.start..start + next.line.end;
+            start += next.consumed;
+            number += next.lines;
+            Some((number - 1, line))
+        })
+    }
+}
+
+/// The first line of some data that holds something other than white space.
+struct NextLine {
+    /// The line, without its terminator (`\n` or `\r\n`).
+    line: Range<usize>,
+    /// The bytes up to the end of its terminator.
+    consumed: usize,
+    /// The lines up to and including it (blank lines are passed over).
+    lines: u64,
+}
+
+fn next_line(data: &[u8]) -> Option<NextLine> {
+    let mut start = 0;
+    let mut lines = 0;
+    while start < data.len() {
+        let end = memchr::memchr(b'\n', &data[start..]).map_or(data.len(), |i| start + i);
+        lines += 1;
+        let line = match data[start..end] {
+            [.., b'\r'] => start..end - 1,
+            _ => start..end,
+        };
+        if !data[line.clone()].iter().all(u8::is_ascii_whitespace) {
+            return Some(NextLine {
+                line,
+                consumed: (end + 1).min(data.len()),
+                lines,
+            });
+        }
+        start = end + 1;
+    }
+    None
 }
 
 /// Reads an input as chunks of whole lines of about 1 MiB.
@@ -262,6 +294,30 @@ mod tests {
                 ],
                 "chunk {chunk}"
             );
+        }
+    }
+
+    proptest::proptest! {
+        /// Lines and their spans are the input split at newlines, without a
+        /// carriage return before the newline, blank ones left out, numbered
+        /// from 1.
+        #[test]
+        fn lines_and_spans_split_at_newlines(
+            input in proptest::collection::vec(proptest::sample::select(b"ab \r\n".to_vec()), 0..200)
+        ) {
+            let want: Vec<(u64, Vec<u8>)> = input
+                .split(|b| *b == b'\n')
+                .enumerate()
+                .map(|(i, l)| (i as u64 + 1, l.strip_suffix(b"\r").unwrap_or(l).to_vec()))
+                .filter(|(_, l)| !l.iter().all(u8::is_ascii_whitespace))
+                .collect();
+            let mut chunk = Chunk { data: input.clone(), first_line: 1 };
+            let spans: Vec<(u64, Vec<u8>)> =
+                chunk.line_spans().map(|(n, r)| (n, input[r].to_vec())).collect();
+            let lines: Vec<(u64, Vec<u8>)> =
+                chunk.lines().map(|l| (l.number, l.bytes.to_vec())).collect();
+            proptest::prop_assert_eq!(&spans, &want);
+            proptest::prop_assert_eq!(&lines, &want);
         }
     }
 
