@@ -563,6 +563,39 @@ mod tests {
     }
 
     #[test]
+    fn a_line_that_is_not_utf8_is_the_only_one_skipped() {
+        let ev = |id: &str| {
+            format!(
+                r#"{{"kind":"event","event_id":"{id}","run_id":"r","turn":1,"agent_id":"a","action_taken":{{"tool_name":"t"}},"action_succeeded":true}}"#
+            )
+        };
+        let mut data = format!("{}\n\n", ev("é1")).into_bytes();
+        data.extend_from_slice(b"{\"kind\":\"event\",\"event_id\":\"\xff\"}\r\n");
+        data.extend_from_slice(format!("{}\n", ev("e3")).as_bytes());
+        let chunk = Chunk {
+            data,
+            first_line: 7,
+        };
+        let decoded: Vec<_> = decode_chunk(&chunk).into_iter().flatten().collect();
+        let ids: Vec<(u64, Option<String>)> = decoded
+            .iter()
+            .map(|(n, r)| match r {
+                Ok(Record::Event(ev, _)) => (*n, Some(ev.event_id.to_string())),
+                Err(Bad::Skip(m)) => (*n, Some(m.clone())),
+                _ => (*n, None),
+            })
+            .collect();
+        assert_eq!(
+            ids,
+            vec![
+                (7, Some("é1".to_string())),
+                (9, Some("bad event record: not valid UTF-8".to_string())),
+                (10, Some("e3".to_string())),
+            ]
+        );
+    }
+
+    #[test]
     fn newer_schema_is_fatal_and_bad_lines_skip() {
         assert!(matches!(
             decode_line(br#"{"kind":"header","schema":2}"#),
