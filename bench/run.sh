@@ -60,10 +60,4 @@ echo "## Memory: group on 10M events streamed from the generator" >> "$plan"
 row "triage-gen -n 10M | triage-parse | triage-group | triage-score" "*" "$BIN/triage-gen -n 10000000 -r 10000 | $BIN/triage-parse | $BIN/triage-group | $BIN/triage-score"
 python3 bench/bench.py "$plan"
 bytes=$(stat -c %s "$DATA/1m.ndjson")
-python3 - "$bytes" <<'PY'
-import re, sys
-text = open("bench-out/results.md").read()
-m = re.search(r"## triage-parse alone.*?\| triage-parse \| ([0-9.]+) s", text, re.S)
-if m:
-    print(f"triage-parse throughput: {int(sys.argv[1]) / 1e6 / float(m.group(1)):.0f} MB/s")
-PY
+python3 bench/targets.py "$bytes" bench-out/results.md

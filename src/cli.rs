@@ -67,7 +67,16 @@ pub fn main<T: Tool>() -> ExitCode {
             Err(e) => report_error(T::NAME, &e.into()),
         };
     }
-    let args = T::parse();
+    let args = match T::try_parse() {
+        Ok(args) => args,
+        // Named like every other error, so a pipeline's stderr says which
+        // of its tools refused its flags.
+        Err(e) if e.use_stderr() => {
+            eprint!("{}: {}", T::NAME, e.render());
+            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(EXIT_ERROR));
+        }
+        Err(e) => e.exit(),
+    };
     let mut diag = Diag::new(T::NAME, args.common().quiet);
     let result = args.run(&mut diag);
     diag.finish();

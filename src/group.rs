@@ -20,23 +20,40 @@ const SUCCESS: u32 = u32::MAX;
 
 /// Assigns small numbers to strings, remembering first-appearance order.
 #[derive(Default)]
-struct Interner {
+pub struct Interner {
     ids: HashMap<Box<str>, u32>,
     names: Vec<Box<str>>,
+    /// The number given last: events of one run mostly come together, so
+    /// comparing with it first saves most lookups.
+    last: u32,
 }
 
 impl Interner {
-    fn intern(&mut self, s: &str) -> u32 {
-        if let Some(&id) = self.ids.get(s) {
-            return id;
+    pub fn intern(&mut self, s: &str) -> u32 {
+        if let Some(name) = self.names.get(self.last as usize)
+            && **name == *s
+        {
+            return self.last;
         }
-        let id = self.names.len() as u32;
-        self.names.push(s.into());
-        self.ids.insert(s.into(), id);
+        let id = match self.ids.get(s) {
+            Some(&id) => id,
+            None => {
+                let id = self.names.len() as u32;
+                self.names.push(s.into());
+                self.ids.insert(s.into(), id);
+                id
+            }
+        };
+        self.last = id;
         id
     }
 
-    fn name(&self, id: u32) -> &str {
+    /// The number of `s`, if it has one.
+    pub fn get(&self, s: &str) -> Option<u32> {
+        self.ids.get(s).copied()
+    }
+
+    pub fn name(&self, id: u32) -> &str {
         &self.names[id as usize]
     }
 }

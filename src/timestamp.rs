@@ -174,11 +174,11 @@ fn parse_iso(s: &str) -> Option<Timestamp> {
     if !(1..=12).contains(&month) || day == 0 || day > days_in_month(year, month) {
         return None;
     }
-    let days = days_from_civil(year, month, day);
-    let mut nanos = days as i128 * 86_400 * NANOS_PER_SEC;
+    // Seconds fit an i64 for any four-digit year: one wide multiply at the end.
+    let mut secs = days_from_civil(year, month, day) * 86_400;
     let rest = &b[10..];
     if rest.is_empty() {
-        return Some(Timestamp(nanos));
+        return Some(Timestamp(secs as i128 * NANOS_PER_SEC));
     }
     if !(rest[0] == b'T' || rest[0] == b't' || rest[0] == b' ') || rest.len() < 6 {
         return None;
@@ -224,16 +224,19 @@ fn parse_iso(s: &str) -> Option<Timestamp> {
         }
         _ => return None,
     };
-    nanos += ((hour * 3600 + minute * 60 + second) as i128 - offset_secs as i128) * NANOS_PER_SEC;
-    Some(Timestamp(nanos + frac))
+    secs += (hour * 3600 + minute * 60 + second) as i64 - offset_secs;
+    Some(Timestamp(secs as i128 * NANOS_PER_SEC + frac))
 }
 
+/// The value of one to nine ASCII digits (no more are ever read).
+#[inline]
 fn num(b: &[u8]) -> Option<u32> {
-    if b.is_empty() || !b.iter().all(u8::is_ascii_digit) {
+    if b.is_empty() || b.len() > 9 {
         return None;
     }
-    b.iter().try_fold(0u32, |acc, d| {
-        acc.checked_mul(10)?.checked_add((d - b'0') as u32)
+    b.iter().try_fold(0u32, |acc, &d| {
+        let digit = d.wrapping_sub(b'0');
+        (digit < 10).then_some(acc * 10 + digit as u32)
     })
 }
 

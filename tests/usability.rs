@@ -157,6 +157,37 @@ fn report_of_nothing_read_is_not_all_clear() {
     let md = String::from_utf8(out).unwrap();
     assert!(!md.contains("All clear"), "{md}");
     assert!(md.contains("Nothing to report: no runs were read."), "{md}");
+    // The way out names the command the user ran, too.
+    assert!(err.contains("gzip -dc FILE | triage report"), "{err}");
+}
+
+/// A refused flag is named like every other error: in a pipeline's stderr
+/// the tool that refused it is the first word.
+#[test]
+fn bad_flags_name_the_tool() {
+    for bin in ["triage-group", "triage-parse", "triage"] {
+        let (code, _, err) = run(bin, &["--no-such-flag"], b"");
+        assert_eq!(code, 2, "{bin}: {err}");
+        assert!(
+            err.starts_with(&format!(
+                "{bin}: error: unexpected argument '--no-such-flag'"
+            )),
+            "{bin}: {err}"
+        );
+    }
+}
+
+/// NDJSON read with a format that takes one document per file says so,
+/// rather than only "trailing characters".
+#[test]
+fn ndjson_under_a_document_format_says_what_to_do() {
+    let (_, _, err) = run(
+        "triage-parse",
+        &["--format", "whowhen", "examples/monday.ndjson"],
+        b"",
+    );
+    assert!(err.contains("one JSON document per file"), "{err}");
+    assert!(err.contains("auto-detection"), "{err}");
 }
 
 /// Flags the chosen mode would ignore are refused, not silently dropped.

@@ -45,18 +45,20 @@ pub fn detect(_path: Option<&Path>, head: &[u8]) -> Format {
 pub fn refusal(head: &[u8]) -> Option<&'static str> {
     if head.starts_with(&[0x28, 0xB5, 0x2F, 0xFD]) {
         return Some(
-            "a zstd-compressed file, and triage-parse reads JSON: decompress it first \
-             (`zstd -dc FILE | triage-parse`), or set `compression` off in the Collector's file exporter",
+            "a zstd-compressed file, and triage reads JSON: decompress it into stdin \
+             (`zstd -dc FILE | triage-parse`, `zstd -dc FILE | triage report`), or set `compression` off \
+             in the Collector's file exporter",
         );
     }
     if head.starts_with(&[0x1F, 0x8B]) {
         return Some(
-            "a gzip-compressed file, and triage-parse reads JSON: decompress it first (`gzip -dc FILE | triage-parse`)",
+            "a gzip-compressed file, and triage reads JSON: decompress it into stdin \
+             (`gzip -dc FILE | triage-parse`, `gzip -dc FILE | triage report`)",
         );
     }
     if is_protobuf(head) {
         return Some(
-            "an OTLP protobuf file, and triage-parse reads OTLP JSON: export the traces as JSON \
+            "an OTLP protobuf file, and triage reads OTLP JSON: export the traces as JSON \
              instead (`format: json` in the Collector's file exporter, the default)",
         );
     }

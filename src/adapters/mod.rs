@@ -19,7 +19,6 @@ mod observations;
 
 pub use detect::{detect, refusal};
 
-use rustc_hash::FxHashMap as HashMap;
 use std::io::{self, Read, Write};
 use std::path::Path;
 
@@ -28,7 +27,7 @@ use sha2::Digest;
 
 use crate::classify::Classifier;
 use crate::cli::{Diag, Input};
-use crate::group::{GroupWarning, Grouper};
+use crate::group::{GroupWarning, Grouper, Interner};
 use crate::ndjson::RecordWriter;
 use crate::record::{ErrorInfo, EventOut, RunRec, SourceRec};
 use crate::timestamp::Timestamp;
@@ -235,7 +234,7 @@ fn parse_document(data: &mut [u8]) -> Result<simd_json::BorrowedValue<'_>, (Opti
     let reason = match serde_json::from_slice::<serde::de::IgnoredAny>(data) {
         Err(e) => Some((
             Some(e.line() as u64).filter(|l| *l > 0),
-            format!("not valid JSON: {}", without_position(&e)),
+            document_reason(&e),
         )),
         Ok(_) => None,
     };
@@ -248,6 +247,19 @@ fn parse_document(data: &mut [u8]) -> Result<simd_json::BorrowedValue<'_>, (Opti
             "not valid JSON: nested too deeply or too large".to_string(),
         )
     })
+}
+
+/// Why a whole-document input is not JSON, in serde_json's words.
+fn document_reason(e: &serde_json::Error) -> String {
+    match without_position(e) {
+        // A second value after the first: most likely NDJSON read with a
+        // format that takes one document per file.
+        m if m == "trailing characters" => format!(
+            "not valid JSON: {m} after the first value; this format reads one JSON \
+             document per file (NDJSON? leave the format to auto-detection)"
+        ),
+        m => format!("not valid JSON: {m}"),
+    }
 }
 
 /// serde_json's message without its " at line L column C" suffix, which
@@ -383,8 +395,10 @@ pub struct Sink<'w> {
     diag: &'w mut Diag,
     strict: bool,
     pub settings: DecodeSettings,
-    /// Per run: the next step, and the last source that had the run.
-    steps: HashMap<Box<str>, (u64, u64)>,
+    /// The runs seen, numbered.
+    runs: Interner,
+    /// By run number: the next step, and the last source that had the run.
+    steps: Vec<(u64, u64)>,
     buf: Vec<u8>,
     source: SourceRec,
     /// Runs of the current source; sources are numbered from 1.
@@ -430,7 +444,8 @@ impl<'w> Sink<'w> {
             diag,
             strict,
             settings,
-            steps: HashMap::default(),
+            runs: Interner::default(),
+            steps: Vec::new(),
             buf: Vec::with_capacity(4096),
             source: SourceRec {
                 kind: "source".into(),
@@ -479,10 +494,11 @@ impl<'w> Sink<'w> {
     /// The step of the next event of `run_id`, counted in the source.
     fn take_step(&mut self, run_id: &str) -> u64 {
         let source = self.source_index;
-        let (step, last_source) = match self.steps.get_mut(run_id) {
-            Some(entry) => entry,
-            None => self.steps.entry(run_id.into()).or_insert((0, 0)),
-        };
+        let run = self.runs.intern(run_id) as usize;
+        if run == self.steps.len() {
+            self.steps.push((0, 0));
+        }
+        let (step, last_source) = &mut self.steps[run];
         if *last_source != source {
             *last_source = source;
             self.source_runs += 1;
@@ -561,7 +577,9 @@ impl<'w> Sink<'w> {
 
     /// The step the next event of `run_id` will get.
     pub fn next_step(&self, run_id: &str) -> u64 {
-        self.steps.get(run_id).map_or(0, |(step, _)| *step)
+        self.runs
+            .get(run_id)
+            .map_or(0, |run| self.steps[run as usize].0)
     }
 
     /// Writes a `run` record.

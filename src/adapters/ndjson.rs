@@ -5,13 +5,12 @@
 
 use std::borrow::Cow;
 use std::io::Read;
-use std::ops::Range;
 
 use rayon::prelude::*;
 
 use super::lax::Scalar;
 use super::{Sink, TimeFilter};
-use crate::json_scan::{Split, Value, array_items, object_members, split_object};
+use crate::json_scan::{Split, Value, array_items, pick, split_object};
 use crate::ndjson::{Chunk, ChunkReader};
 use crate::record::{ActionView, ErrorInfo, EventView};
 use crate::timestamp::Timestamp;
@@ -31,7 +30,7 @@ enum Outcome {
         run_id: (usize, usize),
     },
     /// An event decoded for a grouper in the same process.
-    View(OwnedView),
+    Grouped(GroupedEvent),
     /// A record of another kind, passed through as written.
     Other {
         body: (usize, usize),
@@ -47,6 +46,10 @@ enum Outcome {
 struct TaskOutput {
     buf: Vec<u8>,
     outcomes: Vec<Outcome>,
+    /// Grouped events' texts, failures' texts and their divergence fields.
+    texts: String,
+    failures: Vec<FailureTexts>,
+    divergence: Vec<Text>,
 }
 
 /// Reads TraceEvent lines from `r` into `sink`. Each chunk's lines are
@@ -103,15 +106,15 @@ fn decode_chunk(
 }
 
 fn write_decoded(tasks: Vec<TaskOutput>, sink: &mut Sink<'_>) -> anyhow::Result<()> {
-    for task in tasks {
-        for outcome in task.outcomes {
+    for mut task in tasks {
+        for outcome in std::mem::take(&mut task.outcomes) {
             match outcome {
                 Outcome::Event { body, run_id } => {
                     let run = std::str::from_utf8(&task.buf[run_id.0..run_id.1])
                         .expect("run ids are written from str");
                     sink.emit_prepared(run, &task.buf[body.0..body.1])?;
                 }
-                Outcome::View(v) => sink.emit_view(v.view(), v.timestamp),
+                Outcome::Grouped(ev) => sink.emit_view(task.view(&ev), ev.timestamp),
                 Outcome::Other { body } => sink.pass_through(&task.buf[body.0..body.1])?,
                 Outcome::Filtered => {}
                 Outcome::Skip { line, reason } => sink.skip(Some(line), &reason)?,
@@ -127,25 +130,25 @@ fn decode_group(
     filter: TimeFilter,
     as_views: bool,
 ) -> TaskOutput {
-    let bytes: usize = lines.iter().map(|(_, l)| l.len() + 64).sum();
+    // Serialized events are about as long as their lines; a grouper's
+    // texts are mostly a run and an agent id.
+    let (buf, texts) = if as_views {
+        (0, lines.len() * 48)
+    } else {
+        let bytes = lines.iter().map(|(_, l)| l.len() + 64 + src_path.len());
+        (bytes.sum(), 0)
+    };
     let mut out = TaskOutput {
-        buf: Vec::with_capacity(if as_views {
-            0
-        } else {
-            bytes + src_path.len() * lines.len()
-        }),
+        buf: Vec::with_capacity(buf),
         outcomes: Vec::with_capacity(lines.len()),
+        texts: String::with_capacity(texts),
+        failures: Vec::new(),
+        divergence: Vec::new(),
     };
     let mut split = Split::default();
     for &(number, bytes) in lines {
         let outcome = decode_line(
-            bytes,
-            number,
-            src_path,
-            filter,
-            as_views,
-            &mut out.buf,
-            &mut split,
+            bytes, number, src_path, filter, as_views, &mut out, &mut split,
         )
         .unwrap_or_else(|reason| Outcome::Skip {
             line: number,
@@ -162,7 +165,7 @@ fn decode_line<'c>(
     src_path: &str,
     filter: TimeFilter,
     as_view: bool,
-    buf: &mut Vec<u8>,
+    out: &mut TaskOutput,
     split: &mut Split<'c>,
 ) -> Result<Outcome, String> {
     let line = simdutf8::basic::from_utf8(bytes).map_err(|_| "not valid UTF-8".to_string())?;
@@ -171,7 +174,8 @@ fn decode_line<'c>(
         _ => format!("not valid JSON: {e}"),
     })?;
     let obj = TopLevel::new(split);
-    if let Some(kind) = obj.get("kind").and_then(|k| k.as_str())
+    let buf = &mut out.buf;
+    if let Some(kind) = obj.get(Top::Kind).and_then(|k| k.as_str())
         && kind != "event"
     {
         let start = buf.len();
@@ -185,8 +189,9 @@ fn decode_line<'c>(
         return Ok(Outcome::Filtered);
     }
     if as_view {
-        return Ok(Outcome::View(ev.owned_view()));
+        return Ok(Outcome::Grouped(ev.grouped(out)));
     }
+    let buf = &mut out.buf;
     let start = buf.len();
     ev.write_json(buf, src_path, number);
     let body = (start, buf.len());
@@ -204,6 +209,31 @@ struct TopLevel<'s, 'c> {
     /// The index in `split.members` of each of `TOP_FIELDS`.
     slots: [Option<u32>; TOP_FIELDS.len()],
     split: &'s Split<'c>,
+}
+
+/// A top-level member a TraceEvent reads: its slot in `TOP_FIELDS`, so
+/// that reading a member costs no name comparison.
+#[derive(Clone, Copy)]
+enum Top {
+    Kind,
+    EventId,
+    RunId,
+    AgentId,
+    Turn,
+    ActionSucceeded,
+    ActionTaken,
+    DivergenceFields,
+    Timestamp,
+    DivergenceAge,
+    LatencyMs,
+    Usage,
+    MessageContext,
+    FailureClassification,
+    SpanId,
+    ParentSpanId,
+    Error,
+    Input,
+    Output,
 }
 
 const TOP_FIELDS: [&str; 19] = [
@@ -246,19 +276,19 @@ impl<'s, 'c> TopLevel<'s, 'c> {
         TopLevel { slots, split }
     }
 
-    fn get(&self, name: &str) -> Option<Value<'c>> {
-        self.member(name).map(|(v, _)| v)
+    fn get(&self, field: Top) -> Option<Value<'c>> {
+        self.member(field).map(|(v, _)| v)
     }
 
     /// A member's value and, when it is an object, the object's members.
-    fn member(&self, name: &str) -> Option<(Value<'c>, &'s [(Value<'c>, Value<'c>)])> {
-        let m = self.slots[field_index(name)?]? as usize;
+    fn member(&self, field: Top) -> Option<(Value<'c>, &'s [(Value<'c>, Value<'c>)])> {
+        let m = self.slots[field as usize]? as usize;
         Some((self.split.members[m].1, self.split.children_of(m)))
     }
 
-    fn required(&self, name: &'static str) -> Result<Value<'c>, String> {
-        self.get(name)
-            .ok_or_else(|| format!("missing field \"{name}\""))
+    fn required(&self, field: Top) -> Result<Value<'c>, String> {
+        self.get(field)
+            .ok_or_else(|| format!("missing field \"{}\"", TOP_FIELDS[field as usize]))
     }
 }
 
@@ -287,25 +317,6 @@ fn field_index(name: &str) -> Option<usize> {
         "output" => 18,
         _ => return None,
     })
-}
-
-/// The members of a nested object; the last of duplicate keys wins.
-struct Members<'m, 'c>(&'m [(Value<'c>, Value<'c>)]);
-
-impl<'c> Members<'_, 'c> {
-    fn get(&self, name: &str) -> Option<Value<'c>> {
-        self.0
-            .iter()
-            .rev()
-            .find(|(k, _)| match k {
-                Value::String {
-                    raw,
-                    escaped: false,
-                } => &raw[1..raw.len() - 1] == name,
-                k => k.as_str().is_some_and(|s| s == name),
-            })
-            .map(|(_, v)| *v)
-    }
 }
 
 /// One TraceEvent, read with the reference's rules, keeping the input's own
@@ -338,17 +349,17 @@ struct TraceEvent<'c> {
 impl<'c> TraceEvent<'c> {
     /// Accepts exactly what agent-triage 0.1.0 accepts.
     fn read(obj: &TopLevel<'_, 'c>) -> Result<Self, String> {
-        let event_id = strict_str(obj.required("event_id")?, "event_id")?;
-        let run = strict_str(obj.required("run_id")?, "run_id")?;
-        let agent_id = strict_str(obj.required("agent_id")?, "agent_id")?;
-        let turn = lax_int(&obj.required("turn")?, "turn")?;
-        let succeeded = lax_bool(&obj.required("action_succeeded")?, "action_succeeded")?;
+        let event_id = strict_str(obj.required(Top::EventId)?, "event_id")?;
+        let run = strict_str(obj.required(Top::RunId)?, "run_id")?;
+        let agent_id = strict_str(obj.required(Top::AgentId)?, "agent_id")?;
+        let turn = lax_int(&obj.required(Top::Turn)?, "turn")?;
+        let succeeded = lax_bool(&obj.required(Top::ActionSucceeded)?, "action_succeeded")?;
         let (tool_name, tool_input) = action(
-            obj.required("action_taken")?,
-            obj.member("action_taken").map_or(&[], |(_, kids)| kids),
+            obj.required(Top::ActionTaken)?,
+            obj.member(Top::ActionTaken).map_or(&[], |(_, kids)| kids),
         )?;
         let mut divergence_fields = Vec::new();
-        let divergence_raw = match obj.get("divergence_fields") {
+        let divergence_raw = match obj.get(Top::DivergenceFields) {
             None => None,
             Some(Value::Array(raw)) => {
                 let mut items = Vec::new();
@@ -366,26 +377,29 @@ impl<'c> TraceEvent<'c> {
                 ));
             }
         };
-        let timestamp = match obj.get("timestamp") {
+        let timestamp = match obj.get(Top::Timestamp) {
             None | Some(Value::Null) => None,
             Some(v) => Some(lax_timestamp(&v)?),
         };
-        let divergence_age =
-            object_field(obj.member("divergence_age"), "divergence_age", IntKeys::All)?;
+        let divergence_age = object_field(
+            obj.member(Top::DivergenceAge),
+            "divergence_age",
+            IntKeys::<0>::All,
+        )?;
         let latency_ms = object_field(
-            obj.member("latency_ms"),
+            obj.member(Top::LatencyMs),
             "latency_ms",
-            IntKeys::Some(&["llm", "tool", "total"]),
+            IntKeys::Some(["llm", "tool", "total"]),
         )?;
         let usage = object_field(
-            obj.member("usage"),
+            obj.member(Top::Usage),
             "usage",
-            IntKeys::Some(&["input_tokens", "output_tokens"]),
+            IntKeys::Some(["input_tokens", "output_tokens"]),
         )?;
         let message_context = object_field(
-            obj.member("message_context"),
+            obj.member(Top::MessageContext),
             "message_context",
-            IntKeys::Some(&[]),
+            IntKeys::<0>::Some([]),
         )?
         .filter(|raw| !is_empty_object(raw));
         Ok(TraceEvent {
@@ -398,18 +412,21 @@ impl<'c> TraceEvent<'c> {
             tool_input,
             succeeded,
             timestamp,
-            classification: classification(obj.get("failure_classification")),
+            classification: classification(obj.get(Top::FailureClassification)),
             divergence_fields,
             divergence_raw,
             divergence_age,
             latency_ms,
             usage,
             message_context,
-            span_id: obj.get("span_id").filter(is_string).map(|v| v.raw()),
-            parent_span_id: obj.get("parent_span_id").filter(is_string).map(|v| v.raw()),
-            error: obj.get("error").and_then(error_info),
-            input: obj.get("input").filter(is_string).map(|v| v.raw()),
-            output: obj.get("output").filter(is_string),
+            span_id: obj.get(Top::SpanId).filter(is_string).map(|v| v.raw()),
+            parent_span_id: obj
+                .get(Top::ParentSpanId)
+                .filter(is_string)
+                .map(|v| v.raw()),
+            error: obj.member(Top::Error).and_then(error_info),
+            input: obj.get(Top::Input).filter(is_string).map(|v| v.raw()),
+            output: obj.get(Top::Output).filter(is_string),
         })
     }
 
@@ -491,88 +508,105 @@ impl<'c> TraceEvent<'c> {
         w.raw("}");
     }
 
-    /// The event as the grouper reads it, its texts in one string.
-    fn owned_view(&self) -> OwnedView {
-        // Raw texts are at least as long as decoded ones: one allocation.
-        let capacity = self.event_id.raw().len()
-            + self.run_id.len()
-            + self.agent_id.raw().len()
-            + self.tool_name.raw().len()
-            + self.classification.as_ref().map_or(0, |(c, _)| c.len())
-            + self.divergence_raw.map_or(0, str::len)
-            + self.output.map_or(0, |o| o.raw().len());
-        let mut text = String::with_capacity(capacity);
-        let mut put = |t: &str| {
-            let start = text.len();
-            text.push_str(t);
-            start..text.len()
-        };
-        fn decoded<'c>(v: &Value<'c>) -> Cow<'c, str> {
-            v.as_str().unwrap_or_default()
-        }
-        let event_id = put(&decoded(&self.event_id));
-        let run_id = put(&self.run_id);
-        let agent_id = put(&decoded(&self.agent_id));
-        let tool_name = put(&decoded(&self.tool_name));
-        let classification = self.classification.as_ref().map(|(c, _)| put(c));
-        let divergence_fields = self
-            .divergence_fields
-            .iter()
-            .map(|d| put(&decoded(d)))
-            .collect();
-        let output = self.output.as_ref().map(|o| put(&decoded(o)));
-        OwnedView {
-            text,
-            event_id,
-            run_id,
-            agent_id,
-            tool_name,
-            classification,
-            divergence_fields,
-            output,
+    /// The event as a grouper reads it, its texts appended to `out.texts`.
+    /// A success needs only its run, agent, turn and time; the texts a
+    /// failure's pattern and sample read are kept for failures alone.
+    fn grouped(&self, out: &mut TaskOutput) -> GroupedEvent {
+        let failure = (!self.succeeded || self.classification.is_some()).then(|| {
+            let divergence_from = out.divergence.len();
+            for d in &self.divergence_fields {
+                let text = out.put(&decoded(d));
+                out.divergence.push(text);
+            }
+            let failure = FailureTexts {
+                event_id: out.put(&decoded(&self.event_id)),
+                tool_name: out.put(&decoded(&self.tool_name)),
+                classification: self.classification.as_ref().map(|(c, _)| out.put(c)),
+                divergence: (divergence_from, out.divergence.len()),
+                output: self.output.as_ref().map(|o| out.put(&decoded(o))),
+                error: self.error.clone(),
+            };
+            out.failures.push(failure);
+            out.failures.len() - 1
+        });
+        GroupedEvent {
+            run_id: out.put(&self.run_id),
+            agent_id: out.put(&decoded(&self.agent_id)),
             turn: self.turn,
             succeeded: self.succeeded,
             timestamp: self.timestamp,
-            error: self.error.clone(),
+            failure,
         }
     }
 }
 
-/// An event decoded for a grouper in this process, owning its texts in one
-/// string so that it costs one allocation.
-struct OwnedView {
-    text: String,
-    event_id: Range<usize>,
-    run_id: Range<usize>,
-    agent_id: Range<usize>,
-    tool_name: Range<usize>,
-    classification: Option<Range<usize>>,
-    divergence_fields: Vec<Range<usize>>,
-    output: Option<Range<usize>>,
+fn decoded<'c>(v: &Value<'c>) -> Cow<'c, str> {
+    v.as_str().unwrap_or_default()
+}
+
+/// A text in a task's buffer: its byte range.
+type Text = (usize, usize);
+
+/// An event decoded for a grouper in this process, its texts in the task's
+/// buffer, so that handing it over allocates nothing.
+struct GroupedEvent {
+    run_id: Text,
+    agent_id: Text,
     turn: i64,
     succeeded: bool,
     timestamp: Option<Timestamp>,
+    /// For a failure, its index in the task's `failures`.
+    failure: Option<usize>,
+}
+
+/// The texts that only a failure's pattern and sample read.
+struct FailureTexts {
+    event_id: Text,
+    tool_name: Text,
+    classification: Option<Text>,
+    /// The range of the task's `divergence` holding the fields.
+    divergence: (usize, usize),
+    output: Option<Text>,
     error: Option<ErrorInfo>,
 }
 
-impl OwnedView {
-    fn view(&self) -> EventView<'_> {
-        let at = |r: &Range<usize>| Cow::Borrowed(&self.text[r.clone()]);
+impl TaskOutput {
+    /// Appends `text` to the buffer.
+    fn put(&mut self, text: &str) -> Text {
+        let start = self.texts.len();
+        self.texts.push_str(text);
+        (start, self.texts.len())
+    }
+
+    fn text(&self, (start, end): Text) -> &str {
+        &self.texts[start..end]
+    }
+
+    /// The event as [`crate::group::Grouper`] reads it; a success's event
+    /// id and tool, which the grouper does not read, are left empty.
+    fn view(&self, ev: &GroupedEvent) -> EventView<'_> {
+        let at = |t: Text| Cow::Borrowed(self.text(t));
+        let failure = ev.failure.map(|i| &self.failures[i]);
         EventView {
-            event_id: at(&self.event_id),
-            run_id: at(&self.run_id),
-            turn: self.turn,
+            event_id: failure.map_or(Cow::Borrowed(""), |f| at(f.event_id)),
+            run_id: at(ev.run_id),
+            turn: ev.turn,
             step: 0,
-            agent_id: at(&self.agent_id),
+            agent_id: at(ev.agent_id),
             action_taken: ActionView {
-                tool_name: at(&self.tool_name),
+                tool_name: failure.map_or(Cow::Borrowed(""), |f| at(f.tool_name)),
             },
-            action_succeeded: self.succeeded,
-            failure_classification: self.classification.as_ref().map(at),
-            divergence_fields: Some(self.divergence_fields.iter().map(at).collect()),
+            action_succeeded: ev.succeeded,
+            failure_classification: failure.and_then(|f| f.classification.map(at)),
+            divergence_fields: failure.map(|f| {
+                self.divergence[f.divergence.0..f.divergence.1]
+                    .iter()
+                    .map(|t| at(*t))
+                    .collect()
+            }),
             timestamp: None,
-            error: self.error.clone(),
-            output: self.output.as_ref().map(at),
+            error: failure.and_then(|f| f.error.clone()),
+            output: failure.and_then(|f| f.output.map(at)),
         }
     }
 }
@@ -623,12 +657,10 @@ fn action<'c>(
             describe(&v)
         ));
     };
-    let obj = Members(members);
-    let tool = obj
-        .get("tool_name")
-        .ok_or("missing field \"action_taken.tool_name\"")?;
+    let [tool, input] = pick(members, &["tool_name", "tool_input"]);
+    let tool = tool.ok_or("missing field \"action_taken.tool_name\"")?;
     let tool = strict_str(tool, "action_taken.tool_name")?;
-    let input = match obj.get("tool_input") {
+    let input = match input {
         None => None,
         Some(Value::Object(raw)) => Some(raw),
         Some(v) => {
@@ -642,46 +674,31 @@ fn action<'c>(
 }
 
 /// Which members of an object field must hold lax integers.
-enum IntKeys {
+enum IntKeys<const N: usize> {
     All,
-    Some(&'static [&'static str]),
+    Some([&'static str; N]),
 }
 
 /// An object field that may be absent; present, it must be an object whose
 /// named members hold lax integers. Returns its JSON text.
-fn object_field<'c>(
+fn object_field<'c, const N: usize>(
     v: Option<(Value<'c>, &[(Value<'c>, Value<'c>)])>,
     name: &str,
-    ints: IntKeys,
+    ints: IntKeys<N>,
 ) -> Result<Option<&'c str>, String> {
-    // The member's name is only worded when its value is refused.
-    let int = |v: &Value<'_>, key: &str| {
-        if let Value::Number(n) = v
-            && n.len() < 19
-            && n.bytes().all(|b| b.is_ascii_digit())
-        {
-            // Plain digits are an integer; the common case skips parsing.
-            return Ok(());
-        }
-        Scalar::from(v)
-            .int("")
-            .map(|_| ())
-            .map_err(|_| Scalar::from(v).int(&format!("{name}.{key}")).unwrap_err())
-    };
     match v {
         None => Ok(None),
         Some((Value::Object(raw), members)) => {
             match ints {
                 IntKeys::All => {
                     for (k, v) in members {
-                        int(v, &k.as_str().unwrap_or_default())?;
+                        lax_int_member(v, name, || k.as_str().unwrap_or_default())?;
                     }
                 }
                 IntKeys::Some(keys) => {
-                    let obj = Members(members);
-                    for k in keys {
-                        if let Some(x) = obj.get(k) {
-                            int(&x, k)?;
+                    for (key, v) in keys.iter().zip(pick(members, &keys)) {
+                        if let Some(v) = v {
+                            lax_int_member(&v, name, || Cow::Borrowed(*key))?;
                         }
                     }
                 }
@@ -690,6 +707,33 @@ fn object_field<'c>(
         }
         Some((v, _)) => Err(format!("{name}: expected an object, got {}", describe(&v))),
     }
+}
+
+/// Checks that member `key` of object field `name` holds a lax integer.
+#[inline]
+fn lax_int_member<'k>(
+    v: &Value<'_>,
+    name: &str,
+    key: impl FnOnce() -> Cow<'k, str>,
+) -> Result<(), String> {
+    if let Value::Number(n) = v
+        && n.len() < 19
+        && n.bytes().all(|b| b.is_ascii_digit())
+    {
+        // Plain digits are an integer; the common case skips parsing.
+        return Ok(());
+    }
+    lax_int_slow(v, name, &key())
+}
+
+/// [`lax_int_member`] past plain digits; the member is only named when
+/// its value is refused.
+#[cold]
+fn lax_int_slow(v: &Value<'_>, name: &str, key: &str) -> Result<(), String> {
+    Scalar::from(v)
+        .int("")
+        .map(|_| ())
+        .map_err(|_| Scalar::from(v).int(&format!("{name}.{key}")).unwrap_err())
 }
 
 /// The classification and its JSON text; null, "" and "null" mean none, and
@@ -709,15 +753,14 @@ fn classification(v: Option<Value<'_>>) -> Option<(Cow<'_, str>, Cow<'_, str>)> 
     }
 }
 
-fn error_info(v: Value<'_>) -> Option<ErrorInfo> {
-    let Value::Object(raw) = v else { return None };
-    let mut members = Vec::new();
-    object_members(raw, &mut members).ok()?;
-    let obj = Members(&members);
-    let text = |k: &str| obj.get(k).and_then(|v| v.as_str()).map(Cow::into_owned);
+/// The `error` member's type and message, when it is an object.
+fn error_info<'c>((v, members): (Value<'c>, &[(Value<'c>, Value<'c>)])) -> Option<ErrorInfo> {
+    let Value::Object(_) = v else { return None };
+    let [kind, message] = pick(members, &["type", "message"]);
+    let text = |v: Option<Value<'_>>| v.and_then(|v| v.as_str()).map(Cow::into_owned);
     Some(ErrorInfo {
-        kind: text("type"),
-        message: text("message"),
+        kind: text(kind),
+        message: text(message),
     })
 }
 
@@ -778,6 +821,15 @@ mod tests {
             assert_eq!(field_index(name), Some(i), "{name}");
         }
         assert_eq!(field_index("turns"), None);
+        for (field, name) in [
+            (Top::Kind, "kind"),
+            (Top::ActionTaken, "action_taken"),
+            (Top::Timestamp, "timestamp"),
+            (Top::Error, "error"),
+            (Top::Output, "output"),
+        ] {
+            assert_eq!(TOP_FIELDS[field as usize], name);
+        }
     }
 
     const BASE: &str =

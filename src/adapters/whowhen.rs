@@ -21,7 +21,7 @@ pub fn read(mut r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
         Ok(v) => v,
         Err(e) => {
             let line = Some(e.line() as u64).filter(|l| *l > 0);
-            let reason = format!("not valid JSON: {}", super::without_position(&e));
+            let reason = super::document_reason(&e);
             return sink.skip(line, &reason);
         }
     };

@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::RenderOptions;
-use super::model::Report;
+use super::model::{Report, ReportPattern};
 use crate::record::{Batch, Finding, SourceRec, Verdict};
 
 #[derive(Serialize)]
@@ -20,7 +20,7 @@ struct Document<'a> {
     /// `source` records that came without a batch.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     sources: &'a [SourceRec],
-    patterns: Vec<Map<String, Value>>,
+    patterns: &'a [ReportPattern],
     findings: &'a [Finding],
     verdicts: &'a [Verdict],
     changes: &'a [Map<String, Value>],
@@ -34,7 +34,7 @@ pub fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::
         max_severity: opts.scoring.max_severity(),
         batch: report.batch.as_ref(),
         sources: &report.sources,
-        patterns: report.patterns.iter().map(|p| p.to_json()).collect(),
+        patterns: &report.patterns,
         findings: &report.findings,
         verdicts: &report.verdicts,
         changes: &report.changes,

@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::comparison::{self, Comparison};
@@ -14,7 +14,8 @@ use crate::timestamp::Timestamp;
 
 /// A pattern with the fields of its record that [`Pattern`] does not name
 /// (a narrative from `triage-explain --narrate`, fields of newer stages), so
-/// JSON and CSV can show every field.
+/// JSON and CSV can show every field. `extra` never holds a field that
+/// `pattern` writes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReportPattern {
     pub pattern: Pattern,
@@ -52,14 +53,29 @@ impl ReportPattern {
 
     /// The pattern as one JSON object: its fields, then the extra ones.
     pub fn to_json(&self) -> Map<String, Value> {
-        let mut map = match serde_json::to_value(&self.pattern) {
+        match serde_json::to_value(self) {
             Ok(Value::Object(m)) => m,
             _ => Map::new(),
-        };
-        for (k, v) in &self.extra {
-            map.entry(k.clone()).or_insert_with(|| v.clone());
         }
-        map
+    }
+}
+
+/// A pattern's fields, then the extra ones, as one object; written in
+/// place, without building a JSON value first.
+impl Serialize for ReportPattern {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Fields<'a> {
+            #[serde(flatten)]
+            pattern: &'a Pattern,
+            #[serde(flatten)]
+            extra: &'a Map<String, Value>,
+        }
+        Fields {
+            pattern: &self.pattern,
+            extra: &self.extra,
+        }
+        .serialize(s)
     }
 }
 
