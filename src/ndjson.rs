@@ -3,12 +3,15 @@
 //! buffer.
 
 use std::io::{self, Read, Write};
+use std::ops::Range;
 
 use serde::Serialize;
 
 /// Lines longer than this are refused rather than grown without bound.
 pub const MAX_LINE_BYTES: usize = 1 << 30;
 const CHUNK_BYTES: usize = 1 << 20;
+/// Recycled chunk buffers kept for reuse: as many as a reader holds at once.
+const MAX_SPARE_CHUNKS: usize = 4;
 
 /// A run of whole lines read from an input.
 pub struct Chunk {
@@ -26,39 +29,73 @@ pub struct Line<'a> {
 impl Chunk {
     /// The lines of the chunk that hold something other than white space.
     pub fn lines(&mut self) -> impl Iterator<Item = Line<'_>> {
-        let first = self.first_line;
         let mut rest: &mut [u8] = &mut self.data;
-        let mut number = first;
+        let mut number = self.first_line;
         std::iter::from_fn(move || {
-            loop {
-                if rest.is_empty() {
-                    return None;
-                }
-                let end = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
-                let (line, tail) = std::mem::take(&mut rest).split_at_mut(end);
-                rest = tail.get_mut(1..).unwrap_or_default();
-                let n = number;
-                number += 1;
-                let line = match line {
-                    [head @ .., b'\r'] => head,
-                    l => l,
-                };
-                if line.iter().all(u8::is_ascii_whitespace) {
-                    continue;
-                }
-                return Some(Line {
-                    number: n,
-                    bytes: line,
-                });
-            }
+            let next = next_line(rest)?;
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut(next.consumed);
+            rest = tail;
+            number += next.lines;
+            Some(Line {
+                number: number - 1,
+                bytes: &mut head[next.line],
+            })
         })
     }
+
+    /// Where [`Chunk::lines`] are in `data`, with their numbers.
+    pub fn line_spans(&self) -> impl Iterator<Item = (u64, Range<usize>)> + '_ {
+        let mut start = 0;
+        let mut number = self.first_line;
+        std::iter::from_fn(move || {
+            let next = next_line(&self.data[start..])?;
+            let line = start + next.line.start..start + next.line.end;
+            start += next.consumed;
+            number += next.lines;
+            Some((number - 1, line))
+        })
+    }
+}
+
+/// The first line of some data that holds something other than white space.
+struct NextLine {
+    /// The line, without its terminator (`\n` or `\r\n`).
+    line: Range<usize>,
+    /// The bytes up to the end of its terminator.
+    consumed: usize,
+    /// The lines up to and including it (blank lines are passed over).
+    lines: u64,
+}
+
+fn next_line(data: &[u8]) -> Option<NextLine> {
+    let mut start = 0;
+    let mut lines = 0;
+    while start < data.len() {
+        let end = memchr::memchr(b'\n', &data[start..]).map_or(data.len(), |i| start + i);
+        lines += 1;
+        let line = match data[start..end] {
+            [.., b'\r'] => start..end - 1,
+            _ => start..end,
+        };
+        if !data[line.clone()].iter().all(u8::is_ascii_whitespace) {
+            return Some(NextLine {
+                line,
+                consumed: (end + 1).min(data.len()),
+                lines,
+            });
+        }
+        start = end + 1;
+    }
+    None
 }
 
 /// Reads an input as chunks of whole lines of about 1 MiB.
 pub struct ChunkReader<R> {
     inner: R,
     carry: Vec<u8>,
+    /// Buffers handed back by [`ChunkReader::recycle`], filled next
+    /// instead of new allocations.
+    spares: Vec<Vec<u8>>,
     next_line: u64,
     at_start: bool,
     eof: bool,
@@ -74,6 +111,7 @@ impl<R: Read> ChunkReader<R> {
         ChunkReader {
             inner,
             carry: Vec::new(),
+            spares: Vec::new(),
             next_line: 1,
             at_start: true,
             eof: false,
@@ -84,7 +122,14 @@ impl<R: Read> ChunkReader<R> {
     /// The next chunk, or `None` at end of input. A final line without a
     /// newline is returned as its own chunk.
     pub fn next_chunk(&mut self) -> io::Result<Option<Chunk>> {
-        let mut data = std::mem::take(&mut self.carry);
+        let mut data = self.spares.pop().unwrap_or_default();
+        data.clear();
+        // Chunks are read to `chunk_bytes` (unless a line is longer), so a
+        // recycled buffer always has the room: a fresh allocation per chunk
+        // cost a page fault per 4 KiB read.
+        data.reserve_exact(self.chunk_bytes);
+        data.extend_from_slice(&self.carry);
+        self.carry.clear();
         let mut scanned = 0;
         loop {
             if let Some(last_nl) = memchr::memrchr(b'\n', &data[scanned..]) {
@@ -114,8 +159,19 @@ impl<R: Read> ChunkReader<R> {
         }
     }
 
+    /// Takes back a chunk that was handed over, so that the next chunk is
+    /// read into its buffer rather than a new one.
+    pub fn recycle(&mut self, chunk: Chunk) {
+        if self.spares.len() < MAX_SPARE_CHUNKS {
+            self.spares.push(chunk.data);
+        }
+    }
+
     fn fill(&mut self, data: &mut Vec<u8>) -> io::Result<()> {
-        let want = self.chunk_bytes.max(data.len() / 2);
+        let want = match self.chunk_bytes.checked_sub(data.len()) {
+            Some(room) if room > 0 => room,
+            _ => self.chunk_bytes.max(data.len() / 2),
+        };
         // Read into spare capacity: zeroing each chunk first costs a pass.
         data.reserve(want);
         let got = (&mut self.inner).take(want as u64).read_to_end(data)?;
@@ -247,6 +303,30 @@ mod tests {
                 ],
                 "chunk {chunk}"
             );
+        }
+    }
+
+    proptest::proptest! {
+        /// Lines and their spans are the input split at newlines, without a
+        /// carriage return before the newline, blank ones left out, numbered
+        /// from 1.
+        #[test]
+        fn lines_and_spans_split_at_newlines(
+            input in proptest::collection::vec(proptest::sample::select(b"ab \r\n".to_vec()), 0..200)
+        ) {
+            let want: Vec<(u64, Vec<u8>)> = input
+                .split(|b| *b == b'\n')
+                .enumerate()
+                .map(|(i, l)| (i as u64 + 1, l.strip_suffix(b"\r").unwrap_or(l).to_vec()))
+                .filter(|(_, l)| !l.iter().all(u8::is_ascii_whitespace))
+                .collect();
+            let mut chunk = Chunk { data: input.clone(), first_line: 1 };
+            let spans: Vec<(u64, Vec<u8>)> =
+                chunk.line_spans().map(|(n, r)| (n, input[r].to_vec())).collect();
+            let lines: Vec<(u64, Vec<u8>)> =
+                chunk.lines().map(|l| (l.number, l.bytes.to_vec())).collect();
+            proptest::prop_assert_eq!(&spans, &want);
+            proptest::prop_assert_eq!(&lines, &want);
         }
     }
 

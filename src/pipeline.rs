@@ -120,7 +120,7 @@ fn parse_and_feed(
 /// partials) batches and patterns; other kinds are kept.
 fn feed(
     path: &str,
-    reader: impl io::Read,
+    reader: impl io::Read + Send + 'static,
     grouper: &mut Grouper,
     other: &mut Vec<Vec<u8>>,
     strict: bool,
@@ -129,8 +129,9 @@ fn feed(
     read_records_from(path, reader, diag, strict, |rec, loc, diag| {
         match rec {
             Record::Header(_) => {}
-            Record::Event(ev) => {
-                if let Some(GroupWarning::OutOfOrder { run_id, agent_id }) = grouper.add_event(&ev)
+            Record::Event(ev, at) => {
+                if let Some(GroupWarning::OutOfOrder { run_id, agent_id }) =
+                    grouper.add_event_at(&ev, at)
                 {
                     diag.warn(
                         "out-of-order",

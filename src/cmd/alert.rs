@@ -246,7 +246,7 @@ fn for_each_pattern(
                 each(pattern, out, diag).with_context(|| loc.to_string())?;
             }
             Record::Header(line) | Record::Other { line, .. } => out.raw_line(line)?,
-            Record::Event(_) => {
+            Record::Event(..) => {
                 anyhow::bail!(
                     "{loc}: an event record; triage-alert reads scored patterns (triage-score output)"
                 )

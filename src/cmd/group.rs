@@ -66,9 +66,9 @@ ls shards/*.ndjson | parallel 'triage-parse {} | triage-group > {.}.partial'; tr
         let skipped = read_records(&inputs, diag, self.common.strict, |rec, loc, diag| {
             match rec {
                 Record::Header(line) => out.raw_line(line)?,
-                Record::Event(ev) => {
+                Record::Event(ev, at) => {
                     if let Some(GroupWarning::OutOfOrder { run_id, agent_id }) =
-                        grouper.add_event(&ev)
+                        grouper.add_event_at(&ev, at)
                     {
                         diag.warn(
                             "out-of-order",

@@ -85,7 +85,7 @@ triage-group --merge shards/*.partial | triage-score --config triage.toml",
                     );
                 }
                 Record::Other { line, .. } => out.raw_line(line)?,
-                Record::Event(_) => {
+                Record::Event(..) => {
                     anyhow::bail!("{loc}: an event record; group events with triage-group first")
                 }
             }
