@@ -29,10 +29,11 @@ test: lint
 	  else echo "test-browser: skipped (no chromium; CI installs it)"; fi
 
 lint:
-	$(CARGO) fmt --check
-	@# A target dir of its own: on a fresh target, clippy's rustc probe left in
-	@# target/.rustc_info.json broke the next plain cargo run (cargo 1.95).
-	CARGO_TARGET_DIR=target/clippy $(CARGO) clippy --locked --all-targets -- -D warnings
+	@# A target dir of its own: on a fresh clone, the rustc probe cargo fmt's
+	@# metadata run cached in target/.rustc_info.json failed, and every later
+	@# cargo run in that target reused the failure (cargo 1.95).
+	CARGO_TARGET_DIR=target/fmt $(CARGO) fmt --check
+	$(CARGO) clippy --locked --all-targets -- -D warnings
 
 test-browser:
 	@if [ -f tests/browser.rs ]; then TRIAGE_BROWSER_TEST=1 $(CARGO) test --locked --test browser -- --include-ignored; \
