@@ -54,32 +54,45 @@ impl Timestamp {
     /// Appends the RFC 3339 text (as Display gives it) without formatting
     /// machinery: this runs once per event on the parse hot path.
     pub fn write_rfc3339(&self, out: &mut Vec<u8>) {
-        let secs = self.0.div_euclid(NANOS_PER_SEC);
-        let nanos = self.0.rem_euclid(NANOS_PER_SEC) as u32;
-        let (y, m, d) = civil_from_days(secs.div_euclid(86_400) as i64);
-        let sod = secs.rem_euclid(86_400) as u32;
-        if !(0..=9999).contains(&y) || nanos != 0 {
+        // Whole seconds from 1970 to 2554 fit a u64 of nanoseconds, whose
+        // divisions by constants compile to multiplications; an i128's are
+        // library calls (about 300 instructions an event).
+        let whole_secs = u64::try_from(self.0)
+            .ok()
+            .filter(|n| n % NANOS_PER_SEC as u64 == 0);
+        let Some(nanos) = whole_secs else {
             out.extend_from_slice(self.to_string().as_bytes());
             return;
-        }
-        let two = |out: &mut Vec<u8>, n: u32| {
-            out.extend_from_slice(&[b'0' + (n / 10) as u8, b'0' + (n % 10) as u8])
         };
+        let secs = nanos / NANOS_PER_SEC as u64;
+        let (y, m, d) = civil_from_days((secs / 86_400) as i64);
+        let sod = (secs % 86_400) as u32;
+        let mut text = *b"0000-00-00T00:00:00Z";
         let y = y as u32;
-        two(out, y / 100);
-        two(out, y % 100);
-        out.push(b'-');
-        two(out, m);
-        out.push(b'-');
-        two(out, d);
-        out.push(b'T');
-        two(out, sod / 3600);
-        out.push(b':');
-        two(out, sod / 60 % 60);
-        out.push(b':');
-        two(out, sod % 60);
-        out.push(b'Z');
+        for (at, n) in [
+            (0, y / 100),
+            (2, y % 100),
+            (5, m),
+            (8, d),
+            (11, sod / 3600),
+            (14, sod / 60 % 60),
+            (17, sod % 60),
+        ] {
+            text[at..at + 2].copy_from_slice(digit_pair(n));
+        }
+        out.extend_from_slice(&text);
     }
+}
+
+/// The two ASCII digits of `n`, which is below 100.
+fn digit_pair(n: u32) -> &'static [u8] {
+    const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+        2021222324252627282930313233343536373839\
+        4041424344454647484950515253545556575859\
+        6061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899";
+    let at = 2 * n as usize;
+    &PAIRS[at..at + 2]
 }
 
 impl fmt::Display for Timestamp {
