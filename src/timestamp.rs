@@ -33,6 +33,20 @@ impl Timestamp {
         parse_common(s.as_bytes()).or_else(|| parse_any(s))
     }
 
+    /// A date-time spelled `YYYY-MM-DDTHH:MM:SS` then `Z`, `+00:00` or
+    /// nothing, as most traces spell it: its instant, and its first 19
+    /// bytes, which are what [`Timestamp::write_rfc3339`] writes for it
+    /// before the `Z`, so that a writer may copy them instead.
+    pub fn parse_utc(s: &str) -> Option<(Self, &str)> {
+        let (text, zone) = s.split_at_checked(19)?;
+        // A leap second (:60) is read as the next minute's first, so its
+        // text is not written back.
+        if !matches!(zone, "" | "Z" | "+00:00") || text.as_bytes()[17] > b'5' {
+            return None;
+        }
+        Some((parse_common(s.as_bytes())?, text))
+    }
+
     /// Days since 1970-01-01, UTC.
     pub fn day_number(&self) -> i64 {
         self.0.div_euclid(NANOS_PER_SEC * 86_400) as i64
@@ -351,7 +365,59 @@ mod tests {
         }
     }
 
+    #[test]
+    fn utc_spelling_is_what_the_writer_writes() {
+        for s in [
+            "2026-04-25T12:00:00Z",
+            "2026-04-25T12:00:59+00:00",
+            "0001-01-01T00:00:00",
+            "1969-12-31T23:59:59Z",
+        ] {
+            let (t, text) = Timestamp::parse_utc(s).unwrap();
+            assert_eq!(Some(t), Timestamp::parse(s), "{s}");
+            assert_eq!(format!("{text}Z"), t.to_string(), "{s}");
+        }
+        for s in [
+            "2026-04-25T12:00:60Z",
+            "2026-04-25T12:00:00+01:00",
+            "2026-04-25 12:00:00Z",
+            "2026-04-25T12:00:00.5Z",
+            "2026-02-30T12:00:00Z",
+            "2026-04-25",
+        ] {
+            assert_eq!(Timestamp::parse_utc(s), None, "{s}");
+        }
+    }
+
     proptest::proptest! {
+        /// The fast writer writes what Display writes, for any instant
+        /// within ten thousand years of the epoch.
+        #[test]
+        fn fast_writer_writes_what_display_writes(
+            nanos in -315_569_520_000i128 * NANOS_PER_SEC..315_569_520_000i128 * NANOS_PER_SEC,
+            whole in proptest::bool::ANY,
+        ) {
+            let t = Timestamp(if whole { nanos - nanos.rem_euclid(NANOS_PER_SEC) } else { nanos });
+            let mut out = Vec::new();
+            t.write_rfc3339(&mut out);
+            proptest::prop_assert_eq!(String::from_utf8(out).unwrap(), t.to_string());
+        }
+
+        /// Text read by `parse_utc` is the instant's own spelling.
+        #[test]
+        fn utc_text_round_trips(
+            year in 0u32..10_000,
+            (month, day) in (0u32..14, 0u32..33),
+            (hour, minute, second) in (0u32..26, 0u32..62, 0u32..62),
+            zone in proptest::sample::select(vec!["", "Z", "+00:00", "-00:00", "+05:30"]),
+        ) {
+            let s = format!("{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}{zone}");
+            if let Some((t, text)) = Timestamp::parse_utc(&s) {
+                proptest::prop_assert_eq!(Some(t), Timestamp::parse(&s));
+                proptest::prop_assert_eq!(format!("{text}Z"), t.to_string());
+            }
+        }
+
         /// The one-pass reader of the common spelling agrees with the
         /// general one wherever it answers, and answers for the spelling
         /// triage-parse writes.
