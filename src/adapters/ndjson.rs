@@ -23,12 +23,10 @@ const LINES_PER_TASK: usize = 128;
 // allocation per event.
 #[allow(clippy::large_enum_variant)]
 enum Outcome {
-    /// An event serialized into the task buffer without its closing brace;
-    /// ranges of the body and of its run id.
-    Event {
-        body: (usize, usize),
-        run_id: (usize, usize),
-    },
+    /// An event serialized into the task buffer without its closing brace:
+    /// the range of the body, and its run id in the task's texts (a
+    /// `String`, so that reading it back needs no UTF-8 check).
+    Event { body: (usize, usize), run_id: Text },
     /// An event decoded for a grouper in the same process.
     Grouped(GroupedEvent),
     /// A record of another kind, passed through as written.
@@ -46,7 +44,8 @@ enum Outcome {
 struct TaskOutput {
     buf: Vec<u8>,
     outcomes: Vec<Outcome>,
-    /// Grouped events' texts, failures' texts and their divergence fields.
+    /// Run ids of written events; grouped events' texts, failures' texts
+    /// and their divergence fields.
     texts: String,
     failures: Vec<FailureTexts>,
     divergence: Vec<Text>,
@@ -113,9 +112,7 @@ fn write_decoded(tasks: Vec<TaskOutput>, sink: &mut Sink<'_>) -> anyhow::Result<
         for outcome in std::mem::take(&mut task.outcomes) {
             match outcome {
                 Outcome::Event { body, run_id } => {
-                    let run = std::str::from_utf8(&task.buf[run_id.0..run_id.1])
-                        .expect("run ids are written from str");
-                    sink.emit_prepared(run, &task.buf[body.0..body.1])?;
+                    sink.emit_prepared(task.text(run_id), &task.buf[body.0..body.1])?;
                 }
                 Outcome::Grouped(ev) => sink.emit_view(task.view(&ev), ev.timestamp),
                 Outcome::Other { body } => sink.pass_through(&task.buf[body.0..body.1])?,
@@ -139,7 +136,7 @@ fn decode_group(
         (0, lines.len() * 48)
     } else {
         let bytes = lines.iter().map(|(_, l)| l.len() + 64 + src_head.len());
-        (bytes.sum(), 0)
+        (bytes.sum(), lines.len() * 16)
     };
     let mut out = TaskOutput {
         buf: Vec::with_capacity(buf),
@@ -194,15 +191,11 @@ fn decode_line<'c>(
     if as_view {
         return Ok(Outcome::Grouped(ev.grouped(out)));
     }
-    let buf = &mut out.buf;
-    let start = buf.len();
-    ev.write_json(buf, src_head, number);
-    let body = (start, buf.len());
-    let run_start = buf.len();
-    buf.extend_from_slice(ev.run_id.as_bytes());
+    let start = out.buf.len();
+    ev.write_json(&mut out.buf, src_head, number);
     Ok(Outcome::Event {
-        body,
-        run_id: (run_start, buf.len()),
+        body: (start, out.buf.len()),
+        run_id: out.put(&ev.run_id),
     })
 }
 
