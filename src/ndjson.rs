@@ -207,6 +207,24 @@ pub fn read_all(mut r: impl Read) -> io::Result<Vec<u8>> {
     Ok(data)
 }
 
+/// The pipe buffer this process asks for on its output: a 64 KiB pipe
+/// (Linux's default) fills four times per 256 KiB write, and each time the
+/// writer sleeps and the reader wakes. 1 MiB is what Linux grants an
+/// unprivileged process.
+const PIPE_BYTES: usize = 1 << 20;
+
+/// Widens `out`'s pipe buffer, when `out` is a pipe; anything else (a file,
+/// a terminal, another system) is left as it is.
+pub fn enlarge_pipe(out: &impl std::os::fd::AsFd) {
+    #[cfg(target_os = "linux")]
+    {
+        // Refused (not a pipe, or over the system's limit): nothing to do.
+        let _ = rustix::pipe::fcntl_setpipe_size(out, PIPE_BYTES);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = out;
+}
+
 /// Writes records, one per line, each serialized into a reused buffer and
 /// written once.
 pub struct RecordWriter<W: Write> {

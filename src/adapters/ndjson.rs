@@ -101,34 +101,39 @@ fn decode_chunk(
         ",\"src\":{{\"path\":{},\"line\":",
         serde_json::to_string(path).unwrap_or_else(|_| "\"?\"".to_string())
     );
+    // One scanner state per job rather than per task: a fresh one grew its
+    // vectors again each time, about 150 instructions an event.
     lines
         .par_chunks(LINES_PER_TASK)
-        .map(|group| decode_group(group, &src_head, filter, as_views))
+        .map_init(Split::default, |split, group| {
+            decode_group(group, &src_head, filter, as_views, split)
+        })
         .collect()
 }
 
 fn write_decoded(tasks: Vec<TaskOutput>, sink: &mut Sink<'_>) -> anyhow::Result<()> {
-    for mut task in tasks {
-        for outcome in std::mem::take(&mut task.outcomes) {
+    for task in &tasks {
+        for outcome in &task.outcomes {
             match outcome {
                 Outcome::Event { body, run_id } => {
-                    sink.emit_prepared(task.text(run_id), &task.buf[body.0..body.1])?;
+                    sink.emit_prepared(task.text(*run_id), &task.buf[body.0..body.1])?;
                 }
-                Outcome::Grouped(ev) => sink.emit_view(task.view(&ev), ev.timestamp),
+                Outcome::Grouped(ev) => sink.emit_view(task.view(ev), ev.timestamp),
                 Outcome::Other { body } => sink.pass_through(&task.buf[body.0..body.1])?,
                 Outcome::Filtered => {}
-                Outcome::Skip { line, reason } => sink.skip(Some(line), &reason)?,
+                Outcome::Skip { line, reason } => sink.skip(Some(*line), reason)?,
             }
         }
     }
     Ok(())
 }
 
-fn decode_group(
-    lines: &[(u64, &[u8])],
+fn decode_group<'c>(
+    lines: &[(u64, &'c [u8])],
     src_head: &str,
     filter: TimeFilter,
     as_views: bool,
+    split: &mut Split<'c>,
 ) -> TaskOutput {
     // Serialized events are about as long as their lines; a grouper's
     // texts are mostly a run and an agent id.
@@ -145,11 +150,8 @@ fn decode_group(
         failures: Vec::new(),
         divergence: Vec::new(),
     };
-    let mut split = Split::default();
     for &(number, bytes) in lines {
-        let outcome = decode_line(
-            bytes, number, src_head, filter, as_views, &mut out, &mut split,
-        )
+        let outcome = decode_line(bytes, number, src_head, filter, as_views, &mut out, split)
         .unwrap_or_else(|reason| Outcome::Skip {
             line: number,
             reason,

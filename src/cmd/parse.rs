@@ -96,6 +96,7 @@ triage-parse --since 2026-04-25 traces.jsonl | jq -c 'select(.action_succeeded =
             text_limit: self.max_text.max(1),
             classifier: Classifier::new(&config.classify),
         };
+        crate::ndjson::enlarge_pipe(&std::io::stdout());
         let stdout = std::io::BufWriter::with_capacity(256 * 1024, std::io::stdout().lock());
         let mut writer = RecordWriter::new(
             Box::new(stdout) as Box<dyn std::io::Write>,
