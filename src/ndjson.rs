@@ -20,6 +20,10 @@ pub struct Chunk {
     pub first_line: u64,
 }
 
+/// Where a chunk's lines are, as [`Chunk::line_spans`] gives them: each
+/// line's number and its range in the chunk's data.
+pub type LineSpans = Vec<(u64, Range<usize>)>;
+
 /// One line of a chunk, without its terminator (`\n` or `\r\n`).
 pub struct Line<'a> {
     pub number: u64,
@@ -122,6 +126,34 @@ impl<R: Read> ChunkReader<R> {
     /// The next chunk, or `None` at end of input. A final line without a
     /// newline is returned as its own chunk.
     pub fn next_chunk(&mut self) -> io::Result<Option<Chunk>> {
+        let Some(data) = self.next_data()? else {
+            return Ok(None);
+        };
+        let chunk = self.start_chunk(data);
+        self.next_line += memchr::memchr_iter(b'\n', &chunk.data).count() as u64;
+        Ok(Some(chunk))
+    }
+
+    /// [`ChunkReader::next_chunk`], with its [`Chunk::line_spans`] put in
+    /// `spans`: found in the pass that numbers the lines, where counting
+    /// them first cost a second pass over every byte.
+    pub fn next_chunk_and_spans(&mut self, spans: &mut LineSpans) -> io::Result<Option<Chunk>> {
+        spans.clear();
+        let Some(data) = self.next_data()? else {
+            return Ok(None);
+        };
+        let chunk = self.start_chunk(data);
+        spans.extend(chunk.line_spans());
+        // After the last line: its terminator and any blank lines.
+        let (last, end) = spans
+            .last()
+            .map_or((self.next_line, 0), |(n, r)| (*n, r.end));
+        self.next_line = last + memchr::memchr_iter(b'\n', &chunk.data[end..]).count() as u64;
+        Ok(Some(chunk))
+    }
+
+    /// The bytes of the next chunk: whole lines, or the input's last line.
+    fn next_data(&mut self) -> io::Result<Option<Vec<u8>>> {
         let mut data = self.spares.pop().unwrap_or_default();
         data.clear();
         // Chunks are read to `chunk_bytes` (unless a line is longer), so a
@@ -136,14 +168,11 @@ impl<R: Read> ChunkReader<R> {
                 let end = scanned + last_nl + 1;
                 self.carry.extend_from_slice(&data[end..]);
                 data.truncate(end);
-                return Ok(Some(self.finish(data)));
+                return Ok(Some(data));
             }
             scanned = data.len();
             if self.eof {
-                if data.is_empty() {
-                    return Ok(None);
-                }
-                return Ok(Some(self.finish(data)));
+                return Ok(Some(data).filter(|d| !d.is_empty()));
             }
             if data.len() > MAX_LINE_BYTES {
                 return Err(io::Error::new(
@@ -189,11 +218,14 @@ impl<R: Read> ChunkReader<R> {
         Ok(())
     }
 
-    fn finish(&mut self, data: Vec<u8>) -> Chunk {
+    /// A chunk of `data`, numbered from the next line; the caller moves
+    /// `next_line` past it.
+    fn start_chunk(&mut self, data: Vec<u8>) -> Chunk {
         self.at_start = false;
-        let first_line = self.next_line;
-        self.next_line += memchr::memchr_iter(b'\n', &data).count() as u64;
-        Chunk { data, first_line }
+        Chunk {
+            data,
+            first_line: self.next_line,
+        }
     }
 }
 
@@ -345,6 +377,31 @@ mod tests {
                 chunk.lines().map(|l| (l.number, l.bytes.to_vec())).collect();
             proptest::prop_assert_eq!(&spans, &want);
             proptest::prop_assert_eq!(&lines, &want);
+        }
+    }
+
+    proptest::proptest! {
+        /// Reading with spans gives the chunks, numbers and lines that
+        /// reading and then splitting gives, whatever the chunk size.
+        #[test]
+        fn spans_read_with_the_chunk_are_its_line_spans(
+            input in proptest::collection::vec(proptest::sample::select(b"ab \r\n".to_vec()), 0..300),
+            chunk in 16usize..64,
+        ) {
+            let mut plain = ChunkReader::with_chunk_size(input.as_slice(), chunk);
+            let mut spanned = ChunkReader::with_chunk_size(input.as_slice(), chunk);
+            let mut spans = LineSpans::new();
+            loop {
+                let want = plain.next_chunk().unwrap();
+                let got = spanned.next_chunk_and_spans(&mut spans).unwrap();
+                let (Some(want), Some(got)) = (want, got) else {
+                    proptest::prop_assert!(spanned.next_chunk().unwrap().is_none());
+                    break;
+                };
+                proptest::prop_assert_eq!(&got.data, &want.data);
+                proptest::prop_assert_eq!(got.first_line, want.first_line);
+                proptest::prop_assert_eq!(&spans, &want.line_spans().collect::<Vec<_>>());
+            }
         }
     }
 

@@ -5,13 +5,14 @@
 
 use std::borrow::Cow;
 use std::io::Read;
+use std::ops::Range;
 
 use rayon::prelude::*;
 
 use super::lax::Scalar;
 use super::{Sink, TimeFilter};
 use crate::json_scan::{Split, Value, array_items, pick, split_object};
-use crate::ndjson::{Chunk, ChunkReader};
+use crate::ndjson::{Chunk, ChunkReader, LineSpans};
 use crate::record::{ActionView, ErrorInfo, EventView};
 use crate::timestamp::Timestamp;
 
@@ -59,20 +60,24 @@ pub fn read(r: impl Read + Send, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let path = sink.path().to_string();
     let filter = sink.settings.filter;
     let as_views = sink.feeds_grouper();
-    let mut chunk = read_chunk(&mut reader, &path)?;
+    let mut spans = LineSpans::new();
+    let mut chunk = read_chunk(&mut reader, &mut spans, &path)?;
+    let mut next_spans = LineSpans::new();
     let mut decoded: Vec<TaskOutput> = Vec::new();
-    while let Some(mut current) = chunk.take() {
+    while let Some(current) = chunk.take() {
         let mut tasks = Vec::new();
         let previous = std::mem::take(&mut decoded);
         // The sink is not Send (it may hold stdout), so it stays on this
         // thread, writing the previous chunk while the pool decodes this one.
         let (written, next) = rayon::in_place_scope(|scope| {
-            scope.spawn(|_| tasks = decode_chunk(&mut current, &path, filter, as_views));
+            scope.spawn(|_| tasks = decode_chunk(&current, &spans, &path, filter, as_views));
             (
                 write_decoded(previous, sink),
-                read_chunk(&mut reader, &path),
+                read_chunk(&mut reader, &mut next_spans, &path),
             )
         });
+        reader.recycle(current);
+        std::mem::swap(&mut spans, &mut next_spans);
         written?;
         decoded = tasks;
         chunk = next?;
@@ -80,22 +85,23 @@ pub fn read(r: impl Read + Send, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     write_decoded(decoded, sink)
 }
 
-fn read_chunk(reader: &mut ChunkReader<impl Read>, path: &str) -> anyhow::Result<Option<Chunk>> {
+fn read_chunk(
+    reader: &mut ChunkReader<impl Read>,
+    spans: &mut LineSpans,
+    path: &str,
+) -> anyhow::Result<Option<Chunk>> {
     reader
-        .next_chunk()
+        .next_chunk_and_spans(spans)
         .map_err(|e| anyhow::anyhow!("{path}: {}", crate::cli::io_reason(&e)))
 }
 
 fn decode_chunk(
-    chunk: &mut Chunk,
+    chunk: &Chunk,
+    spans: &LineSpans,
     path: &str,
     filter: TimeFilter,
     as_views: bool,
 ) -> Vec<TaskOutput> {
-    let lines: Vec<(u64, &[u8])> = chunk
-        .lines()
-        .map(|l| (l.number, l.bytes as &[u8]))
-        .collect();
     // The start of the `src` member, once per chunk rather than per event.
     let src_head = format!(
         ",\"src\":{{\"path\":{},\"line\":",
@@ -103,10 +109,10 @@ fn decode_chunk(
     );
     // One scanner state per job rather than per task: a fresh one grew its
     // vectors again each time, about 150 instructions an event.
-    lines
+    spans
         .par_chunks(LINES_PER_TASK)
         .map_init(Split::default, |split, group| {
-            decode_group(group, &src_head, filter, as_views, split)
+            decode_group(&chunk.data, group, &src_head, filter, as_views, split)
         })
         .collect()
 }
@@ -129,7 +135,8 @@ fn write_decoded(tasks: Vec<TaskOutput>, sink: &mut Sink<'_>) -> anyhow::Result<
 }
 
 fn decode_group<'c>(
-    lines: &[(u64, &'c [u8])],
+    data: &'c [u8],
+    lines: &[(u64, Range<usize>)],
     src_head: &str,
     filter: TimeFilter,
     as_views: bool,
@@ -150,19 +157,34 @@ fn decode_group<'c>(
         failures: Vec::new(),
         divergence: Vec::new(),
     };
-    for &(number, bytes) in lines {
-        let outcome = decode_line(bytes, number, src_head, filter, as_views, &mut out, split)
-        .unwrap_or_else(|reason| Outcome::Skip {
-            line: number,
-            reason,
-        });
+    // The group's lines are checked as UTF-8 together (one call rather than
+    // one per line); a group that fails is checked line by line, to find
+    // which.
+    let (Some((_, first)), Some((_, last))) = (lines.first(), lines.last()) else {
+        return out;
+    };
+    let group_text = simdutf8::basic::from_utf8(&data[first.start..last.end]).ok();
+    for (number, range) in lines {
+        // Lines start and end next to a newline or the chunk's ends, so
+        // these are character boundaries.
+        let line = match group_text {
+            Some(text) => Ok(&text[range.start - first.start..range.end - first.start]),
+            None => simdutf8::basic::from_utf8(&data[range.clone()])
+                .map_err(|_| "not valid UTF-8".to_string()),
+        };
+        let outcome = line
+            .and_then(|line| decode_line(line, *number, src_head, filter, as_views, &mut out, split))
+            .unwrap_or_else(|reason| Outcome::Skip {
+                line: *number,
+                reason,
+            });
         out.outcomes.push(outcome);
     }
     out
 }
 
 fn decode_line<'c>(
-    bytes: &'c [u8],
+    line: &'c str,
     number: u64,
     src_head: &str,
     filter: TimeFilter,
@@ -170,7 +192,6 @@ fn decode_line<'c>(
     out: &mut TaskOutput,
     split: &mut Split<'c>,
 ) -> Result<Outcome, String> {
-    let line = simdutf8::basic::from_utf8(bytes).map_err(|_| "not valid UTF-8".to_string())?;
     split_object(line, split).map_err(|e| match e.reason {
         "expected a JSON object" => e.reason.to_string(),
         _ => format!("not valid JSON: {e}"),
@@ -181,7 +202,7 @@ fn decode_line<'c>(
         && kind != "event"
     {
         let start = buf.len();
-        buf.extend_from_slice(bytes);
+        buf.extend_from_slice(line.as_bytes());
         return Ok(Outcome::Other {
             body: (start, buf.len()),
         });
