@@ -266,6 +266,76 @@ pub fn split_object<'a>(line: &'a str, split: &mut Split<'a>) -> Result<(), Scan
     })
 }
 
+/// A member's value, not yet scanned: the visitor scans it the way it needs
+/// (decoded, split into its own members, or only validated), so that a
+/// reader after a few fields stores nothing for the rest.
+pub struct Field<'s, 'a, 'p> {
+    sc: &'s Scanner<'a, 'p>,
+    at: usize,
+    depth: usize,
+}
+
+/// Proof that a [`Field`] was scanned, holding the position past it: only
+/// a `Field` makes one, so a visitor cannot leave a value unread.
+pub struct Stepped(usize);
+
+/// What a visitor does with each member: the key, and its value to scan.
+pub trait Visit<'a>: FnMut(Value<'a>, Field<'_, 'a, '_>) -> Result<Stepped, ScanError> {}
+
+impl<'a, F: FnMut(Value<'a>, Field<'_, 'a, '_>) -> Result<Stepped, ScanError>> Visit<'a> for F {}
+
+impl<'a> Field<'_, 'a, '_> {
+    /// The value, scanned whole.
+    #[inline(always)]
+    pub fn value(self) -> Result<(Value<'a>, Stepped), ScanError> {
+        let (v, end) = self.sc.value(self.at, self.depth)?;
+        Ok((v, Stepped(end)))
+    }
+
+    /// Scans the value only to validate it and step over it. An object's
+    /// members are stepped over inline: most are scalars, for which the
+    /// general container loop costs more.
+    #[inline(always)]
+    pub fn skip(self) -> Result<Stepped, ScanError> {
+        if self.sc.byte(self.at) != b'{' {
+            return self.sc.value_to(self.at, self.depth, drop).map(Stepped);
+        }
+        let depth = self.depth + 1;
+        self.sc
+            .object(self.at, self.depth, |sc, _, at| {
+                sc.value_to(at, depth, drop)
+            })
+            .map(Stepped)
+    }
+
+    /// The value; when it is an object, each of its members goes to
+    /// `member` on the way.
+    #[inline(always)]
+    pub fn members(self, mut member: impl Visit<'a>) -> Result<(Value<'a>, Stepped), ScanError> {
+        if self.sc.byte(self.at) != b'{' {
+            return self.value();
+        }
+        let depth = self.depth + 1;
+        let end = self.sc.object(self.at, self.depth, |sc, key, at| {
+            member(key, Field { sc, at, depth }).map(|s| s.0)
+        })?;
+        Ok((Value::Object(self.sc.text(self.at, end)), Stepped(end)))
+    }
+}
+
+/// Scans a line that must hold one object, handing each member to
+/// `member`; `padded` is a buffer for the scanner's copy of the line, kept
+/// from call to call. Errors are those of [`split_object`].
+pub fn visit_object<'a>(
+    line: &'a str,
+    padded: &mut Vec<u8>,
+    mut member: impl Visit<'a>,
+) -> Result<(), ScanError> {
+    top_object_in(padded, line, |sc, key, at| {
+        member(key, Field { sc, at, depth: 1 }).map(|s| s.0)
+    })
+}
+
 /// Scans a line that must hold one object, handing each member's key and
 /// the position of its value to `member`, which scans the value.
 #[inline(always)]

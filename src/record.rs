@@ -173,7 +173,7 @@ impl EventOut<'_> {
                     .collect(),
             ),
             timestamp: self.timestamp.as_deref().map(Cow::Borrowed),
-            error: self.error.clone(),
+            error: self.error.clone().map(Box::new),
             output: self.output.as_deref().map(Cow::Borrowed),
         }
     }
@@ -208,8 +208,10 @@ pub struct EventView<'a> {
     pub divergence_fields: Option<Vec<Cow<'a, str>>>,
     #[serde(borrow, default)]
     pub timestamp: Option<Cow<'a, str>>,
+    /// Boxed: most events have none, and records are moved several times
+    /// on their way from the decoding threads.
     #[serde(default)]
-    pub error: Option<ErrorInfo>,
+    pub error: Option<Box<ErrorInfo>>,
     #[serde(borrow, default)]
     pub output: Option<Cow<'a, str>>,
 }

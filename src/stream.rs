@@ -9,7 +9,7 @@ use std::sync::mpsc;
 use rayon::prelude::*;
 
 use crate::cli::{Diag, Input, io_reason};
-use crate::json_scan::{Member, Split, Value, array_items, pick, split_object};
+use crate::json_scan::{Field, ScanError, Stepped, Value, array_items, visit_object};
 use crate::ndjson::{Chunk, ChunkReader};
 use crate::record::{EventView, KindProbe, SCHEMA};
 use crate::timestamp::Timestamp;
@@ -294,7 +294,9 @@ const EVENT_PREFIX: &[u8] = br#"{"kind":"event","#;
 /// Space a decoding thread reuses from line to line.
 #[derive(Default)]
 struct Scratch<'c> {
-    split: Split<'c>,
+    /// The scanner's padded copy of the line.
+    padded: Vec<u8>,
+    slots: EventSlots<'c>,
     items: Vec<Value<'c>>,
     group: Option<GroupText<'c>>,
 }
@@ -415,26 +417,94 @@ fn event_field(name: &str) -> Option<usize> {
     })
 }
 
-/// A member's value and the members of its object value.
-type EventField<'s, 'c> = Option<(Value<'c>, &'s [Member<'c>])>;
+/// The values of an event record's members that stages read, found in one
+/// visit of the line: the last of duplicate keys wins.
+#[derive(Default)]
+struct EventSlots<'c> {
+    fields: [Option<Value<'c>>; EVENT_FIELDS.len()],
+    tool_name: Option<Value<'c>>,
+    error_type: Option<Value<'c>>,
+    error_message: Option<Value<'c>>,
+}
 
-/// The values of an event record's members, each with the members of its
-/// object value; the last of duplicate keys wins.
-fn event_members<'s, 'c>(split: &'s Split<'c>) -> [EventField<'s, 'c>; EVENT_FIELDS.len()] {
-    let mut slots = [None; EVENT_FIELDS.len()];
-    for (m, (k, v)) in split.members.iter().enumerate() {
-        let i = match k {
-            Value::String {
-                raw,
-                escaped: false,
-            } => event_field(&raw[1..raw.len() - 1]),
-            k => k.as_str().and_then(|key| event_field(&key)),
-        };
-        if let Some(i) = i {
-            slots[i] = Some((*v, split.children_of(m)));
-        }
+/// Index of `action_taken` and `error` in [`EVENT_FIELDS`].
+const ACTION: usize = 5;
+const ERROR: usize = 10;
+
+impl<'c> EventSlots<'c> {
+    /// Visits `text`, storing the values of the members stages read and
+    /// only validating the rest.
+    fn visit(&mut self, text: &'c str, padded: &mut Vec<u8>) -> Result<(), ScanError> {
+        *self = EventSlots::default();
+        let slots = self;
+        visit_object(text, padded, |key, field| {
+            let Some(i) = key_name(key, event_field) else {
+                return field.skip();
+            };
+            let (value, scanned) = match i {
+                ACTION => {
+                    slots.tool_name = None;
+                    field.members(|k, f| slots.nested(k, f, &[("tool_name", Nested::Tool)]))?
+                }
+                ERROR => {
+                    (slots.error_type, slots.error_message) = (None, None);
+                    field.members(|k, f| {
+                        slots.nested(
+                            k,
+                            f,
+                            &[
+                                ("type", Nested::ErrorType),
+                                ("message", Nested::ErrorMessage),
+                            ],
+                        )
+                    })?
+                }
+                _ => field.value()?,
+            };
+            slots.fields[i] = Some(value);
+            Ok(scanned)
+        })
     }
-    slots
+
+    /// Stores a nested member named in `wanted`; validates the others.
+    fn nested(
+        &mut self,
+        key: Value<'c>,
+        field: Field<'_, 'c, '_>,
+        wanted: &[(&str, Nested)],
+    ) -> Result<Stepped, ScanError> {
+        let Some(which) = key_name(key, |k| wanted.iter().find(|(n, _)| *n == k).map(|w| w.1))
+        else {
+            return field.skip();
+        };
+        let (value, scanned) = field.value()?;
+        *match which {
+            Nested::Tool => &mut self.tool_name,
+            Nested::ErrorType => &mut self.error_type,
+            Nested::ErrorMessage => &mut self.error_message,
+        } = Some(value);
+        Ok(scanned)
+    }
+}
+
+/// The nested members an event record's readers use.
+#[derive(Clone, Copy)]
+enum Nested {
+    Tool,
+    ErrorType,
+    ErrorMessage,
+}
+
+/// What `lookup` answers for a key, decoded first when it has escapes.
+#[inline(always)]
+fn key_name<T>(key: Value<'_>, lookup: impl Fn(&str) -> Option<T>) -> Option<T> {
+    match key {
+        Value::String {
+            raw,
+            escaped: false,
+        } => lookup(&raw[1..raw.len() - 1]),
+        k => k.as_str().and_then(|k| lookup(&k)),
+    }
 }
 
 fn missing(name: &str) -> String {
@@ -475,10 +545,11 @@ fn scan_event<'c>(line: Line<'c>, scratch: &mut Scratch<'c>) -> Result<EventView
             simdutf8::basic::from_utf8(line.bytes).map_err(|_| "not valid UTF-8".to_string())?
         }
     };
-    split_object(text, &mut scratch.split).map_err(|e| e.to_string())?;
-    let fields = event_members(&scratch.split);
-    let value = |i: usize| fields[i].map(|(v, _)| v);
-    let members = |i: usize| fields[i].map_or(&[][..], |(_, m)| m);
+    let slots = &mut scratch.slots;
+    slots
+        .visit(text, &mut scratch.padded)
+        .map_err(|e| e.to_string())?;
+    let value = |i: usize| slots.fields[i];
     let [
         event_id,
         run_id,
@@ -495,10 +566,7 @@ fn scan_event<'c>(line: Line<'c>, scratch: &mut Scratch<'c>) -> Result<EventView
     ] = std::array::from_fn(value);
     let (event_id, run_id) = (string(event_id, "event_id")?, string(run_id, "run_id")?);
     let tool_name = match action.ok_or_else(|| missing("action_taken"))? {
-        Value::Object(_) => {
-            let [tool] = pick(members(5), &["tool_name"]);
-            string(tool, "action_taken.tool_name")?
-        }
+        Value::Object(_) => string(slots.tool_name, "action_taken.tool_name")?,
         _ => return Err("action_taken: expected an object".to_string()),
     };
     let divergence_fields = match divs {
@@ -520,13 +588,10 @@ fn scan_event<'c>(line: Line<'c>, scratch: &mut Scratch<'c>) -> Result<EventView
     };
     let error = match error {
         None | Some(Value::Null) => None,
-        Some(Value::Object(_)) => {
-            let [kind, message] = pick(members(10), &["type", "message"]);
-            Some(crate::record::ErrorInfo {
-                kind: optional_string(kind, "error.type")?.map(Cow::into_owned),
-                message: optional_string(message, "error.message")?.map(Cow::into_owned),
-            })
-        }
+        Some(Value::Object(_)) => Some(Box::new(crate::record::ErrorInfo {
+            kind: optional_string(slots.error_type, "error.type")?.map(Cow::into_owned),
+            message: optional_string(slots.error_message, "error.message")?.map(Cow::into_owned),
+        })),
         Some(_) => return Err("error: expected an object".to_string()),
     };
     Ok(EventView {

@@ -627,7 +627,7 @@ impl TaskOutput {
                     .collect()
             }),
             timestamp: None,
-            error: failure.and_then(|f| f.error.clone()),
+            error: failure.and_then(|f| f.error.clone()).map(Box::new),
             output: failure.and_then(|f| f.output.map(at)),
         }
     }

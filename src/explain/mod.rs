@@ -162,11 +162,12 @@ mod tests {
 
     #[test]
     fn long_runs_take_linear_time() {
-        // Quadratic work shows as 16x the time for 4x the steps; allow 8x
-        // (linear is 4x) so a loaded machine does not fail the test.
+        // Quadratic work shows as 64x the time for 8x the steps; allow 24x
+        // (linear is 8x): a ratio that wide holds on a machine loaded by
+        // parallel builds, and the best of five runs drops their spikes.
         let fastest = |n| {
             let r = long_run(n);
-            (0..3)
+            (0..5)
                 .map(|_| {
                     let t = std::time::Instant::now();
                     assert!(explain(&r).verdict.is_some());
@@ -175,10 +176,10 @@ mod tests {
                 .min()
                 .unwrap()
         };
-        let (short, long) = (fastest(1500), fastest(6000));
+        let (short, long) = (fastest(1000), fastest(8000));
         assert!(
-            long < short * 8,
-            "4x the steps took {:.1}x the time",
+            long < short * 24,
+            "8x the steps took {:.1}x the time",
             long.as_secs_f64() / short.as_secs_f64()
         );
     }

@@ -149,6 +149,7 @@ mod differential {
             assert_eq!(ours.children, theirs.children, "{line:?}");
             assert_eq!(ours.spans, theirs.spans, "{line:?}");
         }
+        same_visits_as_reference(line, &theirs);
         let (mut ours, mut theirs) = (Vec::new(), Vec::new());
         let got = object_members(line, &mut ours);
         assert_eq!(
@@ -168,6 +169,36 @@ mod differential {
             assert_eq!(got, reference::array_items(raw, &mut theirs), "{raw:?}");
             if got.is_ok() {
                 assert_eq!(ours, theirs, "array_items {raw:?}");
+            }
+        }
+    }
+
+    /// Asserts that `visit_object`, whichever way a visitor scans each
+    /// member (whole, split, or only stepped over), fails as the
+    /// reference's split does and otherwise finds its members and children.
+    fn same_visits_as_reference(line: &str, theirs: &Split<'_>) {
+        let want = reference::split_object(line, &mut Split::default());
+        for way in 0..3 {
+            let (mut members, mut children) = (Vec::new(), Vec::new());
+            let got = visit_object(line, &mut Vec::new(), |key, field| {
+                let (value, stepped) = match way {
+                    0 => field.value()?,
+                    1 => field.members(|k, f| {
+                        let (v, stepped) = f.value()?;
+                        children.push((k, v));
+                        Ok(stepped)
+                    })?,
+                    _ => return field.skip(),
+                };
+                members.push((key, value));
+                Ok(stepped)
+            });
+            assert_eq!(got, want, "visit way {way} {line:?}");
+            if got.is_ok() && way < 2 {
+                assert_eq!(members, theirs.members, "visit way {way} {line:?}");
+            }
+            if got.is_ok() && way == 1 {
+                assert_eq!(children, theirs.children, "{line:?}");
             }
         }
     }
