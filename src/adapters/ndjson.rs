@@ -305,13 +305,11 @@ impl<'c> TopLevel<'c> {
             let (value, scanned) = match slot {
                 Top::ActionTaken => {
                     top.action = [None; 2];
-                    field.members(|k, f| {
-                        pick_member(k, f, &["tool_name", "tool_input"], &mut top.action)
-                    })?
+                    field.members(|k, f| pick_member(k, f, &mut top.action, action_slot))?
                 }
                 Top::Error => {
                     top.error = [None; 2];
-                    field.members(|k, f| pick_member(k, f, &["type", "message"], &mut top.error))?
+                    field.members(|k, f| pick_member(k, f, &mut top.error, error_slot))?
                 }
                 Top::DivergenceAge | Top::LatencyMs | Top::Usage | Top::MessageContext => {
                     let mut plain = true;
@@ -355,20 +353,39 @@ impl<'c> TopLevel<'c> {
     }
 }
 
-/// Keeps a nested member's value in `slots` when `names` has its key (at
-/// the same index); the others are only validated.
+/// Keeps a nested member's value in `slots`, at the index `slot` gives its
+/// key (a `match`, which costs less than a search of the names); the others
+/// are only validated.
 fn pick_member<'c, const N: usize>(
     key: Value<'c>,
     field: Field<'_, 'c, '_>,
-    names: &[&str; N],
     slots: &mut [Option<Value<'c>>; N],
+    slot: fn(&str) -> Option<usize>,
 ) -> Result<Stepped, ScanError> {
-    let Some(i) = key_name(key, |k| names.iter().position(|n| *n == k)) else {
+    let Some(i) = key_name(key, slot) else {
         return field.skip();
     };
     let (value, scanned) = field.value()?;
     slots[i] = Some(value);
     Ok(scanned)
+}
+
+/// The slot of a member of `action_taken` that a TraceEvent reads.
+fn action_slot(name: &str) -> Option<usize> {
+    match name {
+        "tool_name" => Some(0),
+        "tool_input" => Some(1),
+        _ => None,
+    }
+}
+
+/// The slot of a member of `error` that a TraceEvent reads.
+fn error_slot(name: &str) -> Option<usize> {
+    match name {
+        "type" => Some(0),
+        "message" => Some(1),
+        _ => None,
+    }
 }
 
 /// What `lookup` answers for a key, decoded first when it has escapes.
