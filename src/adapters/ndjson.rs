@@ -139,8 +139,8 @@ fn write_decoded(tasks: Vec<TaskOutput>, sink: &mut Sink<'_>) -> anyhow::Result<
     Ok(())
 }
 
-fn decode_group<'c>(
-    data: &'c [u8],
+fn decode_group(
+    data: &[u8],
     lines: &[(u64, Range<usize>)],
     src_head: &str,
     filter: TimeFilter,
@@ -190,8 +190,8 @@ fn decode_group<'c>(
     out
 }
 
-fn decode_line<'c>(
-    line: &'c str,
+fn decode_line(
+    line: &str,
     number: u64,
     src_head: &str,
     filter: TimeFilter,
