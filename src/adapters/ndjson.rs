@@ -898,7 +898,7 @@ fn describe(v: &Value<'_>) -> String {
 }
 
 /// A string, and nothing else (pydantic does not turn numbers into strings).
-#[inline]
+#[inline(always)]
 fn strict_str<'c>(v: Value<'c>, name: &str) -> Result<Value<'c>, String> {
     match v {
         Value::String { .. } => Ok(v),
