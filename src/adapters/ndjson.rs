@@ -757,6 +757,7 @@ fn is_empty_object(raw: &str) -> bool {
 
 /// `action_taken`: an object with a string `tool_name` and, optionally, an
 /// object `tool_input`.
+#[inline(always)]
 fn action<'c>(
     v: Value<'c>,
     [tool, input]: [Option<Value<'c>>; 2],
@@ -790,6 +791,7 @@ enum IntKeys<const N: usize> {
 
 /// An object field that may be absent; present, it must be an object whose
 /// named members hold lax integers. Returns its JSON text.
+#[inline(always)]
 fn object_field<'c, const N: usize>(
     v: Option<(Value<'c>, bool)>,
     name: &str,
@@ -913,6 +915,7 @@ fn strict_str<'c>(v: Value<'c>, name: &str) -> Result<Value<'c>, String> {
 // uses (plain digits, a JSON boolean, a string without escapes) before the
 // general rules, whose dispatch cost about 100 instructions a value.
 
+#[inline(always)]
 fn lax_int(v: &Value<'_>, name: &str) -> Result<i64, String> {
     if let Value::Number(digits) = v
         && is_plain_digits(v)
@@ -922,6 +925,7 @@ fn lax_int(v: &Value<'_>, name: &str) -> Result<i64, String> {
     Scalar::from(v).int(name)
 }
 
+#[inline(always)]
 fn lax_bool(v: &Value<'_>, name: &str) -> Result<bool, String> {
     if let Value::Bool(b) = v {
         return Ok(*b);
