@@ -131,7 +131,7 @@ fn feed(
             Record::Header(_) => {}
             Record::Event(ev, at) => {
                 if let Some(GroupWarning::OutOfOrder { run_id, agent_id }) =
-                    grouper.add_event_at(&ev, at)
+                    grouper.add_event_at(ev, *at)
                 {
                     diag.warn(
                         "out-of-order",

@@ -68,7 +68,7 @@ ls shards/*.ndjson | parallel 'triage-parse {} | triage-group > {.}.partial'; tr
                 Record::Header(line) => out.raw_line(line)?,
                 Record::Event(ev, at) => {
                     if let Some(GroupWarning::OutOfOrder { run_id, agent_id }) =
-                        grouper.add_event_at(&ev, at)
+                        grouper.add_event_at(ev, *at)
                     {
                         diag.warn(
                             "out-of-order",
