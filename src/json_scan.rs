@@ -149,10 +149,13 @@ fn find_special_swar(b: &[u8]) -> Option<usize> {
 /// that it needs no test for the end of the line: 0 is valid nowhere outside
 /// a string, so the end falls into each check's error branch. No position
 /// ever passes the end, as each step forward steps over a byte found to be
-/// something other than 0.
+/// something other than 0. Only the first of those bytes need be 0 (see
+/// [`scan_line`]): a read of several bytes either stops at the first special
+/// byte, the 0 at the latest, or compares them all with a word that holds
+/// no 0.
 struct Scanner<'a, 'p> {
     s: &'a str,
-    /// The line's bytes, then `PAD` zeros.
+    /// The line's bytes, then `PAD` bytes, the first of them 0.
     b: &'p [u8],
     /// The line's length.
     len: usize,
@@ -160,7 +163,7 @@ struct Scanner<'a, 'p> {
 
 /// How many zero bytes follow the line in the scanner's copy: enough for
 /// a sixteen-byte load at any position up to the end.
-const PAD: usize = 32;
+pub const PAD: usize = 32;
 
 thread_local! {
     /// The copy of the line for the entry points that are not handed a
@@ -193,6 +196,30 @@ fn scan_copy<'a, R>(b: &mut Vec<u8>, line: &'a str, scan: impl FnOnce(&Scanner<'
         *b = Vec::new();
     }
     scanned
+}
+
+/// Runs `scan` over `line` where it stands in `tail` (its buffer from the
+/// line's start) when a 0 byte follows it there and `tail` runs at least
+/// [`PAD`] bytes past it; otherwise over a padded copy made in `padded`.
+/// Whatever follows that 0 is never read as part of the line: every step
+/// of the scanner stops at it (see [`Scanner`]).
+#[inline(always)]
+fn scan_line<'a, R>(
+    line: &'a str,
+    tail: &'a [u8],
+    padded: &mut Vec<u8>,
+    scan: impl FnOnce(&Scanner<'a, '_>) -> R,
+) -> R {
+    let len = line.len();
+    let in_place = tail.as_ptr() == line.as_ptr() && tail.len() >= len + PAD && tail[len] == 0;
+    if !in_place {
+        return scan_copy(padded, line, scan);
+    }
+    scan(&Scanner {
+        s: line,
+        b: &tail[..len + PAD],
+        len,
+    })
 }
 
 /// A scanned value and the position just past it.
@@ -241,6 +268,12 @@ impl<'a> Split<'a> {
 
 /// [`object_members`], also splitting the members whose values are objects.
 pub fn split_object<'a>(line: &'a str, split: &mut Split<'a>) -> Result<(), ScanError> {
+    split_object_in(line, &[], split)
+}
+
+/// [`split_object`] on a line ready to scan.
+#[inline(always)]
+fn split_on<'a>(sc: &Scanner<'a, '_>, split: &mut Split<'a>) -> Result<(), ScanError> {
     split.members.clear();
     split.children.clear();
     split.spans.clear();
@@ -248,9 +281,9 @@ pub fn split_object<'a>(line: &'a str, split: &mut Split<'a>) -> Result<(), Scan
         members,
         children,
         spans,
-        padded,
+        ..
     } = split;
-    top_object_in(padded, line, |sc, key, start| {
+    top_object_on(sc, |sc, key, start| {
         let from = children.len() as u32;
         let at = if sc.byte(start) == b'{' {
             let at = sc.object(start, 1, |sc, k, at| {
@@ -329,9 +362,38 @@ impl<'a> Field<'_, 'a, '_> {
 pub fn visit_object<'a>(
     line: &'a str,
     padded: &mut Vec<u8>,
-    mut member: impl Visit<'a>,
+    member: impl Visit<'a>,
 ) -> Result<(), ScanError> {
-    top_object_in(padded, line, |sc, key, at| {
+    scan_copy(padded, line, |sc| visit_top(sc, member))
+}
+
+/// [`visit_object`] on `line` read where it stands, when `tail` (its
+/// buffer from the line's start) holds a 0 byte right after it and runs at
+/// least [`PAD`] bytes past it; otherwise on a copy made in `padded`.
+pub fn visit_object_in<'a>(
+    line: &'a str,
+    tail: &'a [u8],
+    padded: &mut Vec<u8>,
+    member: impl Visit<'a>,
+) -> Result<(), ScanError> {
+    scan_line(line, tail, padded, |sc| visit_top(sc, member))
+}
+
+/// [`split_object`] on a line read in place, as [`visit_object_in`] does.
+pub fn split_object_in<'a>(
+    line: &'a str,
+    tail: &'a [u8],
+    split: &mut Split<'a>,
+) -> Result<(), ScanError> {
+    let mut padded = std::mem::take(&mut split.padded);
+    let split_done = scan_line(line, tail, &mut padded, |sc| split_on(sc, split));
+    split.padded = padded;
+    split_done
+}
+
+#[inline(always)]
+fn visit_top<'a>(sc: &Scanner<'a, '_>, mut member: impl Visit<'a>) -> Result<(), ScanError> {
+    top_object_on(sc, |sc, key, at| {
         member(key, Field { sc, at, depth: 1 }).map(|s| s.0)
     })
 }
@@ -353,14 +415,21 @@ fn top_object_in<'a>(
     line: &'a str,
     member: impl FnMut(&Scanner<'a, '_>, Value<'a>, usize) -> Result<usize, ScanError>,
 ) -> Result<(), ScanError> {
-    scan_copy(b, line, |sc| {
-        let at = sc.ws(0);
-        if sc.byte(at) != b'{' {
-            return Err(sc.not_an_object(at));
-        }
-        let at = sc.object(at, 0, member)?;
-        sc.end(at)
-    })
+    scan_copy(b, line, |sc| top_object_on(sc, member))
+}
+
+/// [`top_object`] on a line ready to scan.
+#[inline(always)]
+fn top_object_on<'a>(
+    sc: &Scanner<'a, '_>,
+    member: impl FnMut(&Scanner<'a, '_>, Value<'a>, usize) -> Result<usize, ScanError>,
+) -> Result<(), ScanError> {
+    let at = sc.ws(0);
+    if sc.byte(at) != b'{' {
+        return Err(sc.not_an_object(at));
+    }
+    let at = sc.object(at, 0, member)?;
+    sc.end(at)
 }
 
 /// The values of the members named in `names`, in that order, found in

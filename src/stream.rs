@@ -9,7 +9,7 @@ use std::sync::mpsc;
 use rayon::prelude::*;
 
 use crate::cli::{Diag, Input, io_reason};
-use crate::json_scan::{Field, ScanError, Stepped, Value, array_items, visit_object};
+use crate::json_scan::{Field, PAD, ScanError, Stepped, Value, array_items, visit_object_in};
 use crate::ndjson::{Chunk, ChunkReader};
 use crate::record::{EventView, KindProbe, SCHEMA};
 use crate::timestamp::Timestamp;
@@ -111,7 +111,7 @@ const READ_AHEAD_CHUNKS: usize = 2;
 /// Chunks of an input read on their own thread, and the buffers of handed
 /// over chunks sent back to be filled again.
 struct ReadAhead {
-    chunks: mpsc::Receiver<std::io::Result<Chunk>>,
+    chunks: mpsc::Receiver<std::io::Result<Lines>>,
     spent: mpsc::Sender<Chunk>,
 }
 
@@ -128,7 +128,7 @@ impl ReadAhead {
                 while let Ok(chunk) = spent_rx.try_recv() {
                     reader.recycle(chunk);
                 }
-                let next = reader.next_chunk().transpose();
+                let next = reader.next_chunk().transpose().map(|c| c.map(Lines::new));
                 let last = !matches!(next, Some(Ok(_)));
                 if next.is_none_or(|n| chunk_tx.send(n).is_err()) || last {
                     return;
@@ -139,7 +139,7 @@ impl ReadAhead {
     }
 
     /// The next chunk, or `None` at end of input.
-    fn next(&self, path: &str) -> anyhow::Result<Option<Chunk>> {
+    fn next(&self, path: &str) -> anyhow::Result<Option<Lines>> {
         match self.chunks.recv() {
             Ok(chunk) => chunk
                 .map(Some)
@@ -148,9 +148,9 @@ impl ReadAhead {
         }
     }
 
-    fn recycle(&self, chunk: Chunk) {
+    fn recycle(&self, lines: Lines) {
         // The reader may have finished: then the buffer is simply freed.
-        let _ = self.spent.send(chunk);
+        let _ = self.spent.send(lines.chunk);
     }
 }
 
@@ -160,9 +160,28 @@ type Decoded<'c> = Vec<(u64, Result<Record<'c>, Bad>)>;
 /// Lines decoded by one task, and checked as UTF-8 together.
 const LINES_PER_TASK: usize = 256;
 
+/// A chunk made ready to be scanned in place: its lines found, each line's
+/// terminator overwritten with 0, and [`PAD`] zero bytes after the last
+/// line. Done on the reading thread, beside the decoding.
+struct Lines {
+    chunk: Chunk,
+    spans: Vec<(u64, Range<usize>)>,
+}
+
+impl Lines {
+    fn new(mut chunk: Chunk) -> Self {
+        let spans: Vec<_> = chunk.line_spans().collect();
+        chunk.data.extend_from_slice(&[0; PAD]);
+        for (_, line) in &spans {
+            chunk.data[line.end] = 0;
+        }
+        Lines { chunk, spans }
+    }
+}
+
 /// Decodes a chunk's lines in parallel into `out`, keeping their order.
-fn decode_chunk<'c>(chunk: &'c Chunk, out: &mut Decoded<'c>) {
-    let spans: Vec<(u64, Range<usize>)> = chunk.line_spans().collect();
+fn decode_chunk<'c>(lines: &'c Lines, out: &mut Decoded<'c>) {
+    let (data, spans) = (&lines.chunk.data[..], &lines.spans);
     // Each record is decoded into its slot: a collected one was moved there
     // through rayon's plumbing, a memcpy call per move.
     out.clear();
@@ -171,7 +190,7 @@ fn decode_chunk<'c>(chunk: &'c Chunk, out: &mut Decoded<'c>) {
         .enumerate()
         .with_min_len(LINES_PER_TASK)
         .for_each_init(Scratch::default, |scratch, (i, slot)| {
-            let line = scratch.line(&chunk.data, &spans, i);
+            let line = scratch.line(data, spans, i);
             *slot = (spans[i].0, decode(line, scratch));
         });
 }
@@ -181,12 +200,14 @@ fn decode_chunk<'c>(chunk: &'c Chunk, out: &mut Decoded<'c>) {
 struct Line<'c> {
     bytes: &'c [u8],
     text: Option<&'c str>,
+    /// The chunk from the line's start on, to scan the line in place.
+    tail: &'c [u8],
 }
 
 /// Decodes `next` into `into` on the pool while this thread hands
 /// `previous` over; returns the records of `next`, and `previous` emptied.
 fn decode_while_handing_over<'n, F>(
-    next: &'n Chunk,
+    next: &'n Lines,
     previous: Decoded<'_>,
     into: Decoded<'n>,
     hand: &mut Handover<'_, '_, F>,
@@ -301,7 +322,7 @@ const EVENT_PREFIX: &[u8] = br#"{"kind":"event","#;
 /// Space a decoding thread reuses from line to line.
 #[derive(Default)]
 struct Scratch<'c> {
-    /// The scanner's padded copy of the line.
+    /// The scanner's padded copy of a line it cannot read in place.
     padded: Vec<u8>,
     slots: EventSlots<'c>,
     items: Vec<Value<'c>>,
@@ -339,6 +360,7 @@ impl<'c> Scratch<'c> {
             text: group
                 .text
                 .map(|t| &t[span.start - group.from..span.end - group.from]),
+            tail: &data[span.start..],
             bytes: &data[span],
         }
     }
@@ -440,10 +462,15 @@ const ERROR: usize = 10;
 impl<'c> EventSlots<'c> {
     /// Visits `text`, storing the values of the members stages read and
     /// only validating the rest.
-    fn visit(&mut self, text: &'c str, padded: &mut Vec<u8>) -> Result<(), ScanError> {
+    fn visit(
+        &mut self,
+        text: &'c str,
+        tail: &'c [u8],
+        padded: &mut Vec<u8>,
+    ) -> Result<(), ScanError> {
         *self = EventSlots::default();
         let slots = self;
-        visit_object(text, padded, |key, field| {
+        visit_object_in(text, tail, padded, |key, field| {
             let Some(i) = key_name(key, event_field) else {
                 return field.skip();
             };
@@ -555,7 +582,7 @@ fn scan_event<'c>(line: Line<'c>, scratch: &mut Scratch<'c>) -> Result<Record<'c
     };
     let slots = &mut scratch.slots;
     slots
-        .visit(text, &mut scratch.padded)
+        .visit(text, line.tail, &mut scratch.padded)
         .map_err(|e| e.to_string())?;
     let value = |i: usize| slots.fields[i];
     let [
@@ -655,6 +682,7 @@ mod tests {
         let line = Line {
             bytes,
             text: std::str::from_utf8(bytes).ok(),
+            tail: bytes,
         };
         decode(line, &mut Scratch::default())
     }
@@ -696,7 +724,8 @@ mod tests {
             first_line: 7,
         };
         let mut decoded = Vec::new();
-        decode_chunk(&chunk, &mut decoded);
+        let lines = Lines::new(chunk);
+        decode_chunk(&lines, &mut decoded);
         let ids: Vec<(u64, Option<String>)> = decoded
             .iter()
             .map(|(n, r)| match r {

@@ -150,6 +150,7 @@ mod differential {
             assert_eq!(ours.spans, theirs.spans, "{line:?}");
         }
         same_visits_as_reference(line, &theirs);
+        same_in_place_as_reference(line, &theirs);
         let (mut ours, mut theirs) = (Vec::new(), Vec::new());
         let got = object_members(line, &mut ours);
         assert_eq!(
@@ -200,6 +201,36 @@ mod differential {
             if got.is_ok() && way == 1 {
                 assert_eq!(children, theirs.children, "{line:?}");
             }
+        }
+    }
+
+    /// Asserts that a line read in place, with a 0 after it and then
+    /// bytes that would change its meaning if they were read (a closing
+    /// quote and brackets, the next line), scans as the reference does.
+    fn same_in_place_as_reference(line: &str, theirs: &Split<'_>) {
+        let mut buf = line.as_bytes().to_vec();
+        buf.push(0);
+        while buf.len() < line.len() + PAD {
+            buf.extend_from_slice(b"\"}],:1 true\\u0041{\"k\":1}\n");
+        }
+        let text = std::str::from_utf8(&buf[..line.len()]).expect("a str's bytes");
+        let want = reference::split_object(line, &mut Split::default());
+        let mut ours = Split::default();
+        let got = split_object_in(text, &buf, &mut ours);
+        assert_eq!(got, want, "in place {line:?}");
+        if got.is_ok() {
+            assert_eq!(ours.members, theirs.members, "in place {line:?}");
+            assert_eq!(ours.children, theirs.children, "in place {line:?}");
+        }
+        let mut members = Vec::new();
+        let got = visit_object_in(text, &buf, &mut Vec::new(), |key, field| {
+            let (value, stepped) = field.value()?;
+            members.push((key, value));
+            Ok(stepped)
+        });
+        assert_eq!(got, want, "visit in place {line:?}");
+        if got.is_ok() {
+            assert_eq!(members, theirs.members, "visit in place {line:?}");
         }
     }
 
