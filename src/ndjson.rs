@@ -7,6 +7,8 @@ use std::ops::Range;
 
 use serde::Serialize;
 
+use crate::json_scan::PAD;
+
 /// Lines longer than this are refused rather than grown without bound.
 pub const MAX_LINE_BYTES: usize = 1 << 30;
 const CHUNK_BYTES: usize = 1 << 20;
@@ -45,6 +47,17 @@ impl Chunk {
                 bytes: &mut head[next.line],
             })
         })
+    }
+
+    /// Makes the lines at `spans` ready to be scanned where they stand
+    /// (`json_scan`'s `*_in` entry points): each line's terminator (its
+    /// `\r` or `\n`) overwritten with 0, and [`PAD`] zero bytes after the
+    /// data. The lines themselves are unchanged.
+    pub fn end_lines_with_zero(&mut self, spans: &[(u64, Range<usize>)]) {
+        self.data.extend_from_slice(&[0; PAD]);
+        for (_, line) in spans {
+            self.data[line.end] = 0;
+        }
     }
 
     /// Where [`Chunk::lines`] are in `data`, with their numbers. One
@@ -420,6 +433,22 @@ mod tests {
                 proptest::prop_assert_eq!(got.first_line, want.first_line);
                 proptest::prop_assert_eq!(&spans, &want.line_spans().collect::<Vec<_>>());
             }
+        }
+    }
+
+    #[test]
+    fn lines_ended_with_zero_keep_their_text() {
+        let mut chunk = Chunk {
+            data: b"{\"a\":1}\r\n\n  \n{}\n[]".to_vec(),
+            first_line: 1,
+        };
+        let spans: LineSpans = chunk.line_spans().collect();
+        chunk.end_lines_with_zero(&spans);
+        let texts: Vec<&[u8]> = spans.iter().map(|(_, r)| &chunk.data[r.clone()]).collect();
+        assert_eq!(texts, [&b"{\"a\":1}"[..], b"{}", b"[]"]);
+        for (_, r) in &spans {
+            assert_eq!(chunk.data[r.end], 0);
+            assert!(chunk.data.len() >= r.end + PAD);
         }
     }
 

@@ -12,7 +12,7 @@ use rayon::prelude::*;
 use super::lax::Scalar;
 use super::{Sink, TimeFilter};
 use crate::json_scan::{
-    Field, ScanError, Stepped, Value, array_items, object_members, pick, visit_object,
+    Field, ScanError, Stepped, Value, array_items, object_members, pick, visit_object_in,
 };
 use crate::ndjson::{Chunk, ChunkReader, LineSpans};
 use crate::record::{ActionView, ErrorInfo, EventView};
@@ -90,14 +90,21 @@ pub fn read(r: impl Read + Send, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     write_decoded(decoded, sink)
 }
 
+/// The next chunk and its lines, made ready to be scanned where they stand
+/// (a copy of each line for the scanner cost about 60 instructions an
+/// event).
 fn read_chunk(
     reader: &mut ChunkReader<impl Read>,
     spans: &mut LineSpans,
     path: &str,
 ) -> anyhow::Result<Option<Chunk>> {
-    reader
+    let mut chunk = reader
         .next_chunk_and_spans(spans)
-        .map_err(|e| anyhow::anyhow!("{path}: {}", crate::cli::io_reason(&e)))
+        .map_err(|e| anyhow::anyhow!("{path}: {}", crate::cli::io_reason(&e)))?;
+    if let Some(chunk) = &mut chunk {
+        chunk.end_lines_with_zero(spans);
+    }
+    Ok(chunk)
 }
 
 fn decode_chunk(
@@ -107,19 +114,32 @@ fn decode_chunk(
     filter: TimeFilter,
     as_views: bool,
 ) -> Vec<TaskOutput> {
-    // The start of the `src` member, once per chunk rather than per event.
-    let src_head = format!(
-        ",\"src\":{{\"path\":{},\"line\":",
-        serde_json::to_string(path).unwrap_or_else(|_| "\"?\"".to_string())
-    );
+    let how = Decoding {
+        // The start of the `src` member, once per chunk rather than per event.
+        src_head: format!(
+            ",\"src\":{{\"path\":{},\"line\":",
+            serde_json::to_string(path).unwrap_or_else(|_| "\"?\"".to_string())
+        ),
+        filter,
+        as_views,
+    };
     // One scanner buffer per job rather than per task: a fresh one grew
     // again each time.
     spans
         .par_chunks(LINES_PER_TASK)
         .map_init(Vec::new, |padded, group| {
-            decode_group(&chunk.data, group, &src_head, filter, as_views, padded)
+            decode_group(&chunk.data, group, &how, padded)
         })
         .collect()
+}
+
+/// What decoding a chunk's lines needs to know besides the lines.
+struct Decoding {
+    /// `,"src":{"path":PATH,"line":` for this input.
+    src_head: String,
+    filter: TimeFilter,
+    /// Events become [`GroupedEvent`]s rather than records.
+    as_views: bool,
 }
 
 fn write_decoded(tasks: Vec<TaskOutput>, sink: &mut Sink<'_>) -> anyhow::Result<()> {
@@ -139,20 +159,20 @@ fn write_decoded(tasks: Vec<TaskOutput>, sink: &mut Sink<'_>) -> anyhow::Result<
     Ok(())
 }
 
+/// Decodes the lines at `lines` of a chunk's `data`, made ready to be
+/// scanned in place ([`crate::ndjson::Chunk::end_lines_with_zero`]).
 fn decode_group(
     data: &[u8],
     lines: &[(u64, Range<usize>)],
-    src_head: &str,
-    filter: TimeFilter,
-    as_views: bool,
+    how: &Decoding,
     padded: &mut Vec<u8>,
 ) -> TaskOutput {
     // Serialized events are about as long as their lines; a grouper's
     // texts are mostly a run and an agent id.
-    let (buf, texts) = if as_views {
+    let (buf, texts) = if how.as_views {
         (0, lines.len() * 48)
     } else {
-        let bytes = lines.iter().map(|(_, l)| l.len() + 64 + src_head.len());
+        let bytes = lines.iter().map(|(_, l)| l.len() + 64 + how.src_head.len());
         (bytes.sum(), lines.len() * 16)
     };
     let mut out = TaskOutput {
@@ -179,7 +199,8 @@ fn decode_group(
         };
         let outcome = line
             .and_then(|line| {
-                decode_line(line, *number, src_head, filter, as_views, &mut out, padded)
+                let tail = &data[range.start..];
+                decode_line(line, tail, *number, how, &mut out, padded)
             })
             .unwrap_or_else(|reason| Outcome::Skip {
                 line: *number,
@@ -190,16 +211,16 @@ fn decode_group(
     out
 }
 
-fn decode_line(
-    line: &str,
+/// Decodes one line; `tail` is the chunk from the line's start on.
+fn decode_line<'c>(
+    line: &'c str,
+    tail: &'c [u8],
     number: u64,
-    src_head: &str,
-    filter: TimeFilter,
-    as_view: bool,
+    how: &Decoding,
     out: &mut TaskOutput,
     padded: &mut Vec<u8>,
 ) -> Result<Outcome, String> {
-    let obj = TopLevel::scan(line, padded).map_err(|e| match e.reason {
+    let obj = TopLevel::scan(line, tail, padded).map_err(|e| match e.reason {
         "expected a JSON object" => e.reason.to_string(),
         _ => format!("not valid JSON: {e}"),
     })?;
@@ -214,14 +235,14 @@ fn decode_line(
         });
     }
     let ev = TraceEvent::read(&obj)?;
-    if !filter.keeps(ev.timestamp) {
+    if !how.filter.keeps(ev.timestamp) {
         return Ok(Outcome::Filtered);
     }
-    if as_view {
+    if how.as_views {
         return Ok(Outcome::Grouped(ev.grouped(out)));
     }
     let start = out.buf.len();
-    ev.write_json(&mut out.buf, src_head, number);
+    ev.write_json(&mut out.buf, &how.src_head, number);
     Ok(Outcome::Event {
         body: (start, out.buf.len()),
         run_id: out.put(&ev.run_id),
@@ -292,13 +313,14 @@ const TOP_FIELDS: [&str; 19] = [
 ];
 
 impl<'c> TopLevel<'c> {
-    /// Scans a line that must hold one object; `padded` is the scanner's
-    /// buffer. Reading members as they are scanned, rather than splitting
+    /// Scans a line that must hold one object, where it stands when `tail`
+    /// (the buffer from the line's start) allows, else in a copy made in
+    /// `padded`. Reading members as they are scanned, rather than splitting
     /// the line and looking them up after, saved about 500 instructions an
     /// event.
-    fn scan(line: &'c str, padded: &mut Vec<u8>) -> Result<Self, ScanError> {
+    fn scan(line: &'c str, tail: &'c [u8], padded: &mut Vec<u8>) -> Result<Self, ScanError> {
         let mut top = TopLevel::default();
-        visit_object(line, padded, |key, field| {
+        visit_object_in(line, tail, padded, |key, field| {
             let Some(slot) = key_name(key, field_index) else {
                 return field.skip();
             };
@@ -959,7 +981,7 @@ mod tests {
     use super::*;
 
     fn parse(json: &str) -> Result<String, String> {
-        let top = TopLevel::scan(json, &mut Vec::new()).map_err(|e| e.to_string())?;
+        let top = TopLevel::scan(json, &[], &mut Vec::new()).map_err(|e| e.to_string())?;
         let ev = TraceEvent::read(&top)?;
         let mut buf = Vec::new();
         ev.write_json(&mut buf, ",\"src\":{\"path\":\"t.ndjson\",\"line\":", 1);
