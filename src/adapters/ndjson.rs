@@ -169,8 +169,8 @@ fn decode_line<'c>(
     split: &mut Split<'c>,
 ) -> Result<Outcome, String> {
     let line = simdutf8::basic::from_utf8(bytes).map_err(|_| "not valid UTF-8".to_string())?;
-    split_object(line, split).map_err(|e| match e.reason {
-        "expected a JSON object" => e.reason.to_string(),
+    split_object(line, split).map_err(|e| match e.reason() {
+        "expected a JSON object" => e.reason().to_string(),
         _ => format!("not valid JSON: {e}"),
     })?;
     let obj = TopLevel::new(split);
