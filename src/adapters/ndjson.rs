@@ -220,8 +220,8 @@ fn decode_line<'c>(
     out: &mut TaskOutput,
     padded: &mut Vec<u8>,
 ) -> Result<Outcome, String> {
-    let obj = TopLevel::scan(line, tail, padded).map_err(|e| match e.reason {
-        "expected a JSON object" => e.reason.to_string(),
+    let obj = TopLevel::scan(line, tail, padded).map_err(|e| match e.reason() {
+        "expected a JSON object" => e.reason().to_string(),
         _ => format!("not valid JSON: {e}"),
     })?;
     let buf = &mut out.buf;

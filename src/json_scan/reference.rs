@@ -74,10 +74,7 @@ fn top_object<'a>(
         if sc.pos != sc.b.len() {
             return Err(sc.err("trailing characters"));
         }
-        return Err(ScanError {
-            reason: "expected a JSON object",
-            at: 0,
-        });
+        return Err(ScanError::new("expected a JSON object", 0));
     }
     sc.object(0, member)?;
     sc.ws();
@@ -107,10 +104,7 @@ impl<'a> Scanner<'a> {
     }
 
     fn err(&self, reason: &'static str) -> ScanError {
-        ScanError {
-            reason,
-            at: self.pos,
-        }
+        ScanError::new(reason, self.pos)
     }
 
     fn ws(&mut self) {

@@ -66,11 +66,11 @@ fn agrees_with_serde_json_on_validity() {
 fn refuses_deep_nesting_and_non_objects() {
     let deep = format!("{{\"a\":{}{}}}", "[".repeat(1000), "]".repeat(1000));
     assert_eq!(
-        object_members(&deep, &mut Vec::new()).unwrap_err().reason,
+        object_members(&deep, &mut Vec::new()).unwrap_err().reason(),
         "nested too deeply"
     );
     assert_eq!(
-        object_members("[1]", &mut Vec::new()).unwrap_err().reason,
+        object_members("[1]", &mut Vec::new()).unwrap_err().reason(),
         "expected a JSON object"
     );
 }
