@@ -9,7 +9,7 @@ use std::sync::mpsc;
 use rayon::prelude::*;
 
 use crate::cli::{Diag, Input, io_reason};
-use crate::json_scan::{Field, PAD, ScanError, Stepped, Value, array_items, visit_object_in};
+use crate::json_scan::{Field, ScanError, Stepped, Value, array_items, visit_object_in};
 use crate::ndjson::{Chunk, ChunkReader};
 use crate::record::{EventView, KindProbe, SCHEMA};
 use crate::timestamp::Timestamp;
@@ -128,7 +128,7 @@ impl ReadAhead {
                 while let Ok(chunk) = spent_rx.try_recv() {
                     reader.recycle(chunk);
                 }
-                let next = reader.next_chunk().transpose().map(|c| c.map(Lines::new));
+                let next = Lines::read(&mut reader).transpose();
                 let last = !matches!(next, Some(Ok(_)));
                 if next.is_none_or(|n| chunk_tx.send(n).is_err()) || last {
                     return;
@@ -161,7 +161,7 @@ type Decoded<'c> = Vec<(u64, Result<Record<'c>, Bad>)>;
 const LINES_PER_TASK: usize = 256;
 
 /// A chunk made ready to be scanned in place: its lines found, each line's
-/// terminator overwritten with 0, and [`PAD`] zero bytes after the last
+/// terminator overwritten with 0, and `json_scan::PAD` zero bytes after the last
 /// line. Done on the reading thread, beside the decoding.
 struct Lines {
     chunk: Chunk,
@@ -169,13 +169,14 @@ struct Lines {
 }
 
 impl Lines {
-    fn new(mut chunk: Chunk) -> Self {
-        let spans: Vec<_> = chunk.line_spans().collect();
-        chunk.data.extend_from_slice(&[0; PAD]);
-        for (_, line) in &spans {
-            chunk.data[line.end] = 0;
-        }
-        Lines { chunk, spans }
+    /// The next chunk of `reader`, its lines found as it is numbered.
+    fn read(reader: &mut ChunkReader<impl Read>) -> std::io::Result<Option<Self>> {
+        let mut spans = Vec::new();
+        let Some(mut chunk) = reader.next_chunk_and_spans(&mut spans)? else {
+            return Ok(None);
+        };
+        chunk.end_lines_with_zero(&spans);
+        Ok(Some(Lines { chunk, spans }))
     }
 }
 
@@ -471,7 +472,7 @@ impl<'c> EventSlots<'c> {
         *self = EventSlots::default();
         let slots = self;
         visit_object_in(text, tail, padded, |key, field| {
-            let Some(i) = key_name(key, event_field) else {
+            let Some(i) = key.lookup(event_field) else {
                 return field.skip();
             };
             let (value, scanned) = match i {
@@ -506,8 +507,7 @@ impl<'c> EventSlots<'c> {
         field: Field<'_, 'c, '_>,
         wanted: &[(&str, Nested)],
     ) -> Result<Stepped, ScanError> {
-        let Some(which) = key_name(key, |k| wanted.iter().find(|(n, _)| *n == k).map(|w| w.1))
-        else {
+        let Some(which) = key.lookup(|k| wanted.iter().find(|(n, _)| *n == k).map(|w| w.1)) else {
             return field.skip();
         };
         let (value, scanned) = field.value()?;
@@ -526,18 +526,6 @@ enum Nested {
     Tool,
     ErrorType,
     ErrorMessage,
-}
-
-/// What `lookup` answers for a key, decoded first when it has escapes.
-#[inline(always)]
-fn key_name<T>(key: Value<'_>, lookup: impl Fn(&str) -> Option<T>) -> Option<T> {
-    match key {
-        Value::String {
-            raw,
-            escaped: false,
-        } => lookup(&raw[1..raw.len() - 1]),
-        k => k.as_str().and_then(|k| lookup(&k)),
-    }
 }
 
 fn missing(name: &str) -> String {
@@ -719,12 +707,10 @@ mod tests {
         let mut data = format!("{}\n\n", ev("é1")).into_bytes();
         data.extend_from_slice(b"{\"kind\":\"event\",\"event_id\":\"\xff\"}\r\n");
         data.extend_from_slice(format!("{}\n", ev("e3")).as_bytes());
-        let chunk = Chunk {
-            data,
-            first_line: 7,
-        };
+        let lines = Lines::read(&mut ChunkReader::new(data.as_slice()))
+            .unwrap()
+            .unwrap();
         let mut decoded = Vec::new();
-        let lines = Lines::new(chunk);
         decode_chunk(&lines, &mut decoded);
         let ids: Vec<(u64, Option<String>)> = decoded
             .iter()
@@ -737,9 +723,9 @@ mod tests {
         assert_eq!(
             ids,
             vec![
-                (7, Some("é1".to_string())),
-                (9, Some("bad event record: not valid UTF-8".to_string())),
-                (10, Some("e3".to_string())),
+                (1, Some("é1".to_string())),
+                (3, Some("bad event record: not valid UTF-8".to_string())),
+                (4, Some("e3".to_string())),
             ]
         );
     }

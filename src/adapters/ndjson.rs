@@ -321,7 +321,7 @@ impl<'c> TopLevel<'c> {
     fn scan(line: &'c str, tail: &'c [u8], padded: &mut Vec<u8>) -> Result<Self, ScanError> {
         let mut top = TopLevel::default();
         visit_object_in(line, tail, padded, |key, field| {
-            let Some(slot) = key_name(key, field_index) else {
+            let Some(slot) = key.lookup(field_index) else {
                 return field.skip();
             };
             let (value, scanned) = match slot {
@@ -384,7 +384,7 @@ fn pick_member<'c, const N: usize>(
     slots: &mut [Option<Value<'c>>; N],
     slot: fn(&str) -> Option<usize>,
 ) -> Result<Stepped, ScanError> {
-    let Some(i) = key_name(key, slot) else {
+    let Some(i) = key.lookup(slot) else {
         return field.skip();
     };
     let (value, scanned) = field.value()?;
@@ -407,18 +407,6 @@ fn error_slot(name: &str) -> Option<usize> {
         "type" => Some(0),
         "message" => Some(1),
         _ => None,
-    }
-}
-
-/// What `lookup` answers for a key, decoded first when it has escapes.
-#[inline(always)]
-fn key_name<T>(key: Value<'_>, lookup: impl Fn(&str) -> Option<T>) -> Option<T> {
-    match key {
-        Value::String {
-            raw,
-            escaped: false,
-        } => lookup(&raw[1..raw.len() - 1]),
-        k => k.as_str().and_then(|k| lookup(&k)),
     }
 }
 
