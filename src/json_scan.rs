@@ -227,7 +227,7 @@ pub const PAD: usize = 32;
 
 thread_local! {
     /// The copy of the line for the entry points that are not handed a
-    /// [`Split`] to keep one in, reused from call to call.
+    /// buffer to keep one in, reused from call to call.
     static PADDED: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
@@ -299,66 +299,6 @@ pub fn object_members<'a>(
     })
 }
 
-/// A key and its value, as they stand in the line.
-pub type Member<'a> = (Value<'a>, Value<'a>);
-
-/// A line's object split two levels deep, in one pass: its members, and the
-/// members of each member that is itself an object, so that readers of
-/// nested fields need not scan them again.
-#[derive(Default)]
-pub struct Split<'a> {
-    pub members: Vec<(Value<'a>, Value<'a>)>,
-    /// The members of nested objects, each object's together.
-    pub children: Vec<(Value<'a>, Value<'a>)>,
-    /// For each member, the range of `children` holding its members (empty
-    /// unless its value is an object).
-    pub spans: Vec<(u32, u32)>,
-    /// The scanner's padded copy of the line, kept from line to line: a
-    /// buffer at hand costs less than the thread's.
-    padded: Vec<u8>,
-}
-
-impl<'a> Split<'a> {
-    /// The members of member `i`'s object value.
-    pub fn children_of(&self, i: usize) -> &[(Value<'a>, Value<'a>)] {
-        let (from, to) = self.spans[i];
-        &self.children[from as usize..to as usize]
-    }
-}
-
-/// [`object_members`], also splitting the members whose values are objects.
-pub fn split_object<'a>(line: &'a str, split: &mut Split<'a>) -> Result<(), ScanError> {
-    split_object_in(line, &[], split)
-}
-
-/// [`split_object`] on a line ready to scan.
-#[inline(always)]
-fn split_on<'a>(sc: &Scanner<'a, '_>, split: &mut Split<'a>) -> Result<(), ScanError> {
-    split.members.clear();
-    split.children.clear();
-    split.spans.clear();
-    let Split {
-        members,
-        children,
-        spans,
-        ..
-    } = split;
-    top_object_on(sc, |sc, key, start| {
-        let from = children.len() as u32;
-        let at = if sc.byte(start) == b'{' {
-            let at = sc.object(start, 1, |sc, k, at| {
-                sc.value_to(at, 2, |v| children.push((k, v)))
-            })?;
-            members.push((key, Value::Object(sc.text(start, at))));
-            at
-        } else {
-            sc.value_to(start, 1, |v| members.push((key, v)))?
-        };
-        spans.push((from, children.len() as u32));
-        Ok(at)
-    })
-}
-
 /// A member's value, not yet scanned: the visitor scans it the way it needs
 /// (decoded, split into its own members, or only validated), so that a
 /// reader after a few fields stores nothing for the rest.
@@ -417,19 +357,10 @@ impl<'a> Field<'_, 'a, '_> {
 }
 
 /// Scans a line that must hold one object, handing each member to
-/// `member`; `padded` is a buffer for the scanner's copy of the line, kept
-/// from call to call. Errors are those of [`split_object`].
-pub fn visit_object<'a>(
-    line: &'a str,
-    padded: &mut Vec<u8>,
-    member: impl Visit<'a>,
-) -> Result<(), ScanError> {
-    scan_copy(padded, line, |sc| visit_top(sc, member))
-}
-
-/// [`visit_object`] on `line` read where it stands, when `tail` (its
-/// buffer from the line's start) holds a 0 byte right after it and runs at
-/// least [`PAD`] bytes past it; otherwise on a copy made in `padded`.
+/// `member`. The line is read where it stands when `tail` (its buffer from
+/// the line's start) holds a 0 byte right after it and runs at least
+/// [`PAD`] bytes past it; otherwise on a copy made in `padded`, a buffer
+/// kept from call to call. Errors are those of [`object_members`].
 pub fn visit_object_in<'a>(
     line: &'a str,
     tail: &'a [u8],
@@ -437,18 +368,6 @@ pub fn visit_object_in<'a>(
     member: impl Visit<'a>,
 ) -> Result<(), ScanError> {
     scan_line(line, tail, padded, |sc| visit_top(sc, member))
-}
-
-/// [`split_object`] on a line read in place, as [`visit_object_in`] does.
-pub fn split_object_in<'a>(
-    line: &'a str,
-    tail: &'a [u8],
-    split: &mut Split<'a>,
-) -> Result<(), ScanError> {
-    let mut padded = std::mem::take(&mut split.padded);
-    let split_done = scan_line(line, tail, &mut padded, |sc| split_on(sc, split));
-    split.padded = padded;
-    split_done
 }
 
 #[inline(always)]

@@ -1,7 +1,19 @@
 //! The first scanner, recursive and checked at every byte: the oracle the
 //! differential tests hold the fast scanner in `super` against.
 
-use super::{MAX_DEPTH, ScanError, Split, Value};
+use super::{MAX_DEPTH, ScanError, Value};
+
+/// A line's object split two levels deep: its members, and the members of
+/// each member that is itself an object.
+#[derive(Default)]
+pub struct Split<'a> {
+    pub members: Vec<(Value<'a>, Value<'a>)>,
+    /// The members of nested objects, each object's together.
+    pub children: Vec<(Value<'a>, Value<'a>)>,
+    /// For each member, the range of `children` holding its members (empty
+    /// unless its value is an object).
+    pub spans: Vec<(u32, u32)>,
+}
 
 struct Scanner<'a> {
     s: &'a str,

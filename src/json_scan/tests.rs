@@ -1,4 +1,24 @@
+use super::reference::Split;
 use super::*;
+
+/// The line split two levels deep by the visitor (each member's object
+/// value split into its members), in the reference's shape. `tail` as for
+/// [`visit_object_in`]; empty to scan a copy.
+fn visit_split<'a>(line: &'a str, tail: &'a [u8]) -> Result<Split<'a>, ScanError> {
+    let mut split = Split::default();
+    visit_object_in(line, tail, &mut Vec::new(), |key, field| {
+        let from = split.children.len() as u32;
+        let (value, stepped) = field.members(|k, f| {
+            let (v, stepped) = f.value()?;
+            split.children.push((k, v));
+            Ok(stepped)
+        })?;
+        split.members.push((key, value));
+        split.spans.push((from, split.children.len() as u32));
+        Ok(stepped)
+    })?;
+    Ok(split)
+}
 
 fn members(line: &str) -> Result<Vec<(String, String)>, ScanError> {
     let mut m = Vec::new();
@@ -54,11 +74,7 @@ fn agrees_with_serde_json_on_validity() {
         let ours = object_members(c, &mut Vec::new()).is_ok();
         let theirs = serde_json::from_str::<serde_json::Value>(c).is_ok_and(|v| v.is_object());
         assert_eq!(ours, theirs, "{c}");
-        assert_eq!(
-            split_object(c, &mut Split::default()).is_ok(),
-            theirs,
-            "{c}"
-        );
+        assert_eq!(visit_split(c, &[]).is_ok(), theirs, "{c}");
     }
 }
 
@@ -95,8 +111,11 @@ fn special_bytes_are_found_at_any_offset() {
 #[test]
 fn split_keeps_the_members_of_nested_objects() {
     let line = r#"{"a": {"b": 1, "c": {"d": [2]}}, "e": [{"x": 1}], "f": {}, "a": 3}"#;
-    let mut split = Split::default();
-    split_object(line, &mut split).unwrap();
+    let split = visit_split(line, &[]).unwrap();
+    let children_of = |i: usize| {
+        let (from, to) = split.spans[i];
+        &split.children[from as usize..to as usize]
+    };
     let raw = |m: &[(Value<'_>, Value<'_>)]| {
         m.iter()
             .map(|(k, v)| format!("{}={}", k.raw(), v.raw()))
@@ -111,10 +130,10 @@ fn split_keeps_the_members_of_nested_objects() {
             r#""a"=3"#
         ]
     );
-    assert_eq!(raw(split.children_of(0)), [r#""b"=1"#, r#""c"={"d": [2]}"#]);
-    assert!(split.children_of(1).is_empty());
-    assert!(split.children_of(2).is_empty());
-    assert!(split.children_of(3).is_empty());
+    assert_eq!(raw(children_of(0)), [r#""b"=1"#, r#""c"={"d": [2]}"#]);
+    assert!(children_of(1).is_empty());
+    assert!(children_of(2).is_empty());
+    assert!(children_of(3).is_empty());
 }
 
 #[test]
@@ -139,12 +158,11 @@ mod differential {
 
     /// Asserts that every entry point answers as the reference does.
     fn same_as_reference(line: &str) {
-        let mut ours = Split::default();
         let mut theirs = Split::default();
-        let got = split_object(line, &mut ours);
+        let ours = visit_split(line, &[]);
         let want = reference::split_object(line, &mut theirs);
-        assert_eq!(got, want, "split_object {line:?}");
-        if got.is_ok() {
+        assert_eq!(ours.as_ref().err(), want.as_ref().err(), "visit {line:?}");
+        if let Ok(ours) = ours {
             assert_eq!(ours.members, theirs.members, "{line:?}");
             assert_eq!(ours.children, theirs.children, "{line:?}");
             assert_eq!(ours.spans, theirs.spans, "{line:?}");
@@ -174,14 +192,14 @@ mod differential {
         }
     }
 
-    /// Asserts that `visit_object`, whichever way a visitor scans each
+    /// Asserts that `visit_object_in`, whichever way a visitor scans each
     /// member (whole, split, or only stepped over), fails as the
     /// reference's split does and otherwise finds its members and children.
     fn same_visits_as_reference(line: &str, theirs: &Split<'_>) {
         let want = reference::split_object(line, &mut Split::default());
         for way in 0..3 {
             let (mut members, mut children) = (Vec::new(), Vec::new());
-            let got = visit_object(line, &mut Vec::new(), |key, field| {
+            let got = visit_object_in(line, &[], &mut Vec::new(), |key, field| {
                 let (value, stepped) = match way {
                     0 => field.value()?,
                     1 => field.members(|k, f| {
@@ -215,10 +233,13 @@ mod differential {
         }
         let text = std::str::from_utf8(&buf[..line.len()]).expect("a str's bytes");
         let want = reference::split_object(line, &mut Split::default());
-        let mut ours = Split::default();
-        let got = split_object_in(text, &buf, &mut ours);
-        assert_eq!(got, want, "in place {line:?}");
-        if got.is_ok() {
+        let ours = visit_split(text, &buf);
+        assert_eq!(
+            ours.as_ref().err(),
+            want.as_ref().err(),
+            "in place {line:?}"
+        );
+        if let Ok(ours) = ours {
             assert_eq!(ours.members, theirs.members, "in place {line:?}");
             assert_eq!(ours.children, theirs.children, "in place {line:?}");
         }
@@ -368,8 +389,7 @@ mod differential {
 
         #[test]
         fn agrees_with_serde_json_on_whole_lines(line in line()) {
-            let mut split = Split::default();
-            prop_assert_eq!(split_object(&line, &mut split).is_ok(), serde_accepts(&line), "{:?}", line);
+            prop_assert_eq!(visit_split(&line, &[]).is_ok(), serde_accepts(&line), "{:?}", line);
             same_as_reference(&line);
         }
 
@@ -377,8 +397,7 @@ mod differential {
         fn agrees_with_serde_json_on_cut_lines(line in line(), cut in 0..2000usize) {
             let cut = line.char_indices().map(|(i, _)| i).nth(cut % (line.chars().count() + 1)).unwrap_or(line.len());
             let line = &line[..cut];
-            let mut split = Split::default();
-            prop_assert_eq!(split_object(line, &mut split).is_ok(), serde_accepts(line), "{:?}", line);
+            prop_assert_eq!(visit_split(line, &[]).is_ok(), serde_accepts(line), "{:?}", line);
             same_as_reference(line);
         }
 
