@@ -384,17 +384,7 @@ fn top_object<'a>(
     line: &'a str,
     member: impl FnMut(&Scanner<'a, '_>, Value<'a>, usize) -> Result<usize, ScanError>,
 ) -> Result<(), ScanError> {
-    PADDED.with_borrow_mut(|b| top_object_in(b, line, member))
-}
-
-/// [`top_object`] with the line's copy made in `b`.
-#[inline(always)]
-fn top_object_in<'a>(
-    b: &mut Vec<u8>,
-    line: &'a str,
-    member: impl FnMut(&Scanner<'a, '_>, Value<'a>, usize) -> Result<usize, ScanError>,
-) -> Result<(), ScanError> {
-    scan_copy(b, line, |sc| top_object_on(sc, member))
+    with_scanner(line, |sc| top_object_on(sc, member))
 }
 
 /// [`top_object`] on a line ready to scan.

@@ -172,11 +172,8 @@ impl Lines {
     /// The next chunk of `reader`, its lines found as it is numbered.
     fn read(reader: &mut ChunkReader<impl Read>) -> std::io::Result<Option<Self>> {
         let mut spans = Vec::new();
-        let Some(mut chunk) = reader.next_chunk_and_spans(&mut spans)? else {
-            return Ok(None);
-        };
-        chunk.end_lines_with_zero(&spans);
-        Ok(Some(Lines { chunk, spans }))
+        let chunk = reader.next_chunk_to_scan(&mut spans)?;
+        Ok(chunk.map(|chunk| Lines { chunk, spans }))
     }
 }
 

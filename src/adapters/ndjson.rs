@@ -90,21 +90,15 @@ pub fn read(r: impl Read + Send, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     write_decoded(decoded, sink)
 }
 
-/// The next chunk and its lines, made ready to be scanned where they stand
-/// (a copy of each line for the scanner cost about 60 instructions an
-/// event).
+/// The next chunk and its lines, made ready to be scanned where they stand.
 fn read_chunk(
     reader: &mut ChunkReader<impl Read>,
     spans: &mut LineSpans,
     path: &str,
 ) -> anyhow::Result<Option<Chunk>> {
-    let mut chunk = reader
-        .next_chunk_and_spans(spans)
-        .map_err(|e| anyhow::anyhow!("{path}: {}", crate::cli::io_reason(&e)))?;
-    if let Some(chunk) = &mut chunk {
-        chunk.end_lines_with_zero(spans);
-    }
-    Ok(chunk)
+    reader
+        .next_chunk_to_scan(spans)
+        .map_err(|e| anyhow::anyhow!("{path}: {}", crate::cli::io_reason(&e)))
 }
 
 fn decode_chunk(
@@ -160,7 +154,7 @@ fn write_decoded(tasks: Vec<TaskOutput>, sink: &mut Sink<'_>) -> anyhow::Result<
 }
 
 /// Decodes the lines at `lines` of a chunk's `data`, made ready to be
-/// scanned in place ([`crate::ndjson::Chunk::end_lines_with_zero`]).
+/// scanned in place ([`crate::ndjson::ChunkReader::next_chunk_to_scan`]).
 fn decode_group(
     data: &[u8],
     lines: &[(u64, Range<usize>)],
