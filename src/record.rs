@@ -383,6 +383,48 @@ pub struct Pattern {
     pub score: Option<Scores>,
 }
 
+impl Pattern {
+    /// The members a pattern record is written with.
+    pub const FIELDS: [&'static str; 14] = [
+        "kind",
+        "pattern_id",
+        "display_name",
+        "agent_id",
+        "tool_name",
+        "failure_classification",
+        "divergence_fields",
+        "frequency",
+        "recovered",
+        "tail_unrecovered",
+        "recovery_latencies",
+        "run_counts",
+        "day_counts",
+        "samples",
+    ];
+
+    /// True when this pattern, written out, has a member named `name`.
+    pub fn writes(&self, name: &str) -> bool {
+        Self::FIELDS.contains(&name) || self.score.is_some() && Scores::FIELDS.contains(&name)
+    }
+}
+
+impl Scores {
+    /// The members scores add to a pattern record.
+    pub const FIELDS: [&'static str; 11] = [
+        "frequency_score",
+        "severity_score",
+        "recovery_rate",
+        "final_score",
+        "confidence",
+        "confidence_label",
+        "median_recovery_latency",
+        "runs_seen",
+        "runs_total",
+        "trend",
+        "rank",
+    ];
+}
+
 /// A `finding` record (triage-explain): one thing a detector saw in a run.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 pub struct Finding {
@@ -504,6 +546,34 @@ pub struct KindProbe<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn field_lists_name_what_a_scored_pattern_writes() {
+        let pattern: Pattern = serde_json::from_str(
+            r#"{"kind":"pattern","pattern_id":"p","display_name":"d","agent_id":"a",
+            "tool_name":"t","failure_classification":"c","divergence_fields":[],"frequency":1,
+            "recovered":0,"tail_unrecovered":1,"recovery_latencies":{},"run_counts":{"r":1},
+            "samples":[],"frequency_score":1.0,"severity_score":1.0,"recovery_rate":0.0,
+            "final_score":1.0,"confidence":0.5,"confidence_label":"low",
+            "median_recovery_latency":null,"runs_seen":1,"runs_total":1,"trend":"new","rank":1}"#,
+        )
+        .unwrap();
+        let written = serde_json::to_value(&pattern).unwrap();
+        let written: Vec<&str> = written
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(|k| k.as_str())
+            .collect();
+        let listed: Vec<&str> = Pattern::FIELDS.into_iter().chain(Scores::FIELDS).collect();
+        assert_eq!(written, listed);
+        assert!(pattern.writes("rank"));
+        let unscored = Pattern {
+            score: None,
+            ..pattern
+        };
+        assert!(unscored.writes("run_counts") && !unscored.writes("rank"));
+    }
 
     #[test]
     fn run_counts_keep_their_order_both_ways() {

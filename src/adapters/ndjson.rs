@@ -90,9 +90,8 @@ pub fn read(r: impl Read + Send, sink: &mut Sink<'_>) -> anyhow::Result<()> {
         // The sink is not Send (it may hold stdout), so it stays on this
         // thread, writing the previous chunk while the pool decodes this one.
         let (written, next) = rayon::in_place_scope(|scope| {
-            scope.spawn(|_| {
-                tasks = decode_chunk(&current, &spans, &path, filter, as_views, &spare)
-            });
+            scope
+                .spawn(|_| tasks = decode_chunk(&current, &spans, &path, filter, as_views, &spare));
             (
                 write_decoded(previous, sink, &spare),
                 read_chunk(&mut reader, &mut next_spans, &path),

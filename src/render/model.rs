@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::comparison::{self, Comparison};
+use crate::json_scan;
 use crate::record::{Batch, Finding, KindProbe, Pattern, SCHEMA, Scores, SourceRec, Verdict};
 use crate::timestamp::Timestamp;
 
@@ -353,7 +354,31 @@ fn parse<'a, T: Deserialize<'a>>(line: &'a [u8]) -> Result<T, String> {
     serde_json::from_slice(line).map_err(json_reason)
 }
 
+/// Reads a pattern record in one pass, keeping as extra fields the members
+/// it does not write. A record the direct read refuses (one with a field
+/// twice, say) is read again through a map, which takes the last of
+/// duplicates, as Python does, and words the error.
 fn parse_pattern(line: &[u8]) -> Result<ReportPattern, String> {
+    pattern_direct(line).map_or_else(|| pattern_via_map(line), Ok)
+}
+
+fn pattern_direct(line: &[u8]) -> Option<ReportPattern> {
+    let pattern: Pattern = serde_json::from_slice(line).ok()?;
+    let mut members = Vec::new();
+    json_scan::object_members(std::str::from_utf8(line).ok()?, &mut members).ok()?;
+    let mut extra = Map::new();
+    for (key, value) in members {
+        let key = key.as_str()?;
+        if !pattern.writes(&key) {
+            extra.insert(key.into_owned(), serde_json::from_str(value.raw()).ok()?);
+        }
+    }
+    Some(ReportPattern { pattern, extra })
+}
+
+/// The reading of a pattern through a map: four passes, but the last of a
+/// duplicated field wins.
+fn pattern_via_map(line: &[u8]) -> Result<ReportPattern, String> {
     let mut fields: Map<String, Value> = parse(line)?;
     let pattern = Pattern::deserialize(Value::Object(fields.clone())).map_err(json_reason)?;
     if let Ok(Value::Object(known)) = serde_json::to_value(&pattern) {
@@ -381,6 +406,37 @@ mod tests {
     use super::*;
 
     const PATTERN: &str = r#"{"kind":"pattern","pattern_id":"p","display_name":"[a] t / agent_error / no-divergence","agent_id":"a","tool_name":"t","failure_classification":"agent_error","divergence_fields":[],"frequency":2,"recovered":0,"tail_unrecovered":2,"recovery_latencies":{},"run_counts":{"r1":2},"samples":[],"narrative":"It loops."}"#;
+
+    #[test]
+    fn direct_pattern_reading_equals_the_reading_through_a_map() {
+        let scores = r#""frequency_score":1.0,"severity_score":1.0,"recovery_rate":0.0,"final_score":1.0,"confidence":0.5,"confidence_label":"low","median_recovery_latency":null,"runs_seen":1,"runs_total":1,"trend":"new","rank":1"#;
+        let with = |members: &str| format!("{},{members}}}", &PATTERN[..PATTERN.len() - 1]);
+        let lines = [
+            PATTERN.to_string(),
+            with(scores),
+            // Scores in part: they stay extra fields, as no Scores is read.
+            with(r#""severity_score":3,"rank":2"#),
+            with(r#""na\u006de":"escaped key","x":[1,{"y":null}],"x":2"#),
+        ];
+        for line in &lines {
+            let direct = pattern_direct(line.as_bytes()).expect(line);
+            assert_eq!(Ok(direct), pattern_via_map(line.as_bytes()), "{line}");
+        }
+        assert_eq!(
+            pattern_direct(lines[3].as_bytes()).unwrap().extra,
+            serde_json::from_str::<Map<String, Value>>(
+                r#"{"narrative":"It loops.","name":"escaped key","x":2}"#
+            )
+            .unwrap()
+        );
+        // A duplicated field is refused by the direct reading only.
+        let twice = with(r#""frequency":5"#);
+        assert_eq!(pattern_direct(twice.as_bytes()), None);
+        assert_eq!(
+            parse_pattern(twice.as_bytes()).unwrap().pattern.frequency,
+            5
+        );
+    }
 
     #[test]
     fn keeps_unknown_pattern_fields_and_ignores_other_kinds() {
