@@ -70,6 +70,38 @@ struct Timeline {
     warned: bool,
 }
 
+/// Failures per recovery offset in turns. Offsets below [`Self::DENSE`],
+/// nearly all of them, are counted in a vector: a map lookup per recovered
+/// failure was most of the time triage-group spends after its last event.
+#[derive(Default)]
+struct LatencyCounts {
+    dense: Vec<u64>,
+    sparse: BTreeMap<u64, u64>,
+}
+
+impl LatencyCounts {
+    const DENSE: u64 = 64;
+
+    fn add(&mut self, offset: u64, n: u64) {
+        if offset >= Self::DENSE {
+            *self.sparse.entry(offset).or_insert(0) += n;
+            return;
+        }
+        let i = offset as usize;
+        if i >= self.dense.len() {
+            self.dense.resize(i + 1, 0);
+        }
+        self.dense[i] += n;
+    }
+
+    fn into_map(self) -> BTreeMap<u64, u64> {
+        let dense = (0..).zip(self.dense).filter(|&(_, n)| n > 0);
+        let mut map = self.sparse;
+        map.extend(dense);
+        map
+    }
+}
+
 /// A failure signature's running totals.
 struct PatternAcc {
     agent_id: String,
@@ -77,7 +109,7 @@ struct PatternAcc {
     classification: String,
     divergence_fields: Vec<String>,
     frequency: u64,
-    latencies: BTreeMap<u64, u64>,
+    latencies: LatencyCounts,
     /// (run number, failures), sorted by run number, which is the runs'
     /// first-appearance order: runs mostly arrive in that order, so this
     /// grows at its end and costs eight bytes a run.
@@ -231,10 +263,7 @@ impl Grouper {
             let patterns = &mut self.patterns;
             tl.pending.retain(|&(t, p)| {
                 if t < turn {
-                    *patterns[p as usize]
-                        .latencies
-                        .entry((turn - t) as u64)
-                        .or_insert(0) += 1;
+                    patterns[p as usize].latencies.add((turn - t) as u64, 1);
                     false
                 } else {
                     true
@@ -280,12 +309,9 @@ impl Grouper {
                 match log[j].1 {
                     SUCCESS => has_success = true,
                     p => match next_success {
-                        Some(s) => {
-                            *self.patterns[p as usize]
-                                .latencies
-                                .entry((s - turn) as u64)
-                                .or_insert(0) += 1
-                        }
+                        Some(s) => self.patterns[p as usize]
+                            .latencies
+                            .add((s - turn) as u64, 1),
                         None => tl.pending.push((turn, p)),
                     },
                 }
@@ -343,7 +369,7 @@ impl Grouper {
             classification: class.to_string(),
             divergence_fields: divs.iter().map(|d| d.to_string()).collect(),
             frequency: 0,
-            latencies: BTreeMap::new(),
+            latencies: LatencyCounts::default(),
             run_counts: Vec::new(),
             day_counts: BTreeMap::new(),
             samples: Vec::new(),
@@ -396,7 +422,7 @@ impl Grouper {
         let acc = &mut self.patterns[p as usize];
         acc.frequency += pat.frequency;
         for (o, n) in &pat.recovery_latencies {
-            *acc.latencies.entry(*o).or_insert(0) += n;
+            acc.latencies.add(*o, *n);
         }
         for (r, n) in runs {
             acc.count_run(r, n);
@@ -481,9 +507,10 @@ pub fn recovered_within(latencies: &BTreeMap<u64, u64>, window: u64) -> u64 {
 }
 
 fn finish_pattern(acc: PatternAcc, runs: &Interner, window: u64) -> Pattern {
-    let recovered = recovered_within(&acc.latencies, window);
+    let latencies = acc.latencies.into_map();
+    let recovered = recovered_within(&latencies, window);
     let tail_unrecovered =
-        acc.frequency - recovered_within(&acc.latencies, TAIL_RISK_WINDOW).min(acc.frequency);
+        acc.frequency - recovered_within(&latencies, TAIL_RISK_WINDOW).min(acc.frequency);
     Pattern {
         kind: "pattern".into(),
         pattern_id: pattern_id(
@@ -505,7 +532,7 @@ fn finish_pattern(acc: PatternAcc, runs: &Interner, window: u64) -> Pattern {
         frequency: acc.frequency,
         recovered,
         tail_unrecovered,
-        recovery_latencies: acc.latencies,
+        recovery_latencies: latencies,
         run_counts: RunCounts(
             acc.run_counts
                 .into_iter()
@@ -579,6 +606,16 @@ fn escape_id_part(s: &str, out: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn latency_counts_keep_every_offset() {
+        let mut counts = LatencyCounts::default();
+        for (offset, n) in [(3, 1), (1, 1), (70, 2), (1, 4), (LatencyCounts::DENSE, 1)] {
+            counts.add(offset, n);
+        }
+        let want = BTreeMap::from([(1, 5), (3, 1), (LatencyCounts::DENSE, 1), (70, 2)]);
+        assert_eq!(counts.into_map(), want);
+    }
 
     fn ev(run: &str, agent: &str, turn: i64, ok: bool, class: Option<&str>) -> String {
         let class = class.map_or("null".to_string(), |c| format!("\"{c}\""));
