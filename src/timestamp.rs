@@ -450,6 +450,19 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// Any byte anywhere in the common spelling: the one-pass reader
+        /// refuses it or agrees with the general reader.
+        #[test]
+        fn common_reader_refuses_a_stray_byte(at in 0usize..25, byte in 0u8..=255) {
+            let mut s = b"2024-02-29T23:59:60+05:30".to_vec();
+            s[at] = byte;
+            if let (Some(t), Ok(text)) = (parse_common(&s), std::str::from_utf8(&s)) {
+                proptest::prop_assert_eq!(Some(t), parse_any(text), "{}", text);
+            }
+        }
+    }
+
     #[test]
     fn day_is_utc() {
         assert_eq!(
