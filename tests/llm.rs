@@ -75,8 +75,12 @@ impl Mock {
                 std::thread::spawn(move || {
                     let now = inf.fetch_add(1, Ordering::SeqCst) + 1;
                     max.fetch_max(now, Ordering::SeqCst);
-                    serve(conn, &s, delay, &*answer);
-                    inf.fetch_sub(1, Ordering::SeqCst);
+                    // A request stops counting as in flight before its
+                    // answer is sent: the client may send the next one as
+                    // soon as it has read it, before this thread runs on.
+                    serve(conn, &s, delay, &*answer, &|| {
+                        inf.fetch_sub(1, Ordering::SeqCst);
+                    });
                 });
             }
         });
@@ -102,10 +106,12 @@ fn serve(
     seen: &Mutex<Vec<Seen>>,
     delay: Duration,
     answer: &(dyn Fn(usize, &Seen) -> Answer + Send + Sync),
+    answering: &dyn Fn(),
 ) {
     let mut reader = BufReader::new(conn.try_clone().unwrap());
     let mut line = String::new();
     if reader.read_line(&mut line).unwrap_or(0) == 0 {
+        answering();
         return;
     }
     let mut parts = line.split_whitespace();
@@ -150,6 +156,7 @@ fn serve(
     }
     resp.push_str("\r\n");
     resp.push_str(&body);
+    answering();
     let mut conn = conn;
     let _ = conn.write_all(resp.as_bytes());
 }
