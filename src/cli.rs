@@ -277,6 +277,15 @@ impl Input {
         }
     }
 
+    /// The probe of a live input's unread bytes: stdin, where the system
+    /// can tell. Files are read in whole chunks.
+    pub fn waiting(&self) -> Option<crate::waiting::Waiting> {
+        match self {
+            Input::Stdin => crate::waiting::Waiting::stdin(),
+            Input::File(_) => None,
+        }
+    }
+
     /// Opens the input for reading, naming the file in the error.
     pub fn open(&self) -> anyhow::Result<Box<dyn Read + Send>> {
         match self {

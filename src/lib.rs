@@ -25,3 +25,4 @@ pub mod score;
 pub mod stream;
 pub mod timestamp;
 pub mod tracegen;
+pub mod waiting;

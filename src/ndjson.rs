@@ -8,6 +8,7 @@ use std::ops::Range;
 use serde::Serialize;
 
 use crate::json_scan::PAD;
+use crate::waiting::{SILENCE, Waiting};
 
 /// Lines longer than this are refused rather than grown without bound.
 pub const MAX_LINE_BYTES: usize = 1 << 30;
@@ -135,7 +136,14 @@ pub struct ChunkReader<R> {
     at_start: bool,
     eof: bool,
     chunk_bytes: usize,
+    /// Set for a live input: chunks end where the bytes that have arrived
+    /// end, rather than waiting to fill.
+    waiting: Option<Waiting>,
 }
+
+/// The most a read of a live input with nothing waiting asks for: it
+/// returns what arrives first, into space zeroed beforehand.
+const LIVE_READ_BYTES: usize = 64 * 1024;
 
 impl<R: Read> ChunkReader<R> {
     pub fn new(inner: R) -> Self {
@@ -151,7 +159,22 @@ impl<R: Read> ChunkReader<R> {
             at_start: true,
             eof: false,
             chunk_bytes: chunk_bytes.max(16),
+            waiting: None,
         }
+    }
+
+    /// Reads `waiting`'s input as it arrives: each chunk holds the lines
+    /// that had arrived, however few.
+    pub fn live(mut self, waiting: Option<Waiting>) -> Self {
+        self.waiting = waiting;
+        self
+    }
+
+    /// True when the input is live and nothing has arrived since the last
+    /// chunk: reading the next would wait for the writer, so what was read
+    /// should be handed on first.
+    pub fn quiet(&self) -> bool {
+        !self.eof && Waiting::silent(self.waiting)
     }
 
     /// The next chunk, or `None` at end of input. A final line without a
@@ -246,9 +269,13 @@ impl<R: Read> ChunkReader<R> {
         };
         // Read into spare capacity: zeroing each chunk first costs a pass.
         data.reserve(want);
-        let got = (&mut self.inner).take(want as u64).read_to_end(data)?;
-        if got < want {
-            self.eof = true;
+        match self.waiting.and_then(|w| Some((w, w.bytes()?))) {
+            Some((probe, waiting)) => self.read_arrived(probe, data, want, waiting)?,
+            None => {
+                if read_up_to(&mut self.inner, data, want)? < want {
+                    self.eof = true;
+                }
+            }
         }
         if self.at_start && data.len() >= 3 {
             self.at_start = false;
@@ -257,6 +284,42 @@ impl<R: Read> ChunkReader<R> {
             }
         } else if self.eof {
             self.at_start = false;
+        }
+        Ok(())
+    }
+
+    /// Reads into `data`, up to `want` bytes, what has arrived on a live
+    /// input (`waiting` bytes at first, by `probe`), and what follows while
+    /// the writer keeps writing; when nothing has arrived, what comes next.
+    fn read_arrived(
+        &mut self,
+        probe: Waiting,
+        data: &mut Vec<u8>,
+        want: usize,
+        mut waiting: u64,
+    ) -> io::Result<()> {
+        let mut got = 0;
+        while got < want && !self.eof {
+            if waiting == 0 {
+                if got > 0 && !probe.arrives_within(SILENCE) {
+                    break;
+                }
+                waiting = probe.bytes().unwrap_or(0);
+            }
+            let n = if waiting > 0 {
+                let ask = (want - got).min(waiting as usize);
+                let n = read_up_to(&mut self.inner, data, ask)?;
+                self.eof = n < ask;
+                n
+            } else {
+                // Nothing yet: wait in a read, which returns what comes
+                // first, or nothing at the end.
+                let n = read_once(&mut self.inner, data, (want - got).min(LIVE_READ_BYTES))?;
+                self.eof = n == 0;
+                n
+            };
+            got += n;
+            waiting = 0;
         }
         Ok(())
     }
@@ -270,6 +333,25 @@ impl<R: Read> ChunkReader<R> {
             first_line: self.next_line,
         }
     }
+}
+
+/// Appends up to `want` bytes of `r` to `data`, fewer only at its end.
+fn read_up_to(r: &mut impl Read, data: &mut Vec<u8>, want: usize) -> io::Result<usize> {
+    r.take(want as u64).read_to_end(data)
+}
+
+/// Appends what one read of `r` returns, at most `most` bytes.
+fn read_once(r: &mut impl Read, data: &mut Vec<u8>, most: usize) -> io::Result<usize> {
+    let start = data.len();
+    data.resize(start + most, 0);
+    let got = loop {
+        match r.read(&mut data[start..]) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            got => break got,
+        }
+    };
+    data.truncate(start + got.as_ref().map_or(0, |n| *n));
+    got
 }
 
 /// Reads a whole input into memory, dropping a UTF-8 byte order mark.

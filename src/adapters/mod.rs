@@ -31,6 +31,7 @@ use crate::group::{GroupWarning, Grouper, Interner};
 use crate::ndjson::RecordWriter;
 use crate::record::{ErrorInfo, EventOut, RunRec, SourceRec};
 use crate::timestamp::Timestamp;
+use crate::waiting::Waiting;
 
 /// The trace formats triage-parse reads.
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,7 +88,7 @@ pub type Peeked = (Vec<u8>, Box<dyn Read + Send>);
 /// Opens an input and reads its start, for format detection.
 pub fn peek(input: &Input) -> anyhow::Result<Peeked> {
     let mut reader = input.open()?;
-    let head = read_start(&input.name(), &mut reader)?;
+    let head = read_start(&input.name(), &mut reader, input.waiting())?;
     Ok((head, reader))
 }
 
@@ -99,7 +100,12 @@ pub fn read_peeked(
     format: Format,
     sink: &mut Sink<'_>,
 ) -> anyhow::Result<()> {
-    read_detected(&input.name(), input.path(), head, rest, format, sink)
+    let source = Source {
+        name: &input.name(),
+        path: input.path(),
+        waiting: input.waiting(),
+    };
+    read_detected(&source, head, rest, format, sink)
 }
 
 /// Reads one input given as a reader: `name` is used in messages and the
@@ -111,13 +117,32 @@ pub fn read_from(
     format: Format,
     sink: &mut Sink<'_>,
 ) -> anyhow::Result<()> {
-    let head = read_start(name, &mut reader)?;
-    read_detected(name, path, head, reader, format, sink)
+    let head = read_start(name, &mut reader, None)?;
+    let source = Source {
+        name,
+        path,
+        waiting: None,
+    };
+    read_detected(&source, head, reader, format, sink)
 }
 
-fn read_start(name: &str, reader: &mut impl Read) -> anyhow::Result<Vec<u8>> {
+/// Where an input comes from, as its reader needs to know.
+struct Source<'a> {
+    /// For messages and the `source` record.
+    name: &'a str,
+    /// For detection by extension.
+    path: Option<&'a Path>,
+    /// Set for a live input, read as it arrives.
+    waiting: Option<Waiting>,
+}
+
+fn read_start(
+    name: &str,
+    reader: &mut impl Read,
+    waiting: Option<Waiting>,
+) -> anyhow::Result<Vec<u8>> {
     let mut head = vec![0u8; 64 * 1024];
-    let n = read_head(reader, &mut head)
+    let n = read_head(reader, &mut head, waiting)
         .map_err(|e| anyhow::anyhow!("{name}: {}", crate::cli::io_reason(&e)))?;
     head.truncate(n);
     Ok(head)
@@ -126,15 +151,15 @@ fn read_start(name: &str, reader: &mut impl Read) -> anyhow::Result<Vec<u8>> {
 /// Detects the format (unless given) from the name and `head`, and reads
 /// `head` followed by `rest` with that format's adapter.
 fn read_detected(
-    name: &str,
-    path: Option<&Path>,
+    source: &Source<'_>,
     head: Vec<u8>,
     rest: impl Read + Send,
     format: Format,
     sink: &mut Sink<'_>,
 ) -> anyhow::Result<()> {
+    let name = source.name;
     let format = match format {
-        Format::Auto => detect(path, &head),
+        Format::Auto => detect(source.path, &head),
         f => f,
     };
     if let Some(why) = refusal(&head) {
@@ -146,7 +171,7 @@ fn read_detected(
     sink.begin_source(name, format.name());
     let reader = io::Cursor::new(head).chain(rest);
     match format {
-        Format::Ndjson | Format::Auto => ndjson::read(reader, sink)?,
+        Format::Ndjson | Format::Auto => ndjson::read(reader, source.waiting, sink)?,
         Format::Otel => otel::read(reader, sink)?,
         Format::Otlp => otlp::read(reader, sink)?,
         Format::Taubench => taubench::read(reader, sink)?,
@@ -272,12 +297,20 @@ fn without_position(e: &serde_json::Error) -> String {
     }
 }
 
-fn read_head(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+/// Fills `buf` from `r`, less at its end or, on a live input, once a
+/// whole line has arrived and nothing more has: the format is told from
+/// what came first rather than after the writer's next 64 KiB.
+fn read_head(r: &mut impl Read, buf: &mut [u8], waiting: Option<Waiting>) -> io::Result<usize> {
     let mut filled = 0;
     while filled < buf.len() {
         match r.read(&mut buf[filled..]) {
             Ok(0) => break,
-            Ok(n) => filled += n,
+            Ok(n) => {
+                filled += n;
+                if buf[..filled].contains(&b'\n') && Waiting::silent(waiting) {
+                    break;
+                }
+            }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
         }

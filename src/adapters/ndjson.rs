@@ -18,6 +18,7 @@ use crate::json_scan::{
 use crate::ndjson::{Chunk, ChunkReader, LineSpans};
 use crate::record::{ActionView, ErrorInfo, EventView};
 use crate::timestamp::Timestamp;
+use crate::waiting::Waiting;
 
 /// Lines decoded by one parallel task.
 const LINES_PER_TASK: usize = 128;
@@ -74,8 +75,14 @@ impl TaskOutput {
 /// Reads TraceEvent lines from `r` into `sink`. Each chunk's lines are
 /// decoded in parallel while the previous chunk's records are written and
 /// the next chunk is read.
-pub fn read(r: impl Read + Send, sink: &mut Sink<'_>) -> anyhow::Result<()> {
-    let mut reader = ChunkReader::new(r);
+/// On a live input (`waiting`), lines are read as they arrive, and those
+/// read are written before the next read waits.
+pub fn read(
+    r: impl Read + Send,
+    waiting: Option<Waiting>,
+    sink: &mut Sink<'_>,
+) -> anyhow::Result<()> {
+    let mut reader = ChunkReader::new(r).live(waiting);
     let path = sink.path().to_string();
     let filter = sink.settings.filter;
     let as_views = sink.feeds_grouper();
@@ -85,8 +92,19 @@ pub fn read(r: impl Read + Send, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let mut decoded: Vec<TaskOutput> = Vec::new();
     let spare = SpareOutputs::default();
     while let Some(current) = chunk.take() {
-        let mut tasks = Vec::new();
         let previous = std::mem::take(&mut decoded);
+        if reader.quiet() {
+            // Nothing more has arrived: this chunk's records go out now,
+            // not once the next chunk does.
+            write_decoded(previous, sink, &spare)?;
+            let tasks = decode_chunk(&current, &spans, &path, filter, as_views, &spare);
+            write_decoded(tasks, sink, &spare)?;
+            sink.flush()?;
+            reader.recycle(current);
+            chunk = read_chunk(&mut reader, &mut spans, &path)?;
+            continue;
+        }
+        let mut tasks = Vec::new();
         // The sink is not Send (it may hold stdout), so it stays on this
         // thread, writing the previous chunk while the pool decodes this one.
         let (written, next) = rayon::in_place_scope(|scope| {
