@@ -138,19 +138,7 @@ fn texts_use_the_configured_scoring_model() {
 #[test]
 fn unscored_patterns_need_triage_score_except_for_json_and_csv() {
     let mut p = pattern("a", "t", "agent_error", 1, 5.0);
-    for k in [
-        "frequency_score",
-        "severity_score",
-        "recovery_rate",
-        "final_score",
-        "confidence",
-        "confidence_label",
-        "median_recovery_latency",
-        "runs_seen",
-        "runs_total",
-        "trend",
-        "rank",
-    ] {
+    for k in triage::record::Scores::FIELDS {
         p.as_object_mut().unwrap().remove(k);
     }
     let input = ndjson(&[header(), batch(2, 0), p]);
