@@ -130,6 +130,11 @@ pub fn read(
 #[derive(Default)]
 struct SpareOutputs(Mutex<Vec<TaskOutput>>);
 
+/// Outputs kept for reuse: those of two chunks of short lines.
+const KEEP_OUTPUTS: usize = 256;
+/// A task output buffer bigger than this is freed after use.
+const KEEP_OUTPUT_BYTES: usize = 4 << 20;
+
 impl SpareOutputs {
     /// An empty output, recycled when one is spare.
     fn take(&self) -> TaskOutput {
@@ -137,9 +142,15 @@ impl SpareOutputs {
         spare.unwrap_or_default()
     }
 
+    /// Keeps `tasks` for reuse, but not a buffer a run of long lines grew
+    /// past [`KEEP_OUTPUT_BYTES`], nor more outputs than [`KEEP_OUTPUTS`].
     fn give_back(&self, tasks: Vec<TaskOutput>) {
         if let Ok(mut spares) = self.0.lock() {
-            spares.extend(tasks.into_iter().map(TaskOutput::cleared));
+            let room = KEEP_OUTPUTS.saturating_sub(spares.len());
+            let kept = tasks
+                .into_iter()
+                .filter(|t| t.buf.capacity() <= KEEP_OUTPUT_BYTES);
+            spares.extend(kept.take(room).map(TaskOutput::cleared));
         }
     }
 }
