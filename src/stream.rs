@@ -86,13 +86,13 @@ pub fn read_records_from(
     // The vector of records handed over last, emptied, for the next chunk.
     let mut spare = Vec::new();
     loop {
-        let Some(b) = chunks.next(path)? else {
+        let Some(b) = chunks.next_or(path, || hand.over_all(&mut decoded_a))? else {
             break;
         };
-        let decoded_b;
+        let mut decoded_b;
         (decoded_b, spare) = decode_while_handing_over(&b, decoded_a, spare, &mut hand)?;
         chunks.recycle(a);
-        let Some(next) = chunks.next(path)? else {
+        let Some(next) = chunks.next_or(path, || hand.over_all(&mut decoded_b))? else {
             hand.over(decoded_b)?;
             return Ok(hand.skipped);
         };
@@ -140,12 +140,33 @@ impl ReadAhead {
 
     /// The next chunk, or `None` at end of input.
     fn next(&self, path: &str) -> anyhow::Result<Option<Lines>> {
-        match self.chunks.recv() {
-            Ok(chunk) => chunk
-                .map(Some)
-                .map_err(|e| anyhow::anyhow!("{path}: {}", io_reason(&e))),
-            Err(mpsc::RecvError) => Ok(None),
-        }
+        Self::opened(path, self.chunks.recv().ok())
+    }
+
+    /// [`ReadAhead::next`], running `meanwhile` first when the chunk has
+    /// not been read yet: the records decoded so far are handed over while
+    /// the input is awaited, rather than once it arrives (a quiet upstream
+    /// held them back, and a stage's work on them waited for its end).
+    fn next_or(
+        &self,
+        path: &str,
+        meanwhile: impl FnOnce() -> anyhow::Result<()>,
+    ) -> anyhow::Result<Option<Lines>> {
+        let chunk = match self.chunks.try_recv() {
+            Ok(chunk) => Some(chunk),
+            Err(mpsc::TryRecvError::Disconnected) => None,
+            Err(mpsc::TryRecvError::Empty) => {
+                meanwhile()?;
+                self.chunks.recv().ok()
+            }
+        };
+        Self::opened(path, chunk)
+    }
+
+    fn opened(path: &str, chunk: Option<std::io::Result<Lines>>) -> anyhow::Result<Option<Lines>> {
+        chunk
+            .transpose()
+            .map_err(|e| anyhow::anyhow!("{path}: {}", io_reason(&e)))
     }
 
     fn recycle(&self, lines: Lines) {
