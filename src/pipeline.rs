@@ -126,7 +126,7 @@ fn feed(
     strict: bool,
     diag: &mut Diag,
 ) -> anyhow::Result<u64> {
-    read_records_from(path, reader, diag, strict, |rec, loc, diag| {
+    read_records_from(path, reader, None, diag, strict, |rec, loc, diag| {
         match rec {
             Record::Header(_) => {}
             Record::Event(ev, at) => {

@@ -13,6 +13,7 @@ use crate::json_scan::{Field, ScanError, Stepped, Value, array_items, visit_obje
 use crate::ndjson::{Chunk, ChunkReader};
 use crate::record::{EventView, KindProbe, SCHEMA};
 use crate::timestamp::Timestamp;
+use crate::waiting::Waiting;
 
 /// One record as a stage sees it.
 // Records are handed over one at a time and never stored, so the size of
@@ -51,7 +52,15 @@ pub fn read_records(
 ) -> anyhow::Result<u64> {
     let mut skipped = 0;
     for input in inputs {
-        skipped += read_records_from(&input.name(), input.open()?, diag, strict, &mut each)?;
+        let reader = input.open()?;
+        skipped += read_records_from(
+            &input.name(),
+            reader,
+            input.waiting(),
+            diag,
+            strict,
+            &mut each,
+        )?;
     }
     Ok(skipped)
 }
@@ -62,15 +71,18 @@ pub fn read_records(
 /// upstream never waits on a full pipe), the pool decodes one chunk, and
 /// this thread hands the chunk before it to `each`. The two chunks being
 /// decoded and handed over live in two slots, `a` and `b`, so that the
-/// records of one borrow it while the other is filled.
+/// records of one borrow it while the other is filled. On a live input
+/// (`waiting`), chunks hold what has arrived, and what was decoded is
+/// handed over while the next is awaited.
 pub fn read_records_from(
     path: &str,
     reader: impl Read + Send + 'static,
+    waiting: Option<Waiting>,
     diag: &mut Diag,
     strict: bool,
     each: impl FnMut(&Record<'_>, &Location<'_>, &mut Diag) -> anyhow::Result<()>,
 ) -> anyhow::Result<u64> {
-    let chunks = ReadAhead::spawn(reader);
+    let chunks = ReadAhead::spawn(reader, waiting);
     let mut hand = Handover {
         path,
         strict,
@@ -119,11 +131,11 @@ impl ReadAhead {
     // The thread is not joined: when a stage stops early on an error, a
     // read blocked on a quiet stdin must not keep it from exiting. It ends
     // at end of input, or at its next send once the receiver is gone.
-    fn spawn(reader: impl Read + Send + 'static) -> Self {
+    fn spawn(reader: impl Read + Send + 'static, waiting: Option<Waiting>) -> Self {
         let (chunk_tx, chunks) = mpsc::sync_channel(READ_AHEAD_CHUNKS);
         let (spent, spent_rx) = mpsc::channel::<Chunk>();
         std::thread::spawn(move || {
-            let mut reader = ChunkReader::new(reader);
+            let mut reader = ChunkReader::new(reader).live(waiting);
             loop {
                 while let Ok(chunk) = spent_rx.try_recv() {
                     reader.recycle(chunk);

@@ -1,5 +1,7 @@
-//! Live input: what a writer puts on triage-parse's stdin comes out while
-//! the writer keeps it open (`tail -f log | triage-parse --line-buffered`).
+//! Live input: what a writer puts on a tool's stdin comes out while the
+//! writer keeps it open (`tail -f log | triage-parse --line-buffered`).
+
+mod common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -13,15 +15,16 @@ use serde_json::Value;
 /// ends never answers at all.
 const PATIENCE: Duration = Duration::from_secs(30);
 
-struct Parse {
+/// A tool running with its stdin held open by the test.
+struct Live {
     child: Child,
     stdin: Option<ChildStdin>,
     records: Receiver<Value>,
 }
 
-impl Parse {
-    fn start(args: &[&str]) -> Parse {
-        let mut child = Command::new(assert_cmd::cargo::cargo_bin("triage-parse"))
+impl Live {
+    fn start(bin: &str, args: &[&str]) -> Live {
+        let mut child = Command::new(assert_cmd::cargo::cargo_bin(bin))
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -38,17 +41,17 @@ impl Parse {
                 }
             }
         });
-        Parse {
+        Live {
             stdin: child.stdin.take(),
             child,
             records,
         }
     }
 
-    fn write(&mut self, lines: &[&str]) {
+    fn write(&mut self, lines: &[impl AsRef<str>]) {
         let stdin = self.stdin.as_mut().unwrap();
         for line in lines {
-            stdin.write_all(line.as_bytes()).unwrap();
+            stdin.write_all(line.as_ref().as_bytes()).unwrap();
             stdin.write_all(b"\n").unwrap();
         }
         stdin.flush().unwrap();
@@ -91,7 +94,7 @@ fn ids(lines: &[String]) -> Vec<String> {
 #[test]
 fn events_come_out_while_the_writer_keeps_stdin_open() {
     let lines = monday(3);
-    let mut parse = Parse::start(&["--line-buffered"]);
+    let mut parse = Live::start("triage-parse", &["--line-buffered"]);
     parse.write(&[&lines[0], &lines[1]]);
     let mut want = vec!["header".to_string()];
     want.extend(ids(&lines[..2]));
@@ -120,7 +123,7 @@ fn a_quiet_writer_gets_its_lines_through_without_line_buffering_too() {
     // Records are flushed when the input pauses, so a downstream stage sees
     // them without waiting for 256 KiB of output.
     let lines = monday(2);
-    let mut parse = Parse::start(&[]);
+    let mut parse = Live::start("triage-parse", &[]);
     parse.write(&[&lines[0], &lines[1]]);
     let mut want = vec!["header".to_string()];
     want.extend(ids(&lines));
@@ -128,4 +131,35 @@ fn a_quiet_writer_gets_its_lines_through_without_line_buffering_too() {
     drop(parse.stdin.take());
     assert_eq!(parse.next(1), ["source"]);
     assert!(parse.child.wait().unwrap().success());
+}
+
+#[test]
+fn an_alert_goes_out_while_the_scored_records_keep_coming() {
+    let scored = String::from_utf8(common::scored_monday()).unwrap();
+    let lines: Vec<&str> = scored.lines().collect();
+    let first_pattern = lines
+        .iter()
+        .position(|l| l.contains(r#""kind":"pattern""#))
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("alert.json");
+    let args = [
+        "--dry-run",
+        "--line-buffered",
+        "--threshold",
+        "0",
+        "--state",
+    ];
+    let mut alert = Live::start(
+        "triage-alert",
+        &[&args[..], &[state.to_str().unwrap()]].concat(),
+    );
+    alert.write(&lines[..=first_pattern]);
+    // Its header, the records before the pattern passed through, and the
+    // pattern's alert.
+    let out = alert.next(first_pattern + 2);
+    assert_eq!(out.last().map(String::as_str), Some("alert"), "{out:?}");
+    alert.write(&lines[first_pattern + 1..]);
+    drop(alert.stdin.take());
+    assert!(alert.child.wait().unwrap().success());
 }

@@ -235,25 +235,32 @@ fn for_each_pattern(
     if is_report_document(reader.get_ref().0.get_ref()) {
         return report_patterns(&name, reader, out, diag, each);
     }
-    read_records_from(&name, reader, diag, strict, |rec, loc, diag| {
-        match rec {
-            Record::Other {
-                kind: "pattern",
-                line,
-            } => {
-                let pattern: Pattern = serde_json::from_slice(line)
-                    .with_context(|| format!("{loc}: bad pattern record"))?;
-                each(pattern, out, diag).with_context(|| loc.to_string())?;
+    read_records_from(
+        &name,
+        reader,
+        input.waiting(),
+        diag,
+        strict,
+        |rec, loc, diag| {
+            match rec {
+                Record::Other {
+                    kind: "pattern",
+                    line,
+                } => {
+                    let pattern: Pattern = serde_json::from_slice(line)
+                        .with_context(|| format!("{loc}: bad pattern record"))?;
+                    each(pattern, out, diag).with_context(|| loc.to_string())?;
+                }
+                Record::Header(line) | Record::Other { line, .. } => out.raw_line(line)?,
+                Record::Event(..) => {
+                    anyhow::bail!(
+                        "{loc}: an event record; triage-alert reads scored patterns (triage-score output)"
+                    )
+                }
             }
-            Record::Header(line) | Record::Other { line, .. } => out.raw_line(line)?,
-            Record::Event(..) => {
-                anyhow::bail!(
-                    "{loc}: an event record; triage-alert reads scored patterns (triage-score output)"
-                )
-            }
-        }
-        Ok(())
-    })?;
+            Ok(())
+        },
+    )?;
     Ok(())
 }
 
