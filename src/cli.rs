@@ -289,7 +289,10 @@ impl Input {
     /// Opens the input for reading, naming the file in the error.
     pub fn open(&self) -> anyhow::Result<Box<dyn Read + Send>> {
         match self {
-            Input::Stdin => Ok(Box::new(io::stdin())),
+            Input::Stdin => {
+                crate::ndjson::enlarge_pipe(&io::stdin());
+                Ok(Box::new(io::stdin()))
+            }
             Input::File(p) => {
                 let f = std::fs::File::open(p)
                     .map_err(|e| anyhow::anyhow!("{}: {}", p.display(), io_reason(&e)))?;

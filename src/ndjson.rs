@@ -364,23 +364,29 @@ pub fn read_all(mut r: impl Read) -> io::Result<Vec<u8>> {
     Ok(data)
 }
 
-/// The pipe buffer this process asks for on its output: one 256 KiB write
-/// of the record writer fits, where Linux's default 64 KiB pipe filled four
-/// times per write, the writer sleeping and the reader waking each time. A
-/// 1 MiB pipe measured slower: its pages are no longer in the cache when
-/// they are written again.
+/// The pipe buffer this process asks for on its stdin and stdout: one
+/// 256 KiB write of the record writer fits, where Linux's default 64 KiB
+/// pipe filled four times per write, the writer sleeping and the reader
+/// waking each time. A 1 MiB pipe measured slower: its pages are no longer
+/// in the cache when they are written again. Either end may widen a pipe,
+/// so a stage fed by `cat` or `jq` widens its stdin itself: `cat 1m-records
+/// | triage-group` took 0.67-0.81 s with the default pipe, 0.52 s with this.
 const PIPE_BYTES: usize = 256 * 1024;
 
-/// Widens `out`'s pipe buffer, when `out` is a pipe; anything else (a file,
+/// Widens `end`'s pipe buffer, when `end` is a pipe; anything else (a file,
 /// a terminal, another system) is left as it is.
-pub fn enlarge_pipe(out: &impl std::os::fd::AsFd) {
+pub fn enlarge_pipe(end: &impl std::os::fd::AsFd) {
     #[cfg(target_os = "linux")]
     {
-        // Refused (not a pipe, or over the system's limit): nothing to do.
-        let _ = rustix::pipe::fcntl_setpipe_size(out, PIPE_BYTES);
+        // Refused (not a pipe, a pipe already wider, or over the system's
+        // limit): nothing to do.
+        let wider = rustix::pipe::fcntl_getpipe_size(end).is_ok_and(|now| now >= PIPE_BYTES);
+        if !wider {
+            let _ = rustix::pipe::fcntl_setpipe_size(end, PIPE_BYTES);
+        }
     }
     #[cfg(not(target_os = "linux"))]
-    let _ = out;
+    let _ = end;
 }
 
 /// Writes records, one per line, each serialized into a reused buffer and
@@ -394,6 +400,7 @@ pub struct RecordWriter<W: Write> {
 impl RecordWriter<io::BufWriter<io::StdoutLock<'static>>> {
     /// One buffered, locked stdout.
     pub fn stdout(line_buffered: bool) -> Self {
+        enlarge_pipe(&io::stdout());
         RecordWriter::new(
             io::BufWriter::with_capacity(256 * 1024, io::stdout().lock()),
             line_buffered,
@@ -454,6 +461,21 @@ impl<W: Write> RecordWriter<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn either_end_widens_a_pipe_but_never_narrows_it() {
+        use rustix::pipe::{fcntl_getpipe_size, fcntl_setpipe_size, pipe};
+        let (read_end, write_end) = pipe().unwrap();
+        enlarge_pipe(&read_end);
+        assert!(fcntl_getpipe_size(&write_end).unwrap() >= PIPE_BYTES);
+        let (read_end, _write_end) = pipe().unwrap();
+        let wide = fcntl_setpipe_size(&read_end, 4 * PIPE_BYTES).unwrap();
+        enlarge_pipe(&read_end);
+        assert_eq!(fcntl_getpipe_size(&read_end).unwrap(), wide);
+        // A file is left as it is.
+        enlarge_pipe(&std::fs::File::open("Cargo.toml").unwrap());
+    }
 
     fn all_lines(input: &[u8], chunk: usize) -> Vec<(u64, String)> {
         let mut r = ChunkReader::with_chunk_size(input, chunk);
