@@ -190,6 +190,26 @@ fn ndjson_under_a_document_format_says_what_to_do() {
     assert!(err.contains("auto-detection"), "{err}");
 }
 
+/// `--input-format` names the trace format in every tool that reads
+/// traces, as in `triage report` and `triage compare`, where `--format` is
+/// the output's: the same flag means the same thing everywhere.
+#[test]
+fn input_format_is_spelled_alike_in_every_tool() {
+    let monday = "examples/monday.ndjson";
+    let by_short = ok("triage-parse", &["-f", "ndjson", monday], b"");
+    let by_name = ok("triage-parse", &["--input-format", "ndjson", monday], b"");
+    assert_eq!(by_short, by_name);
+    let (_, _, err) = run("triage-parse", &["--input-format", "whowhen", monday], b"");
+    assert!(err.contains("one JSON document per file"), "{err}");
+    let before = "examples/before.ndjson";
+    let diff = |flag: &str| ok("triage-diff", &[flag, "ndjson", before, monday], b"");
+    assert_eq!(diff("-f"), diff("--input-format"));
+    for bin in ["triage-parse", "triage-diff"] {
+        let help = String::from_utf8(ok(bin, &["--help"], b"")).unwrap();
+        assert!(help.contains("input-format"), "{bin} --help: {help}");
+    }
+}
+
 /// Flags the chosen mode would ignore are refused, not silently dropped.
 #[test]
 fn flags_the_mode_ignores_are_usage_errors() {

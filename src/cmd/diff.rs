@@ -22,7 +22,15 @@ pub struct Args {
     #[command(flatten)]
     pub sides: SidesArgs,
     /// Trace format of raw input files.
-    #[arg(long, short = 'f', value_enum, default_value = "auto")]
+    // Also `--input-format`, as `triage report` and `triage compare`
+    // spell it, where `--format` is the report's.
+    #[arg(
+        long,
+        short = 'f',
+        visible_alias = "input-format",
+        value_enum,
+        default_value = "auto"
+    )]
     pub format: Format,
     #[command(flatten)]
     pub common: CommonArgs,

@@ -22,7 +22,15 @@ pub struct Args {
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Input format; `auto` decides per file from its first JSON value, never its name.
-    #[arg(long, short = 'f', value_enum, default_value = "auto")]
+    // Also `--input-format`, as `triage report` and `triage compare`
+    // spell it, where `--format` is the report's.
+    #[arg(
+        long,
+        short = 'f',
+        visible_alias = "input-format",
+        value_enum,
+        default_value = "auto"
+    )]
     pub format: Format,
     /// Keep only events at or after this time (RFC 3339 or YYYY-MM-DD).
     #[arg(long, value_name = "TIME", value_parser = parse_time)]
