@@ -64,10 +64,43 @@ impl Interner {
 struct Timeline {
     /// Every event while buffering: (turn, pattern or SUCCESS).
     log: Vec<(i64, u32)>,
-    /// Streaming: failures that no later success has resolved yet.
+    /// Failures that no later success has resolved yet: once buffering has
+    /// stopped, and while buffering as long as the log is in turn order.
     pending: Vec<(i64, u32)>,
     max_turn: i64,
     warned: bool,
+    /// While buffering: an event came back in turn order, so the log is
+    /// sorted and resolved when buffering stops. A log in order is resolved
+    /// as it grows, which is the same result: resolving a million events'
+    /// logs after the input ended was most of triage-group's tail.
+    unordered: bool,
+}
+
+/// What resolving a log in turn order as it grew recovered: each
+/// failure's pattern and offset, handed to `recovered`.
+fn replay_in_order(log: &[(i64, u32)], mut recovered: impl FnMut(u32, u64)) {
+    let mut pending = Vec::new();
+    for &(turn, what) in log {
+        if what == SUCCESS {
+            resolve_pending(&mut pending, turn, &mut recovered);
+        } else {
+            pending.push((turn, what));
+        }
+    }
+}
+
+/// Resolves the failures in `pending` that a success at `turn` recovers
+/// (those of an earlier turn), handing each one's pattern and offset to
+/// `recovered`.
+fn resolve_pending(pending: &mut Vec<(i64, u32)>, turn: i64, mut recovered: impl FnMut(u32, u64)) {
+    pending.retain(|&(t, p)| {
+        if t < turn {
+            recovered(p, (turn - t) as u64);
+            false
+        } else {
+            true
+        }
+    });
 }
 
 /// Failures per recovery offset in turns. Offsets below [`Self::DENSE`],
@@ -92,6 +125,22 @@ impl LatencyCounts {
             self.dense.resize(i + 1, 0);
         }
         self.dense[i] += n;
+    }
+
+    /// Takes back what [`LatencyCounts::add`] counted.
+    fn remove(&mut self, offset: u64, n: u64) {
+        if offset >= Self::DENSE {
+            if let Some(count) = self.sparse.get_mut(&offset) {
+                *count -= n;
+                if *count == 0 {
+                    self.sparse.remove(&offset);
+                }
+            }
+            return;
+        }
+        if let Some(count) = self.dense.get_mut(offset as usize) {
+            *count -= n;
+        }
     }
 
     fn into_map(self) -> BTreeMap<u64, u64> {
@@ -224,21 +273,56 @@ impl Grouper {
         };
         let turn = ev.turn;
         if !self.streaming {
-            let tl = self.timelines.entry((run, agent)).or_default();
-            if let Some(p) = failure {
-                tl.log.push((turn, p));
-                self.buffered += 1;
-            }
-            if ev.action_succeeded {
-                tl.log.push((turn, SUCCESS));
-                self.buffered += 1;
-            }
+            self.buffer_event(run, agent, turn, failure, ev.action_succeeded);
             if self.buffered > self.buffer_limit {
                 self.start_streaming();
             }
             return None;
         }
         self.stream_event(run, agent, turn, failure, ev.action_succeeded)
+    }
+
+    /// Logs an event while buffering, and resolves it at once while its
+    /// timeline is in turn order.
+    fn buffer_event(
+        &mut self,
+        run: u32,
+        agent: u32,
+        turn: i64,
+        failure: Option<u32>,
+        succeeded: bool,
+    ) {
+        let tl = self.timelines.entry((run, agent)).or_default();
+        let patterns = &mut self.patterns;
+        if !tl.unordered && !tl.log.is_empty() && turn < tl.max_turn {
+            // Out of order: what the log's events recovered so far is taken
+            // back, and the whole log is resolved once sorted.
+            tl.unordered = true;
+            tl.pending.clear();
+            replay_in_order(&tl.log, |p, offset| {
+                patterns[p as usize].latencies.remove(offset, 1)
+            });
+        }
+        if let Some(p) = failure {
+            tl.log.push((turn, p));
+            self.buffered += 1;
+        }
+        if succeeded {
+            tl.log.push((turn, SUCCESS));
+            self.buffered += 1;
+        }
+        if tl.unordered {
+            return;
+        }
+        tl.max_turn = turn;
+        if succeeded {
+            resolve_pending(&mut tl.pending, turn, |p, offset| {
+                patterns[p as usize].latencies.add(offset, 1)
+            });
+        }
+        if let Some(p) = failure {
+            tl.pending.push((turn, p));
+        }
     }
 
     fn stream_event(
@@ -261,13 +345,8 @@ impl Grouper {
         tl.max_turn = tl.max_turn.max(turn);
         if succeeded {
             let patterns = &mut self.patterns;
-            tl.pending.retain(|&(t, p)| {
-                if t < turn {
-                    patterns[p as usize].latencies.add((turn - t) as u64, 1);
-                    false
-                } else {
-                    true
-                }
+            resolve_pending(&mut tl.pending, turn, |p, offset| {
+                patterns[p as usize].latencies.add(offset, 1)
             });
         }
         if let Some(p) = failure {
@@ -285,14 +364,19 @@ impl Grouper {
         self.streaming = true;
         let mut timelines = std::mem::take(&mut self.timelines);
         for tl in timelines.values_mut() {
-            self.resolve_log(tl);
+            if std::mem::take(&mut tl.unordered) {
+                self.resolve_log(tl);
+            } else {
+                tl.log = Vec::new();
+            }
         }
         timelines.retain(|_, tl| !tl.pending.is_empty());
         self.timelines = timelines;
         self.buffered = 0;
     }
 
-    /// Exact recovery for a buffered timeline: ordered by turn (stable), the
+    /// Exact recovery for a buffered timeline whose events came out of
+    /// order: ordered by turn (stable), the
     /// first success at a greater turn resolves each failure. Failures with
     /// none are left pending.
     fn resolve_log(&mut self, tl: &mut Timeline) {
@@ -674,6 +758,41 @@ mod tests {
         ];
         let p = &group(&lines, 100)[0];
         assert_eq!(p.recovery_latencies, BTreeMap::from([(1, 1)]));
+    }
+
+    proptest::proptest! {
+        /// Whatever the order events arrive in, while buffering each
+        /// failure's offset is to the first success of a later turn in its
+        /// timeline: logs in order are resolved as they grow, the others
+        /// (some after part of them was resolved) once sorted.
+        #[test]
+        fn buffered_recovery_is_exact_in_any_order(
+            events in proptest::collection::vec((0..2usize, 0..6i64, proptest::bool::ANY), 0..40),
+        ) {
+            let lines: Vec<String> = events
+                .iter()
+                .map(|&(agent, turn, ok)| ev("r", ["a", "b"][agent], turn, ok, None))
+                .collect();
+            let mut want = BTreeMap::new();
+            for &(agent, turn, ok) in &events {
+                let next = events
+                    .iter()
+                    .filter(|&&(a, t, s)| a == agent && s && t > turn)
+                    .map(|e| e.1)
+                    .min();
+                if let (false, Some(next)) = (ok, next) {
+                    *want.entry((agent, (next - turn) as u64)).or_insert(0) += 1;
+                }
+            }
+            let mut got = BTreeMap::new();
+            for p in group(&lines, 1000) {
+                let agent = usize::from(p.agent_id == "b");
+                for (offset, n) in p.recovery_latencies {
+                    got.insert((agent, offset), n);
+                }
+            }
+            proptest::prop_assert_eq!(got, want);
+        }
     }
 
     #[test]
