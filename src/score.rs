@@ -1,7 +1,7 @@
 //! Scoring and ranking patterns: the reference's model (DESIGN.md §3) with
 //! the configured weights, window and multiplier.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::config::ScoringConfig;
 use crate::group::{median_recovery, recovered_within};
@@ -24,6 +24,7 @@ pub fn score(batch: &Batch, patterns: &mut [Pattern], cfg: &ScoringConfig) {
         .max()
         .unwrap_or(1)
         .max(1);
+    // Fx, not SipHash: one lookup per run of every pattern.
     let run_pos: HashMap<&str, usize> = batch
         .run_order
         .iter()
