@@ -7,6 +7,8 @@ import shlex
 import signal
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 
 TIMEOUT = float(os.environ.get("BENCH_TIMEOUT", "900"))
@@ -28,24 +30,32 @@ def warm(cmd):
 
 
 def measure(cmd):
-    """Returns (seconds, peak MiB, status) of `bash -c cmd`, its input warm."""
+    """Returns (seconds, peak MiB, status) of `bash -c cmd`, its input warm.
+    The wait blocks until the command ends (a timer kills it at TIMEOUT):
+    polling every 10 ms added 5 ms on average to every figure, a tenth of
+    the quickest."""
     warm(cmd)
-    start = time.perf_counter()
-    proc = subprocess.Popen(["bash", "-o", "pipefail", "-c", cmd], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, start_new_session=True)
-    deadline = start + TIMEOUT
-    while True:
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-        if pid:
-            break
-        if time.perf_counter() > deadline:
+    with tempfile.TemporaryFile() as err_file:
+        start = time.perf_counter()
+        proc = subprocess.Popen(["bash", "-o", "pipefail", "-c", cmd], stdout=subprocess.DEVNULL,
+                                stderr=err_file, start_new_session=True)
+        timed_out = threading.Event()
+
+        def kill():
+            timed_out.set()
             os.killpg(proc.pid, signal.SIGKILL)
-            os.wait4(proc.pid, 0)
+
+        timer = threading.Timer(TIMEOUT, kill)
+        timer.start()
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        timer.cancel()
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if timed_out.is_set():
             return TIMEOUT, None, "timeout"
-        time.sleep(0.01)
-    wall = time.perf_counter() - start
-    err = proc.stderr.read().decode(errors="replace").strip()
-    if os.waitstatus_to_exitcode(status) != 0:
+        err_file.seek(0)
+        err = err_file.read().decode(errors="replace").strip()
+    if proc.returncode != 0:
         return wall, usage.ru_maxrss / 1024, "failed: " + err[-200:]
     return wall, usage.ru_maxrss / 1024, "ok"
 
