@@ -19,14 +19,25 @@ REPEAT_UNDER = 5.0
 
 
 def warm(cmd):
-    """Reads the files `cmd` names, so that every tool starts with its input
-    in the page cache. This machine pages out a file left idle for a minute
+    """Reads the files `cmd` names (and, for a program in a virtualenv, the
+    venv's modules), so that every tool starts with its input and code in
+    the page cache. This machine pages out a file left idle for a minute
     (DAMON), and reading 1m.ndjson back from disk cost 1.1 s of a run."""
     for token in shlex.split(cmd):
-        if os.path.isfile(token):
-            with open(token, "rb") as f:
-                while f.read(1 << 20):
-                    pass
+        path = token.lstrip("<")
+        if not os.path.isfile(path):
+            continue
+        venv = os.path.dirname(os.path.dirname(os.path.abspath(path)))
+        files = [path]
+        if os.path.isfile(os.path.join(venv, "pyvenv.cfg")):
+            files += [os.path.join(d, f) for d, _, fs in os.walk(os.path.join(venv, "lib")) for f in fs]
+        for name in files:
+            try:
+                with open(name, "rb") as f:
+                    while f.read(1 << 20):
+                        pass
+            except OSError:
+                pass
 
 
 def measure(cmd):
@@ -43,15 +54,23 @@ def measure(cmd):
 
         def kill():
             timed_out.set()
-            os.killpg(proc.pid, signal.SIGKILL)
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
+        # A daemon, cancelled whatever happens: Ctrl-C must not leave the
+        # bench waiting out the timer.
         timer = threading.Timer(TIMEOUT, kill)
+        timer.daemon = True
         timer.start()
-        _, status, usage = os.wait4(proc.pid, 0)
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            timer.cancel()
         wall = time.perf_counter() - start
-        timer.cancel()
         proc.returncode = os.waitstatus_to_exitcode(status)
-        if timed_out.is_set():
+        if timed_out.is_set() and proc.returncode == -signal.SIGKILL:
             return TIMEOUT, None, "timeout"
         err_file.seek(0)
         err = err_file.read().decode(errors="replace").strip()
