@@ -1,6 +1,8 @@
 //! Output files written atomically: into a temporary file beside the
 //! destination, renamed over it only when complete, so a reader (a cron job
-//! mailing the report) never sees half a file.
+//! mailing the report) never sees half a file. Only a regular file is
+//! replaced: a device or a FIFO (`-o /dev/null`, `-o /dev/stdout`) is
+//! written in place, and a symlink's target is replaced, not the link.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -12,13 +14,32 @@ use crate::cli::io_reason;
 
 pub struct AtomicFile {
     dest: PathBuf,
-    tmp: PathBuf,
+    /// The temporary file renamed over `dest` on commit; `None` when `dest`
+    /// is written in place.
+    tmp: Option<PathBuf>,
     file: Option<BufWriter<File>>,
 }
 
 impl AtomicFile {
     /// Starts writing `dest`; nothing appears there until [`commit`](Self::commit).
     pub fn create(dest: &Path) -> anyhow::Result<Self> {
+        let opened = |path: &Path| {
+            File::create(path).map_err(|e| anyhow::anyhow!("{}: {}", dest.display(), io_reason(&e)))
+        };
+        let buffered = |file| Some(BufWriter::with_capacity(256 * 1024, file));
+        let dest = match std::fs::metadata(dest) {
+            // Renaming over a device would replace it with a file: as root,
+            // `-o /dev/null` left every later `> /dev/null` writing to disk.
+            Ok(meta) if !meta.is_file() => {
+                return Ok(AtomicFile {
+                    dest: dest.to_path_buf(),
+                    tmp: None,
+                    file: buffered(opened(dest)?),
+                });
+            }
+            Ok(_) => std::fs::canonicalize(dest).unwrap_or_else(|_| dest.to_path_buf()),
+            Err(_) => dest.to_path_buf(),
+        };
         let name = dest
             .file_name()
             .with_context(|| format!("{}: not a file name", dest.display()))?;
@@ -27,12 +48,10 @@ impl AtomicFile {
             name.to_string_lossy(),
             std::process::id()
         ));
-        let file = File::create(&tmp)
-            .map_err(|e| anyhow::anyhow!("{}: {}", dest.display(), io_reason(&e)))?;
         Ok(AtomicFile {
-            dest: dest.to_path_buf(),
-            tmp,
-            file: Some(BufWriter::with_capacity(256 * 1024, file)),
+            file: buffered(opened(&tmp)?),
+            dest,
+            tmp: Some(tmp),
         })
     }
 
@@ -42,8 +61,11 @@ impl AtomicFile {
             return Ok(());
         };
         let file = w.into_inner().map_err(|e| e.into_error())?;
+        let Some(tmp) = &self.tmp else {
+            return Ok(());
+        };
         file.sync_all()?;
-        std::fs::rename(&self.tmp, &self.dest)
+        std::fs::rename(tmp, &self.dest)
             .map_err(|e| anyhow::anyhow!("{}: {}", self.dest.display(), io_reason(&e)))?;
         Ok(())
     }
@@ -68,8 +90,8 @@ impl Write for AtomicFile {
 impl Drop for AtomicFile {
     /// An uncommitted file is removed: the destination keeps its old content.
     fn drop(&mut self) {
-        if self.file.take().is_some() {
-            let _ = std::fs::remove_file(&self.tmp);
+        if let (Some(_), Some(tmp)) = (self.file.take(), &self.tmp) {
+            let _ = std::fs::remove_file(tmp);
         }
     }
 }
@@ -93,5 +115,50 @@ mod tests {
         drop(f);
         assert_eq!(std::fs::read_to_string(&dest).unwrap(), "new");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_is_written_in_place_not_replaced() {
+        use std::os::unix::fs::FileTypeExt;
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("report.fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if !made.is_ok_and(|s| s.success()) {
+            return;
+        }
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+        };
+        let mut f = AtomicFile::create(&fifo).unwrap();
+        f.write_all(b"report").unwrap();
+        f.commit().unwrap();
+        // Checked before the reader is joined: a FIFO renamed over would
+        // leave it waiting for a writer forever.
+        let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();
+        assert!(kind.is_fifo(), "{kind:?}");
+        assert_eq!(reader.join().unwrap(), "report");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlink_keeps_pointing_at_the_replaced_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("2026-12-03.md");
+        let link = dir.path().join("latest.md");
+        std::fs::write(&target, "old").unwrap();
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let mut f = AtomicFile::create(&link).unwrap();
+        f.write_all(b"new").unwrap();
+        f.commit().unwrap();
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "new");
     }
 }

@@ -45,7 +45,7 @@ pub struct OutputArgs {
     /// HTML only: reload the page every SECONDS (for a page cron regenerates).
     #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
     pub refresh: Option<u64>,
-    /// Write the report to FILE, atomically (temporary file, then rename).
+    /// Write the report to FILE, atomically (temporary file, then rename; a device or FIFO is written in place).
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
 }
