@@ -19,6 +19,22 @@ pub const EXIT_ERROR: u8 = 2;
 /// Warnings of one kind printed before the rest are only counted.
 pub const WARNINGS_PER_KIND: u64 = 10;
 
+/// The trace format flag of the tools that read trace files.
+#[derive(clap::Args, Debug, Clone)]
+pub struct TraceFormatArg {
+    /// Trace format of input files; `auto` decides per file from its first JSON value, never its name.
+    // Also `--input-format`, as `triage report` and `triage compare` spell
+    // it, where `--format` is the report's.
+    #[arg(
+        long,
+        short = 'f',
+        visible_alias = "input-format",
+        value_enum,
+        default_value = "auto"
+    )]
+    pub format: crate::adapters::Format,
+}
+
 /// Flags every triage tool accepts.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct CommonArgs {

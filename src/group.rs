@@ -76,6 +76,31 @@ struct Timeline {
     unordered: bool,
 }
 
+/// What a timeline takes in from one event.
+#[derive(Clone, Copy)]
+struct TimelineStep {
+    turn: i64,
+    /// The pattern the event counts as a failure of.
+    failure: Option<u32>,
+    succeeded: bool,
+}
+
+impl Timeline {
+    /// Takes an event in: a success resolves the pending failures of
+    /// earlier turns (`sorted`: they are in turn order), then a failure
+    /// waits for its own.
+    fn advance(&mut self, patterns: &mut [PatternAcc], sorted: bool, step: TimelineStep) {
+        if step.succeeded {
+            resolve_pending(&mut self.pending, sorted, step.turn, |p, offset| {
+                patterns[p as usize].latencies.add(offset, 1)
+            });
+        }
+        if let Some(p) = step.failure {
+            self.pending.push((step.turn, p));
+        }
+    }
+}
+
 /// What resolving a log in turn order as it grew recovered: each
 /// failure's pattern and offset, handed to `recovered`.
 fn replay_in_order(log: &[(i64, u32)], mut recovered: impl FnMut(u32, u64)) {
@@ -286,28 +311,30 @@ impl Grouper {
         } else {
             None
         };
-        let turn = ev.turn;
+        let step = TimelineStep {
+            turn: ev.turn,
+            failure,
+            succeeded: ev.action_succeeded,
+        };
         if !self.streaming {
-            self.buffer_event(run, agent, turn, failure, ev.action_succeeded);
+            self.buffer_event((run, agent), step);
             if self.buffered > self.buffer_limit {
                 self.start_streaming();
             }
             return None;
         }
-        self.stream_event(run, agent, turn, failure, ev.action_succeeded)
+        self.stream_event((run, agent), step)
     }
 
     /// Logs an event while buffering, and resolves it at once while its
     /// timeline is in turn order.
-    fn buffer_event(
-        &mut self,
-        run: u32,
-        agent: u32,
-        turn: i64,
-        failure: Option<u32>,
-        succeeded: bool,
-    ) {
-        let tl = self.timelines.entry((run, agent)).or_default();
+    fn buffer_event(&mut self, timeline: (u32, u32), step: TimelineStep) {
+        let TimelineStep {
+            turn,
+            failure,
+            succeeded,
+        } = step;
+        let tl = self.timelines.entry(timeline).or_default();
         let patterns = &mut self.patterns;
         if !tl.unordered && !tl.log.is_empty() && turn < tl.max_turn {
             // Out of order: what the log's events recovered so far is taken
@@ -330,25 +357,13 @@ impl Grouper {
             return;
         }
         tl.max_turn = turn;
-        if succeeded {
-            resolve_pending(&mut tl.pending, true, turn, |p, offset| {
-                patterns[p as usize].latencies.add(offset, 1)
-            });
-        }
-        if let Some(p) = failure {
-            tl.pending.push((turn, p));
-        }
+        tl.advance(patterns, true, step);
     }
 
-    fn stream_event(
-        &mut self,
-        run: u32,
-        agent: u32,
-        turn: i64,
-        failure: Option<u32>,
-        succeeded: bool,
-    ) -> Option<GroupWarning> {
-        let tl = self.timelines.entry((run, agent)).or_default();
+    fn stream_event(&mut self, timeline: (u32, u32), step: TimelineStep) -> Option<GroupWarning> {
+        let (run, agent) = timeline;
+        let turn = step.turn;
+        let tl = self.timelines.entry(timeline).or_default();
         let mut warning = None;
         if turn < tl.max_turn && !tl.warned {
             tl.warned = true;
@@ -358,19 +373,12 @@ impl Grouper {
             });
         }
         tl.max_turn = tl.max_turn.max(turn);
-        if succeeded {
-            let patterns = &mut self.patterns;
-            // Pending failures stay in turn order until one comes back.
-            resolve_pending(&mut tl.pending, !tl.warned, turn, |p, offset| {
-                patterns[p as usize].latencies.add(offset, 1)
-            });
-        }
-        if let Some(p) = failure {
-            tl.pending.push((turn, p));
-        }
+        // Pending failures stay in turn order until one comes back.
+        let sorted = !tl.warned;
+        tl.advance(&mut self.patterns, sorted, step);
         // A timeline with nothing pending needs no memory until it fails again.
         if tl.pending.is_empty() && !tl.warned {
-            self.timelines.remove(&(run, agent));
+            self.timelines.remove(&timeline);
         }
         warning
     }

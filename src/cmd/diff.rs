@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use clap::Parser;
 
 use crate::adapters::Format;
-use crate::cli::{self, CommonArgs, Diag, Input, Tool};
+use crate::cli::{self, CommonArgs, Diag, Input, Tool, TraceFormatArg};
 use crate::config::Config;
 use crate::diff::{FailOn, compare, failing};
 use crate::ndjson::RecordWriter;
@@ -21,17 +21,8 @@ use crate::record::{Change, Header};
 pub struct Args {
     #[command(flatten)]
     pub sides: SidesArgs,
-    /// Trace format of raw input files.
-    // Also `--input-format`, as `triage report` and `triage compare`
-    // spell it, where `--format` is the report's.
-    #[arg(
-        long,
-        short = 'f',
-        visible_alias = "input-format",
-        value_enum,
-        default_value = "auto"
-    )]
-    pub format: Format,
+    #[command(flatten)]
+    pub input: TraceFormatArg,
     #[command(flatten)]
     pub common: CommonArgs,
 }
@@ -101,7 +92,9 @@ triage-parse new/*.jsonl | triage-diff baseline.ndjson -",
     }
 
     fn run(self, diag: &mut Diag) -> anyhow::Result<u8> {
-        let (changes, _) = self.sides.run(self.format, self.common.strict, diag)?;
+        let (changes, _) = self
+            .sides
+            .run(self.input.format, self.common.strict, diag)?;
         let mut out = RecordWriter::stdout(self.common.line_buffered);
         out.record(&Header::for_tool(Self::NAME))?;
         for c in &changes {

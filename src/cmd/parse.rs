@@ -4,9 +4,9 @@ use std::path::PathBuf;
 
 use clap::Parser;
 
-use crate::adapters::{self, DecodeSettings, Format, Sink, TimeFilter};
+use crate::adapters::{self, DecodeSettings, Sink, TimeFilter};
 use crate::classify::Classifier;
-use crate::cli::{self, CommonArgs, Diag, Tool};
+use crate::cli::{self, CommonArgs, Diag, Tool, TraceFormatArg};
 use crate::config::Config;
 use crate::ndjson::RecordWriter;
 use crate::record::Header;
@@ -21,17 +21,8 @@ pub struct Args {
     /// Trace files; none or `-` reads stdin.
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
-    /// Input format; `auto` decides per file from its first JSON value, never its name.
-    // Also `--input-format`, as `triage report` and `triage compare`
-    // spell it, where `--format` is the report's.
-    #[arg(
-        long,
-        short = 'f',
-        visible_alias = "input-format",
-        value_enum,
-        default_value = "auto"
-    )]
-    pub format: Format,
+    #[command(flatten)]
+    pub input: TraceFormatArg,
     /// Keep only events at or after this time (RFC 3339 or YYYY-MM-DD).
     #[arg(long, value_name = "TIME", value_parser = parse_time)]
     pub since: Option<Timestamp>,
@@ -113,7 +104,7 @@ triage-parse --since 2026-04-25 traces.jsonl | jq -c 'select(.action_succeeded =
         writer.record(&Header::for_tool(Self::NAME))?;
         let mut sink = Sink::new(writer, diag, self.common.strict, settings);
         for input in &inputs {
-            adapters::read_input(input, self.format, &mut sink)?;
+            adapters::read_input(input, self.input.format, &mut sink)?;
         }
         sink.flush()?;
         Ok(cli::EXIT_OK)
