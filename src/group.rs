@@ -69,7 +69,7 @@ struct Timeline {
     pending: Vec<(i64, u32)>,
     max_turn: i64,
     warned: bool,
-    /// While buffering: an event came back in turn order, so the log is
+    /// While buffering: an event went back in turn order, so the log is
     /// sorted and resolved when buffering stops. A log in order is resolved
     /// as it grows, which is the same result: resolving a million events'
     /// logs after the input ended was most of triage-group's tail.
@@ -399,10 +399,9 @@ impl Grouper {
         self.buffered = 0;
     }
 
-    /// Exact recovery for a buffered timeline whose events came out of
-    /// order: ordered by turn (stable), the
-    /// first success at a greater turn resolves each failure. Failures with
-    /// none are left pending.
+    /// Exact recovery for a buffered timeline whose events went back in
+    /// turn order: ordered by turn (stable), the first success at a greater
+    /// turn resolves each failure. Failures with none are left pending.
     fn resolve_log(&mut self, tl: &mut Timeline) {
         let mut log = std::mem::take(&mut tl.log);
         log.sort_by_key(|e| e.0);
