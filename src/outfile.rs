@@ -28,8 +28,11 @@ impl AtomicFile {
         };
         let buffered = |file| Some(BufWriter::with_capacity(256 * 1024, file));
         let dest = match std::fs::metadata(dest) {
+            Ok(meta) if meta.is_dir() => {
+                anyhow::bail!("{}: a directory: name the file to write", dest.display())
+            }
             // Renaming over a device would replace it with a file: as root,
-            // `-o /dev/null` left every later `> /dev/null` writing to disk.
+            // `-o /dev/null` left every later `> /dev/null` writing to a file.
             Ok(meta) if !meta.is_file() => {
                 return Ok(AtomicFile {
                     dest: dest.to_path_buf(),
@@ -140,6 +143,13 @@ mod tests {
         assert!(kind.is_fifo(), "{kind:?}");
         assert_eq!(reader.join().unwrap(), "report");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_directory_is_refused_up_front() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = AtomicFile::create(dir.path()).err().unwrap().to_string();
+        assert!(e.ends_with("a directory: name the file to write"), "{e}");
     }
 
     #[cfg(unix)]
