@@ -22,9 +22,9 @@ if ! command -v jq >/dev/null 2>&1; then
   (apt-get update -qq && apt-get install -y -qq jq >/dev/null) || echo "bench: jq not available; its rows will fail"
 fi
 
-# Every command's output goes to /dev/null; a regular file there (an old
-# `triage-render -o /dev/null` run as root renamed one over the device)
-# turns that into a write of every byte to disk.
+# Every command's output goes to /dev/null; a regular file there (as
+# `triage-render -o /dev/null` run as root left one before -o was fixed)
+# turns that into a write of every byte to a file.
 [ -c /dev/null ] || echo "bench: /dev/null is not a device; restore it (rm /dev/null; mknod -m 666 /dev/null c 1 3), or output counts as file writes" >&2
 
 gen() { [ -s "$DATA/$1" ] || "$BIN/triage-gen" "${@:2}" > "$DATA/$1"; }
