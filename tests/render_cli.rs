@@ -47,6 +47,31 @@ fn a_bad_line_is_an_error_naming_file_and_line() {
         .stderr(predicate::str::contains(":1: missing field \"agent_id\""));
 }
 
+/// Lines are parsed in parallel but reported in order: of several bad
+/// lines the first is named, and a second batch is refused at its own line
+/// even when a bad line follows it.
+#[test]
+fn the_first_bad_line_is_the_one_named() {
+    let mut lines = vec![header(), batch(2, 0)];
+    for i in 0..3000 {
+        lines.push(pattern(&format!("agent{i}"), "t", "agent_error", 1, 5.0));
+    }
+    let good = ndjson(&lines);
+    let with = |extra: &str| format!("{good}{extra}");
+    render()
+        .write_stdin(with("{\"kind\":\"pattern\"\n{nope\n"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("<stdin>:3003: "))
+        .stderr(predicate::str::contains(":3004:").not());
+    let second = ndjson(&[batch(2, 0)]);
+    render()
+        .write_stdin(with(&format!("{second}{{nope\n")))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("<stdin>:3003: a second batch record"));
+}
+
 #[test]
 fn unknown_kinds_and_fields_are_ignored() {
     let mut p = pattern("a", "t", "agent_error", 1, 5.0);

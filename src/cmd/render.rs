@@ -5,11 +5,13 @@ use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 
 use clap::Parser;
+use rayon::prelude::*;
 
 use crate::cli::{self, CommonArgs, Diag, Input, Tool};
 use crate::config::{Config, ScoringConfig};
 use crate::ndjson::ChunkReader;
 use crate::outfile::AtomicFile;
+use crate::render::model::ReportLine;
 use crate::render::{self, OutputFormat, RenderOptions, Report, TableStyle};
 
 /// Render scored triage records (batch and pattern from triage-score, and
@@ -143,18 +145,23 @@ triage-render --format csv scored.ndjson > patterns.csv",
     }
 }
 
-/// Reads every record of one input into the report; a bad line is an error
-/// naming the file and line.
+/// Reads every record of one input into the report, each chunk's lines
+/// parsed in parallel and added in order; a bad line is an error naming
+/// the file and line.
 fn read_records(input: &Input, report: &mut Report) -> anyhow::Result<()> {
     let mut reader = ChunkReader::new(input.open()?);
     while let Some(mut chunk) = reader
         .next_chunk()
         .map_err(|e| anyhow::anyhow!("{}: {}", input.name(), cli::io_reason(&e)))?
     {
-        for line in chunk.lines() {
-            report
-                .add_line(line.bytes)
-                .map_err(|e| anyhow::anyhow!("{}:{}: {e}", input.name(), line.number))?;
+        let lines: Vec<(u64, &[u8])> = chunk.lines().map(|l| (l.number, &*l.bytes)).collect();
+        let parsed: Vec<_> = lines
+            .par_iter()
+            .map(|&(number, bytes)| (number, ReportLine::parse(bytes)))
+            .collect();
+        for (number, line) in parsed {
+            line.and_then(|line| report.add(line))
+                .map_err(|e| anyhow::anyhow!("{}:{number}: {e}", input.name()))?;
         }
     }
     Ok(())

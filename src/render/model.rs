@@ -100,6 +100,50 @@ pub struct Report {
     pub events_not_shown: u64,
 }
 
+/// One NDJSON line as a report reads it, parsed on any thread and added in
+/// input order with [`Report::add`]: triage-render parses a chunk's lines
+/// in parallel, as decoding each pattern's `run_counts` was most of its
+/// time and, at the end of a pipeline, most of the time after its input
+/// ended.
+#[derive(Debug)]
+pub enum ReportLine {
+    Batch(Batch),
+    Source(SourceRec),
+    Pattern(Box<ReportPattern>),
+    Finding(Finding),
+    Verdict(Verdict),
+    Change(Map<String, Value>),
+    /// An event record: counted, not shown.
+    Event,
+    /// A header, or a kind a report does not show.
+    Ignored,
+}
+
+impl ReportLine {
+    /// Reads one line; the error says what is wrong with it, without its
+    /// location.
+    pub fn parse(line: &[u8]) -> Result<Self, String> {
+        let probe: KindProbe<'_> = serde_json::from_slice(line).map_err(json_reason)?;
+        let Some(kind) = probe.kind else {
+            return Err("not a triage record: no \"kind\" field".to_string());
+        };
+        Ok(match kind.as_ref() {
+            "header" => {
+                check_schema(probe.schema)?;
+                ReportLine::Ignored
+            }
+            "batch" => ReportLine::Batch(parse(line)?),
+            "source" => ReportLine::Source(parse(line)?),
+            "pattern" => ReportLine::Pattern(Box::new(parse_pattern(line)?)),
+            "finding" => ReportLine::Finding(parse(line)?),
+            "verdict" => ReportLine::Verdict(parse(line)?),
+            "change" => ReportLine::Change(parse(line)?),
+            "event" => ReportLine::Event,
+            _ => ReportLine::Ignored,
+        })
+    }
+}
+
 impl Report {
     /// A report of a batch and its scored patterns, for in-process callers
     /// (`triage report`); their other records (findings, verdicts, changes)
@@ -117,47 +161,29 @@ impl Report {
     /// Adds one NDJSON line; kinds a report does not show are ignored. The
     /// error says what is wrong with the line, without its location.
     pub fn add_line(&mut self, line: &[u8]) -> Result<(), String> {
-        let probe: KindProbe<'_> = serde_json::from_slice(line).map_err(json_reason)?;
-        let Some(kind) = probe.kind else {
-            return Err("not a triage record: no \"kind\" field".to_string());
-        };
-        match kind.as_ref() {
-            "header" => check_schema(probe.schema),
-            "batch" => {
+        self.add(ReportLine::parse(line)?)
+    }
+
+    /// Adds one line read with [`ReportLine::parse`].
+    pub fn add(&mut self, line: ReportLine) -> Result<(), String> {
+        match line {
+            ReportLine::Batch(batch) => {
                 if self.batch.is_some() {
                     return Err("a second batch record: a report shows one batch \
 (combine shards with `triage-group --merge`, compare two with triage-diff)"
                         .to_string());
                 }
-                self.batch = Some(parse(line)?);
-                Ok(())
+                self.batch = Some(batch);
             }
-            "source" => {
-                self.sources.push(parse(line)?);
-                Ok(())
-            }
-            "pattern" => {
-                self.patterns.push(parse_pattern(line)?);
-                Ok(())
-            }
-            "finding" => {
-                self.findings.push(parse(line)?);
-                Ok(())
-            }
-            "verdict" => {
-                self.verdicts.push(parse(line)?);
-                Ok(())
-            }
-            "change" => {
-                self.changes.push(parse(line)?);
-                Ok(())
-            }
-            "event" => {
-                self.events_not_shown += 1;
-                Ok(())
-            }
-            _ => Ok(()),
+            ReportLine::Source(source) => self.sources.push(source),
+            ReportLine::Pattern(pattern) => self.patterns.push(*pattern),
+            ReportLine::Finding(finding) => self.findings.push(finding),
+            ReportLine::Verdict(verdict) => self.verdicts.push(verdict),
+            ReportLine::Change(change) => self.changes.push(change),
+            ReportLine::Event => self.events_not_shown += 1,
+            ReportLine::Ignored => {}
         }
+        Ok(())
     }
 
     /// Puts scored patterns in rank order (unscored ones after them, in the
