@@ -191,6 +191,40 @@ fn config_typo_is_an_error_naming_file_line_and_key() {
     );
 }
 
+/// triage-score decodes patterns in parallel batches, yet its error is the
+/// first bad line's, in input order, and scores come out as one by one.
+#[test]
+fn score_reads_many_patterns_in_order_and_names_the_first_bad_one() {
+    let mut recs = vec![common::header(), common::batch(2, 0)];
+    for i in 0..2000 {
+        recs.push(common::pattern(
+            &format!("agent{i}"),
+            "t",
+            "agent_error",
+            1,
+            5.0,
+        ));
+    }
+    let good = common::ndjson(&recs);
+    let scored = records(&ok("triage-score", &[], good.as_bytes()));
+    let ids: Vec<&str> = scored
+        .iter()
+        .filter(|r| r["kind"] == "pattern")
+        .map(|r| r["agent_id"].as_str().unwrap())
+        .collect();
+    // Equal scores keep the input order.
+    let want: Vec<String> = (0..2000).map(|i| format!("agent{i}")).collect();
+    assert_eq!(ids, want);
+    let bad = format!(
+        "{}{{\"kind\":\"pattern\",\"frequency\":\"x\"}}\n{}",
+        good,
+        common::ndjson(&[common::batch(2, 0)])
+    );
+    let (code, _, err) = run("triage-score", &[], bad.as_bytes());
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("<stdin>:2003: bad pattern record"), "{err}");
+}
+
 #[test]
 fn configured_window_and_weights_change_the_scores() {
     let dir = tempfile::tempdir().unwrap();

@@ -69,7 +69,9 @@ fn the_first_bad_line_is_the_one_named() {
         .write_stdin(with(&format!("{second}{{nope\n")))
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("<stdin>:3003: a second batch record"));
+        .stderr(predicate::str::contains(
+            "<stdin>:3003: a second batch record",
+        ));
 }
 
 #[test]
