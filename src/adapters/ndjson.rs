@@ -568,7 +568,8 @@ impl<'c> TraceEvent<'c> {
             obj.int_object(Top::DivergenceAge),
             "divergence_age",
             IntKeys::<0>::All,
-        )?;
+        )?
+        .filter(|raw| !is_empty_object(raw));
         let latency_ms = object_field(
             obj.int_object(Top::LatencyMs),
             "latency_ms",
@@ -844,7 +845,7 @@ fn action<'c>(
     let tool = strict_str(tool, "action_taken.tool_name")?;
     let input = match input {
         None => None,
-        Some(Value::Object(raw)) => Some(raw),
+        Some(Value::Object(raw)) => Some(raw).filter(|raw| !is_empty_object(raw)),
         Some(v) => {
             return Err(format!(
                 "action_taken.tool_input: expected an object, got {}",
@@ -1150,6 +1151,28 @@ mod tests {
         assert!(parse(r#"{"event_id":"e","run_id":"r","turn":1,"agent_id":"a","action_taken":{"tool_name":null},"action_succeeded":true}"#).is_err());
     }
 
+    /// Empty objects mean what their absence means to the reference (its
+    /// defaults are empty), so they are not written: a tenth of the record
+    /// bytes of a typical trace, which every later stage would read.
+    #[test]
+    fn empty_objects_are_left_out() {
+        let got = parse(r#"{"event_id":"e","run_id":"r","agent_id":"a","turn":1,"action_succeeded":true,"action_taken":{"tool_name":"t","tool_input":{ }},"divergence_age":{},"message_context":{},"divergence_fields":[]}"#).unwrap();
+        assert!(
+            got.contains(r#""action_taken":{"tool_name":"t"},"#),
+            "{got}"
+        );
+        for name in [
+            "tool_input",
+            "divergence_age",
+            "message_context",
+            "divergence_fields",
+        ] {
+            assert!(!got.contains(name), "{name} in {got}");
+        }
+        let got = parse(r#"{"event_id":"e","run_id":"r","agent_id":"a","turn":1,"action_succeeded":true,"action_taken":{"tool_name":"t"},"divergence_age":{"plan":2}}"#).unwrap();
+        assert!(got.contains(r#""divergence_age":{"plan":2}"#), "{got}");
+    }
+
     #[test]
     fn the_last_of_duplicate_members_is_read() {
         let ok = "\"turn\":1,\"action_succeeded\":true";
@@ -1169,9 +1192,9 @@ mod tests {
         ] {
             assert!(with(&format!("{ok},{extra}")).is_err(), "{extra}");
         }
-        let got = parse(r#"{"event_id":"e","run_id":"r","agent_id":"a","turn":1,"action_succeeded":true,"action_taken":{"tool_name":1,"tool_name":"t2"},"action_taken":{"tool_input":{},"tool_name":"t3"}}"#).unwrap();
+        let got = parse(r#"{"event_id":"e","run_id":"r","agent_id":"a","turn":1,"action_succeeded":true,"action_taken":{"tool_name":1,"tool_name":"t2"},"action_taken":{"tool_input":{"q":1},"tool_name":"t3"}}"#).unwrap();
         assert!(
-            got.contains(r#""action_taken":{"tool_name":"t3","tool_input":{}}"#),
+            got.contains(r#""action_taken":{"tool_name":"t3","tool_input":{"q":1}}"#),
             "{got}"
         );
         let got = with(&format!(
