@@ -9,7 +9,9 @@ use std::sync::mpsc;
 use rayon::prelude::*;
 
 use crate::cli::{Diag, Input, io_reason};
-use crate::json_scan::{Field, ScanError, Stepped, Value, array_items, visit_object_in};
+use crate::json_scan::{
+    Field, LineScratch, ScanError, Stepped, Value, array_items, visit_object_in,
+};
 use crate::ndjson::{Chunk, ChunkReader};
 use crate::record::{EventView, KindProbe, SCHEMA};
 use crate::timestamp::Timestamp;
@@ -353,8 +355,7 @@ const EVENT_PREFIX: &[u8] = br#"{"kind":"event","#;
 /// Space a decoding thread reuses from line to line.
 #[derive(Default)]
 struct Scratch<'c> {
-    /// The scanner's padded copy of a line it cannot read in place.
-    padded: Vec<u8>,
+    scan: LineScratch,
     slots: EventSlots<'c>,
     items: Vec<Value<'c>>,
     group: Option<GroupText<'c>>,
@@ -497,11 +498,11 @@ impl<'c> EventSlots<'c> {
         &mut self,
         text: &'c str,
         tail: &'c [u8],
-        padded: &mut Vec<u8>,
+        scan: &mut LineScratch,
     ) -> Result<(), ScanError> {
         *self = EventSlots::default();
         let slots = self;
-        visit_object_in(text, tail, padded, |key, field| {
+        visit_object_in(text, tail, scan, |key, field| {
             let Some(i) = key.lookup(event_field) else {
                 return field.skip();
             };
@@ -600,7 +601,7 @@ fn scan_event<'c>(line: Line<'c>, scratch: &mut Scratch<'c>) -> Result<Record<'c
     };
     let slots = &mut scratch.slots;
     slots
-        .visit(text, line.tail, &mut scratch.padded)
+        .visit(text, line.tail, &mut scratch.scan)
         .map_err(|e| e.to_string())?;
     let value = |i: usize| slots.fields[i];
     let [

@@ -13,7 +13,8 @@ use rayon::prelude::*;
 use super::lax::Scalar;
 use super::{Sink, TimeFilter};
 use crate::json_scan::{
-    Field, ScanError, Stepped, Value, array_items, object_members, pick, visit_object_in,
+    Field, LineScratch, ScanError, Stepped, Value, array_items, object_members, pick,
+    visit_object_in,
 };
 use crate::ndjson::{Chunk, ChunkReader, LineSpans};
 use crate::record::{ActionView, ErrorInfo, EventView};
@@ -187,8 +188,8 @@ fn decode_chunk(
     // again each time.
     spans
         .par_chunks(LINES_PER_TASK)
-        .map_init(Vec::new, |padded, group| {
-            decode_group(&chunk.data, group, &how, padded, spare.take())
+        .map_init(LineScratch::default, |scratch, group| {
+            decode_group(&chunk.data, group, &how, scratch, spare.take())
         })
         .collect()
 }
@@ -230,7 +231,7 @@ fn decode_group(
     data: &[u8],
     lines: &[(u64, Range<usize>)],
     how: &Decoding,
-    padded: &mut Vec<u8>,
+    scratch: &mut LineScratch,
     mut out: TaskOutput,
 ) -> TaskOutput {
     // Serialized events are about as long as their lines; a grouper's
@@ -262,7 +263,7 @@ fn decode_group(
         let outcome = line
             .and_then(|line| {
                 let tail = &data[range.start..];
-                decode_line(line, tail, *number, how, &mut out, padded)
+                decode_line(line, tail, *number, how, &mut out, scratch)
             })
             .unwrap_or_else(|reason| Outcome::Skip {
                 line: *number,
@@ -280,9 +281,9 @@ fn decode_line<'c>(
     number: u64,
     how: &Decoding,
     out: &mut TaskOutput,
-    padded: &mut Vec<u8>,
+    scratch: &mut LineScratch,
 ) -> Result<Outcome, String> {
-    let obj = TopLevel::scan(line, tail, padded).map_err(|e| match e.reason() {
+    let obj = TopLevel::scan(line, tail, scratch).map_err(|e| match e.reason() {
         "expected a JSON object" => e.reason().to_string(),
         _ => format!("not valid JSON: {e}"),
     })?;
@@ -377,12 +378,12 @@ const TOP_FIELDS: [&str; 19] = [
 impl<'c> TopLevel<'c> {
     /// Scans a line that must hold one object, where it stands when `tail`
     /// (the buffer from the line's start) allows, else in a copy made in
-    /// `padded`. Reading members as they are scanned, rather than splitting
+    /// `scratch`. Reading members as they are scanned, rather than splitting
     /// the line and looking them up after, saved about 500 instructions an
     /// event.
-    fn scan(line: &'c str, tail: &'c [u8], padded: &mut Vec<u8>) -> Result<Self, ScanError> {
+    fn scan(line: &'c str, tail: &'c [u8], scratch: &mut LineScratch) -> Result<Self, ScanError> {
         let mut top = TopLevel::default();
-        visit_object_in(line, tail, padded, |key, field| {
+        visit_object_in(line, tail, scratch, |key, field| {
             let Some(slot) = key.lookup(field_index) else {
                 return field.skip();
             };
@@ -1032,7 +1033,8 @@ mod tests {
     use super::*;
 
     fn parse(json: &str) -> Result<String, String> {
-        let top = TopLevel::scan(json, &[], &mut Vec::new()).map_err(|e| e.to_string())?;
+        let top =
+            TopLevel::scan(json, &[], &mut LineScratch::default()).map_err(|e| e.to_string())?;
         let ev = TraceEvent::read(&top)?;
         let mut buf = Vec::new();
         ev.write_json(&mut buf, ",\"src\":{\"path\":\"t.ndjson\",\"line\":", 1);

@@ -1,12 +1,21 @@
-use super::reference::Split;
+use super::reference::{self, Split};
 use super::*;
 
 /// The line split two levels deep by the visitor (each member's object
 /// value split into its members), in the reference's shape. `tail` as for
 /// [`visit_object_in`]; empty to scan a copy.
 fn visit_split<'a>(line: &'a str, tail: &'a [u8]) -> Result<Split<'a>, ScanError> {
+    visit_split_after(line, tail, &mut LineScratch::default())
+}
+
+/// [`visit_split`] with a scratch that lines were visited with before.
+fn visit_split_after<'a>(
+    line: &'a str,
+    tail: &'a [u8],
+    scratch: &mut LineScratch,
+) -> Result<Split<'a>, ScanError> {
     let mut split = Split::default();
-    visit_object_in(line, tail, &mut Vec::new(), |key, field| {
+    visit_object_in(line, tail, scratch, |key, field| {
         let from = split.children.len() as u32;
         let (value, stepped) = field.members(|k, f| {
             let (v, stepped) = f.value()?;
@@ -136,6 +145,61 @@ fn split_keeps_the_members_of_nested_objects() {
     assert!(children_of(3).is_empty());
 }
 
+/// Asserts that `lines`, visited one after another with one scratch, are
+/// each split as the reference splits it.
+fn same_in_sequence_as_reference(lines: &[&str]) {
+    let mut scratch = LineScratch::default();
+    for line in lines {
+        let ours = visit_split_after(line, &[], &mut scratch);
+        let mut theirs = Split::default();
+        let want = reference::split_object(line, &mut theirs);
+        assert_eq!(
+            ours.as_ref().err(),
+            want.as_ref().err(),
+            "{line:?} in {lines:?}"
+        );
+        if let Ok(ours) = ours {
+            assert_eq!(ours.members, theirs.members, "{line:?} in {lines:?}");
+            assert_eq!(ours.children, theirs.children, "{line:?} in {lines:?}");
+        }
+    }
+}
+
+/// A key remembered from a line before is taken only where the bytes are
+/// that key: not for a longer or shorter key, one that differs in its last
+/// byte, one cut by the end of the line, or one escaped differently.
+#[test]
+fn keys_of_the_lines_before_are_only_taken_where_they_are() {
+    let long = "k".repeat(40);
+    let long_line = format!(r#"{{"{long}":1,"a":2}}"#);
+    let longer_line = format!(r#"{{"{long}x":1,"a":2}}"#);
+    same_in_sequence_as_reference(&[
+        r#"{"ab":1,"cd":{"ef":2,"gh":3},"ij":4}"#,
+        r#"{"ab":1,"cd":{"ef":2,"gh":3},"ij":4}"#,
+        r#"{"abc":1,"cd":{"e":2,"gh":3},"i":4}"#,
+        r#"{"ab":1,"cd":{"ef":2,"gx":3},"ik":4}"#,
+        r#"{"ab":1,"cd":{"ef":2,"gh"#,
+        r#"{"ab":1,"cd":{"ef":2,"g"#,
+        r#"{"a"b":1,"cd":{"ef\":2}}"#,
+        r#"{"a"b":1,"cd":{"ef\"#,
+        r#"{"a"b":1,"cd":{"ef\":2}}"#,
+        r#"{"ab":1,"x":0,"cd":{"ef":2,"gh":3},"ij":4}"#,
+        r#"{"ab":1,"cd":{"ef":2,"gh":3},"ij":4}"#,
+        r#"{"ab" :1,"cd":{"ef":2,"gh":3},"ij":4}"#,
+        r#"{"ab"}"#,
+        r#"{"ab":1,"ab":2,"ab":3}"#,
+        &long_line,
+        &longer_line,
+        &long_line,
+        r#"{"ab":1,"cd":{"ef":2,"gh":3},"ij":4}"#,
+    ]);
+    // More keys than are remembered: the rest are scanned every time.
+    let many: String = (0..100).map(|i| format!(r#""key{i}":{i},"#)).collect();
+    let many = format!(r#"{{{many}"end":0}}"#);
+    let cut = &many[..many.len() / 2];
+    same_in_sequence_as_reference(&[&many, &many, cut, &many]);
+}
+
 #[test]
 fn array_items_split() {
     let mut items = Vec::new();
@@ -199,7 +263,7 @@ mod differential {
         let want = reference::split_object(line, &mut Split::default());
         for way in 0..3 {
             let (mut members, mut children) = (Vec::new(), Vec::new());
-            let got = visit_object_in(line, &[], &mut Vec::new(), |key, field| {
+            let got = visit_object_in(line, &[], &mut LineScratch::default(), |key, field| {
                 let (value, stepped) = match way {
                     0 => field.value()?,
                     1 => field.members(|k, f| {
@@ -244,7 +308,7 @@ mod differential {
             assert_eq!(ours.children, theirs.children, "in place {line:?}");
         }
         let mut members = Vec::new();
-        let got = visit_object_in(text, &buf, &mut Vec::new(), |key, field| {
+        let got = visit_object_in(text, &buf, &mut LineScratch::default(), |key, field| {
             let (value, stepped) = field.value()?;
             members.push((key, value));
             Ok(stepped)
@@ -407,6 +471,18 @@ mod differential {
             damage in prop::collection::vec(damage(), 1..4),
         ) {
             same_as_reference(&apply(&line, &damage));
+        }
+
+        /// A damaged line read with the keys of the whole line in memory.
+        #[test]
+        fn keys_remembered_from_a_line_change_nothing_in_the_next(
+            line in line(),
+            damage in prop::collection::vec(damage(), 0..3),
+            cut in 0..2000usize,
+        ) {
+            let damaged = apply(&line, &damage);
+            let cut = damaged.char_indices().map(|(i, _)| i).nth(cut % (damaged.chars().count() + 1)).unwrap_or(damaged.len());
+            same_in_sequence_as_reference(&[&line, &damaged, &damaged[..cut], &line]);
         }
 
         /// Every token at every offset from a sixteen- or sixty-four-byte
