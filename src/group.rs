@@ -740,6 +740,45 @@ mod tests {
         g.finish().1
     }
 
+    /// A signature's fields are a set: order and repeats do not split a
+    /// pattern, however many fields there are.
+    #[test]
+    fn divergence_fields_are_sorted_and_deduplicated() {
+        let with = |fields: &[&str]| {
+            let list = serde_json::to_string(fields).unwrap();
+            ev("r", "a", 1, false, None).replace(
+                "\"failure_classification\"",
+                &format!("\"divergence_fields\":{list},\"failure_classification\""),
+            )
+        };
+        let many: Vec<String> = (0..12).map(|i| format!("f{:02}", 11 - i)).collect();
+        let mut many: Vec<&str> = many.iter().map(String::as_str).collect();
+        many.extend(["f03", "f00"]);
+        let lines = vec![
+            with(&["b", "a", "b"]),
+            with(&["a", "b"]),
+            with(&many),
+            with(&many[2..]),
+            with(&[]),
+        ];
+        let patterns = group(&lines, 100);
+        let fields: Vec<(Vec<String>, u64)> = patterns
+            .iter()
+            .map(|p| (p.divergence_fields.clone(), p.frequency))
+            .collect();
+        let all: Vec<String> = (0..12).map(|i| format!("f{i:02}")).collect();
+        let most: Vec<String> = (0..10).map(|i| format!("f{i:02}")).collect();
+        assert_eq!(
+            fields,
+            vec![
+                (vec!["a".to_string(), "b".to_string()], 2),
+                (all, 1),
+                (most, 1),
+                (vec![], 1),
+            ]
+        );
+    }
+
     #[test]
     fn recovery_offsets_follow_the_reference() {
         // failure at 1; same-turn success does not recover; success at 4 is offset 3.
