@@ -394,3 +394,25 @@ fn a_terminal_on_stdin_with_no_file_is_a_usage_error() {
     );
     assert_eq!(out.status.code(), Some(2), "{text}");
 }
+
+#[test]
+fn the_number_of_decoding_threads_changes_nothing_in_the_output() {
+    // Several 1 MiB chunks, with bad lines among the good.
+    let text = ok(
+        "triage-gen",
+        &["-n", "20000", "-r", "40", "--messy", "--seed", "8"],
+        b"",
+    );
+    let (code, one, warnings) = run("triage-parse", &["-j", "1"], &text);
+    assert_eq!(code, 0);
+    assert!(one.len() > 4 << 20, "several chunks: {} bytes", one.len());
+    for threads in [None, Some("2"), Some("5")] {
+        let args: Vec<&str> = threads.into_iter().flat_map(|j| ["--threads", j]).collect();
+        let (code, out, err) = run("triage-parse", &args, &text);
+        assert_eq!(code, 0);
+        assert!(out == one, "{args:?}: other records than with -j 1");
+        assert_eq!(err, warnings, "{args:?}");
+    }
+    let (code, _, err) = run("triage-parse", &["-j", "0"], &text);
+    assert_eq!(code, 2, "{err}");
+}
