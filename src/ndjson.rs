@@ -390,17 +390,6 @@ pub fn enlarge_pipe(end: &impl std::os::fd::AsFd) {
     let _ = end;
 }
 
-/// True when `end` is a pipe (known on Linux only; elsewhere, false).
-pub fn is_pipe(end: &impl std::os::fd::AsFd) -> bool {
-    #[cfg(target_os = "linux")]
-    return rustix::pipe::fcntl_getpipe_size(end).is_ok();
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = end;
-        false
-    }
-}
-
 /// Writes records, one per line, each serialized into a reused buffer and
 /// written once.
 pub struct RecordWriter<W: Write> {
@@ -487,14 +476,6 @@ mod tests {
         assert_eq!(fcntl_getpipe_size(&read_end).unwrap(), wide);
         // A file is left as it is.
         enlarge_pipe(&std::fs::File::open("Cargo.toml").unwrap());
-    }
-
-    #[cfg(target_os = "linux")]
-    #[test]
-    fn either_end_of_a_pipe_is_a_pipe_and_a_file_is_not() {
-        let (read_end, write_end) = rustix::pipe::pipe().unwrap();
-        assert!(is_pipe(&read_end) && is_pipe(&write_end));
-        assert!(!is_pipe(&std::fs::File::open("Cargo.toml").unwrap()));
     }
 
     fn all_lines(input: &[u8], chunk: usize) -> Vec<(u64, String)> {

@@ -6,14 +6,13 @@ use std::io::Read;
 use std::ops::Range;
 use std::sync::mpsc;
 
-use rayon::prelude::*;
-
 use crate::cli::{Diag, Input, io_reason};
 use crate::json_scan::{
     Field, LineScratch, ScanError, Stepped, Value, array_items, visit_object_in,
 };
 use crate::ndjson::{Chunk, ChunkReader};
 use crate::record::{EventView, KindProbe, SCHEMA};
+use crate::task_share;
 use crate::timestamp::Timestamp;
 use crate::waiting::Waiting;
 
@@ -96,7 +95,7 @@ pub fn read_records_from(
         return Ok(0);
     };
     let mut decoded_a = Vec::new();
-    decode_chunk(&a, &mut decoded_a);
+    decode_chunk(&a, &mut decoded_a, || ());
     // The vector of records handed over last, emptied, for the next chunk.
     let mut spare = Vec::new();
     loop {
@@ -212,20 +211,30 @@ impl Lines {
     }
 }
 
-/// Decodes a chunk's lines in parallel into `out`, keeping their order.
-fn decode_chunk<'c>(lines: &'c Lines, out: &mut Decoded<'c>) {
+/// Decodes a chunk's lines into `out`, keeping their order, on the pool
+/// and, once `meanwhile` has returned, on this thread too.
+fn decode_chunk<'c, R>(
+    lines: &'c Lines,
+    out: &mut Decoded<'c>,
+    meanwhile: impl FnOnce() -> R,
+) -> R {
     let (data, spans) = (&lines.chunk.data[..], &lines.spans);
     // Each record is decoded into its slot: a collected one was moved there
     // through rayon's plumbing, a memcpy call per move.
     out.clear();
     out.resize_with(spans.len(), || (0, Ok(Record::Header(&[]))));
-    out.par_iter_mut()
-        .enumerate()
-        .with_min_len(LINES_PER_TASK)
-        .for_each_init(Scratch::default, |scratch, (i, slot)| {
-            let line = scratch.line(data, spans, i);
-            *slot = (spans[i].0, decode(line, scratch));
-        });
+    task_share::fill_while(
+        out,
+        LINES_PER_TASK,
+        Scratch::default,
+        |scratch, first, slots| {
+            for (i, slot) in (first..).zip(slots) {
+                let line = scratch.line(data, spans, i);
+                *slot = (spans[i].0, decode(line, scratch));
+            }
+        },
+        meanwhile,
+    )
 }
 
 /// One line, and its text when it is known to be UTF-8.
@@ -238,7 +247,8 @@ struct Line<'c> {
 }
 
 /// Decodes `next` into `into` on the pool while this thread hands
-/// `previous` over; returns the records of `next`, and `previous` emptied.
+/// `previous` over, and then on this thread too; returns the records of
+/// `next`, and `previous` emptied.
 fn decode_while_handing_over<'n, F>(
     next: &'n Lines,
     previous: Decoded<'_>,
@@ -249,14 +259,9 @@ where
     F: FnMut(&Record<'_>, &Location<'_>, &mut Diag) -> anyhow::Result<()>,
 {
     let mut decoded = into;
-    let slot = &mut decoded;
     let mut previous = previous;
     // `each` need not be Send: it stays on this thread.
-    let handed = rayon::in_place_scope(|scope| {
-        scope.spawn(move |_| decode_chunk(next, slot));
-        hand.over_all(&mut previous)
-    });
-    handed?;
+    decode_chunk(next, &mut decoded, || hand.over_all(&mut previous))?;
     Ok((decoded, emptied(previous)))
 }
 
@@ -742,7 +747,7 @@ mod tests {
             .unwrap()
             .unwrap();
         let mut decoded = Vec::new();
-        decode_chunk(&lines, &mut decoded);
+        decode_chunk(&lines, &mut decoded, || ());
         let ids: Vec<(u64, Option<String>)> = decoded
             .iter()
             .map(|(n, r)| match r {

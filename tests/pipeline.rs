@@ -416,3 +416,46 @@ fn the_number_of_decoding_threads_changes_nothing_in_the_output() {
     let (code, _, err) = run("triage-parse", &["-j", "0"], &text);
     assert_eq!(code, 2, "{err}");
 }
+
+#[test]
+fn triage_group_reads_the_same_on_any_number_of_threads() {
+    let text = ok(
+        "triage-gen",
+        &["-n", "20000", "-r", "40", "--seed", "9"],
+        b"",
+    );
+    let events = ok("triage-parse", &[], &text);
+    // Every 997th record cut short: bad lines spread over several chunks.
+    let mut records = Vec::new();
+    for (i, line) in events.split_inclusive(|b| *b == b'\n').enumerate() {
+        let cut = if i % 997 == 500 {
+            &line[..line.len() / 2]
+        } else {
+            line
+        };
+        records.extend_from_slice(cut);
+        if !records.ends_with(b"\n") {
+            records.push(b'\n');
+        }
+    }
+    let group_on = |threads: &str| {
+        let out = assert_cmd::Command::cargo_bin("triage-group")
+            .unwrap()
+            .env("RAYON_NUM_THREADS", threads)
+            .write_stdin(records.clone())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{threads} threads");
+        (
+            out.stdout,
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (one, warnings) = group_on("1");
+    assert!(warnings.contains("skipped"), "{warnings}");
+    for threads in ["2", "5"] {
+        let (out, err) = group_on(threads);
+        assert!(out == one, "{threads} threads: other records than with one");
+        assert_eq!(err, warnings, "{threads} threads");
+    }
+}

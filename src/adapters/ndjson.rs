@@ -8,8 +8,6 @@ use std::io::Read;
 use std::ops::Range;
 use std::sync::Mutex;
 
-use rayon::prelude::*;
-
 use super::lax::Scalar;
 use super::{Sink, TimeFilter};
 use crate::json_scan::{
@@ -18,6 +16,7 @@ use crate::json_scan::{
 };
 use crate::ndjson::{Chunk, ChunkReader, LineSpans};
 use crate::record::{ActionView, ErrorInfo, EventView};
+use crate::task_share;
 use crate::timestamp::Timestamp;
 use crate::waiting::Waiting;
 
@@ -75,7 +74,7 @@ impl TaskOutput {
 
 /// Reads TraceEvent lines from `r` into `sink`. Each chunk's lines are
 /// decoded in parallel while the previous chunk's records are written and
-/// the next chunk is read.
+/// the next chunk is read, and by this thread too once that is done.
 /// On a live input (`waiting`), lines are read as they arrive, and those
 /// read are written before the next read waits.
 pub fn read(
@@ -85,8 +84,15 @@ pub fn read(
 ) -> anyhow::Result<()> {
     let mut reader = ChunkReader::new(r).live(waiting);
     let path = sink.path().to_string();
-    let filter = sink.settings.filter;
-    let as_views = sink.feeds_grouper();
+    let how = Decoding {
+        // The start of the `src` member, once per input rather than per event.
+        src_head: format!(
+            ",\"src\":{{\"path\":{},\"line\":",
+            serde_json::to_string(&path).unwrap_or_else(|_| "\"?\"".to_string())
+        ),
+        filter: sink.settings.filter,
+        as_views: sink.feeds_grouper(),
+    };
     let mut spans = LineSpans::new();
     let mut chunk = read_chunk(&mut reader, &mut spans, &path)?;
     let mut next_spans = LineSpans::new();
@@ -98,19 +104,17 @@ pub fn read(
             // Nothing more has arrived: this chunk's records go out now,
             // not once the next chunk does.
             write_decoded(previous, sink, &spare)?;
-            let tasks = decode_chunk(&current, &spans, &path, filter, as_views, &spare);
+            let (tasks, ()) = decode_chunk(&current, &spans, &how, &spare, || ());
             write_decoded(tasks, sink, &spare)?;
             sink.flush()?;
             reader.recycle(current);
             chunk = read_chunk(&mut reader, &mut spans, &path)?;
             continue;
         }
-        let mut tasks = Vec::new();
         // The sink is not Send (it may hold stdout), so it stays on this
-        // thread, writing the previous chunk while the pool decodes this one.
-        let (written, next) = rayon::in_place_scope(|scope| {
-            scope
-                .spawn(|_| tasks = decode_chunk(&current, &spans, &path, filter, as_views, &spare));
+        // thread, writing the previous chunk while the pool decodes this
+        // one, which this thread then helps to finish.
+        let (tasks, (written, next)) = decode_chunk(&current, &spans, &how, &spare, || {
             (
                 write_decoded(previous, sink, &spare),
                 read_chunk(&mut reader, &mut next_spans, &path),
@@ -167,31 +171,31 @@ fn read_chunk(
         .map_err(|e| anyhow::anyhow!("{path}: {}", crate::cli::io_reason(&e)))
 }
 
-fn decode_chunk(
+/// Decodes `chunk`'s lines, a task per [`LINES_PER_TASK`], on the pool
+/// and, once `meanwhile` has returned, on this thread too.
+fn decode_chunk<R>(
     chunk: &Chunk,
     spans: &LineSpans,
-    path: &str,
-    filter: TimeFilter,
-    as_views: bool,
+    how: &Decoding,
     spare: &SpareOutputs,
-) -> Vec<TaskOutput> {
-    let how = Decoding {
-        // The start of the `src` member, once per chunk rather than per event.
-        src_head: format!(
-            ",\"src\":{{\"path\":{},\"line\":",
-            serde_json::to_string(path).unwrap_or_else(|_| "\"?\"".to_string())
-        ),
-        filter,
-        as_views,
-    };
-    // One scanner buffer per job rather than per task: a fresh one grew
-    // again each time.
-    spans
-        .par_chunks(LINES_PER_TASK)
-        .map_init(LineScratch::default, |scratch, group| {
-            decode_group(&chunk.data, group, &how, scratch, spare.take())
-        })
-        .collect()
+    meanwhile: impl FnOnce() -> R,
+) -> (Vec<TaskOutput>, R) {
+    let groups: Vec<_> = spans.chunks(LINES_PER_TASK).collect();
+    let mut tasks: Vec<TaskOutput> = std::iter::repeat_with(TaskOutput::default)
+        .take(groups.len())
+        .collect();
+    // One scanner buffer per thread and chunk rather than per task: a
+    // fresh one grew again each time.
+    let r = task_share::fill_while(
+        &mut tasks,
+        1,
+        LineScratch::default,
+        |scratch, i, out| {
+            out[0] = decode_group(&chunk.data, groups[i], how, scratch, spare.take());
+        },
+        meanwhile,
+    );
+    (tasks, r)
 }
 
 /// What decoding a chunk's lines needs to know besides the lines.

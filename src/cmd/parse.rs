@@ -36,30 +36,11 @@ pub struct Args {
     /// Configuration file; its [classify] section adds failure classification rules.
     #[arg(long, short = 'c', value_name = "FILE", env = "TRIAGE_CONFIG")]
     pub config: Option<PathBuf>,
-    /// Threads to decode on [default: one per core; one fewer when standard
-    /// output is a pipe, to leave a core to the stage reading it].
+    /// Threads to decode on, this one included [default: one per core].
     #[arg(long, short = 'j', value_name = "N")]
     pub threads: Option<NonZeroUsize>,
     #[command(flatten)]
     pub common: CommonArgs,
-}
-
-/// The decoding threads to ask for, when not rayon's default of one per
-/// core. Decoding on every core while the next stage of a pipeline (which
-/// has as much to decode) wants one too had both stages preempted in turn:
-/// on 2 cores, one decoding thread took the four-process pipeline on 1M
-/// events from 1.370 to 1.310 s (medians of 30 alternating runs, 23
-/// faster). A cheap next stage pays: `| wc -l` went from 0.875 to 1.055 s.
-fn decoding_threads(
-    requested: Option<NonZeroUsize>,
-    feeds_a_pipe: bool,
-    cores: usize,
-) -> Option<usize> {
-    match requested {
-        Some(n) => Some(n.get()),
-        None if feeds_a_pipe && cores > 1 => Some(cores - 1),
-        None => None,
-    }
 }
 
 fn parse_time(s: &str) -> Result<Timestamp, String> {
@@ -118,12 +99,10 @@ triage-parse --since 2026-04-25 traces.jsonl | jq -c 'select(.action_succeeded =
             text_limit: self.max_text.max(1),
             classifier: Classifier::new(&config.classify),
         };
-        let cores = std::thread::available_parallelism().map_or(1, NonZeroUsize::get);
-        let feeds_a_pipe = crate::ndjson::is_pipe(&std::io::stdout());
-        if let Some(threads) = decoding_threads(self.threads, feeds_a_pipe, cores) {
+        if let Some(threads) = self.threads {
             // Fails only when the pool exists already: it then stays as it is.
             let _ = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
+                .num_threads(threads.get())
                 .build_global();
         }
         crate::ndjson::enlarge_pipe(&std::io::stdout());
@@ -139,21 +118,5 @@ triage-parse --since 2026-04-25 traces.jsonl | jq -c 'select(.action_succeeded =
         }
         sink.flush()?;
         Ok(cli::EXIT_OK)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_stage_feeding_a_pipe_leaves_a_core_to_the_next() {
-        let n = NonZeroUsize::new;
-        assert_eq!(decoding_threads(None, false, 2), None);
-        assert_eq!(decoding_threads(None, true, 2), Some(1));
-        assert_eq!(decoding_threads(None, true, 8), Some(7));
-        assert_eq!(decoding_threads(None, true, 1), None);
-        assert_eq!(decoding_threads(n(3), true, 2), Some(3));
-        assert_eq!(decoding_threads(n(2), false, 8), Some(2));
     }
 }
