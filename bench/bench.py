@@ -16,6 +16,10 @@ TIMEOUT = float(os.environ.get("BENCH_TIMEOUT", "900"))
 # median counts: on a shared 2-core machine one run can be 20% off.
 RUNS = int(os.environ.get("BENCH_RUNS", "5"))
 REPEAT_UNDER = 5.0
+# Slow commands a target is measured against (marked "r" in the plan) run
+# this many times, the median counting, so that one slow spell of the host
+# does not decide a target.
+SLOW_RUNS = int(os.environ.get("BENCH_SLOW_RUNS", "3"))
 
 
 def warm(cmd):
@@ -79,19 +83,31 @@ def measure(cmd):
     return wall, usage.ru_maxrss / 1024, "ok"
 
 
-def measure_section(cmds):
-    """measure() for each command of a section, in plan order, then for the
-    quick ones (under REPEAT_UNDER seconds) again, round after round, until
-    each has RUNS runs: the median time and the largest memory count. The
-    rounds come after the section's slow commands (the reference), so a
-    quick command's runs straddle them. Run back to back before the
-    reference, ours once measured 1.8 times the bench run before while the
-    reference took 7% longer: a slow spell of this shared machine fell on
-    one side of the ratio."""
+def measure_section(cmds, yardsticks):
+    """measure() for each command of a section, in plan order, then again,
+    round after round in plan order, until each quick command (under
+    REPEAT_UNDER seconds) has RUNS runs and each slow yardstick (a target's
+    reference, `yardsticks[i]` true) has SLOW_RUNS: the median time and the
+    largest memory count. Our quick runs thus straddle the reference's:
+    run back to back before it, ours once measured 1.8 times the bench run
+    before while the reference took 7% longer, and one reference run took
+    94 s where the runs around it took 62-71 s: a slow spell of this shared
+    machine fell on one side of the ratio."""
     runs = [[measure(cmd)] for cmd in cmds]
-    quick = [i for i, r in enumerate(runs) if r[0][2] == "ok" and r[0][0] < REPEAT_UNDER]
-    for _ in range(RUNS - 1):
-        for i in quick:
+
+    def wanted(i):
+        t, _, status = runs[i][0]
+        if status != "ok":
+            return 1
+        if t < REPEAT_UNDER:
+            return RUNS
+        return SLOW_RUNS if yardsticks[i] else 1
+
+    while True:
+        due = [i for i in range(len(cmds)) if len(runs[i]) < wanted(i)]
+        if not due:
+            break
+        for i in due:
             runs[i].append(measure(cmds[i]))
     return [summary(r) for r in runs]
 
@@ -111,7 +127,8 @@ def fmt_time(t, status):
 
 
 def main():
-    # Lines of the plan: "## title", or "label\tbaseline?\tcommand"
+    # Lines of the plan: "## title", or "label\tmark\tcommand", the mark
+    # "*" for the baseline (ours), "r" for a yardstick run SLOW_RUNS times.
     plan = [l.rstrip("\n") for l in open(sys.argv[1]) if l.strip()]
     out = []
     rows = []
@@ -138,7 +155,7 @@ def main():
     pending = []
 
     def measure_pending():
-        results = measure_section([cmd for _, _, cmd in pending])
+        results = measure_section([cmd for _, _, cmd in pending], ["r" in mark for _, mark, _ in pending])
         for (label, mark, _), (t, mem, status) in zip(pending, results):
             print(f"  {label}: {fmt_time(t, status)}, {mem or 0:.0f} MiB, {status}", flush=True)
             rows.append((label, mark, t, mem, status))

@@ -55,7 +55,7 @@ for f in 100k 1m onerun-100k; do
   row "four-process pipeline (ours)" "" "$(pipeline "$file")"
   row "DuckDB group-by (count only)" "" "$(duck "$file")"
   row "jq | sort | uniq -c (count only)" "" "$(jqpipe "$file")"
-  row "agent-triage 0.1.0 triage report" "" "$REF_VENV/bin/triage report $file"
+  row "agent-triage 0.1.0 triage report" "r" "$REF_VENV/bin/triage report $file"
 done
 echo "## triage-parse alone on 1m events ($(du -m "$DATA/1m.ndjson" | cut -f1) MB)" >> "$plan"
 row "triage-parse" "*" "$BIN/triage-parse $DATA/1m.ndjson"
