@@ -7,9 +7,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Fills `slots`, `per_task` at a time (the last task takes what is left),
 /// by `fill(scratch, first, task_slots)`, where `first` is the index of
-/// `task_slots[0]` in `slots`. The pool's threads but one start at once;
-/// this thread runs `meanwhile` first and then takes tasks too, so the
-/// decoding goes on as many threads as the pool has.
+/// `task_slots[0]` in `slots`. All of the pool's threads but one start at
+/// once; this thread runs `meanwhile` first and then takes tasks too, so
+/// the tasks run on as many threads as the pool has.
 ///
 /// Waiting for the pool instead left a core idle whenever this thread's
 /// own work ran out first: on 2 cores the four-process pipeline on 1M

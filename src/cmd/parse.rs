@@ -36,7 +36,7 @@ pub struct Args {
     /// Configuration file; its [classify] section adds failure classification rules.
     #[arg(long, short = 'c', value_name = "FILE", env = "TRIAGE_CONFIG")]
     pub config: Option<PathBuf>,
-    /// Threads to decode on, this one included [default: one per core].
+    /// Threads to decode on, the one writing the records included [default: one per core].
     #[arg(long, short = 'j', value_name = "N")]
     pub threads: Option<NonZeroUsize>,
     #[command(flatten)]
