@@ -171,7 +171,7 @@ fn read_chunk(
         .map_err(|e| anyhow::anyhow!("{path}: {}", crate::cli::io_reason(&e)))
 }
 
-/// Decodes `chunk`'s lines, a task per [`LINES_PER_TASK`], on the pool
+/// Decodes `chunk`'s lines, [`LINES_PER_TASK`] to a task, on the pool
 /// and, once `meanwhile` has returned, on this thread too.
 fn decode_chunk<R>(
     chunk: &Chunk,
