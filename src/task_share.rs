@@ -62,20 +62,26 @@ mod tests {
     fn every_slot_is_filled_once_with_its_own_index() {
         for (len, per_task) in [(0, 4), (1, 4), (7, 3), (256, 16), (1000, 1), (5, 0)] {
             let mut slots = vec![usize::MAX; len];
+            let scratches = AtomicUsize::new(0);
             let ran = fill_while(
                 &mut slots,
                 per_task,
-                || 0usize,
-                |filled, first, task| {
+                || scratches.fetch_add(1, Ordering::SeqCst),
+                |_, first, task| {
                     for (k, slot) in task.iter_mut().enumerate() {
                         assert_eq!(*slot, usize::MAX, "slot {} filled twice", first + k);
                         *slot = first + k;
-                        *filled += 1;
                     }
                 },
                 || "meanwhile ran",
             );
             assert_eq!(ran, "meanwhile ran");
+            // One scratch per thread, not one per task.
+            let made = scratches.load(Ordering::SeqCst);
+            assert!(
+                made <= rayon::current_num_threads().max(1),
+                "{made} scratches for {len} slots"
+            );
             assert_eq!(
                 slots,
                 (0..len).collect::<Vec<_>>(),

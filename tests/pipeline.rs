@@ -439,17 +439,14 @@ fn triage_group_reads_the_same_on_any_number_of_threads() {
         }
     }
     let group_on = |threads: &str| {
-        let out = assert_cmd::Command::cargo_bin("triage-group")
-            .unwrap()
-            .env("RAYON_NUM_THREADS", threads)
-            .write_stdin(records.clone())
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(0), "{threads} threads");
-        (
-            out.stdout,
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
+        let (code, out, err) = run_env(
+            "triage-group",
+            &[],
+            &[("RAYON_NUM_THREADS", threads)],
+            &records,
+        );
+        assert_eq!(code, 0, "{threads} threads: {err}");
+        (out, err)
     };
     let (one, warnings) = group_on("1");
     assert!(warnings.contains("skipped"), "{warnings}");

@@ -9,9 +9,20 @@ use serde_json::{Value, json};
 
 /// Runs a binary with `args` and `stdin`; returns (exit code, stdout, stderr).
 pub fn run(bin: &str, args: &[&str], stdin: &[u8]) -> (i32, Vec<u8>, String) {
+    run_env(bin, args, &[], stdin)
+}
+
+/// [`run`] with `env` set for the binary.
+pub fn run_env(
+    bin: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+    stdin: &[u8],
+) -> (i32, Vec<u8>, String) {
     let out = Command::cargo_bin(bin)
         .unwrap()
         .args(args)
+        .envs(env.iter().copied())
         .write_stdin(stdin.to_vec())
         .output()
         .unwrap();
