@@ -194,8 +194,9 @@ impl Classifier {
 }
 
 /// True when a tool's output reports a failure although no status said so:
-/// a JSON object with an error, `success: false` or `isError: true`, a
-/// Python traceback, or a line that starts with "Error:".
+/// a JSON object with an error, `success: false`, `isError: true` or a
+/// status member saying error or failure, a Python traceback, or a line
+/// that starts with "Error:".
 pub fn output_reads_as_failure(out: &str) -> bool {
     let t = out.trim_start();
     if t.starts_with('{')
@@ -212,15 +213,28 @@ pub fn output_reads_as_failure(out: &str) -> bool {
             || is("success", &serde_json::Value::Bool(false))
             || is("isError", &serde_json::Value::Bool(true))
             || is("is_error", &serde_json::Value::Bool(true))
-            || m.get("status").and_then(|s| s.as_str()).is_some_and(|s| {
-                s.eq_ignore_ascii_case("error") || s.eq_ignore_ascii_case("failed")
-            });
+            || m.iter()
+                .any(|(k, v)| is_status_key(k) && v.as_str().is_some_and(names_failure));
     }
     out.contains("Traceback (most recent call last)")
         || out.lines().any(|l| {
             let l = l.trim_start();
             l.starts_with("Error:") || l.starts_with("ERROR:") || l.starts_with("Exception:")
         })
+}
+
+/// A member that holds a call's status: `status`, or one named like
+/// `response_status` or `resultStatus` (tools name it after what they
+/// return).
+fn is_status_key(key: &str) -> bool {
+    key.eq_ignore_ascii_case("status") || key.ends_with("_status") || key.ends_with("Status")
+}
+
+/// A status value that says the call failed.
+fn names_failure(status: &str) -> bool {
+    ["error", "failed", "failure"]
+        .iter()
+        .any(|f| status.eq_ignore_ascii_case(f))
 }
 
 /// Substring match; a needle of digits must stand alone ("429" is not in
@@ -293,6 +307,16 @@ mod tests {
         assert!(!output_reads_as_failure(r#"{"error": null, "result": 3}"#));
         assert!(!output_reads_as_failure("The error rate fell to 2%."));
         assert!(!output_reads_as_failure(r#"{"success": true}"#));
+        // A status member named after what the tool returns (a Langfuse
+        // export's tool observation).
+        assert!(output_reads_as_failure(
+            r#"{"response_status":"Error","message":"ERROR: No data found"}"#
+        ));
+        assert!(output_reads_as_failure(r#"{"resultStatus": "FAILURE"}"#));
+        assert!(!output_reads_as_failure(r#"{"response_status": "OK"}"#));
+        assert!(!output_reads_as_failure(
+            r#"{"error_count": 0, "status": "done"}"#
+        ));
     }
 
     #[test]

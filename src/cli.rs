@@ -259,10 +259,11 @@ impl Diag {
         }
         for (kind, n) in &self.counts {
             if *n > WARNINGS_PER_KIND {
+                let more = n - WARNINGS_PER_KIND;
+                let noun = if more == 1 { "warning" } else { "warnings" };
                 eprintln!(
-                    "{}: warning: {} more {kind} warnings not shown ({n} in all)",
-                    self.tool,
-                    n - WARNINGS_PER_KIND
+                    "{}: warning: {more} more {kind} {noun} not shown ({n} in all)",
+                    self.tool
                 );
             }
         }
@@ -316,6 +317,18 @@ impl Input {
             }
         }
     }
+}
+
+/// serde_json's reason without its " at line L column C" suffix (the
+/// message names the file and line itself), quoted with `"` rather than
+/// backquotes.
+pub fn json_reason(e: &serde_json::Error) -> String {
+    let s = e.to_string();
+    let s = match s.rfind(" at line ") {
+        Some(i) => &s[..i],
+        None => &s,
+    };
+    s.replace('`', "\"")
 }
 
 /// An io error's reason without Rust's "(os error N)" suffix.

@@ -114,8 +114,15 @@ fn every_langfuse_and_langsmith_sample_reads_without_warnings() {
     assert_eq!(formats.iter().filter(|f| **f == "langfuse").count(), 23);
     assert_eq!(formats.iter().filter(|f| **f == "langsmith").count(), 3);
     assert_eq!(formats.iter().filter(|f| **f == "managed-agent").count(), 2);
-    // The samples record no failure, and no success is claimed either.
-    assert!(p.failed().is_empty());
+    // One tool call failed (its output's status says so; see
+    // langfuse_tool_result_with_an_error_status_is_a_failure); no success
+    // is claimed either.
+    let failed: Vec<_> = p
+        .failed()
+        .iter()
+        .map(|e| e["action_taken"]["tool_name"].as_str().unwrap())
+        .collect();
+    assert_eq!(failed, ["get_custom_report"]);
     assert!(p.of_kind("run").iter().all(|r| r["outcome"] == "unknown"));
 }
 
@@ -185,6 +192,28 @@ fn langfuse_pydantic_ai_agents_and_prefixed_tool_names() {
     // Observations come parent first, then by start time, not by array position.
     let times = p.column("/timestamp");
     assert_eq!(times.first().unwrap(), "2025-12-04T14:51:22.049Z");
+}
+
+#[test]
+fn langfuse_tool_result_with_an_error_status_is_a_failure() {
+    // The tool observation's level is DEFAULT; only its output says the
+    // call failed: {"response_status":"Error","message":"ERROR: No data…"}.
+    let p = parse(
+        &[],
+        &[samples(
+            "langfuse/trpc-trace-with-observations/csharp-agent-with-gemini-2026-03-09.trace.json",
+        )],
+    );
+    let failed = p.failed();
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert_eq!(failed[0]["action_taken"]["tool_name"], "get_custom_report");
+    assert_eq!(failed[0]["failure_source"], "output");
+    assert!(
+        failed[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("No data found")
+    );
 }
 
 #[test]

@@ -79,6 +79,33 @@ fn group_fed_grouped_records_names_the_line_and_merge() {
     assert!(String::from_utf8_lossy(&merged).contains("\"kind\":\"pattern\""));
 }
 
+/// Records pretty-printed by `jq .` are not one per line: each line's
+/// warning says what the lines are expected to be and how to get there,
+/// with the line's own column rather than serde's "line 1".
+#[test]
+fn pretty_printed_records_say_how_to_fix_them() {
+    let monday = std::fs::read("examples/monday.ndjson").unwrap();
+    let records = ok("triage-parse", &[], &monday);
+    let first = records.split(|b| *b == b'\n').next().unwrap();
+    let header: serde_json::Value = serde_json::from_slice(first).unwrap();
+    let pretty = serde_json::to_string_pretty(&header).unwrap() + "\n";
+    let (code, _, err) = run("triage-group", &[], pretty.as_bytes());
+    assert_eq!(code, 0, "stderr: {err}");
+    assert!(
+        err.contains("<stdin>:1: not valid JSON: EOF while parsing an object at column 1;"),
+        "stderr: {err}"
+    );
+    assert!(
+        err.contains("<stdin>:2: not a JSON object: records are one object per line"),
+        "stderr: {err}"
+    );
+    assert!(err.contains("`jq -c .`"), "stderr: {err}");
+    assert!(
+        !err.contains("KindProbe") && !err.contains("line 1 column"),
+        "stderr: {err}"
+    );
+}
+
 /// Events piped straight into triage-render are not silently reported as
 /// "0 runs analyzed": the warning names the input and the missing stages.
 #[test]

@@ -276,7 +276,7 @@ fn parse_document(data: &mut [u8]) -> Result<simd_json::BorrowedValue<'_>, (Opti
 
 /// Why a whole-document input is not JSON, in serde_json's words.
 fn document_reason(e: &serde_json::Error) -> String {
-    match without_position(e) {
+    match crate::cli::json_reason(e) {
         // A second value after the first: most likely NDJSON read with a
         // format that takes one document per file.
         m if m == "trailing characters" => format!(
@@ -284,16 +284,6 @@ fn document_reason(e: &serde_json::Error) -> String {
              document per file (NDJSON? leave the format to auto-detection)"
         ),
         m => format!("not valid JSON: {m}"),
-    }
-}
-
-/// serde_json's message without its " at line L column C" suffix, which
-/// the warning already gives as FILE:LINE.
-fn without_position(e: &serde_json::Error) -> String {
-    let s = e.to_string();
-    match s.rfind(" at line ") {
-        Some(i) => s[..i].to_string(),
-        None => s,
     }
 }
 

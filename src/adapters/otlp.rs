@@ -367,7 +367,7 @@ fn decode_request(bytes: &[u8]) -> Result<ExportRequest, String> {
 /// A decoded request, or why it is none: not JSON, or JSON of another shape.
 fn checked(decoded: serde_json::Result<ExportRequest>) -> Result<ExportRequest, String> {
     let req = decoded.map_err(|e| {
-        let why = super::without_position(&e);
+        let why = crate::cli::json_reason(&e);
         match e.classify() {
             serde_json::error::Category::Data => format!("not an OTLP trace request: {why}"),
             _ => format!("not valid JSON: {why}"),
