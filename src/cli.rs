@@ -350,8 +350,15 @@ pub fn io_reason(e: &io::Error) -> String {
 }
 
 /// Resolves FILE arguments: none or `-` is stdin. A terminal on stdin with no
-/// FILE is a usage error rather than a silent wait.
-pub fn inputs(files: &[PathBuf]) -> anyhow::Result<Vec<Input>> {
+/// FILE is a usage error rather than a silent wait. A file named twice is
+/// read twice, as `cat` would, with a warning: its events would count twice.
+pub fn inputs(files: &[PathBuf], diag: &mut Diag) -> anyhow::Result<Vec<Input>> {
+    warn_repeated(files, diag);
+    resolve_inputs(files)
+}
+
+/// [`inputs`] without the warning, for one input.
+pub fn resolve_inputs(files: &[PathBuf]) -> anyhow::Result<Vec<Input>> {
     let list: Vec<Input> = if files.is_empty() {
         vec![Input::Stdin]
     } else {
@@ -370,6 +377,25 @@ pub fn inputs(files: &[PathBuf]) -> anyhow::Result<Vec<Input>> {
         anyhow::bail!("no input: name a FILE or pipe records into stdin (see --help)");
     }
     Ok(list)
+}
+
+/// Warns once for each file named more than once, however it is spelled
+/// (`a.ndjson`, `./a.ndjson`, a link to it).
+fn warn_repeated(files: &[PathBuf], diag: &mut Diag) {
+    let mut seen = std::collections::HashSet::new();
+    let mut warned = std::collections::HashSet::new();
+    for f in files.iter().filter(|f| f.as_os_str() != "-") {
+        let key = std::fs::canonicalize(f).unwrap_or_else(|_| f.clone());
+        if !seen.insert(key.clone()) && warned.insert(key) {
+            diag.warn(
+                "repeated-input",
+                format_args!(
+                    "{} is named more than once: it is read each time, and its events count each time",
+                    f.display()
+                ),
+            );
+        }
+    }
 }
 
 #[cfg(test)]

@@ -79,6 +79,51 @@ fn group_fed_grouped_records_names_the_line_and_merge() {
     assert!(String::from_utf8_lossy(&merged).contains("\"kind\":\"pattern\""));
 }
 
+/// A time filter cannot place an event without a time: it is kept, and
+/// the user is told how many, in the NDJSON reader and a document format.
+#[test]
+fn time_filters_say_which_events_they_could_not_place() {
+    let untimed = br#"{"event_id":"e","run_id":"r","turn":0,"agent_id":"a","action_taken":{"tool_name":"t"},"action_succeeded":true}
+{"event_id":"f","run_id":"r","turn":1,"agent_id":"a","action_taken":{"tool_name":"t"},"action_succeeded":true,"timestamp":"2020-01-01T00:00:00Z"}
+"#;
+    let (code, out, err) = run("triage-parse", &["--since", "2024-01-01"], untimed);
+    assert_eq!(code, 0, "stderr: {err}");
+    assert!(
+        err.contains("<stdin>: 1 event has no timestamp, so --since/--until cannot place it"),
+        "stderr: {err}"
+    );
+    let events = common::of_kind(&common::records(&out), "event").len();
+    assert_eq!(events, 1, "the untimed event is kept, the old one dropped");
+    let (_, _, err) = run("triage-parse", &[], untimed);
+    assert!(!err.contains("timestamp"), "no filter, no warning: {err}");
+    let tau = "../shared/data/tau-bench/gpt-4o-airline.json";
+    let (code, _, err) = run("triage-parse", &["--until", "2030-01-01", tau], b"");
+    assert_eq!(code, 0, "stderr: {err}");
+    assert!(
+        err.contains("4034 events have no timestamp"),
+        "stderr: {err}"
+    );
+}
+
+/// The same file named twice is read twice, as `cat` would, but not
+/// silently: its events count twice.
+#[test]
+fn a_file_named_twice_is_warned_about() {
+    let (code, out, err) = run(
+        "triage-parse",
+        &["examples/monday.ndjson", "./examples/monday.ndjson"],
+        b"",
+    );
+    assert_eq!(code, 0, "stderr: {err}");
+    assert!(
+        err.contains("./examples/monday.ndjson is named more than once"),
+        "stderr: {err}"
+    );
+    assert_eq!(common::of_kind(&common::records(&out), "source").len(), 2);
+    let (_, _, err) = run("triage-parse", &["examples/monday.ndjson"], b"");
+    assert!(!err.contains("more than once"), "stderr: {err}");
+}
+
 /// Records pretty-printed by `jq .` are not one per line: each line's
 /// warning says what the lines are expected to be and how to get there,
 /// with the line's own column rather than serde's "line 1".

@@ -317,6 +317,13 @@ pub struct TimeFilter {
 }
 
 impl TimeFilter {
+    /// True when --since or --until was given.
+    pub fn is_set(&self) -> bool {
+        self.since.is_some() || self.until.is_some()
+    }
+
+    /// True when an event at `ts` is in range; an event without a time is
+    /// kept (see [`Sink::count_untimed`]).
     pub fn keeps(&self, ts: Option<Timestamp>) -> bool {
         let Some(ts) = ts else { return true };
         self.since.is_none_or(|s| ts >= s) && self.until.is_none_or(|u| ts < u)
@@ -427,6 +434,9 @@ pub struct Sink<'w> {
     /// Runs of the current source; sources are numbered from 1.
     source_runs: u64,
     source_index: u64,
+    /// Events of the current source kept by a time filter for want of a
+    /// time, which its end reports.
+    untimed: u64,
 }
 
 impl<'w> Sink<'w> {
@@ -480,6 +490,7 @@ impl<'w> Sink<'w> {
             },
             source_runs: 0,
             source_index: 0,
+            untimed: 0,
         }
     }
 
@@ -500,9 +511,29 @@ impl<'w> Sink<'w> {
         self.source.skipped = 0;
         self.source_runs = 0;
         self.source_index += 1;
+        self.untimed = 0;
+    }
+
+    /// Notes `n` events that --since/--until kept because they have no
+    /// time to place them by.
+    pub fn count_untimed(&mut self, n: u64) {
+        self.untimed += n;
     }
 
     fn end_source(&mut self) -> io::Result<()> {
+        if self.untimed > 0 {
+            let (n, path) = (self.untimed, &self.source.path);
+            let (noun, verb, them) = match n {
+                1 => ("event", "has", "it: it was"),
+                _ => ("events", "have", "them: they were"),
+            };
+            self.diag.warn(
+                "untimed",
+                format_args!(
+                    "{path}: {n} {noun} {verb} no timestamp, so --since/--until cannot place {them} kept"
+                ),
+            );
+        }
         self.source.runs = self.source_runs;
         let rec = self.source.clone();
         match &mut self.out {
@@ -537,6 +568,9 @@ impl<'w> Sink<'w> {
         let ts = ev.timestamp.as_deref().and_then(Timestamp::parse);
         if !self.settings.filter.keeps(ts) {
             return Ok(());
+        }
+        if ts.is_none() && self.settings.filter.is_set() {
+            self.untimed += 1;
         }
         if self.feeds_grouper() {
             let step = self.take_step(&ev.run_id);

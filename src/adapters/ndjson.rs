@@ -58,6 +58,8 @@ struct TaskOutput {
     texts: String,
     failures: Vec<FailureTexts>,
     divergence: Vec<Text>,
+    /// Events kept by the time filter for want of a time.
+    untimed: u64,
 }
 
 impl TaskOutput {
@@ -68,6 +70,7 @@ impl TaskOutput {
         self.texts.clear();
         self.failures.clear();
         self.divergence.clear();
+        self.untimed = 0;
         self
     }
 }
@@ -213,6 +216,7 @@ fn write_decoded(
     spare: &SpareOutputs,
 ) -> anyhow::Result<()> {
     for task in &tasks {
+        sink.count_untimed(task.untimed);
         for outcome in &task.outcomes {
             match outcome {
                 Outcome::Event { body, run_id } => {
@@ -304,6 +308,9 @@ fn decode_line<'c>(
     let ev = TraceEvent::read(&obj)?;
     if !how.filter.keeps(ev.timestamp) {
         return Ok(Outcome::Filtered);
+    }
+    if ev.timestamp.is_none() && how.filter.is_set() {
+        out.untimed += 1;
     }
     if how.as_views {
         return Ok(Outcome::Grouped(ev.grouped(out)));

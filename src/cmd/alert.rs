@@ -104,7 +104,7 @@ triage report --format json runs/*.ndjson | triage-alert --dry-run | jq -c 'sele
             Some(p) => p.clone(),
             None => AlertState::default_path()?,
         };
-        let inputs = cli::inputs(&self.files)?;
+        let inputs = cli::inputs(&self.files, diag)?;
         let mut state = if self.dry_run {
             AlertState::read(&state_path)?
         } else {

@@ -140,7 +140,7 @@ pub fn gate(conditions: &[FailOn], tolerance: f64, changes: &[Change], diag: &mu
 /// directory (sorted by name).
 pub fn side_inputs(path: &Path) -> anyhow::Result<Vec<Input>> {
     if path.as_os_str() == "-" {
-        return cli::inputs(&[]);
+        return cli::resolve_inputs(&[]);
     }
     if !path.is_dir() {
         return Ok(vec![Input::File(path.to_path_buf())]);

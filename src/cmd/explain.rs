@@ -175,7 +175,7 @@ TRIAGE_CONFIG: the configuration file, as --config.",
             (true, _) => Some(self.llm.client(&config.llm, "--narrate")?),
             (false, true) => Some(self.llm.client(&config.llm, "--judge")?),
         };
-        let inputs = cli::inputs(&self.files)?;
+        let inputs = cli::inputs(&self.files, diag)?;
         let stdout = std::io::BufWriter::with_capacity(256 * 1024, std::io::stdout().lock());
         let mut out = RecordWriter::new(
             Box::new(stdout) as Box<dyn Write>,

@@ -58,7 +58,7 @@ ls shards/*.ndjson | parallel 'triage-parse {} | triage-group > {.}.partial'; tr
 
     fn run(self, diag: &mut Diag) -> anyhow::Result<u8> {
         let config = Config::load_or_default(self.config.as_deref())?;
-        let inputs = cli::inputs(&self.files)?;
+        let inputs = cli::inputs(&self.files, diag)?;
         let mut out = RecordWriter::stdout(self.common.line_buffered);
         out.record(&Header::for_tool(Self::NAME))?;
         let mut grouper = Grouper::with_buffer(config.scoring.recovery_window, self.buffer_events);

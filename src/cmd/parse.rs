@@ -90,7 +90,7 @@ triage-parse --since 2026-04-25 traces.jsonl | jq -c 'select(.action_succeeded =
             anyhow::bail!("--since {since} is not before --until {until}: no event could be kept");
         }
         let config = Config::load_or_default(self.config.as_deref())?;
-        let inputs = cli::inputs(&self.files)?;
+        let inputs = cli::inputs(&self.files, diag)?;
         let settings = DecodeSettings {
             filter: TimeFilter {
                 since: self.since,

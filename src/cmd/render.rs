@@ -124,7 +124,7 @@ triage-render --format csv scored.ndjson > patterns.csv",
         self.output.check()?;
         let config = Config::load_or_default(self.config.as_deref())?;
         let mut report = Report::default();
-        for input in &cli::inputs(&self.files)? {
+        for input in &cli::inputs(&self.files, diag)? {
             let events_before = report.events_not_shown;
             read_records(input, &mut report)?;
             let events = report.events_not_shown - events_before;

@@ -54,7 +54,7 @@ triage-group --merge shards/*.partial | triage-score --config triage.toml",
 
     fn run(self, diag: &mut Diag) -> anyhow::Result<u8> {
         let config = Config::load_or_default(self.config.as_deref())?;
-        let inputs = cli::inputs(&self.files)?;
+        let inputs = cli::inputs(&self.files, diag)?;
         let mut out = RecordWriter::stdout(self.common.line_buffered);
         out.record(&Header::for_tool(Self::NAME))?;
         let mut batch: Option<Batch> = None;
