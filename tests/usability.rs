@@ -384,3 +384,18 @@ fn mixed_inputs_name_the_files() {
         "stderr: {err}"
     );
 }
+
+/// `--strict` is about skipped input: a tool that reads none does not offer
+/// it, and the receiver says it keeps serving after a bad request.
+#[test]
+fn strict_is_described_only_where_it_does_something() {
+    let gen_help = String::from_utf8(ok("triage-gen", &["--help"], b"")).unwrap();
+    assert!(!gen_help.contains("--strict"), "{gen_help}");
+    let recv_help = String::from_utf8(ok("triage-recv", &["--help"], b"")).unwrap();
+    assert!(recv_help.contains("no effect"), "{recv_help}");
+    let parse_help = String::from_utf8(ok("triage-parse", &["--help"], b"")).unwrap();
+    assert!(
+        parse_help.contains("Stop at the first input"),
+        "{parse_help}"
+    );
+}

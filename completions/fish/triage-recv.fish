@@ -8,8 +8,8 @@ complete -c triage-recv -l generate -d 'Print this tool\'s man page or shell com
 bash\t''
 zsh\t''
 fish\t''"
-complete -c triage-recv -l strict -d 'Stop at the first input that cannot be read, with exit status 2, instead of skipping it with a warning'
 complete -c triage-recv -s q -l quiet -d 'Print no warnings (errors are still printed)'
 complete -c triage-recv -l line-buffered -d 'Flush every record as soon as it is written (for `tail -f` pipelines)'
+complete -c triage-recv -l strict -d 'Accepted for symmetry, no effect: a request that cannot be read is answered 400 and the receiver goes on'
 complete -c triage-recv -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c triage-recv -s V -l version -d 'Print version'

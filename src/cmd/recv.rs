@@ -21,7 +21,14 @@ use crate::recv::{self, Control, LineSink, Settings};
 /// OpenTelemetry Collector's file exporter, so `triage-recv | triage-parse`
 /// works.
 #[derive(Parser, Debug)]
-#[command(name = "triage-recv", version)]
+#[command(
+    name = "triage-recv",
+    version,
+    // A receiver does not stop for one sender's bad request.
+    mut_arg("strict", |a| a.help(
+        "Accepted for symmetry, no effect: a request that cannot be read is answered 400 and the receiver goes on"
+    ))
+)]
 pub struct Args {
     /// Address to listen on. Anything but loopback exposes the receiver to the network: set --token then.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:4318")]

@@ -10,7 +10,12 @@ use crate::tracegen::{GenSpec, generate};
 /// runs and A agents, with failure streaks, recoveries, divergence fields
 /// and, with --messy, the mess real files have.
 #[derive(Parser, Debug)]
-#[command(name = "triage-gen", version)]
+#[command(
+    name = "triage-gen",
+    version,
+    // It reads no input, so there is nothing to be strict about.
+    mut_arg("strict", |a| a.hide(true))
+)]
 pub struct Args {
     /// Number of events.
     #[arg(long, short = 'n', default_value_t = 10_000)]
