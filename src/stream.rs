@@ -11,7 +11,7 @@ use crate::json_scan::{
     Field, LineScratch, ScanError, Stepped, Value, array_items, visit_object_in,
 };
 use crate::ndjson::{Chunk, ChunkReader};
-use crate::record::{EventView, KindProbe, SCHEMA};
+use crate::record::{EventView, KindProbe, SCHEMA, json_reason};
 use crate::task_share;
 use crate::timestamp::Timestamp;
 use crate::waiting::Waiting;
@@ -410,7 +410,7 @@ fn decode<'c>(line: Line<'c>, scratch: &mut Scratch<'c>) -> Result<Record<'c>, B
         return decode_event(line, scratch);
     }
     let probe: KindProbe =
-        serde_json::from_slice(line.bytes).map_err(|e| Bad::Skip(json_reason(&e)))?;
+        serde_json::from_slice(line.bytes).map_err(|e| Bad::Skip(json_reason(line.bytes, &e)))?;
     match probe.kind.as_deref() {
         None => Err(Bad::Skip(
             "record has no \"kind\" (trace files go through triage-parse first)".to_string(),
@@ -687,15 +687,6 @@ fn scan_event<'c>(line: Line<'c>, scratch: &mut Scratch<'c>) -> Result<Record<'c
         },
         at,
     ))
-}
-
-fn json_reason(e: &serde_json::Error) -> String {
-    let s = e.to_string();
-    let s = match s.find(" at line ") {
-        Some(i) if e.is_data() => s[..i].to_string(),
-        _ => s,
-    };
-    s.replace('`', "\"")
 }
 
 #[cfg(test)]

@@ -220,9 +220,47 @@ fn score_reads_many_patterns_in_order_and_names_the_first_bad_one() {
         good,
         common::ndjson(&[common::batch(2, 0)])
     );
-    let (code, _, err) = run("triage-score", &[], bad.as_bytes());
+    let (code, _, err) = run("triage-score", &["--strict"], bad.as_bytes());
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("<stdin>:2003: bad pattern record"), "{err}");
+    assert!(
+        err.contains("triage-score: error: <stdin>:2003: bad pattern record"),
+        "{err}"
+    );
+}
+
+/// A pattern record that does not read is skipped with a warning naming
+/// the line and the field, and counted in the batch; --strict makes it the
+/// error.
+#[test]
+fn score_skips_a_bad_pattern_with_a_warning() {
+    let mut bad = common::pattern("bad", "t", "agent_error", 1, 5.0);
+    bad["frequency"] = serde_json::json!("x");
+    let input = common::ndjson(&[
+        common::header(),
+        common::batch(2, 1),
+        bad,
+        common::pattern("good", "t", "agent_error", 2, 5.0),
+    ]);
+    let (code, out, err) = run("triage-score", &[], input.as_bytes());
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains(
+            "triage-score: warning: <stdin>:3: bad pattern record: frequency: invalid type: \
+             string \"x\", expected a non-negative integer; skipped"
+        ),
+        "{err}"
+    );
+    let recs = records(&out);
+    let scored = patterns(&recs);
+    assert_eq!(scored.len(), 1);
+    assert_eq!(scored[0]["agent_id"], "good");
+    assert_eq!(of_kind(&recs, "batch")[0]["skipped"], 2);
+    let (code, _, err) = run("triage-score", &["--strict"], input.as_bytes());
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("triage-score: error: <stdin>:3: bad pattern record: frequency:"),
+        "{err}"
+    );
 }
 
 #[test]

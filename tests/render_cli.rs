@@ -30,26 +30,84 @@ fn refuses_a_newer_schema_naming_the_line() {
 }
 
 #[test]
-fn a_bad_line_is_an_error_naming_file_and_line() {
+fn a_bad_line_is_skipped_with_a_warning_naming_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("scored.ndjson");
     std::fs::write(&path, format!("{}\n\n{{\"kind\":\"pattern\"\n", header())).unwrap();
     render()
         .arg(&path)
         .assert()
+        .code(0)
+        .stderr(predicate::str::contains(format!(
+            "triage-render: warning: {}:3:",
+            path.display()
+        )))
+        .stdout(predicate::str::contains("1 input line could not be read"));
+    render()
+        .arg("--strict")
+        .arg(&path)
+        .assert()
         .code(2)
-        .stderr(predicate::str::contains(format!("{}:3:", path.display())));
+        .stderr(predicate::str::contains(format!(
+            "triage-render: error: {}:3:",
+            path.display()
+        )));
     std::fs::write(&path, "{\"kind\":\"verdict\",\"run_id\":\"r\"}\n").unwrap();
     render()
         .arg(&path)
         .assert()
-        .code(2)
-        .stderr(predicate::str::contains(":1: missing field \"agent_id\""));
+        .code(0)
+        .stderr(predicate::str::contains(
+            ":1: missing field \"agent_id\"; skipped",
+        ));
 }
 
-/// Lines are parsed in parallel but reported in order: of several bad
-/// lines the first is named, and a second batch is refused at its own line
-/// even when a bad line follows it.
+/// A pattern record with a field of the wrong type is skipped with the
+/// field and the reason, and the other patterns are shown; score fields
+/// that do not read are not taken for a missing triage-score.
+#[test]
+fn a_bad_pattern_is_skipped_naming_the_field() {
+    let mut bad_frequency = pattern("bad", "t", "agent_error", 1, 9.0);
+    bad_frequency["frequency"] = json!("x");
+    let mut bad_score = pattern("worse", "t", "agent_error", 1, 8.0);
+    bad_score["final_score"] = json!("abc");
+    let good = pattern("good", "t", "agent_error", 1, 5.0);
+    let input = ndjson(&[header(), batch(2, 0), bad_frequency, bad_score, good]);
+    for format in ["md", "table", "html", "json", "csv"] {
+        let out = render()
+            .args(["-f", format])
+            .write_stdin(input.clone())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{format}: {err}");
+        assert!(
+            err.contains("<stdin>:3: frequency: invalid type: string \"x\", expected a non-negative integer; skipped"),
+            "{err}"
+        );
+        assert!(
+            err.contains(
+                "<stdin>:4: final_score: invalid type: string \"abc\", expected a number; skipped"
+            ),
+            "{err}"
+        );
+        assert!(!err.contains("not scored"), "{err}");
+        let out = String::from_utf8_lossy(&out.stdout);
+        assert!(out.contains("good") && !out.contains("worse"), "{out}");
+    }
+    render()
+        .arg("--strict")
+        .write_stdin(input)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "triage-render: error: <stdin>:3: frequency:",
+        ));
+}
+
+/// Lines are parsed in parallel but reported in order: under --strict, of
+/// several bad lines the first is named, and a second batch is refused at
+/// its own line even when a bad line follows it.
 #[test]
 fn the_first_bad_line_is_the_one_named() {
     let mut lines = vec![header(), batch(2, 0)];
@@ -59,6 +117,7 @@ fn the_first_bad_line_is_the_one_named() {
     let good = ndjson(&lines);
     let with = |extra: &str| format!("{good}{extra}");
     render()
+        .arg("--strict")
         .write_stdin(with("{\"kind\":\"pattern\"\n{nope\n"))
         .assert()
         .code(2)
@@ -197,7 +256,7 @@ fn output_file_is_written_whole() {
         "no temporary file left"
     );
     render()
-        .args(["-o"])
+        .args(["--strict", "-o"])
         .arg(&out)
         .write_stdin("not json\n")
         .assert()
