@@ -494,3 +494,26 @@ fn triage_group_reads_the_same_on_any_number_of_threads() {
         assert_eq!(err, warnings, "{threads} threads");
     }
 }
+
+/// Empty input is no error for any stage: triage-score writes its header
+/// and the empty batch triage-group writes for no events; patterns
+/// without a batch stay an error.
+#[test]
+fn empty_input_is_an_empty_batch_and_patterns_need_one() {
+    let (code, group, err) = run("triage-group", &[], b"");
+    assert_eq!(code, 0, "{err}");
+    let (code, score, err) = run("triage-score", &[], b"");
+    assert_eq!(code, 0, "{err}");
+    let batch_of = |out: &[u8]| of_kind(&records(out), "batch")[0].clone();
+    let recs = records(&score);
+    assert_eq!(recs.len(), 2, "header and batch");
+    assert_eq!(
+        recs[0]["producer"],
+        format!("triage-score {}", env!("CARGO_PKG_VERSION"))
+    );
+    assert_eq!(batch_of(&score), batch_of(&group));
+    let orphan = common::ndjson(&[common::pattern("a", "t", "agent_error", 1, 5.0)]);
+    let (code, _, err) = run("triage-score", &[], orphan.as_bytes());
+    assert_eq!(code, 2);
+    assert!(err.contains("pattern records but no batch record"), "{err}");
+}

@@ -95,8 +95,18 @@ triage-group --merge shards/*.partial | triage-score --config triage.toml",
             Ok(())
         })?;
         pending.decode_into(&mut patterns, diag)?;
-        let mut batch =
-            batch.context("no batch record in the input: score reads triage-group output")?;
+        // No records at all is an empty batch, as triage-group writes for
+        // no events; patterns without their batch cannot be scored.
+        let mut batch = match batch {
+            Some(batch) => batch,
+            None if patterns.is_empty() => Batch {
+                kind: "batch".into(),
+                ..Batch::default()
+            },
+            None => anyhow::bail!(
+                "pattern records but no batch record in the input: score reads triage-group output"
+            ),
+        };
         batch.skipped += skipped + pending.skipped;
         score(&batch, &mut patterns, &config.scoring);
         out.record(&batch)?;
