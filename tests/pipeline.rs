@@ -517,3 +517,32 @@ fn empty_input_is_an_empty_batch_and_patterns_need_one() {
     assert_eq!(code, 2);
     assert!(err.contains("pattern records but no batch record"), "{err}");
 }
+
+/// The scoring configuration owns the recovery window: patterns grouped
+/// with another window are recounted (with a warning), so `recovered` and
+/// `recovery_rate` never contradict each other.
+#[test]
+fn recovered_and_recovery_rate_agree_whatever_window_grouped_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("rw1.toml");
+    std::fs::write(&cfg, "[scoring]\nrecovery_window = 1\n").unwrap();
+    let cfg = cfg.to_str().unwrap();
+    let events = ok("triage-parse", &["examples/monday.ndjson"], b"");
+    let grouped = ok("triage-group", &["-c", cfg], &events);
+    for (args, warns) in [(vec![], true), (vec!["-c", cfg], false)] {
+        let (code, out, err) = run("triage-score", &args, &grouped);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(err.contains("recovery window"), warns, "{args:?}: {err}");
+        for p in patterns(&records(&out)) {
+            let (freq, recovered) = (
+                p["frequency"].as_u64().unwrap(),
+                p["recovered"].as_u64().unwrap(),
+            );
+            assert_eq!(
+                p["recovery_rate"].as_f64().unwrap(),
+                recovered as f64 / freq as f64,
+                "{args:?}: {p}"
+            );
+        }
+    }
+}

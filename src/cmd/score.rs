@@ -108,7 +108,19 @@ triage-group --merge shards/*.partial | triage-score --config triage.toml",
             ),
         };
         batch.skipped += skipped + pending.skipped;
-        score(&batch, &mut patterns, &config.scoring);
+        let recounted = score(&batch, &mut patterns, &config.scoring);
+        if recounted > 0 {
+            let window = config.scoring.recovery_window;
+            diag.warn(
+                "recovery-window",
+                format_args!(
+                    "{recounted} of {} patterns were grouped with another recovery window than this \
+one ({window}); their \"recovered\" is recounted with {window} (give triage-group and triage-score \
+the same --config)",
+                    patterns.len()
+                ),
+            );
+        }
         out.record(&batch)?;
         for p in &patterns {
             out.record(p)?;
