@@ -155,13 +155,24 @@ fn unknown_kinds_and_fields_are_ignored() {
 
 #[test]
 fn no_patterns_is_an_all_clear() {
-    let md = stdout_of(&[], ndjson(&[header(), batch(3, 0)]));
+    let clean = |runs| {
+        let mut b = batch(runs, 0);
+        b["failures_total"] = json!(0);
+        ndjson(&[header(), b])
+    };
+    let md = stdout_of(&[], clean(3));
     assert!(md.contains("All clear: no failures in 3 runs."), "{md}");
     assert!(!md.contains("## #"));
-    let table = stdout_of(&["-f", "table"], ndjson(&[header(), batch(1, 0)]));
+    let table = stdout_of(&["-f", "table"], clean(1));
     assert!(
         table.contains("All clear: no failures in 1 run."),
         "{table}"
+    );
+    // Failures whose patterns were all skipped are no all-clear.
+    let md = stdout_of(&[], ndjson(&[header(), batch(3, 0)]));
+    assert!(
+        md.contains("No patterns to show, though the batch counts 4 failure events"),
+        "{md}"
     );
 }
 
@@ -472,4 +483,38 @@ fn html_escapes_every_text_from_a_trace() {
         html.contains("default-src 'none'"),
         "the page forbids scripts"
     );
+}
+
+/// triage-explain output alone: the summary counts the runs its verdicts
+/// cover instead of claiming no run was read, and evidence sentences stay
+/// apart in every format that shows them.
+#[test]
+fn root_causes_alone_count_their_runs_and_separate_evidence() {
+    let verdict = |run: &str| {
+        json!({"kind":"verdict","run_id":run,"agent_id":"coder","step":5,
+            "category":"bad_tool_call","blame":"agent","confidence":0.45,
+            "evidence":["the call, not the tool, was wrong","a later call succeeded"],
+            "candidates":[]})
+    };
+    let finding = json!({"kind":"finding","run_id":"r1","step":5,"agent_id":"coder",
+        "category":"bad_tool_call","title":"a refused call","detector":"bad_tool_call",
+        "confidence":0.45,"symptom":false,"evidence":["it failed","it was retried"]});
+    let input = ndjson(&[header(), verdict("r1"), verdict("r2"), finding]);
+    for format in ["md", "table", "html"] {
+        let out = stdout_of(&["-f", format], input.clone());
+        assert!(
+            out.contains("2 runs analyzed, 2 root-cause verdicts."),
+            "{format}: {out}"
+        );
+        for wrong in ["0 runs", "Nothing to report", "All clear"] {
+            assert!(!out.contains(wrong), "{format}: {out}");
+        }
+        assert!(
+            out.contains("the call, not the tool, was wrong; a later call succeeded"),
+            "{format}: {out}"
+        );
+        assert!(out.contains("it failed; it was retried"), "{format}: {out}");
+    }
+    let json: serde_json::Value = serde_json::from_str(&stdout_of(&["-f", "json"], input)).unwrap();
+    assert_eq!(json["runs_total"], 2);
 }

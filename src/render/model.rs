@@ -224,17 +224,35 @@ impl Report {
         self.patterns.iter().all(|p| p.scores().is_some())
     }
 
-    /// Runs in the batch (or, without one, as the scored patterns say).
+    /// Runs in the batch; without one, the most of what the scored
+    /// patterns say, what the `source` records count, and the runs the
+    /// verdicts and findings name (triage-explain output has no batch).
     pub fn runs_total(&self) -> u64 {
-        match &self.batch {
-            Some(b) => b.runs_total,
-            None => self
-                .patterns
-                .iter()
-                .filter_map(|p| p.scores().map(|s| s.runs_total))
-                .max()
-                .unwrap_or(0),
+        if let Some(b) = &self.batch {
+            return b.runs_total;
         }
+        let scored = self
+            .patterns
+            .iter()
+            .filter_map(|p| p.scores().map(|s| s.runs_total))
+            .max()
+            .unwrap_or(0);
+        let read = self.sources.iter().map(|s| s.runs).sum();
+        let explained: HashSet<&str> = self
+            .verdicts
+            .iter()
+            .map(|v| v.run_id.as_str())
+            .chain(self.findings.iter().map(|f| f.run_id.as_str()))
+            .collect();
+        scored.max(read).max(explained.len() as u64)
+    }
+
+    /// True when the report holds root causes (triage-explain output) and
+    /// no batch or pattern: it has no pattern figures to show.
+    pub fn is_root_causes_only(&self) -> bool {
+        self.batch.is_none()
+            && self.patterns.is_empty()
+            && (!self.verdicts.is_empty() || !self.findings.is_empty())
     }
 
     /// The inputs the records came from.
