@@ -546,9 +546,101 @@ pub struct KindProbe<'a> {
     pub schema: Option<u64>,
 }
 
+/// Why a record line could not be read, for a message that already names
+/// the file and line: serde_json's reason without its "at line 1", with
+/// the column of a syntax error; for a line that is JSON but not an object
+/// (most often one line of pretty-printed records), what records look
+/// like; and the field at fault first when a value has the wrong type
+/// (`frequency: invalid type: string "x", expected a non-negative
+/// integer`). Every stage words bad records with it.
+pub fn json_reason(line: &[u8], e: &serde_json::Error) -> String {
+    // Rust's type names mean nothing to someone editing a record.
+    let msg = crate::cli::json_reason(e)
+        .replace("expected u64", "expected a non-negative integer")
+        .replace("expected i64", "expected an integer")
+        .replace("expected f64", "expected a number");
+    if !e.is_data() {
+        return format!("not valid JSON: {msg} at column {}", e.column());
+    }
+    if !line.trim_ascii_start().starts_with(b"{") {
+        return "not a JSON object: records are one object per line, as triage-parse \
+                writes them (a trace file goes through triage-parse first, pretty-printed \
+                records through `jq -c .`)"
+            .to_string();
+    }
+    // "missing field", "duplicate field" name it already.
+    match field_at(line, e.column()) {
+        Some(field) if !msg.contains(" field ") => format!("{field}: {msg}"),
+        _ => msg,
+    }
+}
+
+/// The top-level member of a JSON object line that holds byte `column`
+/// (1-based, where serde_json stopped).
+fn field_at(line: &[u8], column: usize) -> Option<String> {
+    let text = std::str::from_utf8(line).ok()?;
+    let mut members = Vec::new();
+    crate::json_scan::object_members(text, &mut members).ok()?;
+    // The scanner's keys are slices of the line: their offsets say where
+    // each member starts, and the last to start before the column holds it.
+    let start =
+        |key: &crate::json_scan::Value<'_>| key.raw().as_ptr() as usize - text.as_ptr() as usize;
+    members
+        .iter()
+        .rev()
+        .find(|(key, _)| start(key) < column)
+        .and_then(|(key, _)| key.as_str())
+        .map(Cow::into_owned)
+}
+
+impl Pattern {
+    /// Reads a pattern record; the error is a [`json_reason`]. Scores that
+    /// do not read leave `score` empty: see [`Pattern::check_unscored`].
+    pub fn from_line(line: &[u8]) -> Result<Pattern, String> {
+        serde_json::from_slice(line).map_err(|e| json_reason(line, &e))
+    }
+
+    /// `self`, read from `line` without scores, unless the record has a
+    /// score field (`has` says whether it has a member of that name): then
+    /// the reason its scores did not read.
+    pub fn check_unscored(
+        self,
+        line: &[u8],
+        has: impl Fn(&str) -> bool,
+    ) -> Result<Pattern, String> {
+        if !Scores::FIELDS.iter().any(|f| has(f)) {
+            return Ok(self);
+        }
+        match serde_json::from_slice::<Scores>(line) {
+            Err(e) => Err(json_reason(line, &e)),
+            // Unreachable while `score` reads the same fields; kept an error.
+            Ok(_) => Err("score fields that do not read as scores".to_string()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_reason_names_the_field_and_a_syntax_errors_column() {
+        let reason = |line: &str| {
+            let e = serde_json::from_str::<Pattern>(line).unwrap_err();
+            json_reason(line.as_bytes(), &e)
+        };
+        assert_eq!(
+            reason(r#"{"kind":"pattern","frequency":"x","pattern_id":"p"}"#),
+            "frequency: invalid type: string \"x\", expected a non-negative integer"
+        );
+        let nested = reason(r#"{"kind":"pattern","pattern_id":"p","run_counts":{"r":"x"}}"#);
+        assert!(nested.starts_with("run_counts: "), "{nested}");
+        assert!(reason(r#"{"kind":"pattern"}"#).starts_with("missing field \"pattern_id\""));
+        assert_eq!(
+            reason(r#"{"kind":"pat"#),
+            "not valid JSON: EOF while parsing a string at column 12"
+        );
+    }
 
     #[test]
     fn field_lists_name_what_a_scored_pattern_writes() {

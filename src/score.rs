@@ -17,7 +17,13 @@ const TREND_BAND: f64 = 0.3;
 
 /// Scores every pattern and sorts them by final score, highest first; equal
 /// scores keep their first-appearance order.
-pub fn score(batch: &Batch, patterns: &mut [Pattern], cfg: &ScoringConfig) {
+///
+/// The scoring configuration owns the recovery window (DESIGN.md §3): each
+/// pattern's `recovered` is recounted with it from `recovery_latencies`, so
+/// that it and `recovery_rate` never contradict each other. Returns how
+/// many patterns had been counted with another window (grouped with a
+/// different configuration), for the caller to warn about.
+pub fn score(batch: &Batch, patterns: &mut [Pattern], cfg: &ScoringConfig) -> usize {
     let max_freq = patterns
         .iter()
         .map(|p| p.frequency)
@@ -32,7 +38,13 @@ pub fn score(batch: &Batch, patterns: &mut [Pattern], cfg: &ScoringConfig) {
         .map(|(i, r)| (r.as_str(), i))
         .collect();
     let windows = trend_windows(batch.run_order.len());
+    let mut recounted = 0;
     for p in patterns.iter_mut() {
+        let recovered = recovered_within(&p.recovery_latencies, cfg.recovery_window);
+        if p.recovered != recovered {
+            p.recovered = recovered;
+            recounted += 1;
+        }
         let s = score_one(p, max_freq, batch.runs_total, cfg);
         let trend = match &windows {
             None => "insufficient data".to_string(),
@@ -50,17 +62,17 @@ pub fn score(batch: &Batch, patterns: &mut [Pattern], cfg: &ScoringConfig) {
             s.rank = i as u64 + 1;
         }
     }
+    recounted
 }
 
 fn score_one(p: &Pattern, max_freq: u64, runs_total: u64, cfg: &ScoringConfig) -> Scores {
     let freq = p.frequency.max(1) as f64;
     // Same operation order as the reference, so the floats agree bit for bit.
     let frequency_score = (p.frequency as f64 / max_freq as f64) * 10.0;
-    let recovered = recovered_within(&p.recovery_latencies, cfg.recovery_window);
     let recovery_rate = if p.frequency == 0 {
         0.0
     } else {
-        recovered as f64 / freq
+        p.recovered as f64 / freq
     };
     let multiplier = if recovery_rate > 0.0 {
         1.0
@@ -180,6 +192,29 @@ mod tests {
             run_order: runs.iter().map(|r| r.to_string()).collect(),
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn recovered_is_recounted_with_the_scoring_window() {
+        let b = batch(&["r"]);
+        // Grouped with a window of 1: the failure at offset 3 was not counted.
+        let mut ps = vec![pattern("agent_error", 2, &[(1, 1), (3, 1)], &[("r", 2)])];
+        ps[0].recovered = 1;
+        assert_eq!(score(&b, &mut ps, &ScoringConfig::default()), 1);
+        let s = ps[0].score.as_ref().unwrap();
+        assert_eq!((ps[0].recovered, s.recovery_rate), (2, 1.0));
+        let one = ScoringConfig {
+            recovery_window: 1,
+            ..ScoringConfig::default()
+        };
+        assert_eq!(score(&b, &mut ps, &one), 1);
+        let s = ps[0].score.as_ref().unwrap();
+        assert_eq!((ps[0].recovered, s.recovery_rate), (1, 0.5));
+        assert_eq!(
+            score(&b, &mut ps, &one),
+            0,
+            "same window: nothing recounted"
+        );
     }
 
     fn scored(b: &Batch, ps: Vec<Pattern>) -> Vec<Pattern> {

@@ -11,7 +11,7 @@ use crate::json_scan::{
     Field, LineScratch, ScanError, Stepped, Value, array_items, visit_object_in,
 };
 use crate::ndjson::{Chunk, ChunkReader};
-use crate::record::{EventView, KindProbe, SCHEMA};
+use crate::record::{EventView, KindProbe, SCHEMA, json_reason};
 use crate::task_share;
 use crate::timestamp::Timestamp;
 use crate::waiting::Waiting;
@@ -410,7 +410,7 @@ fn decode<'c>(line: Line<'c>, scratch: &mut Scratch<'c>) -> Result<Record<'c>, B
         return decode_event(line, scratch);
     }
     let probe: KindProbe =
-        serde_json::from_slice(line.bytes).map_err(|e| Bad::Skip(unreadable(line.bytes, &e)))?;
+        serde_json::from_slice(line.bytes).map_err(|e| Bad::Skip(json_reason(line.bytes, &e)))?;
     match probe.kind.as_deref() {
         None => Err(Bad::Skip(
             "record has no \"kind\" (trace files go through triage-parse first)".to_string(),
@@ -687,23 +687,6 @@ fn scan_event<'c>(line: Line<'c>, scratch: &mut Scratch<'c>) -> Result<Record<'c
         },
         at,
     ))
-}
-
-/// Why a record line could not be read. A line that is not an object is
-/// most often one line of pretty-printed JSON, which says so once rather
-/// than as serde's "expected struct" on every line.
-fn unreadable(line: &[u8], e: &serde_json::Error) -> String {
-    if !line.trim_ascii_start().starts_with(b"{") {
-        return "not a JSON object: records are one object per line, as triage-parse \
-                writes them (a trace file goes through triage-parse first, pretty-printed \
-                records through `jq -c .`)"
-            .to_string();
-    }
-    let reason = crate::cli::json_reason(e);
-    match e.is_data() {
-        true => reason,
-        false => format!("not valid JSON: {reason} at column {}", e.column()),
-    }
 }
 
 #[cfg(test)]

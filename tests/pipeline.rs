@@ -220,9 +220,47 @@ fn score_reads_many_patterns_in_order_and_names_the_first_bad_one() {
         good,
         common::ndjson(&[common::batch(2, 0)])
     );
-    let (code, _, err) = run("triage-score", &[], bad.as_bytes());
+    let (code, _, err) = run("triage-score", &["--strict"], bad.as_bytes());
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("<stdin>:2003: bad pattern record"), "{err}");
+    assert!(
+        err.contains("triage-score: error: <stdin>:2003: bad pattern record"),
+        "{err}"
+    );
+}
+
+/// A pattern record that does not read is skipped with a warning naming
+/// the line and the field, and counted in the batch; --strict makes it the
+/// error.
+#[test]
+fn score_skips_a_bad_pattern_with_a_warning() {
+    let mut bad = common::pattern("bad", "t", "agent_error", 1, 5.0);
+    bad["frequency"] = serde_json::json!("x");
+    let input = common::ndjson(&[
+        common::header(),
+        common::batch(2, 1),
+        bad,
+        common::pattern("good", "t", "agent_error", 2, 5.0),
+    ]);
+    let (code, out, err) = run("triage-score", &[], input.as_bytes());
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains(
+            "triage-score: warning: <stdin>:3: bad pattern record: frequency: invalid type: \
+             string \"x\", expected a non-negative integer; skipped"
+        ),
+        "{err}"
+    );
+    let recs = records(&out);
+    let scored = patterns(&recs);
+    assert_eq!(scored.len(), 1);
+    assert_eq!(scored[0]["agent_id"], "good");
+    assert_eq!(of_kind(&recs, "batch")[0]["skipped"], 2);
+    let (code, _, err) = run("triage-score", &["--strict"], input.as_bytes());
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("triage-score: error: <stdin>:3: bad pattern record: frequency:"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -454,5 +492,57 @@ fn triage_group_reads_the_same_on_any_number_of_threads() {
         let (out, err) = group_on(threads);
         assert!(out == one, "{threads} threads: other records than with one");
         assert_eq!(err, warnings, "{threads} threads");
+    }
+}
+
+/// Empty input is no error for any stage: triage-score writes its header
+/// and the empty batch triage-group writes for no events; patterns
+/// without a batch stay an error.
+#[test]
+fn empty_input_is_an_empty_batch_and_patterns_need_one() {
+    let (code, group, err) = run("triage-group", &[], b"");
+    assert_eq!(code, 0, "{err}");
+    let (code, score, err) = run("triage-score", &[], b"");
+    assert_eq!(code, 0, "{err}");
+    let batch_of = |out: &[u8]| of_kind(&records(out), "batch")[0].clone();
+    let recs = records(&score);
+    assert_eq!(recs.len(), 2, "header and batch");
+    assert_eq!(
+        recs[0]["producer"],
+        format!("triage-score {}", env!("CARGO_PKG_VERSION"))
+    );
+    assert_eq!(batch_of(&score), batch_of(&group));
+    let orphan = common::ndjson(&[common::pattern("a", "t", "agent_error", 1, 5.0)]);
+    let (code, _, err) = run("triage-score", &[], orphan.as_bytes());
+    assert_eq!(code, 2);
+    assert!(err.contains("pattern records but no batch record"), "{err}");
+}
+
+/// The scoring configuration owns the recovery window: patterns grouped
+/// with another window are recounted (with a warning), so `recovered` and
+/// `recovery_rate` never contradict each other.
+#[test]
+fn recovered_and_recovery_rate_agree_whatever_window_grouped_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("rw1.toml");
+    std::fs::write(&cfg, "[scoring]\nrecovery_window = 1\n").unwrap();
+    let cfg = cfg.to_str().unwrap();
+    let events = ok("triage-parse", &["examples/monday.ndjson"], b"");
+    let grouped = ok("triage-group", &["-c", cfg], &events);
+    for (args, warns) in [(vec![], true), (vec!["-c", cfg], false)] {
+        let (code, out, err) = run("triage-score", &args, &grouped);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(err.contains("recovery window"), warns, "{args:?}: {err}");
+        for p in patterns(&records(&out)) {
+            let (freq, recovered) = (
+                p["frequency"].as_u64().unwrap(),
+                p["recovered"].as_u64().unwrap(),
+            );
+            assert_eq!(
+                p["recovery_rate"].as_f64().unwrap(),
+                recovered as f64 / freq as f64,
+                "{args:?}: {p}"
+            );
+        }
     }
 }

@@ -30,26 +30,84 @@ fn refuses_a_newer_schema_naming_the_line() {
 }
 
 #[test]
-fn a_bad_line_is_an_error_naming_file_and_line() {
+fn a_bad_line_is_skipped_with_a_warning_naming_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("scored.ndjson");
     std::fs::write(&path, format!("{}\n\n{{\"kind\":\"pattern\"\n", header())).unwrap();
     render()
         .arg(&path)
         .assert()
+        .code(0)
+        .stderr(predicate::str::contains(format!(
+            "triage-render: warning: {}:3:",
+            path.display()
+        )))
+        .stdout(predicate::str::contains("1 input line could not be read"));
+    render()
+        .arg("--strict")
+        .arg(&path)
+        .assert()
         .code(2)
-        .stderr(predicate::str::contains(format!("{}:3:", path.display())));
+        .stderr(predicate::str::contains(format!(
+            "triage-render: error: {}:3:",
+            path.display()
+        )));
     std::fs::write(&path, "{\"kind\":\"verdict\",\"run_id\":\"r\"}\n").unwrap();
     render()
         .arg(&path)
         .assert()
-        .code(2)
-        .stderr(predicate::str::contains(":1: missing field \"agent_id\""));
+        .code(0)
+        .stderr(predicate::str::contains(
+            ":1: missing field \"agent_id\"; skipped",
+        ));
 }
 
-/// Lines are parsed in parallel but reported in order: of several bad
-/// lines the first is named, and a second batch is refused at its own line
-/// even when a bad line follows it.
+/// A pattern record with a field of the wrong type is skipped with the
+/// field and the reason, and the other patterns are shown; score fields
+/// that do not read are not taken for a missing triage-score.
+#[test]
+fn a_bad_pattern_is_skipped_naming_the_field() {
+    let mut bad_frequency = pattern("bad", "t", "agent_error", 1, 9.0);
+    bad_frequency["frequency"] = json!("x");
+    let mut bad_score = pattern("worse", "t", "agent_error", 1, 8.0);
+    bad_score["final_score"] = json!("abc");
+    let good = pattern("good", "t", "agent_error", 1, 5.0);
+    let input = ndjson(&[header(), batch(2, 0), bad_frequency, bad_score, good]);
+    for format in ["md", "table", "html", "json", "csv"] {
+        let out = render()
+            .args(["-f", format])
+            .write_stdin(input.clone())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{format}: {err}");
+        assert!(
+            err.contains("<stdin>:3: frequency: invalid type: string \"x\", expected a non-negative integer; skipped"),
+            "{err}"
+        );
+        assert!(
+            err.contains(
+                "<stdin>:4: final_score: invalid type: string \"abc\", expected a number; skipped"
+            ),
+            "{err}"
+        );
+        assert!(!err.contains("not scored"), "{err}");
+        let out = String::from_utf8_lossy(&out.stdout);
+        assert!(out.contains("good") && !out.contains("worse"), "{out}");
+    }
+    render()
+        .arg("--strict")
+        .write_stdin(input)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "triage-render: error: <stdin>:3: frequency:",
+        ));
+}
+
+/// Lines are parsed in parallel but reported in order: under --strict, of
+/// several bad lines the first is named, and a second batch is refused at
+/// its own line even when a bad line follows it.
 #[test]
 fn the_first_bad_line_is_the_one_named() {
     let mut lines = vec![header(), batch(2, 0)];
@@ -59,6 +117,7 @@ fn the_first_bad_line_is_the_one_named() {
     let good = ndjson(&lines);
     let with = |extra: &str| format!("{good}{extra}");
     render()
+        .arg("--strict")
         .write_stdin(with("{\"kind\":\"pattern\"\n{nope\n"))
         .assert()
         .code(2)
@@ -96,13 +155,24 @@ fn unknown_kinds_and_fields_are_ignored() {
 
 #[test]
 fn no_patterns_is_an_all_clear() {
-    let md = stdout_of(&[], ndjson(&[header(), batch(3, 0)]));
+    let clean = |runs| {
+        let mut b = batch(runs, 0);
+        b["failures_total"] = json!(0);
+        ndjson(&[header(), b])
+    };
+    let md = stdout_of(&[], clean(3));
     assert!(md.contains("All clear: no failures in 3 runs."), "{md}");
     assert!(!md.contains("## #"));
-    let table = stdout_of(&["-f", "table"], ndjson(&[header(), batch(1, 0)]));
+    let table = stdout_of(&["-f", "table"], clean(1));
     assert!(
         table.contains("All clear: no failures in 1 run."),
         "{table}"
+    );
+    // Failures whose patterns were all skipped are no all-clear.
+    let md = stdout_of(&[], ndjson(&[header(), batch(3, 0)]));
+    assert!(
+        md.contains("No patterns to show, though the batch counts 4 failure events"),
+        "{md}"
     );
 }
 
@@ -197,7 +267,7 @@ fn output_file_is_written_whole() {
         "no temporary file left"
     );
     render()
-        .args(["-o"])
+        .args(["--strict", "-o"])
         .arg(&out)
         .write_stdin("not json\n")
         .assert()
@@ -413,4 +483,38 @@ fn html_escapes_every_text_from_a_trace() {
         html.contains("default-src 'none'"),
         "the page forbids scripts"
     );
+}
+
+/// triage-explain output alone: the summary counts the runs its verdicts
+/// cover instead of claiming no run was read, and evidence sentences stay
+/// apart in every format that shows them.
+#[test]
+fn root_causes_alone_count_their_runs_and_separate_evidence() {
+    let verdict = |run: &str| {
+        json!({"kind":"verdict","run_id":run,"agent_id":"coder","step":5,
+            "category":"bad_tool_call","blame":"agent","confidence":0.45,
+            "evidence":["the call, not the tool, was wrong","a later call succeeded"],
+            "candidates":[]})
+    };
+    let finding = json!({"kind":"finding","run_id":"r1","step":5,"agent_id":"coder",
+        "category":"bad_tool_call","title":"a refused call","detector":"bad_tool_call",
+        "confidence":0.45,"symptom":false,"evidence":["it failed","it was retried"]});
+    let input = ndjson(&[header(), verdict("r1"), verdict("r2"), finding]);
+    for format in ["md", "table", "html"] {
+        let out = stdout_of(&["-f", format], input.clone());
+        assert!(
+            out.contains("2 runs analyzed, 2 root-cause verdicts."),
+            "{format}: {out}"
+        );
+        for wrong in ["0 runs", "Nothing to report", "All clear"] {
+            assert!(!out.contains(wrong), "{format}: {out}");
+        }
+        assert!(
+            out.contains("the call, not the tool, was wrong; a later call succeeded"),
+            "{format}: {out}"
+        );
+        assert!(out.contains("it failed; it was retried"), "{format}: {out}");
+    }
+    let json: serde_json::Value = serde_json::from_str(&stdout_of(&["-f", "json"], input)).unwrap();
+    assert_eq!(json["runs_total"], 2);
 }

@@ -11,7 +11,7 @@ use crate::cli::{self, CommonArgs, Diag, Input, Tool};
 use crate::config::{Config, ScoringConfig};
 use crate::ndjson::ChunkReader;
 use crate::outfile::AtomicFile;
-use crate::render::model::ReportLine;
+use crate::render::model::{BadLine, ReportLine};
 use crate::render::{self, OutputFormat, RenderOptions, Report, TableStyle};
 
 /// Render scored triage records (batch and pattern from triage-score, and
@@ -126,7 +126,7 @@ triage-render --format csv scored.ndjson > patterns.csv",
         let mut report = Report::default();
         for input in &cli::inputs(&self.files, diag)? {
             let events_before = report.events_not_shown;
-            read_records(input, &mut report)?;
+            read_records(input, &mut report, self.common.strict, diag)?;
             let events = report.events_not_shown - events_before;
             if events > 0 {
                 diag.warn(
@@ -146,9 +146,16 @@ triage-render --format csv scored.ndjson > patterns.csv",
 }
 
 /// Reads every record of one input into the report, each chunk's lines
-/// parsed in parallel and added in order; a bad line is an error naming
-/// the file and line.
-fn read_records(input: &Input, report: &mut Report) -> anyhow::Result<()> {
+/// parsed in parallel and added in order. A line that does not read is
+/// skipped with a warning naming the file and line (an error under
+/// `strict`), and counted in the report; a newer schema or a second batch
+/// is an error.
+fn read_records(
+    input: &Input,
+    report: &mut Report,
+    strict: bool,
+    diag: &mut Diag,
+) -> anyhow::Result<()> {
     let mut reader = ChunkReader::new(input.open()?);
     while let Some(mut chunk) = reader
         .next_chunk()
@@ -160,8 +167,17 @@ fn read_records(input: &Input, report: &mut Report) -> anyhow::Result<()> {
             .map(|&(number, bytes)| (number, ReportLine::parse(bytes)))
             .collect();
         for (number, line) in parsed {
-            line.and_then(|line| report.add(line))
-                .map_err(|e| anyhow::anyhow!("{}:{number}: {e}", input.name()))?;
+            let at = || format!("{}:{number}", input.name());
+            match line {
+                Ok(line) => report
+                    .add(line)
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", at()))?,
+                Err(BadLine::Skip(reason)) if !strict => {
+                    report.lines_skipped += 1;
+                    diag.warn("bad-record", format_args!("{}: {reason}; skipped", at()));
+                }
+                Err(bad) => anyhow::bail!("{}: {bad}", at()),
+            }
         }
     }
     Ok(())

@@ -59,8 +59,11 @@ triage-group --merge shards/*.partial | triage-score --config triage.toml",
         out.record(&Header::for_tool(Self::NAME))?;
         let mut batch: Option<Batch> = None;
         let mut patterns: Vec<Pattern> = Vec::new();
-        let mut pending = PendingPatterns::default();
-        let skipped = read_records(&inputs, diag, self.common.strict, |rec, loc, _| {
+        let mut pending = PendingPatterns {
+            strict: self.common.strict,
+            ..PendingPatterns::default()
+        };
+        let skipped = read_records(&inputs, diag, self.common.strict, |rec, loc, diag| {
             match rec {
                 Record::Header(line) => out.raw_line(line)?,
                 Record::Other {
@@ -68,7 +71,7 @@ triage-group --merge shards/*.partial | triage-score --config triage.toml",
                     line,
                 } => {
                     // Errors in input order: a bad pattern line before this.
-                    pending.decode_into(&mut patterns)?;
+                    pending.decode_into(&mut patterns, diag)?;
                     if batch.is_some() {
                         anyhow::bail!(
                             "{loc}: a second batch record; combine shards with `triage-group --merge` first"
@@ -82,20 +85,42 @@ triage-group --merge shards/*.partial | triage-score --config triage.toml",
                 Record::Other {
                     kind: "pattern",
                     line,
-                } => pending.push(loc.to_string(), line, &mut patterns)?,
+                } => pending.push(loc.to_string(), line, &mut patterns, diag)?,
                 Record::Other { line, .. } => out.raw_line(line)?,
                 Record::Event(..) => {
-                    pending.decode_into(&mut patterns)?;
+                    pending.decode_into(&mut patterns, diag)?;
                     anyhow::bail!("{loc}: an event record; group events with triage-group first")
                 }
             }
             Ok(())
         })?;
-        pending.decode_into(&mut patterns)?;
-        let mut batch =
-            batch.context("no batch record in the input: score reads triage-group output")?;
-        batch.skipped += skipped;
-        score(&batch, &mut patterns, &config.scoring);
+        pending.decode_into(&mut patterns, diag)?;
+        // No records at all is an empty batch, as triage-group writes for
+        // no events; patterns without their batch cannot be scored.
+        let mut batch = match batch {
+            Some(batch) => batch,
+            None if patterns.is_empty() => Batch {
+                kind: "batch".into(),
+                ..Batch::default()
+            },
+            None => anyhow::bail!(
+                "pattern records but no batch record in the input: score reads triage-group output"
+            ),
+        };
+        batch.skipped += skipped + pending.skipped;
+        let recounted = score(&batch, &mut patterns, &config.scoring);
+        if recounted > 0 {
+            let window = config.scoring.recovery_window;
+            diag.warn(
+                "recovery-window",
+                format_args!(
+                    "{recounted} of {} patterns were grouped with another recovery window than this \
+one ({window}); their \"recovered\" is recounted with {window} (give triage-group and triage-score \
+the same --config)",
+                    patterns.len()
+                ),
+            );
+        }
         out.record(&batch)?;
         for p in &patterns {
             out.record(p)?;
@@ -111,39 +136,57 @@ triage-group --merge shards/*.partial | triage-score --config triage.toml",
 /// pipeline (7.8-9.5 ms of its 16-22 ms after triage-group's output ended).
 #[derive(Default)]
 struct PendingPatterns {
-    /// Each line with where it was read, for the error.
+    /// Each line with where it was read, for the warning.
     lines: Vec<(String, Vec<u8>)>,
     bytes: usize,
+    /// A pattern that does not read is an error rather than skipped.
+    strict: bool,
+    /// Patterns skipped as unreadable.
+    skipped: u64,
 }
 
 impl PendingPatterns {
     /// Lines decoded together: a batch is decoded while the next arrives.
     const BATCH_BYTES: usize = 256 * 1024;
 
-    fn push(&mut self, loc: String, line: &[u8], into: &mut Vec<Pattern>) -> anyhow::Result<()> {
+    fn push(
+        &mut self,
+        loc: String,
+        line: &[u8],
+        into: &mut Vec<Pattern>,
+        diag: &mut Diag,
+    ) -> anyhow::Result<()> {
         self.bytes += line.len();
         self.lines.push((loc, line.to_vec()));
         if self.bytes >= Self::BATCH_BYTES {
-            self.decode_into(into)?;
+            self.decode_into(into, diag)?;
         }
         Ok(())
     }
 
-    /// Decodes the waiting lines in parallel onto `into`; the first bad
-    /// line's error.
-    fn decode_into(&mut self, into: &mut Vec<Pattern>) -> anyhow::Result<()> {
-        let decoded: Vec<anyhow::Result<Pattern>> = self
+    /// Decodes the waiting lines in parallel onto `into`. A line that does
+    /// not read is skipped with a warning, or is the error under --strict.
+    fn decode_into(&mut self, into: &mut Vec<Pattern>, diag: &mut Diag) -> anyhow::Result<()> {
+        let decoded: Vec<Result<Pattern, String>> = self
             .lines
             .par_iter()
-            .map(|(loc, line)| {
-                serde_json::from_slice(line).with_context(|| format!("{loc}: bad pattern record"))
-            })
+            .map(|(_, line)| Pattern::from_line(line))
             .collect();
+        for ((loc, _), pattern) in self.lines.iter().zip(decoded) {
+            match pattern {
+                Ok(p) => into.push(p),
+                Err(reason) if self.strict => anyhow::bail!("{loc}: bad pattern record: {reason}"),
+                Err(reason) => {
+                    self.skipped += 1;
+                    diag.warn(
+                        "bad-record",
+                        format_args!("{loc}: bad pattern record: {reason}; skipped"),
+                    );
+                }
+            }
+        }
         self.lines.clear();
         self.bytes = 0;
-        for pattern in decoded {
-            into.push(pattern?);
-        }
         Ok(())
     }
 }

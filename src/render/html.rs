@@ -145,14 +145,13 @@ pub fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::
     let mut page = String::with_capacity(64 * 1024);
     open_page(&mut page, opts);
     write_header(&mut page, report, opts);
-    if !report.is_comparison() {
+    // A report of root causes alone has no pattern figures for the tiles.
+    if !report.is_comparison() && !report.is_root_causes_only() {
         write_tiles(&mut page, report, opts);
         if report.patterns.is_empty() {
-            let _ = write!(
-                page,
-                r#"<p class="panel">{}</p>"#,
-                escape(&all_clear_text(report))
-            );
+            if let Some(text) = all_clear_text(report) {
+                let _ = write!(page, r#"<p class="panel">{}</p>"#, escape(&text));
+            }
         } else {
             write_charts(&mut page, report, opts);
             write_cards(&mut page, report, opts);
@@ -643,7 +642,7 @@ fn write_verdicts(page: &mut String, report: &Report) {
                 escape(&f.title),
                 if f.symptom { "symptom" } else { "suspect" },
                 escape(&f.detector),
-                escape(&f.evidence.join(" "))
+                escape(&words::evidence_text(&f.evidence))
             );
         }
         page.push_str("</table>");

@@ -63,8 +63,10 @@ pub fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::
     writeln!(out, "**{}**\n", summary_text(report, opts.top))?;
     write_sources(report, out)?;
     writeln!(out, "---\n")?;
-    if report.patterns.is_empty() {
-        writeln!(out, "{}", all_clear_text(report))?;
+    if report.patterns.is_empty()
+        && let Some(text) = all_clear_text(report)
+    {
+        writeln!(out, "{text}\n")?;
     }
     for p in report.patterns.iter().take(opts.top) {
         write_pattern(report, p, opts, out)?;
@@ -231,7 +233,7 @@ fn write_findings(report: &Report, out: &mut dyn Write) -> io::Result<()> {
             cell(&f.title),
             if f.symptom { "symptom" } else { "suspect" },
             cell(&f.detector),
-            cell(&f.evidence.join(" "))
+            cell(&words::evidence_text(&f.evidence))
         )?;
     }
     if let Some(more) = more_rows_text(report.findings.len().saturating_sub(ROWS_IN_TEXT)) {

@@ -161,6 +161,13 @@ pub fn date_text(t: Timestamp) -> String {
 /// your attention."
 pub fn summary_text(report: &Report, top: usize) -> String {
     let runs = words::count(report.runs_total(), "run", "runs");
+    if report.is_root_causes_only() {
+        let what = match report.verdicts.len() {
+            0 => words::count(report.findings.len() as u64, "finding", "findings"),
+            n => words::count(n as u64, "root-cause verdict", "root-cause verdicts"),
+        };
+        return format!("{runs} analyzed, {what}.");
+    }
     let n = report.patterns.len();
     if n == 0 {
         return format!("{runs} analyzed, no incident patterns.");
@@ -187,16 +194,25 @@ pub fn skipped_text(skipped: u64) -> Option<String> {
     })
 }
 
-/// The all-clear line of a report with no patterns; none when no run was
-/// read, since every input may have been skipped.
-pub fn all_clear_text(report: &Report) -> String {
-    match report.runs_total() {
+/// The line a report with no patterns shows instead of them: all clear
+/// only when runs were read and none failed. None for a report of root
+/// causes, which never had patterns to show.
+pub fn all_clear_text(report: &Report) -> Option<String> {
+    if report.is_root_causes_only() {
+        return None;
+    }
+    let failures = report.failures_total();
+    Some(match report.runs_total() {
         0 => "Nothing to report: no runs were read.".to_string(),
+        _ if failures > 0 => format!(
+            "No patterns to show, though the batch counts {}: see the warnings.",
+            words::count(failures, "failure event", "failure events")
+        ),
         runs => format!(
             "All clear: no failures in {}.",
             words::count(runs, "run", "runs")
         ),
-    }
+    })
 }
 
 #[cfg(test)]

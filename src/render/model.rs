@@ -10,7 +10,9 @@ use serde_json::{Map, Value};
 
 use super::comparison::{self, Comparison};
 use crate::json_scan;
-use crate::record::{Batch, Finding, KindProbe, Pattern, SCHEMA, Scores, SourceRec, Verdict};
+use crate::record::{
+    Batch, Finding, KindProbe, Pattern, SCHEMA, Scores, SourceRec, Verdict, json_reason,
+};
 use crate::timestamp::Timestamp;
 
 /// A pattern with the fields of its record that [`Pattern`] does not name
@@ -98,6 +100,9 @@ pub struct Report {
     /// `event` records read: a report shows patterns of events, so these
     /// mean a stage was left out, and the caller says so.
     pub events_not_shown: u64,
+    /// Lines the report itself skipped as unreadable (with a warning), on
+    /// top of what the stages upstream skipped.
+    pub lines_skipped: u64,
 }
 
 /// One NDJSON line as a report reads it, parsed on any thread and added in
@@ -119,28 +124,49 @@ pub enum ReportLine {
     Ignored,
 }
 
+/// Why a line is not in the report; the reason has no location.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BadLine {
+    /// A line that does not read as a record: skipped with a warning, or
+    /// an error under `--strict`.
+    Skip(String),
+    /// Records this build must not read on (a newer schema): always an error.
+    Fatal(String),
+}
+
+impl std::fmt::Display for BadLine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BadLine::Skip(reason) | BadLine::Fatal(reason) => f.write_str(reason),
+        }
+    }
+}
+
 impl ReportLine {
-    /// Reads one line; the error says what is wrong with it, without its
-    /// location.
-    pub fn parse(line: &[u8]) -> Result<Self, String> {
-        let probe: KindProbe<'_> = serde_json::from_slice(line).map_err(json_reason)?;
+    /// Reads one line.
+    pub fn parse(line: &[u8]) -> Result<Self, BadLine> {
+        let probe: KindProbe<'_> =
+            serde_json::from_slice(line).map_err(|e| BadLine::Skip(json_reason(line, &e)))?;
         let Some(kind) = probe.kind else {
-            return Err("not a triage record: no \"kind\" field".to_string());
+            return Err(BadLine::Skip(
+                "not a triage record: no \"kind\" field".to_string(),
+            ));
         };
-        Ok(match kind.as_ref() {
+        let record = match kind.as_ref() {
             "header" => {
-                check_schema(probe.schema)?;
-                ReportLine::Ignored
+                check_schema(probe.schema).map_err(BadLine::Fatal)?;
+                return Ok(ReportLine::Ignored);
             }
-            "batch" => ReportLine::Batch(parse(line)?),
-            "source" => ReportLine::Source(parse(line)?),
-            "pattern" => ReportLine::Pattern(Box::new(parse_pattern(line)?)),
-            "finding" => ReportLine::Finding(parse(line)?),
-            "verdict" => ReportLine::Verdict(parse(line)?),
-            "change" => ReportLine::Change(parse(line)?),
-            "event" => ReportLine::Event,
-            _ => ReportLine::Ignored,
-        })
+            "batch" => parse(line).map(ReportLine::Batch),
+            "source" => parse(line).map(ReportLine::Source),
+            "pattern" => parse_pattern(line).map(|p| ReportLine::Pattern(Box::new(p))),
+            "finding" => parse(line).map(ReportLine::Finding),
+            "verdict" => parse(line).map(ReportLine::Verdict),
+            "change" => parse(line).map(ReportLine::Change),
+            "event" => Ok(ReportLine::Event),
+            _ => Ok(ReportLine::Ignored),
+        };
+        record.map_err(BadLine::Skip)
     }
 }
 
@@ -161,7 +187,7 @@ impl Report {
     /// Adds one NDJSON line; kinds a report does not show are ignored. The
     /// error says what is wrong with the line, without its location.
     pub fn add_line(&mut self, line: &[u8]) -> Result<(), String> {
-        self.add(ReportLine::parse(line)?)
+        self.add(ReportLine::parse(line).map_err(|e| e.to_string())?)
     }
 
     /// Adds one line read with [`ReportLine::parse`].
@@ -198,17 +224,35 @@ impl Report {
         self.patterns.iter().all(|p| p.scores().is_some())
     }
 
-    /// Runs in the batch (or, without one, as the scored patterns say).
+    /// Runs in the batch; without one, the most of what the scored
+    /// patterns say, what the `source` records count, and the runs the
+    /// verdicts and findings name (triage-explain output has no batch).
     pub fn runs_total(&self) -> u64 {
-        match &self.batch {
-            Some(b) => b.runs_total,
-            None => self
-                .patterns
-                .iter()
-                .filter_map(|p| p.scores().map(|s| s.runs_total))
-                .max()
-                .unwrap_or(0),
+        if let Some(b) = &self.batch {
+            return b.runs_total;
         }
+        let scored = self
+            .patterns
+            .iter()
+            .filter_map(|p| p.scores().map(|s| s.runs_total))
+            .max()
+            .unwrap_or(0);
+        let read = self.sources.iter().map(|s| s.runs).sum();
+        let explained: HashSet<&str> = self
+            .verdicts
+            .iter()
+            .map(|v| v.run_id.as_str())
+            .chain(self.findings.iter().map(|f| f.run_id.as_str()))
+            .collect();
+        scored.max(read).max(explained.len() as u64)
+    }
+
+    /// True when the report holds root causes (triage-explain output) and
+    /// no batch or pattern: it has no pattern figures to show.
+    pub fn is_root_causes_only(&self) -> bool {
+        self.batch.is_none()
+            && self.patterns.is_empty()
+            && (!self.verdicts.is_empty() || !self.findings.is_empty())
     }
 
     /// The inputs the records came from.
@@ -221,10 +265,11 @@ impl Report {
 
     /// Input lines or values that could not be read upstream.
     pub fn skipped(&self) -> u64 {
-        match &self.batch {
+        let upstream = match &self.batch {
             Some(b) => b.skipped,
             None => self.sources.iter().map(|s| s.skipped).sum(),
-        }
+        };
+        upstream + self.lines_skipped
     }
 
     /// Failure events over all patterns.
@@ -377,15 +422,20 @@ fn check_schema(schema: Option<u64>) -> Result<(), String> {
 }
 
 fn parse<'a, T: Deserialize<'a>>(line: &'a [u8]) -> Result<T, String> {
-    serde_json::from_slice(line).map_err(json_reason)
+    serde_json::from_slice(line).map_err(|e| json_reason(line, &e))
 }
 
 /// Reads a pattern record in one pass, keeping as extra fields the members
 /// it does not write. A record the direct read refuses (one with a field
 /// twice, say) is read again through a map, which takes the last of
 /// duplicates, as Python does, and words the error.
+/// A record with score fields that do not read as scores is refused with
+/// their reason, not shown as an unscored pattern.
 fn parse_pattern(line: &[u8]) -> Result<ReportPattern, String> {
-    pattern_direct(line).map_or_else(|| pattern_via_map(line), Ok)
+    let ReportPattern { pattern, extra } =
+        pattern_direct(line).map_or_else(|| pattern_via_map(line), Ok)?;
+    let pattern = pattern.check_unscored(line, |name| extra.contains_key(name))?;
+    Ok(ReportPattern { pattern, extra })
 }
 
 fn pattern_direct(line: &[u8]) -> Option<ReportPattern> {
@@ -406,7 +456,15 @@ fn pattern_direct(line: &[u8]) -> Option<ReportPattern> {
 /// duplicated field wins.
 fn pattern_via_map(line: &[u8]) -> Result<ReportPattern, String> {
     let mut fields: Map<String, Value> = parse(line)?;
-    let pattern = Pattern::deserialize(Value::Object(fields.clone())).map_err(json_reason)?;
+    // Read from the line itself, so that the reason names the field.
+    let pattern = match Pattern::deserialize(Value::Object(fields.clone())) {
+        Ok(pattern) => pattern,
+        Err(e) => {
+            return Err(Pattern::from_line(line)
+                .err()
+                .unwrap_or_else(|| e.to_string()));
+        }
+    };
     if let Ok(Value::Object(known)) = serde_json::to_value(&pattern) {
         fields.retain(|k, _| !known.contains_key(k));
     }
@@ -414,17 +472,6 @@ fn pattern_via_map(line: &[u8]) -> Result<ReportPattern, String> {
         pattern,
         extra: fields,
     })
-}
-
-/// serde_json's message without its "at line 1 column 7" (the caller names
-/// the file and line).
-fn json_reason(e: serde_json::Error) -> String {
-    let msg = e.to_string();
-    let msg = match msg.find(" at line ") {
-        Some(i) => msg[..i].to_string(),
-        None => msg,
-    };
-    msg.replace('`', "\"")
 }
 
 #[cfg(test)]
@@ -440,7 +487,8 @@ mod tests {
         let lines = [
             PATTERN.to_string(),
             with(scores),
-            // Scores in part: they stay extra fields, as no Scores is read.
+            // Scores in part: both readings keep them as extra fields, and
+            // parse_pattern refuses the record (below).
             with(r#""severity_score":3,"rank":2"#),
             with(r#""na\u006de":"escaped key","x":[1,{"y":null}],"x":2"#),
         ];
@@ -454,6 +502,15 @@ mod tests {
                 r#"{"narrative":"It loops.","name":"escaped key","x":2}"#
             )
             .unwrap()
+        );
+        let partly = parse_pattern(lines[2].as_bytes()).unwrap_err();
+        assert!(partly.starts_with("missing field"), "{partly}");
+        let wrong = with(
+            r#""frequency_score":1.0,"severity_score":"high","recovery_rate":0.0,"final_score":1.0,"confidence":0.5,"confidence_label":"low","median_recovery_latency":null,"runs_seen":1,"runs_total":1,"trend":"new","rank":1"#,
+        );
+        assert_eq!(
+            parse_pattern(wrong.as_bytes()).unwrap_err(),
+            "severity_score: invalid type: string \"high\", expected a number"
         );
         // A duplicated field is refused by the direct reading only.
         let twice = with(r#""frequency":5"#);

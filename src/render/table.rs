@@ -22,7 +22,9 @@ pub fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::
             writeln!(out, "{text}")?;
         }
         if report.patterns.is_empty() {
-            writeln!(out, "{}", all_clear_text(report))?;
+            if let Some(text) = all_clear_text(report) {
+                writeln!(out, "{text}")?;
+            }
         } else {
             writeln!(out, "{}", pattern_table(report, opts))?;
             write_narratives(report, opts, out)?;
@@ -267,7 +269,7 @@ fn finding_table(report: &Report, style: TableStyle) -> Table {
             trace_cell(&f.category),
             trace_cell(&f.title),
             Cell::new(if f.symptom { "symptom" } else { "suspect" }),
-            trace_cell(&f.evidence.join(" ")),
+            trace_cell(&words::evidence_text(&f.evidence)),
         ]);
     }
     t

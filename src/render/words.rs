@@ -110,11 +110,16 @@ pub fn max_final_score(cfg: &ScoringConfig) -> f64 {
     cfg.frequency_weight * 10.0 + cfg.severity_weight * cfg.max_severity()
 }
 
-/// `n` and the noun in the right number: "1 run", "3 runs".
+/// Evidence sentences as one text: they carry no final stop, so each is
+/// set off by "; " rather than run into the next.
+pub fn evidence_text(evidence: &[String]) -> String {
+    evidence.join("; ")
+}
+
 /// A verdict's evidence as one text, after what the LLM judge said of it:
-/// "The LLM judge (m) moved candidate 2 first: reason. evidence…".
+/// "The LLM judge (m) moved candidate 2 first: reason. evidence; evidence".
 pub fn verdict_evidence(v: &Verdict) -> String {
-    let evidence = v.evidence.join(" ");
+    let evidence = evidence_text(&v.evidence);
     let Some(j) = &v.judge else {
         return evidence;
     };
@@ -123,13 +128,23 @@ pub fn verdict_evidence(v: &Verdict) -> String {
     } else {
         "agreed with the rules".to_string()
     };
-    let note = format!("The LLM judge ({}) {said}: {}", j.model, j.reason);
+    let reason = j.reason.trim();
+    // The reason is a sentence of the model's: ended, so the evidence
+    // after it starts a new one.
+    let stop = if reason.ends_with(['.', '!', '?']) {
+        ""
+    } else {
+        "."
+    };
+    let note = format!("The LLM judge ({}) {said}: {reason}{stop}", j.model);
     if evidence.is_empty() {
         note
     } else {
         format!("{note} {evidence}")
     }
 }
+
+/// `n` and the noun in the right number: "1 run", "3 runs".
 
 pub fn count(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
