@@ -464,6 +464,8 @@ fn html_escapes_every_text_from_a_trace() {
     src["sources"][0]["path"] = json!(HOSTILE[1]);
     records[1] = src;
     let md = stdout_of(&["--top", "4"], ndjson(&records)).to_lowercase();
+    // Backslash-escaped characters are literal text.
+    let md = md.replace(r"\\", "").replace(r"\`", "").replace(r"\<", "");
     for tag in ["<script", "<img", "<svg", "</style"] {
         let outside_code = md.split('`').step_by(2).any(|prose| prose.contains(tag));
         assert!(!outside_code, "{tag} outside a code span in markdown: {md}");
@@ -517,4 +519,23 @@ fn root_causes_alone_count_their_runs_and_separate_evidence() {
     }
     let json: serde_json::Value = serde_json::from_str(&stdout_of(&["-f", "json"], input)).unwrap();
     assert_eq!(json["runs_total"], 2);
+}
+
+/// Text from a trace cannot become markdown markup (a link, emphasis, a
+/// table cell) anywhere the markdown report writes it; the report's own
+/// markup stays.
+#[test]
+fn markdown_escapes_every_text_from_a_trace() {
+    let evil = "**x** [y](http://evil) | z";
+    let mut p = pattern(evil, "t", "agent_error", 1, 5.0);
+    p["display_name"] = json!(format!("[{evil}] t / agent_error / no-divergence"));
+    let verdict = json!({"kind":"verdict","run_id":"r1","agent_id":evil,"step":1,
+        "category":"c","blame":"agent","confidence":0.5,"evidence":[evil],"candidates":[]});
+    let md = stdout_of(&[], ndjson(&[header(), batch(2, 0), p, verdict]));
+    let escaped = r"\*\*x\*\* [y\](http\://evil) \| z";
+    assert!(md.contains(&format!("## #1 - [{escaped}] t /")), "{md}");
+    assert!(md.contains(&format!("Agent {escaped} hit")), "{md}");
+    assert!(md.contains(&format!("| r1 | {escaped} | 1 |")), "{md}");
+    assert!(!md.replace(r"\](", "").contains("]("), "a live link: {md}");
+    assert!(md.contains("| Final Score | **5.00** |"), "{md}");
 }

@@ -13,8 +13,7 @@ use super::{
 };
 use crate::record::Scores;
 
-/// Markdown markup: trace text goes in as it is, except what would break a
-/// line or a table, or become HTML where the report is shown as HTML.
+/// Markdown markup: trace text is escaped so that it shows as written.
 struct Md;
 
 impl Markup for Md {
@@ -38,20 +37,49 @@ fn one_line(s: &str) -> Cow<'_, str> {
     }
 }
 
-/// Prose from a trace: one line, and no tag a markdown viewer would pass
-/// on as HTML (code spans need no such care: their content is literal).
+/// Text from a trace (agent, tool and run ids, classifications, names,
+/// evidence, narratives) as markdown that shows it as written, wherever
+/// it goes: a heading, a table cell or prose. It is put on one line, and
+/// every character that could start markup is backslash-escaped: emphasis
+/// (`*`, `~`, and `_` except inside a word, where it never is one), links,
+/// images and link definitions (a `]` followed by `(`, `[` or `:`, so that
+/// names like "[planner] move" read as the reference writes them), HTML
+/// and autolinks (`<`, `>`, `&`), table cells
+/// (`|`), headings' closing `#`, code spans, and the `:` of a bare URL,
+/// which GitHub would link. The one escaping function of this format;
+/// never applied to the report's own markup. (Code spans need no escaping:
+/// their content is literal.)
 fn text(s: &str) -> Cow<'_, str> {
     let line = one_line(s);
-    if line.contains(['<', '>']) {
-        Cow::Owned(line.replace('<', "&lt;").replace('>', "&gt;"))
-    } else {
-        line
+    let special = |c: char| {
+        matches!(
+            c,
+            '\\' | '`' | '*' | '_' | '~' | ']' | '<' | '>' | '&' | '|' | '#' | ':'
+        )
+    };
+    if !line.contains(special) {
+        return line;
     }
-}
-
-/// Text for a table cell: prose, pipes escaped.
-fn cell(s: &str) -> String {
-    text(s).replace('|', "\\|")
+    let chars: Vec<char> = line.chars().collect();
+    let mut out = String::with_capacity(line.len() + 8);
+    for (i, &c) in chars.iter().enumerate() {
+        let before = i.checked_sub(1).map(|j| chars[j]);
+        let after = chars.get(i + 1).copied();
+        let escape = match c {
+            '_' => {
+                !(before.is_some_and(char::is_alphanumeric)
+                    && after.is_some_and(char::is_alphanumeric))
+            }
+            ':' => chars[i + 1..].starts_with(&['/', '/']),
+            ']' => matches!(after, Some('(' | '[' | ':')),
+            c => special(c),
+        };
+        if escape {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    Cow::Owned(out)
 }
 
 pub fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
@@ -202,7 +230,8 @@ fn write_metrics(
     writeln!(out, "| Metric | Value |")?;
     writeln!(out, "|--------|-------|")?;
     for (name, value) in rows {
-        writeln!(out, "| {name} | {} |", cell(&value))?;
+        // The report's own figures and markup: not escaped.
+        writeln!(out, "| {name} | {value} |")?;
     }
     writeln!(out)
 }
@@ -226,14 +255,14 @@ fn write_findings(report: &Report, out: &mut dyn Write) -> io::Result<()> {
         writeln!(
             out,
             "| {} | {} | {} | {} | {} | {} | {} | {} |",
-            cell(&f.run_id),
+            text(&f.run_id),
             f.step,
-            cell(&f.agent_id),
-            cell(&f.category),
-            cell(&f.title),
+            text(&f.agent_id),
+            text(&f.category),
+            text(&f.title),
             if f.symptom { "symptom" } else { "suspect" },
-            cell(&f.detector),
-            cell(&words::evidence_text(&f.evidence))
+            text(&f.detector),
+            text(&words::evidence_text(&f.evidence))
         )?;
     }
     if let Some(more) = more_rows_text(report.findings.len().saturating_sub(ROWS_IN_TEXT)) {
@@ -256,13 +285,13 @@ fn write_verdict_table(report: &Report, out: &mut dyn Write) -> io::Result<()> {
         writeln!(
             out,
             "| {} | {} | {} | {} | {} | {:.2} | {} |",
-            cell(&v.run_id),
-            cell(&v.agent_id),
+            text(&v.run_id),
+            text(&v.agent_id),
             v.step,
-            cell(&v.category),
-            cell(&v.blame),
+            text(&v.category),
+            text(&v.blame),
             v.confidence,
-            cell(&words::verdict_evidence(v))
+            text(&words::verdict_evidence(v))
         )?;
     }
     if let Some(more) = more_rows_text(report.verdicts.len().saturating_sub(ROWS_IN_TEXT)) {
@@ -299,11 +328,11 @@ fn write_section(section: &Section, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "## {}\n", text(&section.title))?;
     match &section.block {
         Block::Table { columns, rows } => {
-            let header: Vec<String> = columns.iter().map(|c| cell(c)).collect();
+            let header: Vec<String> = columns.iter().map(|c| text(c).into_owned()).collect();
             writeln!(out, "| {} |", header.join(" | "))?;
             writeln!(out, "|{}", "---|".repeat(columns.len()))?;
             for row in rows {
-                let cells: Vec<String> = row.iter().map(|c| cell(c)).collect();
+                let cells: Vec<String> = row.iter().map(|c| text(c).into_owned()).collect();
                 writeln!(out, "| {} |", cells.join(" | "))?;
             }
         }
@@ -318,4 +347,30 @@ fn write_section(section: &Section, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out, "\n{more}")?;
     }
     writeln!(out, "\n---\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trace_text_is_escaped_to_show_as_written() {
+        assert_eq!(
+            text("**x** [y](http://evil)"),
+            r"\*\*x\*\* [y\](http\://evil)"
+        );
+        assert_eq!(
+            text("a|b <i>&amp; #h ~s~ `c`"),
+            r"a\|b \<i\>\&amp; \#h \~s\~ \`c\`"
+        );
+        assert_eq!(text("_x_ and a\\b"), r"\_x\_ and a\\b");
+        assert_eq!(text("[ref]: x"), r"[ref\]: x");
+        // What cannot be markup is left alone, so names read as written.
+        assert_eq!(
+            text("[planner] call_external_api: 3"),
+            "[planner] call_external_api: 3"
+        );
+        assert!(matches!(text("plain"), Cow::Borrowed("plain")));
+        assert_eq!(text("two\nlines"), "two lines");
+    }
 }

@@ -145,7 +145,6 @@ pub fn verdict_evidence(v: &Verdict) -> String {
 }
 
 /// `n` and the noun in the right number: "1 run", "3 runs".
-
 pub fn count(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
