@@ -223,11 +223,20 @@ pub fn output_reads_as_failure(out: &str) -> bool {
         })
 }
 
-/// A member that holds a call's status: `status`, or one named like
-/// `response_status` or `resultStatus` (tools name it after what they
-/// return).
+/// A member that holds the call's own status: `status`, or
+/// `response_status`, `result_status`, `tool_status` or `call_status` (or
+/// camelCase). Not any `*_status`: a lookup that returns an order whose
+/// `payment_status` is "failed" has not failed itself.
 fn is_status_key(key: &str) -> bool {
-    key.eq_ignore_ascii_case("status") || key.ends_with("_status") || key.ends_with("Status")
+    let key = key.to_ascii_lowercase().replace('_', "");
+    [
+        "status",
+        "responsestatus",
+        "resultstatus",
+        "toolstatus",
+        "callstatus",
+    ]
+    .contains(&key.as_str())
 }
 
 /// A status value that says the call failed.
@@ -316,6 +325,10 @@ mod tests {
         assert!(!output_reads_as_failure(r#"{"response_status": "OK"}"#));
         assert!(!output_reads_as_failure(
             r#"{"error_count": 0, "status": "done"}"#
+        ));
+        // Data about something else, not the call's status.
+        assert!(!output_reads_as_failure(
+            r#"{"order_id": "1", "payment_status": "failed"}"#
         ));
     }
 
