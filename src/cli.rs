@@ -87,6 +87,10 @@ pub fn main<T: Tool>() -> ExitCode {
         Ok(args) => args,
         // Named like every other error, so a pipeline's stderr says which
         // of its tools refused its flags.
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            eprint!("{}: error: no command given\n\n{}", T::NAME, e.render());
+            return ExitCode::from(EXIT_ERROR);
+        }
         Err(e) if e.use_stderr() => {
             eprint!("{}: {}", T::NAME, e.render());
             return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(EXIT_ERROR));

@@ -102,3 +102,26 @@ fn triage_x_runs_triage_x() {
     assert_eq!(code, 2);
     assert!(err.contains("not a triage command"), "{err}");
 }
+
+/// `triage help X` shows the help of X, a tool run through `triage` as
+/// much as report or compare; `triage` alone says a command is missing.
+#[test]
+fn help_covers_every_command() {
+    let help = |args: &[&str]| {
+        let (code, out, err) = run("triage", args, b"");
+        assert_eq!(code, 0, "triage {args:?}: {err}");
+        String::from_utf8(out).unwrap()
+    };
+    assert!(help(&["help", "parse"]).contains("Usage: triage-parse"));
+    assert!(help(&["help", "diff"]).contains("--fail-on"));
+    assert!(help(&["help", "report"]).contains("Usage: triage report"));
+    let own = help(&["help"]);
+    assert_eq!(own, help(&["--help"]));
+    assert!(own.contains("triage help X shows the help of X"), "{own}");
+    let (code, _, err) = run("triage", &["help", "frobnicate"], b"");
+    assert_eq!(code, 2);
+    assert!(err.contains("not a triage command"), "{err}");
+    let (code, _, err) = run("triage", &[], b"");
+    assert_eq!(code, 2);
+    assert!(err.starts_with("triage: error: no command given"), "{err}");
+}

@@ -20,7 +20,16 @@ use crate::render::Report;
 /// says whether a change made things better or worse; `triage X ARGS` runs
 /// the tool triage-X.
 #[derive(Parser, Debug)]
-#[command(name = "triage", version, about, long_about = None)]
+#[command(
+    name = "triage",
+    version,
+    about,
+    long_about = None,
+    // `help` is ours: clap's knows only report and compare, not the tools.
+    disable_help_subcommand = true,
+    after_help = "Tools: triage X ARGS runs triage-X ARGS, for X in parse, group, score, \
+render, diff, explain, alert, recv and gen. triage help X shows the help of X."
+)]
 pub struct Args {
     #[command(subcommand)]
     pub command: Command,
@@ -32,7 +41,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Compare two batches and render the comparison report.
     Compare(CompareArgs),
-    /// Run triage-X with the remaining arguments (parse, group, score, render, diff, …).
+    /// Run triage-X with the remaining arguments (parse, group, score, render, diff, …);
+    /// `help X` shows the help of X.
     #[command(external_subcommand)]
     External(Vec<OsString>),
 }
@@ -152,12 +162,34 @@ fn compare(a: CompareArgs, diag: &mut Diag) -> anyhow::Result<u8> {
     Ok(a.sides.gate(&changes, diag))
 }
 
+/// `triage help [X]`: triage's own help, that of report or compare, or
+/// that of the tool triage-X.
+fn help(topic: Option<&OsString>) -> anyhow::Result<u8> {
+    use clap::CommandFactory;
+    let mut triage = Args::command();
+    let Some(topic) = topic.filter(|t| *t != "help") else {
+        triage.print_help()?;
+        return Ok(cli::EXIT_OK);
+    };
+    if let Some(sub) = triage.find_subcommand_mut(topic) {
+        let mut sub = sub
+            .clone()
+            .bin_name(format!("triage {}", topic.to_string_lossy()));
+        sub.print_help()?;
+        return Ok(cli::EXIT_OK);
+    }
+    external(vec![topic.clone(), OsString::from("--help")])
+}
+
 /// Runs triage-X from beside this binary (or from PATH) with the rest of
 /// the arguments, and exits as it does.
 fn external(args: Vec<OsString>) -> anyhow::Result<u8> {
     let (name, rest) = args
         .split_first()
         .ok_or_else(|| anyhow::anyhow!("no command given"))?;
+    if name == "help" {
+        return help(rest.first());
+    }
     let tool = format!("triage-{}", name.to_string_lossy());
     let beside = std::env::current_exe()
         .ok()
