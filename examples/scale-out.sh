@@ -20,21 +20,31 @@ out=${1:?usage: scale-out.sh OUT_DIR SHARD...}
 shift
 [ $# -gt 0 ] || { echo "scale-out.sh: no shards given" >&2; exit 2; }
 BIN=${TRIAGE_BIN:-}
+# Partials of an earlier run into the same OUT_DIR must not join this merge.
 mkdir -p "$out/partials"
-map="${BIN}triage-parse {} | ${BIN}triage-group > $out/partials/{#}.ndjson"
+rm -f "$out"/partials/*.ndjson "$out/scored.ndjson"
+# pipefail: a shard triage-parse could not read fails its job, rather than
+# triage-group turning its empty output into an empty partial.
+map="bash -c 'set -o pipefail; ${BIN}triage-parse \"\$0\" | ${BIN}triage-group' {} > $out/partials/{#}.ndjson"
+failed() {
+  echo "scale-out.sh: a shard failed (see above); nothing merged" >&2
+  exit 2
+}
 if command -v parallel >/dev/null 2>&1; then
   parallel_args=(-j "${JOBS:-2}" --halt now,fail=1)
   [ -n "${SSHLOGIN:-}" ] && parallel_args+=(--sshlogin "$SSHLOGIN" --transferfile {} --return "$out/partials/{#}.ndjson")
-  parallel "${parallel_args[@]}" "$map" ::: "$@"
+  parallel "${parallel_args[@]}" "$map" ::: "$@" || failed
 else
   # Without GNU parallel: the same map, with xargs on this machine.
   i=0
   for shard in "$@"; do
     i=$((i + 1))
     printf '%s\0%s\0' "$shard" "$i"
-  done | xargs -0 -n 2 -P "${JOBS:-2}" sh -c "${BIN}triage-parse \"\$0\" | ${BIN}triage-group > '$out/partials/'\"\$1\".ndjson"
+  done | xargs -0 -n 2 -P "${JOBS:-2}" bash -c "set -o pipefail; ${BIN}triage-parse \"\$0\" | ${BIN}triage-group > '$out/partials/'\"\$1\".ndjson" \
+    || failed
 fi
 # Partials merge in shard order, so patterns keep their first-appearance order.
 (cd "$out/partials" && ls | sort -n) | sed "s|^|$out/partials/|" \
   | xargs "${BIN}triage-group" --merge | "${BIN}triage-score" > "$out/scored.ndjson"
-echo "scale-out.sh: $# shards merged into $out/scored.ndjson" >&2
+[ $# -eq 1 ] && shards="1 shard" || shards="$# shards"
+echo "scale-out.sh: $shards merged into $out/scored.ndjson" >&2
