@@ -198,3 +198,98 @@ fn sides_can_be_directories_stdin_or_any_stage_records() {
     assert_eq!(code, 2);
     assert!(err.contains("no-such-file.ndjson: no such file"), "{err}");
 }
+
+/// A batch with far fewer failures in every classification is no
+/// regression, although its top scores may rise: scores are scaled to each
+/// batch's most frequent pattern. The reverse change is one.
+#[test]
+fn regression_is_more_failures_not_a_rescaled_score() {
+    let dir = tempfile::tempdir().unwrap();
+    let batch = |name: &str, seed: &str, rate: &str| {
+        let p = dir.path().join(name);
+        let text = ok(
+            "triage-gen",
+            &[
+                "-n",
+                "5000",
+                "-r",
+                "50",
+                "--seed",
+                seed,
+                "--failure-rate",
+                rate,
+            ],
+            b"",
+        );
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let (worse, better) = (
+        batch("worse.ndjson", "2", "0.2"),
+        batch("better.ndjson", "1", "0.02"),
+    );
+    let cs = changes(&ok("triage-diff", &[&worse, &better], b""));
+    let rose = cs
+        .iter()
+        .filter(|c| c["scope"] == "classification")
+        .filter(|c| c["top_score_after"].as_f64() > c["top_score_before"].as_f64())
+        .count();
+    assert!(rose > 0, "the case this guards: some top score rises");
+    let gate = |b: &str, a: &str| run("triage-diff", &["--fail-on", "regression", b, a], b"");
+    let (code, _, err) = gate(&worse, &better);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = gate(&better, &worse);
+    assert_eq!(code, 1);
+    assert!(err.contains("failure events rose"), "{err}");
+}
+
+/// A side that holds records of no use to a comparison, or input that
+/// could not be read, is refused rather than compared as an empty batch;
+/// an empty file is an empty batch.
+#[test]
+fn a_side_with_nothing_to_compare_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let events = ok("triage-parse", &["examples/monday.ndjson"], b"");
+    let explained = dir.path().join("explained.ndjson");
+    std::fs::write(&explained, ok("triage-explain", &[], &events)).unwrap();
+    let x = explained.to_str().unwrap();
+    let (code, _, err) = run("triage-diff", &["--fail-on", "regression", x, x], b"");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("nothing to compare"), "{err}");
+    assert!(err.contains("only finding, verdict records"), "{err}");
+    let changes_out = ok(
+        "triage-diff",
+        &["examples/before.ndjson", "examples/monday.ndjson"],
+        b"",
+    );
+    let (code, _, err) = run(
+        "triage-diff",
+        &["-", "examples/monday.ndjson"],
+        &changes_out,
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("-: nothing to compare") && err.contains("change records"),
+        "{err}"
+    );
+    let garbage = dir.path().join("garbage.ndjson");
+    std::fs::write(&garbage, "not json\n").unwrap();
+    let (code, _, err) = run(
+        "triage-diff",
+        &[garbage.to_str().unwrap(), "examples/monday.ndjson"],
+        b"",
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("could not be read"), "{err}");
+    let empty = dir.path().join("empty.ndjson");
+    std::fs::write(&empty, "").unwrap();
+    assert_eq!(
+        run(
+            "triage-diff",
+            &[empty.to_str().unwrap(), "examples/monday.ndjson"],
+            b""
+        )
+        .0,
+        0
+    );
+}

@@ -134,21 +134,23 @@ fn pretty_printed_records_say_how_to_fix_them() {
     let first = records.split(|b| *b == b'\n').next().unwrap();
     let header: serde_json::Value = serde_json::from_slice(first).unwrap();
     let pretty = serde_json::to_string_pretty(&header).unwrap() + "\n";
-    let (code, _, err) = run("triage-group", &[], pretty.as_bytes());
-    assert_eq!(code, 0, "stderr: {err}");
-    assert!(
-        err.contains("<stdin>:1: not valid JSON: EOF while parsing an object at column 1;"),
-        "stderr: {err}"
-    );
-    assert!(
-        err.contains("<stdin>:2: not a JSON object: records are one object per line"),
-        "stderr: {err}"
-    );
-    assert!(err.contains("`jq -c .`"), "stderr: {err}");
-    assert!(
-        !err.contains("KindProbe") && !err.contains("line 1 column"),
-        "stderr: {err}"
-    );
+    for tool in ["triage-group", "triage-explain"] {
+        let (code, _, err) = run(tool, &[], pretty.as_bytes());
+        assert_eq!(code, 0, "{tool} stderr: {err}");
+        assert!(
+            err.contains("<stdin>:1: not valid JSON: EOF while parsing an object at column 1;"),
+            "{tool} stderr: {err}"
+        );
+        assert!(
+            err.contains("<stdin>:2: not a JSON object: records are one object per line"),
+            "{tool} stderr: {err}"
+        );
+        assert!(err.contains("`jq -c .`"), "{tool} stderr: {err}");
+        assert!(
+            !err.contains("KindProbe") && !err.contains("line 1 column"),
+            "{tool} stderr: {err}"
+        );
+    }
 }
 
 /// Events piped straight into triage-render are not silently reported as

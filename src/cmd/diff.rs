@@ -10,7 +10,7 @@ use crate::cli::{self, CommonArgs, Diag, Input, Tool, TraceFormatArg};
 use crate::config::Config;
 use crate::diff::{FailOn, compare, failing};
 use crate::ndjson::RecordWriter;
-use crate::pipeline::{AnalyzeOptions, analyze};
+use crate::pipeline::{Analysis, AnalyzeOptions, analyze};
 use crate::record::{Change, Header};
 
 /// Compare two batches (before and after a prompt change, a model upgrade,
@@ -37,11 +37,12 @@ pub struct SidesArgs {
     /// The later batch, likewise.
     #[arg(value_name = "AFTER")]
     pub after: PathBuf,
-    /// Exit 1 when this holds: `new` (a new pattern), `regression` (more failure or unrecovered events,
-    /// or a higher top score, in any classification), or `score>=X`. Repeatable.
+    /// Exit 1 when this holds: `new` (a new pattern), `regression` (more failure or unrecovered
+    /// events in any classification), or `score>=X` (a pattern after scores at least X; scores are
+    /// scaled to each batch, so `regression` does not compare them). Repeatable.
     #[arg(long, value_name = "COND")]
     pub fail_on: Vec<FailOn>,
-    /// Percent a count or score may grow before `regression` holds.
+    /// Percent a count may grow before `regression` holds.
     #[arg(long, value_name = "PCT", default_value_t = 0.0)]
     pub tolerance: f64,
     /// Configuration file ([scoring] as triage-score reads it).
@@ -116,8 +117,42 @@ pub fn diff_sides(
         anyhow::bail!("only one side can be stdin (-)");
     }
     let b = analyze(&side_inputs(before)?, opts, diag)?;
+    something_to_compare(before, &b)?;
     let a = analyze(&side_inputs(after)?, opts, diag)?;
+    something_to_compare(after, &a)?;
     Ok(compare(&b, &a, &opts.config.scoring))
+}
+
+/// Refuses a side that gave no events or patterns but did hold something:
+/// records of other kinds (triage-explain's, triage-diff's own) or input
+/// that could not be read. Compared as an empty batch, it would make
+/// everything on the other side new, or pass every gate. An empty input
+/// is an empty batch (a night without runs).
+fn something_to_compare(side: &Path, a: &Analysis) -> anyhow::Result<()> {
+    let read = a.batch.events_total > 0 || a.batch.runs_total > 0 || !a.patterns.is_empty();
+    if read || (a.other.is_empty() && a.batch.skipped == 0) {
+        return Ok(());
+    }
+    let mut kinds: Vec<String> = a
+        .other
+        .iter()
+        .filter_map(|line| serde_json::from_slice::<KindOnly>(line).ok()?.kind)
+        .collect();
+    kinds.sort();
+    kinds.dedup();
+    let held = match (kinds.is_empty(), a.batch.skipped) {
+        (false, _) => format!("it holds only {} records", kinds.join(", ")),
+        (true, n) => format!("{n} of its lines or values could not be read"),
+    };
+    anyhow::bail!(
+        "{}: nothing to compare: no events or patterns, and {held} (give trace files, events, or triage-group or triage-score output)",
+        side.display()
+    )
+}
+
+#[derive(serde::Deserialize)]
+struct KindOnly {
+    kind: Option<String>,
 }
 
 /// The exit status the `--fail-on` conditions give, each reason reported.

@@ -16,7 +16,7 @@ use crate::config::{Config, LlmConfig};
 use crate::explain::{self, Explanation, view::EventExtras, view::RunView, view::Step};
 use crate::llm::{Client, ProviderKind, Settings};
 use crate::ndjson::{ChunkReader, RecordWriter};
-use crate::record::{EventView, Header, KindProbe, Pattern, RunRec, SCHEMA};
+use crate::record::{EventView, Header, KindProbe, Pattern, RunRec, SCHEMA, json_reason};
 
 /// Trace each failed run back to the agent and step that caused it: run the
 /// detectors over every run's events, write what they found as `finding`
@@ -355,8 +355,8 @@ fn read_line(
     runs: &mut Runs,
     out: &mut RecordWriter<Box<dyn Write>>,
 ) -> Result<(), LineError> {
-    let probe: KindProbe = serde_json::from_slice(bytes)
-        .map_err(|e| LineError::Bad(format!("not valid JSON: {e}")))?;
+    let probe: KindProbe =
+        serde_json::from_slice(bytes).map_err(|e| LineError::Bad(json_reason(bytes, &e)))?;
     match probe.kind.as_deref() {
         Some("header") => {
             if let Some(schema) = probe.schema.filter(|&s| s > SCHEMA) {
@@ -367,10 +367,9 @@ fn read_line(
             out.raw_line(bytes).map_err(LineError::Io)
         }
         Some("event") | None => {
-            let ev: EventView =
-                serde_json::from_slice(bytes).map_err(|e| LineError::Bad(e.to_string()))?;
-            let extras: EventExtras =
-                serde_json::from_slice(bytes).map_err(|e| LineError::Bad(e.to_string()))?;
+            let bad = |e: serde_json::Error| LineError::Bad(json_reason(bytes, &e));
+            let ev: EventView = serde_json::from_slice(bytes).map_err(bad)?;
+            let extras: EventExtras = serde_json::from_slice(bytes).map_err(bad)?;
             let mut step = Step::from_event(&ev, extras);
             let run = runs.slot(&ev.run_id);
             if probe.kind.is_none() {
@@ -382,15 +381,15 @@ fn read_line(
             Ok(())
         }
         Some("run") => {
-            let rec: RunRec =
-                serde_json::from_slice(bytes).map_err(|e| LineError::Bad(e.to_string()))?;
+            let rec: RunRec = serde_json::from_slice(bytes)
+                .map_err(|e| LineError::Bad(json_reason(bytes, &e)))?;
             runs.slot(&rec.run_id);
             runs.records.insert(rec.run_id.clone(), rec);
             Ok(())
         }
         Some("pattern") if runs.keep_patterns => {
-            let fields: Map<String, Value> =
-                serde_json::from_slice(bytes).map_err(|e| LineError::Bad(e.to_string()))?;
+            let fields: Map<String, Value> = serde_json::from_slice(bytes)
+                .map_err(|e| LineError::Bad(json_reason(bytes, &e)))?;
             let typed = Pattern::deserialize(Value::Object(fields.clone()))
                 .map_err(|e| LineError::Bad(e.to_string()))?;
             runs.patterns.push((fields, typed));
