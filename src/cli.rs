@@ -335,6 +335,45 @@ pub fn json_reason(e: &serde_json::Error) -> String {
     s.replace('`', "\"")
 }
 
+/// A flag's number, refused when it is not finite (`nan`, `inf`): it
+/// would compare false with every score, silently.
+pub fn finite_number(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() => Ok(x),
+        Ok(_) => Err(format!("{s:?} is not a finite number")),
+        Err(_) => Err(format!("{s:?} is not a number")),
+    }
+}
+
+/// A flag's count that must be at least 1 (clap's own range check
+/// prints the type's maximum as the bound).
+pub fn positive<T: std::str::FromStr + TryFrom<u8> + PartialOrd>(s: &str) -> Result<T, String> {
+    let one = T::try_from(1).map_err(|_| "no 1 in this type".to_string())?;
+    match s.trim().parse::<T>() {
+        Ok(n) if n >= one => Ok(n),
+        Ok(_) => Err(format!("{s} is not at least 1")),
+        Err(_) => Err(format!("{s:?} is not a whole number")),
+    }
+}
+
+/// A flag's share: a number from 0 to 1.
+pub fn share(s: &str) -> Result<f64, String> {
+    match finite_number(s)? {
+        x if (0.0..=1.0).contains(&x) => Ok(x),
+        _ => Err(format!("{s} is not between 0 and 1")),
+    }
+}
+
+/// Why a file could not be opened to write (or to keep state in): as
+/// [`io_reason`], but a directory asks for a file's name, not for the
+/// files in it as an input would.
+pub fn output_reason(e: &io::Error) -> String {
+    match e.kind() {
+        io::ErrorKind::IsADirectory => "a directory: name the file to write".to_string(),
+        _ => io_reason(e),
+    }
+}
+
 /// An io error's reason without Rust's "(os error N)" suffix.
 pub fn io_reason(e: &io::Error) -> String {
     match e.kind() {

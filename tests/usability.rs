@@ -401,3 +401,61 @@ fn strict_is_described_only_where_it_does_something() {
         "{parse_help}"
     );
 }
+
+/// Values a flag cannot mean are refused by name, not clamped or let
+/// through to compare false with everything.
+#[test]
+fn flags_refuse_values_they_cannot_mean() {
+    for (tool, args, says) in [
+        ("triage-gen", &["-a", "9"][..], "9 is not in 1..=8"),
+        ("triage-gen", &["-r", "0"][..], "0 is not at least 1"),
+        (
+            "triage-gen",
+            &["--failure-rate", "2"][..],
+            "2 is not between 0 and 1",
+        ),
+        (
+            "triage-gen",
+            &["--failure-rate", "-0.1"][..],
+            "-0.1 is not between 0 and 1",
+        ),
+        (
+            "triage-gen",
+            &["--failure-rate", "nan"][..],
+            "\"nan\" is not a finite number",
+        ),
+        (
+            "triage-alert",
+            &["--threshold", "inf"][..],
+            "\"inf\" is not a finite number",
+        ),
+        ("triage-render", &["--top", "0"][..], "0 is not at least 1"),
+    ] {
+        let (code, _, err) = run(tool, args, b"");
+        assert_eq!(code, 2, "{tool} {args:?}: {err}");
+        assert!(err.contains(says), "{tool} {args:?}: {err}");
+    }
+}
+
+/// A directory where a file is to be written asks for the file's name.
+#[test]
+fn an_output_directory_asks_for_a_file_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let scored = ok("triage-score", &[], b"");
+    for (tool, args, stdin) in [
+        ("triage-recv", vec!["-o", d], &b""[..]),
+        (
+            "triage-alert",
+            vec!["--webhook", "http://127.0.0.1:9/", "--state", d],
+            &scored[..],
+        ),
+    ] {
+        let (code, _, err) = run(tool, &args, stdin);
+        assert_eq!(code, 2, "{tool}: {err}");
+        assert!(
+            err.contains("a directory: name the file to write"),
+            "{tool}: {err}"
+        );
+    }
+}

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
-use crate::cli::io_reason;
+use crate::cli::{io_reason, output_reason};
 use crate::outfile::AtomicFile;
 
 /// The state file's format version.
@@ -80,7 +80,7 @@ impl AlertState {
                 )
             })?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => OnDisk::default(),
-            Err(e) => anyhow::bail!("{}: {}", path.display(), io_reason(&e)),
+            Err(e) => anyhow::bail!("{}: {}", path.display(), output_reason(&e)),
         };
         Ok(AlertState {
             path: path.to_path_buf(),

@@ -40,7 +40,7 @@ pub struct Args {
     )]
     pub webhook: Option<String>,
     /// Fire for patterns whose final_score is at least this. Default: [alerting] threshold, else 10.
-    #[arg(long, value_name = "SCORE")]
+    #[arg(long, value_name = "SCORE", value_parser = cli::finite_number, allow_hyphen_values = true)]
     pub threshold: Option<f64>,
     /// A pattern that fired stays quiet this many seconds. Default: [alerting] cooldown_seconds, else 3600.
     #[arg(long, value_name = "SECONDS")]
@@ -147,10 +147,14 @@ triage report --format json runs/*.ndjson | triage-alert --dry-run | jq -c 'sele
                         diag.warn(
                             "send-failed",
                             format_args!(
-                                "{}: not delivered to {} after {} attempts: {}",
+                                "{}: not delivered to {} after {}: {}",
                                 pattern.pattern_id,
                                 report.webhook,
-                                report.attempts,
+                                crate::render::words::count(
+                                    u64::from(report.attempts),
+                                    "attempt",
+                                    "attempts"
+                                ),
                                 report.error.as_deref().unwrap_or("unknown error")
                             ),
                         );

@@ -41,7 +41,7 @@ pub struct Args {
     pub narrate: bool,
     /// With --narrate: the patterns narrated, the top N by rank.
     #[arg(long, short = 'n', value_name = "N", default_value_t = 3, requires = "narrate",
-          value_parser = clap::value_parser!(u64).range(1..))]
+          value_parser = crate::cli::positive::<u64>)]
     pub top: u64,
     /// Let an LLM re-rank the top 3 candidates of each failed run's verdict;
     /// the verdict follows its pick and notes its reason (field judge).
@@ -74,7 +74,7 @@ pub struct LlmArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=64))]
     pub concurrency: Option<u64>,
     /// Seconds one LLM request may take. Default: [llm] timeout_seconds, 60.
-    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "SECONDS", value_parser = crate::cli::positive::<u64>)]
     pub timeout: Option<u64>,
 }
 

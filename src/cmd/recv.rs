@@ -48,10 +48,10 @@ pub struct Args {
     #[arg(long, value_name = "BYTES", default_value = "16M", value_parser = parse_size)]
     pub max_body: usize,
     /// Connections served at once.
-    #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = 8, value_parser = crate::cli::positive::<u16>)]
     pub workers: u16,
     /// Connections that may wait for a worker; past that, new ones get 503 and retry.
-    #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u16).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = 64, value_parser = crate::cli::positive::<u16>)]
     pub queue: u16,
     #[command(flatten)]
     pub common: CommonArgs,
@@ -90,7 +90,9 @@ TRIAGE_RECV_TOKEN=s3cret triage-recv --listen 0.0.0.0:4318 -o /var/spool/triage/
                     .create(true)
                     .append(true)
                     .open(path)
-                    .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), cli::io_reason(&e)))?,
+                    .map_err(|e| {
+                        anyhow::anyhow!("{}: {}", path.display(), cli::output_reason(&e))
+                    })?,
             ),
             None => Box::new(io::stdout()),
         };

@@ -42,10 +42,10 @@ pub struct OutputArgs {
     pub format: OutputFormat,
     /// Patterns the markdown report details (and the HTML trend chart follows).
     #[arg(long, short = 'n', value_name = "N", default_value_t = 3,
-          value_parser = clap::value_parser!(u64).range(1..))]
+          value_parser = crate::cli::positive::<u64>)]
     pub top: u64,
     /// HTML only: reload the page every SECONDS (for a page cron regenerates).
-    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "SECONDS", value_parser = crate::cli::positive::<u64>)]
     pub refresh: Option<u64>,
     /// Write the report to FILE, atomically (temporary file, then rename; a device or FIFO is written in place).
     #[arg(long, short = 'o', value_name = "FILE")]

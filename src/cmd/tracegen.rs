@@ -21,16 +21,16 @@ pub struct Args {
     #[arg(long, short = 'n', default_value_t = 10_000)]
     pub events: u64,
     /// Number of runs.
-    #[arg(long, short = 'r', default_value_t = 100)]
+    #[arg(long, short = 'r', default_value_t = 100, value_parser = crate::cli::positive::<u64>)]
     pub runs: u64,
     /// Number of agents (at most 8).
-    #[arg(long, short = 'a', default_value_t = 4)]
+    #[arg(long, short = 'a', default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=8))]
     pub agents: u32,
     /// Seed: the same seed gives the same file.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
-    /// Share of agent turns that start a failure streak.
-    #[arg(long, default_value_t = 0.08)]
+    /// Share of agent turns that start a failure streak, from 0 to 1.
+    #[arg(long, default_value_t = 0.08, value_parser = crate::cli::share, allow_hyphen_values = true)]
     pub failure_rate: f64,
     /// Lax values, unknown labels, unreadable lines, shuffled and interleaved runs.
     #[arg(long)]
