@@ -125,3 +125,29 @@ fn help_covers_every_command() {
     assert_eq!(code, 2);
     assert!(err.starts_with("triage: error: no command given"), "{err}");
 }
+
+/// A side read from a directory of many files names the first ten and
+/// counts the rest, as the other reports' source lines do.
+#[test]
+fn compare_names_ten_sources_a_side_and_counts_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = String::from_utf8(ok("triage-gen", &["-n", "1200", "-r", "12"], b"")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, part) in lines.chunks(100).enumerate() {
+        std::fs::write(
+            dir.path().join(format!("part-{i:02}.ndjson")),
+            part.join("\n") + "\n",
+        )
+        .unwrap();
+    }
+    let d = dir.path().to_str().unwrap();
+    let (code, out, err) = with_date("triage", &["compare", d, d], b"");
+    assert_eq!(code, 0, "{err}");
+    let md = String::from_utf8(out).unwrap();
+    let before = md.lines().find(|l| l.starts_with("**Before:**")).unwrap();
+    assert!(
+        before.contains("part-09.ndjson and 2 more (12 runs, 1200 events)"),
+        "{before}"
+    );
+    assert!(!before.contains("part-10"), "{before}");
+}

@@ -84,8 +84,9 @@ fn side(name: &str, s: &SideSummary) -> (String, String) {
     (
         name.to_string(),
         format!(
-            "{} ({}, {})",
-            s.sources.join(", "),
+            "{}{} ({}, {})",
+            s.sources[..s.sources.len().min(super::SOURCES_NAMED)].join(", "),
+            super::more_sources_text(s.sources.len().saturating_sub(super::SOURCES_NAMED)),
             words::count(s.runs, "run", "runs"),
             words::count(s.events, "event", "events")
         ),
