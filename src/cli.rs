@@ -88,11 +88,15 @@ pub fn main<T: Tool>() -> ExitCode {
         // Named like every other error, so a pipeline's stderr says which
         // of its tools refused its flags.
         Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-            eprint!("{}: error: no command given\n\n{}", T::NAME, e.render());
+            to_stderr(format_args!(
+                "{}: error: no command given\n\n{}",
+                T::NAME,
+                e.render()
+            ));
             return ExitCode::from(EXIT_ERROR);
         }
         Err(e) if e.use_stderr() => {
-            eprint!("{}: {}", T::NAME, e.render());
+            to_stderr(format_args!("{}: {}", T::NAME, e.render()));
             return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(EXIT_ERROR));
         }
         Err(e) => e.exit(),
@@ -119,13 +123,20 @@ fn generate_request(mut args: impl Iterator<Item = String>) -> Option<Generate> 
     None
 }
 
+/// Writes a message to stderr. Unlike `eprint!`, a stderr that is closed
+/// (`2>&1 | head -1` after the reader left) is no panic: there is no one
+/// left to tell.
+pub fn to_stderr(msg: fmt::Arguments<'_>) {
+    let _ = io::Write::write_fmt(&mut io::stderr().lock(), msg);
+}
+
 fn report_error(tool: &str, e: &anyhow::Error) -> ExitCode {
     let msg = e
         .chain()
         .map(|c| c.to_string())
         .collect::<Vec<_>>()
         .join(": ");
-    eprintln!("{tool}: error: {msg}");
+    to_stderr(format_args!("{tool}: error: {msg}\n"));
     ExitCode::from(EXIT_ERROR)
 }
 
@@ -240,14 +251,14 @@ impl Diag {
         let n = self.counts.entry(kind).or_insert(0);
         *n += 1;
         if !self.quiet && *n <= WARNINGS_PER_KIND {
-            eprintln!("{}: warning: {}", self.tool, msg);
+            to_stderr(format_args!("{}: warning: {}\n", self.tool, msg));
         }
     }
 
     /// Prints a note (what a run cost, say) as `tool: note: ...`, unless quiet.
     pub fn note(&self, msg: fmt::Arguments<'_>) {
         if !self.quiet {
-            eprintln!("{}: note: {}", self.tool, msg);
+            to_stderr(format_args!("{}: note: {}\n", self.tool, msg));
         }
     }
 
@@ -265,10 +276,10 @@ impl Diag {
             if *n > WARNINGS_PER_KIND {
                 let more = n - WARNINGS_PER_KIND;
                 let noun = if more == 1 { "warning" } else { "warnings" };
-                eprintln!(
-                    "{}: warning: {more} more {kind} {noun} not shown ({n} in all)",
+                to_stderr(format_args!(
+                    "{}: warning: {more} more {kind} {noun} not shown ({n} in all)\n",
                     self.tool
-                );
+                ));
             }
         }
         self.counts.clear();

@@ -459,3 +459,26 @@ fn an_output_directory_asks_for_a_file_name() {
         );
     }
 }
+
+/// A stderr nobody reads any more (`2>&1 | head -1` after head left) is
+/// no panic: the warnings are lost, the exit status is the tool's own.
+#[test]
+fn a_closed_stderr_is_no_panic() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    for (tool, args, stdin, want) in [
+        ("triage-group", &[][..], &b"not json\nnor this\n"[..], 0),
+        ("triage-gen", &["-r", "0"][..], &b""[..], 2),
+    ] {
+        let mut child = Command::new(assert_cmd::cargo::cargo_bin(tool))
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stderr.take());
+        let _ = child.stdin.take().unwrap().write_all(stdin);
+        assert_eq!(child.wait().unwrap().code(), Some(want), "{tool}");
+    }
+}

@@ -109,7 +109,10 @@ TRIAGE_RECV_TOKEN=s3cret triage-recv --listen 0.0.0.0:4318 -o /var/spool/triage/
         let mut signals = Signals::new([SIGTERM, SIGINT])?;
         let signal_handle = signals.handle();
         if !self.common.quiet {
-            eprintln!("{}: listening on http://{local}{TRACES_PATH}", Self::NAME);
+            cli::to_stderr(format_args!(
+                "{}: listening on http://{local}{TRACES_PATH}\n",
+                Self::NAME
+            ));
         }
         std::thread::scope(|scope| {
             scope.spawn(|| {
