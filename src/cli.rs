@@ -358,10 +358,9 @@ pub fn finite_number(s: &str) -> Result<f64, String> {
 
 /// A flag's count that must be at least 1 (clap's own range check
 /// prints the type's maximum as the bound).
-pub fn positive<T: std::str::FromStr + TryFrom<u8> + PartialOrd>(s: &str) -> Result<T, String> {
-    let one = T::try_from(1).map_err(|_| "no 1 in this type".to_string())?;
+pub fn positive<T: std::str::FromStr + From<u8> + PartialOrd>(s: &str) -> Result<T, String> {
     match s.trim().parse::<T>() {
-        Ok(n) if n >= one => Ok(n),
+        Ok(n) if n >= T::from(1) => Ok(n),
         Ok(_) => Err(format!("{s} is not at least 1")),
         Err(_) => Err(format!("{s:?} is not a whole number")),
     }

@@ -374,23 +374,14 @@ pub fn failing(cond: &FailOn, changes: &[Change], tolerance_pct: f64) -> Vec<Str
             }
             (ChangeScope::Classification(k), FailOn::Regression) => {
                 let label = classification_label(&k.classification);
-                for (what, b, a, decimals) in [
-                    (
-                        "failure events",
-                        k.frequency.before as f64,
-                        k.frequency.after as f64,
-                        0,
-                    ),
-                    (
-                        "unrecovered events",
-                        k.unrecovered.before as f64,
-                        k.unrecovered.after as f64,
-                        0,
-                    ),
+                for (what, count) in [
+                    ("failure events", &k.frequency),
+                    ("unrecovered events", &k.unrecovered),
                 ] {
-                    if grew(b, a) {
+                    if grew(count.before as f64, count.after as f64) {
                         out.push(format!(
-                            "{label}: {what} rose from {b:.decimals$} to {a:.decimals$}"
+                            "{label}: {what} rose from {} to {}",
+                            count.before, count.after
                         ));
                     }
                 }

@@ -355,8 +355,8 @@ fn read_line(
     runs: &mut Runs,
     out: &mut RecordWriter<Box<dyn Write>>,
 ) -> Result<(), LineError> {
-    let probe: KindProbe =
-        serde_json::from_slice(bytes).map_err(|e| LineError::Bad(json_reason(bytes, &e)))?;
+    let bad = |e: serde_json::Error| LineError::Bad(json_reason(bytes, &e));
+    let probe: KindProbe = serde_json::from_slice(bytes).map_err(bad)?;
     match probe.kind.as_deref() {
         Some("header") => {
             if let Some(schema) = probe.schema.filter(|&s| s > SCHEMA) {
@@ -367,7 +367,6 @@ fn read_line(
             out.raw_line(bytes).map_err(LineError::Io)
         }
         Some("event") | None => {
-            let bad = |e: serde_json::Error| LineError::Bad(json_reason(bytes, &e));
             let ev: EventView = serde_json::from_slice(bytes).map_err(bad)?;
             let extras: EventExtras = serde_json::from_slice(bytes).map_err(bad)?;
             let mut step = Step::from_event(&ev, extras);
@@ -381,15 +380,13 @@ fn read_line(
             Ok(())
         }
         Some("run") => {
-            let rec: RunRec = serde_json::from_slice(bytes)
-                .map_err(|e| LineError::Bad(json_reason(bytes, &e)))?;
+            let rec: RunRec = serde_json::from_slice(bytes).map_err(bad)?;
             runs.slot(&rec.run_id);
             runs.records.insert(rec.run_id.clone(), rec);
             Ok(())
         }
         Some("pattern") if runs.keep_patterns => {
-            let fields: Map<String, Value> = serde_json::from_slice(bytes)
-                .map_err(|e| LineError::Bad(json_reason(bytes, &e)))?;
+            let fields: Map<String, Value> = serde_json::from_slice(bytes).map_err(bad)?;
             let typed = Pattern::deserialize(Value::Object(fields.clone()))
                 .map_err(|e| LineError::Bad(e.to_string()))?;
             runs.patterns.push((fields, typed));

@@ -81,12 +81,13 @@ fn typed(changes: &[Map<String, Value>]) -> Option<Comparison> {
 }
 
 fn side(name: &str, s: &SideSummary) -> (String, String) {
+    let (named, more) = super::first_named(&s.sources);
     (
         name.to_string(),
         format!(
             "{}{} ({}, {})",
-            s.sources[..s.sources.len().min(super::SOURCES_NAMED)].join(", "),
-            super::more_sources_text(s.sources.len().saturating_sub(super::SOURCES_NAMED)),
+            named.join(", "),
+            super::more_sources_text(more),
             words::count(s.runs, "run", "runs"),
             words::count(s.events, "event", "events")
         ),

@@ -54,13 +54,14 @@ pub const SOURCES_NAMED: usize = 10;
 
 /// The first [`SOURCES_NAMED`] input paths, and how many more there are.
 pub fn named_sources(report: &Report) -> (Vec<&str>, usize) {
-    let all = report.sources();
-    let named = all
-        .iter()
-        .take(SOURCES_NAMED)
-        .map(|s| s.path.as_str())
-        .collect();
-    (named, all.len().saturating_sub(SOURCES_NAMED))
+    let (named, more) = first_named(report.sources());
+    (named.iter().map(|s| s.path.as_str()).collect(), more)
+}
+
+/// The first [`SOURCES_NAMED`] of `all`, and how many more there are.
+pub fn first_named<T>(all: &[T]) -> (&[T], usize) {
+    let named = &all[..all.len().min(SOURCES_NAMED)];
+    (named, all.len() - named.len())
 }
 
 /// " and 5 more"
