@@ -483,3 +483,78 @@ fn every_acknowledged_span_comes_out_exactly_once_across_a_sigterm() {
         "written but never acknowledged: {unacked:?}"
     );
 }
+
+#[test]
+fn an_idle_keep_alive_connection_gives_its_worker_to_a_waiting_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("spans.jsonl");
+    let recv = Recv::start(
+        &["--workers", "1", "--output", output.to_str().unwrap()],
+        Stdio::null(),
+    );
+    // The first exporter keeps its connection open (ureq pools it) and
+    // sends nothing more: it holds the only worker.
+    let first = agent();
+    let ok = post(
+        &first,
+        &recv.url,
+        &[JSON],
+        &json_request(&[Span::new(1, 0, 0)]),
+    )
+    .unwrap();
+    assert_eq!(ok.0, 200);
+    // The second would wait out the 30 s idle timeout, past its own 10 s.
+    let started = Instant::now();
+    let second = post(
+        &agent(),
+        &recv.url,
+        &[JSON],
+        &json_request(&[Span::new(2, 0, 0)]),
+    )
+    .expect("the second exporter is served while the first idles");
+    assert_eq!(second.0, 200);
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "served after {:?}",
+        started.elapsed()
+    );
+    // The first reconnects when it has more to send.
+    let again = post(
+        &first,
+        &recv.url,
+        &[JSON],
+        &json_request(&[Span::new(1, 1, 0)]),
+    )
+    .unwrap();
+    assert_eq!(again.0, 200);
+    let (code, err) = recv.stop();
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        span_ids(&std::fs::read_to_string(&output).unwrap()).len(),
+        3
+    );
+}
+
+#[test]
+fn listening_beyond_loopback_without_a_token_warns() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_triage-recv"))
+        .args(["--listen", ":0"])
+        .env_remove("TRIAGE_RECV_TOKEN")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    let second = lines.next().unwrap().unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        first.starts_with("triage-recv: listening on http://0.0.0.0:"),
+        "{first}"
+    );
+    assert!(
+        second.contains("warning:") && second.contains("no --token"),
+        "{second}"
+    );
+}

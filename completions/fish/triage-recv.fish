@@ -1,4 +1,4 @@
-complete -c triage-recv -l listen -d 'Address to listen on. Anything but loopback exposes the receiver to the network: set --token then' -r
+complete -c triage-recv -l listen -d 'Address to listen on: HOST:PORT (localhost resolves), or :PORT for every interface as the Collector reads it. Anything but loopback exposes the receiver to the network: set --token then' -r
 complete -c triage-recv -s o -l output -d 'Append the lines to FILE instead of writing them to stdout' -r -F
 complete -c triage-recv -l token -d 'Require `Authorization: Bearer TOKEN`. Prefer TRIAGE_RECV_TOKEN, which sets it too: flags show in ps' -r
 complete -c triage-recv -l max-body -d 'Largest request body taken, in bytes, before and after gunzip (K, M, G suffixes allowed); larger ones get 413' -r

@@ -3,7 +3,7 @@
 
 use std::fs::OpenOptions;
 use std::io::{self, Write};
-use std::net::SocketAddr;
+use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 
 use clap::Parser;
@@ -30,8 +30,8 @@ use crate::recv::{self, Control, LineSink, Settings};
     ))
 )]
 pub struct Args {
-    /// Address to listen on. Anything but loopback exposes the receiver to the network: set --token then.
-    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:4318")]
+    /// Address to listen on: HOST:PORT (localhost resolves), or :PORT for every interface as the Collector reads it. Anything but loopback exposes the receiver to the network: set --token then.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:4318", value_parser = listen_address)]
     pub listen: SocketAddr,
     /// Append the lines to FILE instead of writing them to stdout.
     #[arg(long, short = 'o', value_name = "FILE")]
@@ -114,6 +114,14 @@ TRIAGE_RECV_TOKEN=s3cret triage-recv --listen 0.0.0.0:4318 -o /var/spool/triage/
                 Self::NAME
             ));
         }
+        if settings.token.is_none() && !local.ip().is_loopback() {
+            diag.warn(
+                "open to the network",
+                format_args!(
+                    "{local} is reachable from other hosts and there is no --token: anyone who can reach it can write spans"
+                ),
+            );
+        }
         std::thread::scope(|scope| {
             scope.spawn(|| {
                 if signals.forever().next().is_some() {
@@ -128,6 +136,28 @@ TRIAGE_RECV_TOKEN=s3cret triage-recv --listen 0.0.0.0:4318 -o /var/spool/triage/
             None => Ok(cli::EXIT_OK),
         }
     }
+}
+
+/// "127.0.0.1:4318", "[::1]:4318", "localhost:4318" (the first address
+/// it resolves to), or ":4318" for every interface, as Go programs and the
+/// OpenTelemetry Collector read it.
+fn listen_address(s: &str) -> Result<SocketAddr, String> {
+    let expected =
+        || format!("{s:?}: expected HOST:PORT, like 127.0.0.1:4318, localhost:4318 or :4318");
+    if let Some(port) = s.strip_prefix(':') {
+        let port: u16 = port.parse().map_err(|_| expected())?;
+        return Ok(SocketAddr::from(([0, 0, 0, 0], port)));
+    }
+    if let Ok(addr) = s.parse() {
+        return Ok(addr);
+    }
+    if !s.contains(':') {
+        return Err(expected());
+    }
+    s.to_socket_addrs()
+        .map_err(|e| format!("{s:?}: {e}"))?
+        .next()
+        .ok_or_else(|| format!("{s:?}: the host resolves to no address"))
 }
 
 /// "16M" → 16 MiB; plain numbers are bytes.
@@ -151,6 +181,21 @@ fn parse_size(s: &str) -> Result<usize, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn listen_addresses_take_hosts_and_a_bare_port() {
+        assert_eq!(
+            listen_address("127.0.0.1:4318"),
+            Ok(([127, 0, 0, 1], 4318).into())
+        );
+        assert_eq!(listen_address(":4318"), Ok(([0, 0, 0, 0], 4318).into()));
+        assert!(listen_address("localhost:4318").unwrap().ip().is_loopback());
+        assert_eq!(listen_address("[::1]:9").unwrap().port(), 9);
+        for bad in ["4318", ":http", "localhost", "127.0.0.1:99999"] {
+            let e = listen_address(bad).unwrap_err();
+            assert!(e.contains(bad), "{e}");
+        }
+    }
 
     #[test]
     fn sizes_take_binary_suffixes() {

@@ -107,9 +107,9 @@ impl Conn {
             .map_or_else(|_| "a client".to_string(), |a| a.to_string())
     }
 
-    /// The next request's head. Between requests, `stopping` or a long
-    /// idle time ends the connection quietly.
-    pub fn read_head(&mut self, stopping: &dyn Fn() -> bool) -> Result<Head, ReadError> {
+    /// The next request's head. Between requests, `give_way` (checked
+    /// every POLL) or a long idle time ends the connection quietly.
+    pub fn read_head(&mut self, give_way: &dyn Fn() -> bool) -> Result<Head, ReadError> {
         let idle_since = Instant::now();
         // When the first byte of this request came: its deadline starts then.
         let mut started = (!self.buf.is_empty()).then(Instant::now);
@@ -126,7 +126,7 @@ impl Conn {
                     started.get_or_insert_with(Instant::now);
                 }
                 None if started.is_none()
-                    && (stopping() || idle_since.elapsed() > IDLE_TIMEOUT) =>
+                    && (give_way() || idle_since.elapsed() > IDLE_TIMEOUT) =>
                 {
                     return Err(ReadError::Closed);
                 }

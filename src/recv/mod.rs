@@ -225,8 +225,15 @@ fn worker(rx: &Mutex<Receiver<TcpStream>>, shared: &Shared<'_>) {
 /// idles, or the receiver stops.
 fn serve_connection(mut conn: Conn, shared: &Shared<'_>) {
     let stopping = || shared.control.stopping();
+    let others_wait = || shared.control.waiting.load(Ordering::SeqCst) > 0;
+    let mut served = false;
     loop {
-        let head = match conn.read_head(&stopping) {
+        // An idle keep-alive connection gives its worker to a waiting one:
+        // its client reconnects when it has more to send, while a queued
+        // exporter would otherwise wait out IDLE_TIMEOUT (past the 10 s
+        // that OTel exporters allow). A new connection is not yet idle.
+        let give_way = || stopping() || (served && others_wait());
+        let head = match conn.read_head(&give_way) {
             Ok(head) => head,
             Err(ReadError::Closed) => return,
             Err(e) => {
@@ -239,16 +246,14 @@ fn serve_connection(mut conn: Conn, shared: &Shared<'_>) {
         let (response, close_now) = handle(&mut conn, &head, shared);
         // Leave the connection when others wait for a worker, so a few
         // idle keep-alive clients cannot hold the whole pool.
-        let close = close_now
-            || head.wants_close()
-            || stopping()
-            || shared.control.waiting.load(Ordering::SeqCst) > 0;
+        let close = close_now || head.wants_close() || stopping() || others_wait();
         if conn.respond(&response, close).is_err() || close {
             if close_now {
                 conn.linger_close();
             }
             return;
         }
+        served = true;
     }
 }
 
