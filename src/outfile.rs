@@ -2,7 +2,8 @@
 //! destination, renamed over it only when complete, so a reader (a cron job
 //! mailing the report) never sees half a file. Only a regular file is
 //! replaced: a device or a FIFO (`-o /dev/null`, `-o /dev/stdout`) is
-//! written in place, and a symlink's target is replaced, not the link.
+//! written in place, and a symlink's target is replaced (or created), not
+//! the link.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -41,7 +42,12 @@ impl AtomicFile {
                 });
             }
             Ok(_) => std::fs::canonicalize(dest).unwrap_or_else(|_| dest.to_path_buf()),
-            Err(_) => dest.to_path_buf(),
+            // A link to a file not written yet (`latest.md` -> tomorrow's
+            // report) is followed too.
+            Err(_) => match std::fs::read_link(dest) {
+                Ok(target) => dest.parent().unwrap_or(Path::new("")).join(target),
+                Err(_) => dest.to_path_buf(),
+            },
         };
         let name = dest
             .file_name()
@@ -170,5 +176,25 @@ mod tests {
                 .is_symlink()
         );
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "new");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_dangling_symlink_gets_its_target_written() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("reports")).unwrap();
+        let link = dir.path().join("latest.md");
+        std::os::unix::fs::symlink("reports/2026-12-04.md", &link).unwrap();
+        let mut f = AtomicFile::create(&link).unwrap();
+        f.write_all(b"tomorrow").unwrap();
+        f.commit().unwrap();
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        let written = dir.path().join("reports/2026-12-04.md");
+        assert_eq!(std::fs::read_to_string(written).unwrap(), "tomorrow");
     }
 }
