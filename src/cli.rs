@@ -193,6 +193,32 @@ first ({\"kind\":\"header\",\"schema\":1,\"producer\":\"triage-parse 0.1.0\"}), 
 kind it does not consume through unchanged and in order, and refuses a schema newer than its own. \
 The field names are documented in the README under \"Record format\".";
 
+/// A section per subcommand (TRIAGE REPORT, TRIAGE COMPARE) with its
+/// synopsis and options: clap_mangen names subcommands but lists only the
+/// top command's options.
+fn render_subcommands_man(cmd: &clap::Command, out: &mut dyn io::Write) -> io::Result<()> {
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        let full = format!("{} {}", cmd.get_name(), sub.get_name());
+        let man = clap_mangen::Man::new(sub.clone().bin_name(full.clone()));
+        writeln!(out, ".SH \"{}\"", full.to_uppercase())?;
+        let mut roff = Vec::new();
+        man.render_synopsis_section(&mut roff)?;
+        if let Some(about) = sub.get_long_about().or(sub.get_about()) {
+            roff.extend_from_slice(format!(".PP\n{about}\n").as_bytes());
+        }
+        man.render_options_section(&mut roff)?;
+        // The subcommand's own section headings become subsections.
+        for line in String::from_utf8_lossy(&roff).lines() {
+            match line.strip_prefix(".SH ") {
+                Some("SYNOPSIS") => {}
+                Some(title) => writeln!(out, ".SS {title}")?,
+                None => writeln!(out, "{line}")?,
+            }
+        }
+    }
+    Ok(())
+}
+
 fn render_man(
     cmd: &clap::Command,
     extra: &[(&str, &str)],
@@ -204,6 +230,7 @@ fn render_man(
     man.render_synopsis_section(out)?;
     man.render_description_section(out)?;
     man.render_options_section(out)?;
+    render_subcommands_man(cmd, out)?;
     let mut sections: Vec<(&str, &str)> = extra.to_vec();
     sections.push(("RECORDS", RECORDS_TEXT));
     sections.push(("EXIT STATUS", EXIT_STATUS_TEXT));

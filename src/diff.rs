@@ -60,7 +60,7 @@ pub fn latency_change(before: Option<f64>, after: Option<f64>) -> String {
                 format!("stable ({})", turns(a))
             } else {
                 let sign = if d > 0.0 { '+' } else { '-' };
-                format!("{sign}{:.1} turns ({b} -> {a})", d.abs())
+                format!("{sign}{:.1} turns ({b} → {a})", d.abs())
             }
         }
     }
@@ -109,7 +109,8 @@ struct ClassTotals {
     frequency: u64,
     unrecovered: u64,
     latencies: BTreeMap<u64, u64>,
-    top_score: f64,
+    /// None while no pattern of the classification was seen.
+    top_score: Option<f64>,
 }
 
 fn class_totals(patterns: &[Pattern], window: u64) -> BTreeMap<String, ClassTotals> {
@@ -121,7 +122,8 @@ fn class_totals(patterns: &[Pattern], window: u64) -> BTreeMap<String, ClassTota
         for (o, n) in p.recovery_latencies.range(1..=window) {
             *t.latencies.entry(*o).or_insert(0) += n;
         }
-        t.top_score = t.top_score.max(final_score(p));
+        let score = final_score(p);
+        t.top_score = Some(t.top_score.map_or(score, |top| top.max(score)));
     }
     out
 }
@@ -420,11 +422,8 @@ mod tests {
             "no recoveries (was 1 turn)"
         );
         assert_eq!(latency_change(Some(2.0), Some(2.02)), "stable (2.02 turns)");
-        assert_eq!(
-            latency_change(Some(1.5), Some(3.0)),
-            "+1.5 turns (1.5 -> 3)"
-        );
-        assert_eq!(latency_change(Some(3.0), Some(2.0)), "-1.0 turns (3 -> 2)");
+        assert_eq!(latency_change(Some(1.5), Some(3.0)), "+1.5 turns (1.5 → 3)");
+        assert_eq!(latency_change(Some(3.0), Some(2.0)), "-1.0 turns (3 → 2)");
     }
 
     #[test]

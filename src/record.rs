@@ -757,8 +757,10 @@ pub struct ClassificationChange {
     pub median_latency_before: Option<f64>,
     pub median_latency_after: Option<f64>,
     pub latency_label: String,
-    pub top_score_before: f64,
-    pub top_score_after: f64,
+    /// Null on a side without that classification, as a pattern's
+    /// `final_score_before` is.
+    pub top_score_before: Option<f64>,
+    pub top_score_after: Option<f64>,
     /// The larger side has fewer than 5 occurrences.
     pub tentative: bool,
 }

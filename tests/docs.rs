@@ -87,3 +87,37 @@ fn man_pages_document_exit_status_records_and_examples() {
         }
     }
 }
+
+#[test]
+fn triage_man_page_lists_the_flags_of_report_and_compare() {
+    let man = generated("triage", "man");
+    let section = |title: &str| {
+        let start = man
+            .find(&format!(".SH \"{title}\""))
+            .unwrap_or_else(|| panic!("no {title} section"));
+        let rest = &man[start + 4..];
+        rest[..rest.find(".SH ").unwrap_or(rest.len())].to_string()
+    };
+    let report = section("TRIAGE REPORT");
+    for flag in [
+        "\\-\\-ai\\-analysis",
+        "\\-\\-top",
+        "\\-\\-refresh",
+        "\\-\\-input\\-format",
+    ] {
+        assert!(report.contains(flag), "report: no {flag}");
+    }
+    let compare = section("TRIAGE COMPARE");
+    for flag in [
+        "\\-\\-fail\\-on",
+        "\\-\\-tolerance",
+        "\\-\\-format",
+        "BEFORE",
+    ] {
+        assert!(compare.contains(flag), "compare: no {flag}");
+    }
+    assert!(
+        !compare.contains("\\-\\-top"),
+        "compare has no patterns to count"
+    );
+}

@@ -539,3 +539,105 @@ fn markdown_escapes_every_text_from_a_trace() {
     assert!(!md.replace(r"\](", "").contains("]("), "a live link: {md}");
     assert!(md.contains("| Final Score | **5.00** |"), "{md}");
 }
+
+/// Runs `shell` under `script`, which gives it a terminal; None where
+/// `script` is missing.
+fn on_a_terminal(shell: &str) -> Option<String> {
+    let which = std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .ok()?;
+    if !which.status.success() {
+        return None;
+    }
+    let out = std::process::Command::new("script")
+        .args(["-qec", shell, "/dev/null"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    Some(String::from_utf8_lossy(&out.stdout).replace('\r', ""))
+}
+
+#[test]
+fn every_table_fits_the_terminal_even_one_that_reports_no_size() {
+    let parse = assert_cmd::cargo::cargo_bin("triage-parse");
+    let explain = assert_cmd::cargo::cargo_bin("triage-explain");
+    let triage = assert_cmd::cargo::cargo_bin("triage");
+    let dir = tempfile::tempdir().unwrap();
+    let explained = dir.path().join("explained.ndjson");
+    let made = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "{} -q examples/monday.ndjson | {} -q > {}",
+            parse.display(),
+            explain.display(),
+            explained.display()
+        ))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let render = assert_cmd::cargo::cargo_bin("triage-render");
+    // 80 columns is the narrowest the pattern table promises (its numbers
+    // never wrap).
+    for size in ["cols 80 rows 40", "cols 80 rows 0", "cols 100 rows 30"] {
+        let width: usize = size.split(' ').nth(1).unwrap().parse().unwrap();
+        for command in [
+            format!("{} -f table {}", render.display(), explained.display()),
+            format!(
+                "{} report -f table examples/monday.ndjson",
+                triage.display()
+            ),
+            format!(
+                "{} compare -f table examples/before.ndjson examples/monday.ndjson",
+                triage.display()
+            ),
+        ] {
+            let Some(text) = on_a_terminal(&format!("stty {size}; NO_COLOR=1 {command}")) else {
+                return;
+            };
+            assert!(text.contains('│'), "{command}: no table: {text}");
+            // Prose wraps in the terminal; a table row that did would break.
+            for line in text.lines().filter(|l| l.contains(['│', '─', '═'])) {
+                assert!(
+                    line.chars().count() <= width,
+                    "{command} at {size}: {} columns: {line}",
+                    line.chars().count()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn csv_of_explain_output_says_it_leaves_the_findings_out() {
+    let parse = assert_cmd::cargo::cargo_bin("triage-parse");
+    let explain = assert_cmd::cargo::cargo_bin("triage-explain");
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "{} -q examples/monday.ndjson | {} -q",
+            parse.display(),
+            explain.display()
+        ))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let explained = String::from_utf8(out.stdout).unwrap();
+    let findings = explained.matches("\"kind\":\"finding\"").count();
+    assert!(findings > 0);
+    let out = render()
+        .args(["-f", "csv"])
+        .write_stdin(explained)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let csv = String::from_utf8(out.stdout).unwrap();
+    assert!(csv.starts_with("run_id,agent_id,step,category"), "{csv}");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains(&format!(
+            "the CSV has one row per verdict and leaves out {findings} findings"
+        )),
+        "{err}"
+    );
+}

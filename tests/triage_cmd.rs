@@ -151,3 +151,46 @@ fn compare_names_ten_sources_a_side_and_counts_the_rest() {
     );
     assert!(!before.contains("part-10"), "{before}");
 }
+
+#[test]
+fn compare_as_csv_is_one_table_of_pattern_changes() {
+    let (code, out, err) = run(
+        "triage",
+        &[
+            "compare",
+            "-f",
+            "csv",
+            "examples/before.ndjson",
+            "examples/monday.ndjson",
+        ],
+        b"",
+    );
+    assert_eq!(code, 0, "{err}");
+    let text = String::from_utf8(out).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(header[..3], ["scope", "status", "pattern_id"]);
+    assert!(header.contains(&"frequency.after") && header.contains(&"final_score_after"));
+    assert!(
+        !header.contains(&"headlines"),
+        "no summary columns: {header:?}"
+    );
+    let rows: Vec<&str> = lines.collect();
+    assert!(!rows.is_empty());
+    assert!(rows.iter().all(|r| r.starts_with("pattern,")), "{text}");
+    assert!(!err.contains("leaves out"), "{err}");
+    // A comparison has no patterns for --top to count.
+    let (code, _, err) = run(
+        "triage",
+        &[
+            "compare",
+            "--top",
+            "5",
+            "examples/before.ndjson",
+            "examples/monday.ndjson",
+        ],
+        b"",
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("--top"), "{err}");
+}

@@ -49,9 +49,9 @@ table\t'A table for the terminal'
 html\t'A self-contained HTML dashboard'
 json\t'One JSON document with every record and field'
 csv\t'One CSV row per pattern with every field'"
-complete -c triage -n "__fish_triage_using_subcommand report" -s n -l top -d 'Patterns the markdown report details (and the HTML trend chart follows)' -r
 complete -c triage -n "__fish_triage_using_subcommand report" -l refresh -d 'HTML only: reload the page every SECONDS (for a page cron regenerates)' -r
 complete -c triage -n "__fish_triage_using_subcommand report" -s o -l output -d 'Write the report to FILE, atomically (temporary file, then rename; a device or FIFO is written in place)' -r -F
+complete -c triage -n "__fish_triage_using_subcommand report" -s n -l top -d 'Patterns the markdown report details (and the HTML trend chart follows)' -r
 complete -c triage -n "__fish_triage_using_subcommand report" -l generate -d 'Print this tool\'s man page or shell completions and exit' -r -f -a "man\t''
 bash\t''
 zsh\t''
@@ -79,7 +79,6 @@ table\t'A table for the terminal'
 html\t'A self-contained HTML dashboard'
 json\t'One JSON document with every record and field'
 csv\t'One CSV row per pattern with every field'"
-complete -c triage -n "__fish_triage_using_subcommand compare" -s n -l top -d 'Patterns the markdown report details (and the HTML trend chart follows)' -r
 complete -c triage -n "__fish_triage_using_subcommand compare" -l refresh -d 'HTML only: reload the page every SECONDS (for a page cron regenerates)' -r
 complete -c triage -n "__fish_triage_using_subcommand compare" -s o -l output -d 'Write the report to FILE, atomically (temporary file, then rename; a device or FIFO is written in place)' -r -F
 complete -c triage -n "__fish_triage_using_subcommand compare" -l generate -d 'Print this tool\'s man page or shell completions and exit' -r -f -a "man\t''

@@ -30,7 +30,25 @@ pub struct Args {
     #[command(flatten)]
     pub output: OutputArgs,
     #[command(flatten)]
+    pub top: TopArg,
+    #[command(flatten)]
     pub common: CommonArgs,
+}
+
+/// How many patterns a report details; `triage report` flattens it too
+/// (`triage compare` has no patterns to count).
+#[derive(clap::Args, Debug, Clone)]
+pub struct TopArg {
+    /// Patterns the markdown report details (and the HTML trend chart follows).
+    #[arg(long, short = 'n', value_name = "N", default_value_t = 3,
+          value_parser = crate::cli::positive::<u64>)]
+    top: u64,
+}
+
+impl TopArg {
+    pub fn get(&self) -> usize {
+        usize::try_from(self.top).unwrap_or(usize::MAX)
+    }
 }
 
 /// The flags that say how and where a report is written; `triage report`
@@ -40,10 +58,6 @@ pub struct OutputArgs {
     /// Output format.
     #[arg(long, short = 'f', value_enum, default_value = "md")]
     pub format: OutputFormat,
-    /// Patterns the markdown report details (and the HTML trend chart follows).
-    #[arg(long, short = 'n', value_name = "N", default_value_t = 3,
-          value_parser = crate::cli::positive::<u64>)]
-    pub top: u64,
     /// HTML only: reload the page every SECONDS (for a page cron regenerates).
     #[arg(long, value_name = "SECONDS", value_parser = crate::cli::positive::<u64>)]
     pub refresh: Option<u64>,
@@ -63,12 +77,24 @@ impl OutputArgs {
     }
 
     /// Renders `report` to `-o FILE` (atomically) or stdout, dated by
-    /// SOURCE_DATE_EPOCH or now, with the table fitted to the terminal.
-    pub fn emit(&self, report: &Report, scoring: ScoringConfig) -> anyhow::Result<()> {
+    /// SOURCE_DATE_EPOCH or now, with the table fitted to the terminal. A
+    /// CSV warns of the records its one table leaves out.
+    pub fn emit(
+        &self,
+        report: &Report,
+        scoring: ScoringConfig,
+        top: usize,
+        diag: &mut Diag,
+    ) -> anyhow::Result<()> {
+        if self.format == OutputFormat::Csv
+            && let Some(left_out) = render::csv::left_out(report)
+        {
+            diag.warn("csv", format_args!("{left_out}"));
+        }
         let to_terminal = self.output.is_none() && io::stdout().is_terminal();
         let opts = RenderOptions {
             format: self.format,
-            top: usize::try_from(self.top).unwrap_or(usize::MAX),
+            top,
             scoring,
             generated: render::report_time()?,
             refresh: self.refresh,
@@ -100,7 +126,7 @@ table: one row per pattern, sized to the terminal; coloured on a terminal unless
 html: one self-contained page (no script, no network) with summary tiles, charts, a card per pattern, \
 root causes and changes.\n\n\
 json: one document with the batch, every pattern with every field, findings, verdicts and changes.\n\n\
-csv: one row per pattern with every field (without patterns: one per verdict, else per finding).",
+csv: one table, one row per pattern with every field (without patterns: one per verdict, else per finding, else per pattern change of a comparison, its nested fields as frequency.before columns). Records of other kinds do not fit its columns: a warning counts them.",
         ),
         (
             "ENVIRONMENT",
@@ -140,7 +166,8 @@ triage-render --format csv scored.ndjson > patterns.csv",
             }
         }
         report.finish();
-        self.output.emit(&report, config.scoring)?;
+        self.output
+            .emit(&report, config.scoring, self.top.get(), diag)?;
         Ok(cli::EXIT_OK)
     }
 }
@@ -183,7 +210,7 @@ fn read_records(
     Ok(())
 }
 
-/// The table fits the terminal (its size, else $COLUMNS) and is coloured
+/// The table fits the terminal (its size, else $COLUMNS, else 80 columns) and is coloured
 /// there, unless NO_COLOR is set (to anything) or the terminal is dumb.
 fn terminal_style(to_terminal: bool) -> TableStyle {
     if !to_terminal {
@@ -192,9 +219,13 @@ fn terminal_style(to_terminal: bool) -> TableStyle {
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
         || std::env::var("TERM").is_ok_and(|t| t == "dumb");
     TableStyle {
+        // A terminal that reports no size (a serial console, `stty rows 0`)
+        // is taken to be the 80 columns every terminal has.
         width: terminal_size::terminal_size()
             .map(|(w, _)| w.0)
-            .or_else(|| std::env::var("COLUMNS").ok()?.trim().parse().ok()),
+            .or_else(|| std::env::var("COLUMNS").ok()?.trim().parse().ok())
+            .filter(|w| *w > 0)
+            .or(Some(80)),
         color: !no_color,
     }
 }

@@ -10,10 +10,10 @@ use crate::adapters::Format;
 use crate::cli::{self, CommonArgs, Diag, Tool};
 use crate::cmd::diff::SidesArgs;
 use crate::cmd::explain::{LlmArgs, report_usage};
-use crate::cmd::render::OutputArgs;
+use crate::cmd::render::{OutputArgs, TopArg};
 use crate::config::Config;
 use crate::pipeline::{AnalyzeOptions, analyze};
-use crate::render::Report;
+use crate::render::{RenderOptions, Report};
 
 /// Rank the failure patterns of multi-agent LLM systems from their traces.
 /// `triage report` is the morning report in one command; `triage compare`
@@ -66,6 +66,8 @@ pub struct ReportArgs {
     pub llm: LlmArgs,
     #[command(flatten)]
     pub output: OutputArgs,
+    #[command(flatten)]
+    pub top: TopArg,
     #[command(flatten)]
     pub common: CommonArgs,
 }
@@ -139,10 +141,10 @@ fn report(a: ReportArgs, diag: &mut Diag) -> anyhow::Result<u8> {
     }
     report.finish();
     if let Some(client) = &client {
-        let top = usize::try_from(a.output.top).unwrap_or(usize::MAX);
-        crate::narrate::narrate_report(client, &mut report, top, diag)?;
+        crate::narrate::narrate_report(client, &mut report, a.top.get(), diag)?;
     }
-    a.output.emit(&report, opts.config.scoring)?;
+    a.output
+        .emit(&report, opts.config.scoring, a.top.get(), diag)?;
     if let Some(client) = &client {
         report_usage(client, diag);
     }
@@ -158,7 +160,13 @@ fn compare(a: CompareArgs, diag: &mut Diag) -> anyhow::Result<u8> {
         report.add_line(&line).map_err(|e| anyhow::anyhow!("{e}"))?;
     }
     report.finish();
-    a.output.emit(&report, opts.config.scoring.clone())?;
+    // A comparison has no patterns for a --top to count.
+    a.output.emit(
+        &report,
+        opts.config.scoring.clone(),
+        RenderOptions::default().top,
+        diag,
+    )?;
     Ok(a.sides.gate(&changes, diag))
 }
 

@@ -1,8 +1,10 @@
-//! CSV: one row per pattern with every field, for spreadsheets. Lists of
-//! names are joined with ";", maps and samples are compact JSON. With no
-//! patterns, the verdicts (else the findings, else the changes, their
-//! nested fields as "frequency.before" columns) are the rows instead. A text
-//! that a spreadsheet would run as a formula (=, +, -, @ first) gets a
+//! CSV: one table, one row per pattern with every field, for
+//! spreadsheets. Lists of names are joined with ";", maps and samples are
+//! compact JSON. With no patterns, the verdicts (else the findings, else the
+//! pattern changes of a comparison, their nested fields as
+//! "frequency.before" columns) are the rows instead; [`left_out`] names the
+//! records of other kinds, which a table of these columns cannot hold. A
+//! text that a spreadsheet would run as a formula (=, +, -, @ first) gets a
 //! leading apostrophe, as OWASP advises.
 
 use std::io::{self, Write};
@@ -10,18 +12,95 @@ use std::io::{self, Write};
 use serde_json::{Map, Value};
 
 use super::model::{Report, value_text};
+use super::words;
+
+/// The kinds of record a CSV can be a table of, in the order one is chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RowKind {
+    Pattern,
+    Verdict,
+    Finding,
+    Change,
+}
+
+impl RowKind {
+    const ALL: [RowKind; 4] = [Self::Pattern, Self::Verdict, Self::Finding, Self::Change];
+
+    fn count(self, report: &Report) -> usize {
+        match self {
+            Self::Pattern => report.patterns.len(),
+            Self::Verdict => report.verdicts.len(),
+            Self::Finding => report.findings.len(),
+            Self::Change => report.changes.len(),
+        }
+    }
+
+    /// The kind's name, singular and plural.
+    fn nouns(self) -> (&'static str, &'static str) {
+        match self {
+            Self::Pattern => ("pattern", "patterns"),
+            Self::Verdict => ("verdict", "verdicts"),
+            Self::Finding => ("finding", "findings"),
+            Self::Change => ("change", "changes"),
+        }
+    }
+}
+
+/// The first kind the report has records of.
+fn row_kind(report: &Report) -> Option<RowKind> {
+    RowKind::ALL.into_iter().find(|k| k.count(report) > 0)
+}
+
+/// What the CSV leaves out ("3 verdicts, 12 findings"), or None when it
+/// holds every record: the kinds after the one its rows are.
+pub fn left_out(report: &Report) -> Option<String> {
+    let rows = row_kind(report)?;
+    let others: Vec<String> = RowKind::ALL
+        .into_iter()
+        .filter(|k| *k != rows && k.count(report) > 0)
+        .map(|k| {
+            let (one, many) = k.nouns();
+            words::count(k.count(report) as u64, one, many)
+        })
+        .collect();
+    (!others.is_empty()).then(|| {
+        format!(
+            "the CSV has one row per {} and leaves out {} (--format json or md shows every record)",
+            rows.nouns().0,
+            others.join(" and ")
+        )
+    })
+}
 
 pub fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
-    let rows: Vec<Map<String, Value>> = if !report.patterns.is_empty() {
-        report.patterns.iter().map(|p| p.to_json()).collect()
-    } else if !report.verdicts.is_empty() {
-        report.verdicts.iter().map(to_map).collect()
-    } else if !report.findings.is_empty() {
-        report.findings.iter().map(to_map).collect()
-    } else {
-        report.changes.iter().map(flatten).collect()
+    let rows: Vec<Map<String, Value>> = match row_kind(report) {
+        None => Vec::new(),
+        Some(RowKind::Pattern) => report.patterns.iter().map(|p| p.to_json()).collect(),
+        Some(RowKind::Verdict) => report.verdicts.iter().map(to_map).collect(),
+        Some(RowKind::Finding) => report.findings.iter().map(to_map).collect(),
+        Some(RowKind::Change) => change_rows(&report.changes),
     };
     write_rows(&rows, out)
+}
+
+/// A comparison's pattern changes: the summary and classification changes
+/// are their totals, and a table of all three would have columns for each.
+/// Without pattern changes (no failures on either side), the classification
+/// changes.
+fn change_rows(changes: &[Map<String, Value>]) -> Vec<Map<String, Value>> {
+    let of_scope = |scope: &str| -> Vec<Map<String, Value>> {
+        changes
+            .iter()
+            .filter(|c| c.get("scope").and_then(Value::as_str) == Some(scope))
+            .map(flatten)
+            .collect()
+    };
+    let patterns = of_scope("pattern");
+    if patterns.is_empty() {
+        of_scope("classification")
+    } else {
+        patterns
+    }
 }
 
 fn to_map<T: serde::Serialize>(rec: &T) -> Map<String, Value> {
