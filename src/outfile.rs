@@ -158,6 +158,13 @@ mod tests {
         assert!(e.ends_with("a directory: name the file to write"), "{e}");
     }
 
+    fn is_symlink(path: &Path) -> bool {
+        std::fs::symlink_metadata(path)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    }
+
     #[cfg(unix)]
     #[test]
     fn a_symlink_keeps_pointing_at_the_replaced_file() {
@@ -169,12 +176,7 @@ mod tests {
         let mut f = AtomicFile::create(&link).unwrap();
         f.write_all(b"new").unwrap();
         f.commit().unwrap();
-        assert!(
-            std::fs::symlink_metadata(&link)
-                .unwrap()
-                .file_type()
-                .is_symlink()
-        );
+        assert!(is_symlink(&link));
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "new");
     }
 
@@ -188,12 +190,7 @@ mod tests {
         let mut f = AtomicFile::create(&link).unwrap();
         f.write_all(b"tomorrow").unwrap();
         f.commit().unwrap();
-        assert!(
-            std::fs::symlink_metadata(&link)
-                .unwrap()
-                .file_type()
-                .is_symlink()
-        );
+        assert!(is_symlink(&link));
         let written = dir.path().join("reports/2026-12-04.md");
         assert_eq!(std::fs::read_to_string(written).unwrap(), "tomorrow");
     }
