@@ -51,8 +51,8 @@ fn row_kind(report: &Report) -> Option<RowKind> {
     RowKind::ALL.into_iter().find(|k| k.count(report) > 0)
 }
 
-/// What the CSV leaves out ("3 verdicts, 12 findings"), or None when it
-/// holds every record: the kinds after the one its rows are.
+/// What the CSV leaves out ("3 verdicts and 12 findings"), or None when it
+/// holds every record: the kinds other than the one its rows are.
 pub fn left_out(report: &Report) -> Option<String> {
     let rows = row_kind(report)?;
     let others: Vec<String> = RowKind::ALL
