@@ -45,8 +45,9 @@ fn one_line(s: &str) -> Cow<'_, str> {
 /// images and link definitions (a `]` followed by `(`, `[` or `:`, so that
 /// names like "[planner] move" read as the reference writes them), HTML
 /// and autolinks (`<`, `>`, `&`), table cells
-/// (`|`), headings' closing `#`, code spans, and the `:` of a bare URL,
-/// which GitHub would link. The one escaping function of this format;
+/// (`|`), headings' closing `#`, code spans, and what GitHub would turn
+/// into a link: the `:` of a bare URL, the `.` of `www.` and the `@` of an
+/// e-mail address. The one escaping function of this format;
 /// never applied to the report's own markup. (Code spans need no escaping:
 /// their content is literal.)
 fn text(s: &str) -> Cow<'_, str> {
@@ -54,7 +55,7 @@ fn text(s: &str) -> Cow<'_, str> {
     let special = |c: char| {
         matches!(
             c,
-            '\\' | '`' | '*' | '_' | '~' | ']' | '<' | '>' | '&' | '|' | '#' | ':'
+            '\\' | '`' | '*' | '_' | '~' | ']' | '<' | '>' | '&' | '|' | '#' | ':' | '.' | '@'
         )
     };
     if !line.contains(special) {
@@ -71,6 +72,11 @@ fn text(s: &str) -> Cow<'_, str> {
                     && after.is_some_and(char::is_alphanumeric))
             }
             ':' => chars[i + 1..].starts_with(&['/', '/']),
+            '.' => chars[..i].ends_with(&['w', 'w', 'w']),
+            '@' => {
+                before.is_some_and(char::is_alphanumeric)
+                    && after.is_some_and(char::is_alphanumeric)
+            }
             ']' => matches!(after, Some('(' | '[' | ':')),
             c => special(c),
         };
@@ -365,6 +371,12 @@ mod tests {
         );
         assert_eq!(text("_x_ and a\\b"), r"\_x\_ and a\\b");
         assert_eq!(text("[ref]: x"), r"[ref\]: x");
+        // GitHub's extended autolinks stay text.
+        assert_eq!(
+            text("see www.example.com or ops@example.com."),
+            r"see www\.example.com or ops\@example.com."
+        );
+        assert_eq!(text("@planner v1.2"), "@planner v1.2");
         // What cannot be markup is left alone, so names read as written.
         assert_eq!(
             text("[planner] call_external_api: 3"),
