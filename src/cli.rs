@@ -77,7 +77,9 @@ pub trait Tool: Parser {
 pub fn main<T: Tool>() -> ExitCode {
     // Checked before parsing, so tools with required arguments can print
     // their man page too.
-    if let Some(what) = generate_request(std::env::args().skip(1)) {
+    // Read lossily: a file name need not be UTF-8 (std::env::args panics).
+    let args = std::env::args_os().skip(1);
+    if let Some(what) = generate_request(args.map(|a| a.to_string_lossy().into_owned())) {
         return match generate::<T>(what, &mut io::stdout().lock()) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => report_error(T::NAME, &e.into()),

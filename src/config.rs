@@ -45,8 +45,11 @@ pub struct Config {
 #[serde(deny_unknown_fields, default)]
 pub struct ScoringConfig {
     pub recovery_window: u64,
+    #[serde(deserialize_with = "non_negative")]
     pub no_recovery_multiplier: f64,
+    #[serde(deserialize_with = "non_negative")]
     pub frequency_weight: f64,
+    #[serde(deserialize_with = "non_negative")]
     pub severity_weight: f64,
     /// Merged over [`DEFAULT_WEIGHTS`]; new labels are allowed.
     #[serde(deserialize_with = "merge_weights")]
@@ -95,10 +98,53 @@ fn default_weights() -> BTreeMap<String, f64> {
 fn merge_weights<'de, D: serde::Deserializer<'de>>(
     d: D,
 ) -> Result<BTreeMap<String, f64>, D::Error> {
-    let user = BTreeMap::<String, f64>::deserialize(d)?;
+    let user = BTreeMap::<String, NonNegative>::deserialize(d)?;
     let mut w = default_weights();
-    w.extend(user);
+    w.extend(user.into_iter().map(|(k, v)| (k, v.0)));
     Ok(w)
+}
+
+/// A weight or multiplier: a negative one would turn severity and the
+/// final score upside down. Checked while the value is read, so the error
+/// names its line.
+struct NonNegative(f64);
+
+impl<'de> Deserialize<'de> for NonNegative {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = f64::deserialize(d)?;
+        if !v.is_finite() || v < 0.0 {
+            return Err(serde::de::Error::custom(format!(
+                "must be a number of zero or more, not {v}"
+            )));
+        }
+        Ok(NonNegative(v))
+    }
+}
+
+/// A count from LO to HI, its error naming the line like any other.
+fn count_in<'de, D: serde::Deserializer<'de>, const LO: u64, const HI: u64>(
+    d: D,
+) -> Result<u64, D::Error> {
+    let v = u64::deserialize(d)?;
+    if !(LO..=HI).contains(&v) {
+        let range = if HI == u64::MAX {
+            format!("{LO} or more")
+        } else {
+            format!("{LO} to {HI}")
+        };
+        return Err(serde::de::Error::custom(format!(
+            "must be {range}, not {v}"
+        )));
+    }
+    Ok(v)
+}
+
+fn concurrency<'de, D: serde::Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+    count_in::<D, 1, 64>(d).map(|v| v as usize)
+}
+
+fn non_negative<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    NonNegative::deserialize(d).map(|v| v.0)
 }
 
 /// `[alerting]`: where and when triage-alert pages.
@@ -134,8 +180,10 @@ pub struct LlmConfig {
     /// provider's own.
     pub base_url: Option<String>,
     /// Requests in flight at once.
+    #[serde(deserialize_with = "concurrency")]
     pub concurrency: usize,
     /// Seconds one request may take, retries not counted.
+    #[serde(deserialize_with = "count_in::<_, 1, { u64::MAX }>")]
     pub timeout_seconds: u64,
     /// Retries of a request the provider answered with 429 or 5xx, or that
     /// did not get through.
@@ -170,42 +218,36 @@ impl Config {
 
     /// Parses configuration text; the error starts with the line number.
     pub fn parse(text: &str) -> Result<Config, String> {
-        let cfg: Config = toml::from_str(text).map_err(|e| {
-            let line = e
-                .span()
-                .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1)
-                .unwrap_or(1);
+        toml::from_str(text).map_err(|e| {
+            let at = e.span().map_or(0, |s| s.start.min(text.len()));
+            let line = text[..at].matches('\n').count() + 1;
             let msg = e.message().replace("unknown field", "unknown key");
-            format!("{line}: {}", msg.trim())
-        })?;
-        cfg.validate()?;
-        Ok(cfg)
-    }
-
-    fn validate(&self) -> Result<(), String> {
-        let s = &self.scoring;
-        for (name, v) in [
-            ("scoring.no_recovery_multiplier", s.no_recovery_multiplier),
-            ("scoring.frequency_weight", s.frequency_weight),
-            ("scoring.severity_weight", s.severity_weight),
-        ] {
-            if !v.is_finite() || v < 0.0 {
-                return Err(format!(
-                    "0: {name} must be a number of zero or more, not {v}"
-                ));
+            let msg = msg.trim();
+            // A bad value's message does not say whose it is.
+            match value_key(text, at) {
+                Some(key) if !msg.contains("key") => format!("{line}: {key} {msg}"),
+                _ => format!("{line}: {msg}"),
             }
-        }
-        if !(1..=64).contains(&self.llm.concurrency) {
-            return Err(format!(
-                "0: llm.concurrency must be 1 to 64, not {}",
-                self.llm.concurrency
-            ));
-        }
-        if self.llm.timeout_seconds == 0 {
-            return Err("0: llm.timeout_seconds must be 1 or more".to_string());
-        }
-        Ok(())
+        })
     }
+}
+
+/// The dotted name (`llm.concurrency`) of the `key = value` line holding
+/// byte `at` of `text`, its table from the last `[header]` above it.
+fn value_key(text: &str, at: usize) -> Option<String> {
+    let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let line = text[start..].lines().next()?;
+    let key = line.split_once('=')?.0.trim();
+    let table = text[..start]
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('['))
+        .map(|l| l.trim_matches(['[', ']']).trim());
+    Some(match table {
+        Some(t) => format!("{t}.{key}"),
+        None => key.to_string(),
+    })
 }
 
 #[cfg(test)]
@@ -253,7 +295,23 @@ mod tests {
         let e = Config::parse("[llm]\nprovider = \"gemini\"\n").unwrap_err();
         assert!(e.starts_with("2: "), "{e}");
         let e = Config::parse("[llm]\nconcurrency = 0\n").unwrap_err();
-        assert!(e.contains("llm.concurrency"), "{e}");
+        assert_eq!(e, "2: llm.concurrency must be 1 to 64, not 0");
+        let e = Config::parse("[llm]\nmodel = \"m\"\ntimeout_seconds = 0\n").unwrap_err();
+        assert_eq!(e, "3: llm.timeout_seconds must be 1 or more, not 0");
+    }
+
+    #[test]
+    fn a_negative_weight_or_multiplier_is_refused_on_its_line() {
+        let e = Config::parse("[scoring.weights]\nagent_error = -1\n").unwrap_err();
+        assert_eq!(
+            e,
+            "2: scoring.weights.agent_error must be a number of zero or more, not -1"
+        );
+        let e = Config::parse("[scoring]\n\nno_recovery_multiplier = -2\n").unwrap_err();
+        assert_eq!(
+            e,
+            "3: scoring.no_recovery_multiplier must be a number of zero or more, not -2"
+        );
     }
 
     #[test]

@@ -398,14 +398,11 @@ pub struct RecordWriter<W: Write> {
     line_buffered: bool,
 }
 
-impl RecordWriter<io::BufWriter<io::StdoutLock<'static>>> {
+impl RecordWriter<io::BufWriter<crate::outfile::Stdout>> {
     /// One buffered, locked stdout.
     pub fn stdout(line_buffered: bool) -> Self {
         enlarge_pipe(&io::stdout());
-        RecordWriter::new(
-            io::BufWriter::with_capacity(256 * 1024, io::stdout().lock()),
-            line_buffered,
-        )
+        RecordWriter::new(crate::outfile::stdout(256 * 1024), line_buffered)
     }
 }
 

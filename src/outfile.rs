@@ -1,4 +1,5 @@
-//! Output files written atomically: into a temporary file beside the
+//! Where a tool's output goes: stdout, or a file written atomically, and
+//! either way a write error names it. Files are written into a temporary file beside the
 //! destination, renamed over it only when complete, so a reader (a cron job
 //! mailing the report) never sees half a file. Only a regular file is
 //! replaced: a device or a FIFO (`-o /dev/null`, `-o /dev/stdout`) is
@@ -28,7 +29,8 @@ impl AtomicFile {
             File::create(path).map_err(|e| anyhow::anyhow!("{}: {}", dest.display(), io_reason(&e)))
         };
         let buffered = |file| Some(BufWriter::with_capacity(256 * 1024, file));
-        let dest = match std::fs::metadata(dest) {
+        let existing = std::fs::metadata(dest);
+        let dest = match &existing {
             Ok(meta) if meta.is_dir() => {
                 anyhow::bail!("{}: a directory: name the file to write", dest.display())
             }
@@ -57,8 +59,20 @@ impl AtomicFile {
             name.to_string_lossy(),
             std::process::id()
         ));
+        let file = File::create(&tmp).map_err(|e| {
+            let dir = tmp.parent().filter(|d| !d.as_os_str().is_empty());
+            anyhow::anyhow!(
+                "{}: cannot write a file beside it in {}: {}",
+                dest.display(),
+                dir.unwrap_or(Path::new(".")).display(),
+                io_reason(&e)
+            )
+        })?;
+        if let Ok(meta) = &existing {
+            keep_mode_and_owner(&file, meta);
+        }
         Ok(AtomicFile {
-            file: buffered(opened(&tmp)?),
+            file: buffered(file),
             dest,
             tmp: Some(tmp),
         })
@@ -69,7 +83,9 @@ impl AtomicFile {
         let Some(w) = self.file.take() else {
             return Ok(());
         };
-        let file = w.into_inner().map_err(|e| e.into_error())?;
+        let file = w
+            .into_inner()
+            .map_err(|e| named(&self.dest, e.into_error()))?;
         let Some(tmp) = &self.tmp else {
             return Ok(());
         };
@@ -80,17 +96,48 @@ impl AtomicFile {
     }
 }
 
+/// The process's stdout, whose write errors say "stdout" (`> /dev/full`).
+pub struct Stdout(io::StdoutLock<'static>);
+
+/// Stdout, locked and buffered with `capacity` bytes.
+pub fn stdout(capacity: usize) -> BufWriter<Stdout> {
+    BufWriter::with_capacity(capacity, Stdout(io::stdout().lock()))
+}
+
+impl Write for Stdout {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.write(buf).map_err(|e| named(Path::new("stdout"), e))
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush().map_err(|e| named(Path::new("stdout"), e))
+    }
+}
+
+/// A write error that says which file (`-o /dev/full`: "no space left").
+fn named(path: &Path, e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), format!("{}: {}", path.display(), io_reason(&e)))
+}
+
+/// Gives the replacement the file's permissions (a private report stays
+/// private) and, where allowed (as root), its owner.
+fn keep_mode_and_owner(file: &File, was: &std::fs::Metadata) {
+    use std::os::unix::fs::MetadataExt;
+    let _ = file.set_permissions(was.permissions());
+    let _ = std::os::unix::fs::fchown(file, Some(was.uid()), Some(was.gid()));
+}
+
 impl Write for AtomicFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match &mut self.file {
-            Some(f) => f.write(buf),
+            Some(f) => f.write(buf).map_err(|e| named(&self.dest, e)),
             None => Err(io::Error::other("file already committed")),
         }
     }
 
     fn flush(&mut self) -> io::Result<()> {
         match &mut self.file {
-            Some(f) => f.flush(),
+            Some(f) => f.flush().map_err(|e| named(&self.dest, e)),
             None => Ok(()),
         }
     }
@@ -178,6 +225,22 @@ mod tests {
         f.commit().unwrap();
         assert!(is_symlink(&link));
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "new");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_replaced_file_keeps_its_permissions() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("private.md");
+        std::fs::write(&path, "old").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let mut f = AtomicFile::create(&path).unwrap();
+        f.write_all(b"new").unwrap();
+        f.commit().unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
     }
 
     #[cfg(unix)]

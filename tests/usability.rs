@@ -153,19 +153,30 @@ fn pretty_printed_records_say_how_to_fix_them() {
     }
 }
 
-/// Events piped straight into triage-render are not silently reported as
-/// "0 runs analyzed": the warning names the input and the missing stages.
+/// Events piped straight into triage-render are no "All clear" report
+/// over 19 failures: it refuses and names the missing stages. Beside
+/// records it does show (a batch), the events are a warning.
 #[test]
 fn render_fed_events_says_which_stages_are_missing() {
     let monday = std::fs::read("examples/monday.ndjson").unwrap();
     let events = ok("triage-parse", &[], &monday);
-    let (code, _, err) = run("triage-render", &[], &events);
+    let (code, out, err) = run("triage-render", &[], &events);
+    assert_eq!(code, 2, "stderr: {err}");
+    assert!(out.is_empty(), "{}", String::from_utf8_lossy(&out));
+    assert!(
+        err.contains("28 event records and nothing grouped"),
+        "stderr: {err}"
+    );
+    assert!(err.contains("triage-group | triage-score"), "stderr: {err}");
+    let mut mixed = ok("triage-score", &[], &ok("triage-group", &[], &events));
+    mixed.extend_from_slice(&events);
+    let (code, out, err) = run("triage-render", &[], &mixed);
     assert_eq!(code, 0, "stderr: {err}");
+    assert!(String::from_utf8_lossy(&out).contains("runs analyzed"));
     assert!(
         err.contains("<stdin>: 28 event records are not in the report"),
         "stderr: {err}"
     );
-    assert!(err.contains("triage-group | triage-score"), "stderr: {err}");
 }
 
 /// Raw TraceEvent lines given straight to triage-explain blame the same
@@ -480,5 +491,68 @@ fn a_closed_stderr_is_no_panic() {
         drop(child.stderr.take());
         let _ = child.stdin.take().unwrap().write_all(stdin);
         assert_eq!(child.wait().unwrap().code(), Some(want), "{tool}");
+    }
+}
+
+/// A file name that is not UTF-8 is read like any other, not a panic.
+#[test]
+fn a_file_name_that_is_not_utf8_is_read() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir
+        .path()
+        .join(std::ffi::OsStr::from_bytes(b"bad\xffname.ndjson"));
+    std::fs::copy("examples/monday.ndjson", &path).unwrap();
+    let out = Command::new(assert_cmd::cargo::cargo_bin("triage-parse"))
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\"events\":28"));
+}
+
+/// A full disk says which output filled: `-o FILE` names the file, a
+/// redirected stdout says "stdout".
+#[test]
+fn a_failed_write_names_where_it_went() {
+    if !std::path::Path::new("/dev/full").exists() {
+        return;
+    }
+    let full = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap()
+    };
+    for (tool, args, says) in [
+        (
+            "triage",
+            vec!["report", "examples/monday.ndjson", "-o", "/dev/full"],
+            "/dev/full: No space left",
+        ),
+        (
+            "triage",
+            vec!["report", "examples/monday.ndjson"],
+            "stdout: No space left",
+        ),
+        (
+            "triage-parse",
+            vec!["examples/monday.ndjson"],
+            "stdout: No space left",
+        ),
+    ] {
+        let out = Command::new(assert_cmd::cargo::cargo_bin(tool))
+            .args(&args)
+            .stdout(full())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{tool} {args:?}: {err}");
+        assert!(err.contains(says), "{tool} {args:?}: {err}");
     }
 }

@@ -183,7 +183,7 @@ triage report --format json runs/*.ndjson | triage-alert --dry-run | jq -c 'sele
     }
 }
 
-type Out = RecordWriter<io::BufWriter<io::StdoutLock<'static>>>;
+type Out = RecordWriter<io::BufWriter<crate::outfile::Stdout>>;
 
 impl Args {
     /// The webhook to send to (flag, then TRIAGE_WEBHOOK_URL, then the

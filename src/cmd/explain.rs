@@ -176,7 +176,7 @@ TRIAGE_CONFIG: the configuration file, as --config.",
             (false, true) => Some(self.llm.client(&config.llm, "--judge")?),
         };
         let inputs = cli::inputs(&self.files, diag)?;
-        let stdout = std::io::BufWriter::with_capacity(256 * 1024, std::io::stdout().lock());
+        let stdout = crate::outfile::stdout(256 * 1024);
         let mut out = RecordWriter::new(
             Box::new(stdout) as Box<dyn Write>,
             self.common.line_buffered,

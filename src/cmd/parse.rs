@@ -106,7 +106,7 @@ triage-parse --since 2026-04-25 traces.jsonl | jq -c 'select(.action_succeeded =
                 .build_global();
         }
         crate::ndjson::enlarge_pipe(&std::io::stdout());
-        let stdout = std::io::BufWriter::with_capacity(256 * 1024, std::io::stdout().lock());
+        let stdout = crate::outfile::stdout(256 * 1024);
         let mut writer = RecordWriter::new(
             Box::new(stdout) as Box<dyn std::io::Write>,
             self.common.line_buffered,

@@ -107,7 +107,7 @@ impl OutputArgs {
                 file.commit()
             }
             None => {
-                let mut out = io::BufWriter::with_capacity(256 * 1024, io::stdout().lock());
+                let mut out = crate::outfile::stdout(256 * 1024);
                 render::render(report, &opts, &mut out)?;
                 Ok(out.flush()?)
             }
@@ -165,11 +165,30 @@ triage-render --format csv scored.ndjson > patterns.csv",
                 );
             }
         }
+        refuse_events_only(&report)?;
         report.finish();
         self.output
             .emit(&report, config.scoring, self.top.get(), diag)?;
         Ok(cli::EXIT_OK)
     }
+}
+
+/// Events with nothing grouped, explained or compared beside them would
+/// render as "All clear" over failures never counted: a stage is missing.
+fn refuse_events_only(report: &Report) -> anyhow::Result<()> {
+    let nothing_else = report.batch.is_none()
+        && report.patterns.is_empty()
+        && report.findings.is_empty()
+        && report.verdicts.is_empty()
+        && report.changes.is_empty();
+    if report.events_not_shown > 0 && nothing_else {
+        anyhow::bail!(
+            "{} event records and nothing grouped: group and score them first \
+(triage-parse | triage-group | triage-score | triage-render)",
+            report.events_not_shown
+        );
+    }
+    Ok(())
 }
 
 /// Reads every record of one input into the report, each chunk's lines

@@ -60,7 +60,7 @@ triage-gen --messy --seed 7 | triage-parse | triage-group | triage-score",
             failure_rate: self.failure_rate,
             messy: self.messy,
         };
-        let mut out = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
+        let mut out = crate::outfile::stdout(1 << 20);
         generate(&spec, &mut out)?;
         std::io::Write::flush(&mut out)?;
         Ok(cli::EXIT_OK)
