@@ -162,6 +162,36 @@ fn empty_side_and_both_empty() {
     assert_eq!(cs.len(), 1, "nothing but the summary");
 }
 
+/// A candidate that wrote no traces does not pass a CI gate: the
+/// comparison is still written, with a warning, and a gate exits 2.
+#[test]
+fn an_empty_after_batch_cannot_pass_a_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.ndjson");
+    std::fs::write(&empty, "").unwrap();
+    let e = empty.to_str().unwrap();
+    let (code, out, err) = run("triage-diff", &["examples/before.ndjson", e], b"");
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        summary(&changes(&out))["failure_events"]["label"],
+        "resolved"
+    );
+    assert!(
+        err.contains("no runs were read, so every pattern of BEFORE counts as resolved"),
+        "{err}"
+    );
+    for tool in [&["triage-diff"][..], &["triage", "compare"][..]] {
+        let mut args: Vec<&str> = tool[1..].to_vec();
+        args.extend(["--fail-on", "regression", "examples/before.ndjson", e]);
+        let (code, _, err) = run(tool[0], &args, b"");
+        assert_eq!(code, 2, "{tool:?}: {err}");
+        assert!(
+            err.contains("--fail-on cannot judge an AFTER batch with no runs"),
+            "{err}"
+        );
+    }
+}
+
 #[test]
 fn sides_can_be_directories_stdin_or_any_stage_records() {
     let dir = tempfile::tempdir().unwrap();

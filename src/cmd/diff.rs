@@ -11,7 +11,7 @@ use crate::config::Config;
 use crate::diff::{FailOn, compare, failing};
 use crate::ndjson::RecordWriter;
 use crate::pipeline::{Analysis, AnalyzeOptions, analyze};
-use crate::record::{Change, Header};
+use crate::record::{Change, ChangeScope, Header};
 
 /// Compare two batches (before and after a prompt change, a model upgrade,
 /// an architecture change): summary metrics, per-classification changes and
@@ -120,7 +120,20 @@ pub fn diff_sides(
     something_to_compare(before, &b)?;
     let a = analyze(&side_inputs(after)?, opts, diag)?;
     something_to_compare(after, &a)?;
+    if is_empty(&a) {
+        diag.warn(
+            "empty-after",
+            format_args!(
+                "{}: no runs were read, so every pattern of BEFORE counts as resolved",
+                after.display()
+            ),
+        );
+    }
     Ok(compare(&b, &a, &opts.config.scoring))
+}
+
+fn is_empty(a: &Analysis) -> bool {
+    a.batch.runs_total == 0 && a.batch.events_total == 0 && a.patterns.is_empty()
 }
 
 /// Refuses a side that gave no events or patterns but did hold something:
@@ -150,13 +163,31 @@ fn something_to_compare(side: &Path, a: &Analysis) -> anyhow::Result<()> {
     )
 }
 
+fn after_is_empty(changes: &[Change]) -> bool {
+    changes.iter().any(|c| match &c.change {
+        ChangeScope::Summary(s) => {
+            s.after.runs == 0 && s.after.events == 0 && s.patterns.after == 0
+        }
+        _ => false,
+    })
+}
+
 #[derive(serde::Deserialize)]
 struct KindOnly {
     kind: Option<String>,
 }
 
 /// The exit status the `--fail-on` conditions give, each reason reported.
+/// An AFTER batch with no runs cannot pass a gate: a candidate that
+/// wrote no traces would pass every condition.
 pub fn gate(conditions: &[FailOn], tolerance: f64, changes: &[Change], diag: &mut Diag) -> u8 {
+    if !conditions.is_empty() && after_is_empty(changes) {
+        diag.warn(
+            "fail-on",
+            format_args!("--fail-on cannot judge an AFTER batch with no runs (exit 2)"),
+        );
+        return cli::EXIT_ERROR;
+    }
     let reasons: Vec<String> = conditions
         .iter()
         .flat_map(|cond| failing(cond, changes, tolerance))
