@@ -306,6 +306,26 @@ fn the_report_json_document_is_read_too() {
     assert_eq!(decisions(&recs), ["would_fire", "would_fire", "would_fire"]);
 }
 
+/// A markdown report (the forgotten `--format json`) is refused at its
+/// first line, not skipped line by line into "no alerts"; a dry run
+/// checks the webhook URL it would use.
+#[test]
+fn a_markdown_report_or_a_bad_url_is_an_error_even_on_a_dry_run() {
+    let md = common::ok("triage", &["report", "examples/monday.ndjson"], b"");
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("s.json");
+    let (code, recs, err) = run(alert(&["--dry-run"], &state), &md);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("<stdin>:1: not triage records"), "{err}");
+    assert!(of_kind(&recs, "alert").is_empty());
+    let (code, _, err) = run(
+        alert(&["--dry-run", "--webhook", "notaurl"], &state),
+        &scored_monday(),
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("not an http:// or https:// URL"), "{err}");
+}
+
 #[test]
 fn the_flag_beats_the_environment_which_beats_the_configuration() {
     let from_config = Hook::start(&[200], Duration::ZERO);

@@ -189,21 +189,26 @@ impl Args {
     /// The webhook to send to (flag, then TRIAGE_WEBHOOK_URL, then the
     /// configuration); `None` for a dry run.
     fn webhook(&self, configured: Option<&str>) -> anyhow::Result<Option<Webhook>> {
-        if self.dry_run {
-            return Ok(None);
-        }
         let url = self
             .webhook
             .as_deref()
             .or(configured)
-            .filter(|u| !u.trim().is_empty())
-            .context("no webhook: pass --webhook URL, set TRIAGE_WEBHOOK_URL or [alerting] webhook_url (or use --dry-run)")?;
-        Ok(Some(Webhook::new(
+            .filter(|u| !u.trim().is_empty());
+        let Some(url) = url else {
+            anyhow::ensure!(
+                self.dry_run,
+                "no webhook: pass --webhook URL, set TRIAGE_WEBHOOK_URL or [alerting] webhook_url (or use --dry-run)"
+            );
+            return Ok(None);
+        };
+        // Checked on a dry run too: the dry run is where a typo should show.
+        let hook = Webhook::new(
             url.trim(),
             seconds("--timeout", self.timeout)?,
             self.retries,
             seconds("--backoff", self.backoff)?,
-        )?))
+        )?;
+        Ok((!self.dry_run).then_some(hook))
     }
 }
 
@@ -236,8 +241,15 @@ fn for_each_pattern(
     let head = peek_first_line(&mut reader)
         .map_err(|e| anyhow::anyhow!("{name}: {}", cli::io_reason(&e)))?;
     let reader = io::Cursor::new(head).chain(reader);
-    if is_report_document(reader.get_ref().0.get_ref()) {
+    let head = reader.get_ref().0.get_ref();
+    if is_report_document(head) {
         return report_patterns(&name, reader, out, diag, each);
+    }
+    if !starts_like_json(head) {
+        anyhow::bail!(
+            "{name}:1: not triage records (a markdown or HTML report?): give triage-score output \
+or `triage report --format json`"
+        );
     }
     read_records_from(
         &name,
@@ -292,6 +304,15 @@ fn is_report_document(head: &[u8]) -> bool {
         .find(|l| !l.iter().all(u8::is_ascii_whitespace))
         .unwrap_or_default();
     first.trim_ascii() == b"{"
+}
+
+/// Whether the first line that is not blank opens a JSON value, as every
+/// record and report document does.
+fn starts_like_json(head: &[u8]) -> bool {
+    let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    head.iter()
+        .find(|b| !b.is_ascii_whitespace())
+        .is_none_or(|b| *b == b'{')
 }
 
 fn report_patterns(
