@@ -51,6 +51,18 @@ fn help_and_version_work_for_every_binary() {
             "{bin} --version"
         );
     }
+    for sub in ["report", "compare"] {
+        let out = Command::cargo_bin("triage")
+            .unwrap()
+            .args([sub, "--version"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.starts_with(&format!("triage-{sub} ")),
+            "triage {sub} --version: {text}"
+        );
+    }
 }
 
 #[test]

@@ -61,6 +61,7 @@ complete -c triage -n "__fish_triage_using_subcommand report" -l strict -d 'Stop
 complete -c triage -n "__fish_triage_using_subcommand report" -s q -l quiet -d 'Print no warnings (errors are still printed)'
 complete -c triage -n "__fish_triage_using_subcommand report" -l line-buffered -d 'Flush every record as soon as it is written (for `tail -f` pipelines)'
 complete -c triage -n "__fish_triage_using_subcommand report" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c triage -n "__fish_triage_using_subcommand report" -s V -l version -d 'Print version'
 complete -c triage -n "__fish_triage_using_subcommand compare" -l fail-on -d 'Exit 1 when this holds: `new` (a new pattern), `regression` (more failure or unrecovered events in any classification), or `score>=X` (a pattern after scores at least X; scores are scaled to each batch, so `regression` does not compare them). Repeatable' -r
 complete -c triage -n "__fish_triage_using_subcommand compare" -l tolerance -d 'Percent a count may grow before `regression` holds' -r
 complete -c triage -n "__fish_triage_using_subcommand compare" -s c -l config -d 'Configuration file ([scoring] as triage-score reads it)' -r -F
@@ -89,3 +90,4 @@ complete -c triage -n "__fish_triage_using_subcommand compare" -l strict -d 'Sto
 complete -c triage -n "__fish_triage_using_subcommand compare" -s q -l quiet -d 'Print no warnings (errors are still printed)'
 complete -c triage -n "__fish_triage_using_subcommand compare" -l line-buffered -d 'Flush every record as soon as it is written (for `tail -f` pipelines)'
 complete -c triage -n "__fish_triage_using_subcommand compare" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c triage -n "__fish_triage_using_subcommand compare" -s V -l version -d 'Print version'

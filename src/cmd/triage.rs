@@ -23,6 +23,7 @@ use crate::render::{RenderOptions, Report};
 #[command(
     name = "triage",
     version,
+    propagate_version = true,
     about,
     long_about = None,
     // `help` is ours: clap's knows only report and compare, not the tools.
