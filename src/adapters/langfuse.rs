@@ -340,6 +340,31 @@ mod tests {
         assert_eq!(source["skipped"], 0);
     }
 
+    /// An ERROR deep in the tree fails the run, as a span's status does.
+    #[test]
+    fn a_nested_error_fails_the_run() {
+        let root = obs(
+            "root",
+            None,
+            "SPAN",
+            "graph",
+            "2025-01-01T00:00:00Z",
+            json!({}),
+        );
+        let mut tool = obs(
+            "tool",
+            Some("root"),
+            "TOOL",
+            "search",
+            "2025-01-01T00:00:01Z",
+            json!({}),
+        );
+        tool["level"] = json!("ERROR");
+        tool["statusMessage"] = json!("RateLimitError");
+        let (_, runs, _) = records(&json!([root, tool]).to_string());
+        assert_eq!(runs[0]["outcome"], "failed");
+    }
+
     #[test]
     fn level_error_fails_with_its_status_message() {
         let mut failed = obs("a", None, "SPAN", "call", "2025-01-01T00:00:00Z", json!({}));

@@ -348,16 +348,28 @@ impl Default for DecodeSettings {
     }
 }
 
+/// The `input_digest`/`output_digest` of a text: `sha256:` and the hex.
+pub fn text_digest(text: &str) -> String {
+    let hash = sha2::Sha256::digest(text.as_bytes());
+    let mut digest = String::with_capacity(7 + 64);
+    digest.push_str("sha256:");
+    for b in hash.iter() {
+        digest.push_str(&format!("{b:02x}"));
+    }
+    digest
+}
+
+/// Whether `kept` is a text cut short (`…`) of the whole that `digest`
+/// names, rather than the whole text.
+pub fn is_cut(kept: &str, digest: Option<&str>) -> bool {
+    kept.ends_with('…') && digest.is_some_and(|d| d != text_digest(kept))
+}
+
 impl DecodeSettings {
     /// Cuts `text` to the limit at a character boundary; returns the kept
     /// text and the digest of the whole.
     pub fn text(&self, text: &str) -> (String, String) {
-        let hash = sha2::Sha256::digest(text.as_bytes());
-        let mut digest = String::with_capacity(7 + 64);
-        digest.push_str("sha256:");
-        for b in hash.iter() {
-            digest.push_str(&format!("{b:02x}"));
-        }
+        let digest = text_digest(text);
         if text.len() <= self.text_limit {
             return (text.to_string(), digest);
         }
@@ -732,7 +744,21 @@ pub(crate) fn records_of(format: Format, name: &str, bytes: &[u8]) -> Vec<serde_
 
 #[cfg(test)]
 mod tests {
-    use super::quote_wide_integers;
+    use super::{DecodeSettings, is_cut, quote_wide_integers};
+
+    #[test]
+    fn a_cut_text_is_told_from_one_that_ends_in_an_ellipsis() {
+        let settings = DecodeSettings {
+            text_limit: 5,
+            ..DecodeSettings::default()
+        };
+        let (kept, digest) = settings.text("0123456789");
+        assert_eq!(kept, "01234…");
+        assert!(is_cut(&kept, Some(&digest)));
+        let (kept, digest) = settings.text("wait…");
+        assert!(!is_cut(&kept, Some(&digest)));
+        assert!(!is_cut("01234…", None));
+    }
 
     #[test]
     fn integers_past_64_bits_are_quoted_and_nothing_else_is() {

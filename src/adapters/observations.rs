@@ -331,10 +331,11 @@ pub fn emit_runs(
             events.push(event_of(node, id, agent, turn, sink));
         }
         inherit_failures(&mut events, &parents);
-        let root_failed = events
+        // As in span formats: a failure recorded anywhere in the trace
+        // fails the run, not only one its root reports.
+        let failed = events
             .iter()
-            .zip(&parents)
-            .any(|(ev, parent)| parent.is_none() && !ev.action_succeeded);
+            .any(|ev| !ev.action_succeeded || ev.failure_classification.is_some());
         for ev in &events {
             sink.emit(ev)?;
         }
@@ -342,7 +343,7 @@ pub fn emit_runs(
         sink.emit_run(&RunRec {
             kind: "run".into(),
             run_id: run.clone(),
-            outcome: if root_failed { "failed" } else { "unknown" }.to_string(),
+            outcome: if failed { "failed" } else { "unknown" }.to_string(),
             task: info.task.or(root_input),
             expected: None,
             src: None,

@@ -16,6 +16,10 @@ pub struct EventExtras {
     pub parent_span_id: Option<String>,
     #[serde(default)]
     pub span_kind: Option<String>,
+    #[serde(default)]
+    pub input_digest: Option<String>,
+    #[serde(default)]
+    pub output_digest: Option<String>,
 }
 
 /// One event of a run, as detectors see it.
@@ -34,6 +38,9 @@ pub struct Step {
     /// False when the trace does not record the output at all (then an
     /// empty `output` says nothing about what the step returned).
     pub output_recorded: bool,
+    /// True when triage-parse cut the input or output short (--max-text):
+    /// what the step saw or said goes on past the text here.
+    pub text_cut: bool,
     pub span_id: Option<String>,
     pub parent_span_id: Option<String>,
 }
@@ -49,6 +56,10 @@ impl Step {
                 parts.into_iter().flatten().collect::<Vec<_>>().join(": ")
             })
             .unwrap_or_default();
+        let output = ev.output.as_deref().unwrap_or("");
+        let input = extras.input.unwrap_or_default();
+        let text_cut = crate::adapters::is_cut(output, extras.output_digest.as_deref())
+            || crate::adapters::is_cut(&input, extras.input_digest.as_deref());
         Step {
             step: ev.step,
             agent: ev.agent_id.to_string(),
@@ -57,9 +68,10 @@ impl Step {
             succeeded: !ev.is_failure(),
             classification: ev.classification().map(str::to_string),
             error,
-            input: extras.input.unwrap_or_default(),
-            output: ev.output.as_deref().unwrap_or("").to_string(),
+            input,
+            output: output.to_string(),
             output_recorded: ev.output.is_some(),
+            text_cut,
             span_id: extras.span_id,
             parent_span_id: extras.parent_span_id,
         }

@@ -185,18 +185,23 @@ pub fn claimed_lookup(run: &RunView) -> Vec<Hit> {
 }
 
 /// An agent message, not computed by code, that states two or more numbers
-/// found neither in the task nor in any earlier step.
+/// found neither in the task nor in any earlier step. Once a step's text
+/// was cut short (--max-text), the values may be in the part left out:
+/// in a run that did not fail no later message is judged, and in a failed
+/// run, where a suspect is sought, the finding says so.
 pub fn unsourced_values(run: &RunView) -> Vec<Hit> {
     // What the run has seen includes numbers inside identifiers
     // ("certificate_7504069"): an agent quoting one did not make it up.
     let mut known: BTreeSet<String> = run.given_values();
     known.extend(digit_runs(run.task()));
     let mut hits = Vec::new();
+    let mut unseen = false;
     for (i, s) in run.steps.iter().enumerate() {
         let stated = numbers(&prose_of(&s.output));
         // Pages and tool results bring new values by nature; only a
         // message states them as its own.
         let is_claim = s.tool == "message"
+            && (!unseen || run.failed())
             && !run.is_environment(i)
             && Some(i) != run.task_index()
             && !has_code(&s.output);
@@ -205,15 +210,21 @@ pub fn unsourced_values(run: &RunView) -> Vec<Hit> {
             if new.len() >= 2 {
                 let shown: Vec<&str> = new.iter().take(4).map(|v| v.as_str()).collect();
                 let title = "states values no earlier step produced".to_string();
+                let caveat = if unseen {
+                    " in the text kept (--max-text cut an earlier step short)"
+                } else {
+                    ""
+                };
                 hits.push(
                     Hit::suspect(i, "unsupported_claim", 0.5, title).because(format!(
-                        "{} states {} that neither the task nor any earlier step contains",
+                        "{} states {} that neither the task nor any earlier step contains{caveat}",
                         step_name(run, i),
                         shown.join(", ")
                     )),
                 );
             }
         }
+        unseen |= s.text_cut;
         let seen = s.text();
         known.extend(values(&seen));
         known.extend(digit_runs(&seen));
@@ -524,6 +535,31 @@ mod tests {
         );
         let hits = unsourced_values(&r);
         assert_eq!(hits.iter().map(|h| h.at).collect::<Vec<_>>(), vec![1]);
+    }
+
+    /// After a text cut short, values may come from the part left out: a
+    /// run that did not fail is not judged, a failed one says so.
+    #[test]
+    fn values_after_a_cut_text_are_judged_only_in_a_failed_run() {
+        let steps = || {
+            let mut tool = step(1, "agent", "search", true, "Results: 12 items, first a…");
+            tool.text_cut = true;
+            vec![
+                step(0, "user", "message", true, "How many listings are there?"),
+                tool,
+                step(
+                    2,
+                    "agent",
+                    "message",
+                    true,
+                    "There are 935 listings, 936 with drafts.",
+                ),
+            ]
+        };
+        assert!(unsourced_values(&run(steps(), "unknown")).is_empty());
+        let hits = unsourced_values(&run(steps(), "failed"));
+        assert_eq!(hits.iter().map(|h| h.at).collect::<Vec<_>>(), vec![2]);
+        assert!(hits[0].evidence[0].ends_with("(--max-text cut an earlier step short)"));
     }
 
     #[test]
