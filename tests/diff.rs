@@ -198,6 +198,15 @@ fn sides_can_be_directories_stdin_or_any_stage_records() {
     std::fs::copy("examples/monday.ndjson", dir.path().join("1.ndjson")).unwrap();
     let d = dir.path().to_str().unwrap();
     let from_dir = changes(&ok("triage-diff", &["examples/before.ndjson", d], b""));
+    // What a directory holds besides trace files is named, not skipped silently.
+    std::fs::write(dir.path().join("spans.txt"), "x").unwrap();
+    let (code, with_txt, err) = run("triage-diff", &["examples/before.ndjson", d], b"");
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(changes(&with_txt), from_dir);
+    assert!(
+        err.contains("left out ") && err.contains("spans.txt"),
+        "{err}"
+    );
     let scored = ok(
         "triage-score",
         &[],

@@ -116,9 +116,9 @@ pub fn diff_sides(
     if before.as_os_str() == "-" && after.as_os_str() == "-" {
         anyhow::bail!("only one side can be stdin (-)");
     }
-    let b = analyze(&side_inputs(before)?, opts, diag)?;
+    let b = analyze(&side_inputs(before, diag)?, opts, diag)?;
     something_to_compare(before, &b)?;
-    let a = analyze(&side_inputs(after)?, opts, diag)?;
+    let a = analyze(&side_inputs(after, diag)?, opts, diag)?;
     something_to_compare(after, &a)?;
     if is_empty(&a) {
         diag.warn(
@@ -203,25 +203,51 @@ pub fn gate(conditions: &[FailOn], tolerance: f64, changes: &[Change], diag: &mu
 }
 
 /// A side's inputs: stdin, a file, or the trace files directly inside a
-/// directory (sorted by name).
-pub fn side_inputs(path: &Path) -> anyhow::Result<Vec<Input>> {
+/// directory (sorted by name); what else the directory holds is named in
+/// a warning, not left out silently.
+pub fn side_inputs(path: &Path, diag: &mut Diag) -> anyhow::Result<Vec<Input>> {
     if path.as_os_str() == "-" {
         return cli::resolve_inputs(&[]);
     }
     if !path.is_dir() {
         return Ok(vec![Input::File(path.to_path_buf())]);
     }
-    let mut files: Vec<PathBuf> = std::fs::read_dir(path)
+    let entries: Vec<PathBuf> = std::fs::read_dir(path)
         .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), cli::io_reason(&e)))?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.is_file()
-                && p.extension()
-                    .and_then(|e| e.to_str())
-                    .is_some_and(|e| matches!(e, "ndjson" | "jsonl" | "json"))
-        })
         .collect();
+    let is_trace = |p: &PathBuf| {
+        p.is_file()
+            && p.extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| matches!(e, "ndjson" | "jsonl" | "json"))
+    };
+    let (mut files, mut left): (Vec<PathBuf>, Vec<PathBuf>) =
+        entries.into_iter().partition(is_trace);
     files.sort();
+    left.sort();
+    left.retain(|p| {
+        !p.file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+    });
+    if !left.is_empty() {
+        let names: Vec<String> = left
+            .iter()
+            .take(3)
+            .map(|p| p.display().to_string())
+            .collect();
+        let more = left.len().saturating_sub(names.len());
+        diag.warn(
+            "not-read",
+            format_args!(
+                "{}: read only its .ndjson, .jsonl and .json files; left out {}{} (name such files as arguments of \
+triage-parse and compare its output)",
+                path.display(),
+                names.join(", "),
+                if more > 0 { format!(" and {more} more") } else { String::new() }
+            ),
+        );
+    }
     if files.is_empty() {
         anyhow::bail!(
             "{}: no trace files (.ndjson, .jsonl, .json) directly inside",
