@@ -755,8 +755,9 @@ mod tests {
     #[test]
     fn bad_lines_are_skipped_and_counted() {
         let good = request(&[], vec![span("t", "a", "", 1, "n", &[])]);
+        let other = request(&[], vec![span("t", "b", "", 2, "n", &[])]);
         let input = format!(
-            "{good}\r\nnot json\n{{\"foo\":1}}\n[1]\n\u{fffd}\n{{\"resourceSpans\":[{{\"scopeSpans\":[{{\"spans\":[{{\"name\":7}}]}}]}}]}}\n{good}"
+            "{good}\r\nnot json\n{{\"foo\":1}}\n[1]\n\u{fffd}\n{{\"resourceSpans\":[{{\"scopeSpans\":[{{\"spans\":[{{\"name\":7}}]}}]}}]}}\n{other}"
         );
         let mut bytes = input.into_bytes();
         let bad = bytes.iter().position(|b| *b == 0xEF).unwrap();

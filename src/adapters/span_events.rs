@@ -420,6 +420,7 @@ struct Inherited {
 /// Emits every held span, trace by trace in the order traces first appear,
 /// each trace's spans parent first and siblings by start time.
 pub fn emit_traces(held: Vec<HeldSpan>, sink: &mut Sink<'_>) -> anyhow::Result<()> {
+    let held = drop_repeated_spans(held, sink);
     let mut used_ids = HashSet::new();
     let mut runs = Runs::default();
     for members in spans::group_in_order(held.iter().map(|s| s.trace_id.as_str())) {
@@ -465,6 +466,30 @@ pub fn emit_traces(held: Vec<HeldSpan>, sink: &mut Sink<'_>) -> anyhow::Result<(
         sink.emit_run(run)?;
     }
     Ok(())
+}
+
+/// Keeps the first of spans with the same trace and span id: an exporter
+/// that retries a request it thinks timed out sends its spans again, and
+/// counted twice they would double the failures. Says how many it dropped.
+fn drop_repeated_spans(held: Vec<HeldSpan>, sink: &mut Sink<'_>) -> Vec<HeldSpan> {
+    let mut seen = HashSet::new();
+    let before = held.len();
+    let kept: Vec<HeldSpan> = held
+        .into_iter()
+        .filter(|s| s.span_id.is_empty() || seen.insert((s.trace_id.clone(), s.span_id.clone())))
+        .collect();
+    let dropped = before - kept.len();
+    if dropped > 0 {
+        let path = sink.path().to_string();
+        sink.diag.warn(
+            "repeated-span",
+            format_args!(
+                "{path}: {dropped} spans repeat the trace and span id of one read before \
+(an exporter's retry?); each is counted once"
+            ),
+        );
+    }
+    kept
 }
 
 /// The runs of a span file in first-appearance order: failed when an event

@@ -288,7 +288,10 @@ fn base64_id(id: &str) -> Option<Vec<u8>> {
             bits &= (1 << held) - 1;
         }
     }
-    Some(out)
+    // Base64 of whole bytes leaves the last character's spare bits zero;
+    // an opaque id that only looks like base64 ("span-tool-1") would lose
+    // them, and two such ids become one.
+    (bits == 0).then_some(out)
 }
 
 #[cfg(test)]
@@ -403,6 +406,10 @@ mod tests {
             "4a8f63f6-7626-4416-a874-fc7bd2c3f005"
         );
         assert_eq!(normal_id("sp-0002"), "sp-0002");
+        // Eleven characters that are not canonical base64 stay as written,
+        // so two of them do not become one id.
+        assert_eq!(normal_id("span-tool-1"), "span-tool-1");
+        assert_eq!(normal_id("span-tool-2"), "span-tool-2");
         assert_eq!(normal_id("1234"), "1234");
         assert_eq!(int_id(255, false), "00000000000000ff");
         assert_eq!(int_id(7, true), "00000000000000000000000000000007");
