@@ -2,7 +2,8 @@
 # Scale triage past one machine: map each shard with `triage-parse | triage-group`
 # (GNU parallel, locally with -j or on other hosts with --sshlogin), then reduce
 # with `triage-group --merge | triage-score`. Shard by file or by run: merging
-# gives the one-pass result when no run spans two shards.
+# gives the result of one pass over the shards in the order given when no run
+# spans two shards (trends and tie order follow that order of runs).
 #
 #   examples/scale-out.sh OUT_DIR SHARD...                  # local, 2 jobs
 #   JOBS=8 SSHLOGIN=2/host1,2/host2 examples/scale-out.sh out shards/*.ndjson
