@@ -441,6 +441,7 @@ fn flags_refuse_values_they_cannot_mean() {
             "\"inf\" is not a finite number",
         ),
         ("triage-render", &["--top", "0"][..], "0 is not at least 1"),
+        ("triage-parse", &["-j", "0"][..], "0 is not at least 1"),
     ] {
         let (code, _, err) = run(tool, args, b"");
         assert_eq!(code, 2, "{tool} {args:?}: {err}");
@@ -555,4 +556,18 @@ fn a_failed_write_names_where_it_went() {
         assert_eq!(out.status.code(), Some(2), "{tool} {args:?}: {err}");
         assert!(err.contains(says), "{tool} {args:?}: {err}");
     }
+}
+
+/// A backtick in a file name does not close the markdown "Sources" code span.
+#[test]
+fn a_backtick_in_a_file_name_stays_inside_its_code_span() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("night`1.ndjson");
+    std::fs::copy("examples/monday.ndjson", &path).unwrap();
+    let (code, out, err) = run("triage", &["report", path.to_str().unwrap()], b"");
+    assert_eq!(code, 0, "{err}");
+    let out = String::from_utf8(out).unwrap();
+    let sources = out.lines().find(|l| l.starts_with("Sources: ")).unwrap();
+    assert_eq!(sources.matches('`').count(), 2, "{sources}");
+    assert!(sources.ends_with("night'1.ndjson`"), "{sources}");
 }

@@ -1,6 +1,5 @@
 //! triage-parse: trace files in, `event`, `run` and `source` records out.
 
-use std::num::NonZeroUsize;
 use std::path::PathBuf;
 
 use clap::Parser;
@@ -37,8 +36,8 @@ pub struct Args {
     #[arg(long, short = 'c', value_name = "FILE", env = "TRIAGE_CONFIG")]
     pub config: Option<PathBuf>,
     /// Threads to decode on, the one writing the records included [default: one per core].
-    #[arg(long, short = 'j', value_name = "N")]
-    pub threads: Option<NonZeroUsize>,
+    #[arg(long, short = 'j', value_name = "N", value_parser = crate::cli::positive::<usize>)]
+    pub threads: Option<usize>,
     #[command(flatten)]
     pub common: CommonArgs,
 }
@@ -102,7 +101,7 @@ triage-parse --since 2026-04-25 traces.jsonl | jq -c 'select(.action_succeeded =
         if let Some(threads) = self.threads {
             // Fails only when the pool exists already: it then stays as it is.
             let _ = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads.get())
+                .num_threads(threads)
                 .build_global();
         }
         crate::ndjson::enlarge_pipe(&std::io::stdout());

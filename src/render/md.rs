@@ -112,11 +112,12 @@ pub fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::
 fn write_sources(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     let (named, rest) = named_sources(report);
     if !named.is_empty() {
-        let paths: Vec<Cow<'_, str>> = named.into_iter().map(one_line).collect();
+        // One code span, through the one function that keeps a backtick
+        // in a file name from closing it.
         writeln!(
             out,
-            "Sources: `{}`{}\n",
-            paths.join(", "),
+            "Sources: {}{}\n",
+            Md.code(&named.join(", ")),
             more_sources_text(rest)
         )?;
     }
