@@ -572,6 +572,7 @@ impl Grouper {
             sources: std::mem::take(&mut self.sources),
             first_timestamp: self.first_ts.map(|t| t.to_string()),
             last_timestamp: self.last_ts.map(|t| t.to_string()),
+            recovery_window: None,
         };
         let window = self.window;
         let runs = self.runs;

@@ -87,6 +87,7 @@ pub fn analyze(
     };
     let (mut batch, mut patterns) = grouper.finish();
     batch.skipped += skipped;
+    batch.recovery_window = Some(opts.config.scoring.recovery_window);
     score(&batch, &mut patterns, &opts.config.scoring);
     Ok(Analysis {
         batch,

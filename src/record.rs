@@ -273,6 +273,10 @@ pub struct Batch {
     pub sources: Vec<SourceRec>,
     pub first_timestamp: Option<String>,
     pub last_timestamp: Option<String>,
+    /// The recovery window (turns) `recovered` was counted with, written by
+    /// triage-score, so a report states the window its numbers mean.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery_window: Option<u64>,
 }
 
 /// Run id → count, kept in first-appearance order. Run ids are shared

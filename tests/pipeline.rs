@@ -511,7 +511,14 @@ fn empty_input_is_an_empty_batch_and_patterns_need_one() {
         recs[0]["producer"],
         format!("triage-score {}", env!("CARGO_PKG_VERSION"))
     );
-    assert_eq!(batch_of(&score), batch_of(&group));
+    // The same batch, with the window triage-score counted with added.
+    let mut scored_batch = batch_of(&score);
+    assert_eq!(scored_batch["recovery_window"], 3);
+    scored_batch
+        .as_object_mut()
+        .unwrap()
+        .remove("recovery_window");
+    assert_eq!(scored_batch, batch_of(&group));
     let orphan = common::ndjson(&[common::pattern("a", "t", "agent_error", 1, 5.0)]);
     let (code, _, err) = run("triage-score", &[], orphan.as_bytes());
     assert_eq!(code, 2);

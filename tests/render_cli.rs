@@ -641,3 +641,28 @@ fn csv_of_explain_output_says_it_leaves_the_findings_out() {
         "{err}"
     );
 }
+
+/// A report states the recovery window its scores were counted with (the
+/// batch record carries it), not the default of a render run without the
+/// scoring configuration.
+#[test]
+fn the_report_states_the_window_the_scores_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("w1.toml");
+    std::fs::write(&config, "[scoring]\nrecovery_window = 1\n").unwrap();
+    let monday = std::fs::read("examples/monday.ndjson").unwrap();
+    let grouped = common::ok(
+        "triage-group",
+        &[],
+        &common::ok("triage-parse", &[], &monday),
+    );
+    let scored = common::ok("triage-score", &["-c", config.to_str().unwrap()], &grouped);
+    let batch = common::records(&scored)
+        .into_iter()
+        .find(|r| r["kind"] == "batch")
+        .unwrap();
+    assert_eq!(batch["recovery_window"], 1);
+    let md = stdout_of(&[], String::from_utf8(scored).unwrap());
+    assert!(md.contains("within 1 turn"), "{md}");
+    assert!(!md.contains("within 3 turns"), "{md}");
+}

@@ -167,8 +167,12 @@ triage-render --format csv scored.ndjson > patterns.csv",
         }
         refuse_events_only(&report)?;
         report.finish();
-        self.output
-            .emit(&report, config.scoring, self.top.get(), diag)?;
+        let mut scoring = config.scoring;
+        // The window the scores were counted with, not this run's default.
+        if let Some(window) = report.batch.as_ref().and_then(|b| b.recovery_window) {
+            scoring.recovery_window = window;
+        }
+        self.output.emit(&report, scoring, self.top.get(), diag)?;
         Ok(cli::EXIT_OK)
     }
 }

@@ -108,6 +108,7 @@ triage-group --merge shards/*.partial | triage-score --config triage.toml",
             ),
         };
         batch.skipped += skipped + pending.skipped;
+        batch.recovery_window = Some(config.scoring.recovery_window);
         let recounted = score(&batch, &mut patterns, &config.scoring);
         if recounted > 0 {
             let window = config.scoring.recovery_window;
