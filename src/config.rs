@@ -219,12 +219,12 @@ impl Config {
     /// Parses configuration text; the error starts with the line number.
     pub fn parse(text: &str) -> Result<Config, String> {
         toml::from_str(text).map_err(|e| {
-            let at = e.span().map_or(0, |s| s.start.min(text.len()));
-            let line = text[..at].matches('\n').count() + 1;
+            let at = e.span().map(|s| s.start.min(text.len()));
+            let line = text[..at.unwrap_or(0)].matches('\n').count() + 1;
             let msg = e.message().replace("unknown field", "unknown key");
             let msg = msg.trim();
             // A bad value's message does not say whose it is.
-            match value_key(text, at) {
+            match at.and_then(|at| value_key(text, at)) {
                 Some(key) if !msg.contains("key") => format!("{line}: {key} {msg}"),
                 _ => format!("{line}: {msg}"),
             }
