@@ -190,13 +190,18 @@ fn trace_cell(s: &str) -> Cell {
     Cell::new(clean(s))
 }
 
-/// Text from a trace with its control characters (escape sequences that
-/// would drive the terminal) shown as U+FFFD.
+/// Text from a trace on one line: a tab or line break reads as a space,
+/// any other control character (an escape sequence that would drive the
+/// terminal) as U+FFFD.
 fn clean(s: &str) -> Cow<'_, str> {
     if s.chars().any(char::is_control) {
         Cow::Owned(
             s.chars()
-                .map(|c| if c.is_control() { '\u{fffd}' } else { c })
+                .map(|c| match c {
+                    '\t' | '\n' | '\r' => ' ',
+                    c if c.is_control() => '\u{fffd}',
+                    c => c,
+                })
                 .collect(),
         )
     } else {
@@ -279,6 +284,13 @@ fn finding_table(report: &Report, style: TableStyle) -> Table {
 mod tests {
     use super::*;
     use crate::record::Pattern;
+
+    #[test]
+    fn trace_text_keeps_to_one_line_and_drives_no_terminal() {
+        assert_eq!(clean("a\tb\nc\r\nd"), "a b c  d");
+        assert_eq!(clean("red \u{1b}[31m"), "red \u{fffd}[31m");
+        assert!(matches!(clean("plain"), Cow::Borrowed("plain")));
+    }
 
     fn report() -> Report {
         let line = r#"{"kind":"pattern","pattern_id":"p","display_name":"[planner] dispatch_subtask / coordination_failure / retriever_state+task_queue_head","agent_id":"planner","tool_name":"dispatch_subtask","failure_classification":"coordination_failure","divergence_fields":[],"frequency":11,"recovered":0,"tail_unrecovered":11,"recovery_latencies":{},"run_counts":{"r1":11},"samples":[],"frequency_score":10.0,"severity_score":15.0,"recovery_rate":0.0,"final_score":13.0,"confidence":1.0,"confidence_label":"high","median_recovery_latency":null,"runs_seen":1,"runs_total":1,"trend":"insufficient data","rank":1}"#;
