@@ -120,7 +120,8 @@ pub fn diff_sides(
     something_to_compare(before, &b)?;
     let a = analyze(&side_inputs(after, diag)?, opts, diag)?;
     something_to_compare(after, &a)?;
-    if is_empty(&a) {
+    let changes = compare(&b, &a, &opts.config.scoring);
+    if after_is_empty(&changes) {
         diag.warn(
             "empty-after",
             format_args!(
@@ -129,11 +130,7 @@ pub fn diff_sides(
             ),
         );
     }
-    Ok(compare(&b, &a, &opts.config.scoring))
-}
-
-fn is_empty(a: &Analysis) -> bool {
-    a.batch.runs_total == 0 && a.batch.events_total == 0 && a.patterns.is_empty()
+    Ok(changes)
 }
 
 /// Refuses a side that gave no events or patterns but did hold something:
@@ -163,6 +160,8 @@ fn something_to_compare(side: &Path, a: &Analysis) -> anyhow::Result<()> {
     )
 }
 
+/// Whether the comparison's AFTER side read no runs, events or patterns
+/// (the summary change says; the warning and the gate both ask).
 fn after_is_empty(changes: &[Change]) -> bool {
     changes.iter().any(|c| match &c.change {
         ChangeScope::Summary(s) => {
