@@ -20,6 +20,8 @@ pub struct EventExtras {
     pub input_digest: Option<String>,
     #[serde(default)]
     pub output_digest: Option<String>,
+    #[serde(default)]
+    pub failure_source: Option<String>,
 }
 
 /// One event of a run, as detectors see it.
@@ -31,6 +33,9 @@ pub struct Step {
     pub span_kind: Option<String>,
     pub succeeded: bool,
     pub classification: Option<String>,
+    /// True when the trace itself labelled the failure with its class
+    /// (`failure_source` "label"), rather than triage-parse deriving one.
+    pub labelled: bool,
     /// The error's type and message joined, empty when there is none.
     pub error: String,
     pub input: String,
@@ -67,6 +72,7 @@ impl Step {
             span_kind: extras.span_kind,
             succeeded: !ev.is_failure(),
             classification: ev.classification().map(str::to_string),
+            labelled: extras.failure_source.as_deref() == Some("label"),
             error,
             input,
             output: output.to_string(),

@@ -259,7 +259,7 @@ fn pad_with_early_actions(run: &RunView, hits: &[NamedHit<'_>], candidates: &mut
 
 /// Who is to blame for the step a run is traced back to.
 pub(crate) fn blame(run: &RunView, at: usize, category: &str) -> &'static str {
-    if category == "prompt_injection" {
+    if category == "prompt_injection" || category == "environment_constraint" {
         "environment"
     } else if run.steps[at].is_user() {
         "user"
@@ -349,14 +349,58 @@ mod tests {
             ],
             "failed",
         );
-        let hits: Vec<NamedHit<'static>> = crate::explain::detectors::DETECTORS
-            .iter()
-            .flat_map(|d| (d.detect)(&r).into_iter().map(|h| (d.name, h)))
-            .collect();
-        let v = verdict(&r, &hits);
+        let v = verdict(&r, &all_hits(&r));
         assert_eq!(v.step, 1);
         assert_eq!(v.category, "fabrication");
         assert!(v.evidence.iter().any(|e| e.contains("simulate")));
+    }
+
+    fn all_hits(r: &RunView) -> Vec<NamedHit<'static>> {
+        crate::explain::detectors::DETECTORS
+            .iter()
+            .flat_map(|d| (d.detect)(r).into_iter().map(|h| (d.name, h)))
+            .collect()
+    }
+
+    /// A failed tool step whose trace labels it with `class`.
+    fn labelled(i: u64, agent: &str, tool: &str, class: &str) -> crate::explain::view::Step {
+        let mut s = step(i, agent, tool, false, "");
+        s.classification = Some(class.to_string());
+        s.labelled = true;
+        s
+    }
+
+    #[test]
+    fn a_labelled_failure_outranks_the_first_action_and_a_recovered_error() {
+        let r = run(
+            vec![
+                step(0, "triager", "classify_ticket", true, "billing"),
+                labelled(1, "researcher", "kb_search", "environment_constraint"),
+                step(2, "researcher", "kb_search", true, "3 articles"),
+                labelled(3, "triager", "handoff", "coordination_failure"),
+                step(4, "writer", "draft_reply", true, "Dear customer"),
+            ],
+            "failed",
+        );
+        let v = verdict(&r, &all_hits(&r));
+        assert_eq!((v.step, v.agent_id.as_str()), (3, "triager"));
+        assert_eq!(v.category, "coordination_failure");
+        assert_eq!(v.blame, "agent");
+    }
+
+    #[test]
+    fn a_run_sunk_by_its_environment_blames_the_environment() {
+        let r = run(
+            vec![
+                step(0, "planner", "observe", true, "plan"),
+                labelled(1, "retriever", "fetch", "environment_constraint"),
+                labelled(2, "retriever", "fetch", "environment_constraint"),
+            ],
+            "failed",
+        );
+        let v = verdict(&r, &all_hits(&r));
+        assert_eq!(v.step, 1, "the first unrecovered failure");
+        assert_eq!(v.blame, "environment");
     }
 
     #[test]

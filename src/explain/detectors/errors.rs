@@ -2,6 +2,7 @@
 //! tool refused, and searches that came back empty.
 
 use super::{Hit, step_name};
+use crate::config::DEFAULT_WEIGHTS;
 use crate::explain::text::{find_phrase, head, reads_as_empty};
 use crate::explain::view::RunView;
 
@@ -51,6 +52,36 @@ pub fn explicit_error(run: &RunView) -> Vec<Hit> {
                 .because(format!("{} failed: {what}", step_name(run, i)))
         })
         .collect()
+}
+
+/// A failed step whose trace labels its failure class (the producer's own
+/// account, not a class triage-parse derived from a status) and that no
+/// later attempt recovered: where the producer says the run broke. A
+/// label is evidence of where, so it outranks the positional prior; a
+/// detector that finds why (a loop, fabricated data) still outranks it.
+pub fn labelled_failure(run: &RunView) -> Vec<Hit> {
+    let mut hits = Vec::new();
+    for (i, s) in run.steps.iter().enumerate() {
+        let Some(class) = s.classification.as_deref() else {
+            continue;
+        };
+        if !s.labelled || run.recovered(i) {
+            continue;
+        }
+        // The category names the class when scoring knows it.
+        let category = DEFAULT_WEIGHTS
+            .iter()
+            .find(|(c, _)| *c == class && *c != "unclassified")
+            .map_or("labelled_failure", |(c, _)| *c);
+        let title = format!("{} failed: {class}", s.tool);
+        hits.push(
+            Hit::suspect(run.actor_of(i), category, 0.4, title).because(format!(
+                "the trace labels {} a {class} and no later attempt recovered it",
+                step_name(run, i)
+            )),
+        );
+    }
+    hits
 }
 
 /// A failed call whose error blames the call itself; the suspect is the
@@ -163,6 +194,7 @@ pub fn empty_retrieval(run: &RunView) -> Vec<Hit> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::explain::view::Step;
     use crate::explain::view::tests::{run, step};
 
     fn coder_run(reply_ok: bool, reply: &str) -> RunView {
@@ -182,6 +214,40 @@ mod tests {
         assert_eq!(hits.len(), 1);
         assert!(hits[0].symptom);
         assert_eq!(hits[0].at, 2);
+    }
+
+    /// A failed tool step whose trace labels it with `class`.
+    fn labelled(i: u64, agent: &str, tool: &str, class: &str) -> Step {
+        let mut s = step(i, agent, tool, false, "");
+        s.classification = Some(class.to_string());
+        s.labelled = true;
+        s
+    }
+
+    #[test]
+    fn a_labelled_failure_is_a_suspect_unless_recovered_or_derived() {
+        let mut derived = labelled(5, "writer", "send", "environment_constraint");
+        derived.labelled = false;
+        let r = run(
+            vec![
+                step(0, "triager", "classify", true, "billing"),
+                labelled(1, "researcher", "kb_search", "environment_constraint"),
+                step(2, "researcher", "kb_search", true, "3 articles"),
+                labelled(3, "triager", "handoff", "coordination_failure"),
+                labelled(4, "writer", "draft", "made_up_class"),
+                derived,
+            ],
+            "failed",
+        );
+        let hits = labelled_failure(&r);
+        let found: Vec<(usize, &str)> = hits.iter().map(|h| (h.at, h.category)).collect();
+        // Step 1 was retried and succeeded; step 5's class is triage-parse's own.
+        assert_eq!(
+            found,
+            vec![(3, "coordination_failure"), (4, "labelled_failure")]
+        );
+        assert!(hits.iter().all(|h| !h.symptom));
+        assert!(hits[0].evidence[0].contains("coordination_failure"));
     }
 
     #[test]

@@ -72,6 +72,11 @@ pub static DETECTORS: &[Detector] = &[
         detect: errors::explicit_error,
     },
     Detector {
+        name: "labelled_failure",
+        about: "a failed step the trace itself labels with a failure class, not recovered later",
+        detect: errors::labelled_failure,
+    },
+    Detector {
         name: "bad_tool_call",
         about: "a tool call the tool refused: bad arguments, undefined names, an unknown tool",
         detect: errors::bad_tool_call,
