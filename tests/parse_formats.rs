@@ -229,6 +229,30 @@ fn real_taubench_airline_trajectories() {
 }
 
 #[test]
+fn a_trajectory_file_cut_short_keeps_its_complete_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let whole = std::fs::read(shared_data("tau-bench/gpt-4o-airline.json")).unwrap();
+    let cut = &whole[..whole.len() * 3 / 5];
+    let path = temp_file(&dir, "cut-airline.json", cut);
+    // The error is at the end of the cut, on its last line.
+    let last_line = 1 + cut.iter().filter(|&&b| b == b'\n').count();
+    let p = parse_file(&path);
+    let src = p.sources()[0];
+    let runs = p.of_kind("run").len();
+    assert!((100..200).contains(&runs), "{runs} runs of 200 read");
+    assert_eq!(src["runs"], runs);
+    assert_eq!(src["skipped"], 1, "the cut run counts as skipped");
+    assert!(
+        p.stderr.contains(&format!("cut-airline.json:{last_line}:"))
+            && p.stderr.contains(&format!(
+                "cut short; the {runs} complete items before the cut are read"
+            )),
+        "{}",
+        p.stderr
+    );
+}
+
+#[test]
 fn format_flag_overrides_detection() {
     let p = parse(
         &["--format", "otlp"],

@@ -303,6 +303,21 @@ mod tests {
     }
 
     #[test]
+    fn a_nameless_observation_is_named_by_its_kind() {
+        let doc = json!({"trace": {"id": "t1"}, "observations": [
+            obs("root", None, "SPAN", "workflow", "2025-01-01T00:00:00Z", json!({})),
+            obs("gen", Some("root"), "GENERATION", "", "2025-01-01T00:00:01Z", json!({})),
+            obs("t", Some("root"), "TOOL", " ", "2025-01-01T00:00:02Z", json!({})),
+        ]});
+        let (evs, _, _) = records(&doc.to_string());
+        let tools: Vec<_> = evs
+            .iter()
+            .map(|e| e["action_taken"]["tool_name"].as_str().unwrap())
+            .collect();
+        assert_eq!(tools, ["workflow", "llm", "tool"]);
+    }
+
+    #[test]
     fn observations_in_tree_order_with_agents_from_attributes_and_ancestors() {
         let doc = json!({"trace": {"id": "t1", "input": "\"plan a trip\""}, "observations": [
             obs("tool", Some("agent"), "TOOL", "execute_tool search", "2025-01-01T00:00:03Z",

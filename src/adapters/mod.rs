@@ -249,29 +249,78 @@ fn is_number_byte(b: u8) -> bool {
     b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-')
 }
 
+/// What is lost of a document read in part: the line where it went wrong
+/// (when known) and why.
+pub type DocumentLoss = (Option<u64>, String);
+
 /// Parses a whole JSON document. On failure: the line where it went wrong
 /// (when known) and why, in serde_json's words (simd-json's are terse).
-fn parse_document(data: &mut [u8]) -> Result<simd_json::BorrowedValue<'_>, (Option<u64>, String)> {
+/// A list cut short (a download or copy that stopped early) keeps its
+/// complete items: the document comes back with them, and the loss too.
+fn parse_document(
+    data: &mut Vec<u8>,
+) -> Result<(simd_json::BorrowedValue<'_>, Option<DocumentLoss>), DocumentLoss> {
     if let Err(e) = std::str::from_utf8(data) {
         let line = 1 + memchr::memchr_iter(b'\n', &data[..e.valid_up_to()]).count() as u64;
         return Err((Some(line), "not valid UTF-8".to_string()));
     }
-    let reason = match serde_json::from_slice::<serde::de::IgnoredAny>(data) {
-        Err(e) => Some((
-            Some(e.line() as u64).filter(|l| *l > 0),
-            document_reason(&e),
-        )),
-        Ok(_) => None,
-    };
-    if let Some(r) = reason {
-        return Err(r);
+    let mut loss = None;
+    if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(data) {
+        let line = Some(e.line() as u64).filter(|l| *l > 0);
+        let reason = document_reason(&e);
+        match complete_items(data).filter(|&(_, n)| e.is_eof() && n > 0) {
+            Some((end, n)) => {
+                data.truncate(end);
+                data.push(b']');
+                let items = if n == 1 { "item" } else { "items" };
+                loss = Some((
+                    line,
+                    format!(
+                        "{reason}: the file is cut short; the {n} complete {items} before the cut are read"
+                    ),
+                ));
+            }
+            None => return Err((line, reason)),
+        }
     }
-    simd_json::to_borrowed_value(data).map_err(|_| {
+    let doc = simd_json::to_borrowed_value(data).map_err(|_| {
         (
             None,
             "not valid JSON: nested too deeply or too large".to_string(),
         )
-    })
+    })?;
+    Ok((doc, loss))
+}
+
+/// For a document that is a list: the end of its last complete item and
+/// how many items came before that end, or `None` when it is no list.
+fn complete_items(data: &[u8]) -> Option<(usize, usize)> {
+    let skip_ws = |mut at: usize| {
+        while data.get(at).is_some_and(|b| b" \t\r\n".contains(b)) {
+            at += 1;
+        }
+        at
+    };
+    let mut at = skip_ws(0);
+    if data.get(at) != Some(&b'[') {
+        return None;
+    }
+    at += 1;
+    let (mut end, mut n) = (at, 0);
+    loop {
+        let mut items =
+            serde_json::Deserializer::from_slice(&data[at..]).into_iter::<serde::de::IgnoredAny>();
+        let Some(Ok(_)) = items.next() else {
+            return Some((end, n));
+        };
+        (at, n) = (at + items.byte_offset(), n + 1);
+        end = at;
+        at = skip_ws(at);
+        if data.get(at) != Some(&b',') {
+            return Some((end, n));
+        }
+        at += 1;
+    }
 }
 
 /// Why a whole-document input is not JSON, in serde_json's words.
@@ -744,7 +793,42 @@ pub(crate) fn records_of(format: Format, name: &str, bytes: &[u8]) -> Vec<serde_
 
 #[cfg(test)]
 mod tests {
-    use super::{DecodeSettings, is_cut, quote_wide_integers};
+    use super::{DecodeSettings, complete_items, is_cut, parse_document, quote_wide_integers};
+
+    #[test]
+    fn a_list_cut_short_keeps_its_complete_items() {
+        let cut = br#" [{"a": [1, 2]}, {"b": "x,]"} ,{"c": "#;
+        let end = cut.iter().rposition(|&b| b == b'}').unwrap() + 1;
+        assert_eq!(complete_items(cut), Some((end, 2)));
+        assert_eq!(complete_items(b"[ "), Some((1, 0)));
+        assert_eq!(complete_items(br#"{"a": 1"#), None);
+
+        let mut data = cut.to_vec();
+        let (doc, loss) = parse_document(&mut data).unwrap();
+        assert_eq!(
+            serde_json::to_string(&doc).unwrap(),
+            r#"[{"a":[1,2]},{"b":"x,]"}]"#
+        );
+        let (line, reason) = loss.unwrap();
+        assert_eq!(line, Some(1));
+        assert!(
+            reason.contains("the 2 complete items before the cut are read"),
+            "{reason}"
+        );
+    }
+
+    #[test]
+    fn a_document_broken_elsewhere_is_refused_whole() {
+        // A syntax error inside the list, and an object cut short.
+        for broken in [&br#"[{"a": 1}, {"b": }]"#[..], br#"{"a": [1, 2"#] {
+            let mut data = broken.to_vec();
+            let (_, reason) = parse_document(&mut data).unwrap_err();
+            assert!(reason.starts_with("not valid JSON"), "{reason}");
+        }
+        let mut data = br#"[{"a": 1}"#.to_vec();
+        let (_, loss) = parse_document(&mut data).unwrap();
+        assert!(loss.unwrap().1.contains("the 1 complete item before"));
+    }
 
     #[test]
     fn a_cut_text_is_told_from_one_that_ends_in_an_ellipsis() {
@@ -758,6 +842,14 @@ mod tests {
         let (kept, digest) = settings.text("wait…");
         assert!(!is_cut(&kept, Some(&digest)));
         assert!(!is_cut("01234…", None));
+        let nothing = DecodeSettings {
+            text_limit: 0,
+            ..DecodeSettings::default()
+        };
+        let (kept, digest) = nothing.text("0123");
+        assert_eq!(kept, "…", "--max-text 0 keeps only the mark of the cut");
+        assert!(is_cut(&kept, Some(&digest)));
+        assert_eq!(nothing.text("").0, "");
     }
 
     #[test]

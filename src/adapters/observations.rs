@@ -411,7 +411,13 @@ fn event_of<'a>(
     turn: i64,
     sink: &Sink<'_>,
 ) -> EventOut<'a> {
-    let tool = node.tool.as_deref().unwrap_or(&node.name);
+    // A nameless observation (a Langfuse generation sent without a name)
+    // is named by its kind, so patterns never group under "".
+    let tool = [node.tool.as_deref(), Some(node.name.as_str())]
+        .into_iter()
+        .flatten()
+        .find(|t| !t.trim().is_empty())
+        .unwrap_or(node.kind);
     let mut ev = EventOut::new(id, node.run.as_str(), turn, agent, tool, true);
     ev.action_taken.tool_input = node
         .tool_input

@@ -23,7 +23,11 @@ const MESSAGE: &str = "message";
 pub fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let mut data = super::read_document(r, sink)?;
     let doc = match super::parse_document(&mut data) {
-        Ok(doc) => doc,
+        Ok((doc, None)) => doc,
+        Ok((doc, Some((line, reason)))) => {
+            sink.skip(line, &reason)?;
+            doc
+        }
         Err((line, reason)) => return sink.skip(line, &reason),
     };
     let Value::Array(runs) = &doc else {

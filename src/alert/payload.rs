@@ -113,7 +113,7 @@ impl Markup for Discord {
         for c in s.chars() {
             if matches!(
                 c,
-                '\\' | '*' | '_' | '~' | '`' | '|' | '>' | '<' | '@' | '#'
+                '\\' | '*' | '_' | '~' | '`' | '|' | '>' | '<' | '@' | '#' | '[' | ']'
             ) {
                 out.push('\\');
             }
@@ -147,11 +147,19 @@ fn text(pattern: &Pattern, scores: &Scores, m: &dyn Markup) -> String {
         siren = m.siren(),
         title = m.bold("Triage alert"),
         score = scores.final_score,
-        name = m.bold(&m.escape(&pattern.display_name)),
+        name = m.bold(&m.escape(&one_line(&pattern.display_name))),
         events = count(pattern.frequency, "event", "events"),
         runs = count(scores.runs_seen, "run", "runs"),
         rate = percent(scores.recovery_rate),
     )
+}
+
+/// `s` on one line: a line break or other control character in a trace's
+/// name would end the quote and the bold around it.
+fn one_line(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
 }
 
 fn truncate_chars(s: &str, max: usize) -> String {
@@ -219,6 +227,26 @@ mod tests {
         assert_eq!(discord["allowed_mentions"]["parse"], json!([]));
         let c = discord["content"].as_str().unwrap();
         assert!(c.contains(r"\<!channel\> \@everyone \*x\*"), "{c}");
+    }
+
+    #[test]
+    fn a_name_stays_on_its_quoted_bold_line_and_links_stay_text() {
+        let (p, s) = scored("fetch\n*oops*\r\n[click](https://x.example)", 2, 2, 0.5);
+        let slack = payload(PayloadFormat::Slack, &p, &s);
+        let t = slack["text"].as_str().unwrap();
+        assert_eq!(
+            t.lines().nth(1),
+            Some(">*fetch *oops*  [click](https://x.example)*"),
+            "{t}"
+        );
+        let discord = payload(PayloadFormat::Discord, &p, &s);
+        let c = discord["content"].as_str().unwrap();
+        assert_eq!(
+            c.lines().nth(1),
+            Some(r"> **fetch \*oops\*  \[click\](https://x.example)**"),
+            "{c}"
+        );
+        assert_eq!(c.lines().count(), 4, "{c}");
     }
 
     #[test]

@@ -29,7 +29,8 @@ pub struct Args {
     /// Keep only events before this time (RFC 3339 or YYYY-MM-DD).
     #[arg(long, value_name = "TIME", value_parser = parse_time)]
     pub until: Option<Timestamp>,
-    /// Cut input and output texts to this many bytes (their digest covers the whole).
+    /// Cut input and output texts to this many bytes (their digest covers the whole); 0 keeps
+    /// only the digest and the "…" that marks a text cut short.
     #[arg(long, value_name = "BYTES", default_value_t = 2000)]
     pub max_text: usize,
     /// Configuration file; its [classify] section adds failure classification rules.
@@ -95,7 +96,7 @@ triage-parse --since 2026-04-25 traces.jsonl | jq -c 'select(.action_succeeded =
                 since: self.since,
                 until: self.until,
             },
-            text_limit: self.max_text.max(1),
+            text_limit: self.max_text,
             classifier: Classifier::new(&config.classify),
         };
         if let Some(threads) = self.threads {

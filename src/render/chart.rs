@@ -64,6 +64,14 @@ const BOTTOM: f64 = 28.0;
 /// X labels shown at most; the others are skipped evenly.
 const MAX_X_LABELS: usize = 8;
 
+/// Whether the `i`th of `n` x labels is drawn: every so many from the
+/// first, and the last, but not one so close before the last that the two
+/// overlap.
+fn x_label_shown(i: usize, n: usize) -> bool {
+    let step = n.div_ceil(MAX_X_LABELS).max(1);
+    i + 1 == n || (i.is_multiple_of(step) && n - 1 - i >= step)
+}
+
 /// Lines over shared x positions, with a zero-based y axis.
 pub fn line_chart(x_labels: &[String], series: &[Series<'_>], title: &str) -> String {
     let mut svg = open_svg(LINE_HEIGHT, title);
@@ -94,9 +102,8 @@ pub fn line_chart(x_labels: &[String], series: &[Series<'_>], title: &str) -> St
             ty = y + 4.0,
         );
     }
-    let step = n.div_ceil(MAX_X_LABELS).max(1);
     for (i, label) in x_labels.iter().enumerate() {
-        if i % step == 0 || i + 1 == n {
+        if x_label_shown(i, n) {
             // The outermost labels hang inwards so the edges do not cut them.
             let anchor = match i {
                 _ if n == 1 => "middle",
@@ -183,6 +190,21 @@ mod tests {
         assert_eq!(nice_ceiling(5.0), 10.0);
         assert_eq!(nice_ceiling(11.0), 20.0);
         assert_eq!(nice_ceiling(40.0), 40.0);
+    }
+
+    #[test]
+    fn x_labels_are_spread_and_never_crowd_the_last() {
+        for n in 1..300 {
+            let shown: Vec<usize> = (0..n).filter(|&i| x_label_shown(i, n)).collect();
+            assert_eq!(shown.first(), Some(&0), "n {n}");
+            assert_eq!(shown.last(), Some(&(n - 1)), "n {n}");
+            assert!(shown.len() <= MAX_X_LABELS, "n {n}: {shown:?}");
+            let step = n.div_ceil(MAX_X_LABELS).max(1);
+            assert!(
+                shown.windows(2).all(|w| w[1] - w[0] >= step),
+                "n {n}: {shown:?}"
+            );
+        }
     }
 
     #[test]

@@ -94,12 +94,13 @@ const STYLE: &str = r#"
 body{margin:0;padding:32px;background:#0f172a;color:#e2e8f0;font:14px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
 h1{font-size:24px;margin:0}
 h2{font-size:13px;text-transform:uppercase;letter-spacing:.06em;color:#94a3b8;margin:0 0 12px}
-h3{font-size:15px;margin:6px 0 10px;word-break:break-word}
+h3{font-size:15px;margin:6px 0 10px;overflow-wrap:break-word}
 .sub{color:#94a3b8;margin:4px 0 0}
 .summary{font-weight:600;margin:12px 0 0}
 .warn{color:#fbbf24;margin:8px 0 0}
 .tiles{display:grid;grid-template-columns:repeat(auto-fit,minmax(160px,1fr));gap:16px;margin:24px 0}
 .tile,.panel,.card{background:#1e293b;border:1px solid #334155;border-radius:12px;padding:18px}
+.panel,.card{overflow-x:auto}
 .tile .n{font-size:28px;font-weight:700;color:#fff}
 .tile .l{color:#94a3b8}
 .tile .s{color:#64748b;font-size:12px}
@@ -134,7 +135,7 @@ dl.metrics dd{margin:0;color:#fff;font-weight:500}
 .action strong{color:#cbd5e1}
 table{width:100%;border-collapse:collapse;font-size:12px;margin:6px 0 10px}
 th{text-align:left;color:#94a3b8;font-weight:600;border-bottom:1px solid #334155;padding:4px 8px 4px 0}
-td{border-bottom:1px solid #1e293b;padding:4px 8px 4px 0;vertical-align:top;word-break:break-word}
+td{border-bottom:1px solid #1e293b;padding:4px 8px 4px 0;vertical-align:top;overflow-wrap:break-word}
 .panel table td{border-bottom-color:#334155}
 body>section.panel{margin-bottom:16px}
 header+section.panel{margin-top:20px}

@@ -154,7 +154,48 @@ fn pattern_table(report: &Report, opts: &RenderOptions) -> Table {
     if let Some(c) = t.column_mut(1) {
         c.set_constraint(at_least(MIN_PATTERN_WIDTH));
     }
+    if let Some(width) = opts.table.width {
+        drop_columns_to_fit(&mut t, usize::from(width));
+    }
     t
+}
+
+/// The pattern table's columns a narrow terminal loses first, in order:
+/// the score already sums up severity and confidence, and the trend,
+/// recovery and runs matter less than how often and how bad.
+const DROP_ORDER: &[usize] = &[6, 8, 4, 5, 3];
+
+/// Hides columns in [`DROP_ORDER`] until the table fits `width` columns
+/// (or only the rank, pattern, events and score are left): wrapping every
+/// cell to a sliver would fit no better and read worse.
+fn drop_columns_to_fit(t: &mut Table, width: usize) {
+    for &col in DROP_ORDER {
+        if widest_line(t) <= width {
+            return;
+        }
+        if let Some(c) = t.column_mut(col) {
+            c.set_constraint(ColumnConstraint::Hidden);
+        }
+    }
+}
+
+/// The widest rendered line, in characters on screen (colour codes aside).
+fn widest_line(t: &Table) -> usize {
+    t.lines().map(|l| visible_chars(&l)).max().unwrap_or(0)
+}
+
+/// Characters of `line` outside ANSI colour sequences (`ESC [ … m`).
+fn visible_chars(line: &str) -> usize {
+    let mut n = 0;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            chars.by_ref().find(|&c| c == 'm');
+        } else {
+            n += 1;
+        }
+    }
+    n
 }
 
 /// One pattern; its name is coloured by classification (the name says the
@@ -318,6 +359,35 @@ mod tests {
             assert!(line.chars().count() <= 80, "{line}");
         }
         assert!(text.contains("13.00") && text.contains("high"), "{text}");
+    }
+
+    #[test]
+    fn a_narrow_terminal_drops_the_lesser_columns_first() {
+        for (width, color) in [(60, false), (60, true), (50, false), (45, true)] {
+            let text = render_with(TableStyle {
+                width: Some(width),
+                color,
+            });
+            // The table's lines; the prose around it wraps in the terminal.
+            let table: Vec<&str> = text
+                .lines()
+                .filter(|l| l.starts_with(|c| ('\u{2500}'..='\u{257f}').contains(&c)))
+                .collect();
+            let header = table[1];
+            for line in &table {
+                assert!(visible_chars(line) <= usize::from(width), "{width}: {line}");
+            }
+            assert!(
+                header.contains("Pattern") && header.contains("Score"),
+                "{header}"
+            );
+            assert!(!header.contains("Sev"), "{width}: {header}");
+        }
+        let wide = render_with(TableStyle {
+            width: Some(120),
+            color: false,
+        });
+        assert!(wide.contains(" Sev ┆"), "{wide}");
     }
 
     #[test]
