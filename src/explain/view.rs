@@ -279,6 +279,15 @@ pub mod tests {
         }
     }
 
+    /// A failed tool step whose trace labels it with `class`.
+    pub fn labelled(i: u64, agent: &str, tool: &str, class: &str) -> Step {
+        Step {
+            classification: Some(class.to_string()),
+            labelled: true,
+            ..step(i, agent, tool, false, "")
+        }
+    }
+
     pub fn run(steps: Vec<Step>, outcome: &str) -> RunView {
         let rec = RunRec {
             kind: "run".into(),

@@ -306,7 +306,7 @@ fn round(x: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::explain::view::tests::{run, step};
+    use crate::explain::view::tests::{labelled, run, step};
 
     #[test]
     fn data_flows_along_values_replies_and_spans() {
@@ -360,14 +360,6 @@ mod tests {
             .iter()
             .flat_map(|d| (d.detect)(r).into_iter().map(|h| (d.name, h)))
             .collect()
-    }
-
-    /// A failed tool step whose trace labels it with `class`.
-    fn labelled(i: u64, agent: &str, tool: &str, class: &str) -> crate::explain::view::Step {
-        let mut s = step(i, agent, tool, false, "");
-        s.classification = Some(class.to_string());
-        s.labelled = true;
-        s
     }
 
     #[test]

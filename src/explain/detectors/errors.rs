@@ -194,8 +194,7 @@ pub fn empty_retrieval(run: &RunView) -> Vec<Hit> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::explain::view::Step;
-    use crate::explain::view::tests::{run, step};
+    use crate::explain::view::tests::{labelled, run, step};
 
     fn coder_run(reply_ok: bool, reply: &str) -> RunView {
         run(
@@ -214,14 +213,6 @@ mod tests {
         assert_eq!(hits.len(), 1);
         assert!(hits[0].symptom);
         assert_eq!(hits[0].at, 2);
-    }
-
-    /// A failed tool step whose trace labels it with `class`.
-    fn labelled(i: u64, agent: &str, tool: &str, class: &str) -> Step {
-        let mut s = step(i, agent, tool, false, "");
-        s.classification = Some(class.to_string());
-        s.labelled = true;
-        s
     }
 
     #[test]
