@@ -186,10 +186,36 @@ fn an_empty_after_batch_cannot_pass_a_gate() {
         let (code, _, err) = run(tool[0], &args, b"");
         assert_eq!(code, 2, "{tool:?}: {err}");
         assert!(
-            err.contains("--fail-on cannot judge an AFTER batch with no runs"),
+            err.contains("--fail-on cannot judge a comparison whose AFTER batch has no runs"),
             "{err}"
         );
     }
+}
+
+/// An empty baseline (a CI job whose BEFORE came out empty) is no
+/// regression of the candidate: the gate exits 2, as for an empty AFTER.
+#[test]
+fn an_empty_before_batch_cannot_pass_a_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.ndjson");
+    std::fs::write(&empty, "").unwrap();
+    let e = empty.to_str().unwrap();
+    let (code, _, err) = run("triage-diff", &[e, "examples/monday.ndjson"], b"");
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("no runs were read, so every pattern of AFTER counts as new"),
+        "{err}"
+    );
+    let (code, _, err) = run(
+        "triage-diff",
+        &["--fail-on", "new", e, "examples/monday.ndjson"],
+        b"",
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--fail-on cannot judge a comparison whose BEFORE batch has no runs"),
+        "{err}"
+    );
 }
 
 #[test]

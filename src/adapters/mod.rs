@@ -260,9 +260,8 @@ pub type DocumentLoss = (Option<u64>, String);
 fn parse_document(
     data: &mut Vec<u8>,
 ) -> Result<(simd_json::BorrowedValue<'_>, Option<DocumentLoss>), DocumentLoss> {
-    if let Err(e) = std::str::from_utf8(data) {
-        let line = 1 + memchr::memchr_iter(b'\n', &data[..e.valid_up_to()]).count() as u64;
-        return Err((Some(line), "not valid UTF-8".to_string()));
+    if let Some(bad) = not_utf8(data) {
+        return Err(bad);
     }
     let mut loss = None;
     if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(data) {
@@ -290,6 +289,17 @@ fn parse_document(
         )
     })?;
     Ok((doc, loss))
+}
+
+/// Where a whole-document input stops being UTF-8, and why all of it is
+/// lost: one JSON document cannot be read around a bad byte.
+fn not_utf8(data: &[u8]) -> Option<DocumentLoss> {
+    let e = std::str::from_utf8(data).err()?;
+    let line = 1 + memchr::memchr_iter(b'\n', &data[..e.valid_up_to()]).count() as u64;
+    Some((
+        Some(line),
+        "not valid UTF-8, so the whole file is skipped (convert it first, e.g. `iconv -f latin1 -t utf-8`)".to_string(),
+    ))
 }
 
 /// For a document that is a list: the end of its last complete item and
@@ -825,6 +835,10 @@ mod tests {
             let (_, reason) = parse_document(&mut data).unwrap_err();
             assert!(reason.starts_with("not valid JSON"), "{reason}");
         }
+        let mut latin1 = b"[{\"a\": 1},\n {\"b\": \"caf\xe9\"}]".to_vec();
+        let (line, reason) = parse_document(&mut latin1).unwrap_err();
+        assert_eq!(line, Some(2));
+        assert!(reason.contains("the whole file is skipped"), "{reason}");
         let mut data = br#"[{"a": 1}"#.to_vec();
         let (_, loss) = parse_document(&mut data).unwrap();
         assert!(loss.unwrap().1.contains("the 1 complete item before"));

@@ -17,6 +17,9 @@ pub fn read(mut r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let path = sink.path().to_string();
     let data = crate::ndjson::read_all(&mut r)
         .map_err(|e| anyhow::anyhow!("{path}: {}", crate::cli::io_reason(&e)))?;
+    if let Some((line, reason)) = super::not_utf8(&data) {
+        return sink.skip(line, &reason);
+    }
     let value: Value = match serde_json::from_slice(&data) {
         Ok(v) => v,
         Err(e) => {

@@ -147,19 +147,11 @@ fn text(pattern: &Pattern, scores: &Scores, m: &dyn Markup) -> String {
         siren = m.siren(),
         title = m.bold("Triage alert"),
         score = scores.final_score,
-        name = m.bold(&m.escape(&one_line(&pattern.display_name))),
+        name = m.bold(&m.escape(&crate::render::one_line(&pattern.display_name))),
         events = count(pattern.frequency, "event", "events"),
         runs = count(scores.runs_seen, "run", "runs"),
         rate = percent(scores.recovery_rate),
     )
-}
-
-/// `s` on one line: a line break or other control character in a trace's
-/// name would end the quote and the bold around it.
-fn one_line(s: &str) -> String {
-    s.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
 }
 
 fn truncate_chars(s: &str, max: usize) -> String {

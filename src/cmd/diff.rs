@@ -121,7 +121,16 @@ pub fn diff_sides(
     let a = analyze(&side_inputs(after, diag)?, opts, diag)?;
     something_to_compare(after, &a)?;
     let changes = compare(&b, &a, &opts.config.scoring);
-    if after_is_empty(&changes) {
+    if side_is_empty(&changes, false) {
+        diag.warn(
+            "empty-before",
+            format_args!(
+                "{}: no runs were read, so every pattern of AFTER counts as new",
+                before.display()
+            ),
+        );
+    }
+    if side_is_empty(&changes, true) {
         diag.warn(
             "empty-after",
             format_args!(
@@ -160,12 +169,18 @@ fn something_to_compare(side: &Path, a: &Analysis) -> anyhow::Result<()> {
     )
 }
 
-/// Whether the comparison's AFTER side read no runs, events or patterns
-/// (the summary change says; the warning and the gate both ask).
-fn after_is_empty(changes: &[Change]) -> bool {
+/// Whether the comparison's AFTER side (else BEFORE) read no runs, events
+/// or patterns (the summary change says; the warning and the gate both
+/// ask).
+fn side_is_empty(changes: &[Change], after: bool) -> bool {
     changes.iter().any(|c| match &c.change {
         ChangeScope::Summary(s) => {
-            s.after.runs == 0 && s.after.events == 0 && s.patterns.after == 0
+            let (totals, patterns) = if after {
+                (&s.after, s.patterns.after)
+            } else {
+                (&s.before, s.patterns.before)
+            };
+            totals.runs == 0 && totals.events == 0 && patterns == 0
         }
         _ => false,
     })
@@ -177,15 +192,20 @@ struct KindOnly {
 }
 
 /// The exit status the `--fail-on` conditions give, each reason reported.
-/// An AFTER batch with no runs cannot pass a gate: a candidate that
-/// wrote no traces would pass every condition.
+/// A side with no runs cannot pass a gate: a candidate that wrote no
+/// traces would pass every condition, and against an empty baseline
+/// everything is new.
 pub fn gate(conditions: &[FailOn], tolerance: f64, changes: &[Change], diag: &mut Diag) -> u8 {
-    if !conditions.is_empty() && after_is_empty(changes) {
-        diag.warn(
-            "fail-on",
-            format_args!("--fail-on cannot judge an AFTER batch with no runs (exit 2)"),
-        );
-        return cli::EXIT_ERROR;
+    for (after, side) in [(false, "BEFORE"), (true, "AFTER")] {
+        if !conditions.is_empty() && side_is_empty(changes, after) {
+            diag.warn(
+                "fail-on",
+                format_args!(
+                    "--fail-on cannot judge a comparison whose {side} batch has no runs (exit 2)"
+                ),
+            );
+            return cli::EXIT_ERROR;
+        }
     }
     let reasons: Vec<String> = conditions
         .iter()

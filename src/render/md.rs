@@ -9,7 +9,7 @@ use super::model::{Report, ReportPattern};
 use super::words::{self, Markup};
 use super::{
     ROWS_IN_TEXT, RenderOptions, all_clear_text, date_text, more_rows_text, more_sources_text,
-    named_sources, skipped_text, summary_text,
+    named_sources, one_line, skipped_text, summary_text,
 };
 use crate::record::Scores;
 
@@ -25,15 +25,6 @@ impl Markup for Md {
     }
     fn code(&self, s: &str) -> String {
         format!("`{}`", one_line(s).replace('`', "'"))
-    }
-}
-
-/// Text on one line: newlines become spaces.
-fn one_line(s: &str) -> Cow<'_, str> {
-    if s.contains(['\n', '\r']) {
-        Cow::Owned(s.replace(['\n', '\r'], " "))
-    } else {
-        Cow::Borrowed(s)
     }
 }
 
@@ -359,6 +350,14 @@ fn write_section(section: &Section, out: &mut dyn Write) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn trace_text_drives_no_terminal() {
+        assert_eq!(
+            text("a\u{7}bell\u{1b}[31mred\tx"),
+            "a\u{fffd}bell\u{fffd}[31mred x"
+        );
+    }
 
     #[test]
     fn trace_text_is_escaped_to_show_as_written() {

@@ -12,6 +12,7 @@ pub mod model;
 pub mod table;
 pub mod words;
 
+use std::borrow::Cow;
 use std::io::Write;
 
 use clap::ValueEnum;
@@ -43,6 +44,25 @@ pub const ROWS_IN_TEXT: usize = 20;
 
 /// Verdicts and findings the HTML dashboard lists at most.
 pub const ROWS_IN_HTML: usize = 500;
+
+/// Text from a trace on one line: a tab or line break reads as a space,
+/// any other control character (an escape sequence that would drive the
+/// terminal) as U+FFFD.
+pub fn one_line(s: &str) -> Cow<'_, str> {
+    if s.chars().any(char::is_control) {
+        Cow::Owned(
+            s.chars()
+                .map(|c| match c {
+                    '\t' | '\n' | '\r' => ' ',
+                    c if c.is_control() => '\u{fffd}',
+                    c => c,
+                })
+                .collect(),
+        )
+    } else {
+        Cow::Borrowed(s)
+    }
+}
 
 /// "and 5 more (all of them in --format json)"
 pub fn more_rows_text(more: usize) -> Option<String> {

@@ -1,7 +1,6 @@
 //! The terminal table: every pattern on one row, sized to the terminal,
 //! coloured only when asked (a terminal without NO_COLOR).
 
-use std::borrow::Cow;
 use std::io::{self, Write};
 
 use comfy_table::presets::UTF8_FULL_CONDENSED;
@@ -11,8 +10,8 @@ use super::comparison::{Block, Comparison};
 use super::model::{Report, ReportPattern};
 use super::words::{self, Urgency};
 use super::{
-    ROWS_IN_TEXT, RenderOptions, TableStyle, all_clear_text, more_rows_text, skipped_text,
-    summary_text,
+    ROWS_IN_TEXT, RenderOptions, TableStyle, all_clear_text, more_rows_text, one_line,
+    skipped_text, summary_text,
 };
 
 pub fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
@@ -63,12 +62,12 @@ fn write_narratives(report: &Report, opts: &RenderOptions, out: &mut dyn Write) 
     writeln!(out, "\nAI root-cause analysis")?;
     for rp in narrated {
         let rank = rp.scores().map_or(0, |s| s.rank);
-        writeln!(out, "#{rank} {}", clean(&rp.pattern.display_name))?;
+        writeln!(out, "#{rank} {}", one_line(&rp.pattern.display_name))?;
         if let Some(n) = rp.narrative() {
-            writeln!(out, "  {}", clean(&prose(n)))?;
+            writeln!(out, "  {}", one_line(&prose(n)))?;
         }
         if let Some(f) = rp.fix() {
-            writeln!(out, "  Fix: {}", clean(&prose(f)))?;
+            writeln!(out, "  Fix: {}", one_line(&prose(f)))?;
         }
     }
     Ok(())
@@ -81,7 +80,7 @@ fn prose(s: &str) -> String {
 
 fn write_comparison(c: &Comparison, style: TableStyle, out: &mut dyn Write) -> io::Result<()> {
     for (name, side) in &c.sides {
-        writeln!(out, "{name}: {}", clean(side))?;
+        writeln!(out, "{name}: {}", one_line(side))?;
     }
     for section in &c.sections {
         writeln!(out, "\n{}", section.title)?;
@@ -96,7 +95,7 @@ fn write_comparison(c: &Comparison, style: TableStyle, out: &mut dyn Write) -> i
             }
             Block::List(items) => {
                 for item in items {
-                    writeln!(out, "- {}", clean(item))?;
+                    writeln!(out, "- {}", one_line(item))?;
                 }
             }
             Block::Line(line) => writeln!(out, "{line}")?,
@@ -228,26 +227,7 @@ fn pattern_row(rp: &ReportPattern, color: bool) -> Vec<Cell> {
 
 /// A cell of text that came from a trace.
 fn trace_cell(s: &str) -> Cell {
-    Cell::new(clean(s))
-}
-
-/// Text from a trace on one line: a tab or line break reads as a space,
-/// any other control character (an escape sequence that would drive the
-/// terminal) as U+FFFD.
-fn clean(s: &str) -> Cow<'_, str> {
-    if s.chars().any(char::is_control) {
-        Cow::Owned(
-            s.chars()
-                .map(|c| match c {
-                    '\t' | '\n' | '\r' => ' ',
-                    c if c.is_control() => '\u{fffd}',
-                    c => c,
-                })
-                .collect(),
-        )
-    } else {
-        Cow::Borrowed(s)
-    }
+    Cell::new(one_line(s))
 }
 
 fn paint(cell: Cell, fg: Color, on: bool) -> Cell {
@@ -328,9 +308,12 @@ mod tests {
 
     #[test]
     fn trace_text_keeps_to_one_line_and_drives_no_terminal() {
-        assert_eq!(clean("a\tb\nc\r\nd"), "a b c  d");
-        assert_eq!(clean("red \u{1b}[31m"), "red \u{fffd}[31m");
-        assert!(matches!(clean("plain"), Cow::Borrowed("plain")));
+        assert_eq!(one_line("a\tb\nc\r\nd"), "a b c  d");
+        assert_eq!(one_line("red \u{1b}[31m"), "red \u{fffd}[31m");
+        assert!(matches!(
+            one_line("plain"),
+            std::borrow::Cow::Borrowed("plain")
+        ));
     }
 
     fn report() -> Report {

@@ -74,12 +74,12 @@ pub fn labelled_failure(run: &RunView) -> Vec<Hit> {
             .find(|(c, _)| *c == class && *c != "unclassified")
             .map_or("labelled_failure", |(c, _)| *c);
         let title = format!("{} failed: {class}", s.tool);
-        hits.push(
-            Hit::suspect(run.actor_of(i), category, 0.4, title).because(format!(
-                "the trace labels {} a {class} and no later attempt recovered it",
-                step_name(run, i)
-            )),
-        );
+        // The label names this step's own failure, whoever the step is
+        // (an agent named "executor" reads as an environment elsewhere).
+        hits.push(Hit::suspect(i, category, 0.4, title).because(format!(
+            "the trace labels the failure of {} as {class}, and no later attempt recovered it",
+            step_name(run, i)
+        )));
     }
     hits
 }
@@ -238,7 +238,16 @@ mod tests {
             vec![(3, "coordination_failure"), (4, "labelled_failure")]
         );
         assert!(hits.iter().all(|h| !h.symptom));
-        assert!(hits[0].evidence[0].contains("coordination_failure"));
+        assert!(hits[0].evidence[0].contains("as coordination_failure"));
+        // A step whose agent reads as an environment keeps its own label.
+        let r = run(
+            vec![
+                step(0, "planner", "plan", true, "go"),
+                labelled(1, "executor", "call_api", "agent_error"),
+            ],
+            "failed",
+        );
+        assert_eq!(labelled_failure(&r)[0].at, 1);
     }
 
     #[test]
