@@ -158,12 +158,13 @@ impl RunView {
     }
 
     /// True when the run failed: so its run record says, or, without one,
-    /// when its last event failed.
+    /// when any of its events failed: a run whose last step went well
+    /// after a failure still failed, as a run read from spans does.
     pub fn failed(&self) -> bool {
         match self.run.as_ref().map(|r| r.outcome.as_str()) {
             Some("failed") => true,
             Some("succeeded") => false,
-            _ => self.steps.last().is_some_and(|s| !s.succeeded),
+            _ => self.steps.iter().any(|s| !s.succeeded),
         }
     }
 
@@ -298,6 +299,21 @@ pub mod tests {
             src: None,
         };
         RunView::new("r".to_string(), steps, Some(rec))
+    }
+
+    #[test]
+    fn without_a_run_record_any_failed_step_fails_the_run() {
+        let unrecorded = |steps| RunView::new("r".to_string(), steps, None);
+        let ends_well = vec![
+            step(0, "planner", "dispatch", false, ""),
+            step(1, "retriever", "fetch", true, "docs"),
+        ];
+        assert!(unrecorded(ends_well).failed());
+        assert!(!unrecorded(vec![step(0, "planner", "dispatch", true, "ok")]).failed());
+        let mut told = run(vec![step(0, "planner", "dispatch", false, "")], "succeeded");
+        assert!(!told.failed(), "the run record decides");
+        told.run = None;
+        assert!(told.failed());
     }
 
     #[test]
