@@ -267,7 +267,9 @@ fn parse_document(
     if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(data) {
         let line = Some(e.line() as u64).filter(|l| *l > 0);
         let reason = document_reason(&e);
-        match complete_items(data).filter(|&(_, n)| e.is_eof() && n > 0) {
+        // Only a document that ends too soon can have been cut short.
+        let salvage = e.is_eof().then(|| complete_items(data)).flatten();
+        match salvage.filter(|&(_, n)| n > 0) {
             Some((end, n)) => {
                 data.truncate(end);
                 data.push(b']');
