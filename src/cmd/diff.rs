@@ -121,23 +121,20 @@ pub fn diff_sides(
     let a = analyze(&side_inputs(after, diag)?, opts, diag)?;
     something_to_compare(after, &a)?;
     let changes = compare(&b, &a, &opts.config.scoring);
-    if side_is_empty(&changes, false) {
-        diag.warn(
-            "empty-before",
-            format_args!(
-                "{}: no runs were read, so every pattern of AFTER counts as new",
-                before.display()
-            ),
-        );
-    }
-    if side_is_empty(&changes, true) {
-        diag.warn(
-            "empty-after",
-            format_args!(
-                "{}: no runs were read, so every pattern of BEFORE counts as resolved",
-                after.display()
-            ),
-        );
+    let sides = [
+        (false, before, "empty-before", "AFTER counts as new"),
+        (true, after, "empty-after", "BEFORE counts as resolved"),
+    ];
+    for (is_after, path, code, meaning) in sides {
+        if side_is_empty(&changes, is_after) {
+            diag.warn(
+                code,
+                format_args!(
+                    "{}: no runs were read, so every pattern of {meaning}",
+                    path.display()
+                ),
+            );
+        }
     }
     Ok(changes)
 }
@@ -196,8 +193,9 @@ struct KindOnly {
 /// traces would pass every condition, and against an empty baseline
 /// everything is new.
 pub fn gate(conditions: &[FailOn], tolerance: f64, changes: &[Change], diag: &mut Diag) -> u8 {
+    let judged = !conditions.is_empty();
     for (after, side) in [(false, "BEFORE"), (true, "AFTER")] {
-        if !conditions.is_empty() && side_is_empty(changes, after) {
+        if judged && side_is_empty(changes, after) {
             diag.warn(
                 "fail-on",
                 format_args!(
