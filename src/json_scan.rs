@@ -3,7 +3,7 @@
 //! reader needs to decode it. The hot path of reading TraceEvent lines.
 
 use std::borrow::Cow;
-use std::cell::{Cell, RefCell};
+use std::cell::{Cell, RefCell, UnsafeCell};
 
 /// Containers nested deeper than this are refused.
 pub const MAX_DEPTH: usize = 512;
@@ -246,7 +246,10 @@ struct KeyMemory {
     last: Cell<usize>,
     /// The first key of the last line, or [`NONE`].
     first: Cell<usize>,
-    keys: RefCell<Vec<KnownKey>>,
+    /// Not a `RefCell`: its borrow count was 2% of a scan. Only `recall`
+    /// and `learn` touch it, neither calls the other or keeps a reference
+    /// past its return, and the cell makes the memory `!Sync`.
+    keys: UnsafeCell<Vec<KnownKey>>,
 }
 
 /// `KeyMemory::last` before a line's first key.
@@ -262,9 +265,16 @@ const NONE: usize = usize::MAX - 2;
 #[derive(Clone, Copy)]
 struct KnownKey {
     bytes: [u8; KEY_WINDOW],
+    /// Which bytes of a window count, made once here rather than at each
+    /// recall: building it there was 8% of triage-group's instructions.
+    mask: WindowMask,
     len: usize,
     escaped: bool,
     next: usize,
+    /// What a visitor's lookup of this key answered last, and which lookup
+    /// (its address): see [`Field::slot_of`].
+    slot: Option<usize>,
+    slot_by: usize,
 }
 
 /// The longest key remembered, quotes included; also how many bytes are
@@ -281,7 +291,7 @@ impl Default for KeyMemory {
         KeyMemory {
             last: Cell::new(LINE_START),
             first: Cell::new(NONE),
-            keys: RefCell::default(),
+            keys: UnsafeCell::default(),
         }
     }
 }
@@ -299,14 +309,15 @@ impl KeyMemory {
     /// holds, never matches one).
     #[inline(always)]
     fn recall(&self, here: &[u8; KEY_WINDOW]) -> Option<(bool, usize)> {
-        let keys = self.keys.borrow();
+        // SAFETY: see `keys`: no other reference to it exists now.
+        let keys = unsafe { &*self.keys.get() };
         let guess = match self.last.get() {
             LINE_START => self.first.get(),
             FORGOTTEN => return None,
             last => keys[last].next,
         };
         let k = keys.get(guess)?;
-        if !starts_with(here, &k.bytes, k.len) {
+        if !k.mask.same(here, &k.bytes) {
             return None;
         }
         self.last.set(guess);
@@ -315,18 +326,22 @@ impl KeyMemory {
 
     /// Notes the key scanned at `here` as the one that follows the last.
     fn learn(&self, here: &[u8; KEY_WINDOW], escaped: bool, len: usize) {
-        let mut keys = self.keys.borrow_mut();
+        // SAFETY: see `keys`: no other reference to it exists now.
+        let keys = unsafe { &mut *self.keys.get() };
         let known = keys
             .iter()
-            .position(|k| k.len == len && starts_with(here, &k.bytes, len));
+            .position(|k| k.len == len && k.mask.same(here, &k.bytes));
         let key = match known {
             Some(key) => key,
             None if len <= KEY_WINDOW && keys.len() < KEYS_REMEMBERED => {
                 keys.push(KnownKey {
                     bytes: *here,
+                    mask: WindowMask::first(len),
                     len,
                     escaped,
                     next: NONE,
+                    slot: None,
+                    slot_by: 0,
                 });
                 keys.len() - 1
             }
@@ -343,20 +358,53 @@ impl KeyMemory {
     }
 }
 
-/// True when the first `len` bytes (at most `KEY_WINDOW`) of `a` and `b`
-/// are the same, compared sixteen at a time without a loop.
-#[inline(always)]
-fn starts_with(a: &[u8; KEY_WINDOW], b: &[u8; KEY_WINDOW], len: usize) -> bool {
-    let half = |x: &[u8; KEY_WINDOW], i: usize| {
-        u128::from_le_bytes(x[i * 16..i * 16 + 16].try_into().expect("sixteen bytes"))
-    };
-    // The bytes of each half that count: all, some (the low ones), or none.
-    let mask = |i: usize| match len.saturating_sub(i * 16) {
-        0 => 0,
-        n if n >= 16 => u128::MAX,
-        n => (1u128 << (n * 8)) - 1,
-    };
-    ((half(a, 0) ^ half(b, 0)) & mask(0)) | ((half(a, 1) ^ half(b, 1)) & mask(1)) == 0
+impl KeyMemory {
+    /// `find()`, the answer of the lookup at address `by` for the key met
+    /// last, as remembered with that key when the same lookup asked before.
+    #[inline(always)]
+    fn slot(&self, by: usize, find: impl FnOnce() -> Option<usize>) -> Option<usize> {
+        let last = self.last.get();
+        // SAFETY: see `keys`: no other reference to it exists now, and none
+        // is held while `find` runs.
+        if let Some(k) = unsafe { &*self.keys.get() }.get(last)
+            && k.slot_by == by
+        {
+            return k.slot;
+        }
+        let found = find();
+        // SAFETY: as above.
+        if let Some(k) = unsafe { &mut *self.keys.get() }.get_mut(last) {
+            (k.slot, k.slot_by) = (found, by);
+        }
+        found
+    }
+}
+
+/// The bytes of a key window that count, as a bit mask over each sixteen.
+#[derive(Clone, Copy)]
+struct WindowMask([u128; 2]);
+
+impl WindowMask {
+    /// The first `len` bytes (at most `KEY_WINDOW`).
+    fn first(len: usize) -> Self {
+        // The bytes of each half that count: all, some (the low ones), or none.
+        let half = |i: usize| match len.saturating_sub(i * 16) {
+            0 => 0,
+            n if n >= 16 => u128::MAX,
+            n => (1u128 << (n * 8)) - 1,
+        };
+        WindowMask([half(0), half(1)])
+    }
+
+    /// True when `a` and `b` agree on the bytes that count, compared
+    /// sixteen at a time without a loop.
+    #[inline(always)]
+    fn same(&self, a: &[u8; KEY_WINDOW], b: &[u8; KEY_WINDOW]) -> bool {
+        let half = |x: &[u8; KEY_WINDOW], i: usize| {
+            u128::from_le_bytes(x[i * 16..i * 16 + 16].try_into().expect("sixteen bytes"))
+        };
+        ((half(a, 0) ^ half(b, 0)) & self.0[0]) | ((half(a, 1) ^ half(b, 1)) & self.0[1]) == 0
+    }
 }
 
 /// How many zero bytes follow the line in the scanner's copy: enough for
@@ -464,6 +512,19 @@ pub trait Visit<'a>: FnMut(Value<'a>, Field<'_, 'a, '_>) -> Result<Stepped, Scan
 impl<'a, F: FnMut(Value<'a>, Field<'_, 'a, '_>) -> Result<Stepped, ScanError>> Visit<'a> for F {}
 
 impl<'a> Field<'_, 'a, '_> {
+    /// `lookup` of this member's key, `key` (as [`Value::lookup`] answers
+    /// it), remembered with the line's keys: in lines like the last one a
+    /// member costs no name comparison, which was 6% of triage-group's
+    /// instructions. Only a `Field` not yet scanned can ask, so the key met
+    /// last is its own.
+    #[inline(always)]
+    pub fn slot_of(&self, key: Value<'a>, lookup: fn(&str) -> Option<usize>) -> Option<usize> {
+        match self.sc.keys {
+            Some(keys) => keys.slot(lookup as usize, || key.lookup(lookup)),
+            None => key.lookup(lookup),
+        }
+    }
+
     /// The value, scanned whole.
     #[inline(always)]
     pub fn value(self) -> Result<(Value<'a>, Stepped), ScanError> {

@@ -508,7 +508,7 @@ impl<'c> EventSlots<'c> {
         *self = EventSlots::default();
         let slots = self;
         visit_object_in(text, tail, scan, |key, field| {
-            let Some(i) = key.lookup(event_field) else {
+            let Some(i) = field.slot_of(key, event_field) else {
                 return field.skip();
             };
             let (value, scanned) = match i {

@@ -364,6 +364,31 @@ enum Top {
     Output,
 }
 
+impl Top {
+    /// Every member, in the order of `TOP_FIELDS`.
+    const ALL: [Top; 19] = [
+        Top::Kind,
+        Top::EventId,
+        Top::RunId,
+        Top::AgentId,
+        Top::Turn,
+        Top::ActionSucceeded,
+        Top::ActionTaken,
+        Top::DivergenceFields,
+        Top::Timestamp,
+        Top::DivergenceAge,
+        Top::LatencyMs,
+        Top::Usage,
+        Top::MessageContext,
+        Top::FailureClassification,
+        Top::SpanId,
+        Top::ParentSpanId,
+        Top::Error,
+        Top::Input,
+        Top::Output,
+    ];
+}
+
 const TOP_FIELDS: [&str; 19] = [
     "kind",
     "event_id",
@@ -395,7 +420,7 @@ impl<'c> TopLevel<'c> {
     fn scan(line: &'c str, tail: &'c [u8], scratch: &mut LineScratch) -> Result<Self, ScanError> {
         let mut top = TopLevel::default();
         visit_object_in(line, tail, scratch, |key, field| {
-            let Some(slot) = key.lookup(field_index) else {
+            let Some(slot) = field.slot_of(key, field_slot).map(|i| Top::ALL[i]) else {
                 return field.skip();
             };
             let (value, scanned) = match slot {
@@ -458,7 +483,7 @@ fn pick_member<'c, const N: usize>(
     slots: &mut [Option<Value<'c>>; N],
     slot: fn(&str) -> Option<usize>,
 ) -> Result<Stepped, ScanError> {
-    let Some(i) = key.lookup(slot) else {
+    let Some(i) = field.slot_of(key, slot) else {
         return field.skip();
     };
     let (value, scanned) = field.value()?;
@@ -482,6 +507,11 @@ fn error_slot(name: &str) -> Option<usize> {
         "message" => Some(1),
         _ => None,
     }
+}
+
+/// [`field_index`] as the position in `TOP_FIELDS`, for [`Field::slot_of`].
+fn field_slot(name: &str) -> Option<usize> {
+    field_index(name).map(|t| t as usize)
 }
 
 /// The slot of a top-level member; a `match` compiles to a switch on length
@@ -1058,7 +1088,8 @@ mod tests {
     #[test]
     fn every_top_field_has_its_own_slot() {
         for (i, name) in TOP_FIELDS.iter().enumerate() {
-            assert_eq!(field_index(name).map(|t| t as usize), Some(i), "{name}");
+            assert_eq!(field_slot(name), Some(i), "{name}");
+            assert_eq!(Top::ALL[i] as usize, i, "{name}");
         }
         assert!(field_index("turns").is_none());
         for (field, name) in [

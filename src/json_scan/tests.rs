@@ -485,6 +485,35 @@ mod differential {
             same_in_sequence_as_reference(&[&line, &damaged, &damaged[..cut], &line]);
         }
 
+        /// `Field::slot_of` answers what its lookup answers, whatever
+        /// lines the keys were remembered from and whichever of two
+        /// lookups asked about a key before.
+        #[test]
+        fn remembered_slots_answer_as_their_lookup(
+            lines in prop::collection::vec(line(), 1..5),
+        ) {
+            fn by_length(k: &str) -> Option<usize> {
+                (k.len() % 3 != 0).then_some(k.len())
+            }
+            fn by_first_byte(k: &str) -> Option<usize> {
+                k.bytes().next().map(usize::from)
+            }
+            let mut scratch = LineScratch::default();
+            let mut asked = 0usize;
+            for line in lines.iter().chain(&lines) {
+                let _ = visit_object_in(line, &[], &mut scratch, |key, field| {
+                    asked += 1;
+                    let lookup = if asked % 3 == 0 { by_first_byte } else { by_length };
+                    assert_eq!(field.slot_of(key, lookup), key.lookup(lookup), "{line}");
+                    let (_, stepped) = field.members(|k, f| {
+                        assert_eq!(f.slot_of(k, by_first_byte), k.lookup(by_first_byte), "{line}");
+                        f.skip()
+                    })?;
+                    Ok(stepped)
+                });
+            }
+        }
+
         /// Every token at every offset from a sixteen- or sixty-four-byte
         /// boundary, and every distance from the end of the line.
         #[test]
