@@ -493,7 +493,7 @@ mod differential {
             lines in prop::collection::vec(line(), 1..5),
         ) {
             fn by_length(k: &str) -> Option<usize> {
-                (k.len() % 3 != 0).then_some(k.len())
+                (!k.len().is_multiple_of(3)).then_some(k.len())
             }
             fn by_first_byte(k: &str) -> Option<usize> {
                 k.bytes().next().map(usize::from)
@@ -503,7 +503,7 @@ mod differential {
             for line in lines.iter().chain(&lines) {
                 let _ = visit_object_in(line, &[], &mut scratch, |key, field| {
                     asked += 1;
-                    let lookup = if asked % 3 == 0 { by_first_byte } else { by_length };
+                    let lookup = if asked.is_multiple_of(3) { by_first_byte } else { by_length };
                     assert_eq!(field.slot_of(key, lookup), key.lookup(lookup), "{line}");
                     let (_, stepped) = field.members(|k, f| {
                         assert_eq!(f.slot_of(k, by_first_byte), k.lookup(by_first_byte), "{line}");
