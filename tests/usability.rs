@@ -571,3 +571,39 @@ fn a_backtick_in_a_file_name_stays_inside_its_code_span() {
     assert_eq!(sources.matches('`').count(), 2, "{sources}");
     assert!(sources.ends_with("night'1.ndjson`"), "{sources}");
 }
+
+/// A trace saved as UTF-16 (PowerShell's `>`) is named as such with the
+/// command that converts it, not taken for an OTLP protobuf file.
+#[test]
+fn utf16_input_says_how_to_convert_it() {
+    let monday = std::fs::read_to_string("examples/monday.ndjson").unwrap();
+    let utf16: Vec<u8> = [0xFF, 0xFE]
+        .into_iter()
+        .chain(monday.encode_utf16().flat_map(u16::to_le_bytes))
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("monday-utf16.ndjson");
+    std::fs::write(&path, utf16).unwrap();
+    let (code, out, err) = run("triage-parse", &[path.to_str().unwrap()], b"");
+    assert_eq!(code, 0, "stderr: {err}");
+    assert!(err.contains("monday-utf16.ndjson"), "stderr: {err}");
+    assert!(
+        err.contains("UTF-16") && err.contains("iconv -f UTF-16 -t UTF-8"),
+        "stderr: {err}"
+    );
+    assert!(!err.contains("protobuf"), "stderr: {err}");
+    assert!(common::of_kind(&common::records(&out), "event").is_empty());
+}
+
+/// Raw trace lines given straight to triage-render name the stages that
+/// come first.
+#[test]
+fn render_fed_a_trace_file_names_the_stages_before_it() {
+    let monday = std::fs::read("examples/monday.ndjson").unwrap();
+    let (_, _, err) = run("triage-render", &[], &monday);
+    assert!(err.contains("no \"kind\" field"), "stderr: {err}");
+    assert!(
+        err.contains("triage-parse | triage-group | triage-score"),
+        "stderr: {err}"
+    );
+}

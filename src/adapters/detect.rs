@@ -41,8 +41,14 @@ pub fn detect(_path: Option<&Path>, head: &[u8]) -> Format {
 
 /// Why an input that starts with `head` cannot be read and what to do, for
 /// the binary files trace tools write: the Collector's protobuf and zstd
-/// file exports, gzip.
+/// file exports, gzip; and for UTF-16 text (what PowerShell's `>` writes).
 pub fn refusal(head: &[u8]) -> Option<&'static str> {
+    if is_utf16(head) {
+        return Some(
+            "UTF-16 text, and triage reads UTF-8: convert it first \
+             (`iconv -f UTF-16 -t UTF-8 FILE | triage-parse`)",
+        );
+    }
     if head.starts_with(&[0x28, 0xB5, 0x2F, 0xFD]) {
         return Some(
             "a zstd-compressed file, and triage reads JSON: decompress it into stdin \
@@ -63,6 +69,23 @@ pub fn refusal(head: &[u8]) -> Option<&'static str> {
         );
     }
     None
+}
+
+/// UTF-16 text: a byte order mark, or JSON's ASCII with a 0 byte beside each
+/// character (the first 64 characters, or as many as there are).
+fn is_utf16(head: &[u8]) -> bool {
+    if head.starts_with(&[0xFF, 0xFE]) || head.starts_with(&[0xFE, 0xFF]) {
+        return true;
+    }
+    let units: Vec<[u8; 2]> = head
+        .chunks_exact(2)
+        .take(64)
+        .map(|u| [u[0], u[1]])
+        .collect();
+    let ascii = |c: u8| c != 0 && c.is_ascii();
+    units.len() >= 2
+        && (units.iter().all(|u| ascii(u[0]) && u[1] == 0)
+            || units.iter().all(|u| u[0] == 0 && ascii(u[1])))
 }
 
 /// Binary that opens like an OTLP protobuf message: field 1 (resource
@@ -399,6 +422,25 @@ mod tests {
         assert!(refusal(&[0x1F, 0x8B, 0x08]).unwrap().contains("gzip -dc"));
         assert_eq!(refusal(b"{\"resourceSpans\": []}"), None);
         assert_eq!(refusal(b"\n{}"), None);
+    }
+
+    /// UTF-16 with or without a byte order mark, either byte order, is
+    /// named as such (its 0 bytes once read as an OTLP protobuf's).
+    #[test]
+    fn utf16_text_is_refused_with_how_to_convert_it() {
+        let text = "{\"resourceSpans\": []}\n";
+        let le: Vec<u8> = text.encode_utf16().flat_map(u16::to_le_bytes).collect();
+        let be: Vec<u8> = text.encode_utf16().flat_map(u16::to_be_bytes).collect();
+        for bytes in [
+            le.clone(),
+            be.clone(),
+            [&[0xFF, 0xFE][..], &le].concat(),
+            [&[0xFE, 0xFF][..], &be].concat(),
+        ] {
+            let why = refusal(&bytes).expect("refused");
+            assert!(why.contains("UTF-16") && why.contains("iconv"), "{why}");
+        }
+        assert_eq!(refusal("{\"k\": \"é\"}".as_bytes()), None);
     }
 
     #[test]

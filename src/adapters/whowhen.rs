@@ -49,7 +49,7 @@ pub fn read(mut r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let run = RunRec {
         kind: "run".into(),
         run_id,
-        outcome: "failed".to_string(),
+        outcome: outcome_of(&obj).to_string(),
         task: obj
             .get("question")
             .and_then(Value::as_str)
@@ -65,6 +65,16 @@ pub fn read(mut r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     };
     sink.emit_run(&run)?;
     Ok(())
+}
+
+/// The run's outcome: the benchmark's own verdict on the final answer
+/// (`is_correct`, `is_corrected` in the hand-crafted set), and "failed"
+/// without one, as every run of the benchmark is a failure.
+fn outcome_of(obj: &Map<String, Value>) -> &'static str {
+    match obj.get("is_correct").or_else(|| obj.get("is_corrected")) {
+        Some(Value::Bool(true)) => "succeeded",
+        _ => "failed",
+    }
 }
 
 /// The task id when the file has one (ids are unique across the benchmark),
@@ -352,6 +362,20 @@ mod tests {
             !all.contains("mistake") && !all.contains("wrong link"),
             "labels must not leak: {all}"
         );
+    }
+
+    #[test]
+    fn a_run_marked_correct_succeeded() {
+        for (json, outcome) in [
+            (r#"{"is_correct": true, "history": []}"#, "succeeded"),
+            (r#"{"is_corrected": true, "history": []}"#, "succeeded"),
+            (r#"{"is_correct": false, "history": []}"#, "failed"),
+            (r#"{"history": []}"#, "failed"),
+        ] {
+            let recs = read_records(json);
+            let run = recs.iter().find(|r| r["kind"] == "run").unwrap();
+            assert_eq!(run["outcome"], outcome, "{json}");
+        }
     }
 
     #[test]

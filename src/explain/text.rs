@@ -117,7 +117,16 @@ pub fn numbers(text: &str) -> BTreeSet<String> {
             i += 1;
         }
         let alone = i >= bytes.len() || !bytes[i].is_ascii_alphabetic();
-        if alone && digits.chars().filter(char::is_ascii_digit).count() >= 2 && start < bytes.len()
+        // A part of a clock time ("08:30") is no value of its own: times
+        // are spelt many ways ("8:30 PM", "20:30") for one value.
+        let clock = |at: usize, next: usize| {
+            bytes.get(at) == Some(&b':') && bytes.get(next).is_some_and(u8::is_ascii_digit)
+        };
+        let in_clock = clock(i, i + 1) || (start >= 2 && clock(start - 1, start - 2));
+        if alone
+            && !in_clock
+            && digits.chars().filter(char::is_ascii_digit).count() >= 2
+            && start < bytes.len()
         {
             out.insert(without_zero_fraction(digits));
         }
@@ -291,6 +300,14 @@ mod tests {
             vec!["1200", "2.5", "255", "3.1"]
         );
         assert!(digit_runs("certificate_7504069").contains("7504069"));
+    }
+
+    #[test]
+    fn clock_times_are_not_values() {
+        assert_eq!(
+            numbers("leaves at 08:30 PM, lands 23:05:59; 16 seats, gate 12"),
+            BTreeSet::from(["16".to_string(), "12".to_string()])
+        );
     }
 
     #[test]

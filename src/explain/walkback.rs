@@ -123,6 +123,21 @@ fn first_reacher(deps: &[Vec<usize>], sources: &[usize]) -> Vec<Option<usize>> {
     by
 }
 
+/// How the symptom at `from` reached the suspect at `at`: itself, back in
+/// time, or forward to a child span whose result the symptom's step took.
+fn reach_reason(run: &RunView, category: &str, from: usize, at: usize) -> String {
+    let (symptom, suspect) = (step_name(run, from), step_name(run, at));
+    match at.cmp(&from) {
+        std::cmp::Ordering::Equal => format!("the {category} shows at {suspect} itself"),
+        std::cmp::Ordering::Less => {
+            format!("walked back from the {category} at {symptom} to {suspect}")
+        }
+        std::cmp::Ordering::Greater => {
+            format!("the {category} at {symptom} took its data from {suspect}")
+        }
+    }
+}
+
 /// One suspect step with its score and the hits behind it.
 struct Ranked<'h> {
     at: usize,
@@ -213,11 +228,7 @@ fn rank<'h>(run: &RunView, hits: &'h [NamedHit<'h>], deps: &[Vec<usize>]) -> Vec
         let Some(from) = reacher[r.at] else { continue };
         let category = explicit.iter().find(|s| s.0 == from).map_or("", |s| s.1);
         r.score += REACHED_BONUS;
-        r.reasons.push(format!(
-            "walked back from the {category} at {} to {}",
-            step_name(run, from),
-            step_name(run, r.at)
-        ));
+        r.reasons.push(reach_reason(run, category, from, r.at));
     }
     // The failed end of the run counts as a symptom too.
     let earliest = earliest_reached(deps, &evidence);
@@ -393,6 +404,30 @@ mod tests {
         let v = verdict(&r, &all_hits(&r));
         assert_eq!(v.step, 1, "the first unrecovered failure");
         assert_eq!(v.blame, "environment");
+    }
+
+    #[test]
+    fn how_a_symptom_reached_a_suspect_reads_in_the_direction_it_went() {
+        let r = run(
+            vec![
+                step(0, "planner", "message", true, "plan"),
+                step(1, "booker", "book", false, "error"),
+                step(2, "booker", "lookup", true, "ok"),
+            ],
+            "failed",
+        );
+        let back = reach_reason(&r, "error", 1, 0);
+        assert!(
+            back.starts_with("walked back from the error at step 1"),
+            "{back}"
+        );
+        assert!(back.ends_with("to step 0 (planner)"), "{back}");
+        assert_eq!(
+            reach_reason(&r, "error", 1, 1),
+            "the error shows at step 1 (booker) itself"
+        );
+        let forward = reach_reason(&r, "error", 1, 2);
+        assert!(forward.contains("took its data from step 2"), "{forward}");
     }
 
     #[test]

@@ -149,7 +149,9 @@ impl ReportLine {
             serde_json::from_slice(line).map_err(|e| BadLine::Skip(json_reason(line, &e)))?;
         let Some(kind) = probe.kind else {
             return Err(BadLine::Skip(
-                "not a triage record: no \"kind\" field".to_string(),
+                "not a triage record: no \"kind\" field (a trace file goes through \
+                 triage-parse | triage-group | triage-score first, or `triage report FILE`)"
+                    .to_string(),
             ));
         };
         let record = match kind.as_ref() {

@@ -206,7 +206,10 @@ pub fn unsourced_values(run: &RunView) -> Vec<Hit> {
             && Some(i) != run.task_index()
             && !has_code(&s.output);
         if is_claim {
-            let new: Vec<&String> = stated.iter().filter(|v| !known.contains(*v)).collect();
+            let new: Vec<&String> = stated
+                .iter()
+                .filter(|v| !known.contains(*v) && !rounds_a_known(v, &known))
+                .collect();
             if new.len() >= 2 {
                 let shown: Vec<&str> = new.iter().take(4).map(|v| v.as_str()).collect();
                 let title = "states values no earlier step produced".to_string();
@@ -230,6 +233,34 @@ pub fn unsourced_values(run: &RunView) -> Vec<Hit> {
         known.extend(digit_runs(&seen));
     }
     hits
+}
+
+/// True when `v` is one of `known` rounded to fewer decimals ("1023.17"
+/// of "1023.1729", "1023" of "1022.8"): a value carried over, not made up.
+fn rounds_a_known(v: &str, known: &BTreeSet<String>) -> bool {
+    let decimals = v.split_once('.').map_or(0, |(_, f)| f.len());
+    let (Ok(x), Ok(whole)) = (
+        v.parse::<f64>(),
+        v.split('.').next().unwrap_or("").parse::<u64>(),
+    ) else {
+        return false;
+    };
+    let half_unit = 0.5 * 10f64.powi(-(decimals as i32)) + 1e-9;
+    // Rounding moves the whole part by one at most; known values with a
+    // whole part sort together, right after its digits and the point.
+    [whole.checked_sub(1), Some(whole), whole.checked_add(1)]
+        .into_iter()
+        .flatten()
+        .any(|w| {
+            let prefix = format!("{w}.");
+            known
+                .range(prefix.clone()..)
+                .take_while(|k| k.starts_with(&prefix))
+                .any(|k| {
+                    k.len() - prefix.len() > decimals
+                        && k.parse::<f64>().is_ok_and(|k| (k - x).abs() <= half_unit)
+                })
+        })
 }
 
 /// A message without its code blocks: what the agent states, not computes.
@@ -560,6 +591,25 @@ mod tests {
         let hits = unsourced_values(&run(steps(), "failed"));
         assert_eq!(hits.iter().map(|h| h.at).collect::<Vec<_>>(), vec![2]);
         assert!(hits[0].evidence[0].ends_with("(--max-text cut an earlier step short)"));
+    }
+
+    #[test]
+    fn values_rounded_from_earlier_ones_are_sourced() {
+        let steps = |answer: &str| {
+            vec![
+                step(0, "user", "message", true, "What are the two totals?"),
+                step(1, "calc", "code_execution", true, "1023.1729 and 14.96"),
+                step(2, "agent", "message", true, answer),
+            ]
+        };
+        for answer in ["The totals are 1023.17 and 15.", "About 1023 and 14.96."] {
+            assert!(
+                unsourced_values(&run(steps(answer), "failed")).is_empty(),
+                "{answer}"
+            );
+        }
+        let made_up = unsourced_values(&run(steps("The totals are 1023.27 and 16."), "failed"));
+        assert_eq!(made_up.iter().map(|h| h.at).collect::<Vec<_>>(), vec![2]);
     }
 
     #[test]

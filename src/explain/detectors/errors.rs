@@ -48,8 +48,12 @@ pub fn explicit_error(run: &RunView) -> Vec<Hit> {
             } else {
                 head(&s.error, 160)
             };
-            Hit::symptom(i, "error", 0.9, format!("{} failed", s.tool))
-                .because(format!("{} failed: {what}", step_name(run, i)))
+            let evidence = match (what.trim(), &s.classification) {
+                ("", Some(class)) => format!("{} failed ({class})", step_name(run, i)),
+                ("", None) => format!("{} failed, with no error text", step_name(run, i)),
+                (what, _) => format!("{} failed: {what}", step_name(run, i)),
+            };
+            Hit::symptom(i, "error", 0.9, format!("{} failed", s.tool)).because(evidence)
         })
         .collect()
 }
@@ -120,7 +124,9 @@ pub fn bad_tool_call(run: &RunView) -> Vec<Hit> {
         ));
         if recovered {
             hit = hit.because(
-                "a later call of the same tool succeeded, so the failure was recovered".to_string(),
+                "a later call of the same tool succeeded: this failure alone did not end the run, \
+                 but the mistake behind it may have"
+                    .to_string(),
             );
         }
         if ignored {
@@ -213,6 +219,24 @@ mod tests {
         assert_eq!(hits.len(), 1);
         assert!(hits[0].symptom);
         assert_eq!(hits[0].at, 2);
+        assert!(hits[0].evidence[0].ends_with("failed: exitcode: 1 Traceback"));
+    }
+
+    #[test]
+    fn a_failure_without_text_says_its_class_or_that_it_has_none() {
+        let hits = explicit_error(&coder_run(false, ""));
+        assert_eq!(
+            hits[0].evidence[0],
+            "step 2 (terminal) failed, with no error text"
+        );
+        let classed = explicit_error(&run(
+            vec![labelled(1, "planner", "dispatch", "coordination_failure")],
+            "failed",
+        ));
+        assert_eq!(
+            classed[0].evidence[0],
+            "step 1 (planner) failed (coordination_failure)"
+        );
     }
 
     #[test]

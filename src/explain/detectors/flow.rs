@@ -99,13 +99,14 @@ const IRREVERSIBLE: &[&str] = &[
 ];
 
 /// The first irreversible action of a failed run: after it, a mistake can
-/// no longer be taken back.
+/// no longer be taken back. A call the tool refused changed nothing, so it
+/// is not one.
 pub fn point_of_no_return(run: &RunView) -> Vec<Hit> {
     if !run.failed() {
         return Vec::new();
     }
     for (i, s) in run.steps.iter().enumerate() {
-        if !s.is_tool() || s.tool == "code_execution" {
+        if !s.is_tool() || s.tool == "code_execution" || !s.succeeded {
             continue;
         }
         let name = s.tool.to_ascii_lowercase();
@@ -439,6 +440,23 @@ mod tests {
         let hits = point_of_no_return(&r);
         assert_eq!(hits.len(), 1);
         assert_eq!(hits[0].at, 2);
+    }
+
+    #[test]
+    fn a_refused_irreversible_call_is_not_the_point_of_no_return() {
+        let mut refused = call(1, "Agent", "refund_order", "{}", "ValidationError: amount");
+        refused.succeeded = false;
+        let r = run(
+            vec![
+                step(0, "User", "message", true, "refund my order"),
+                refused,
+                call(2, "Agent", "send_email", "{}", "sent"),
+            ],
+            "failed",
+        );
+        let hits = point_of_no_return(&r);
+        assert_eq!(hits.len(), 1);
+        assert_eq!(hits[0].at, 2, "the refund the tool refused changed nothing");
     }
 
     #[test]
