@@ -246,8 +246,8 @@ struct KeyMemory {
     last: Cell<usize>,
     /// The first key of the last line, or [`NONE`].
     first: Cell<usize>,
-    /// Not a `RefCell`: its borrow count was 2% of a scan. Only `recall`
-    /// and `learn` touch it, neither calls the other or keeps a reference
+    /// Not a `RefCell`: its borrow count was 2% of a scan. Only `recall`,
+    /// `learn` and `slot` touch it, none calls another or keeps a reference
     /// past its return, and the cell makes the memory `!Sync`.
     keys: UnsafeCell<Vec<KnownKey>>,
 }

@@ -43,11 +43,8 @@ pub fn detect(_path: Option<&Path>, head: &[u8]) -> Format {
 /// the binary files trace tools write: the Collector's protobuf and zstd
 /// file exports, gzip; and for UTF-16 text (what PowerShell's `>` writes).
 pub fn refusal(head: &[u8]) -> Option<&'static str> {
-    if is_utf16(head) {
-        return Some(
-            "UTF-16 text, and triage reads UTF-8: convert it first \
-             (`iconv -f UTF-16 -t UTF-8 FILE | triage-parse`)",
-        );
+    if let Some(why) = wide_text(head) {
+        return Some(why);
     }
     if head.starts_with(&[0x28, 0xB5, 0x2F, 0xFD]) {
         return Some(
@@ -71,21 +68,53 @@ pub fn refusal(head: &[u8]) -> Option<&'static str> {
     None
 }
 
-/// UTF-16 text: a byte order mark, or JSON's ASCII with a 0 byte beside each
-/// character (the first 64 characters, or as many as there are).
-fn is_utf16(head: &[u8]) -> bool {
+/// Why UTF-16 or UTF-32 text (what PowerShell's `>` writes) cannot be read,
+/// with the `iconv` command for its byte order: a byte order mark, or
+/// mostly ASCII with 0 bytes beside each character (iconv reads BOM-less
+/// UTF-16 in the machine's own order, so the order is named).
+fn wide_text(head: &[u8]) -> Option<&'static str> {
+    const UTF32: &str = "UTF-32 text, and triage reads UTF-8: convert it first \
+                           (`iconv -f UTF-32 -t UTF-8 FILE | triage-parse`)";
+    const UTF16: &str = "UTF-16 text, and triage reads UTF-8: convert it first \
+                         (`iconv -f UTF-16 -t UTF-8 FILE | triage-parse`)";
+    const UTF16LE: &str = "UTF-16 text (little-endian, no byte order mark), and triage reads \
+                           UTF-8: convert it first (`iconv -f UTF-16LE -t UTF-8 FILE | triage-parse`)";
+    const UTF16BE: &str = "UTF-16 text (big-endian, no byte order mark), and triage reads \
+                           UTF-8: convert it first (`iconv -f UTF-16BE -t UTF-8 FILE | triage-parse`)";
+    if head.starts_with(&[0xFF, 0xFE, 0, 0]) || head.starts_with(&[0, 0, 0xFE, 0xFF]) {
+        return Some(UTF32);
+    }
     if head.starts_with(&[0xFF, 0xFE]) || head.starts_with(&[0xFE, 0xFF]) {
-        return true;
+        return Some(UTF16);
     }
     let units: Vec<[u8; 2]> = head
         .chunks_exact(2)
         .take(64)
         .map(|u| [u[0], u[1]])
         .collect();
-    let ascii = |c: u8| c != 0 && c.is_ascii();
-    units.len() >= 2
-        && (units.iter().all(|u| ascii(u[0]) && u[1] == 0)
-            || units.iter().all(|u| u[0] == 0 && ascii(u[1])))
+    // Three in four characters ASCII: JSON's punctuation and keys are,
+    // whatever language its text is in.
+    let mostly = |ascii_first: bool| {
+        let ascii = units
+            .iter()
+            .filter(|u| {
+                let (c, zero) = if ascii_first {
+                    (u[0], u[1])
+                } else {
+                    (u[1], u[0])
+                };
+                zero == 0 && c != 0 && c.is_ascii()
+            })
+            .count();
+        units.len() >= 4 && ascii * 4 >= units.len() * 3
+    };
+    if mostly(true) {
+        Some(UTF16LE)
+    } else if mostly(false) {
+        Some(UTF16BE)
+    } else {
+        None
+    }
 }
 
 /// Binary that opens like an OTLP protobuf message: field 1 (resource
@@ -440,6 +469,17 @@ mod tests {
             let why = refusal(&bytes).expect("refused");
             assert!(why.contains("UTF-16") && why.contains("iconv"), "{why}");
         }
+        // Without a mark, iconv needs the order named.
+        assert!(refusal(&le).unwrap().contains("-f UTF-16LE"));
+        assert!(refusal(&be).unwrap().contains("-f UTF-16BE"));
+        let accented = "{\r\n \"k\": \"é\"}\n";
+        let accented: Vec<u8> = accented.encode_utf16().flat_map(u16::to_le_bytes).collect();
+        assert!(refusal(&accented).unwrap().contains("UTF-16LE"));
+        assert!(
+            refusal(&[0xFF, 0xFE, 0, 0, b'{', 0, 0, 0])
+                .unwrap()
+                .contains("UTF-32")
+        );
         assert_eq!(refusal("{\"k\": \"é\"}".as_bytes()), None);
     }
 

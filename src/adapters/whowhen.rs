@@ -1,6 +1,7 @@
 //! The `whowhen` format: one Who&When benchmark run per JSON file (a
 //! `history` of chat messages), read into one event per message and one
-//! `run` record. The benchmark's answer labels are never read.
+//! `run` record. The benchmark's answer labels (who and when) are never
+//! read; its `is_correct` verdict on the final answer is the run's outcome.
 
 use std::io::Read;
 
@@ -68,10 +69,11 @@ pub fn read(mut r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
 }
 
 /// The run's outcome: the benchmark's own verdict on the final answer
-/// (`is_correct`, `is_corrected` in the hand-crafted set), and "failed"
-/// without one, as every run of the benchmark is a failure.
+/// (`is_correct`), and "failed" without one, as every run of the benchmark
+/// is a failure. (The hand-crafted set's `is_corrected` is not read: what it
+/// says is not documented.)
 fn outcome_of(obj: &Map<String, Value>) -> &'static str {
-    match obj.get("is_correct").or_else(|| obj.get("is_corrected")) {
+    match obj.get("is_correct") {
         Some(Value::Bool(true)) => "succeeded",
         _ => "failed",
     }
@@ -368,7 +370,7 @@ mod tests {
     fn a_run_marked_correct_succeeded() {
         for (json, outcome) in [
             (r#"{"is_correct": true, "history": []}"#, "succeeded"),
-            (r#"{"is_corrected": true, "history": []}"#, "succeeded"),
+            (r#"{"is_corrected": true, "history": []}"#, "failed"),
             (r#"{"is_correct": false, "history": []}"#, "failed"),
             (r#"{"history": []}"#, "failed"),
         ] {

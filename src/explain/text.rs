@@ -117,14 +117,8 @@ pub fn numbers(text: &str) -> BTreeSet<String> {
             i += 1;
         }
         let alone = i >= bytes.len() || !bytes[i].is_ascii_alphabetic();
-        // A part of a clock time ("08:30") is no value of its own: times
-        // are spelt many ways ("8:30 PM", "20:30") for one value.
-        let clock = |at: usize, next: usize| {
-            bytes.get(at) == Some(&b':') && bytes.get(next).is_some_and(u8::is_ascii_digit)
-        };
-        let in_clock = clock(i, i + 1) || (start >= 2 && clock(start - 1, start - 2));
         if alone
-            && !in_clock
+            && !in_clock_time(bytes, start, i)
             && digits.chars().filter(char::is_ascii_digit).count() >= 2
             && start < bytes.len()
         {
@@ -132,6 +126,27 @@ pub fn numbers(text: &str) -> BTreeSet<String> {
         }
     }
     out
+}
+
+/// True when the digits from `start` to `end` are the hours, minutes or
+/// seconds of a clock time ("08:30", "23:05:59"): no value of their own,
+/// as one time is spelt many ways ("8:30 PM", "20:30"). A port
+/// ("10.0.0.5:8080") is not one.
+fn in_clock_time(bytes: &[u8], start: usize, end: usize) -> bool {
+    let digits =
+        |from: usize, to: usize| to > from && bytes[from..to].iter().all(u8::is_ascii_digit);
+    let len = end - start;
+    // The field after `end`: ':' and exactly two digits.
+    let minutes_follow = bytes.get(end) == Some(&b':')
+        && digits(end + 1, (end + 3).min(bytes.len()))
+        && end + 3 <= bytes.len()
+        && !bytes.get(end + 3).is_some_and(u8::is_ascii_digit);
+    // The field before `start`: one or two digits and ':'.
+    let field_before = start >= 2
+        && bytes[start - 1] == b':'
+        && bytes[start - 2].is_ascii_digit()
+        && !(start >= 4 && bytes[start - 3].is_ascii_digit() && bytes[start - 4].is_ascii_digit());
+    digits(start, end) && ((len <= 2 && minutes_follow) || (len == 2 && field_before))
 }
 
 /// "255.0" and "255" are one value; "3.10" and "3.1" too.
@@ -307,6 +322,14 @@ mod tests {
         assert_eq!(
             numbers("leaves at 08:30 PM, lands 23:05:59; 16 seats, gate 12"),
             BTreeSet::from(["16".to_string(), "12".to_string()])
+        );
+        assert_eq!(
+            numbers("host 10.0.0.5:8080, 1:2500 scale"),
+            BTreeSet::from([
+                "10.0.0.5".to_string(),
+                "8080".to_string(),
+                "2500".to_string()
+            ])
         );
     }
 

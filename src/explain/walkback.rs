@@ -124,7 +124,8 @@ fn first_reacher(deps: &[Vec<usize>], sources: &[usize]) -> Vec<Option<usize>> {
 }
 
 /// How the symptom at `from` reached the suspect at `at`: itself, back in
-/// time, or forward to a child span whose result the symptom's step took.
+/// time, or forward (a parent span takes its children's results, and a
+/// child its parent's data, so the link may run through other steps).
 fn reach_reason(run: &RunView, category: &str, from: usize, at: usize) -> String {
     let (symptom, suspect) = (step_name(run, from), step_name(run, at));
     match at.cmp(&from) {
@@ -133,7 +134,7 @@ fn reach_reason(run: &RunView, category: &str, from: usize, at: usize) -> String
             format!("walked back from the {category} at {symptom} to {suspect}")
         }
         std::cmp::Ordering::Greater => {
-            format!("the {category} at {symptom} took its data from {suspect}")
+            format!("the {category} at {symptom} is linked by data flow to the later {suspect}")
         }
     }
 }
@@ -427,7 +428,10 @@ mod tests {
             "the error shows at step 1 (booker) itself"
         );
         let forward = reach_reason(&r, "error", 1, 2);
-        assert!(forward.contains("took its data from step 2"), "{forward}");
+        assert!(
+            forward.contains("linked by data flow to the later step 2"),
+            "{forward}"
+        );
     }
 
     #[test]

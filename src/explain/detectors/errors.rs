@@ -43,7 +43,7 @@ pub fn explicit_error(run: &RunView) -> Vec<Hit> {
         .enumerate()
         .filter(|(_, s)| !s.succeeded)
         .map(|(i, s)| {
-            let what = if s.error.is_empty() {
+            let what = if s.error.trim().is_empty() {
                 head(&s.output, 160)
             } else {
                 head(&s.error, 160)

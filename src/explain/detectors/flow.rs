@@ -98,15 +98,20 @@ const IRREVERSIBLE: &[&str] = &[
     "submit", "write", "rm -rf", "update", "insert", "refund", "charge", "deploy",
 ];
 
+/// Failures after which a call may have taken effect all the same.
+const UNKNOWN_EFFECT: &[&str] = &["timeout", "timed out", "connection reset", "no response"];
+
 /// The first irreversible action of a failed run: after it, a mistake can
 /// no longer be taken back. A call the tool refused changed nothing, so it
-/// is not one.
+/// is not one; one that timed out may have gone through.
 pub fn point_of_no_return(run: &RunView) -> Vec<Hit> {
     if !run.failed() {
         return Vec::new();
     }
     for (i, s) in run.steps.iter().enumerate() {
-        if !s.is_tool() || s.tool == "code_execution" || !s.succeeded {
+        let refused = !s.succeeded
+            && find_phrase(&format!("{}\n{}", s.error, s.output), UNKNOWN_EFFECT).is_none();
+        if !s.is_tool() || s.tool == "code_execution" || refused {
             continue;
         }
         let name = s.tool.to_ascii_lowercase();
@@ -457,6 +462,25 @@ mod tests {
         let hits = point_of_no_return(&r);
         assert_eq!(hits.len(), 1);
         assert_eq!(hits[0].at, 2, "the refund the tool refused changed nothing");
+        let mut timed_out = call(
+            1,
+            "Agent",
+            "refund_order",
+            "{}",
+            "gateway timed out after 30s",
+        );
+        timed_out.succeeded = false;
+        let r = run(
+            vec![step(0, "User", "message", true, "refund"), timed_out],
+            "failed",
+        );
+        let hits = point_of_no_return(&r);
+        assert_eq!(
+            hits.len(),
+            1,
+            "a refund that timed out may have gone through"
+        );
+        assert_eq!(hits[0].at, 1);
     }
 
     #[test]
