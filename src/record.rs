@@ -535,6 +535,9 @@ pub struct Alert {
     /// When the cooldown ends (RFC 3339), for a suppressed alert.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cooldown_until: Option<String>,
+    /// The body a dry run would have sent, for a would_fire alert.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload: Option<serde_json::Value>,
 }
 
 fn alert_kind() -> Cow<'static, str> {

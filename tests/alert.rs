@@ -285,6 +285,17 @@ fn dry_run_sends_nothing_and_keeps_no_state() {
     );
     assert!(hook.bodies().is_empty());
     assert!(!state.exists());
+    // Each would_fire alert shows the body a real run sends, and only it.
+    let alerts = of_kind(&recs, "alert");
+    assert!(alerts[1].get("payload").is_none(), "{}", alerts[1]);
+    let mut real = alert(&["--payload", "slack"], &dir.path().join("real.json"));
+    real.env("TRIAGE_WEBHOOK_URL", &hook.url);
+    let mut dry = alert(&["--dry-run", "--payload", "slack"], &state);
+    dry.env("TRIAGE_WEBHOOK_URL", &hook.url);
+    let (_, dry_recs, _) = run(dry, &scored_monday());
+    run(real, &scored_monday());
+    assert_eq!(hook.bodies().len(), 1);
+    assert_eq!(of_kind(&dry_recs, "alert")[0]["payload"], hook.bodies()[0]);
 }
 
 #[test]

@@ -13,7 +13,7 @@ complete -c triage-alert -l generate -d 'Print this tool\'s man page or shell co
 bash\t''
 zsh\t''
 fish\t''"
-complete -c triage-alert -l dry-run -d 'Decide and write the records, but send nothing and leave the state alone'
+complete -c triage-alert -l dry-run -d 'Decide and write the records (each would_fire alert with the `payload` it would send), but send nothing and leave the state alone'
 complete -c triage-alert -l strict -d 'Stop at the first input that cannot be read, with exit status 2, instead of skipping it with a warning'
 complete -c triage-alert -s q -l quiet -d 'Print no warnings (errors are still printed)'
 complete -c triage-alert -l line-buffered -d 'Flush every record as soon as it is written (for `tail -f` pipelines)'

@@ -83,6 +83,7 @@ pub fn alert_record(
     policy: &Policy,
     outcome: &Outcome,
     send: Option<&webhook::SendReport>,
+    preview: Option<serde_json::Value>,
 ) -> Alert {
     let (last_fired, cooldown_until) = match outcome {
         Outcome::Suppressed { last, until } => (Some(rfc3339(*last)), Some(rfc3339(*until))),
@@ -101,6 +102,7 @@ pub fn alert_record(
         webhook: send.map(|s| s.webhook.clone()),
         last_fired,
         cooldown_until,
+        payload: preview,
     }
 }
 

@@ -90,11 +90,16 @@ impl Markup for Slack {
     fn quote(&self) -> &'static str {
         ">"
     }
-    // Slack reads <!channel> and <url|label> as control sequences.
+    // Slack reads <!channel> and <url|label> as control sequences. Its
+    // mrkdwn has no escape for `*`, `~` or a backquote, which would end the
+    // bold name early: they become look-alikes (∗ ∼ ˋ).
     fn escape(&self, s: &str) -> String {
         s.replace('&', "&amp;")
             .replace('<', "&lt;")
             .replace('>', "&gt;")
+            .replace('*', "\u{2217}")
+            .replace('~', "\u{223C}")
+            .replace('`', "\u{02CB}")
     }
 }
 
@@ -215,6 +220,7 @@ mod tests {
         let t = slack["text"].as_str().unwrap();
         assert!(t.contains("&lt;!channel&gt;"), "{t}");
         assert!(!t.contains("<!channel>"), "{t}");
+        assert!(t.contains("@everyone \u{2217}x\u{2217}"), "{t}");
         let discord = payload(PayloadFormat::Discord, &p, &s);
         assert_eq!(discord["allowed_mentions"]["parse"], json!([]));
         let c = discord["content"].as_str().unwrap();
@@ -228,7 +234,7 @@ mod tests {
         let t = slack["text"].as_str().unwrap();
         assert_eq!(
             t.lines().nth(1),
-            Some(">*fetch *oops*  [click](https://x.example)*"),
+            Some(">*fetch \u{2217}oops\u{2217}  [click](https://x.example)*"),
             "{t}"
         );
         let discord = payload(PayloadFormat::Discord, &p, &s);

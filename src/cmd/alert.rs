@@ -52,7 +52,8 @@ pub struct Args {
     /// Default: $XDG_STATE_HOME/triage/alert-state.json (~/.local/state/triage/…).
     #[arg(long, value_name = "FILE")]
     pub state: Option<PathBuf>,
-    /// Decide and write the records, but send nothing and leave the state alone.
+    /// Decide and write the records (each would_fire alert with the `payload`
+    /// it would send), but send nothing and leave the state alone.
     #[arg(long)]
     pub dry_run: bool,
     /// Seconds one attempt may take, connecting included.
@@ -126,6 +127,7 @@ triage report --format json runs/*.ndjson | triage-alert --dry-run | jq -c 'sele
                 state.last_fired(&pattern.pattern_id),
                 now,
             );
+            let mut preview = None;
             let (outcome, report) = match (decision, &webhook) {
                 (Decision::BelowThreshold, _) => (Outcome::BelowThreshold, None),
                 (Decision::Suppressed { last, until }, _) => {
@@ -133,6 +135,7 @@ triage report --format json runs/*.ndjson | triage-alert --dry-run | jq -c 'sele
                 }
                 (Decision::Fire, None) => {
                     state.fired(&pattern.pattern_id, now);
+                    preview = Some(payload(self.payload, &pattern, scores));
                     (Outcome::WouldFire, None)
                 }
                 (Decision::Fire, Some(hook)) => {
@@ -168,6 +171,7 @@ triage report --format json runs/*.ndjson | triage-alert --dry-run | jq -c 'sele
                 &policy,
                 &outcome,
                 report.as_ref(),
+                preview,
             ))?;
             Ok(())
         };
