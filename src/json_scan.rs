@@ -356,9 +356,7 @@ impl KeyMemory {
         }
         self.last.set(key);
     }
-}
 
-impl KeyMemory {
     /// `find()`, the answer of the lookup at address `by` for the key met
     /// last, as remembered with that key when the same lookup asked before.
     #[inline(always)]
