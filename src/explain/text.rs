@@ -137,9 +137,9 @@ fn in_clock_time(bytes: &[u8], start: usize, end: usize) -> bool {
         |from: usize, to: usize| to > from && bytes[from..to].iter().all(u8::is_ascii_digit);
     let len = end - start;
     // The field after `end`: ':' and exactly two digits.
-    let minutes_follow = bytes.get(end) == Some(&b':')
-        && digits(end + 1, (end + 3).min(bytes.len()))
-        && end + 3 <= bytes.len()
+    let minutes_follow = end + 3 <= bytes.len()
+        && bytes[end] == b':'
+        && digits(end + 1, end + 3)
         && !bytes.get(end + 3).is_some_and(u8::is_ascii_digit);
     // The field before `start`: one or two digits and ':'.
     let field_before = start >= 2
