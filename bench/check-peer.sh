@@ -5,8 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=target/release
-PEER=../shared/tools/peer-scores
-COMPARE=../shared/tools/compare-scores
+PEER=bench/peer-scores
+COMPARE=bench/compare-scores
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 cat > "$out/t.toml" <<'TOML'

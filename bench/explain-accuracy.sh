@@ -6,4 +6,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --locked --quiet --bins --example bench_explain
-exec target/release/examples/bench_explain "${1:-../shared/data/who-and-when/algorithm-generated}"
+exec target/release/examples/bench_explain "${1:-tests/data/who-and-when/algorithm-generated}"

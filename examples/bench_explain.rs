@@ -36,7 +36,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map(PathBuf::from)
         .unwrap_or_else(|| {
             Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../shared/data/who-and-when/algorithm-generated")
+                .join("tests/data/who-and-when/algorithm-generated")
         });
     let bins = bin_dir()?;
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)?

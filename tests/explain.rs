@@ -118,7 +118,7 @@ fn a_followed_injection_blames_the_environment() {
 }
 
 fn who_and_when(file: &str) -> PathBuf {
-    crate_path("../shared/data/who-and-when/algorithm-generated").join(file)
+    crate_path("tests/data/who-and-when/algorithm-generated").join(file)
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! triage-parse on the exports of the tools users trace with: Langfuse,
 //! LangSmith, Claude Managed Agents session events and ATIF trajectories.
-//! The real exports in ../shared/data/export-samples, and synthetic
+//! The real exports in tests/data/export-samples, and synthetic
 //! failure cases in tests/fixtures modelled on their shapes.
 
 use std::path::{Path, PathBuf};
@@ -10,11 +10,11 @@ use serde_json::{Value, json};
 
 fn samples(rel: &str) -> PathBuf {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/data/export-samples")
+        .join("tests/data/export-samples")
         .join(rel);
     assert!(
         p.exists(),
-        "{} is missing: the tests need ../shared/data beside the clone",
+        "{} is missing from tests/data",
         p.display()
     );
     p

@@ -1,5 +1,5 @@
 //! triage-parse on every format it reads: the bundled examples, the real
-//! exports in ../shared/data, detection, --format, --strict, bad input and a
+//! exports in tests/data, detection, --format, --strict, bad input and a
 //! reader that closes the pipe early.
 
 use std::path::{Path, PathBuf};
@@ -12,12 +12,12 @@ fn crate_path(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
 }
 
-/// The real exports shared beside the clone (CI lays ../shared out the same way).
+/// The real exports the repository carries (tests/data, with their sources).
 fn shared_data(rel: &str) -> PathBuf {
-    let p = crate_path("../shared/data").join(rel);
+    let p = crate_path("tests/data").join(rel);
     assert!(
         p.exists(),
-        "{} is missing: the tests need ../shared/data beside the clone",
+        "{} is missing from tests/data",
         p.display()
     );
     p

@@ -1,7 +1,7 @@
 //! triage-parse on the span exports of the OpenTelemetry family: Phoenix /
 //! OpenInference span JSON, the SDKs' span dumps (Python, JS with the Vercel
 //! AI SDK), OpenLLMetry inside OTLP, attribute maps, and the binary files
-//! it refuses. Real exports from ../shared/data/export-samples and
+//! it refuses. Real exports from tests/data/export-samples and
 //! synthetic failure cases in tests/fixtures modelled on them.
 
 use std::path::{Path, PathBuf};
@@ -14,7 +14,7 @@ fn crate_path(rel: &str) -> PathBuf {
 }
 
 fn export_sample(rel: &str) -> PathBuf {
-    let p = crate_path("../shared/data/export-samples").join(rel);
+    let p = crate_path("tests/data/export-samples").join(rel);
     assert!(p.exists(), "{} is missing", p.display());
     p
 }

@@ -96,7 +96,7 @@ fn time_filters_say_which_events_they_could_not_place() {
     assert_eq!(events, 1, "the untimed event is kept, the old one dropped");
     let (_, _, err) = run("triage-parse", &[], untimed);
     assert!(!err.contains("timestamp"), "no filter, no warning: {err}");
-    let tau = "../shared/data/tau-bench/gpt-4o-airline.json";
+    let tau = "tests/data/tau-bench/gpt-4o-airline.json";
     let (code, _, err) = run("triage-parse", &["--until", "2030-01-01", tau], b"");
     assert_eq!(code, 0, "stderr: {err}");
     assert!(
