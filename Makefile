@@ -5,7 +5,7 @@ DESTDIR  ?=
 RELEASE  := target/release
 BINS     := $(patsubst src/bin/%.rs,%,$(wildcard src/bin/triage*.rs))
 
-.PHONY: build demo test test-browser lint bench bench-explain man completions install check-peer clean
+.PHONY: build demo test test-browser test-spark lint bench bench-explain man completions install check-peer clean
 
 build:
 	$(CARGO) build --release --locked
@@ -30,6 +30,8 @@ test:
 	$(MAKE) --no-print-directory lint
 	@if command -v chromium >/dev/null 2>&1 || [ -n "$$CI" ]; then $(MAKE) --no-print-directory test-browser; \
 	  else echo "test-browser: skipped (no chromium; CI installs it)"; fi
+	@if { command -v spark-submit && command -v java; } >/dev/null 2>&1 || [ -n "$$CI" ]; then $(MAKE) --no-print-directory test-spark; \
+	  else echo "test-spark: skipped (no spark-submit or java; CI installs pyspark)"; fi
 
 lint:
 	$(CARGO) fmt --check
@@ -38,6 +40,9 @@ lint:
 test-browser:
 	@if [ -f tests/browser.rs ]; then TRIAGE_BROWSER_TEST=1 $(CARGO) test --locked --test browser -- --include-ignored; \
 	  else echo "test-browser: no browser test yet"; fi
+
+test-spark:
+	$(CARGO) test --locked --test spark -- --include-ignored
 
 ## bench: side-by-side timings against the reference, DuckDB and jq.
 bench: build

@@ -660,9 +660,9 @@ impl Grouper {
             acc.run_counts
                 .sort_unstable_by_key(|&(r, _)| position[r as usize]);
         }
-        // Patterns first seen in the same run follow their earliest failure
-        // there, so one pass and a merge of shards agree whatever order the
-        // inputs came in.
+        // Patterns first seen in the same run follow their earliest kept
+        // failure there, then their names: one pass and a merge of shards
+        // agree whatever order the inputs came in.
         accs.sort_by_cached_key(|acc| {
             let first = acc.run_counts.first().map(|&(r, _)| r);
             let lead = first.and_then(|r| {
@@ -674,7 +674,13 @@ impl Grouper {
                     .map(|(s, &t)| (t, s.turn, s.step))
                     .min()
             });
-            (first.map(|r| position[r as usize]), lead)
+            let name = (
+                acc.agent_id.clone(),
+                acc.tool_name.clone(),
+                acc.classification.clone(),
+                acc.divergence_fields.clone(),
+            );
+            (first.map(|r| position[r as usize]), lead, name)
         });
         let patterns = accs
             .into_iter()
