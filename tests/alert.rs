@@ -446,3 +446,28 @@ fn without_a_webhook_or_scores_it_says_what_is_missing() {
         "{err}"
     );
 }
+
+#[test]
+fn a_last_fired_in_the_future_is_ignored_with_a_warning() {
+    let hook = Hook::start(&[200], Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("alert.json");
+    let far = 32_503_680_000i64; // year 3000
+    std::fs::write(
+        &state,
+        serde_json::json!({"version": 1, "last_fired": {TOP: far}}).to_string(),
+    )
+    .unwrap();
+    let (code, recs, err) = run(alert(&["--webhook", &hook.url], &state), &scored_monday());
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains(&format!(
+            "pattern {TOP} last fired at Unix second {far}, in the future; entry ignored"
+        )),
+        "{err}"
+    );
+    assert_eq!(decisions(&recs)[0], "fired");
+    assert_eq!(hook.bodies().len(), 1);
+    let saved: Value = serde_json::from_slice(&std::fs::read(&state).unwrap()).unwrap();
+    assert!(saved["last_fired"][TOP].as_i64().unwrap() < far);
+}
