@@ -471,3 +471,36 @@ fn a_last_fired_in_the_future_is_ignored_with_a_warning() {
     let saved: Value = serde_json::from_slice(&std::fs::read(&state).unwrap()).unwrap();
     assert!(saved["last_fired"][TOP].as_i64().unwrap() < far);
 }
+
+#[test]
+fn a_receiver_echoing_the_secret_segment_or_path_never_leaks_it() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!(
+        "http://{}/services/{SECRET}?sig=s3cretSIG#s3cretFRAG",
+        listener.local_addr().unwrap()
+    );
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            read_request(&mut stream);
+            let body = "bad token s3cretXYZ for /services/T0000/B0000/s3cretXYZ?sig=s3cretSIG (s3cretSIG, s3cretFRAG)";
+            let _ = write!(
+                stream,
+                "HTTP/1.1 403 X\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    // run() fails the test if "s3cret" shows anywhere in the output.
+    let (code, recs, err) = run(
+        alert(&["--webhook", &url], &dir.path().join("s.json")),
+        &scored_monday(),
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("the receiver answered 403: bad token …"),
+        "{err}"
+    );
+    assert_eq!(decisions(&recs)[0], "failed");
+}
