@@ -722,3 +722,28 @@ fn a_signal_while_writing_leaves_no_temporary_file() {
         assert_eq!(names(), Vec::<String>::new(), "SIG{signal}");
     }
 }
+
+#[test]
+fn no_format_passes_on_terminal_escapes_or_bidi_overrides() {
+    let evil = "fetch\u{1b}]0;pwned\u{7}\u{1b}[2J \u{202e}gpj.exe\u{2066}x\u{2069}";
+    let mut p = pattern("planner", "fetch", "tool_error", 1, 9.0);
+    p["display_name"] = json!(evil);
+    p["samples"][0]["text"] = json!(format!("line one\r\nline\rtwo {evil}"));
+    let input = ndjson(&[header(), batch(2, 0), p]);
+    for format in ["md", "table", "html", "json", "csv"] {
+        let out = stdout_of(&["-f", format], input.clone());
+        for c in ['\u{1b}', '\u{7}', '\r', '\u{202e}', '\u{2066}', '\u{2069}'] {
+            assert!(!out.contains(c), "{format} keeps {c:?}: {out}");
+        }
+        assert!(out.contains("gpj.exe"), "{format}: {out}");
+    }
+    // JSON escapes rather than replaces: the data reads back as it was.
+    let doc: serde_json::Value =
+        serde_json::from_str(&stdout_of(&["-f", "json"], input.clone())).unwrap();
+    assert_eq!(doc["patterns"][0]["display_name"], evil);
+    let csv = stdout_of(&["-f", "csv"], input);
+    assert!(
+        csv.contains("fetch\u{fffd}]0;pwned\u{fffd}\u{fffd}[2J \u{fffd}gpj.exe\u{fffd}x\u{fffd}"),
+        "{csv}"
+    );
+}
