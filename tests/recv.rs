@@ -558,3 +558,65 @@ fn listening_beyond_loopback_without_a_token_warns() {
         "{second}"
     );
 }
+
+/// Sends `bytes` on a new connection and reads until the receiver closes.
+fn raw_exchange(addr: &str, bytes: &[u8]) -> String {
+    let mut raw = TcpStream::connect(addr).unwrap();
+    raw.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    raw.write_all(bytes).unwrap();
+    let mut answer = Vec::new();
+    let _ = raw.read_to_end(&mut answer);
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+#[test]
+fn a_request_smuggled_behind_ambiguous_framing_is_never_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("spans.jsonl");
+    let recv = Recv::start(&["-o", output.to_str().unwrap()], Stdio::null());
+    let body = json_request(&[Span::new(0, 0, 0)]);
+    let smuggled = format!(
+        "POST /v1/traces HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{}",
+        body.len(),
+        String::from_utf8_lossy(&body)
+    );
+    let chunked_empty = "0\r\n\r\n";
+    let start = "POST /v1/traces HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\n";
+    for framing in [
+        format!(
+            "Content-Length: {}\r\nTransfer-Encoding: chunked\r\n\r\n{chunked_empty}",
+            chunked_empty.len()
+        ),
+        format!("Transfer-Encoding: chunked\r\nContent-Length: 0\r\n\r\n{chunked_empty}"),
+        format!("Transfer-Encoding: identity, chunked\r\n\r\n{chunked_empty}"),
+        format!("Transfer-Encoding: chunked\r\nTransfer-Encoding: identity\r\n\r\n{chunked_empty}"),
+        "Content-Length: +0\r\n\r\n".to_string(),
+        "Content-Length: 0\n\r\n".to_string(),
+    ] {
+        let answer = raw_exchange(
+            &recv.addr(),
+            format!("{start}{framing}{smuggled}").as_bytes(),
+        );
+        assert!(answer.starts_with("HTTP/1.1 400 "), "{framing:?}: {answer}");
+        assert!(
+            answer.contains("Connection: close"),
+            "{framing:?}: {answer}"
+        );
+        assert_eq!(
+            answer.matches("HTTP/1.1 ").count(),
+            1,
+            "{framing:?}: {answer}"
+        );
+    }
+    // A plain request on its own connection is still served.
+    let answer = raw_exchange(
+        &recv.addr(),
+        smuggled
+            .replace("\r\n\r\n", "\r\nConnection: close\r\n\r\n")
+            .as_bytes(),
+    );
+    assert!(answer.starts_with("HTTP/1.1 200 "), "{answer}");
+    let (code, err) = recv.stop();
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(std::fs::read_to_string(&output).unwrap().lines().count(), 1);
+}
