@@ -620,3 +620,54 @@ fn a_request_smuggled_behind_ambiguous_framing_is_never_served() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(std::fs::read_to_string(&output).unwrap().lines().count(), 1);
 }
+
+#[test]
+fn slow_clients_hold_no_worker_and_honest_exporters_get_through() {
+    let recv = Recv::start(&["--token", "tok"], Stdio::null());
+    let stop = Arc::new(AtomicBool::new(false));
+    // More slow connections than workers and queue together, each
+    // sending a byte at a time, one of them with the token.
+    let slow: Vec<_> = (0..100)
+        .map(|i| {
+            let addr = recv.addr();
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut s = TcpStream::connect(addr).unwrap();
+                let head = format!(
+                    "POST /v1/traces HTTP/1.1\r\nAuthorization: Bearer tok\r\nContent-Type: application/json\r\nX-Slow: {i}{}",
+                    "-".repeat(200)
+                );
+                for b in head.bytes() {
+                    if stop.load(Ordering::SeqCst) || s.write_all(&[b]).is_err() {
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(300));
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_secs(1));
+    let agent = agent();
+    let body = json_request(&[Span::new(1, 0, 0)]);
+    let auth = ("Authorization", "Bearer tok");
+    for _ in 0..20 {
+        let started = Instant::now();
+        let (status, _, _) = post(&agent, &recv.url, &[JSON, auth], &body).unwrap();
+        assert_eq!(status, 200);
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            started.elapsed()
+        );
+        // A client without the token is told so at once, slow ones or not.
+        assert_eq!(post(&agent, &recv.url, &[JSON], &body).unwrap().0, 401);
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    stop.store(true, Ordering::SeqCst);
+    for t in slow {
+        t.join().unwrap();
+    }
+    let (code, err) = recv.stop();
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("503"), "{err}");
+}

@@ -10,10 +10,32 @@ use std::time::{Duration, Instant};
 const MAX_HEAD_BYTES: usize = 16 * 1024;
 /// Headers a request may have.
 const MAX_HEADERS: usize = 64;
+/// How long a request's head may take to arrive, from its first byte
+/// (the Collector's `read_header_timeout` bounds the same).
+const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a connection may wait for its next request.
 const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
-/// How long one request may take to arrive, head and body.
+/// How long one request may take to arrive, head and body, from its
+/// first byte.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long a connection may take over each part of a request.
+#[derive(Debug, Clone, Copy)]
+pub struct Deadlines {
+    pub head: Duration,
+    pub request: Duration,
+    pub idle: Duration,
+}
+
+impl Default for Deadlines {
+    fn default() -> Self {
+        Deadlines {
+            head: HEAD_TIMEOUT,
+            request: REQUEST_TIMEOUT,
+            idle: IDLE_TIMEOUT,
+        }
+    }
+}
 /// How often a blocked read looks at the clock and the stop flag.
 pub const POLL: Duration = Duration::from_millis(200);
 /// At most this much of a refused body is read and thrown away before
@@ -88,6 +110,9 @@ pub struct Conn {
     stream: TcpStream,
     /// Bytes read but not yet used.
     buf: Vec<u8>,
+    deadlines: Deadlines,
+    /// When the first byte of the request being read came.
+    started: Instant,
 }
 
 impl Conn {
@@ -98,7 +123,15 @@ impl Conn {
         Ok(Conn {
             stream,
             buf: Vec::with_capacity(8 * 1024),
+            deadlines: Deadlines::default(),
+            started: Instant::now(),
         })
+    }
+
+    /// The same connection under other deadlines.
+    pub fn with_deadlines(mut self, deadlines: Deadlines) -> Self {
+        self.deadlines = deadlines;
+        self
     }
 
     pub fn peer(&self) -> String {
@@ -111,10 +144,11 @@ impl Conn {
     /// every POLL) or a long idle time ends the connection quietly.
     pub fn read_head(&mut self, give_way: &dyn Fn() -> bool) -> Result<Head, ReadError> {
         let idle_since = Instant::now();
-        // When the first byte of this request came: its deadline starts then.
+        // When the first byte of this request came: its deadlines start then.
         let mut started = (!self.buf.is_empty()).then(Instant::now);
         loop {
             if let Some(head) = self.parse_head()? {
+                self.started = started.unwrap_or_else(Instant::now);
                 return Ok(head);
             }
             if self.buf.len() > MAX_HEAD_BYTES {
@@ -126,17 +160,17 @@ impl Conn {
                     started.get_or_insert_with(Instant::now);
                 }
                 None if started.is_none()
-                    && (give_way() || idle_since.elapsed() > IDLE_TIMEOUT) =>
+                    && (give_way() || idle_since.elapsed() > self.deadlines.idle) =>
                 {
                     return Err(ReadError::Closed);
                 }
-                None if started.is_some_and(|t| t.elapsed() > REQUEST_TIMEOUT) => {
-                    return Err(ReadError::Refuse(
-                        408,
-                        "request head not received in time".into(),
-                    ));
-                }
                 None => {}
+            }
+            if started.is_some_and(|t| t.elapsed() > self.deadlines.head) {
+                return Err(ReadError::Refuse(
+                    408,
+                    "request head not received in time".into(),
+                ));
             }
         }
     }
@@ -236,7 +270,7 @@ impl Conn {
                 .write_all(b"HTTP/1.1 100 Continue\r\n\r\n")
                 .map_err(|_| ReadError::Closed)?;
         }
-        let deadline = Instant::now() + REQUEST_TIMEOUT;
+        let deadline = self.started + self.deadlines.request;
         match framing {
             Framing::Length(n) => self.take(n as usize, deadline),
             Framing::Chunked => self.read_chunked(limit, deadline),
@@ -292,14 +326,17 @@ impl Conn {
     }
 
     fn fill_before(&mut self, deadline: Instant) -> Result<(), ReadError> {
-        match self.fill()? {
-            Some(0) => Err(ReadError::Closed),
-            Some(_) => Ok(()),
-            None if Instant::now() > deadline => Err(ReadError::Refuse(
+        // Checked after data too: a byte now and then must not extend it.
+        let filled = self.fill()?;
+        if Instant::now() > deadline {
+            return Err(ReadError::Refuse(
                 408,
                 "request body not received in time".into(),
-            )),
-            None => Ok(()),
+            ));
+        }
+        match filled {
+            Some(0) => Err(ReadError::Closed),
+            _ => Ok(()),
         }
     }
 
@@ -547,6 +584,54 @@ POST /v1/traces HTTP/1.1\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\
             );
         }
         assert_eq!(chunk_size("1f ; name=value"), Some(31));
+    }
+
+    /// A connection whose client sends the first `burst` bytes at once,
+    /// then the rest of `bytes` one at a time, `gap` apart.
+    fn trickled(bytes: &'static [u8], burst: usize, gap: Duration) -> Conn {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        std::thread::spawn(move || {
+            client.write_all(&bytes[..burst]).unwrap();
+            for b in &bytes[burst..] {
+                if client.write_all(&[*b]).is_err() {
+                    return;
+                }
+                std::thread::sleep(gap);
+            }
+            std::thread::sleep(Duration::from_secs(5));
+        });
+        let (server, _) = listener.accept().unwrap();
+        Conn::new(server).unwrap().with_deadlines(Deadlines {
+            head: Duration::from_millis(400),
+            request: Duration::from_millis(800),
+            idle: Duration::from_secs(5),
+        })
+    }
+
+    #[test]
+    fn a_trickling_client_is_cut_off_at_its_deadline_not_kept_alive_by_each_byte() {
+        let gap = Duration::from_millis(30);
+        let started = Instant::now();
+        let mut c = trickled(b"POST / HTTP/1.1\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n\r\n", 0, gap);
+        assert!(matches!(
+            c.read_head(&|| false),
+            Err(ReadError::Refuse(408, _))
+        ));
+        assert!(started.elapsed() < Duration::from_secs(2));
+
+        let started = Instant::now();
+        let mut c = trickled(
+            b"POST / HTTP/1.1\r\nContent-Length: 100\r\n\r\nbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
+            40,
+            Duration::from_millis(15),
+        );
+        let h = c.read_head(&|| false).unwrap();
+        assert!(matches!(
+            c.read_body(&h, 1000),
+            Err(ReadError::Refuse(408, _))
+        ));
+        assert!(started.elapsed() < Duration::from_secs(3));
     }
 
     #[test]
