@@ -141,7 +141,8 @@ impl Conn {
     }
 
     /// The next request's head. Between requests, `give_way` (checked
-    /// every POLL) or a long idle time ends the connection quietly.
+    /// every POLL) or a long idle time ends the connection quietly; inside
+    /// a head, `give_way` refuses it (503).
     pub fn read_head(&mut self, give_way: &dyn Fn() -> bool) -> Result<Head, ReadError> {
         let idle_since = Instant::now();
         // When the first byte of this request came: its deadlines start then.
@@ -165,6 +166,13 @@ impl Conn {
                     return Err(ReadError::Closed);
                 }
                 None => {}
+            }
+            // A request not yet in is not taken: stopping does not wait for it.
+            if started.is_some() && give_way() {
+                return Err(ReadError::Refuse(
+                    503,
+                    "the receiver is stopping; retry".into(),
+                ));
             }
             if started.is_some_and(|t| t.elapsed() > self.deadlines.head) {
                 return Err(ReadError::Refuse(
