@@ -357,6 +357,14 @@ fn leading_space(bytes: &[u8]) -> usize {
     bytes.iter().take_while(|b| b.is_ascii_whitespace()).count()
 }
 
+/// Reads one line as [`read`] reads a line of its input: the number of
+/// `resourceSpans` the request holds, or why the line would be skipped.
+/// A receiver checks each request with it before acknowledging it.
+pub fn check_line(bytes: &[u8]) -> Result<usize, String> {
+    let req = decode_request(bytes)?;
+    Ok(req.resource_spans.map_or(0, |r| r.len()))
+}
+
 fn decode_request(bytes: &[u8]) -> Result<ExportRequest, String> {
     if std::str::from_utf8(bytes).is_err() {
         return Err("not valid UTF-8".to_string());
