@@ -76,6 +76,33 @@ impl Format {
     }
 }
 
+/// The FORMATS section of the man pages: each format's name and help, from
+/// the list above, so a format added there is documented here too.
+pub fn formats_man_text() -> String {
+    let mut text = String::new();
+    for format in Format::value_variants()
+        .iter()
+        .filter(|f| **f != Format::Auto)
+    {
+        let value = format
+            .to_possible_value()
+            .expect("every format is a flag value");
+        let help = value.get_help().map(|h| h.to_string()).unwrap_or_default();
+        text.push_str(&format!(
+            "{}: {}\n\n",
+            value.get_name(),
+            help.trim_end_matches('.')
+        ));
+    }
+    text.push_str(
+        "With auto, each input's format is decided by the shape of its first JSON value, never its \
+name; content no format claims is read as ndjson. Collector protobuf, zstd and gzip files are \
+recognised and refused with what to do.\n\n\
+docs/formats.md (see SEE ALSO) says how to export each format from its source and what is read from it.",
+    );
+    text
+}
+
 /// Reads one input in `format` (or the detected one) into `sink`.
 pub fn read_input(input: &Input, format: Format, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let (head, reader) = peek(input)?;

@@ -50,34 +50,12 @@ fn parse_time(s: &str) -> Result<Timestamp, String> {
 
 impl Tool for Args {
     const NAME: &'static str = "triage-parse";
-    const MAN_SECTIONS: &'static [(&'static str, &'static str)] = &[
-        (
-            "FORMATS",
-            "ndjson: agent-triage TraceEvent lines, with the reference's lax values (turn \"3\" or 2.0; \
-action_succeeded true, \"yes\", 0 or 1; failure_classification null, \"\" or \"null\" meaning none).\n\n\
-otel: spans as JSON: the OpenTelemetry SDKs' span dumps (Python's to_json and console exporter with 0x ids \
-and SpanKind.INTERNAL, JS ReadableSpans with the Vercel AI SDK's ai.* attributes), Phoenix / OpenInference spans \
-(context.trace_id, parent_id, span_kind, status_code, exception events, attributes nested or flat), OpenInference \
-and GenAI attribute maps (one span each), and agent-triage's minimal span list. One object, a list, JSONL of \
-objects or of lists, or pretty-printed objects one after another; each trace is emitted parent first, siblings by \
-start time. Status \"STATUS_CODE_OK\", \"OK\", \"UNSET\", 0 and 1 are success; \"STATUS_CODE_ERROR\", \"ERROR\" and 2 failure.\n\n\
-otlp: OTLP/HTTP JSON trace requests, one per file or one per line (the Collector's file exporter). Reads the \
-agent-triage receiver's attributes (agent.id, run.id, turn, action.tool, action.succeeded, failure.classification, \
-divergence.fields), the OpenTelemetry GenAI conventions, OpenInference and OpenLLMetry (traceloop.*). Each trace is emitted in pre-order of its \
-span tree once the input ends; a span without an agent inherits its nearest agent ancestor's. Status ERROR, \
-error.type and exception events mark failure.\n\n\
-taubench: tau-bench trajectory files. Messages become events of agent \"user\" or \"assistant\"; each tool call \
-is an event that fails when its reply reads as an error (\"Error: ...\"); one run record per run, failed unless \
-the reward is 1.\n\n\
-Detection: by the shape of the input's first JSON value, never its name; content nothing claims is read as \
-ndjson. Collector protobuf, zstd and gzip files are recognised and refused with what to do.",
-        ),
-        (
-            "EXAMPLES",
-            "triage-parse runs/*.ndjson | triage-group | triage-score | triage-render\n\n\
+    const READS_TRACES: bool = true;
+    const MAN_SECTIONS: &'static [(&'static str, &'static str)] = &[(
+        "EXAMPLES",
+        "triage-parse runs/*.ndjson | triage-group | triage-score | triage-render\n\n\
 triage-parse --since 2026-04-25 traces.jsonl | jq -c 'select(.action_succeeded == false)'",
-        ),
-    ];
+    )];
 
     fn common(&self) -> &CommonArgs {
         &self.common
