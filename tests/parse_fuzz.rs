@@ -117,6 +117,7 @@ fn examples() -> Vec<(&'static str, Vec<u8>)> {
             "langsmith-runs.jsonl",
             "managed-agent-failures.jsonl",
             "atif-delegation.json",
+            "atif-terminus2-parse-error.json",
         ]
         .into_iter()
         .map(|n| (n, std::fs::read(fixtures.join(n)).unwrap())),
