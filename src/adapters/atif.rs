@@ -144,11 +144,7 @@ fn own_ids(t: &Value) -> Vec<String> {
 
 /// Per sub-agent reference of a trajectory's observations, the ids it names.
 fn delegations(t: &Value) -> Vec<Vec<String>> {
-    steps(t)
-        .iter()
-        .flat_map(results)
-        .flat_map(refs)
-        .collect()
+    steps(t).iter().flat_map(results).flat_map(refs).collect()
 }
 
 /// The trajectory a reference names, when the input holds it.
@@ -205,12 +201,17 @@ fn ordered(t: &Value) -> Vec<&Value> {
 fn pair<'v>(calls: &[Value], results: &'v [Value]) -> (Vec<Option<&'v Value>>, Vec<&'v Value>) {
     let mut answer: Vec<Option<&Value>> = vec![None; calls.len()];
     let mut taken = vec![false; results.len()];
-    let ids: Vec<Option<String>> = calls.iter().map(|c| str_of(c.get("tool_call_id"))).collect();
+    let ids: Vec<Option<String>> = calls
+        .iter()
+        .map(|c| str_of(c.get("tool_call_id")))
+        .collect();
     for (r, result) in results.iter().enumerate() {
         let Some(source) = str_of(result.get("source_call_id")) else {
             continue;
         };
-        if let Some(k) = (0..calls.len()).find(|&k| answer[k].is_none() && ids[k].as_deref() == Some(&source)) {
+        if let Some(k) =
+            (0..calls.len()).find(|&k| answer[k].is_none() && ids[k].as_deref() == Some(&source))
+        {
             answer[k] = Some(result);
             taken[r] = true;
         }
@@ -239,8 +240,18 @@ fn pair<'v>(calls: &[Value], results: &'v [Value]) -> (Vec<Option<&'v Value>>, V
 /// use for being done.
 fn names_an_ending(name: &str) -> bool {
     const WORDS: &[&str] = &[
-        "finish", "finished", "submit", "complete", "completion", "completed", "done",
-        "terminate", "final", "exit", "end", "stop",
+        "finish",
+        "finished",
+        "submit",
+        "complete",
+        "completion",
+        "completed",
+        "done",
+        "terminate",
+        "final",
+        "exit",
+        "end",
+        "stop",
     ];
     let mut words = Vec::new();
     let mut word = String::new();
@@ -279,9 +290,7 @@ struct RunCtx<'t> {
 impl<'t> Walk<'t> {
     fn emit_run(&mut self, i: usize, sink: &mut Sink<'_>) -> anyhow::Result<()> {
         let t = &self.trajectories[i].value;
-        let run = own_ids(t)
-            .pop()
-            .unwrap_or_else(|| format!("atif-{i}"));
+        let run = own_ids(t).pop().unwrap_or_else(|| format!("atif-{i}"));
         let mut ctx = RunCtx {
             run,
             task: None,
@@ -398,7 +407,8 @@ impl<'t> Walk<'t> {
                     for result in unanswered {
                         let text = result.get("content").and_then(text_of);
                         if text.as_deref().is_some_and(|t| !t.trim().is_empty()) {
-                            let ev = self.observation(&base, &ctx.run, &agent, text.as_deref(), sink);
+                            let ev =
+                                self.observation(&base, &ctx.run, &agent, text.as_deref(), sink);
                             ctx.events.push(ev);
                         }
                         self.delegate(result, &agent, ctx, sink);
@@ -578,7 +588,11 @@ fn verdict(t: &Value) -> Option<&'static str> {
         }
         ["reward", "score"].iter().find_map(|key| {
             let r = place.get(*key).and_then(Value::as_f64)?;
-            Some(if r >= 1.0 - 1e-9 { "succeeded" } else { "failed" })
+            Some(if r >= 1.0 - 1e-9 {
+                "succeeded"
+            } else {
+                "failed"
+            })
         })
     })
 }
@@ -735,7 +749,11 @@ mod tests {
     /// could not parse, a timeout): an event of the agent's that fails.
     #[test]
     fn an_observation_that_answers_no_call_is_an_event_that_can_fail() {
-        let mut bad = step(2, "agent", "I will create it.\n{\"commands\": []}\nThis should work!");
+        let mut bad = step(
+            2,
+            "agent",
+            "I will create it.\n{\"commands\": []}\nThis should work!",
+        );
         bad["observation"] = json!({"results": [{"content": "Previous response had parsing errors:\nERROR: Missing required fields: analysis, plan\n\nPlease fix these issues and provide a proper JSON response."}]});
         let t = trajectory(
             "p",
@@ -758,7 +776,14 @@ mod tests {
             .collect();
         assert_eq!(
             tools,
-            ["message", "message", "observation", "message", "bash_command", "message"]
+            [
+                "message",
+                "message",
+                "observation",
+                "message",
+                "bash_command",
+                "message"
+            ]
         );
         assert_eq!(evs[2]["agent_id"], "terminus-2");
         assert_eq!(evs[2]["action_succeeded"], false);
@@ -778,7 +803,13 @@ mod tests {
     /// harness answered it; any other call left unanswered still fails.
     #[test]
     fn an_episode_ending_call_is_the_end_of_the_run_not_a_missing_result() {
-        for ending in ["mark_task_complete", "finish", "submit", "attemptCompletion", "task_complete"] {
+        for ending in [
+            "mark_task_complete",
+            "finish",
+            "submit",
+            "attemptCompletion",
+            "task_complete",
+        ] {
             let t = trajectory(
                 "p",
                 vec![
@@ -789,7 +820,12 @@ mod tests {
                         json!([{"tool_call_id": "c1", "function_name": "bash", "arguments": {}}]),
                         json!([{"source_call_id": "c1", "content": "ok"}]),
                     ),
-                    agent_step(3, "all done", json!([{"tool_call_id": "c2", "function_name": ending, "arguments": {}}]), json!([])),
+                    agent_step(
+                        3,
+                        "all done",
+                        json!([{"tool_call_id": "c2", "function_name": ending, "arguments": {}}]),
+                        json!([]),
+                    ),
                 ],
             );
             let (evs, runs, _) = records(&t.to_string());
@@ -804,8 +840,12 @@ mod tests {
             "p",
             vec![
                 step(1, "user", "do it"),
-                agent_step(2, "Plan: the task is complete.", json!([{"tool_call_id": "c", "function_name": "mark_task_complete", "arguments": {}}]),
-                           json!([{"content": "New Terminal Output:\n\n"}])),
+                agent_step(
+                    2,
+                    "Plan: the task is complete.",
+                    json!([{"tool_call_id": "c", "function_name": "mark_task_complete", "arguments": {}}]),
+                    json!([{"content": "New Terminal Output:\n\n"}]),
+                ),
             ],
         );
         let (evs, runs, _) = records(&t.to_string());
@@ -816,7 +856,12 @@ mod tests {
             "p",
             vec![
                 step(1, "user", "do it"),
-                agent_step(2, "", json!([{"tool_call_id": "c", "function_name": "bash_command", "arguments": {}}]), json!([])),
+                agent_step(
+                    2,
+                    "",
+                    json!([{"tool_call_id": "c", "function_name": "bash_command", "arguments": {}}]),
+                    json!([]),
+                ),
             ],
         );
         let (evs, runs, _) = records(&t.to_string());
@@ -826,10 +871,26 @@ mod tests {
 
     #[test]
     fn names_that_end_an_episode() {
-        for name in ["finish", "mark_task_complete", "Submit", "attempt_completion", "functions.submit", "final_answer", "TaskComplete", "end-task"] {
+        for name in [
+            "finish",
+            "mark_task_complete",
+            "Submit",
+            "attempt_completion",
+            "functions.submit",
+            "final_answer",
+            "TaskComplete",
+            "end-task",
+        ] {
             assert!(super::names_an_ending(name), "{name}");
         }
-        for name in ["bash", "finisher", "extend", "submission_status", "search", "send"] {
+        for name in [
+            "bash",
+            "finisher",
+            "extend",
+            "submission_status",
+            "search",
+            "send",
+        ] {
             assert!(!super::names_an_ending(name), "{name}");
         }
     }
@@ -840,18 +901,17 @@ mod tests {
     #[test]
     fn embedded_sub_agent_trajectories_join_their_parent_run() {
         let mut delegate = step(2, "agent", "");
-        delegate["tool_calls"] =
-            json!([{"tool_call_id": "d1", "function_name": "Task", "arguments": {"prompt": "look"}}]);
+        delegate["tool_calls"] = json!([{"tool_call_id": "d1", "function_name": "Task", "arguments": {"prompt": "look"}}]);
         delegate["observation"] = json!({"results": [{"source_call_id": "d1", "content": "found it",
             "subagent_trajectory_ref": [{"trajectory_id": "child-0"}]}]});
         let parent = json!({"schema_version": "ATIF-v1.7", "session_id": "main", "agent": {"name": "lead"},
-            "steps": [step(1, "user", "q"), delegate, step(3, "agent", "answer")],
-            "subagent_trajectories": [
-                {"trajectory_id": "child-0", "session_id": "main", "agent": {"name": "explorer"},
-                 "steps": [step(1, "user", "look"), step(2, "agent", "found it")]},
-                {"trajectory_id": "child-1", "agent": {"name": "summarizer"},
-                 "steps": [step(1, "agent", "summary")]}
-            ]});
+        "steps": [step(1, "user", "q"), delegate, step(3, "agent", "answer")],
+        "subagent_trajectories": [
+            {"trajectory_id": "child-0", "session_id": "main", "agent": {"name": "explorer"},
+             "steps": [step(1, "user", "look"), step(2, "agent", "found it")]},
+            {"trajectory_id": "child-1", "agent": {"name": "summarizer"},
+             "steps": [step(1, "agent", "summary")]}
+        ]});
         let (evs, runs, source) = records(&parent.to_string());
         let agents: Vec<_> = evs
             .iter()
@@ -881,7 +941,10 @@ mod tests {
             step(3, "agent", "fixed"),
         ];
         for (extra, outcome) in [
-            (json!({"final_metrics": {"extra": {"reward": 1.0}}}), "succeeded"),
+            (
+                json!({"final_metrics": {"extra": {"reward": 1.0}}}),
+                "succeeded",
+            ),
             (json!({"extra": {"reward": 0.0}}), "failed"),
             (json!({"extra": {"is_correct": true}}), "succeeded"),
             (json!({}), "unknown"),
@@ -891,7 +954,9 @@ mod tests {
                 t[k] = v.clone();
             }
             let (evs, runs, _) = records(&t.to_string());
-            let bash = evs.iter().find(|e| e["action_taken"]["tool_name"] == "bash");
+            let bash = evs
+                .iter()
+                .find(|e| e["action_taken"]["tool_name"] == "bash");
             assert_eq!(bash.unwrap()["action_succeeded"], false);
             assert_eq!(runs[0]["outcome"], outcome, "{extra}");
         }
