@@ -12,6 +12,7 @@ pub mod taubench;
 pub mod whowhen;
 // Tracing-platform exports and agent event logs.
 pub mod atif;
+pub mod coding_agent;
 pub mod langfuse;
 pub mod langsmith;
 pub mod managed_agent;
@@ -57,6 +58,10 @@ pub enum Format {
     ManagedAgent,
     /// Agent Trajectory Interchange Format (Harbor) trajectories.
     Atif,
+    /// Coding-agent trajectories: mini-SWE-agent transcripts (shell
+    /// commands in the assistant's text, `<returncode>` replies) and
+    /// SWE-agent `.traj` files.
+    CodingAgent,
 }
 
 impl Format {
@@ -72,6 +77,7 @@ impl Format {
             Format::Langsmith => "langsmith",
             Format::ManagedAgent => "managed-agent",
             Format::Atif => "atif",
+            Format::CodingAgent => "coding-agent",
         }
     }
 }
@@ -207,6 +213,7 @@ fn read_detected(
         Format::Langsmith => langsmith::read(reader, sink)?,
         Format::ManagedAgent => managed_agent::read(reader, sink)?,
         Format::Atif => atif::read(reader, sink)?,
+        Format::CodingAgent => coding_agent::read(reader, sink)?,
     }
     sink.end_source()?;
     Ok(())

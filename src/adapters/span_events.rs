@@ -492,12 +492,16 @@ fn drop_repeated_spans(held: Vec<HeldSpan>, sink: &mut Sink<'_>) -> Vec<HeldSpan
     kept
 }
 
-/// The runs of a span file in first-appearance order: failed when an event
-/// failed, succeeded when a root span's status says OK, else unknown (UNSET
-/// is no error recorded, not success); the task is the first root's input.
+/// The runs of a span file in first-appearance order. The outcome is the
+/// verdict a root span's status records (OK: succeeded, ERROR: failed, so a
+/// failure the run recovered from does not fail a run its root calls OK);
+/// without one, failed when an event failed, else unknown (UNSET is no
+/// error recorded, not success). The task is the first root's input.
 #[derive(Default)]
 struct Runs {
     order: Vec<RunRec>,
+    /// Per run: whether an event failed, and the roots' verdict.
+    seen: Vec<(bool, Option<bool>)>,
     index: HashMap<String, usize>,
 }
 
@@ -515,15 +519,27 @@ impl Runs {
                     line: s.line,
                 }),
             });
+            self.seen.push((false, None));
             self.order.len() - 1
         });
         let run = &mut self.order[i];
+        let (failed, verdict) = &mut self.seen[i];
         let root = span.parent_id.is_none();
-        if !ev.action_succeeded || ev.failure_classification.is_some() {
-            run.outcome = "failed".to_string();
-        } else if root && span.status == StatusCode::Ok && run.outcome == "unknown" {
-            run.outcome = "succeeded".to_string();
+        *failed |= !ev.action_succeeded || ev.failure_classification.is_some();
+        if root {
+            match span.status {
+                // A failed root outweighs another root's OK.
+                StatusCode::Error => *verdict = Some(false),
+                StatusCode::Ok if verdict.is_none() => *verdict = Some(true),
+                _ => {}
+            }
         }
+        run.outcome = match (*verdict, *failed) {
+            (Some(true), _) => "succeeded",
+            (Some(false), _) | (None, true) => "failed",
+            (None, false) => "unknown",
+        }
+        .to_string();
         if root && run.task.is_none() {
             run.task = span.input.as_ref().map(|(text, _)| text.clone());
         }
