@@ -9,6 +9,7 @@ pub mod otlp;
 mod span_events;
 mod spans;
 pub mod taubench;
+pub mod trace_window;
 pub mod whowhen;
 // Tracing-platform exports and agent event logs.
 pub mod atif;
@@ -44,7 +45,8 @@ pub enum Format {
     /// Spans as JSON: OpenTelemetry SDK dumps (Python, JS, Vercel AI SDK),
     /// Phoenix/OpenInference spans, attribute maps, agent-triage's span list.
     Otel,
-    /// OTLP/HTTP JSON trace requests, one per file or one per line.
+    /// OTLP/HTTP JSON trace requests, one per file or one per line; each
+    /// trace is emitted once complete (root ended, --trace-window passed).
     Otlp,
     /// τ-bench trajectory files: a list of runs with `traj` and `reward`.
     Taubench,
@@ -431,6 +433,9 @@ pub struct DecodeSettings {
     /// Input and output texts are cut to this many bytes.
     pub text_limit: usize,
     pub classifier: Classifier,
+    /// How long a trace of a span stream is held after its last span, in
+    /// nanoseconds of span time; None holds traces until the input ends.
+    pub trace_window: Option<i128>,
 }
 
 impl Default for DecodeSettings {
@@ -439,6 +444,7 @@ impl Default for DecodeSettings {
             filter: TimeFilter::default(),
             text_limit: 2000,
             classifier: Classifier::default(),
+            trace_window: Some(trace_window::DEFAULT_WINDOW_NANOS),
         }
     }
 }
@@ -823,11 +829,21 @@ impl StepTail {
 /// record written, the `source` record last.
 #[cfg(test)]
 pub(crate) fn records_of(format: Format, name: &str, bytes: &[u8]) -> Vec<serde_json::Value> {
+    records_with(format, name, bytes, DecodeSettings::default())
+}
+
+#[cfg(test)]
+pub(crate) fn records_with(
+    format: Format,
+    name: &str,
+    bytes: &[u8],
+    settings: DecodeSettings,
+) -> Vec<serde_json::Value> {
     let mut out = Vec::new();
     let mut diag = Diag::new("test", true);
     {
         let writer = RecordWriter::new(Box::new(&mut out) as Box<dyn Write + '_>, false);
-        let mut sink = Sink::new(writer, &mut diag, false, DecodeSettings::default());
+        let mut sink = Sink::new(writer, &mut diag, false, settings);
         read_from(name, Some(Path::new(name)), bytes, format, &mut sink).unwrap();
         sink.flush().unwrap();
     }
