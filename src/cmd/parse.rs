@@ -33,6 +33,11 @@ pub struct Args {
     /// only the digest and the "…" that marks a text cut short.
     #[arg(long, value_name = "BYTES", default_value_t = 2000)]
     pub max_text: usize,
+    /// How long a trace of an OTLP span stream waits, after its root span ended, for more of
+    /// its spans, in span time ("300s", "5m", "1h"); "end" holds every trace to the end of
+    /// the input. A span that comes later is emitted as a continuation of its run.
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_window)]
+    pub trace_window: Window,
     /// Configuration file; its [classify] section adds failure classification rules.
     #[arg(long, short = 'c', value_name = "FILE", env = "TRIAGE_CONFIG")]
     pub config: Option<PathBuf>,
@@ -41,6 +46,31 @@ pub struct Args {
     pub threads: Option<usize>,
     #[command(flatten)]
     pub common: CommonArgs,
+}
+
+/// A `--trace-window`: nanoseconds, or None for the end of the input.
+#[derive(Debug, Clone, Copy)]
+pub struct Window(pub Option<i128>);
+
+fn parse_window(s: &str) -> Result<Window, String> {
+    let t = s.trim();
+    if t.eq_ignore_ascii_case("end") {
+        return Ok(Window(None));
+    }
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (digits, unit) = t.split_at(split);
+    let scale: i128 = match unit {
+        "" | "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        _ => return Err(format!("{s:?} is no duration (try 300s, 5m, 1h or end)")),
+    };
+    let n: i128 = digits
+        .parse()
+        .map_err(|_| format!("{s:?} is no duration (try 300s, 5m, 1h or end)"))?;
+    n.checked_mul(scale * 1_000_000_000)
+        .map(|nanos| Window(Some(nanos)))
+        .ok_or_else(|| format!("{s:?} is too long a window (\"end\" holds every trace to the end)"))
 }
 
 fn parse_time(s: &str) -> Result<Timestamp, String> {
@@ -76,6 +106,7 @@ triage-parse --since 2026-04-25 traces.jsonl | jq -c 'select(.action_succeeded =
             },
             text_limit: self.max_text,
             classifier: Classifier::new(&config.classify),
+            trace_window: self.trace_window.0,
         };
         if let Some(threads) = self.threads {
             // Fails only when the pool exists already: it then stays as it is.
