@@ -887,13 +887,18 @@ mod tests {
         let many: Vec<String> = (0..12).map(|i| format!("f{:02}", 11 - i)).collect();
         let mut many: Vec<&str> = many.iter().map(String::as_str).collect();
         many.extend(["f03", "f00"]);
-        let lines = vec![
+        // Steps as triage-parse numbers them: patterns keep first-seen order.
+        let lines: Vec<String> = [
             with(&["b", "a", "b"]),
             with(&["a", "b"]),
             with(&many),
             with(&many[2..]),
             with(&[]),
-        ];
+        ]
+        .into_iter()
+        .enumerate()
+        .map(|(i, l)| l.replace("\"turn\"", &format!("\"step\":{i},\"turn\"")))
+        .collect();
         let patterns = group(&lines, 100);
         let fields: Vec<(Vec<String>, u64)> = patterns
             .iter()

@@ -301,10 +301,10 @@ fn calls_in(head: &[u8], key: &str) -> bool {
             return head[..at].trim_ascii_end().ends_with(b":");
         };
         let value = value.trim_ascii_start();
-        !(value.starts_with(b"null") || value.starts_with(b"[]") || value.starts_with(b"false"))
-            && !value
-                .strip_prefix(b"[")
-                .is_some_and(|v| v.trim_ascii_start().starts_with(b"]"))
+        let empty_list = value
+            .strip_prefix(b"[")
+            .is_some_and(|v| v.trim_ascii_start().starts_with(b"]"));
+        !(empty_list || value.starts_with(b"null") || value.starts_with(b"false"))
     })
 }
 
