@@ -56,7 +56,10 @@ impl Verdict {
                 .unwrap_or("none")
                 .to_string(),
             confidence: rec["confidence"].as_f64().unwrap_or(0.0),
-            candidate_steps: candidates.iter().filter_map(|c| c["step"].as_u64()).collect(),
+            candidate_steps: candidates
+                .iter()
+                .filter_map(|c| c["step"].as_u64())
+                .collect(),
         }
     }
 
@@ -239,7 +242,13 @@ fn unlabelled(
     if let Some(d) = dump {
         let slug: String = name
             .chars()
-            .map(|c| if c.is_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
+            .map(|c| {
+                if c.is_alphanumeric() {
+                    c.to_ascii_lowercase()
+                } else {
+                    '-'
+                }
+            })
             .collect();
         std::fs::write(d.join(format!("{slug}.events.ndjson")), &input)?;
         std::fs::write(d.join(format!("{slug}.verdicts.ndjson")), &out)?;
@@ -301,7 +310,13 @@ fn chat_to_events(file: &Path, out: &mut Vec<u8>) -> Result<(), Box<dyn std::err
                     .and_then(|t| t.split("</returncode>").next())
                     .unwrap_or("0")
                     .trim();
-                push("terminal", "code_execution", code == "0", &last_command, text);
+                push(
+                    "terminal",
+                    "code_execution",
+                    code == "0",
+                    &last_command,
+                    text,
+                );
             }
             "user" => push("user", "message", true, "", text),
             "assistant" => {
@@ -343,12 +358,9 @@ fn step_ok(c: &Case) -> bool {
 }
 
 fn top3_ok(c: &Case) -> bool {
-    c.verdict.as_ref().is_some_and(|v| {
-        v.candidate_steps
-            .iter()
-            .take(3)
-            .any(|&s| s == c.label_step)
-    })
+    c.verdict
+        .as_ref()
+        .is_some_and(|v| v.candidate_steps.iter().take(3).any(|&s| s == c.label_step))
 }
 
 fn near_ok(c: &Case) -> bool {

@@ -47,6 +47,11 @@ pub struct Args {
     /// the verdict follows its pick and notes its reason (field judge).
     #[arg(long)]
     pub judge: bool,
+    /// Hide verdicts whose confidence (a calibrated probability of naming
+    /// the right agent and step) is below P, from 0 to 1; their findings
+    /// are still written, and stderr says how many were hidden.
+    #[arg(long, value_name = "P", default_value_t = 0.0, value_parser = crate::cli::share)]
+    pub min_confidence: f64,
     /// Configuration file (its [llm] section).
     #[arg(long, short = 'c', value_name = "FILE", env = "TRIAGE_CONFIG")]
     pub config: Option<PathBuf>,
@@ -197,7 +202,17 @@ TRIAGE_CONFIG: the configuration file, as --config.",
             out.record(fields)?;
         }
         let judge = client.as_ref().filter(|_| self.judge);
-        explain_runs(runs, judge, self.verdicts_only, &mut out, diag)?;
+        let shown = Shown {
+            verdicts_only: self.verdicts_only,
+            min_confidence: self.min_confidence,
+        };
+        let hidden = explain_runs(runs, judge, shown, &mut out, diag)?;
+        if hidden > 0 {
+            diag.note(format_args!(
+                "{hidden} verdicts below --min-confidence {} hidden",
+                self.min_confidence
+            ));
+        }
         out.flush()?;
         if let Some(client) = &client {
             report_usage(client, diag);
@@ -206,31 +221,45 @@ TRIAGE_CONFIG: the configuration file, as --config.",
     }
 }
 
+/// Which of the records explaining a run are written.
+#[derive(Clone, Copy)]
+struct Shown {
+    verdicts_only: bool,
+    min_confidence: f64,
+}
+
 /// Explains every run and writes its findings and verdict; with a judge,
 /// once it has seen every verdict (its requests run side by side).
+/// Returns how many verdicts were hidden under the minimum confidence.
 fn explain_runs(
     runs: Runs,
     judge: Option<&Client>,
-    verdicts_only: bool,
+    shown: Shown,
     out: &mut RecordWriter<Box<dyn Write>>,
     diag: &mut Diag,
-) -> anyhow::Result<()> {
-    let write = |e: &Explanation, out: &mut RecordWriter<Box<dyn Write>>| -> std::io::Result<()> {
-        if !verdicts_only {
-            for f in &e.findings {
-                out.record(f)?;
+) -> anyhow::Result<usize> {
+    let mut hidden = 0;
+    let mut write =
+        |e: &Explanation, out: &mut RecordWriter<Box<dyn Write>>| -> std::io::Result<()> {
+            if !shown.verdicts_only {
+                for f in &e.findings {
+                    out.record(f)?;
+                }
             }
-        }
-        match &e.verdict {
-            Some(v) => out.record(v),
-            None => Ok(()),
-        }
-    };
+            match &e.verdict {
+                Some(v) if v.confidence >= shown.min_confidence => out.record(v),
+                Some(_) => {
+                    hidden += 1;
+                    Ok(())
+                }
+                None => Ok(()),
+            }
+        };
     let Some(client) = judge else {
         for run in runs.into_views() {
             write(&explain::explain(&run), out)?;
         }
-        return Ok(());
+        return Ok(hidden);
     };
     let mut explained: Vec<(RunView, Explanation)> = runs
         .into_views()
@@ -243,7 +272,7 @@ fn explain_runs(
     for (_, e) in &explained {
         write(e, out)?;
     }
-    Ok(())
+    Ok(hidden)
 }
 
 /// Narrates the top `top` of the scored patterns read, in place.
