@@ -3,6 +3,7 @@
 
 pub mod calibrate;
 pub mod detectors;
+pub mod protocol;
 pub mod text;
 pub mod view;
 pub mod walkback;

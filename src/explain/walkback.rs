@@ -282,9 +282,12 @@ fn pad_with_early_actions(run: &RunView, hits: &[NamedHit<'_>], candidates: &mut
         .min()
         .unwrap_or(0);
     let listed: HashSet<u64> = candidates.iter().map(|c| c.step).collect();
-    let early = run
-        .agent_steps()
-        .filter(|&i| i >= start && !run.steps[i].is_tool() && !listed.contains(&run.steps[i].step));
+    let early = run.agent_steps().filter(|&i| {
+        i >= start
+            && !run.steps[i].is_tool()
+            && !run.is_bookkeeping(i)
+            && !listed.contains(&run.steps[i].step)
+    });
     for i in early.take(TOP.saturating_sub(candidates.len())) {
         candidates.push(Candidate {
             agent_id: run.steps[i].agent.clone(),

@@ -3,7 +3,7 @@
 
 use super::{Hit, step_name};
 use crate::config::DEFAULT_WEIGHTS;
-use crate::explain::text::{find_phrase, head, reads_as_empty};
+use crate::explain::text::{find_phrase, head};
 use crate::explain::view::RunView;
 
 /// Error texts that blame the call, not the tool: the caller passed bad
@@ -166,8 +166,7 @@ fn asks_for_data(run: &RunView, i: usize) -> bool {
 pub fn empty_retrieval(run: &RunView) -> Vec<Hit> {
     let mut hits = Vec::new();
     for (i, s) in run.steps.iter().enumerate() {
-        let empty = s.output_recorded && reads_as_empty(&s.output);
-        if !s.succeeded || !empty || !asks_for_data(run, i) {
+        if !s.succeeded || !run.came_back_bad(i) || !asks_for_data(run, i) {
             continue;
         }
         let seen = format!(

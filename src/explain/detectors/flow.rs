@@ -14,12 +14,28 @@ const LOOP_REPEATS: usize = 3;
 /// The same agent making the same call with the same result again and
 /// again; the suspect is the first repetition.
 pub fn repeated_call(run: &RunView) -> Vec<Hit> {
-    let mut seen: HashMap<(&str, &str, &str, &str), Vec<usize>> = HashMap::new();
+    let mut seen: HashMap<(&str, &str, &str, &str, &str), Vec<usize>> = HashMap::new();
     for (i, s) in run.steps.iter().enumerate() {
+        // A user or a harness repeating itself is not an agent's call.
+        if s.is_user() {
+            continue;
+        }
         if s.input.trim().is_empty() && s.output.trim().len() < 20 {
             continue; // "TERMINATE" and the like repeat without looping
         }
-        seen.entry((&s.agent, &s.tool, &s.input, &s.output))
+        // A router naming the next speaker again, a ledger, a restated
+        // plan: the protocol repeats itself by design.
+        if run.is_bookkeeping(i) {
+            continue;
+        }
+        // The result of a call an executor answers is that reply.
+        let result = match i + 1 {
+            r if r < run.steps.len() && run.is_environment(r) && run.actor_of(r) == i => {
+                run.steps[r].output.as_str()
+            }
+            _ => "",
+        };
+        seen.entry((&s.agent, &s.tool, &s.input, &s.output, result))
             .or_default()
             .push(i);
     }
@@ -35,11 +51,17 @@ pub fn repeated_call(run: &RunView) -> Vec<Hit> {
             let steps: Vec<String> = at.iter().map(|&i| run.steps[i].step.to_string()).collect();
             let first = &run.steps[at[0]];
             let title = format!("repeated the same {} {} times", first.tool, at.len());
+            let call = if first.input.trim().is_empty() {
+                &first.output
+            } else {
+                &first.input
+            };
             Hit::suspect(by, "loop", 0.5, title).because(format!(
-                "steps {} are the same {} by {} with the same result",
+                "steps {} are the same {} by {} (\"{}\") with the same result",
                 steps.join(", "),
                 first.tool,
-                first.agent
+                first.agent,
+                crate::explain::text::head(call, 80)
             ))
         })
         .collect()
@@ -77,7 +99,7 @@ pub fn value_provenance(run: &RunView) -> Vec<Hit> {
 /// a value an agent stated on its own can be the agent's mistake.
 fn provenance_hit(run: &RunView, i: usize, j: usize, value: &str) -> Option<Hit> {
     let s = &run.steps[j];
-    if run.steps[i].tool != "message" || run.is_environment(i) {
+    if run.steps[i].tool != "message" || run.is_environment(i) || run.is_bookkeeping(i) {
         return None;
     }
     let by = run.actor_of(i);
@@ -116,7 +138,13 @@ pub fn point_of_no_return(run: &RunView) -> Vec<Hit> {
         }
         let name = s.tool.to_ascii_lowercase();
         let words: Vec<&str> = name.split(|c: char| !c.is_ascii_alphanumeric()).collect();
-        let Some(verb) = IRREVERSIBLE.iter().find(|v| words.contains(v)) else {
+        // "transfer_to_human_agents" hands the conversation over; a
+        // transfer of money names no recipient right after the verb.
+        let handoff = words.windows(2).any(|w| w[0] == "transfer" && w[1] == "to");
+        let Some(verb) = IRREVERSIBLE
+            .iter()
+            .find(|v| words.contains(v) && !(**v == "transfer" && handoff))
+        else {
             continue;
         };
         let title = format!("first irreversible action ({verb})");
@@ -250,7 +278,7 @@ const DEVIATION: &[&str] = &[
 /// An agent that announces it sets the plan or an instruction aside.
 pub fn ignored_instruction(run: &RunView) -> Vec<Hit> {
     run.agent_steps()
-        .filter(|&i| Some(i) != run.task_index())
+        .filter(|&i| Some(i) != run.task_index() && !run.is_bookkeeping(i))
         .filter_map(|i| {
             let out = &run.steps[i].output;
             let phrase = find_phrase(out, DEVIATION)?;
@@ -278,7 +306,7 @@ pub fn lossy_handoff(run: &RunView) -> Vec<Hit> {
     }
     let agents: Vec<usize> = run
         .agent_steps()
-        .filter(|&i| !run.steps[i].is_tool())
+        .filter(|&i| !run.steps[i].is_tool() && !run.is_bookkeeping(i))
         .collect();
     let mut hits = Vec::new();
     for pair in agents.windows(2) {
@@ -362,7 +390,10 @@ pub fn first_action(run: &RunView) -> Vec<Hit> {
         Some(t) if !task_acts => t + 1,
         _ => 0,
     };
-    let Some(i) = run.agent_steps().find(|&i| i >= after) else {
+    let Some(i) = run
+        .agent_steps()
+        .find(|&i| i >= after && !run.is_bookkeeping(i))
+    else {
         return Vec::new();
     };
     let title = "first action after the task".to_string();
