@@ -815,4 +815,183 @@ mod tests {
         assert!(unverified_claim(&r).is_empty());
         assert!(premature_termination(&r).is_empty());
     }
+
+    #[test]
+    fn a_claim_after_a_successful_check_is_not_unverified() {
+        // An early failure, then a check that worked, then the claim.
+        let r = run(
+            vec![
+                step(0, "Planner", "message", true, "task"),
+                step(1, "Coder", "message", true, "```python\nrun()\n```"),
+                step(2, "terminal", "code_execution", false, "exitcode: 1"),
+                step(
+                    3,
+                    "Coder",
+                    "message",
+                    true,
+                    "```python\nprint(check())\n```",
+                ),
+                step(
+                    4,
+                    "terminal",
+                    "code_execution",
+                    true,
+                    "exitcode: 0\nCode output: 12 rows verified",
+                ),
+                step(
+                    5,
+                    "Coder",
+                    "message",
+                    true,
+                    "The file has been verified. TERMINATE",
+                ),
+            ],
+            "failed",
+        );
+        assert!(unverified_claim(&r).is_empty());
+        assert!(premature_termination(&r).is_empty());
+    }
+
+    #[test]
+    fn the_unverified_claim_quotes_the_failure_it_follows() {
+        let r = run(
+            vec![
+                step(0, "Planner", "message", true, "task"),
+                step(1, "Coder", "message", true, "```python\nrun()\n```"),
+                step(
+                    2,
+                    "terminal",
+                    "code_execution",
+                    false,
+                    "exitcode: 1 KeyError: 'date'",
+                ),
+                step(3, "Coder", "message", true, "The final answer is 12."),
+            ],
+            "failed",
+        );
+        let e = &unverified_claim(&r)[0].evidence[0];
+        assert!(
+            e.contains("final answer") && e.contains("KeyError: 'date'"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_command_that_worked_silently_is_no_ignored_failure() {
+        let mut cmd = step(2, "terminal", "code_execution", true, "");
+        cmd.input = "sed -i 's/a/b/' setup.py".to_string();
+        let r = run(
+            vec![
+                step(0, "user", "message", true, "fix setup.py"),
+                step(
+                    1,
+                    "agent",
+                    "message",
+                    true,
+                    "```bash\nsed -i 's/a/b/' setup.py\n```",
+                ),
+                cmd,
+                step(
+                    3,
+                    "agent",
+                    "message",
+                    true,
+                    "Successfully edited the file; now run the tests.",
+                ),
+            ],
+            "failed",
+        );
+        assert!(ignored_failure(&r).is_empty());
+        // The same silence from a read means nothing was found.
+        let mut r = r;
+        r.steps[2].input = "grep -n foo setup.py".to_string();
+        let r = RunView::new("r".into(), r.steps.clone(), r.run.clone());
+        assert_eq!(ignored_failure(&r)[0].at, 3);
+    }
+
+    #[test]
+    fn a_lookup_after_a_tool_result_or_by_the_user_is_no_claimed_lookup() {
+        let r = run(
+            vec![
+                step(0, "user", "message", true, "check my phone"),
+                step(1, "agent", "get_line", true, "{\"status\": \"active\"}"),
+                step(
+                    2,
+                    "agent",
+                    "message",
+                    true,
+                    "I have reviewed your line: it is active.",
+                ),
+                step(
+                    3,
+                    "user",
+                    "message",
+                    true,
+                    "Here are the results from my checks: airplane mode is on.",
+                ),
+            ],
+            "failed",
+        );
+        assert!(claimed_lookup(&r).is_empty());
+    }
+
+    #[test]
+    fn arithmetic_on_seen_values_and_the_users_own_values_are_sourced() {
+        let r = run(
+            vec![
+                step(
+                    0,
+                    "user",
+                    "message",
+                    true,
+                    "I was born on 1985-06-15, my bill please",
+                ),
+                step(
+                    1,
+                    "agent",
+                    "get_bill",
+                    true,
+                    "{\"data\": 12.07, \"roaming\": 1.38}",
+                ),
+                step(
+                    2,
+                    "agent",
+                    "message",
+                    true,
+                    "Your total is 13.45, of which 12.07 is data.",
+                ),
+                step(
+                    3,
+                    "user",
+                    "message",
+                    true,
+                    "My other line ends 4471 and costs 19.99?",
+                ),
+            ],
+            "failed",
+        );
+        assert!(
+            unsourced_values(&r).is_empty(),
+            "{:?}",
+            unsourced_values(&r)
+        );
+    }
+
+    #[test]
+    fn a_test_that_simulates_a_case_is_no_fabrication() {
+        let r = run(
+            vec![
+                step(0, "user", "message", true, "fix the bug"),
+                step(
+                    1,
+                    "agent",
+                    "message",
+                    true,
+                    "Let me write a test that simulates the failing request.",
+                ),
+            ],
+            "failed",
+        );
+        assert!(fabricated_data(&r).is_empty());
+    }
 }

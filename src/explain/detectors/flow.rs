@@ -646,4 +646,147 @@ mod tests {
         assert_eq!(first_action(&run(steps.clone(), "failed"))[0].at, 1);
         assert!(first_action(&run(steps, "succeeded")).is_empty());
     }
+
+    #[test]
+    fn distinct_calls_a_router_and_a_user_repeating_are_no_loop() {
+        // Each call asks another thing.
+        let distinct = run(
+            vec![
+                step(0, "User", "message", true, "fix it"),
+                call(1, "Agent", "search", "q=alpha", "3 hits"),
+                call(2, "Agent", "search", "q=beta", "3 hits"),
+                call(3, "Agent", "search", "q=gamma", "3 hits"),
+            ],
+            "failed",
+        );
+        assert!(repeated_call(&distinct).is_empty());
+        // The same code run thrice, each time with another result.
+        let mut steps = vec![step(0, "Planner", "message", true, "task")];
+        for k in 0..3u64 {
+            steps.push(step(
+                1 + 2 * k,
+                "Coder",
+                "message",
+                true,
+                "```python\nprint(poll())\n```",
+            ));
+            steps.push(step(
+                2 + 2 * k,
+                "terminal",
+                "code_execution",
+                true,
+                &format!("Code output: {k}7"),
+            ));
+        }
+        assert!(repeated_call(&run(steps, "failed")).is_empty());
+        // A coordinator naming the next speaker between others' turns.
+        let route = "Please continue with the next step of the plan now.";
+        let mut routed = vec![step(0, "user", "message", true, "count albums")];
+        for (k, who) in ["Surfer", "Coder", "Surfer"].iter().enumerate() {
+            routed.push(step(1 + 2 * k as u64, "Lead", "message", true, route));
+            routed.push(step(
+                2 + 2 * k as u64,
+                who,
+                "message",
+                true,
+                &format!("Done part {k}."),
+            ));
+        }
+        assert!(repeated_call(&run(routed, "failed")).is_empty());
+        // The same reminder from the user (a harness) thrice.
+        let reminder = "Please always give exactly one command in a code block.";
+        let users: Vec<Step> = (0..6)
+            .map(|k| {
+                if k % 2 == 0 {
+                    step(k, "user", "message", true, reminder)
+                } else {
+                    step(k, "agent", "message", true, &format!("Trying way {k}."))
+                }
+            })
+            .collect();
+        assert!(repeated_call(&run(users, "failed")).is_empty());
+    }
+
+    #[test]
+    fn a_loop_quotes_the_call_it_repeats() {
+        let r = run(
+            vec![
+                step(0, "User", "message", true, "book a flight"),
+                call(1, "Agent", "search", "q=flights", "no seats"),
+                call(2, "Agent", "search", "q=flights", "no seats"),
+                call(3, "Agent", "search", "q=flights", "no seats"),
+            ],
+            "failed",
+        );
+        assert!(repeated_call(&r)[0].evidence[0].contains("(\"q=flights\")"));
+    }
+
+    #[test]
+    fn a_handoff_to_a_person_is_no_irreversible_transfer() {
+        let r = run(
+            vec![
+                step(0, "user", "message", true, "my phone fails"),
+                call(
+                    1,
+                    "assistant",
+                    "transfer_to_human_agents",
+                    "{}",
+                    "Transferred",
+                ),
+                call(2, "assistant", "transfer_funds", "{\"amount\": 20}", "ok"),
+            ],
+            "failed",
+        );
+        let hits = point_of_no_return(&r);
+        assert_eq!(hits.iter().map(|h| h.at).collect::<Vec<_>>(), vec![2]);
+        assert!(hits[0].evidence[0].contains("transfer_funds"));
+    }
+
+    #[test]
+    fn a_value_a_tool_showed_first_is_no_agents_mistake() {
+        let mut failing = call(
+            2,
+            "Booker",
+            "book_flight",
+            "{\"flight\": \"UA9931\"}",
+            "error",
+        );
+        failing.succeeded = false;
+        let r = run(
+            vec![
+                step(0, "user", "message", true, "book it"),
+                call(1, "Planner", "search_flights", "{}", "found \"UA9931\""),
+                failing,
+            ],
+            "failed",
+        );
+        assert!(value_provenance(&r).is_empty());
+    }
+
+    #[test]
+    fn a_handoff_with_the_task_specifics_is_not_lossy_and_no_action_is_bookkeeping() {
+        let mk = |text: &str| {
+            let r = run(
+                vec![
+                    step(0, "Orchestrator", "message", true, "task"),
+                    step(1, "Orchestrator", "message", true, text),
+                    step(2, "WebSurfer", "message", true, "Looking."),
+                ],
+                "failed",
+            );
+            RunView::new(
+                "r".into(),
+                r.steps.clone(),
+                r.run.clone().map(|mut rec| {
+                    rec.task = Some("Which trains run from \"South Station\" in 2023?".into());
+                    rec
+                }),
+            )
+        };
+        assert!(lossy_handoff(&mk("WebSurfer, please look up the 2023 schedule.")).is_empty());
+        // A routing message is no handoff of work and no first action.
+        let routed = mk("Next speaker: WebSurfer");
+        assert!(lossy_handoff(&routed).is_empty());
+        assert_eq!(first_action(&routed)[0].at, 2);
+    }
 }
