@@ -301,7 +301,10 @@ fn pad_with_early_actions(run: &RunView, hits: &[NamedHit<'_>], candidates: &mut
 
 /// Who is to blame for the step a run is traced back to.
 pub(crate) fn blame(run: &RunView, at: usize, category: &str) -> &'static str {
-    if category == "prompt_injection" || category == "environment_constraint" {
+    if matches!(
+        category,
+        "prompt_injection" | "environment_constraint" | "environment_fault"
+    ) {
         "environment"
     } else if run.steps[at].is_user() {
         "user"

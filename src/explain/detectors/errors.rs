@@ -36,6 +36,64 @@ const UNKNOWN_TOOL: &[&str] = &[
     "not a valid tool",
 ];
 
+/// Error texts of the world the agent runs in failing, not of the call:
+/// rate limits, provider and server errors, timeouts, sandbox faults.
+const ENVIRONMENT_FAULTS: &[&str] = &[
+    "rate limit",
+    "ratelimit",
+    "too many requests",
+    "429",
+    "quota exceeded",
+    "insufficient_quota",
+    "overloaded",
+    "service unavailable",
+    "503",
+    "502 bad gateway",
+    "bad gateway",
+    "gateway timeout",
+    "internal server error",
+    "timed out",
+    "timeout",
+    "connection reset",
+    "connection refused",
+    "connection aborted",
+    "temporarily unavailable",
+    "sandbox",
+    "container exited",
+    "no space left on device",
+];
+
+/// A failed call that failed because of the environment (a rate limit, a
+/// provider error, a timeout, a sandbox fault), which nothing the agent did
+/// afterwards set right or made worse: the environment is to blame. When
+/// the agent's handling failed (it took the failure for a result, or
+/// repeated the same call into it), other detectors suspect the agent;
+/// when a later call succeeded, the fault did not sink the run.
+pub fn environment_fault(run: &RunView) -> Vec<Hit> {
+    let mut hits = Vec::new();
+    for (i, s) in run.steps.iter().enumerate() {
+        if s.succeeded || !(s.is_tool() || run.is_environment(i)) || run.recovered(i) {
+            continue;
+        }
+        let text = format!("{}\n{}", s.error, s.output);
+        let Some(phrase) = find_phrase(&text, ENVIRONMENT_FAULTS) else {
+            continue;
+        };
+        if super::claims::builds_on_failure(run, i + 1).is_some() {
+            continue;
+        }
+        let title = format!("the environment failed ({phrase})");
+        hits.push(
+            Hit::suspect(i, "environment_fault", 0.55, title).because(format!(
+                "{} failed with \"{}\": a fault of the environment, not of the call",
+                step_name(run, i),
+                crate::explain::text::quote_around(&text, phrase)
+            )),
+        );
+    }
+    hits
+}
+
 /// Every failed step, as a symptom.
 pub fn explicit_error(run: &RunView) -> Vec<Hit> {
     run.steps
@@ -313,5 +371,51 @@ mod tests {
             empty_retrieval(&unrecorded).is_empty(),
             "a trace without outputs says nothing about them"
         );
+    }
+
+    #[test]
+    fn a_rate_limit_blames_the_environment_unless_recovered_or_ignored() {
+        let limited = |later: Option<&str>| {
+            let mut steps = vec![
+                step(0, "user", "message", true, "summarise the report"),
+                step(
+                    1,
+                    "agent",
+                    "fetch_report",
+                    false,
+                    "HTTP 429 Too Many Requests: rate limit reached",
+                ),
+            ];
+            if let Some(text) = later {
+                steps.push(step(2, "agent", "message", true, text));
+            }
+            run(steps, "failed")
+        };
+        let hits = environment_fault(&limited(Some(
+            "The service is rate limited; please retry later.",
+        )));
+        assert_eq!(hits.iter().map(|h| h.at).collect::<Vec<_>>(), vec![1]);
+        assert!(
+            hits[0].evidence[0].contains("Too Many Requests"),
+            "{:?}",
+            hits[0].evidence
+        );
+        let v = crate::explain::explain(&limited(None)).verdict.unwrap();
+        assert_eq!((v.step, v.blame.as_str()), (1, "environment"));
+        // The agent carried the failure on as a result: its handling failed.
+        assert!(
+            environment_fault(&limited(Some(
+                "Based on the results, the report says revenue grew."
+            )))
+            .is_empty()
+        );
+        // A later call of the same tool worked: the fault did not sink the run.
+        let mut r = limited(None);
+        r.steps
+            .push(step(2, "agent", "fetch_report", true, "Revenue grew 4%."));
+        let r = RunView::new("r".into(), r.steps.clone(), r.run.clone());
+        assert!(environment_fault(&r).is_empty());
+        // A command that worked is no fault at all.
+        assert!(environment_fault(&coder_run(true, "timeout set to 30")).is_empty());
     }
 }

@@ -77,6 +77,11 @@ pub static DETECTORS: &[Detector] = &[
         detect: errors::labelled_failure,
     },
     Detector {
+        name: "environment_fault",
+        about: "a call that failed because of the environment (rate limit, provider error, timeout, sandbox fault) and that the agent handled: blames the environment",
+        detect: errors::environment_fault,
+    },
+    Detector {
         name: "bad_tool_call",
         about: "a tool call the tool refused: bad arguments, undefined names, an unknown tool",
         detect: errors::bad_tool_call,
