@@ -241,6 +241,10 @@ pub struct RunRec {
     pub task: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected: Option<String>,
+    /// The rules the agent was told to follow (a system prompt's policy),
+    /// when the source carries them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub src: Option<Src<'static>>,
 }

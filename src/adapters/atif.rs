@@ -164,6 +164,7 @@ impl<'t> Walk<'t> {
             outcome: if failed { "failed" } else { "unknown" }.to_string(),
             task: ctx.task,
             expected: None,
+            policy: None,
             src: None,
         })?;
         Ok(())

@@ -201,6 +201,21 @@ impl RunView {
         }
     }
 
+    /// The rules the agent was given: the run record's policy, else the
+    /// text of a system step.
+    pub fn policy(&self) -> Option<&str> {
+        self.run
+            .as_ref()
+            .and_then(|r| r.policy.as_deref())
+            .or_else(|| {
+                self.steps
+                    .iter()
+                    .find(|s| s.agent.eq_ignore_ascii_case("system"))
+                    .map(|s| s.output.as_str())
+            })
+            .filter(|p| !p.trim().is_empty())
+    }
+
     /// True when the run failed: so its run record says, or, without one,
     /// when any of its events failed: a run whose last step went well
     /// after a failure still failed, as a run read from spans does.
@@ -354,6 +369,7 @@ pub mod tests {
             outcome: outcome.to_string(),
             task: Some("How many stops are between A and B as of 2023?".to_string()),
             expected: None,
+            policy: None,
             src: None,
         };
         RunView::new("r".to_string(), steps, Some(rec))

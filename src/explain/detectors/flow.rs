@@ -115,7 +115,7 @@ fn provenance_hit(run: &RunView, i: usize, j: usize, value: &str) -> Option<Hit>
 }
 
 /// Names of tools and code that change the world for good.
-const IRREVERSIBLE: &[&str] = &[
+pub(super) const IRREVERSIBLE: &[&str] = &[
     "delete", "remove", "drop", "book", "purchase", "buy", "pay", "transfer", "send", "cancel",
     "submit", "write", "rm -rf", "update", "insert", "refund", "charge", "deploy",
 ];
