@@ -11,21 +11,21 @@
 
 /// Right verdicts and verdicts per detector on the runs fitted to.
 const FITTED: &[(&str, u32, u32)] = &[
-    ("bad_tool_call", 9, 20),
-    ("empty_retrieval", 1, 2),
-    ("fabricated_data", 5, 8),
+    ("bad_tool_call", 10, 21),
+    ("empty_retrieval", 1, 1),
+    ("fabricated_data", 6, 8),
     ("first_action", 6, 16),
     ("ignored_failure", 1, 1),
     ("lossy_handoff", 0, 1),
-    ("repeated_call", 1, 2),
+    ("repeated_call", 1, 1),
     ("task_drift", 6, 6),
-    ("unsourced_values", 5, 6),
+    ("unsourced_values", 5, 7),
     ("value_provenance", 0, 1),
 ];
 
 /// The share of right verdicts over all runs fitted to: where a detector's
 /// own count is shrunk to.
-const OVERALL: f64 = 0.54;
+const OVERALL: f64 = 0.57;
 /// How many verdicts the overall rate weighs, against a detector's own.
 const SHRINK: f64 = 4.0;
 /// A detector never seen as a verdict where the fit was made (the policy

@@ -312,9 +312,17 @@ fn rounds_a_known(v: &str, known: &BTreeSet<String>) -> bool {
         })
 }
 
-/// A message without its code blocks: what the agent states, not computes.
+/// Words of a sentence that illustrates rather than states.
+const EXAMPLE: &[&str] = &["for example", "e.g.", "for instance", "such as"];
+
+/// A message without its code blocks and its example sentences: what the
+/// agent states, not computes or illustrates.
 fn prose_of(text: &str) -> String {
-    text.split("```").step_by(2).collect::<Vec<_>>().join("\n")
+    let prose = text.split("```").step_by(2).collect::<Vec<_>>().join("\n");
+    prose
+        .split_inclusive(['.', '\n', '?', '!'])
+        .filter(|s| find_phrase(s, EXAMPLE).is_none())
+        .collect()
 }
 
 /// The first claim of success or a final answer made right after a failed

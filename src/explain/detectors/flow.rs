@@ -99,7 +99,12 @@ pub fn value_provenance(run: &RunView) -> Vec<Hit> {
 /// a value an agent stated on its own can be the agent's mistake.
 fn provenance_hit(run: &RunView, i: usize, j: usize, value: &str) -> Option<Hit> {
     let s = &run.steps[j];
-    if run.steps[i].tool != "message" || run.is_environment(i) || run.is_bookkeeping(i) {
+    // Only a value an agent stated in prose is its own claim; one in the
+    // code it ran is the code's, and bookkeeping states nothing.
+    if run.steps[i].tool != "message"
+        || run.is_environment(i)
+        || run.role(i) != crate::explain::view::Role::Message
+    {
         return None;
     }
     let by = run.actor_of(i);
