@@ -511,7 +511,8 @@ pub struct Verdict {
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 pub struct JudgeNote {
     pub model: String,
-    /// The rule-ranked position (1-based) of the candidate it picked.
+    /// The rule-ranked position (1-based) of the candidate it picked; 0
+    /// when a judge shown the whole run named a step the rules did not list.
     pub choice: u64,
     /// True when it picked another candidate than the rules' first, which
     /// is then the verdict.

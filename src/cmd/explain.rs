@@ -47,6 +47,12 @@ pub struct Args {
     /// the verdict follows its pick and notes its reason (field judge).
     #[arg(long)]
     pub judge: bool,
+    /// Like --judge, but show the LLM the whole run (cut to about 12,000
+    /// tokens) with the detectors' findings as hints, and let it name any
+    /// step; a step the run lacks, or an agent that did not act there, is
+    /// refused with a warning and the rules' verdict stands.
+    #[arg(long, conflicts_with = "judge")]
+    pub judge_run: bool,
     /// Hide verdicts whose confidence (a calibrated probability of naming
     /// the right agent and step) is below P, from 0 to 1; their findings
     /// are still written, and stderr says how many were hidden.
@@ -172,10 +178,13 @@ TRIAGE_CONFIG: the configuration file, as --config.",
     }
 
     fn run(self, diag: &mut Diag) -> anyhow::Result<u8> {
-        self.llm
-            .refuse_unused(self.narrate || self.judge, "--narrate or --judge")?;
+        self.llm.refuse_unused(
+            self.narrate || self.judge || self.judge_run,
+            "--narrate or --judge",
+        )?;
         let config = Config::load_or_default(self.config.as_deref())?;
-        let client = match (self.narrate, self.judge) {
+        let judging = self.judge || self.judge_run;
+        let client = match (self.narrate, judging) {
             (false, false) => None,
             (true, _) => Some(self.llm.client(&config.llm, "--narrate")?),
             (false, true) => Some(self.llm.client(&config.llm, "--judge")?),
@@ -201,7 +210,12 @@ TRIAGE_CONFIG: the configuration file, as --config.",
         for (fields, _) in &patterns {
             out.record(fields)?;
         }
-        let judge = client.as_ref().filter(|_| self.judge);
+        let scope = if self.judge_run {
+            crate::judge::Scope::Run
+        } else {
+            crate::judge::Scope::Candidates
+        };
+        let judge = client.as_ref().filter(|_| judging).map(|c| (c, scope));
         let shown = Shown {
             verdicts_only: self.verdicts_only,
             min_confidence: self.min_confidence,
@@ -233,7 +247,7 @@ struct Shown {
 /// Returns how many verdicts were hidden under the minimum confidence.
 fn explain_runs(
     runs: Runs,
-    judge: Option<&Client>,
+    judge: Option<(&Client, crate::judge::Scope)>,
     shown: Shown,
     out: &mut RecordWriter<Box<dyn Write>>,
     diag: &mut Diag,
@@ -255,7 +269,7 @@ fn explain_runs(
                 None => Ok(()),
             }
         };
-    let Some(client) = judge else {
+    let Some((client, scope)) = judge else {
         for run in runs.into_views() {
             write(&explain::explain(&run), out)?;
         }
@@ -268,7 +282,7 @@ fn explain_runs(
             (run, e)
         })
         .collect();
-    crate::judge::judge_all(client, &mut explained, diag)?;
+    crate::judge::judge_all(client, &mut explained, scope, diag)?;
     for (_, e) in &explained {
         write(e, out)?;
     }
