@@ -159,7 +159,8 @@ triage-parse run.json | OPENAI_BASE_URL=http://127.0.0.1:8080/v1 triage-explain 
             "LLM",
             "--narrate and --judge send data to the LLM provider: for --narrate, each narrated pattern's numbers \
 and up to 5 sample events (run id, turn, step, and their error message or output, at most 300 characters); for --judge, each failed run's task, \
-an outline of its steps (160 characters each) and its candidates' evidence and text (1,200 characters each). \
+an outline of its steps (160 characters each) and its candidates' evidence and text (1,200 characters each); \
+for --judge-run, each failed run's task, every step's text cut to an even share of 48,000 characters, and the findings. \
 Trace text is sent as delimited data the model is told never to follow. Requests are retried on 429 and 5xx \
 with exponential backoff (or the server's Retry-After); a refused key is an error. Token usage and prompt-cache \
 reads are printed on stderr.",
