@@ -11,10 +11,10 @@
 
 /// Right verdicts and verdicts per detector on the runs fitted to.
 const FITTED: &[(&str, u32, u32)] = &[
-    ("bad_tool_call", 11, 20),
-    ("empty_retrieval", 1, 1),
+    ("bad_tool_call", 9, 18),
+    ("empty_retrieval", 1, 2),
     ("fabricated_data", 6, 8),
-    ("first_action", 6, 16),
+    ("first_action", 7, 17),
     ("ignored_failure", 1, 1),
     ("ignored_instruction", 0, 1),
     ("lossy_handoff", 0, 1),
@@ -26,7 +26,7 @@ const FITTED: &[(&str, u32, u32)] = &[
 
 /// The share of right verdicts over all runs fitted to: where a detector's
 /// own count is shrunk to.
-const OVERALL: f64 = 0.59;
+const OVERALL: f64 = 0.57;
 /// How many verdicts the overall rate weighs, against a detector's own.
 const SHRINK: f64 = 4.0;
 /// A detector never seen as a verdict where the fit was made (the policy

@@ -167,6 +167,11 @@ pub fn bad_tool_call(run: &RunView) -> Vec<Hit> {
         // did one whose failure the next agent took for a result: that
         // agent carried it forward (ignored_failure suspects it).
         let recovered = run.recovered(i);
+        // A call that then worked again and again (a test script fixed and
+        // rerun) is long behind the run's end: no suspect.
+        if recovered && later_successes(run, i) >= SETTLED_AFTER {
+            continue;
+        }
         let ignored = super::claims::builds_on_failure(run, i + 1).is_some();
         let confidence = if recovered || ignored { 0.3 } else { 0.6 };
         let mut hit = Hit::suspect(
@@ -196,6 +201,19 @@ pub fn bad_tool_call(run: &RunView) -> Vec<Hit> {
         hits.push(hit);
     }
     hits
+}
+
+/// Successful calls of the same agent and tool after a failed one that
+/// leave it settled.
+const SETTLED_AFTER: usize = 3;
+
+/// How many later steps of failed step `i`'s agent and tool succeeded.
+fn later_successes(run: &RunView, i: usize) -> usize {
+    let s = &run.steps[i];
+    run.steps[i + 1..]
+        .iter()
+        .filter(|x| x.agent == s.agent && x.tool == s.tool && x.succeeded)
+        .count()
 }
 
 /// Words of tool names that read data rather than act.
@@ -417,5 +435,40 @@ mod tests {
         assert!(environment_fault(&r).is_empty());
         // A command that worked is no fault at all.
         assert!(environment_fault(&coder_run(true, "timeout set to 30")).is_empty());
+    }
+
+    #[test]
+    fn a_failed_call_rerun_and_working_again_and_again_is_no_suspect() {
+        let mut steps = vec![
+            step(0, "user", "message", true, "fix the parser"),
+            step(1, "agent", "message", true, "```bash\npython repro.py\n```"),
+            step(
+                2,
+                "terminal",
+                "code_execution",
+                false,
+                "ModuleNotFoundError: No module named 'yaml'",
+            ),
+        ];
+        for k in 0..3u64 {
+            steps.push(step(
+                3 + 2 * k,
+                "agent",
+                "message",
+                true,
+                &format!("```bash\npython check{k}.py\n```"),
+            ));
+            steps.push(step(4 + 2 * k, "terminal", "code_execution", true, "ok"));
+        }
+        assert!(bad_tool_call(&run(steps.clone(), "failed")).is_empty());
+        // Fixed once only: still a (weak) suspect.
+        steps.truncate(5);
+        let hits = bad_tool_call(&run(steps, "failed"));
+        assert_eq!(
+            hits.iter()
+                .map(|h| (h.at, h.confidence))
+                .collect::<Vec<_>>(),
+            vec![(1, 0.3)]
+        );
     }
 }
