@@ -12,11 +12,7 @@ fn samples(rel: &str) -> PathBuf {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data/export-samples")
         .join(rel);
-    assert!(
-        p.exists(),
-        "{} is missing from tests/data",
-        p.display()
-    );
+    assert!(p.exists(), "{} is missing from tests/data", p.display());
     p
 }
 

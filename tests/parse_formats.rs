@@ -15,11 +15,7 @@ fn crate_path(rel: &str) -> PathBuf {
 /// The real exports the repository carries (tests/data, with their sources).
 fn shared_data(rel: &str) -> PathBuf {
     let p = crate_path("tests/data").join(rel);
-    assert!(
-        p.exists(),
-        "{} is missing from tests/data",
-        p.display()
-    );
+    assert!(p.exists(), "{} is missing from tests/data", p.display());
     p
 }
 

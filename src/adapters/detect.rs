@@ -22,6 +22,8 @@ const RULES: &[(Format, Claim)] = &[
     (Format::Taubench, Shape::is_taubench),
     (Format::Whowhen, Shape::is_whowhen),
     (Format::Otel, Shape::is_span_document),
+    (Format::AnthropicMessages, Shape::is_anthropic_transcript),
+    (Format::OpenaiChat, Shape::is_chat_transcript),
 ];
 
 /// Picks the format of an input from its first bytes. The path is not
@@ -137,6 +139,8 @@ struct Shape {
     keys: Vec<String>,
     /// The first object did not end inside the bytes looked at.
     cut: bool,
+    /// Anthropic's tool block types appear in the bytes looked at.
+    anthropic_blocks: bool,
 }
 
 impl Shape {
@@ -206,6 +210,19 @@ impl Shape {
         self.has("processed_at") && self.has("type")
     }
 
+    /// A chat transcript: a conversation in an envelope (`messages`), or
+    /// messages (or Responses items) in a list or one per line.
+    fn is_chat_transcript(&self) -> bool {
+        self.has("messages")
+            || (self.has("role") && (self.has("content") || self.has("tool_calls")))
+            || (self.has("type") && (self.has("call_id") || self.has("summary")))
+    }
+
+    /// A chat transcript whose messages carry Anthropic's tool blocks.
+    fn is_anthropic_transcript(&self) -> bool {
+        self.anthropic_blocks && self.is_chat_transcript()
+    }
+
     fn is_atif(&self) -> bool {
         self.has("steps") && (self.has("schema_version") || self.has("session_id"))
     }
@@ -220,6 +237,7 @@ impl Shape {
         };
         let mut shape = Shape {
             top_is_list: head[start] == b'[',
+            anthropic_blocks: anthropic_blocks(head),
             ..Shape::default()
         };
         let key_depth = if shape.top_is_list { 2 } else { 1 };
@@ -275,6 +293,20 @@ fn recorded_session_call(head: &[u8]) -> bool {
     };
     let rest = rest.trim_ascii_start();
     rest.starts_with(b"\"client.beta.sessions") || rest.starts_with(b"\"beta.sessions")
+}
+
+/// Whether Anthropic's tool block types (`"type": "tool_use"`,
+/// `"tool_result"`) appear, in any spacing.
+fn anthropic_blocks(head: &[u8]) -> bool {
+    ["\"tool_use\"", "\"tool_result\""].iter().any(|block| {
+        memchr::memmem::find_iter(head, block.as_bytes()).any(|at| {
+            let before = head[..at].trim_ascii_end();
+            before.ends_with(b":")
+                && before[..before.len() - 1]
+                    .trim_ascii_end()
+                    .ends_with(b"\"type\"")
+        })
+    })
 }
 
 /// The index of the quote closing the string that starts at `from`.

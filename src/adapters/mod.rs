@@ -16,6 +16,11 @@ pub mod langfuse;
 pub mod langsmith;
 pub mod managed_agent;
 mod observations;
+// Chat transcripts: the messages of OpenAI's and Anthropic's APIs.
+mod anthropic_messages;
+mod openai_chat;
+mod terminal;
+mod transcript;
 
 pub use detect::{detect, refusal};
 
@@ -57,6 +62,11 @@ pub enum Format {
     ManagedAgent,
     /// Agent Trajectory Interchange Format (Harbor) trajectories.
     Atif,
+    /// OpenAI chat transcripts: `{"messages": [...]}` or a list of
+    /// messages (Chat Completions or Responses items), per file or per line.
+    OpenaiChat,
+    /// Anthropic Messages transcripts: `tool_use`/`tool_result` blocks.
+    AnthropicMessages,
 }
 
 impl Format {
@@ -72,6 +82,8 @@ impl Format {
             Format::Langsmith => "langsmith",
             Format::ManagedAgent => "managed-agent",
             Format::Atif => "atif",
+            Format::OpenaiChat => "openai-chat",
+            Format::AnthropicMessages => "anthropic-messages",
         }
     }
 }
@@ -180,6 +192,7 @@ fn read_detected(
         Format::Langsmith => langsmith::read(reader, sink)?,
         Format::ManagedAgent => managed_agent::read(reader, sink)?,
         Format::Atif => atif::read(reader, sink)?,
+        Format::OpenaiChat | Format::AnthropicMessages => transcript::read(reader, sink)?,
     }
     sink.end_source()?;
     Ok(())
