@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 8's targets checked against the table bench.py wrote: prints each
+"""The performance targets checked against the table bench.py wrote: prints each
 with what this run measured and whether it is met, and appends the same
 table to the results file."""
 import re
@@ -69,7 +69,7 @@ def main():
           lambda v: f"{v:.0f} MiB")
     check("triage-parse >= 300 MB/s", lambda: size / 1e6 / parse["triage-parse"][0], lambda v: v >= 300,
           lambda v: f"{v:.0f} MB/s")
-    lines = ["## Targets (issue 8)", "", "| target | this run | |", "|---|---:|---|"]
+    lines = ["## Targets", "", "| target | this run | |", "|---|---:|---|"]
     lines += [f"| {n} | {v} | {m} |" for n, v, m in checks]
     text = "\n".join(lines) + "\n"
     print()

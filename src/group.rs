@@ -205,7 +205,12 @@ struct PatternAcc {
     run_counts: Vec<(u32, u32)>,
     /// Failures per UTC day, by days since the epoch (named at the end).
     day_counts: BTreeMap<i64, u64>,
+    /// Failures per UTC hour, by hours since the epoch.
+    hour_counts: BTreeMap<i64, u64>,
     samples: Vec<Sample>,
+    /// Each sample's event time: with timestamps, the earliest failures
+    /// are kept, whatever order the inputs came in.
+    sample_times: Vec<Option<Timestamp>>,
 }
 
 impl PatternAcc {
@@ -223,10 +228,23 @@ impl PatternAcc {
         }
     }
 
-    /// Keeps a sample while fewer than five are kept; `make` runs only then.
-    fn add_sample(&mut self, make: impl FnOnce() -> Sample) {
+    /// Keeps a sample while fewer than five are kept, or in place of the
+    /// latest kept one when `at` is earlier; `make` runs only then.
+    fn add_sample(&mut self, at: Option<Timestamp>, make: impl FnOnce() -> Sample) {
         if self.samples.len() < SAMPLES_PER_PATTERN {
             self.samples.push(make());
+            self.sample_times.push(at);
+            return;
+        }
+        let Some(at) = at else { return };
+        let latest = (0..self.sample_times.len())
+            .filter_map(|i| self.sample_times[i].map(|t| (t, i)))
+            .max();
+        if let Some((t, i)) = latest
+            && at < t
+        {
+            self.samples[i] = make();
+            self.sample_times[i] = Some(at);
         }
     }
 }
@@ -257,6 +275,8 @@ pub struct Grouper {
     sources: Vec<SourceRec>,
     first_ts: Option<Timestamp>,
     last_ts: Option<Timestamp>,
+    /// Each run's earliest event timestamp, by run number.
+    run_first: Vec<Option<Timestamp>>,
 }
 
 impl Grouper {
@@ -283,7 +303,18 @@ impl Grouper {
             sources: Vec::new(),
             first_ts: None,
             last_ts: None,
+            run_first: Vec::new(),
         }
+    }
+
+    /// Counts `t` into the earliest timestamp of run number `run`.
+    fn note_run_time(&mut self, run: u32, t: Timestamp) {
+        let i = run as usize;
+        if i >= self.run_first.len() {
+            self.run_first.resize(i + 1, None);
+        }
+        let first = &mut self.run_first[i];
+        *first = Some(first.map_or(t, |f| f.min(t)));
     }
 
     /// Adds one event.
@@ -304,6 +335,7 @@ impl Grouper {
         if let Some(t) = ts {
             self.first_ts = Some(self.first_ts.map_or(t, |f| f.min(t)));
             self.last_ts = Some(self.last_ts.map_or(t, |l| l.max(t)));
+            self.note_run_time(run, t);
         }
         let failure = if ev.is_failure() {
             self.failures_total += 1;
@@ -448,13 +480,15 @@ impl Grouper {
         acc.count_run(run, 1);
         if let Some(t) = ts {
             *acc.day_counts.entry(t.day_number()).or_insert(0) += 1;
+            *acc.hour_counts.entry(t.hour_number()).or_insert(0) += 1;
         }
-        acc.add_sample(|| Sample {
+        acc.add_sample(ts, || Sample {
             event_id: ev.event_id.to_string(),
             run_id: ev.run_id.to_string(),
             turn: ev.turn,
             step: ev.step,
             text: sample_text(ev),
+            timestamp: ts.map(|t| t.to_string()),
         });
         p
     }
@@ -479,7 +513,9 @@ impl Grouper {
             latencies: LatencyCounts::default(),
             run_counts: Vec::new(),
             day_counts: BTreeMap::new(),
+            hour_counts: BTreeMap::new(),
             samples: Vec::new(),
+            sample_times: Vec::new(),
         });
         p
     }
@@ -492,8 +528,12 @@ impl Grouper {
 
     /// Folds in a partial `batch` from another shard.
     pub fn add_batch(&mut self, b: &Batch) {
-        for r in &b.run_order {
-            self.runs.intern(r);
+        for (i, r) in b.run_order.iter().enumerate() {
+            let run = self.runs.intern(r);
+            let first = b.run_first_timestamps.get(i).cloned().flatten();
+            if let Some(t) = first.as_deref().and_then(Timestamp::parse) {
+                self.note_run_time(run, t);
+            }
         }
         self.events_total += b.events_total;
         self.failures_total += b.failures_total;
@@ -540,13 +580,21 @@ impl Grouper {
             };
             *acc.day_counts.entry(day.day_number()).or_insert(0) += n;
         }
+        for (h, n) in &pat.hour_counts {
+            let Some(hour) = Timestamp::parse(h) else {
+                continue;
+            };
+            *acc.hour_counts.entry(hour.hour_number()).or_insert(0) += n;
+        }
         for s in &pat.samples {
-            acc.add_sample(|| s.clone());
+            let at = s.timestamp.as_deref().and_then(Timestamp::parse);
+            acc.add_sample(at, || s.clone());
         }
     }
 
-    /// Resolves what is left and returns the batch and the patterns in
-    /// first-appearance order.
+    /// Resolves what is left and returns the batch, its runs in time order
+    /// ([`time_order`]), and the patterns in the order they first appear
+    /// in those runs.
     pub fn finish(self) -> (Batch, Vec<Pattern>) {
         let (batch, patterns) = self.finish_lazily();
         (batch, patterns.collect())
@@ -562,10 +610,29 @@ impl Grouper {
         // Failures still waiting for a success stay unrecovered; their
         // timelines are not needed any more.
         self.timelines = HashMap::default();
+        let runs_total = self.runs.names.len();
+        self.run_first.resize(runs_total, None);
+        let order = time_order(&self.run_first);
+        let mut position = vec![0u32; runs_total];
+        for (i, &run) in order.iter().enumerate() {
+            position[run as usize] = i as u32;
+        }
+        let timed = self.run_first.iter().any(Option::is_some);
         let batch = Batch {
             kind: "batch".into(),
-            runs_total: self.runs.names.len() as u64,
-            run_order: self.runs.names.iter().map(|r| r.to_string()).collect(),
+            runs_total: runs_total as u64,
+            run_order: order
+                .iter()
+                .map(|&r| self.runs.name(r).to_string())
+                .collect(),
+            run_first_timestamps: if timed {
+                order
+                    .iter()
+                    .map(|&r| self.run_first[r as usize].map(|t| t.to_string()))
+                    .collect()
+            } else {
+                Vec::new()
+            },
             events_total: self.events_total,
             failures_total: self.failures_total,
             skipped: self.skipped,
@@ -576,10 +643,16 @@ impl Grouper {
         };
         let window = self.window;
         let runs = self.runs;
-        let patterns = self
-            .patterns
+        let mut accs = self.patterns;
+        for acc in &mut accs {
+            acc.run_counts
+                .sort_unstable_by_key(|&(r, _)| position[r as usize]);
+        }
+        // Stable: patterns first seen in one run keep the order they came in.
+        accs.sort_by_key(|acc| acc.run_counts.first().map(|&(r, _)| position[r as usize]));
+        let patterns = accs
             .into_iter()
-            .map(move |acc| finish_pattern(acc, &runs, window));
+            .map(move |acc| finish_pattern(acc, &runs, &position, window));
         (batch, patterns)
     }
 }
@@ -614,7 +687,24 @@ pub fn recovered_within(latencies: &BTreeMap<u64, u64>, window: u64) -> u64 {
     latencies.range(..=window).map(|(_, n)| n).sum()
 }
 
-fn finish_pattern(acc: PatternAcc, runs: &Interner, window: u64) -> Pattern {
+/// Run numbers in time order: by each run's earliest timestamp, a run
+/// without one taking that of the run before it in the input (so it stays
+/// after it), ties in input order. Without timestamps, input order.
+pub fn time_order(first: &[Option<Timestamp>]) -> Vec<u32> {
+    let mut carried = None;
+    let mut keys: Vec<(Option<Timestamp>, u32)> = first
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            carried = t.or(carried);
+            (carried, i as u32)
+        })
+        .collect();
+    keys.sort_unstable();
+    keys.into_iter().map(|(_, i)| i).collect()
+}
+
+fn finish_pattern(acc: PatternAcc, runs: &Interner, position: &[u32], window: u64) -> Pattern {
     let latencies = acc.latencies.into_map();
     let recovered = recovered_within(&latencies, window);
     let tail_unrecovered =
@@ -652,7 +742,17 @@ fn finish_pattern(acc: PatternAcc, runs: &Interner, window: u64) -> Pattern {
             .into_iter()
             .map(|(d, n)| (Timestamp::from_day_number(d).day(), n))
             .collect(),
-        samples: acc.samples,
+        hour_counts: acc
+            .hour_counts
+            .into_iter()
+            .map(|(h, n)| (Timestamp::from_hour_number(h).to_string(), n))
+            .collect(),
+        samples: {
+            let mut samples = acc.samples;
+            let at = |s: &Sample| runs.get(&s.run_id).map(|r| position[r as usize]);
+            samples.sort_by_key(|s| (at(s), s.turn));
+            samples
+        },
         score: None,
     }
 }
@@ -937,5 +1037,107 @@ mod tests {
             pattern_id("planner", "dispatch", "coordination_failure", &["q".into()]),
             "planner/dispatch/coordination_failure/q"
         );
+    }
+
+    fn at(line: &str, time: &str) -> String {
+        line.replacen('{', &format!(r#"{{"timestamp":"{time}","#), 1)
+    }
+
+    fn group_all(lines: &[String]) -> (Batch, Vec<Pattern>) {
+        let mut g = Grouper::with_buffer(3, 100);
+        for l in lines {
+            let v: EventView = serde_json::from_str(l).unwrap();
+            g.add_event(&v);
+        }
+        g.finish()
+    }
+
+    #[test]
+    fn runs_without_a_timestamp_stay_after_the_run_they_followed() {
+        let t = |s: i128| Some(Timestamp(s));
+        assert_eq!(time_order(&[t(30), None, t(10), t(20)]), [2, 3, 0, 1]);
+        assert_eq!(time_order(&[None, None, None]), [0, 1, 2]);
+        assert_eq!(time_order(&[None, t(5), t(5), None]), [0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn runs_patterns_and_samples_follow_time_not_input_order() {
+        let monday = vec![
+            at(&ev("mon", "b", 1, false, Some("x")), "2026-04-27T09:00:00Z"),
+            at(&ev("mon", "a", 2, false, Some("y")), "2026-04-27T09:01:00Z"),
+        ];
+        let sunday = vec![
+            at(&ev("sun", "a", 1, false, Some("y")), "2026-04-26T09:00:00Z"),
+            at(&ev("sun", "a", 2, false, Some("y")), "2026-04-26T10:30:00Z"),
+        ];
+        let forward: Vec<String> = sunday.iter().chain(&monday).cloned().collect();
+        let backward: Vec<String> = monday.iter().chain(&sunday).cloned().collect();
+        let (b1, p1) = group_all(&forward);
+        let (b2, p2) = group_all(&backward);
+        assert_eq!(b1.run_order, ["sun", "mon"]);
+        assert_eq!(b1, b2);
+        assert_eq!(p1, p2);
+        assert_eq!(p1[0].agent_id, "a", "first seen on sunday");
+        let runs: Vec<&str> = p1[0].run_counts.0.iter().map(|(r, _)| &**r).collect();
+        assert_eq!(runs, ["sun", "mon"]);
+        assert_eq!(
+            p1[0].hour_counts,
+            BTreeMap::from([
+                ("2026-04-26T09:00:00Z".to_string(), 1),
+                ("2026-04-26T10:00:00Z".to_string(), 1),
+                ("2026-04-27T09:00:00Z".to_string(), 1),
+            ])
+        );
+        assert_eq!(
+            b1.run_first_timestamps,
+            [
+                Some("2026-04-26T09:00:00Z".to_string()),
+                Some("2026-04-27T09:00:00Z".to_string())
+            ]
+        );
+    }
+
+    #[test]
+    fn the_earliest_failures_are_the_samples_in_any_input_order() {
+        let lines: Vec<String> = (0..8)
+            .map(|i| {
+                at(
+                    &ev(&format!("r{i}"), "a", 1, false, None),
+                    &format!("2026-04-26T0{i}:00:00Z"),
+                )
+            })
+            .collect();
+        let reversed: Vec<String> = lines.iter().rev().cloned().collect();
+        let samples = |ls: &[String]| -> Vec<String> {
+            group_all(ls).1[0]
+                .samples
+                .iter()
+                .map(|s| s.run_id.clone())
+                .collect()
+        };
+        assert_eq!(samples(&lines), ["r0", "r1", "r2", "r3", "r4"]);
+        assert_eq!(samples(&reversed), samples(&lines));
+    }
+
+    #[test]
+    fn merged_shards_are_in_time_order_whichever_came_first() {
+        let shard = |run: &str, time: &str| {
+            let (b, p) = group_all(&[at(&ev(run, "a", 1, false, None), time)]);
+            (b, p)
+        };
+        let early = shard("early", "2026-04-26T09:00:00Z");
+        let late = shard("late", "2026-04-27T09:00:00Z");
+        let merge = |first: &(Batch, Vec<Pattern>), second: &(Batch, Vec<Pattern>)| {
+            let mut g = Grouper::new(3);
+            for (b, ps) in [first, second] {
+                g.add_batch(b);
+                ps.iter().for_each(|p| g.add_pattern(p));
+            }
+            g.finish()
+        };
+        let (b1, p1) = merge(&late, &early);
+        let (b2, p2) = merge(&early, &late);
+        assert_eq!(b1.run_order, ["early", "late"]);
+        assert_eq!((b1, p1), (b2, p2));
     }
 }

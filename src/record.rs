@@ -266,7 +266,14 @@ fn source_kind() -> Cow<'static, str> {
 pub struct Batch {
     pub kind: Cow<'static, str>,
     pub runs_total: u64,
+    /// Runs in time order (each run's earliest event timestamp); runs
+    /// without one keep their place after the run they followed in the input.
     pub run_order: Vec<String>,
+    /// Each run's earliest event timestamp, aligned with `run_order` (null
+    /// for a run without one): what merging shards orders their runs by.
+    /// Absent when no event had a timestamp.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub run_first_timestamps: Vec<Option<String>>,
     pub events_total: u64,
     pub failures_total: u64,
     pub skipped: u64,
@@ -345,6 +352,9 @@ pub struct Sample {
     pub step: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
+    /// The event's timestamp (RFC 3339), when it had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<String>,
 }
 
 /// The fields triage-score adds to a pattern.
@@ -385,6 +395,9 @@ pub struct Pattern {
     /// Failures per day (from event timestamps), for trend charts.
     #[serde(default)]
     pub day_counts: BTreeMap<String, u64>,
+    /// Failures per hour (`YYYY-MM-DDTHH:00:00Z`), for `--bucket hour`.
+    #[serde(default)]
+    pub hour_counts: BTreeMap<String, u64>,
     pub samples: Vec<Sample>,
     #[serde(flatten, default)]
     pub score: Option<Scores>,
@@ -392,7 +405,7 @@ pub struct Pattern {
 
 impl Pattern {
     /// The members a pattern record is written with.
-    pub const FIELDS: [&'static str; 14] = [
+    pub const FIELDS: [&'static str; 15] = [
         "kind",
         "pattern_id",
         "display_name",
@@ -406,6 +419,7 @@ impl Pattern {
         "recovery_latencies",
         "run_counts",
         "day_counts",
+        "hour_counts",
         "samples",
     ];
 

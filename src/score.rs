@@ -180,6 +180,7 @@ mod tests {
             recovery_latencies: lat.iter().copied().collect::<BTreeMap<_, _>>(),
             run_counts: RunCounts(runs.iter().map(|(r, n)| ((*r).into(), *n)).collect()),
             day_counts: BTreeMap::new(),
+            hour_counts: BTreeMap::new(),
             samples: vec![],
             score: None,
         }

@@ -57,6 +57,16 @@ impl Timestamp {
         Timestamp(day as i128 * NANOS_PER_SEC * 86_400)
     }
 
+    /// Hours since the epoch, UTC.
+    pub fn hour_number(&self) -> i64 {
+        self.0.div_euclid(NANOS_PER_SEC * 3600) as i64
+    }
+
+    /// The start of an hour number.
+    pub fn from_hour_number(hour: i64) -> Self {
+        Timestamp(hour as i128 * NANOS_PER_SEC * 3600)
+    }
+
     /// The calendar day, `YYYY-MM-DD`, in UTC.
     pub fn day(&self) -> String {
         let (y, m, d) = civil_from_days(self.0.div_euclid(NANOS_PER_SEC * 86_400) as i64);

@@ -10,7 +10,7 @@ mod span_events;
 mod spans;
 pub mod taubench;
 pub mod whowhen;
-// Tracing-platform exports and agent event logs (issue 9, part A).
+// Tracing-platform exports and agent event logs.
 pub mod atif;
 pub mod langfuse;
 pub mod langsmith;

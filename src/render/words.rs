@@ -418,6 +418,7 @@ mod tests {
             recovery_latencies: Default::default(),
             run_counts: Default::default(),
             day_counts: Default::default(),
+            hour_counts: Default::default(),
             samples: vec![],
             score: Some(Scores {
                 frequency_score: 10.0,

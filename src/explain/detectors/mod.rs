@@ -2,7 +2,7 @@
 //! and the `Hit` a detector returns before the framework names it.
 //!
 //! Adding a detector is one function (in the file of its theme), one row in
-//! [`DETECTORS`], a unit test beside it and a row in the README's table.
+//! [`DETECTORS`], a unit test beside it and a row in docs/explain.md's table.
 
 mod claims;
 mod errors;
@@ -59,7 +59,7 @@ impl Hit {
 /// A detector: a small function over a read-only view of one run.
 pub struct Detector {
     pub name: &'static str,
-    /// What it looks for, in one line (for --list-detectors and the README).
+    /// What it looks for, in one line (for --list-detectors and docs/explain.md).
     pub about: &'static str,
     pub detect: fn(&RunView) -> Vec<Hit>,
 }
