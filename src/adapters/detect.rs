@@ -31,14 +31,19 @@ const RULES: &[(Format, Claim)] = &[
 /// Content nothing claims is ndjson, so its lines are reported as unreadable
 /// rather than silently ignored.
 pub fn detect(_path: Option<&Path>, head: &[u8]) -> Format {
+    claim(head).unwrap_or(Format::Ndjson)
+}
+
+/// The format whose shape the first JSON value of `head` has, if any.
+pub fn claim(head: &[u8]) -> Option<Format> {
     if recorded_session_call(head) {
-        return Format::ManagedAgent;
+        return Some(Format::ManagedAgent);
     }
     let shape = Shape::of(head);
     RULES
         .iter()
         .find(|(_, claims)| claims(&shape))
-        .map_or(Format::Ndjson, |(format, _)| *format)
+        .map(|(format, _)| *format)
 }
 
 /// Why an input that starts with `head` cannot be read and what to do, for

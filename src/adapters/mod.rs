@@ -2,6 +2,7 @@
 //! and skipped lines to. One file per format beside this one.
 
 mod detect;
+mod documents;
 pub mod lax;
 pub mod ndjson;
 pub mod otel;
@@ -117,7 +118,10 @@ pub fn read_peeked(
         path: input.path(),
         waiting: input.waiting(),
     };
-    read_detected(&source, head, rest, format, sink)
+    sink.begin_input();
+    read_detected(&source, head, rest, format, sink)?;
+    sink.end_input(source.name);
+    Ok(())
 }
 
 /// Reads one input given as a reader: `name` is used in messages and the
@@ -135,7 +139,10 @@ pub fn read_from(
         path,
         waiting: None,
     };
-    read_detected(&source, head, reader, format, sink)
+    sink.begin_input();
+    read_detected(&source, head, reader, format, sink)?;
+    sink.end_input(name);
+    Ok(())
 }
 
 /// Where an input comes from, as its reader needs to know.
@@ -170,8 +177,10 @@ fn read_detected(
     sink: &mut Sink<'_>,
 ) -> anyhow::Result<()> {
     let name = source.name;
+    let claimed = detect::claim(&head);
+    let auto = format == Format::Auto;
     let format = match format {
-        Format::Auto => detect(source.path, &head),
+        Format::Auto => claimed.unwrap_or_else(|| detect(source.path, &head)),
         f => f,
     };
     if let Some(why) = refusal(&head) {
@@ -179,6 +188,9 @@ fn read_detected(
         sink.begin_source(name, "binary");
         sink.skip(None, why)?;
         return Ok(sink.end_source()?);
+    }
+    if auto && claimed.is_none() && source.waiting.is_none() && documents::may_be_document(&head) {
+        return documents::read(name, head, rest, sink);
     }
     sink.begin_source(name, format.name());
     let reader = io::Cursor::new(head).chain(rest);
@@ -523,6 +535,8 @@ pub struct Sink<'w> {
     /// Events of the current source kept by a time filter for want of a
     /// time, which its end reports.
     untimed: u64,
+    /// Events and skipped parts of the current input, over its sources.
+    input_read: (u64, u64),
 }
 
 impl<'w> Sink<'w> {
@@ -577,6 +591,7 @@ impl<'w> Sink<'w> {
             source_runs: 0,
             source_index: 0,
             untimed: 0,
+            input_read: (0, 0),
         }
     }
 
@@ -600,6 +615,18 @@ impl<'w> Sink<'w> {
         self.untimed = 0;
     }
 
+    fn begin_input(&mut self) {
+        self.input_read = (0, 0);
+    }
+
+    /// Notes an input of which nothing could be read (all of it skipped),
+    /// which makes the tool fail once every input is read.
+    fn end_input(&mut self, name: &str) {
+        if self.input_read.0 == 0 && self.input_read.1 > 0 {
+            self.diag.nothing_read(name);
+        }
+    }
+
     /// Notes `n` events that --since/--until kept because they have no
     /// time to place them by.
     pub fn count_untimed(&mut self, n: u64) {
@@ -621,6 +648,8 @@ impl<'w> Sink<'w> {
             );
         }
         self.source.runs = self.source_runs;
+        self.input_read.0 += self.source.events;
+        self.input_read.1 += self.source.skipped;
         let rec = self.source.clone();
         match &mut self.out {
             SinkTarget::Records(w) => w.record(&rec),

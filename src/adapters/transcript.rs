@@ -91,12 +91,7 @@ pub fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
         }
     }
     conversations.extend(loose);
-    let stem = Path::new(sink.path())
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .filter(|s| !s.starts_with('<'))
-        .unwrap_or("transcript")
-        .to_string();
+    let stem = run_stem(sink.path());
     let single = conversations.len() == 1;
     let mut used = HashSet::new();
     for (k, conv) in conversations.iter().enumerate() {
@@ -108,6 +103,25 @@ pub fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
         emit_conversation(conv, run, &mut used, sink)?;
     }
     Ok(())
+}
+
+/// What names the runs of an input without ids of their own: the file's
+/// stem, or the key of a document read from a file of named ones
+/// (`cases.json#case_a`).
+fn run_stem(path: &str) -> String {
+    let name = Path::new(path)
+        .file_name()
+        .and_then(|s| s.to_str())
+        .unwrap_or(path);
+    if let Some((_, key)) = name.split_once('#') {
+        return key.to_string();
+    }
+    Path::new(name)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .filter(|s| !s.starts_with('<') && !s.is_empty())
+        .unwrap_or("transcript")
+        .to_string()
 }
 
 /// Sorts one JSON value of the input: a conversation in an envelope, a
@@ -450,6 +464,8 @@ fn call_event(
             );
             if *is_error {
                 fail_stated(&mut ev, content.as_deref());
+            } else if let Some(exception) = content.as_deref().and_then(raised) {
+                fail_raised(&mut ev, exception);
             }
         }
         _ => {
@@ -485,8 +501,38 @@ fn orphan_event(
     set_texts(&mut ev, None, content.as_deref(), &sink.settings);
     if *is_error {
         fail_stated(&mut ev, content.as_deref());
+    } else if let Some(exception) = content.as_deref().and_then(raised) {
+        fail_raised(&mut ev, exception);
     }
     ev
+}
+
+/// The exception a Python traceback ends with (`ValueError: …`), when a
+/// tool's reply is one.
+fn raised(content: &str) -> Option<&str> {
+    let at = content.find("Traceback (most recent call last)")?;
+    content[at..]
+        .lines()
+        .rev()
+        .map(str::trim_end)
+        .find(|l| !l.is_empty() && !l.starts_with(char::is_whitespace))
+        .filter(|l| !l.starts_with("Traceback"))
+}
+
+/// Fails an event whose tool raised `exception`.
+fn fail_raised(ev: &mut EventOut<'_>, exception: &str) {
+    ev.action_succeeded = false;
+    ev.failure_source = Some("exception");
+    let (kind, _) = exception.split_once(':').unwrap_or((exception, ""));
+    let kind = kind.trim();
+    let is_name = !kind.is_empty()
+        && kind
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '.');
+    ev.error = Some(ErrorInfo {
+        kind: is_name.then(|| kind.to_string()),
+        message: Some(exception.chars().take(200).collect()),
+    });
 }
 
 /// Fails an event whose result says it is an error.
