@@ -17,16 +17,33 @@ pub fn is_message(v: &Value) -> bool {
     let item = v
         .get("type")
         .and_then(Value::as_str)
-        .is_some_and(|t| ITEMS.contains(&t));
+        .is_some_and(|t| ITEMS.contains(&t) || t.ends_with("_call") || t.ends_with("_call_output"));
     role || item
 }
 
-/// The Responses API item types read as steps.
+/// The Responses API item types besides tool calls and their outputs
+/// (`*_call`, `*_call_output`): `message` and `reasoning` are read, the
+/// others are bookkeeping that is no step.
 const ITEMS: &[&str] = &[
     "message",
-    "function_call",
-    "function_call_output",
     "reasoning",
+    "mcp_list_tools",
+    "mcp_approval_request",
+    "mcp_approval_response",
+    "item_reference",
+    "compaction",
+];
+
+/// Calls whose result comes back as an item of its own (`*_call_output`);
+/// the hosted tools' calls (web search, file search, code interpreter,
+/// MCP…) carry their result, or their error, in the call item itself.
+const ANSWERED_APART: &[&str] = &[
+    "function_call",
+    "custom_tool_call",
+    "computer_call",
+    "local_shell_call",
+    "shell_call",
+    "apply_patch_call",
 ];
 
 /// Decodes one message or item; `None` when `v` is neither.
@@ -43,27 +60,26 @@ pub fn message(v: &Value) -> Option<Message> {
         ..Message::default()
     };
     match v.get("type").and_then(Value::as_str) {
-        Some("function_call") => {
-            msg.parts.push(Part::Call {
-                id: str_of(v.get("call_id")).or_else(|| str_of(v.get("id"))),
-                name: str_of(v.get("name")).unwrap_or_else(|| "tool".to_string()),
-                args: v.get("arguments").cloned(),
-            });
-            return Some(msg);
-        }
-        Some("function_call_output") => {
+        Some(t) if t.ends_with("_call_output") => {
             msg.role = "tool".to_string();
             msg.parts.push(Part::Result {
                 id: str_of(v.get("call_id")),
                 name: None,
                 content: v.get("output").and_then(text_of),
-                is_error: false,
+                is_error: v.get("status").and_then(Value::as_str) == Some("failed"),
             });
+            return Some(msg);
+        }
+        Some(t) if t.ends_with("_call") => {
+            call_item(t, v, &mut msg);
             return Some(msg);
         }
         Some("reasoning") => {
             msg.reasoning = reasoning_item(v);
             return Some(msg);
+        }
+        Some(t) if t != "message" && msg.role == "assistant" && v.get("role").is_none() => {
+            return Some(msg); // bookkeeping, no step
         }
         _ => {}
     }
@@ -117,6 +133,46 @@ pub fn message(v: &Value) -> Option<Message> {
         (a, b) => a.or(b),
     };
     Some(msg)
+}
+
+/// A Responses tool call item (`function_call`, `web_search_call`,
+/// `mcp_call`…): the call, and the result a hosted tool's item carries.
+fn call_item(kind: &str, v: &Value, msg: &mut Message) {
+    let id = str_of(v.get("call_id")).or_else(|| str_of(v.get("id")));
+    let name = str_of(v.get("name")).unwrap_or_else(|| kind.trim_end_matches("_call").to_string());
+    let args = ["arguments", "input", "action", "code", "queries"]
+        .iter()
+        .find_map(|k| v.get(*k))
+        .cloned();
+    msg.parts.push(Part::Call {
+        id: id.clone(),
+        name,
+        args,
+    });
+    if ANSWERED_APART.contains(&kind) {
+        return;
+    }
+    let error = v.get("error").filter(|e| !e.is_null());
+    let failed = error.is_some()
+        || matches!(
+            v.get("status").and_then(Value::as_str),
+            Some("failed" | "incomplete")
+        );
+    let content = error
+        .or_else(|| {
+            ["output", "outputs", "results", "result"]
+                .iter()
+                .find_map(|k| v.get(*k))
+        })
+        .filter(|c| !c.is_null())
+        .and_then(text_of)
+        .or_else(|| str_of(v.get("status")));
+    msg.parts.push(Part::Result {
+        id,
+        name: None,
+        content,
+        is_error: failed,
+    });
 }
 
 /// One block of a content list: text in any of its spellings, or a block

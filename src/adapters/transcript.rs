@@ -648,6 +648,28 @@ mod tests {
     }
 
     #[test]
+    fn hosted_tool_calls_carry_their_own_result_and_bookkeeping_is_no_step() {
+        let items = json!([
+            {"role": "user", "content": "search"},
+            {"type": "mcp_list_tools", "id": "l1", "server_label": "s", "tools": []},
+            {"type": "web_search_call", "id": "ws_1", "status": "completed", "action": {"type": "search", "query": "q"}},
+            {"type": "mcp_call", "id": "mcp_1", "name": "get_page", "server_label": "s", "arguments": "{}", "error": "upstream 502", "output": null},
+            {"type": "custom_tool_call", "call_id": "ct_1", "name": "apply", "input": "diff"},
+            {"type": "custom_tool_call_output", "call_id": "ct_1", "output": "applied"},
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "done"}]}]);
+        let (evs, _, source) = records(&items.to_string());
+        assert_eq!(source["skipped"], 0);
+        assert_eq!(
+            tools(&evs),
+            ["message", "web_search", "get_page", "apply", "message"]
+        );
+        assert_eq!(evs[1]["action_succeeded"], true);
+        assert_eq!(evs[2]["action_succeeded"], false);
+        assert_eq!(evs[2]["error"]["message"], "upstream 502");
+        assert_eq!(evs[3]["output"], "applied");
+    }
+
+    #[test]
     fn conversations_one_per_line_and_messages_one_per_line() {
         let a = json!({"id": "a", "reward": 1.0, "messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "x"}]});
         let b = json!({"messages": [{"role": "user", "content": "q2"}], "scores": {"exact": {"value": 1}, "judge": false}});

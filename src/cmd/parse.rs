@@ -69,8 +69,14 @@ error.type and exception events mark failure.\n\n\
 taubench: tau-bench trajectory files. Messages become events of agent \"user\" or \"assistant\"; each tool call \
 is an event that fails when its reply reads as an error (\"Error: ...\"); one run record per run, failed unless \
 the reward is 1.\n\n\
-Detection: by the shape of the input's first JSON value, never its name; content nothing claims is read as \
-ndjson. Collector protobuf, zstd and gzip files are recognised and refused with what to do.",
+openai-chat, anthropic-messages: chat transcripts ({\"messages\": [...]} with other keys, a list of messages, \
+JSONL of conversations or of messages): Chat Completions messages, Responses API items, Anthropic content blocks. \
+Each tool call is an event paired with its reply by id; an error reply, is_error or a traceback fails it; the \
+run's outcome is its recorded verdict (reward, gold_score, score, scores, success...).\n\n\
+Detection: by the shape of the input's first JSON value, never its name; lines nothing claims are read as \
+ndjson. An object whose values are documents of known formats is read value by value (FILE#KEY); another JSON \
+document is named in one warning. An input of which nothing could be read makes the exit status 2, after \
+the other inputs. Collector protobuf, zstd and gzip files are recognised and refused with what to do.",
         ),
         (
             "EXAMPLES",
