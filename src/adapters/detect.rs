@@ -221,6 +221,17 @@ impl Shape {
         self.has("messages")
             || (self.has("role") && (self.has("content") || self.has("tool_calls")))
             || (self.has("type") && (self.has("call_id") || self.has("summary")))
+            || self.is_session_log()
+    }
+
+    /// A line of a Claude Code transcript or an Agent SDK stream: a typed
+    /// record of a session, the API message under `message`.
+    fn is_session_log(&self) -> bool {
+        !self.top_is_list
+            && self.has("type")
+            && ((self.has("message") || self.has("subtype"))
+                && (self.has("sessionId") || self.has("session_id"))
+                || self.has("isSnapshotUpdate"))
     }
 
     /// A chat transcript whose messages carry Anthropic's tool blocks.

@@ -79,7 +79,8 @@ impl Conversation {
 pub fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let data = super::read_document(r, sink)?;
     let mut conversations = Vec::new();
-    let mut loose: Option<Conversation> = None;
+    // Messages standing alone, one conversation per session they name.
+    let mut loose: Vec<Conversation> = Vec::new();
     for (line, value) in observations::json_values(&data) {
         let mut reasons = Vec::new();
         match value {
@@ -130,7 +131,7 @@ fn take(
     v: Value,
     line: u64,
     out: &mut Vec<Conversation>,
-    loose: &mut Option<Conversation>,
+    loose: &mut Vec<Conversation>,
     reasons: &mut Vec<String>,
 ) {
     match v {
@@ -150,14 +151,93 @@ fn take(
         }
         Value::Array(items) if items.is_empty() => reasons.push("an empty list".to_string()),
         v if is_envelope(&v) => out.push(envelope(v, line)),
-        v if openai_chat::is_message(&v) => loose
-            .get_or_insert_with(|| Conversation::bare(line, Vec::new()))
-            .messages
-            .push((line, v)),
+        v if openai_chat::is_message(&v) => session(loose, None, line).messages.push((line, v)),
+        v if is_session_line(&v) => {
+            let id = ["sessionId", "session_id"]
+                .iter()
+                .find_map(|k| str_of(v.get(*k)));
+            match unwrap_session_line(v) {
+                SessionLine::Message(m) => session(loose, id, line).messages.push((line, m)),
+                SessionLine::Failed => session(loose, id, line).verdict = Some("failed"),
+                SessionLine::Other => {}
+            }
+        }
         v => reasons.push(format!(
             "not a chat transcript: {} without \"messages\"",
             describe(&v)
         )),
+    }
+}
+
+/// The conversation of loose messages of session `id`, begun at `line` if new.
+fn session(loose: &mut Vec<Conversation>, id: Option<String>, line: u64) -> &mut Conversation {
+    match loose.iter().position(|c| c.id == id) {
+        Some(i) => &mut loose[i],
+        None => {
+            let mut conv = Conversation::bare(line, Vec::new());
+            conv.id = id;
+            loose.push(conv);
+            loose.last_mut().expect("just pushed")
+        }
+    }
+}
+
+/// A line of an agent's session log, as Claude Code writes its
+/// transcripts and the Claude Agent SDK streams them (`stream-json`): a
+/// `type` and the session's id, with the API message under `message`, or
+/// the session's own records (`system`, `summary`, `result`).
+fn is_session_line(v: &Value) -> bool {
+    v.get("type").is_some_and(Value::is_string)
+        && (["sessionId", "session_id"]
+            .iter()
+            .any(|k| v.get(*k).is_some())
+            || v.get("message").is_some_and(openai_chat::is_message)
+            || v.get("leafUuid").is_some()
+            || v.get("isSnapshotUpdate").is_some())
+}
+
+enum SessionLine {
+    Message(Value),
+    /// The session's result says it ended in an error.
+    Failed,
+    /// A record of the session that is no step.
+    Other,
+}
+
+fn unwrap_session_line(mut v: Value) -> SessionLine {
+    let message = v
+        .get_mut("message")
+        .map(Value::take)
+        .filter(openai_chat::is_message);
+    if let Some(mut m) = message {
+        if let Some(obj) = m.as_object_mut() {
+            // The line's time, and a sub-agent's messages named as its own.
+            if let Some(t) = v
+                .get("timestamp")
+                .filter(|_| !obj.contains_key("timestamp"))
+            {
+                obj.insert("timestamp".to_string(), t.clone());
+            }
+            let sidechain = v.get("isSidechain").and_then(Value::as_bool) == Some(true)
+                || v.get("parent_tool_use_id").is_some_and(Value::is_string);
+            if sidechain && !obj.contains_key("name") {
+                obj.insert("name".to_string(), Value::from("subagent"));
+            }
+        }
+        return SessionLine::Message(m);
+    }
+    // The Agent SDK's last line: `subtype` "success", or "error_…" with
+    // `is_error`. Success there means the loop ended, not that the task
+    // was done, so only an error is a verdict.
+    let is_result = v.get("type").and_then(Value::as_str) == Some("result");
+    let error = v.get("is_error").and_then(Value::as_bool) == Some(true)
+        || v.get("subtype")
+            .and_then(Value::as_str)
+            .is_some_and(|s| s.starts_with("error"));
+    if is_result && error {
+        SessionLine::Failed
+    } else {
+        SessionLine::Other
     }
 }
 
@@ -667,6 +747,49 @@ mod tests {
         assert_eq!(evs[2]["action_succeeded"], false);
         assert_eq!(evs[2]["error"]["message"], "upstream 502");
         assert_eq!(evs[3]["output"], "applied");
+    }
+
+    /// Claude Code's transcript lines and the Agent SDK's stream: the API
+    /// message under `message`, a run per session, a sub-agent's lines as
+    /// its own agent, an error result failing the run.
+    #[test]
+    fn session_logs_unwrap_their_messages_per_session() {
+        let lines = [
+            json!({"type": "summary", "summary": "Fix tests", "leafUuid": "u3"}),
+            json!({"parentUuid": null, "isSidechain": false, "sessionId": "s1", "type": "user", "uuid": "u1",
+                   "timestamp": "2025-06-01T10:00:00.000Z", "message": {"role": "user", "content": "run the tests"}}),
+            json!({"parentUuid": "u1", "isSidechain": false, "sessionId": "s1", "type": "assistant", "uuid": "u2",
+                   "timestamp": "2025-06-01T10:00:05.000Z",
+                   "message": {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude",
+                               "content": [{"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "pytest"}}]}}),
+            json!({"parentUuid": "u2", "isSidechain": true, "sessionId": "s1", "type": "user", "uuid": "u3",
+                   "timestamp": "2025-06-01T10:00:09.000Z",
+                   "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "Exit code 1\nFAILED test_x", "is_error": true}]}}),
+            json!({"type": "system", "subtype": "init", "session_id": "s2", "tools": []}),
+            json!({"type": "assistant", "session_id": "s2", "parent_tool_use_id": null,
+                   "message": {"role": "assistant", "content": [{"type": "text", "text": "hello"}]}}),
+            json!({"type": "result", "subtype": "error_max_turns", "is_error": true, "session_id": "s2", "num_turns": 9}),
+        ];
+        let body: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        let (evs, runs, source) = split_records(Format::AnthropicMessages, "claude.jsonl", &body);
+        assert_eq!(source["skipped"], 0, "{source}");
+        assert_eq!(tools(&evs), ["message", "Bash", "message"]);
+        assert_eq!(evs[1]["action_succeeded"], false);
+        assert_eq!(evs[1]["timestamp"], "2025-06-01T10:00:05Z");
+        let outcomes: Vec<(&str, &str)> = runs
+            .iter()
+            .map(|r| {
+                (
+                    r["run_id"].as_str().unwrap(),
+                    r["outcome"].as_str().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(outcomes, [("s1", "failed"), ("s2", "failed")]);
+        assert_eq!(
+            super::super::detect(None, body.as_bytes()),
+            Format::AnthropicMessages
+        );
     }
 
     #[test]
