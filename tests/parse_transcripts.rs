@@ -326,3 +326,23 @@ fn an_unclaimed_document_is_named_once_and_fails_the_command_at_the_end() {
         "{stdout}"
     );
 }
+
+/// The same from a pipe: a pretty-printed document is one message, while
+/// lines are still reported line by line as they arrive.
+#[test]
+fn an_unclaimed_document_on_stdin_is_named_once() {
+    let out = Command::cargo_bin("triage-parse")
+        .unwrap()
+        .write_stdin("{\n  \"a\": 1,\n  \"b\": [2]\n}\n")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.starts_with(
+            "triage-parse: warning: <stdin>: a JSON document no format reads (top-level keys: a, b)"
+        ),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 2, "{stderr}");
+}

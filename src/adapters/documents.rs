@@ -14,10 +14,19 @@ use super::{Format, Sink, Source, detect, read_detected};
 const KEYS_NAMED: usize = 8;
 
 /// Whether an input no format claimed may be a JSON document: it opens an
-/// object or a list.
-pub(super) fn may_be_document(head: &[u8]) -> bool {
+/// object or a list. A live input (`live`) must also spread its first value
+/// over lines, as lines are read as they arrive.
+pub(super) fn may_be_document(head: &[u8], live: bool) -> bool {
     let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
     matches!(head.trim_ascii_start().first(), Some(b'{' | b'['))
+        && !(live && first_line_is_value(head))
+}
+
+/// Whether the first non-blank line holds a whole JSON value.
+fn first_line_is_value(body: &[u8]) -> bool {
+    body.split(|b| *b == b'\n')
+        .find(|l| !l.trim_ascii().is_empty())
+        .is_some_and(|l| serde_json::from_slice::<IgnoredAny>(l).is_ok())
 }
 
 /// Reads an input no format claimed: its values one by one when it is an
@@ -80,11 +89,7 @@ enum Layout {
 }
 
 fn layout(body: &[u8]) -> Layout {
-    let first_line = body
-        .split(|b| *b == b'\n')
-        .find(|l| !l.trim_ascii().is_empty());
-    let one_line_value =
-        first_line.is_some_and(|l| serde_json::from_slice::<IgnoredAny>(l).is_ok());
+    let one_line_value = first_line_is_value(body);
     let mut n = 0;
     for value in serde_json::Deserializer::from_slice(body).into_iter::<IgnoredAny>() {
         match value {

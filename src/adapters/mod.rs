@@ -189,7 +189,7 @@ fn read_detected(
         sink.skip(None, why)?;
         return Ok(sink.end_source()?);
     }
-    if auto && claimed.is_none() && source.waiting.is_none() && documents::may_be_document(&head) {
+    if auto && claimed.is_none() && documents::may_be_document(&head, source.waiting.is_some()) {
         return documents::read(name, head, rest, sink);
     }
     sink.begin_source(name, format.name());

@@ -4,7 +4,7 @@
 //! call one event whose result (paired by id, else by position) decides its
 //! success; the run's outcome is the verdict the envelope records.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::path::Path;
 
@@ -325,7 +325,7 @@ type At = (usize, usize);
 /// without one) the oldest call still waiting.
 struct Pairs {
     /// By call position: its result's position.
-    result_of: Vec<(At, At)>,
+    result_of: HashMap<At, At>,
     /// Results that answer no call.
     orphans: HashSet<At>,
 }
@@ -334,7 +334,7 @@ impl Pairs {
     fn of(messages: &[Option<Message>]) -> Self {
         let mut waiting: Vec<(At, Option<&str>)> = Vec::new();
         let mut pairs = Pairs {
-            result_of: Vec::new(),
+            result_of: HashMap::new(),
             orphans: HashSet::new(),
         };
         for (m, msg) in messages.iter().enumerate() {
@@ -349,7 +349,9 @@ impl Pairs {
                             None => Some(0),
                         };
                         match found {
-                            Some(i) => pairs.result_of.push((waiting.remove(i).0, (m, p))),
+                            Some(i) => {
+                                pairs.result_of.insert(waiting.remove(i).0, (m, p));
+                            }
                             None => {
                                 pairs.orphans.insert((m, p));
                             }
@@ -363,10 +365,7 @@ impl Pairs {
     }
 
     fn result(&self, call: At) -> Option<At> {
-        self.result_of
-            .iter()
-            .find(|(c, _)| *c == call)
-            .map(|(_, r)| *r)
+        self.result_of.get(&call).copied()
     }
 }
 
