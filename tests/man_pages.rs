@@ -208,6 +208,20 @@ fn triage_completes_every_command_in_zsh_and_fish() {
     }
 }
 
+#[test]
+fn triage_help_names_every_command() {
+    let out = Command::cargo_bin("triage")
+        .unwrap()
+        .arg("--help")
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    let words: Vec<&str> = help.split(|c: char| !c.is_alphanumeric()).collect();
+    for name in TRIAGE_COMMANDS {
+        assert!(words.contains(&name), "triage --help does not name {name}");
+    }
+}
+
 /// Runs `bin --generate what` writing to a pipe nobody reads.
 fn generate_into_closed_pipe(bin: &str, what: &str) -> (Option<i32>, String) {
     let (reader, writer) = std::io::pipe().unwrap();
