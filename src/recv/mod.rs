@@ -292,11 +292,7 @@ fn refusal(e: ReadError, limit: usize) -> Refusal {
 
 /// Answers one request whose head was read; the flag says whether the
 /// body was left unread (the connection must close after the answer).
-fn handle(
-    conn: &mut Conn,
-    head: &http::Head,
-    shared: &Shared<'_>,
-) -> (Response, bool) {
+fn handle(conn: &mut Conn, head: &http::Head, shared: &Shared<'_>) -> (Response, bool) {
     let limit = shared.settings.max_body;
     let (encoding, gzip) = match shared.gate.check(head) {
         Ok(ok) => ok,
