@@ -568,3 +568,38 @@ fn format_flag_reads_exports_from_stdin() {
         4
     );
 }
+
+/// A Terminus-2 trajectory in the shape Harbor writes (its golden file for
+/// a response the harness could not parse): results carry no call id, the
+/// harness's complaint answers no call, and `mark_task_complete` ends the
+/// run without a result. The one failure is the parse error.
+#[test]
+fn atif_terminus2_parse_error_is_the_one_failure() {
+    let p = parse(&[], &[fixture("atif-terminus2-parse-error.json")]);
+    let failed = p.failed();
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert_eq!(failed[0]["action_taken"]["tool_name"], "observation");
+    assert_eq!(failed[0]["agent_id"], "terminus-2");
+    assert!(
+        failed[0]["output"]
+            .as_str()
+            .unwrap()
+            .contains("ERROR: Missing required fields: analysis, plan")
+    );
+    assert_eq!(
+        p.column("/action_taken/tool_name"),
+        [
+            "message",
+            "message",
+            "observation",
+            "message",
+            "bash_command",
+            "message",
+            "mark_task_complete",
+            "message",
+            "mark_task_complete"
+        ]
+    );
+    assert!(p.column("/output")[4].contains("printf 'Hello, world!"));
+    assert_eq!(p.of_kind("run")[0]["outcome"], "unknown");
+}

@@ -11,7 +11,7 @@ use triage::adapters::{DecodeSettings, Format, Sink, read_from};
 use triage::cli::Diag;
 use triage::ndjson::RecordWriter;
 
-const FORMATS: [Format; 9] = [
+const FORMATS: [Format; 10] = [
     Format::Auto,
     Format::Ndjson,
     Format::Otel,
@@ -21,6 +21,7 @@ const FORMATS: [Format; 9] = [
     Format::Langsmith,
     Format::ManagedAgent,
     Format::Atif,
+    Format::CodingAgent,
 ];
 
 /// What one adapter made of an input: the records it wrote, the source
@@ -103,6 +104,7 @@ fn check(format: Format, name: &str, bytes: &[u8]) -> Outcome {
 fn examples() -> Vec<(&'static str, Vec<u8>)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
     [
         "otlp-shop.jsonl",
         "otel-spans.json",
@@ -117,9 +119,16 @@ fn examples() -> Vec<(&'static str, Vec<u8>)> {
             "langsmith-runs.jsonl",
             "managed-agent-failures.jsonl",
             "atif-delegation.json",
+            "atif-terminus2-parse-error.json",
         ]
         .into_iter()
         .map(|n| (n, std::fs::read(fixtures.join(n)).unwrap())),
+    )
+    .chain(
+        // A real mini-SWE-agent run (TraceSIR).
+        ["tracesir/coding/pydata__xarray-3151.json"]
+            .into_iter()
+            .map(|n| (n, std::fs::read(data.join(n)).unwrap())),
     )
     .collect()
 }
@@ -198,7 +207,7 @@ proptest! {
     }
 
     #[test]
-    fn mutated_examples_never_panic(which in 0usize..7, edits in proptest::collection::vec(mutation(), 1..4)) {
+    fn mutated_examples_never_panic(which in 0usize..9, edits in proptest::collection::vec(mutation(), 1..4)) {
         let (name, doc) = &examples()[which];
         let bytes = apply(doc, &edits);
         for format in FORMATS {

@@ -33,6 +33,9 @@ pub fn detect(_path: Option<&Path>, head: &[u8]) -> Format {
         return Format::ManagedAgent;
     }
     let shape = Shape::of(head);
+    if coding_agent(&shape, head) {
+        return Format::CodingAgent;
+    }
     RULES
         .iter()
         .find(|(_, claims)| claims(&shape))
@@ -266,6 +269,45 @@ impl Shape {
     }
 }
 
+/// A coding agent's trajectory: a transcript (`messages`) whose actions are
+/// shell commands in the text (a fenced ```bash block, and no structured
+/// tool calls) or whose replies carry mini-SWE-agent's `<returncode>`; or a
+/// SWE-agent `.traj` object (`trajectory` beside `history` or `info`, or
+/// too long to see past).
+fn coding_agent(shape: &Shape, head: &[u8]) -> bool {
+    let has = |needle: &str| memchr::memmem::find(head, needle.as_bytes()).is_some();
+    let return_codes = has("<returncode>") && has("</returncode>");
+    let shell_blocks = ["```bash\\n", "```sh\\n", "```shell\\n"]
+        .iter()
+        .any(|b| has(b));
+    let tool_calls = ["\"tool_calls\"", "\"tool_use\"", "\"function_call\""]
+        .iter()
+        .any(|k| calls_in(head, k));
+    let transcript = shape.has("messages") && (return_codes || (shell_blocks && !tool_calls));
+    let traj = !shape.top_is_list
+        && shape.has("trajectory")
+        && (shape.has("history") || shape.has("info") || shape.cut);
+    transcript || traj
+}
+
+/// Whether `key` appears in `head` with a value that holds calls: not
+/// `null` or `[]` (an API response's empty `"tool_calls": null`), and not
+/// as a string value (`"type": "tool_use"` holds one).
+fn calls_in(head: &[u8], key: &str) -> bool {
+    memchr::memmem::find_iter(head, key.as_bytes()).any(|at| {
+        let after = head[at + key.len()..].trim_ascii_start();
+        let Some(value) = after.strip_prefix(b":") else {
+            // `"type": "tool_use"`: the key is a value, a call's block.
+            return head[..at].trim_ascii_end().ends_with(b":");
+        };
+        let value = value.trim_ascii_start();
+        let empty_list = value
+            .strip_prefix(b"[")
+            .is_some_and(|v| v.trim_ascii_start().starts_with(b"]"));
+        !(empty_list || value.starts_with(b"null") || value.starts_with(b"false"))
+    })
+}
+
 /// A line recorded from the Anthropic SDK: `["client.beta.sessions...", ...]`.
 fn recorded_session_call(head: &[u8]) -> bool {
     let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
@@ -481,6 +523,42 @@ mod tests {
                 .contains("UTF-32")
         );
         assert_eq!(refusal("{\"k\": \"é\"}".as_bytes()), None);
+    }
+
+    #[test]
+    fn coding_agent_trajectories() {
+        let mini = r#"{"oid": "x", "task": "t", "messages": [{"role": "user", "content": "t"},
+            {"role": "assistant", "content": "```bash\nls\n```"},
+            {"role": "user", "content": "<returncode>0</returncode>\n<output>\n</output>"}]}"#;
+        assert_eq!(at("t.json", mini), Format::CodingAgent);
+        assert_eq!(
+            at(
+                "a.traj",
+                r#"{"trajectory": [{"action": "ls"}], "history": [], "info": {}}"#
+            ),
+            Format::CodingAgent
+        );
+        assert_eq!(
+            at("a.traj", r#"{"trajectory": [{"action": "ls", "#),
+            Format::CodingAgent
+        );
+        // Before any reply: the command block in the text.
+        let first = r#"{"messages": [{"role": "user", "content": "fix"},
+            {"role": "assistant", "content": "THOUGHT: look\n\n```bash\nls\n```"}]}"#;
+        assert_eq!(at("t.json", first), Format::CodingAgent);
+        // A chat transcript without shell commands, or whose actions are
+        // tool calls, is not one.
+        assert_ne!(
+            at(
+                "c.json",
+                r#"{"messages": [{"role": "user", "content": "hi"}]}"#
+            ),
+            Format::CodingAgent
+        );
+        let calls = r#"{"messages": [{"role": "assistant", "content": "```bash\nls\n```", "tool_calls": [{"id": "c"}]}]}"#;
+        assert_ne!(at("c.json", calls), Format::CodingAgent);
+        let none = r#"{"messages": [{"role": "assistant", "content": "```bash\nls\n```", "tool_calls": null}]}"#;
+        assert_eq!(at("c.json", none), Format::CodingAgent);
     }
 
     #[test]

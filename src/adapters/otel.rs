@@ -434,6 +434,29 @@ mod tests {
         assert_eq!(ev["divergence_fields"], json!(["retriever_state"]));
     }
 
+    /// The root span's status is the run's verdict: a tool failure the
+    /// agent recovered from under an OK root stays a failure event, and
+    /// the run succeeded; an ERROR root fails it; without one, any failure.
+    #[test]
+    fn the_root_span_status_is_the_run_outcome() {
+        for (root, outcome) in [
+            (r#""OK""#, "succeeded"),
+            (r#""ERROR""#, "failed"),
+            (r#""UNSET""#, "failed"),
+        ] {
+            let input = format!(
+                r#"[{{"span_id":"r","trace_id":"t","name":"agent","status":{{"code":{root}}}}},
+                    {{"span_id":"a","parent_id":"r","trace_id":"t","name":"search","status":{{"code":"ERROR"}}}},
+                    {{"span_id":"b","parent_id":"r","trace_id":"t","name":"search","status":{{"code":"OK"}}}}]"#
+            );
+            let recs = records_of(Format::Otel, "t.json", input.as_bytes());
+            let evs: Vec<_> = recs.iter().filter(|r| r["kind"] == "event").collect();
+            assert_eq!(evs[1]["action_succeeded"], false, "{root}");
+            let run = recs.iter().find(|r| r["kind"] == "run").unwrap();
+            assert_eq!(run["outcome"], outcome, "{root}");
+        }
+    }
+
     #[test]
     fn status_names_are_read_as_otlp_defines_them() {
         for (code, ok) in [

@@ -1,0 +1,125 @@
+//! triage-parse on coding agents' trajectories: the TraceSIR mini-SWE-agent
+//! runs in tests/data (every one a failure by the benchmark's verdict), and
+//! the property that what is parsed is what the group and score stages
+//! count.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use proptest::prelude::*;
+use serde_json::Value;
+
+fn coding_runs() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/tracesir/coding");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    files
+}
+
+fn run(bin: &str, args: &[&Path], stdin: &[u8]) -> (Vec<u8>, String) {
+    let out = Command::cargo_bin(bin)
+        .unwrap()
+        .args(args)
+        .write_stdin(stdin)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{bin}: {:?}", out.status);
+    (
+        out.stdout,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn records(bytes: &[u8]) -> Vec<Value> {
+    String::from_utf8_lossy(bytes)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn of_kind<'a>(recs: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    recs.iter().filter(|r| r["kind"] == kind).collect()
+}
+
+#[test]
+fn every_tracesir_coding_run_reads_without_a_warning_and_failed() {
+    let files = coding_runs();
+    assert_eq!(files.len(), 23);
+    let args: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    let (out, err) = run("triage-parse", &args, b"");
+    assert!(err.is_empty(), "warnings: {err}");
+    let recs = records(&out);
+    let sources = of_kind(&recs, "source");
+    assert!(sources.iter().all(|s| s["format"] == "coding-agent"));
+    assert!(sources.iter().all(|s| s["skipped"] == 0 && s["runs"] == 1));
+    let runs = of_kind(&recs, "run");
+    assert_eq!(runs.len(), 23);
+    // gold_score 0 is the benchmark's verdict on every run.
+    assert!(runs.iter().all(|r| r["outcome"] == "failed"));
+    assert!(
+        runs.iter()
+            .all(|r| r["task"].as_str().unwrap().starts_with("<pr_description>"))
+    );
+    let events = of_kind(&recs, "event");
+    let failed: Vec<_> = events
+        .iter()
+        .filter(|e| e["action_succeeded"] == false)
+        .collect();
+    // Commands that exit non-zero, and turns the harness refused.
+    assert!(failed.iter().any(|e| {
+        e["failure_source"] == "status"
+            && e["error"]["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("exit code ")
+    }));
+    assert!(
+        failed
+            .iter()
+            .any(|e| e["action_taken"]["tool_name"] == "message"
+                && e["failure_source"] == "output")
+    );
+    // Most commands succeed: a reply that exits 0 is no failure.
+    assert!(
+        failed.len() * 5 < events.len(),
+        "{} of {}",
+        failed.len(),
+        events.len()
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(6))]
+
+    /// Events in = events out: every event parsed from any set of the runs
+    /// is counted by triage-group and triage-score, and every failure is in
+    /// a pattern.
+    #[test]
+    fn events_in_equal_events_out_through_group_and_score(
+        picks in proptest::sample::subsequence((0..23usize).collect::<Vec<_>>(), 1..6)
+    ) {
+        let files = coding_runs();
+        let args: Vec<&Path> = picks.iter().map(|&i| files[i].as_path()).collect();
+        let (parsed, _) = run("triage-parse", &args, b"");
+        let events = of_kind(&records(&parsed), "event").len() as u64;
+        let failures = of_kind(&records(&parsed), "event")
+            .iter()
+            .filter(|e| e["action_succeeded"] == false)
+            .count() as u64;
+        let (grouped, _) = run("triage-group", &[], &parsed);
+        let (scored, _) = run("triage-score", &[], &grouped);
+        let recs = records(&scored);
+        let batch = of_kind(&recs, "batch")[0];
+        prop_assert_eq!(batch["events_total"].as_u64(), Some(events));
+        prop_assert_eq!(batch["runs_total"].as_u64(), Some(picks.len() as u64));
+        prop_assert_eq!(batch["failures_total"].as_u64(), Some(failures));
+        let in_patterns: u64 = of_kind(&recs, "pattern")
+            .iter()
+            .map(|p| p["frequency"].as_u64().unwrap())
+            .sum();
+        prop_assert_eq!(in_patterns, failures);
+    }
+}
