@@ -4,13 +4,14 @@ complete -c triage-diff -s c -l config -d 'Configuration file ([scoring] as tria
 complete -c triage-diff -s f -l format -l input-format -d 'Trace format of input files; `auto` decides per file from its first JSON value, never its name' -r -f -a "auto\t'Decide per input from its first JSON value (never the extension)'
 ndjson\t'agent-triage TraceEvent lines (.ndjson, .jsonl)'
 otel\t'Spans as JSON: OpenTelemetry SDK dumps (Python, JS, Vercel AI SDK), Phoenix/OpenInference spans, attribute maps, agent-triage\'s span list'
-otlp\t'OTLP/HTTP JSON trace requests, one per file or one per line'
+otlp\t'OTLP/HTTP JSON trace requests, one per file or one per line; each trace is emitted once complete (root ended, --trace-window passed)'
 taubench\t'τ-bench trajectory files: a list of runs with `traj` and `reward`'
 whowhen\t'Who&When benchmark runs: one JSON object with a `history` per file'
 langfuse\t'Langfuse traces with observations, observation lists, blob-export JSONL'
 langsmith\t'LangSmith runs: create/update payloads, lists or JSONL of runs'
 managed-agent\t'Claude Managed Agents session event streams (JSONL)'
-atif\t'Agent Trajectory Interchange Format (Harbor) trajectories'"
+atif\t'Agent Trajectory Interchange Format (Harbor) trajectories'
+coding-agent\t'Coding-agent trajectories: mini-SWE-agent transcripts (shell commands in the assistant\'s text, `<returncode>` replies) and SWE-agent `.traj` files'"
 complete -c triage-diff -l generate -d 'Print this tool\'s man page or shell completions and exit' -r -f -a "man\t''
 bash\t''
 zsh\t''
