@@ -683,13 +683,16 @@ fn numbered_span(n: u64) -> Span {
         run: format!("soak-{}", n / 64),
         turn: (n % 64) as i64 + 1,
         tool: "search",
-        ok: n % 3 != 0,
+        ok: !n.is_multiple_of(3),
     }
 }
 
+/// Request headers and a body.
+type Request = (Vec<(&'static str, &'static str)>, Vec<u8>);
+
 /// Requests triage-parse may not read: each either refused, or, if
 /// taken, read back like any other.
-fn hostile_bodies(span: &Span) -> Vec<(Vec<(&'static str, &'static str)>, Vec<u8>)> {
+fn hostile_bodies(span: &Span) -> Vec<Request> {
     let request: Value = serde_json::from_slice(&json_request(std::slice::from_ref(span))).unwrap();
     let good = request.to_string();
     let planner = r#"{"stringValue":"planner"}"#;
@@ -699,7 +702,7 @@ fn hostile_bodies(span: &Span) -> Vec<(Vec<(&'static str, &'static str)>, Vec<u8
         r#"{"arrayValue":{"values":["#.repeat(150),
         "]}}".repeat(150)
     );
-    let mut bodies: Vec<(Vec<(&str, &str)>, Vec<u8>)> = [
+    let mut bodies: Vec<Request> = [
         r#"{"stringValue": "planner\ud800"}"#,
         r#"{"stringValue": "\udfffplanner"}"#,
         r#"{"doubleValue": 1e400}"#,

@@ -1,9 +1,9 @@
 //! triage-recv's server: an OTLP/HTTP trace receiver on std::net. The
 //! acceptor gives each connection a reader thread (up to a limit; past it
 //! new connections are answered 503) that reads whole requests under
-//! deadlines and checks the token as soon as the head is in; only a
-//! complete request goes, through a bounded queue (full: 503), to the
-//! fixed pool of workers that decode it and write it as one OTLP JSON
+//! deadlines and checks the token as soon as the head is in; only with a
+//! complete request does it take one of the worker permits (waiting in a
+//! bounded queue; full: 503) to decode it and write it as one OTLP JSON
 //! line, flushed before the client hears 200, so an acknowledged span is
 //! never lost and a slow client holds no worker. Stopping (a signal, or
 //! the output failing) closes the listener, lets the requests already
@@ -16,8 +16,7 @@ pub mod proto;
 use std::io::{self, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Condvar, Mutex, PoisonError};
 use std::time::Duration;
 
 use export::{Encoding, Gate, Refusal};
@@ -119,8 +118,10 @@ pub fn bind(addr: SocketAddr) -> anyhow::Result<TcpListener> {
         .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {}", crate::cli::io_reason(&e)))
 }
 
-/// A reader thread's stack: it reads into a 16 KiB buffer, little else.
-const READER_STACK: usize = 256 * 1024;
+/// A reader thread's stack, as a thread's by default: it decodes bodies
+/// (nested up to the JSON reader's depth limit). Untouched pages cost
+/// no memory.
+const READER_STACK: usize = 2 << 20;
 
 /// Everything the reader threads and workers read.
 struct Shared<'a> {
@@ -133,16 +134,8 @@ struct Shared<'a> {
     readers: AtomicUsize,
     /// Body bytes the reader threads may hold at once.
     budget: Budget,
-}
-
-/// A complete request for a worker, and where its answer goes.
-struct Job {
-    body: Vec<u8>,
-    encoding: Encoding,
-    gzip: bool,
-    peer: String,
-    /// The answer, and whether the connection must close after it.
-    reply: SyncSender<(Response, bool)>,
+    /// Requests decoded and written at once, and those waiting to be.
+    permits: Permits,
 }
 
 /// Serves `listener` until [`Control::stop`] is called or the sink fails.
@@ -172,21 +165,13 @@ pub fn serve(
                 .saturating_mul(2)
                 .max((workers + settings.queue).saturating_mul(1 << 20)),
         ),
+        permits: Permits::new(workers, settings.queue),
     };
-    let (tx, rx) = sync_channel::<Job>(settings.queue.max(1));
-    let rx = Mutex::new(rx);
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| worker(&rx, &shared));
-        }
-        accept_loop(listener, &tx, &shared, scope);
-        drop(tx);
-    });
+    std::thread::scope(|scope| accept_loop(listener, &shared, scope));
 }
 
 fn accept_loop<'scope, 'env: 'scope, 's: 'env>(
     listener: TcpListener,
-    tx: &SyncSender<Job>,
     shared: &'env Shared<'s>,
     scope: &'scope std::thread::Scope<'scope, 'env>,
 ) {
@@ -216,13 +201,12 @@ fn accept_loop<'scope, 'env: 'scope, 's: 'env>(
             busy(stream);
             continue;
         }
-        let tx = tx.clone();
         let spawned = std::thread::Builder::new()
             .name("recv-reader".into())
             .stack_size(READER_STACK)
             .spawn_scoped(scope, move || {
                 if let Ok(conn) = Conn::new(stream) {
-                    serve_connection(conn, &tx, shared);
+                    serve_connection(conn, shared);
                 }
                 shared.readers.fetch_sub(1, Ordering::SeqCst);
             });
@@ -265,19 +249,9 @@ fn busy(stream: TcpStream) {
     }
 }
 
-/// Decodes and writes the complete requests the readers hand over.
-fn worker(rx: &Mutex<Receiver<Job>>, shared: &Shared<'_>) {
-    loop {
-        let next = rx.lock().unwrap_or_else(PoisonError::into_inner).recv();
-        let Ok(job) = next else { return };
-        let answer = write_request(&job, shared);
-        let _ = job.reply.send(answer);
-    }
-}
-
 /// Reads and answers the requests of one connection until it closes,
 /// misbehaves, idles, or the receiver stops.
-fn serve_connection(mut conn: Conn, tx: &SyncSender<Job>, shared: &Shared<'_>) {
+fn serve_connection(mut conn: Conn, shared: &Shared<'_>) {
     let stopping = || shared.control.stopping();
     loop {
         let head = match conn.read_head(&stopping) {
@@ -290,7 +264,7 @@ fn serve_connection(mut conn: Conn, tx: &SyncSender<Job>, shared: &Shared<'_>) {
                 return conn.linger_close();
             }
         };
-        let (response, close_now) = handle(&mut conn, &head, tx, shared);
+        let (response, close_now) = handle(&mut conn, &head, shared);
         let close = close_now || head.wants_close() || stopping();
         if conn.respond(&response, close).is_err() || close {
             if close_now {
@@ -318,12 +292,7 @@ fn refusal(e: ReadError, limit: usize) -> Refusal {
 
 /// Answers one request whose head was read; the flag says whether the
 /// body was left unread (the connection must close after the answer).
-fn handle(
-    conn: &mut Conn,
-    head: &http::Head,
-    tx: &SyncSender<Job>,
-    shared: &Shared<'_>,
-) -> (Response, bool) {
+fn handle(conn: &mut Conn, head: &http::Head, shared: &Shared<'_>) -> (Response, bool) {
     let limit = shared.settings.max_body;
     let (encoding, gzip) = match shared.gate.check(head) {
         Ok(ok) => ok,
@@ -360,26 +329,14 @@ fn handle(
             return (export::refused(&r, Some(encoding)), true);
         }
     };
-    let (reply, answer) = sync_channel(1);
-    let job = Job {
-        body,
-        encoding,
-        gzip,
-        peer: conn.peer(),
-        reply,
+    let Some(_permit) = shared.permits.take() else {
+        shared.warn(
+            "busy",
+            format_args!("every worker is busy and the queue is full: answered 503"),
+        );
+        return (export::refused(&busy_refusal(), Some(encoding)), false);
     };
-    match tx.try_send(job) {
-        Ok(()) => answer
-            .recv()
-            .unwrap_or_else(|_| (export::refused(&busy_refusal(), Some(encoding)), true)),
-        Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
-            shared.warn(
-                "busy",
-                format_args!("every worker is busy and the queue is full: answered 503"),
-            );
-            (export::refused(&busy_refusal(), Some(encoding)), false)
-        }
-    }
+    write_request(&body, encoding, gzip, &conn.peer(), shared)
 }
 
 /// A refused request's body is read (so the connection can carry on)
@@ -388,13 +345,19 @@ const DRAINED_BODY: u64 = 64 * 1024;
 
 /// Decodes one complete request and writes its line: the answer, and
 /// whether the connection must close after it.
-fn write_request(job: &Job, shared: &Shared<'_>) -> (Response, bool) {
+fn write_request(
+    body: &[u8],
+    encoding: Encoding,
+    gzip: bool,
+    peer: &str,
+    shared: &Shared<'_>,
+) -> (Response, bool) {
     let limit = shared.settings.max_body;
-    let line = match export::to_line(&job.body, job.encoding, job.gzip, limit) {
+    let line = match export::to_line(body, encoding, gzip, limit) {
         Ok(line) => line,
         Err(r) => {
-            shared.refused(&job.peer, &r);
-            return (export::refused(&r, Some(job.encoding)), false);
+            shared.refused(peer, &r);
+            return (export::refused(&r, Some(encoding)), false);
         }
     };
     if let Some(line) = line
@@ -405,9 +368,59 @@ fn write_request(job: &Job, shared: &Shared<'_>) -> (Response, bool) {
             status: 503,
             message: format!("the receiver cannot write its output: {e}"),
         };
-        return (export::refused(&r, Some(job.encoding)), true);
+        return (export::refused(&r, Some(encoding)), true);
     }
-    (export::accepted(job.encoding), false)
+    (export::accepted(encoding), false)
+}
+
+/// The worker permits: `workers` requests decode and write at once, up to
+/// `queue` more wait their turn.
+struct Permits {
+    state: Mutex<(usize, usize)>,
+    freed: Condvar,
+    queue: usize,
+}
+
+/// Holds a worker permit until dropped.
+struct Permit<'a>(&'a Permits);
+
+impl Permits {
+    fn new(workers: usize, queue: usize) -> Self {
+        Permits {
+            state: Mutex::new((workers, 0)),
+            freed: Condvar::new(),
+            queue,
+        }
+    }
+
+    /// A permit, after waiting in the queue if need be; `None` when the
+    /// queue is full.
+    fn take(&self) -> Option<Permit<'_>> {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if state.0 == 0 {
+            if state.1 >= self.queue {
+                return None;
+            }
+            state.1 += 1;
+            while state.0 == 0 {
+                state = self
+                    .freed
+                    .wait(state)
+                    .unwrap_or_else(PoisonError::into_inner);
+            }
+            state.1 -= 1;
+        }
+        state.0 -= 1;
+        Some(Permit(self))
+    }
+}
+
+impl Drop for Permit<'_> {
+    fn drop(&mut self) {
+        let mut state = self.0.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.0 += 1;
+        self.0.freed.notify_one();
+    }
 }
 
 /// Bytes that may be held at once, taken and given back by guards.
