@@ -39,6 +39,7 @@ langfuse\t'Langfuse traces with observations, observation lists, blob-export JSO
 langsmith\t'LangSmith runs: create/update payloads, lists or JSONL of runs'
 managed-agent\t'Claude Managed Agents session event streams (JSONL)'
 atif\t'Agent Trajectory Interchange Format (Harbor) trajectories'"
+complete -c triage -n "__fish_triage_using_subcommand report" -l max-document -d 'Refuse a trace file larger than this in a format read as one document (K, M, G suffixes)' -r
 complete -c triage -n "__fish_triage_using_subcommand report" -l provider -d 'LLM provider: anthropic (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL) or openai, any OpenAI-compatible chat-completions server such as a local one (OPENAI_BASE_URL, OPENAI_API_KEY). Default: [llm] provider, else anthropic, or openai when only OPENAI_* variables are set' -r -f -a "anthropic\t'The Anthropic Messages API (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL)'
 openai\t'Any OpenAI-compatible chat-completions server, local ones included (OPENAI_BASE_URL, OPENAI_API_KEY)'"
 complete -c triage -n "__fish_triage_using_subcommand report" -l model -d 'LLM model. Default: [llm] model, else claude-haiku-4-5 (anthropic) or gpt-4o-mini (openai)' -r

@@ -33,6 +33,11 @@ pub struct Args {
     /// only the digest and the "…" that marks a text cut short.
     #[arg(long, value_name = "BYTES", default_value_t = 2000)]
     pub max_text: usize,
+    /// Refuse a file larger than this in a format read as one document (all but ndjson; an
+    /// otlp request per line is held to it too), K, M, G suffixes allowed: the whole document
+    /// is held in memory, many times over once decoded.
+    #[arg(long, value_name = "BYTES", default_value = "256M", value_parser = cli::size)]
+    pub max_document: u64,
     /// Configuration file; its [classify] section adds failure classification rules.
     #[arg(long, short = 'c', value_name = "FILE", env = "TRIAGE_CONFIG")]
     pub config: Option<PathBuf>,
@@ -97,6 +102,7 @@ triage-parse --since 2026-04-25 traces.jsonl | jq -c 'select(.action_succeeded =
                 until: self.until,
             },
             text_limit: self.max_text,
+            document_limit: self.max_document,
             classifier: Classifier::new(&config.classify),
         };
         if let Some(threads) = self.threads {
