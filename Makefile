@@ -5,7 +5,7 @@ DESTDIR  ?=
 RELEASE  := target/release
 BINS     := $(patsubst src/bin/%.rs,%,$(wildcard src/bin/triage*.rs))
 
-.PHONY: build demo test test-browser lint bench bench-explain man completions install check-peer clean
+.PHONY: build demo test test-browser lint fuzz bench bench-explain man completions install check-peer clean
 
 build:
 	$(CARGO) build --release --locked
@@ -38,6 +38,12 @@ lint:
 test-browser:
 	@if [ -f tests/browser.rs ]; then TRIAGE_BROWSER_TEST=1 $(CARGO) test --locked --test browser -- --include-ignored; \
 	  else echo "test-browser: no browser test yet"; fi
+
+## fuzz: every reader (and the HTTP request parser) fed byte mutants of the sample files,
+## TRIAGE_FUZZ_SECONDS (default 60) per target; a crash is kept in target/fuzz-crashes/.
+fuzz:
+	TRIAGE_FUZZ_SECONDS=$${TRIAGE_FUZZ_SECONDS:-60} $(CARGO) test --release --locked --test fuzz_readers \
+	  $$([ -f tests/fuzz_http.rs ] && echo --test fuzz_http) -- --ignored --test-threads 1
 
 ## bench: side-by-side timings against the reference, DuckDB and jq.
 bench: build
