@@ -297,13 +297,8 @@ where
     /// Warns, once per input, that a chunk had lone surrogate escapes
     /// replaced (see [`crate::surrogates`]).
     fn repaired(&mut self, lines: &Lines) {
-        if self.repaired_warned {
-            return;
-        }
-        if let Some(msg) = lines.chunk.repaired.warning(self.path) {
-            self.repaired_warned = true;
-            self.diag.warn("lone-surrogate", format_args!("{msg}"));
-        }
+        let r = lines.chunk.repaired;
+        crate::surrogates::warn_once(r, self.path, &mut self.repaired_warned, self.diag);
     }
 
     fn over(&mut self, mut decoded: Decoded<'_>) -> anyhow::Result<()> {

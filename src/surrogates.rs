@@ -43,6 +43,18 @@ impl Repaired {
     }
 }
 
+/// Warns through `diag` of what was repaired in a chunk of input `path`,
+/// unless `warned` says this input was warned of already.
+pub fn warn_once(r: Repaired, path: &str, warned: &mut bool, diag: &mut crate::cli::Diag) {
+    if *warned {
+        return;
+    }
+    if let Some(msg) = r.warning(path) {
+        *warned = true;
+        diag.warn("lone-surrogate", format_args!("{msg}"));
+    }
+}
+
 /// Replaces every lone surrogate escape in the JSON text `data` with
 /// `\ufffd`; `first_line` is the number of `data`'s first line. Text that
 /// is not JSON may be changed where it looks like such an escape, which

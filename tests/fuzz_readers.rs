@@ -209,8 +209,12 @@ fn read_with(format: Option<Format>, bytes: &[u8]) -> Result<(), String> {
         Ok(()) => {}
     }
     for line in out.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
-        serde_json::from_slice::<serde::de::IgnoredAny>(line)
-            .map_err(|e| format!("wrote a record that is not JSON ({e}): {}", String::from_utf8_lossy(line)))?;
+        serde_json::from_slice::<serde::de::IgnoredAny>(line).map_err(|e| {
+            format!(
+                "wrote a record that is not JSON ({e}): {}",
+                String::from_utf8_lossy(line)
+            )
+        })?;
     }
     Ok(())
 }
@@ -218,15 +222,14 @@ fn read_with(format: Option<Format>, bytes: &[u8]) -> Result<(), String> {
 /// Reads `bytes` with `target`, a panic caught; on failure the input is
 /// kept in target/fuzz-crashes/ and the failure returned.
 fn try_one(target: &str, format: Option<Format>, bytes: &[u8]) -> Result<(), String> {
-    let outcome = catch_unwind(AssertUnwindSafe(|| read_with(format, bytes)))
-        .unwrap_or_else(|p| {
-            let msg = p
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_default();
-            Err(format!("panicked: {msg}"))
-        });
+    let outcome = catch_unwind(AssertUnwindSafe(|| read_with(format, bytes))).unwrap_or_else(|p| {
+        let msg = p
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default();
+        Err(format!("panicked: {msg}"))
+    });
     outcome.map_err(|why| {
         let dir = root().join("target/fuzz-crashes");
         let _ = std::fs::create_dir_all(&dir);
@@ -289,10 +292,12 @@ fn every_kept_crash_stays_fixed() {
             let bytes = std::fs::read(e.path()).unwrap();
             if target == "any" {
                 for (t, f) in TARGETS {
-                    try_one(t, f, &bytes).unwrap_or_else(|why| panic!("{}: {why}", e.path().display()));
+                    try_one(t, f, &bytes)
+                        .unwrap_or_else(|why| panic!("{}: {why}", e.path().display()));
                 }
             } else {
-                try_one(target, format, &bytes).unwrap_or_else(|why| panic!("{}: {why}", e.path().display()));
+                try_one(target, format, &bytes)
+                    .unwrap_or_else(|why| panic!("{}: {why}", e.path().display()));
             }
             read += 1;
         }
@@ -306,7 +311,9 @@ fn the_mutator_is_reproducible_and_changes_its_input() {
     let a = mutate(&mut Rng(7), seed, seed);
     let b = mutate(&mut Rng(7), seed, seed);
     assert_eq!(a, b);
-    let changed = (1..50).filter(|s| mutate(&mut Rng(*s), seed, seed) != seed).count();
+    let changed = (1..50)
+        .filter(|s| mutate(&mut Rng(*s), seed, seed) != seed)
+        .count();
     assert!(changed > 40, "{changed} of 49 mutants differ");
 }
 
