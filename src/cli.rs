@@ -417,7 +417,7 @@ pub fn size(s: &str) -> Result<u64, String> {
 /// A size in bytes as a person reads it: "256 MiB", "1 GiB", "1000 bytes".
 pub fn size_text(bytes: u64) -> String {
     for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
-        if bytes >= 1 << shift && bytes % (1 << shift) == 0 {
+        if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
             return format!("{} {unit}", bytes >> shift);
         }
     }

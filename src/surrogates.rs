@@ -105,7 +105,7 @@ pub fn repair(data: &mut [u8], first_line: u64) -> Repaired {
 /// backslashes stands right before it.
 fn escaped_backslash(data: &[u8], p: usize) -> bool {
     let before = data[..p].iter().rev().take_while(|b| **b == b'\\').count();
-    before % 2 == 1
+    !before.is_multiple_of(2)
 }
 
 /// The four hex digits at `at`, as a number.
