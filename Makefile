@@ -43,7 +43,7 @@ test-browser:
 ## TRIAGE_FUZZ_SECONDS (default 60) per target; a crash is kept in target/fuzz-crashes/.
 fuzz:
 	TRIAGE_FUZZ_SECONDS=$${TRIAGE_FUZZ_SECONDS:-60} $(CARGO) test --release --locked --test fuzz_readers \
-	  $$([ -f tests/fuzz_http.rs ] && echo --test fuzz_http) -- --ignored --test-threads 1
+	  $$([ -f tests/fuzz_http.rs ] && echo --test fuzz_http) -- --ignored --test-threads 1 --nocapture
 
 ## bench: side-by-side timings against the reference, DuckDB and jq.
 bench: build
