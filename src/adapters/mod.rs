@@ -205,9 +205,8 @@ fn read_document(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<Vec<u8>> {
 /// The error for a document larger than `limit` bytes.
 pub fn too_large(path: &str, limit: u64) -> anyhow::Error {
     anyhow::anyhow!(
-        "{path}: the document is larger than {}, the most --max-document lets a format that \
-         reads whole documents take; raise --max-document, or write the spans one per line \
-         (JSONL) and split the file",
+        "{path}: larger than {}, the --max-document limit of the formats read as one \
+         document; raise --max-document, or split the file",
         crate::cli::size_text(limit)
     )
 }
