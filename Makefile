@@ -5,7 +5,7 @@ DESTDIR  ?=
 RELEASE  := target/release
 BINS     := $(patsubst src/bin/%.rs,%,$(wildcard src/bin/triage*.rs))
 
-.PHONY: build demo test test-browser test-spark lint bench bench-explain man completions install install-docs check-peer clean
+.PHONY: build demo test test-browser test-spark lint fuzz bench bench-explain man completions install install-docs check-peer clean
 
 build:
 	$(CARGO) build --release --locked
@@ -37,6 +37,12 @@ test-browser:
 
 test-spark:
 	$(CARGO) test --locked --test spark -- --include-ignored
+
+## fuzz: every reader (and the HTTP request parser) fed byte mutants of the sample files,
+## TRIAGE_FUZZ_SECONDS (default 60) per target; a crash is kept in target/fuzz-crashes/.
+fuzz:
+	TRIAGE_FUZZ_SECONDS=$${TRIAGE_FUZZ_SECONDS:-60} $(CARGO) test --release --locked --test fuzz_readers \
+	  $$([ -f tests/fuzz_http.rs ] && echo --test fuzz_http) -- --ignored --test-threads 1 --nocapture
 
 ## bench: side-by-side timings against the reference, DuckDB and jq.
 bench: build

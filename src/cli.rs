@@ -501,6 +501,35 @@ pub fn positive<T: std::str::FromStr + From<u8> + PartialOrd>(s: &str) -> Result
     }
 }
 
+/// A flag's size in bytes: "256M" is 256 MiB (K, M and G suffixes), a
+/// plain number is bytes.
+pub fn size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (digits, shift) = match t.char_indices().last() {
+        Some((i, 'k' | 'K')) => (&t[..i], 10),
+        Some((i, 'm' | 'M')) => (&t[..i], 20),
+        Some((i, 'g' | 'G')) => (&t[..i], 30),
+        _ => (t, 0),
+    };
+    let n: u64 = digits
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?}: expected bytes, like 1048576 or 256M"))?;
+    n.checked_mul(1 << shift)
+        .filter(|n| *n > 0)
+        .ok_or_else(|| format!("{s:?}: out of range"))
+}
+
+/// A size in bytes as a person reads it: "256 MiB", "1 GiB", "1000 bytes".
+pub fn size_text(bytes: u64) -> String {
+    for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
+        if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
+            return format!("{} {unit}", bytes >> shift);
+        }
+    }
+    format!("{bytes} bytes")
+}
+
 /// A flag's share: a number from 0 to 1.
 pub fn share(s: &str) -> Result<f64, String> {
     match finite_number(s)? {
@@ -589,6 +618,17 @@ fn warn_repeated(files: &[PathBuf], diag: &mut Diag) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sizes_read_with_suffixes_and_print_back() {
+        assert_eq!(size("256M"), Ok(256 << 20));
+        assert_eq!(size("1g"), Ok(1 << 30));
+        assert_eq!(size("4096"), Ok(4096));
+        assert!(size("0").is_err());
+        assert!(size("lots").unwrap_err().contains("expected bytes"));
+        assert_eq!(size_text(256 << 20), "256 MiB");
+        assert_eq!(size_text(1000), "1000 bytes");
+    }
 
     #[test]
     fn warnings_are_counted_past_the_cap() {

@@ -23,6 +23,7 @@ pub mod recv;
 pub mod render;
 pub mod score;
 pub mod stream;
+pub mod surrogates;
 pub mod task_share;
 pub mod timestamp;
 pub mod tracegen;

@@ -8,6 +8,7 @@ use std::ops::Range;
 use serde::Serialize;
 
 use crate::json_scan::PAD;
+use crate::surrogates::{self, Repaired};
 use crate::waiting::{SILENCE, Waiting};
 
 /// Lines longer than this are refused rather than grown without bound.
@@ -21,6 +22,8 @@ pub struct Chunk {
     pub data: Vec<u8>,
     /// The 1-based line number of the first line in `data`.
     pub first_line: u64,
+    /// Lone surrogate escapes replaced in `data` as it was read.
+    pub repaired: Repaired,
 }
 
 /// Where a chunk's lines are, as [`Chunk::line_spans`] gives them: each
@@ -139,6 +142,8 @@ pub struct ChunkReader<R> {
     /// Set for a live input: chunks end where the bytes that have arrived
     /// end, rather than waiting to fill.
     waiting: Option<Waiting>,
+    /// Lines longer than this are refused.
+    max_line: usize,
 }
 
 /// The most a read of a live input with nothing waiting asks for: it
@@ -160,7 +165,14 @@ impl<R: Read> ChunkReader<R> {
             eof: false,
             chunk_bytes: chunk_bytes.max(16),
             waiting: None,
+            max_line: MAX_LINE_BYTES,
         }
+    }
+
+    /// Refuses lines longer than `bytes` (at most [`MAX_LINE_BYTES`]).
+    pub fn max_line(mut self, bytes: u64) -> Self {
+        self.max_line = usize::try_from(bytes).map_or(MAX_LINE_BYTES, |b| b.min(MAX_LINE_BYTES));
+        self
     }
 
     /// Reads `waiting`'s input as it arrives: each chunk holds the lines
@@ -240,13 +252,13 @@ impl<R: Read> ChunkReader<R> {
             if self.eof {
                 return Ok(Some(data).filter(|d| !d.is_empty()));
             }
-            if data.len() > MAX_LINE_BYTES {
+            if data.len() > self.max_line {
                 return Err(io::Error::new(
                     io::ErrorKind::InvalidData,
                     format!(
-                        "line {} is longer than {} MiB",
+                        "line {} is longer than {}",
                         self.next_line,
-                        MAX_LINE_BYTES >> 20
+                        crate::cli::size_text(self.max_line as u64)
                     ),
                 ));
             }
@@ -326,11 +338,13 @@ impl<R: Read> ChunkReader<R> {
 
     /// A chunk of `data`, numbered from the next line; the caller moves
     /// `next_line` past it.
-    fn start_chunk(&mut self, data: Vec<u8>) -> Chunk {
+    fn start_chunk(&mut self, mut data: Vec<u8>) -> Chunk {
         self.at_start = false;
+        let repaired = surrogates::repair(&mut data, self.next_line);
         Chunk {
             data,
             first_line: self.next_line,
+            repaired,
         }
     }
 }
@@ -516,7 +530,7 @@ mod tests {
                 .map(|(i, l)| (i as u64 + 1, l.strip_suffix(b"\r").unwrap_or(l).to_vec()))
                 .filter(|(_, l)| !l.iter().all(u8::is_ascii_whitespace))
                 .collect();
-            let mut chunk = Chunk { data: input.clone(), first_line: 1 };
+            let mut chunk = Chunk { data: input.clone(), first_line: 1, repaired: Repaired::default() };
             let spans: Vec<(u64, Vec<u8>)> =
                 chunk.line_spans().map(|(n, r)| (n, input[r].to_vec())).collect();
             let lines: Vec<(u64, Vec<u8>)> =
@@ -556,6 +570,7 @@ mod tests {
         let mut chunk = Chunk {
             data: b"{\"a\":1}\r\n\n  \n{}\n[]".to_vec(),
             first_line: 1,
+            repaired: Repaired::default(),
         };
         let spans: LineSpans = chunk.line_spans().collect();
         chunk.end_lines_with_zero(&spans);

@@ -26,6 +26,8 @@ pub struct AnalyzeOptions {
     pub strict: bool,
     pub buffer_events: usize,
     pub text_limit: usize,
+    /// `--max-document`: the largest whole-document input read.
+    pub document_limit: u64,
 }
 
 impl AnalyzeOptions {
@@ -36,6 +38,7 @@ impl AnalyzeOptions {
             strict: false,
             buffer_events: crate::group::DEFAULT_BUFFER_EVENTS,
             text_limit: 2000,
+            document_limit: adapters::DEFAULT_MAX_DOCUMENT,
         }
     }
 }
@@ -106,6 +109,7 @@ fn parse_and_feed(
 ) -> anyhow::Result<u64> {
     let settings = DecodeSettings {
         text_limit: opts.text_limit,
+        document_limit: opts.document_limit,
         classifier: crate::classify::Classifier::new(&opts.config.classify),
         ..DecodeSettings::default()
     };

@@ -88,12 +88,14 @@ pub fn read_records_from(
         path,
         strict,
         skipped: 0,
+        repaired_warned: false,
         diag,
         each,
     };
     let Some(mut a) = chunks.next(path)? else {
         return Ok(0);
     };
+    hand.repaired(&a);
     let mut decoded_a = Vec::new();
     decode_chunk(&a, &mut decoded_a, || ());
     // The vector of records handed over last, emptied, for the next chunk.
@@ -102,6 +104,7 @@ pub fn read_records_from(
         let Some(b) = chunks.next_or(path, || hand.over_all(&mut decoded_a))? else {
             break;
         };
+        hand.repaired(&b);
         let mut decoded_b;
         (decoded_b, spare) = decode_while_handing_over(&b, decoded_a, spare, &mut hand)?;
         chunks.recycle(a);
@@ -110,6 +113,7 @@ pub fn read_records_from(
             return Ok(hand.skipped);
         };
         a = next;
+        hand.repaired(&a);
         (decoded_a, spare) = decode_while_handing_over(&a, decoded_b, spare, &mut hand)?;
         chunks.recycle(b);
     }
@@ -280,6 +284,8 @@ struct Handover<'p, 'd, F> {
     path: &'p str,
     strict: bool,
     skipped: u64,
+    /// Set once the input's lone surrogates were warned of.
+    repaired_warned: bool,
     diag: &'d mut Diag,
     each: F,
 }
@@ -288,6 +294,13 @@ impl<F> Handover<'_, '_, F>
 where
     F: FnMut(&Record<'_>, &Location<'_>, &mut Diag) -> anyhow::Result<()>,
 {
+    /// Warns, once per input, that a chunk had lone surrogate escapes
+    /// replaced (see [`crate::surrogates`]).
+    fn repaired(&mut self, lines: &Lines) {
+        let r = lines.chunk.repaired;
+        crate::surrogates::warn_once(r, self.path, &mut self.repaired_warned, self.diag);
+    }
+
     fn over(&mut self, mut decoded: Decoded<'_>) -> anyhow::Result<()> {
         self.over_all(&mut decoded)
     }

@@ -249,10 +249,27 @@ fn read_detected(
 /// Reads a whole-document input (BOM dropped), naming the input in the
 /// error. Integers too wide for 64 bits come back quoted (see
 /// [`quote_wide_integers`]).
-fn read_document(r: impl Read, sink: &Sink<'_>) -> anyhow::Result<Vec<u8>> {
-    crate::ndjson::read_all(r)
-        .map(quote_wide_integers)
-        .map_err(|e| anyhow::anyhow!("{}: {}", sink.path(), crate::cli::io_reason(&e)))
+/// Lone surrogate escapes are replaced (see [`crate::surrogates`]). A
+/// document past the `--max-document` limit is refused: it is read whole,
+/// and what it decodes to takes many times its size.
+fn read_document(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<Vec<u8>> {
+    let limit = sink.settings.document_limit;
+    let mut data = crate::ndjson::read_all(r.take(limit.saturating_add(1)))
+        .map_err(|e| anyhow::anyhow!("{}: {}", sink.path(), crate::cli::io_reason(&e)))?;
+    if data.len() as u64 > limit {
+        return Err(too_large(sink.path(), limit));
+    }
+    sink.repaired(crate::surrogates::repair(&mut data, 1));
+    Ok(quote_wide_integers(data))
+}
+
+/// The error for a document larger than `limit` bytes.
+pub fn too_large(path: &str, limit: u64) -> anyhow::Error {
+    anyhow::anyhow!(
+        "{path}: larger than {}, the --max-document limit of the formats read as one \
+         document; raise --max-document, or split the file",
+        crate::cli::size_text(limit)
+    )
 }
 
 /// Writes integers past 64 bits (128-bit trace ids, as the Python SDK
@@ -452,11 +469,17 @@ impl TimeFilter {
     }
 }
 
+/// The default of `--max-document`, in bytes: a span list decodes to some
+/// thirty times its size, so this is already several GiB of memory.
+pub const DEFAULT_MAX_DOCUMENT: u64 = 256 << 20;
+
 /// Settings adapters read while decoding, shared across threads.
 pub struct DecodeSettings {
     pub filter: TimeFilter,
     /// Input and output texts are cut to this many bytes.
     pub text_limit: usize,
+    /// Formats read as whole documents refuse inputs larger than this.
+    pub document_limit: u64,
     pub classifier: Classifier,
     /// How long a trace of a span stream is held after its last span, in
     /// nanoseconds of span time; None holds traces until the input ends.
@@ -468,6 +491,7 @@ impl Default for DecodeSettings {
         DecodeSettings {
             filter: TimeFilter::default(),
             text_limit: 2000,
+            document_limit: DEFAULT_MAX_DOCUMENT,
             classifier: Classifier::default(),
             trace_window: Some(trace_window::DEFAULT_WINDOW_NANOS),
         }
@@ -485,6 +509,20 @@ pub fn text_digest(text: &str) -> String {
     digest
 }
 
+/// `text` cut to `limit` bytes at a character boundary (and marked `…`
+/// when cut), and the digest of the whole.
+pub fn cut_text(text: &str, limit: usize) -> (String, String) {
+    let digest = text_digest(text);
+    if text.len() <= limit {
+        return (text.to_string(), digest);
+    }
+    let mut end = limit;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    (format!("{}…", &text[..end]), digest)
+}
+
 /// Whether `kept` is a text cut short (`…`) of the whole that `digest`
 /// names, rather than the whole text.
 pub fn is_cut(kept: &str, digest: Option<&str>) -> bool {
@@ -495,15 +533,7 @@ impl DecodeSettings {
     /// Cuts `text` to the limit at a character boundary; returns the kept
     /// text and the digest of the whole.
     pub fn text(&self, text: &str) -> (String, String) {
-        let digest = text_digest(text);
-        if text.len() <= self.text_limit {
-            return (text.to_string(), digest);
-        }
-        let mut end = self.text_limit;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        (format!("{}…", &text[..end]), digest)
+        cut_text(text, self.text_limit)
     }
 
     /// Marks an unlabeled failure's cause from its error, or a success whose
@@ -577,6 +607,8 @@ pub struct Sink<'w> {
     untimed: u64,
     /// Events and skipped parts of the current input, over its sources.
     input_read: (u64, u64),
+    /// Set once the current source's lone surrogates were warned of.
+    repaired_warned: bool,
 }
 
 impl<'w> Sink<'w> {
@@ -632,6 +664,7 @@ impl<'w> Sink<'w> {
             source_index: 0,
             untimed: 0,
             input_read: (0, 0),
+            repaired_warned: false,
         }
     }
 
@@ -653,6 +686,18 @@ impl<'w> Sink<'w> {
         self.source_runs = 0;
         self.source_index += 1;
         self.untimed = 0;
+        self.repaired_warned = false;
+    }
+
+    /// Warns, once per source, that lone surrogate escapes were replaced.
+    pub fn repaired(&mut self, r: crate::surrogates::Repaired) {
+        if self.repaired_warned {
+            return;
+        }
+        if let Some(msg) = r.warning(&self.source.path) {
+            self.repaired_warned = true;
+            self.diag.warn("lone-surrogate", format_args!("{msg}"));
+        }
     }
 
     fn begin_input(&mut self) {

@@ -95,6 +95,7 @@ pub fn read(
         ),
         filter: sink.settings.filter,
         as_views: sink.feeds_grouper(),
+        text_limit: sink.settings.text_limit,
     };
     let mut spans = LineSpans::new();
     let mut chunk = read_chunk(&mut reader, &mut spans, &path)?;
@@ -102,6 +103,9 @@ pub fn read(
     let mut decoded: Vec<TaskOutput> = Vec::new();
     let spare = SpareOutputs::default();
     while let Some(current) = chunk.take() {
+        // Lines are numbered, so this warning may come before warnings
+        // about earlier lines of the chunk being written.
+        sink.repaired(current.repaired);
         let previous = std::mem::take(&mut decoded);
         if reader.quiet() {
             // Nothing more has arrived: this chunk's records go out now,
@@ -208,6 +212,8 @@ struct Decoding {
     filter: TimeFilter,
     /// Events become [`GroupedEvent`]s rather than records.
     as_views: bool,
+    /// `--max-text`: inputs and outputs longer are cut.
+    text_limit: usize,
 }
 
 fn write_decoded(
@@ -305,7 +311,8 @@ fn decode_line<'c>(
             body: (start, buf.len()),
         });
     }
-    let ev = TraceEvent::read(&obj)?;
+    let mut ev = TraceEvent::read(&obj)?;
+    ev.cut_texts(how.text_limit);
     if !how.filter.keeps(ev.timestamp) {
         return Ok(Outcome::Filtered);
     }
@@ -569,6 +576,10 @@ struct TraceEvent<'c> {
     error: Option<ErrorInfo>,
     input: Option<&'c str>,
     output: Option<Value<'c>>,
+    /// The input and output cut to `--max-text` (with the digest of the
+    /// whole), when longer.
+    input_cut: Option<(String, String)>,
+    output_cut: Option<(String, String)>,
 }
 
 impl<'c> TraceEvent<'c> {
@@ -630,7 +641,7 @@ impl<'c> TraceEvent<'c> {
         .filter(|raw| !is_empty_object(raw));
         Ok(TraceEvent {
             event_id,
-            run_id: run.as_str().expect("checked to be a string"),
+            run_id: run.as_str().ok_or("run_id: not a readable string")?,
             run_id_raw: run.raw(),
             turn,
             agent_id,
@@ -654,7 +665,24 @@ impl<'c> TraceEvent<'c> {
             error: obj.get(Top::Error).and_then(|v| error_info(v, obj.error)),
             input: obj.get(Top::Input).filter(is_string).map(|v| v.raw()),
             output: obj.get(Top::Output).filter(is_string),
+            input_cut: None,
+            output_cut: None,
         })
+    }
+
+    /// Cuts the input and output texts longer than `limit` bytes. The JSON
+    /// text is never shorter than what it decodes to, so most texts are
+    /// let through on their length alone.
+    fn cut_texts(&mut self, limit: usize) {
+        let cut = |raw: &str| {
+            if raw.len() <= limit + 2 {
+                return None;
+            }
+            let text: String = serde_json::from_str(raw).ok()?;
+            (text.len() > limit).then(|| super::cut_text(&text, limit))
+        };
+        self.input_cut = self.input.and_then(cut);
+        self.output_cut = self.output.and_then(|v| cut(v.raw()));
     }
 
     /// The `failure_source` member: why the event counts as failed.
@@ -720,8 +748,22 @@ impl<'c> TraceEvent<'c> {
             w.raw(",\"error\":");
             w.serde(e);
         }
-        w.optional(",\"input\":", self.input);
-        w.optional(",\"output\":", self.output.map(|v| v.raw()));
+        match &self.input_cut {
+            Some((kept, digest)) => {
+                w.raw(",\"input\":");
+                w.serde(kept);
+                w.member(",\"input_digest\":", &format!("\"{digest}\""));
+            }
+            None => w.optional(",\"input\":", self.input),
+        }
+        match &self.output_cut {
+            Some((kept, digest)) => {
+                w.raw(",\"output\":");
+                w.serde(kept);
+                w.member(",\"output_digest\":", &format!("\"{digest}\""));
+            }
+            None => w.optional(",\"output\":", self.output.map(|v| v.raw())),
+        }
         w.raw(src_head);
         w.int(line as i64);
         w.raw("}");
@@ -742,7 +784,10 @@ impl<'c> TraceEvent<'c> {
                 tool_name: out.put(&decoded(&self.tool_name)),
                 classification: self.classification.as_ref().map(|(c, _)| out.put(c)),
                 divergence: (divergence_from, out.divergence.len()),
-                output: self.output.as_ref().map(|o| out.put(&decoded(o))),
+                output: match &self.output_cut {
+                    Some((kept, _)) => Some(out.put(kept)),
+                    None => self.output.as_ref().map(|o| out.put(&decoded(o))),
+                },
                 error: self.error.clone(),
             };
             out.failures.push(failure);

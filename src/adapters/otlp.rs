@@ -272,26 +272,38 @@ fn held_span(
 /// is complete.
 pub fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let mut window = TraceWindow::new(sink.settings.trace_window);
-    let mut reader = ChunkReader::new(r);
+    let limit = sink.settings.document_limit;
+    let mut reader = ChunkReader::new(r).max_line(limit);
     let path = sink.path().to_string();
     let next = |reader: &mut ChunkReader<_>| {
-        reader
-            .next_chunk()
-            .map_err(|e| anyhow::anyhow!("{path}: {}", crate::cli::io_reason(&e)))
+        reader.next_chunk().map_err(|e| match e.kind() {
+            std::io::ErrorKind::InvalidData => anyhow::anyhow!(
+                "{path}: {e}, the most --max-document lets one OTLP request take; raise \
+                 --max-document"
+            ),
+            _ => anyhow::anyhow!("{path}: {}", crate::cli::io_reason(&e)),
+        })
     };
     // None until the first line shows whether requests are one per line or
     // one document across lines.
     let mut document: Option<Option<Vec<u8>>> = None;
     while let Some(mut chunk) = next(&mut reader)? {
+        sink.repaired(chunk.repaired);
         if document.is_none() {
             document = first_line_state(&mut chunk);
         }
         if let Some(Some(doc)) = document.as_mut() {
+            if (doc.len() + chunk.data.len()) as u64 > limit {
+                return Err(super::too_large(&path, limit));
+            }
             doc.extend_from_slice(&chunk.data);
             continue;
         }
         // Requests decode in parallel; their spans are held in input order.
         let lines: Vec<_> = chunk.lines().collect();
+        if let Some(long) = lines.iter().find(|l| l.bytes.len() as u64 > limit) {
+            return Err(super::too_large(&format!("{path}:{}", long.number), limit));
+        }
         let settings = &sink.settings;
         let decoded: Vec<_> = lines
             .par_iter()

@@ -16,8 +16,7 @@ const TOOL_OUTPUT_PREFIX: &str = "exitcode:";
 /// Reads one Who&When file from `r` into `sink`.
 pub fn read(mut r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let path = sink.path().to_string();
-    let data = crate::ndjson::read_all(&mut r)
-        .map_err(|e| anyhow::anyhow!("{path}: {}", crate::cli::io_reason(&e)))?;
+    let data = super::read_document(&mut r, sink)?;
     if let Some((line, reason)) = super::not_utf8(&data) {
         return sink.skip(line, &reason);
     }

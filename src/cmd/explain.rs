@@ -366,10 +366,12 @@ fn read_input(
 ) -> anyhow::Result<()> {
     let name = input.name();
     let mut reader = ChunkReader::new(input.open()?);
+    let mut warned = false;
     while let Some(mut chunk) = reader
         .next_chunk()
         .map_err(|e| anyhow::anyhow!("{name}: {}", cli::io_reason(&e)))?
     {
+        crate::surrogates::warn_once(chunk.repaired, &name, &mut warned, diag);
         for line in chunk.lines() {
             let at = format!("{name}:{}", line.number);
             match read_line(line.bytes, runs, out) {

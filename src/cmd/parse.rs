@@ -38,6 +38,11 @@ pub struct Args {
     /// the input. A span that comes later is emitted as a continuation of its run.
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_window)]
     pub trace_window: Window,
+    /// Refuse a file larger than this in a format read as one document (all but ndjson; an
+    /// otlp request per line is held to it too), K, M, G suffixes allowed: the whole document
+    /// is held in memory, many times over once decoded.
+    #[arg(long, value_name = "BYTES", default_value = "256M", value_parser = cli::size)]
+    pub max_document: u64,
     /// Configuration file; its [classify] section adds failure classification rules.
     #[arg(long, short = 'c', value_name = "FILE", env = "TRIAGE_CONFIG")]
     pub config: Option<PathBuf>,
@@ -105,6 +110,7 @@ triage-parse --since 2026-04-25 traces.jsonl | jq -c 'select(.action_succeeded =
                 until: self.until,
             },
             text_limit: self.max_text,
+            document_limit: self.max_document,
             classifier: Classifier::new(&config.classify),
             trace_window: self.trace_window.0,
         };

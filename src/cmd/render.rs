@@ -222,10 +222,12 @@ fn read_records(
     diag: &mut Diag,
 ) -> anyhow::Result<()> {
     let mut reader = ChunkReader::new(input.open()?);
+    let mut warned = false;
     while let Some(mut chunk) = reader
         .next_chunk()
         .map_err(|e| anyhow::anyhow!("{}: {}", input.name(), cli::io_reason(&e)))?
     {
+        crate::surrogates::warn_once(chunk.repaired, &input.name(), &mut warned, diag);
         let lines: Vec<(u64, &[u8])> = chunk.lines().map(|l| (l.number, &*l.bytes)).collect();
         let parsed: Vec<_> = lines
             .par_iter()

@@ -59,6 +59,9 @@ pub struct ReportArgs {
     /// Trace format of the input files.
     #[arg(long, value_enum, default_value = "auto")]
     pub input_format: Format,
+    /// Refuse a trace file larger than this in a format read as one document (K, M, G suffixes).
+    #[arg(long, value_name = "BYTES", default_value = "256M", value_parser = cli::size)]
+    pub max_document: u64,
     /// Add an LLM's root-cause narrative and one fix to each of the top
     /// patterns, as triage-explain --narrate does.
     #[arg(long)]
@@ -163,7 +166,8 @@ fn options(
 fn report(a: ReportArgs, diag: &mut Diag) -> anyhow::Result<u8> {
     a.output.check()?;
     a.llm.refuse_unused(a.ai_analysis, "--ai-analysis")?;
-    let opts = options(a.config.as_deref(), a.input_format, &a.common)?;
+    let mut opts = options(a.config.as_deref(), a.input_format, &a.common)?;
+    opts.document_limit = a.max_document;
     let client = a
         .ai_analysis
         .then(|| a.llm.client(&opts.config.llm, "--ai-analysis"))

@@ -80,26 +80,65 @@ pub fn data_flow(run: &RunView) -> Vec<Vec<usize>> {
 }
 
 /// For every step, the earliest suspect it reaches walking back along
-/// `deps` (itself included). Relaxed in step order until nothing changes:
-/// one pass when data only flows forward, one more per level of parent
-/// spans that take a child's result, so long runs stay linear.
+/// `deps` (itself included). Suspects are taken in step order, each
+/// walking forward to the steps that take data from it and are not yet
+/// claimed: a step an earlier suspect claimed reaches that one, and so do
+/// the steps that take from it. Each step and link is visited once, so long
+/// runs stay linear (relaxing every step until nothing changed took a pass
+/// per level of parent spans).
 fn earliest_reached(deps: &[Vec<usize>], suspect: &[bool]) -> Vec<Option<usize>> {
-    let mut earliest: Vec<Option<usize>> =
-        (0..deps.len()).map(|j| suspect[j].then_some(j)).collect();
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for j in 0..deps.len() {
-            let best = deps[j].iter().filter_map(|&d| earliest[d]).min();
-            if let Some(b) = best
-                && earliest[j].is_none_or(|e| b < e)
-            {
-                earliest[j] = Some(b);
-                changed = true;
+    let takers = Takers::of(deps);
+    let mut earliest: Vec<Option<usize>> = vec![None; deps.len()];
+    let mut todo = Vec::new();
+    for s in (0..deps.len()).filter(|&s| suspect[s]) {
+        if earliest[s].is_some() {
+            continue;
+        }
+        earliest[s] = Some(s);
+        todo.push(s);
+        while let Some(i) = todo.pop() {
+            for &j in takers.of_step(i) {
+                if earliest[j].is_none() {
+                    earliest[j] = Some(s);
+                    todo.push(j);
+                }
             }
         }
     }
     earliest
+}
+
+/// `deps` turned around: for every step, the steps that take data from it,
+/// in one flat list (a vector per step cost an allocation each).
+struct Takers {
+    /// Where each step's takers start in `all`; one more for the end.
+    start: Vec<usize>,
+    all: Vec<usize>,
+}
+
+impl Takers {
+    fn of(deps: &[Vec<usize>]) -> Self {
+        let mut start = vec![0; deps.len() + 1];
+        for &i in deps.iter().flatten() {
+            start[i + 1] += 1;
+        }
+        for k in 1..start.len() {
+            start[k] += start[k - 1];
+        }
+        let mut next = start.clone();
+        let mut all = vec![0; start[deps.len()]];
+        for (j, d) in deps.iter().enumerate() {
+            for &i in d {
+                all[next[i]] = j;
+                next[i] += 1;
+            }
+        }
+        Takers { start, all }
+    }
+
+    fn of_step(&self, i: usize) -> &[usize] {
+        &self.all[self.start[i]..self.start[i + 1]]
+    }
 }
 
 /// For every step, the first of `sources` (in their order) that reaches it
@@ -252,9 +291,16 @@ fn rank<'h>(run: &RunView, hits: &'h [NamedHit<'h>], deps: &[Vec<usize>]) -> Vec
     }
     let sources: Vec<usize> = explicit.iter().map(|&(at, _)| at).collect();
     let reacher = first_reacher(deps, &sources);
+    // Each symptom's step with the category of its first hit, looked up
+    // rather than searched for each suspect (a search per suspect made a
+    // long run with many failures quadratic).
+    let mut category_at: HashMap<usize, &str> = HashMap::with_capacity(explicit.len());
+    for &(at, category) in &explicit {
+        category_at.entry(at).or_insert(category);
+    }
     for r in by_step.iter_mut().filter(|r| evidence[r.at]) {
         let Some(from) = reacher[r.at] else { continue };
-        let category = explicit.iter().find(|s| s.0 == from).map_or("", |s| s.1);
+        let category = category_at.get(&from).copied().unwrap_or("");
         r.score += REACHED_BONUS;
         r.reasons.push(reach_reason(run, category, from, r.at));
     }
@@ -460,6 +506,105 @@ mod tests {
         assert!(
             forward.contains("linked by data flow to the later step 2"),
             "{forward}"
+        );
+    }
+
+    /// What `earliest_reached` must give: every step relaxed until nothing
+    /// changes.
+    fn earliest_by_relaxing(deps: &[Vec<usize>], suspect: &[bool]) -> Vec<Option<usize>> {
+        let mut earliest: Vec<Option<usize>> =
+            (0..deps.len()).map(|j| suspect[j].then_some(j)).collect();
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for j in 0..deps.len() {
+                let best = deps[j].iter().filter_map(|&d| earliest[d]).min();
+                if let Some(b) = best
+                    && earliest[j].is_none_or(|e| b < e)
+                {
+                    earliest[j] = Some(b);
+                    changed = true;
+                }
+            }
+        }
+        earliest
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_earliest_suspect_reached_is_the_least_fixed_point(
+            links in proptest::collection::vec(
+                proptest::collection::vec(0..40usize, 0..4), 1..40),
+            suspects in proptest::collection::vec(proptest::bool::ANY, 40),
+        ) {
+            let n = links.len();
+            let deps: Vec<Vec<usize>> = links
+                .iter()
+                .map(|d| d.iter().map(|i| i % n).collect())
+                .collect();
+            let suspect = &suspects[..n];
+            proptest::prop_assert_eq!(
+                earliest_reached(&deps, suspect),
+                earliest_by_relaxing(&deps, suspect)
+            );
+        }
+    }
+
+    /// A chat of `n` steps, one in ten failing, each failure a symptom and
+    /// the step before it a suspect.
+    fn long_failing_chat(n: usize) -> (RunView, Vec<NamedHit<'static>>) {
+        let steps = (0..n)
+            .map(|i| step(i as u64, ["a", "b"][i % 2], "message", i % 10 != 9, ""))
+            .collect();
+        let mut hits = Vec::new();
+        for i in (9..n).step_by(10) {
+            let mut symptom = Hit::suspect(i, "error", 0.6, String::new());
+            symptom.symptom = true;
+            hits.push(("errors", symptom));
+            hits.push((
+                "claims",
+                Hit::suspect(i - 1, "fabrication", 0.5, String::new()),
+            ));
+        }
+        (run(steps, "failed"), hits)
+    }
+
+    /// The CPU time this thread has used, where Linux tells it (in clock
+    /// ticks), so that other processes on a loaded machine do not count.
+    fn thread_cpu() -> Option<std::time::Duration> {
+        let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
+        let mut fields = stat.rsplit_once(')')?.1.split_whitespace();
+        // utime and stime are the 14th and 15th fields; the 3rd comes first here.
+        let utime: u64 = fields.nth(11)?.parse().ok()?;
+        let stime: u64 = fields.next()?.parse().ok()?;
+        Some(std::time::Duration::from_millis((utime + stime) * 10))
+    }
+
+    #[test]
+    fn the_walk_back_is_linear_in_a_long_run() {
+        // 4x the steps must take well under 6x the time (linear is 4x;
+        // looking up each suspect's symptom by a search took 16x). The
+        // thread's CPU time, where known, and the best of two runs.
+        let fastest = |n| {
+            let (r, hits) = long_failing_chat(n);
+            (0..2)
+                .map(|_| {
+                    let (cpu, t) = (thread_cpu(), std::time::Instant::now());
+                    let v = verdict(&r, &hits);
+                    assert_eq!(v.category, "fabrication");
+                    match (cpu, thread_cpu()) {
+                        (Some(a), Some(b)) => b.saturating_sub(a),
+                        _ => t.elapsed(),
+                    }
+                })
+                .min()
+                .unwrap()
+        };
+        let (short, long) = (fastest(250_000), fastest(1_000_000));
+        assert!(
+            long < short * 6,
+            "4x the steps took {:.1}x the time ({short:?}, {long:?})",
+            long.as_secs_f64() / short.as_secs_f64()
         );
     }
 
