@@ -59,3 +59,88 @@ fn trend_follows_time_whichever_file_comes_first() {
     let patterns = |r: &Value| r["patterns"].clone();
     assert_eq!(patterns(&forward), patterns(&backward));
 }
+
+/// A stage behind one that failed (here triage-explain --narrate with no
+/// API key) gets nothing at all on stdin: it exits 2 and says so, rather
+/// than mailing "0 runs analyzed … Nothing to report".
+#[test]
+fn a_stage_with_nothing_on_stdin_fails_closed() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("alerts.json");
+    for args in [
+        &["triage-parse"][..],
+        &["triage-group"],
+        &["triage-score"],
+        &["triage-render"],
+        &["triage-render", "--format", "html"],
+        &["triage-explain"],
+        &[
+            "triage-alert",
+            "--dry-run",
+            "--state",
+            state.to_str().unwrap(),
+        ],
+        &["triage", "report"],
+        &["triage-diff", "examples/before.ndjson", "-"],
+    ] {
+        for stdin in [&b""[..], b"\n  \n"] {
+            let (code, out, err) = dated(args[0], &args[1..], stdin);
+            assert_eq!(code, 2, "{args:?}: {err}");
+            assert!(
+                err.contains("no records on stdin: did the stage before fail?"),
+                "{args:?}: {err}"
+            );
+            assert!(
+                !String::from_utf8_lossy(&out).contains("Nothing to report"),
+                "{args:?}"
+            );
+        }
+    }
+    // The failing pipeline of a cron job, under pipefail.
+    let script = "set -o pipefail; triage-parse examples/monday.ndjson | triage-group | triage-score \
+| triage-explain --narrate | triage-render";
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_triage"))
+        .parent()
+        .unwrap();
+    let out = std::process::Command::new("bash")
+        .args(["-c", script])
+        .env(
+            "PATH",
+            format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()),
+        )
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("TRIAGE_CONFIG")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(
+        err.contains("triage-render: error: no records on stdin: did the stage before fail?"),
+        "{err}"
+    );
+}
+
+/// A header and no runs is a stage that ran and found nothing: that is
+/// still reported, as "Nothing to report".
+#[test]
+fn a_header_and_no_runs_still_reports_nothing_to_report() {
+    let header = ok("triage-parse", &["/dev/null"], b"");
+    let grouped = ok("triage-group", &[], &header);
+    let scored = ok("triage-score", &[], &grouped);
+    for input in [&header, &scored] {
+        let (code, out, err) = dated("triage-render", &[], input);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            String::from_utf8_lossy(&out).contains("Nothing to report: no runs were read."),
+            "{}",
+            String::from_utf8_lossy(&out)
+        );
+    }
+}

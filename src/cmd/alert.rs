@@ -178,6 +178,7 @@ triage report --format json runs/*.ndjson | triage-alert --dry-run | jq -c 'sele
         for input in &inputs {
             for_each_pattern(input, &mut out, diag, self.common.strict, &mut each)?;
         }
+        cli::refuse_empty_stdin(&inputs)?;
         out.flush()?;
         Ok(if failed > 0 {
             cli::EXIT_ERROR
@@ -244,6 +245,10 @@ fn for_each_pattern(
     let mut reader = input.open()?;
     let head = peek_first_line(&mut reader)
         .map_err(|e| anyhow::anyhow!("{name}: {}", cli::io_reason(&e)))?;
+    // Nothing at all before the end of input.
+    if head.is_empty() {
+        cli::refuse_empty_stdin(std::slice::from_ref(input))?;
+    }
     let reader = io::Cursor::new(head).chain(reader);
     let head = reader.get_ref().0.get_ref();
     if is_report_document(head) {

@@ -116,9 +116,13 @@ pub fn diff_sides(
     if before.as_os_str() == "-" && after.as_os_str() == "-" {
         anyhow::bail!("only one side can be stdin (-)");
     }
-    let b = analyze(&side_inputs(before, diag)?, opts, diag)?;
+    let inputs = side_inputs(before, diag)?;
+    let b = analyze(&inputs, opts, diag)?;
+    cli::refuse_empty_stdin(&inputs)?;
     something_to_compare(before, &b)?;
-    let a = analyze(&side_inputs(after, diag)?, opts, diag)?;
+    let inputs = side_inputs(after, diag)?;
+    let a = analyze(&inputs, opts, diag)?;
+    cli::refuse_empty_stdin(&inputs)?;
     something_to_compare(after, &a)?;
     let changes = compare(&b, &a, &opts.config.scoring);
     let sides = [

@@ -189,6 +189,7 @@ TRIAGE_CONFIG: the configuration file, as --config.",
         for input in &inputs {
             read_input(input, &mut runs, &mut out, diag, self.common.strict)?;
         }
+        cli::refuse_empty_stdin(&inputs)?;
         let mut patterns = std::mem::take(&mut runs.patterns);
         if let Some(client) = client.as_ref().filter(|_| self.narrate) {
             narrate_top(client, &mut patterns, self.top, diag)?;

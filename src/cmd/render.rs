@@ -150,7 +150,8 @@ triage-render --format csv scored.ndjson > patterns.csv",
         self.output.check()?;
         let config = Config::load_or_default(self.config.as_deref())?;
         let mut report = Report::default();
-        for input in &cli::inputs(&self.files, diag)? {
+        let inputs = cli::inputs(&self.files, diag)?;
+        for input in &inputs {
             let events_before = report.events_not_shown;
             read_records(input, &mut report, self.common.strict, diag)?;
             let events = report.events_not_shown - events_before;
@@ -165,6 +166,7 @@ triage-render --format csv scored.ndjson > patterns.csv",
                 );
             }
         }
+        cli::refuse_empty_stdin(&inputs)?;
         refuse_events_only(&report)?;
         report.finish();
         let mut scoring = config.scoring;

@@ -135,7 +135,9 @@ fn report(a: ReportArgs, diag: &mut Diag) -> anyhow::Result<u8> {
         .ai_analysis
         .then(|| a.llm.client(&opts.config.llm, "--ai-analysis"))
         .transpose()?;
-    let analysis = analyze(&cli::inputs(&a.files, diag)?, &opts, diag)?;
+    let inputs = cli::inputs(&a.files, diag)?;
+    let analysis = analyze(&inputs, &opts, diag)?;
+    cli::refuse_empty_stdin(&inputs)?;
     let mut report = Report::from_scored(analysis.batch, analysis.patterns);
     for line in &analysis.other {
         report.add_line(line).map_err(|e| anyhow::anyhow!("{e}"))?;
