@@ -144,3 +144,115 @@ fn a_header_and_no_runs_still_reports_nothing_to_report() {
         );
     }
 }
+
+/// The gate's verdict is the last line of stderr; tentative classes can be
+/// kept from tripping it with --min-events.
+#[test]
+fn the_gate_ends_with_its_verdict_and_min_events_sets_a_floor() {
+    let last_line = |err: &str| err.trim_end().lines().last().unwrap_or("").to_string();
+    let before_monday = ["examples/before.ndjson", "examples/monday.ndjson"];
+    // Agent Error went from 0 to 2 events while failures fell 30%.
+    let mut args = vec!["--fail-on", "regression"];
+    args.extend(before_monday);
+    let (code, _, err) = dated("triage-diff", &args, b"");
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(
+        last_line(&err),
+        "triage-diff: gate failed: 1 regression (Agent Error)"
+    );
+    assert!(
+        err.contains(
+            "triage-diff: fail-on regression: Agent Error: failure events rose from 0 to 2"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("warning"), "{err}");
+    let mut args = vec!["--fail-on", "regression", "--min-events", "5"];
+    args.extend(before_monday);
+    let (code, _, err) = dated("triage-diff", &args, b"");
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        last_line(&err),
+        "triage-diff: gate passed (1 below --min-events 5 not judged)"
+    );
+    // The other way round, a real regression of 11 to 18 events still trips it.
+    let (code, _, err) = dated(
+        "triage",
+        &[
+            "compare",
+            "--fail-on",
+            "regression",
+            "--fail-on",
+            "new",
+            "--min-events",
+            "5",
+            "examples/monday.ndjson",
+            "examples/before.ndjson",
+        ],
+        b"",
+    );
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(
+        last_line(&err),
+        "triage: gate failed: 2 regressions (Coordination Failure, Information Lag; 2 below --min-events 5 not judged)"
+    );
+    // No gate asked, no verdict line.
+    let (code, _, err) = dated("triage-diff", &before_monday, b"");
+    assert_eq!(code, 0);
+    assert!(!err.contains("gate"), "{err}");
+}
+
+/// "top N" in the summary lists N rows, in every format; a comparison's
+/// pattern lists follow --top too, and say scores are scaled per batch.
+#[test]
+fn top_applies_to_every_format() {
+    let all = [
+        "examples/monday.ndjson",
+        "examples/before.ndjson",
+        "examples/otlp-shop.jsonl",
+    ];
+    let mut args = vec!["report", "--top", "2", "--format", "table"];
+    args.extend(all);
+    let (code, out, err) = dated("triage", &args, b"");
+    assert_eq!(code, 0, "{err}");
+    let table = String::from_utf8(out).unwrap();
+    assert!(table.contains("top 2 worth your attention"), "{table}");
+    let rows = table.lines().filter(|l| l.starts_with("│ ")).count();
+    assert_eq!(rows, 1 + 2, "header and two rows: {table}");
+    assert!(table.contains("more (raise --top to list them)"), "{table}");
+    let mut json_args = vec!["--top", "2"];
+    json_args.extend(all);
+    assert_eq!(
+        json_report(&json_args)["patterns"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    let mut csv_args = vec!["report", "--top", "2", "--format", "csv"];
+    csv_args.extend(all);
+    let csv = dated("triage", &csv_args, b"").1;
+    assert_eq!(String::from_utf8(csv).unwrap().lines().count(), 1 + 2);
+    // Without --top, JSON has every pattern (triage-alert reads it).
+    assert!(json_report(&all)["patterns"].as_array().unwrap().len() > 3);
+    let (code, out, err) = dated(
+        "triage",
+        &[
+            "compare",
+            "--top",
+            "1",
+            "examples/before.ndjson",
+            "examples/monday.ndjson",
+        ],
+        b"",
+    );
+    assert_eq!(code, 0, "{err}");
+    let md = String::from_utf8(out).unwrap();
+    assert!(
+        md.contains("final scores are scaled within each batch"),
+        "{md}"
+    );
+    let persisting = md.split("## Persisting patterns").nth(1).unwrap();
+    assert_eq!(persisting.matches("\n| [").count(), 1, "{persisting}");
+    assert!(persisting.contains("and 1 more"), "{persisting}");
+}

@@ -35,19 +35,30 @@ pub struct Args {
     pub common: CommonArgs,
 }
 
-/// How many patterns a report details; `triage report` flattens it too
-/// (`triage compare` has no patterns to count).
+/// How many patterns a report shows; `triage report` and `triage compare`
+/// flatten it too.
 #[derive(clap::Args, Debug, Clone)]
 pub struct TopArg {
-    /// Patterns the markdown report details (and the HTML trend chart follows).
-    #[arg(long, short = 'n', value_name = "N", default_value_t = 3,
+    /// Patterns the report shows, in every format: markdown, table and HTML
+    /// show 3 unless told; JSON and CSV all of them unless told (a
+    /// comparison: the rows of each pattern list, 20 unless told).
+    #[arg(long, short = 'n', value_name = "N",
           value_parser = crate::cli::positive::<u64>)]
-    top: u64,
+    top: Option<u64>,
 }
 
+/// Patterns markdown, the table and HTML show without `--top`.
+pub const DEFAULT_TOP: usize = 3;
+
 impl TopArg {
+    /// The patterns to detail: `--top`, else [`DEFAULT_TOP`].
     pub fn get(&self) -> usize {
-        usize::try_from(self.top).unwrap_or(usize::MAX)
+        self.explicit().unwrap_or(DEFAULT_TOP)
+    }
+
+    /// `--top` when it was given.
+    pub fn explicit(&self) -> Option<usize> {
+        self.top.map(|n| usize::try_from(n).unwrap_or(usize::MAX))
     }
 }
 
@@ -83,9 +94,17 @@ impl OutputArgs {
         &self,
         report: &Report,
         scoring: ScoringConfig,
-        top: usize,
+        top: &TopArg,
         diag: &mut Diag,
     ) -> anyhow::Result<()> {
+        let limited;
+        let report = match top.explicit() {
+            Some(n) => {
+                limited = report.limited_to(n, self.format);
+                &limited
+            }
+            None => report,
+        };
         if self.format == OutputFormat::Csv
             && let Some(left_out) = render::csv::left_out(report)
         {
@@ -94,7 +113,7 @@ impl OutputArgs {
         let to_terminal = self.output.is_none() && io::stdout().is_terminal();
         let opts = RenderOptions {
             format: self.format,
-            top,
+            top: top.get(),
             scoring,
             generated: render::report_time()?,
             refresh: self.refresh,
@@ -174,7 +193,7 @@ triage-render --format csv scored.ndjson > patterns.csv",
         if let Some(window) = report.batch.as_ref().and_then(|b| b.recovery_window) {
             scoring.recovery_window = window;
         }
-        self.output.emit(&report, scoring, self.top.get(), diag)?;
+        self.output.emit(&report, scoring, &self.top, diag)?;
         Ok(cli::EXIT_OK)
     }
 }

@@ -13,7 +13,7 @@ use crate::cmd::explain::{LlmArgs, report_usage};
 use crate::cmd::render::{OutputArgs, TopArg};
 use crate::config::Config;
 use crate::pipeline::{AnalyzeOptions, analyze};
-use crate::render::{RenderOptions, Report};
+use crate::render::Report;
 
 /// Rank the failure patterns of multi-agent LLM systems from their traces.
 /// `triage report` is the morning report in one command; `triage compare`
@@ -83,6 +83,8 @@ pub struct CompareArgs {
     #[command(flatten)]
     pub output: OutputArgs,
     #[command(flatten)]
+    pub top: TopArg,
+    #[command(flatten)]
     pub common: CommonArgs,
 }
 
@@ -146,8 +148,7 @@ fn report(a: ReportArgs, diag: &mut Diag) -> anyhow::Result<u8> {
     if let Some(client) = &client {
         crate::narrate::narrate_report(client, &mut report, a.top.get(), diag)?;
     }
-    a.output
-        .emit(&report, opts.config.scoring, a.top.get(), diag)?;
+    a.output.emit(&report, opts.config.scoring, &a.top, diag)?;
     if let Some(client) = &client {
         report_usage(client, diag);
     }
@@ -163,13 +164,8 @@ fn compare(a: CompareArgs, diag: &mut Diag) -> anyhow::Result<u8> {
         report.add_line(&line).map_err(|e| anyhow::anyhow!("{e}"))?;
     }
     report.finish();
-    // A comparison has no patterns for a --top to count.
-    a.output.emit(
-        &report,
-        opts.config.scoring.clone(),
-        RenderOptions::default().top,
-        diag,
-    )?;
+    a.output
+        .emit(&report, opts.config.scoring.clone(), &a.top, diag)?;
     Ok(a.sides.gate(&changes, diag))
 }
 

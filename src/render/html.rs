@@ -439,11 +439,13 @@ const MAX_CARDS: usize = 50;
 
 fn write_cards(page: &mut String, report: &Report, opts: &RenderOptions) {
     page.push_str("<h2>Patterns</h2><section class=\"cards\">\n");
-    for rp in report.patterns.iter().take(MAX_CARDS) {
+    // The summary says "top N": those N are cards, the rest rows.
+    let cards = opts.top.clamp(1, MAX_CARDS);
+    for rp in report.patterns.iter().take(cards) {
         write_card(page, report, rp, opts);
     }
     page.push_str("</section>\n");
-    let rest = report.patterns.get(MAX_CARDS..).unwrap_or_default();
+    let rest = report.patterns.get(cards..).unwrap_or_default();
     if rest.is_empty() {
         return;
     }

@@ -103,6 +103,9 @@ pub struct Report {
     /// Lines the report itself skipped as unreadable (with a warning), on
     /// top of what the stages upstream skipped.
     pub lines_skipped: u64,
+    /// Rows of a comparison's pattern lists (`--top`); `None` for
+    /// [`comparison::ROWS_SHOWN`].
+    pub comparison_rows: Option<usize>,
 }
 
 /// One NDJSON line as a report reads it, parsed on any thread and added in
@@ -318,7 +321,20 @@ impl Report {
 
     /// The comparison report the change records make, if there are any.
     pub fn comparison(&self) -> Option<Comparison> {
-        comparison::comparison(&self.changes)
+        let rows = self.comparison_rows.unwrap_or(comparison::ROWS_SHOWN);
+        comparison::comparison(&self.changes, rows)
+    }
+
+    /// The report an explicit `--top n` asks for: markdown, the table and
+    /// HTML detail `n` patterns themselves; JSON and CSV keep only the
+    /// first `n`; a comparison lists at most `n` rows of each pattern list.
+    pub fn limited_to(&self, n: usize, format: super::OutputFormat) -> Report {
+        let mut r = self.clone();
+        if matches!(format, super::OutputFormat::Json | super::OutputFormat::Csv) {
+            r.patterns.truncate(n);
+        }
+        r.comparison_rows = Some(n);
+        r
     }
 
     /// True when there is nothing but change records: a comparison.

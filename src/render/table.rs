@@ -26,6 +26,10 @@ pub fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::
             }
         } else {
             writeln!(out, "{}", pattern_table(report, opts))?;
+            let more = report.patterns.len().saturating_sub(opts.top);
+            if more > 0 {
+                writeln!(out, "and {more} more (raise --top to list them)")?;
+            }
             write_narratives(report, opts, out)?;
         }
     }
@@ -135,7 +139,8 @@ const WORD_COLUMNS: &[usize] = &[4, 8];
 
 fn pattern_table(report: &Report, opts: &RenderOptions) -> Table {
     let mut t = new_table(opts.table, PATTERN_HEADER);
-    for rp in &report.patterns {
+    // The summary says "top N": the table lists those N.
+    for rp in report.patterns.iter().take(opts.top) {
         t.add_row(pattern_row(rp, opts.table.color));
     }
     for &col in NUMBER_COLUMNS {
