@@ -256,3 +256,131 @@ fn top_applies_to_every_format() {
     assert_eq!(persisting.matches("\n| [").count(), 1, "{persisting}");
     assert!(persisting.contains("and 1 more"), "{persisting}");
 }
+
+/// `triage report --explain` joins each top pattern to the root causes of
+/// its failed runs and its earliest failures; `[links]` turns run ids into
+/// links to the tracing tool, in markdown and HTML.
+#[test]
+fn explain_joins_patterns_to_root_causes_samples_and_links() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("triage.toml");
+    std::fs::write(
+        &config,
+        "[links]\nrun_url = \"https://langfuse.example/trace/{run_id}\"\n\
+         span_url = \"https://langfuse.example/trace/{run_id}?observation={span_id}\"\n",
+    )
+    .unwrap();
+    let (code, out, err) = dated(
+        "triage",
+        &[
+            "report",
+            "--explain",
+            "--top",
+            "1",
+            "examples/monday.ndjson",
+        ],
+        b"",
+    );
+    assert_eq!(code, 0, "{err}");
+    let md = String::from_utf8(out).unwrap();
+    let first = md.split("## #2").next().unwrap();
+    assert!(first.contains("**Root causes of its runs:**"), "{md}");
+    assert!(
+        first.contains(
+            "- run `seed201`: planner at step 1 (coordination_failure, blame: agent): \
+the trace labels the failure of step 1 (planner) as coordination_failure"
+        ),
+        "{md}"
+    );
+    assert!(first.contains("**Samples:**"), "{md}");
+    assert_eq!(first.matches("\n- run `seed20").count(), 3 + 3, "{md}");
+    // The same from the pipeline, and with links.
+    let c = config.to_str().unwrap();
+    let (code, out, err) = dated(
+        "triage",
+        &[
+            "report",
+            "--explain",
+            "-c",
+            c,
+            "--top",
+            "1",
+            "examples/monday.ndjson",
+        ],
+        b"",
+    );
+    assert_eq!(code, 0, "{err}");
+    let md = String::from_utf8(out).unwrap();
+    assert!(
+        md.contains("- run [`seed201`](https://langfuse.example/trace/seed201): planner at step 1"),
+        "{md}"
+    );
+    assert!(
+        md.contains("- run [`seed201`](https://langfuse.example/trace/seed201?observation=evt-"),
+        "{md}"
+    );
+    let (code, out, err) = dated(
+        "triage",
+        &[
+            "report",
+            "--explain",
+            "-c",
+            c,
+            "--format",
+            "html",
+            "examples/monday.ndjson",
+        ],
+        b"",
+    );
+    assert_eq!(code, 0, "{err}");
+    let html = String::from_utf8(out).unwrap();
+    assert!(
+        html.contains("<a href=\"https://langfuse.example/trace/seed201\">seed201</a>"),
+        "{html}"
+    );
+    // triage-render given verdict records beside the patterns does the same.
+    let events = ok("triage-parse", &["examples/monday.ndjson"], b"");
+    let verdicts = ok("triage-explain", &["--verdicts-only"], &events);
+    let scored = ok("triage-score", &[], &ok("triage-group", &[], &events));
+    let mut both = scored.clone();
+    both.extend_from_slice(&verdicts);
+    let (code, out, err) = dated("triage-render", &["--top", "1"], &both);
+    assert_eq!(code, 0, "{err}");
+    let piped = String::from_utf8(out).unwrap();
+    assert!(
+        piped.contains("- run `seed201`: planner at step 1"),
+        "{piped}"
+    );
+    // Without verdicts, samples still show.
+    let (_, out, _) = dated("triage-render", &["--top", "3"], &scored);
+    let plain = String::from_utf8(out).unwrap();
+    assert_eq!(plain.matches("**Samples:**").count(), 3, "{plain}");
+    assert!(!plain.contains("Root causes"), "{plain}");
+}
+
+/// A sample with an error message shows it beside its run and step.
+#[test]
+fn samples_show_the_error_text() {
+    let line = |run: &str, turn: u32, ok: bool, msg: &str| {
+        format!(
+            "{{\"event_id\":\"e{run}{turn}\",\"run_id\":\"{run}\",\"turn\":{turn},\"agent_id\":\"coder\",\
+\"timestamp\":\"2026-04-24T10:0{turn}:00+00:00\",\"action_taken\":{{\"tool_name\":\"run_tests\"}},\
+\"action_succeeded\":{ok},\"error\":{{\"type\":\"ImportError\",\"message\":\"{msg}\"}},\"failure_classification\":\"agent_error\"}}\n"
+        )
+    };
+    let mut traces = String::new();
+    for run in ["r1", "r2"] {
+        traces.push_str(&line(run, 0, false, "ImportError: no module named foo"));
+        traces.push_str(&line(run, 1, false, "ImportError: no module named foo"));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runs.ndjson");
+    std::fs::write(&path, traces).unwrap();
+    let (code, out, err) = dated("triage", &["report", path.to_str().unwrap()], b"");
+    assert_eq!(code, 0, "{err}");
+    let md = String::from_utf8(out).unwrap();
+    assert!(
+        md.contains("- run `r1`, step 0: ImportError: no module named foo"),
+        "{md}"
+    );
+}

@@ -57,6 +57,7 @@ bash\t''
 zsh\t''
 fish\t''"
 complete -c triage -n "__fish_triage_using_subcommand report" -l ai-analysis -d 'Add an LLM\'s root-cause narrative and one fix to each of the top patterns, as triage-explain --narrate does'
+complete -c triage -n "__fish_triage_using_subcommand report" -l explain -d 'Trace each failed run to the agent and step that caused it, as triage-explain does, and list under each top pattern the failed runs it occurred in with their root cause'
 complete -c triage -n "__fish_triage_using_subcommand report" -l strict -d 'Stop at the first input that cannot be read, with exit status 2, instead of skipping it with a warning'
 complete -c triage -n "__fish_triage_using_subcommand report" -s q -l quiet -d 'Print no warnings (errors are still printed)'
 complete -c triage -n "__fish_triage_using_subcommand report" -l line-buffered -d 'Flush every record as soon as it is written (for `tail -f` pipelines)'

@@ -8,7 +8,7 @@ use clap::Parser;
 use rayon::prelude::*;
 
 use crate::cli::{self, CommonArgs, Diag, Input, Tool};
-use crate::config::{Config, ScoringConfig};
+use crate::config::{Config, LinksConfig, ScoringConfig};
 use crate::ndjson::ChunkReader;
 use crate::outfile::AtomicFile;
 use crate::render::model::{BadLine, ReportLine};
@@ -94,6 +94,7 @@ impl OutputArgs {
         &self,
         report: &Report,
         scoring: ScoringConfig,
+        links: &LinksConfig,
         top: &TopArg,
         diag: &mut Diag,
     ) -> anyhow::Result<()> {
@@ -117,6 +118,7 @@ impl OutputArgs {
             scoring,
             generated: render::report_time()?,
             refresh: self.refresh,
+            links: links.clone(),
             table: terminal_style(to_terminal),
         };
         match &self.output {
@@ -193,7 +195,8 @@ triage-render --format csv scored.ndjson > patterns.csv",
         if let Some(window) = report.batch.as_ref().and_then(|b| b.recovery_window) {
             scoring.recovery_window = window;
         }
-        self.output.emit(&report, scoring, &self.top, diag)?;
+        self.output
+            .emit(&report, scoring, &config.links, &self.top, diag)?;
         Ok(cli::EXIT_OK)
     }
 }

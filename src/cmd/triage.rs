@@ -63,6 +63,11 @@ pub struct ReportArgs {
     /// patterns, as triage-explain --narrate does.
     #[arg(long)]
     pub ai_analysis: bool,
+    /// Trace each failed run to the agent and step that caused it, as
+    /// triage-explain does, and list under each top pattern the failed runs
+    /// it occurred in with their root cause.
+    #[arg(long)]
+    pub explain: bool,
     #[command(flatten)]
     pub llm: LlmArgs,
     #[command(flatten)]
@@ -144,11 +149,30 @@ fn report(a: ReportArgs, diag: &mut Diag) -> anyhow::Result<u8> {
     for line in &analysis.other {
         report.add_line(line).map_err(|e| anyhow::anyhow!("{e}"))?;
     }
+    if a.explain {
+        if inputs.contains(&cli::Input::Stdin) {
+            anyhow::bail!(
+                "--explain reads the traces a second time: name the FILEs rather than stdin"
+            );
+        }
+        let config = &opts.config;
+        let verdicts =
+            crate::cmd::explain::verdict_lines(&inputs, opts.format, config, opts.strict, diag)?;
+        for line in &verdicts {
+            report.add_line(line).map_err(|e| anyhow::anyhow!("{e}"))?;
+        }
+    }
     report.finish();
     if let Some(client) = &client {
         crate::narrate::narrate_report(client, &mut report, a.top.get(), diag)?;
     }
-    a.output.emit(&report, opts.config.scoring, &a.top, diag)?;
+    a.output.emit(
+        &report,
+        opts.config.scoring.clone(),
+        &opts.config.links,
+        &a.top,
+        diag,
+    )?;
     if let Some(client) = &client {
         report_usage(client, diag);
     }
@@ -164,8 +188,13 @@ fn compare(a: CompareArgs, diag: &mut Diag) -> anyhow::Result<u8> {
         report.add_line(&line).map_err(|e| anyhow::anyhow!("{e}"))?;
     }
     report.finish();
-    a.output
-        .emit(&report, opts.config.scoring.clone(), &a.top, diag)?;
+    a.output.emit(
+        &report,
+        opts.config.scoring.clone(),
+        &opts.config.links,
+        &a.top,
+        diag,
+    )?;
     Ok(a.sides.gate(&changes, diag))
 }
 

@@ -12,9 +12,10 @@ use super::comparison::{Block, Section};
 use super::model::{Report, ReportPattern};
 use super::words::{self, Markup, Urgency};
 use super::{
-    ROWS_IN_HTML, RenderOptions, all_clear_text, date_text, more_rows_text, more_sources_text,
-    named_sources, skipped_text, summary_text,
+    ROWS_IN_HTML, RenderOptions, SAMPLES_SHOWN, all_clear_text, date_text, more_rows_text,
+    more_sources_text, named_sources, skipped_text, summary_text,
 };
+use crate::config::LinksConfig;
 use crate::config::TAIL_RISK_WINDOW;
 use crate::record::{Scores, Verdict};
 
@@ -158,7 +159,7 @@ pub fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::
             write_cards(&mut page, report, opts);
         }
     }
-    write_verdicts(&mut page, report);
+    write_verdicts(&mut page, report, &opts.links);
     write_changes(&mut page, report);
     let _ = write!(
         page,
@@ -501,10 +502,10 @@ fn write_card(page: &mut String, report: &Report, rp: &ReportPattern, opts: &Ren
     let (verdicts, total) = report.verdicts_for(p);
     if !verdicts.is_empty() {
         page.push_str("<h2>Root causes of its runs</h2>");
-        verdict_table(page, &verdicts);
+        verdict_table(page, &verdicts, &opts.links);
         write_more_rows(page, total - verdicts.len());
     }
-    write_samples(page, rp);
+    write_samples(page, rp, &opts.links);
     let _ = writeln!(
         page,
         "<p class=\"action\"><strong>Suggested next action:</strong> {}</p></article>",
@@ -568,8 +569,16 @@ fn write_metrics(page: &mut String, rp: &ReportPattern, s: &Scores, opts: &Rende
     page.push_str("</dl>");
 }
 
-fn write_samples(page: &mut String, rp: &ReportPattern) {
-    let samples = &rp.pattern.samples;
+/// A run id, linked to the tracing tool when `[links]` says where.
+fn run_cell(run_id: &str, url: Option<String>) -> String {
+    match url {
+        Some(url) => format!("<a href=\"{}\">{}</a>", escape(&url), escape(run_id)),
+        None => escape(run_id).into_owned(),
+    }
+}
+
+fn write_samples(page: &mut String, rp: &ReportPattern, links: &LinksConfig) {
+    let samples = &rp.pattern.samples[..rp.pattern.samples.len().min(SAMPLES_SHOWN)];
     if samples.is_empty() {
         return;
     }
@@ -586,7 +595,7 @@ fn write_samples(page: &mut String, rp: &ReportPattern) {
         let _ = write!(
             page,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
-            escape(&s.run_id),
+            run_cell(&s.run_id, links.span(&s.run_id, &s.event_id)),
             s.turn,
             s.step,
             escape(&s.event_id),
@@ -599,7 +608,7 @@ fn write_samples(page: &mut String, rp: &ReportPattern) {
     page.push_str("</table>");
 }
 
-fn verdict_table(page: &mut String, verdicts: &[&Verdict]) {
+fn verdict_table(page: &mut String, verdicts: &[&Verdict], links: &LinksConfig) {
     page.push_str(
         "<table><tr><th>Run</th><th>Agent</th><th>Step</th><th>Category</th><th>Blame</th><th>Confidence</th><th>Evidence</th></tr>",
     );
@@ -607,7 +616,7 @@ fn verdict_table(page: &mut String, verdicts: &[&Verdict]) {
         let _ = write!(
             page,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.2}</td><td>{}</td></tr>",
-            escape(&v.run_id),
+            run_cell(&v.run_id, links.run(&v.run_id)),
             escape(&v.agent_id),
             v.step,
             escape(&v.category),
@@ -619,7 +628,7 @@ fn verdict_table(page: &mut String, verdicts: &[&Verdict]) {
     page.push_str("</table>");
 }
 
-fn write_verdicts(page: &mut String, report: &Report) {
+fn write_verdicts(page: &mut String, report: &Report, links: &LinksConfig) {
     if report.verdicts.is_empty() && report.findings.is_empty() {
         return;
     }
@@ -627,7 +636,7 @@ fn write_verdicts(page: &mut String, report: &Report) {
     if !report.verdicts.is_empty() {
         page.push_str("<h2>Root causes per failed run</h2>");
         let shown: Vec<&Verdict> = report.verdicts.iter().take(ROWS_IN_HTML).collect();
-        verdict_table(page, &shown);
+        verdict_table(page, &shown, links);
         write_more_rows(page, report.verdicts.len() - shown.len());
     }
     if !report.findings.is_empty() {

@@ -17,7 +17,7 @@ use std::io::Write;
 
 use clap::ValueEnum;
 
-use crate::config::ScoringConfig;
+use crate::config::{LinksConfig, ScoringConfig};
 use crate::timestamp::Timestamp;
 
 pub use model::{Report, ReportPattern};
@@ -69,6 +69,23 @@ pub fn more_rows_text(more: usize) -> Option<String> {
     (more > 0).then(|| format!("and {more} more (all of them in --format json)"))
 }
 
+/// Samples a pattern shows at most in a report (JSON has them all).
+pub const SAMPLES_SHOWN: usize = 3;
+
+/// The first sentence of a verdict's evidence: what a reader needs to
+/// tell whether the root cause is believable.
+pub fn first_evidence(v: &crate::record::Verdict) -> Option<&str> {
+    let first = v
+        .evidence
+        .iter()
+        .map(|e| e.trim())
+        .find(|e| !e.is_empty())?;
+    Some(match first.find(". ") {
+        Some(i) => &first[..=i],
+        None => first,
+    })
+}
+
 /// Input paths a report names before it only counts the rest.
 pub const SOURCES_NAMED: usize = 10;
 
@@ -114,6 +131,8 @@ pub struct RenderOptions {
     pub generated: Timestamp,
     /// Seconds after which the HTML page reloads itself.
     pub refresh: Option<u64>,
+    /// Where run ids link to (`[links]`).
+    pub links: LinksConfig,
     pub table: TableStyle,
 }
 
@@ -125,6 +144,7 @@ impl Default for RenderOptions {
             scoring: ScoringConfig::default(),
             generated: Timestamp(0),
             refresh: None,
+            links: LinksConfig::default(),
             table: TableStyle::default(),
         }
     }

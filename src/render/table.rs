@@ -10,8 +10,8 @@ use super::comparison::{Block, Comparison};
 use super::model::{Report, ReportPattern};
 use super::words::{self, Urgency};
 use super::{
-    ROWS_IN_TEXT, RenderOptions, TableStyle, all_clear_text, more_rows_text, one_line,
-    skipped_text, summary_text,
+    ROWS_IN_TEXT, RenderOptions, SAMPLES_SHOWN, TableStyle, all_clear_text, first_evidence,
+    more_rows_text, one_line, skipped_text, summary_text,
 };
 
 pub fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
@@ -31,6 +31,7 @@ pub fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::
                 writeln!(out, "and {more} more (raise --top to list them)")?;
             }
             write_narratives(report, opts, out)?;
+            write_evidence(report, opts, out)?;
         }
     }
     if !report.verdicts.is_empty() {
@@ -72,6 +73,57 @@ fn write_narratives(report: &Report, opts: &RenderOptions, out: &mut dyn Write) 
         }
         if let Some(f) = rp.fix() {
             writeln!(out, "  Fix: {}", one_line(&prose(f)))?;
+        }
+    }
+    Ok(())
+}
+
+/// Under the table, for each top pattern: the root causes of the failed
+/// runs it occurred in (with their first evidence sentence) and its
+/// earliest failures, so a reader can go from a row to a run.
+fn write_evidence(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
+    let mut heading = false;
+    for rp in report.patterns.iter().take(opts.top) {
+        let p = &rp.pattern;
+        let (verdicts, total) = report.verdicts_for(p);
+        if verdicts.is_empty() && p.samples.is_empty() {
+            continue;
+        }
+        if !heading {
+            writeln!(out, "\nRuns of the top patterns")?;
+            heading = true;
+        }
+        let rank = rp.scores().map_or(0, |s| s.rank);
+        writeln!(out, "#{rank} {}", one_line(&p.display_name))?;
+        for v in &verdicts {
+            let evidence = first_evidence(v)
+                .map(|e| format!(": {}", one_line(e)))
+                .unwrap_or_default();
+            writeln!(
+                out,
+                "  root cause of run {}: {} at step {} ({}, blame: {}){evidence}",
+                one_line(&v.run_id),
+                one_line(&v.agent_id),
+                v.step,
+                one_line(&v.category),
+                one_line(&v.blame)
+            )?;
+        }
+        if total > verdicts.len() {
+            writeln!(out, "  and {} more root causes", total - verdicts.len())?;
+        }
+        for s in p.samples.iter().take(SAMPLES_SHOWN) {
+            let said = s
+                .text
+                .as_deref()
+                .map(|t| format!(": {}", one_line(t)))
+                .unwrap_or_default();
+            writeln!(
+                out,
+                "  sample: run {}, step {}{said}",
+                one_line(&s.run_id),
+                s.step
+            )?;
         }
     }
     Ok(())
