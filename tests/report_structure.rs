@@ -384,3 +384,40 @@ fn samples_show_the_error_text() {
         "{md}"
     );
 }
+
+/// An alert links the runs of a pattern's earliest failures when
+/// `[links] run_url` is set.
+#[test]
+fn alerts_link_runs_to_the_tracing_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("triage.toml");
+    std::fs::write(
+        &config,
+        "[links]\nrun_url = \"https://phoenix.example/traces/{run_id}\"\n",
+    )
+    .unwrap();
+    let state = dir.path().join("state.json");
+    let report = json_report(&["examples/monday.ndjson"]);
+    let doc = serde_json::to_vec_pretty(&report).unwrap();
+    let (code, out, err) = dated(
+        "triage-alert",
+        &[
+            "--dry-run",
+            "--threshold",
+            "10",
+            "--payload",
+            "json",
+            "-c",
+            config.to_str().unwrap(),
+            "--state",
+            state.to_str().unwrap(),
+        ],
+        &doc,
+    );
+    assert_eq!(code, 0, "{err}");
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.contains("Runs: seed201 (https://phoenix.example/traces/seed201), seed202 (https://phoenix.example/traces/seed202)"),
+        "{text}"
+    );
+}

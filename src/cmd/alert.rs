@@ -106,6 +106,7 @@ triage report --format json runs/*.ndjson | triage-alert --dry-run | jq -c 'sele
             None => AlertState::default_path()?,
         };
         let inputs = cli::inputs(&self.files, diag)?;
+        let links = config.links.clone();
         let mut state = if self.dry_run {
             AlertState::read(&state_path)?
         } else {
@@ -135,11 +136,12 @@ triage report --format json runs/*.ndjson | triage-alert --dry-run | jq -c 'sele
                 }
                 (Decision::Fire, None) => {
                     state.fired(&pattern.pattern_id, now);
-                    preview = Some(payload(self.payload, &pattern, scores));
+                    preview = Some(payload(self.payload, &pattern, scores, &links));
                     (Outcome::WouldFire, None)
                 }
                 (Decision::Fire, Some(hook)) => {
-                    let body = serde_json::to_vec(&payload(self.payload, &pattern, scores))?;
+                    let body =
+                        serde_json::to_vec(&payload(self.payload, &pattern, scores, &links))?;
                     let report = hook.send(&body);
                     if report.delivered {
                         state.fired(&pattern.pattern_id, unix_now());
