@@ -217,7 +217,8 @@ fn top_applies_to_every_format() {
     assert_eq!(code, 0, "{err}");
     let table = String::from_utf8(out).unwrap();
     assert!(table.contains("top 2 worth your attention"), "{table}");
-    let rows = table.lines().filter(|l| l.starts_with("│ ")).count();
+    let patterns = table.split('└').next().unwrap();
+    let rows = patterns.lines().filter(|l| l.starts_with("│ ")).count();
     assert_eq!(rows, 1 + 2, "header and two rows: {table}");
     assert!(table.contains("more (raise --top to list them)"), "{table}");
     let mut json_args = vec!["--top", "2"];
@@ -419,5 +420,66 @@ fn alerts_link_runs_to_the_tracing_tool() {
     assert!(
         text.contains("Runs: seed201 (https://phoenix.example/traces/seed201), seed202 (https://phoenix.example/traces/seed202)"),
         "{text}"
+    );
+}
+
+/// Every report format has the per-agent view (agent × classification:
+/// failures, unrecovered, runs affected); --bucket sets the time series'
+/// unit.
+#[test]
+fn per_agent_view_in_every_format_and_time_buckets() {
+    let files = ["examples/monday.ndjson", "examples/before.ndjson"];
+    let report = |format: &str, extra: &[&str]| {
+        let mut args = vec!["report", "--format", format];
+        args.extend_from_slice(extra);
+        args.extend(files);
+        let (code, out, err) = dated("triage", &args, b"");
+        assert_eq!(code, 0, "{err}");
+        String::from_utf8(out).unwrap()
+    };
+    let md = report("md", &[]);
+    assert!(md.contains("## Per agent"), "{md}");
+    // planner's 29 coordination failures hit all 6 runs, none recovered.
+    assert!(
+        md.contains("| planner | Coordination Failure | 29 | 29 | 6/6 |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| retriever | Information Lag | 12 | 6 | 6/6 |"),
+        "{md}"
+    );
+    let table = report("table", &[]);
+    assert!(table.contains("Per agent"), "{table}");
+    assert!(
+        table.lines().any(|l| l.contains("navigator")
+            && l.contains("Environment Constraint")
+            && l.contains("3/6")),
+        "{table}"
+    );
+    let html = report("html", &[]);
+    assert!(html.contains("<h2>Per agent</h2>"), "{html}");
+    assert!(
+        html.contains(
+            "<tr><td>executor</td><td>Agent Error</td><td>2</td><td>2</td><td>2/6</td></tr>"
+        ),
+        "{html}"
+    );
+    let json: Value = serde_json::from_str(&report("json", &[])).unwrap();
+    let agents = json["agents"].as_array().unwrap();
+    assert_eq!(agents[0]["agent_id"], "planner");
+    assert_eq!(agents[0]["failures"], 29);
+    assert_eq!(agents[0]["runs_affected"], 6);
+    // Time buckets: the two nights 16 hours apart, hour by hour.
+    let md = report("md", &["--bucket", "hour"]);
+    assert!(md.contains("## Failures per hour"), "{md}");
+    assert!(md.contains("| 2026-04-24T20:00:00Z | 19 |"), "{md}");
+    assert!(md.contains("| 2026-04-25T03:00:00Z | 0 |"), "{md}");
+    assert!(md.contains("| 2026-04-25T12:00:00Z | 27 |"), "{md}");
+    let html = report("html", &["--bucket", "hour"]);
+    assert!(html.contains("Failures per hour: top patterns"), "{html}");
+    let md = report("md", &["--bucket", "day"]);
+    assert!(
+        md.contains("| 2026-04-24 | 19 |") && md.contains("| 2026-04-25 | 27 |"),
+        "{md}"
     );
 }

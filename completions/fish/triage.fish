@@ -50,6 +50,8 @@ html\t'A self-contained HTML dashboard'
 json\t'One JSON document with every record and field'
 csv\t'One CSV row per pattern with every field'"
 complete -c triage -n "__fish_triage_using_subcommand report" -l refresh -d 'HTML only: reload the page every SECONDS (for a page cron regenerates)' -r
+complete -c triage -n "__fish_triage_using_subcommand report" -l bucket -d 'The time series\' buckets (the HTML charts, `failures per …`): hours or days; without it, days when the events span two or more, else runs' -r -f -a "hour\t''
+day\t''"
 complete -c triage -n "__fish_triage_using_subcommand report" -s o -l output -d 'Write the report to FILE, atomically (temporary file, then rename; a device or FIFO is written in place)' -r -F
 complete -c triage -n "__fish_triage_using_subcommand report" -s n -l top -d 'Patterns the report shows, in every format: markdown, table and HTML show 3 unless told; JSON and CSV all of them unless told (a comparison: the rows of each pattern list, 20 unless told)' -r
 complete -c triage -n "__fish_triage_using_subcommand report" -l generate -d 'Print this tool\'s man page or shell completions and exit' -r -f -a "man\t''
@@ -83,6 +85,8 @@ html\t'A self-contained HTML dashboard'
 json\t'One JSON document with every record and field'
 csv\t'One CSV row per pattern with every field'"
 complete -c triage -n "__fish_triage_using_subcommand compare" -l refresh -d 'HTML only: reload the page every SECONDS (for a page cron regenerates)' -r
+complete -c triage -n "__fish_triage_using_subcommand compare" -l bucket -d 'The time series\' buckets (the HTML charts, `failures per …`): hours or days; without it, days when the events span two or more, else runs' -r -f -a "hour\t''
+day\t''"
 complete -c triage -n "__fish_triage_using_subcommand compare" -s o -l output -d 'Write the report to FILE, atomically (temporary file, then rename; a device or FIFO is written in place)' -r -F
 complete -c triage -n "__fish_triage_using_subcommand compare" -s n -l top -d 'Patterns the report shows, in every format: markdown, table and HTML show 3 unless told; JSON and CSV all of them unless told (a comparison: the rows of each pattern list, 20 unless told)' -r
 complete -c triage -n "__fish_triage_using_subcommand compare" -l generate -d 'Print this tool\'s man page or shell completions and exit' -r -f -a "man\t''

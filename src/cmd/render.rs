@@ -72,6 +72,10 @@ pub struct OutputArgs {
     /// HTML only: reload the page every SECONDS (for a page cron regenerates).
     #[arg(long, value_name = "SECONDS", value_parser = crate::cli::positive::<u64>)]
     pub refresh: Option<u64>,
+    /// The time series' buckets (the HTML charts, `failures per …`): hours or days; without it,
+    /// days when the events span two or more, else runs.
+    #[arg(long, value_enum, value_name = "UNIT")]
+    pub bucket: Option<render::Bucket>,
     /// Write the report to FILE, atomically (temporary file, then rename; a device or FIFO is written in place).
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -119,6 +123,7 @@ impl OutputArgs {
             generated: render::report_time()?,
             refresh: self.refresh,
             links: links.clone(),
+            bucket: self.bucket,
             table: terminal_style(to_terminal),
         };
         match &self.output {

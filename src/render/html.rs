@@ -155,6 +155,7 @@ pub fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::
                 let _ = write!(page, r#"<p class="panel">{}</p>"#, escape(&text));
             }
         } else {
+            write_agents(&mut page, report);
             write_charts(&mut page, report, opts);
             write_cards(&mut page, report, opts);
         }
@@ -378,8 +379,14 @@ fn recovery_bar(s: &Scores, window: &str) -> String {
 }
 
 fn write_trend_charts(page: &mut String, report: &Report, opts: &RenderOptions) {
-    let axis = report.trend_axis();
-    let unit = if axis.by_day { "day" } else { "run" };
+    let axis = report.trend_axis_by(opts.bucket);
+    let unit = if axis.by_hour {
+        "hour"
+    } else if axis.by_day {
+        "day"
+    } else {
+        "run"
+    };
     let top: Vec<Series<'_>> = report
         .patterns
         .iter()
@@ -432,6 +439,31 @@ fn write_trend_charts(page: &mut String, report: &Report, opts: &RenderOptions) 
         }
         page.push_str("</div></section>");
     }
+}
+
+/// The per-agent view: agent × classification, failures, unrecovered and
+/// runs affected.
+fn write_agents(page: &mut String, report: &Report) {
+    let rows = report.agent_view();
+    page.push_str(
+        "<section class=\"panel\" id=\"agents\"><h2>Per agent</h2><table><tr><th>Agent</th>\
+         <th>Classification</th><th>Failures</th><th>Unrecovered</th><th>Runs affected</th></tr>",
+    );
+    for r in rows.iter().take(ROWS_IN_HTML) {
+        let _ = write!(
+            page,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}/{}</td></tr>",
+            escape(&r.agent_id),
+            escape(&words::classification_label(&r.classification)),
+            r.failures,
+            r.unrecovered,
+            r.runs_affected,
+            report.runs_total()
+        );
+    }
+    page.push_str("</table>");
+    write_more_rows(page, rows.len().saturating_sub(ROWS_IN_HTML));
+    page.push_str("</section>\n");
 }
 
 /// Patterns shown as full cards; the rest are rows of one table, so a batch

@@ -96,8 +96,47 @@ pub fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::
     for p in report.patterns.iter().take(opts.top) {
         write_pattern(report, p, opts, out)?;
     }
+    write_agents(report, out)?;
+    if let Some((unit, series)) = super::failures_per_bucket(report, opts.bucket) {
+        writeln!(out, "## Failures per {unit}\n")?;
+        writeln!(out, "| {unit} | Failures |\n|---|---|")?;
+        for (label, n) in series {
+            writeln!(out, "| {label} | {n} |")?;
+        }
+        writeln!(out, "\n---\n")?;
+    }
     write_verdicts(report, opts, out)?;
     write_changes(report, out)
+}
+
+/// The per-agent view: which agent fails how, and how many runs it hurt.
+fn write_agents(report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    let rows = report.agent_view();
+    if rows.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "## Per agent\n")?;
+    writeln!(
+        out,
+        "| Agent | Classification | Failures | Unrecovered | Runs affected |"
+    )?;
+    writeln!(out, "|---|---|---|---|---|")?;
+    for r in rows.iter().take(ROWS_IN_TEXT) {
+        writeln!(
+            out,
+            "| {} | {} | {} | {} | {}/{} |",
+            text(&r.agent_id),
+            text(&words::classification_label(&r.classification)),
+            r.failures,
+            r.unrecovered,
+            r.runs_affected,
+            report.runs_total()
+        )?;
+    }
+    if let Some(more) = more_rows_text(rows.len().saturating_sub(ROWS_IN_TEXT)) {
+        writeln!(out, "\n{more}")?;
+    }
+    writeln!(out, "\n---\n")
 }
 
 fn write_sources(report: &Report, out: &mut dyn Write) -> io::Result<()> {

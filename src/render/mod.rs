@@ -38,6 +38,37 @@ pub enum OutputFormat {
     Csv,
 }
 
+/// The time series' buckets (`--bucket`).
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bucket {
+    Hour,
+    Day,
+}
+
+/// The failures of every pattern per bucket asked with `--bucket`: the
+/// unit ("hour", "day") and (bucket, failures) with every bucket between
+/// the first and the last, so quiet ones show as 0. `None` without
+/// `--bucket` or timestamps.
+pub fn failures_per_bucket(
+    report: &Report,
+    bucket: Option<Bucket>,
+) -> Option<(&'static str, Vec<(String, u64)>)> {
+    bucket?;
+    let axis = report.trend_axis_by(bucket);
+    let unit = match (axis.by_hour, axis.by_day) {
+        (true, _) => "hour",
+        (_, true) => "day",
+        _ => return None,
+    };
+    let mut totals = vec![0u64; axis.labels.len()];
+    for rp in &report.patterns {
+        for (t, n) in totals.iter_mut().zip(axis.counts(&rp.pattern)) {
+            *t += n as u64;
+        }
+    }
+    Some((unit, axis.labels.into_iter().zip(totals).collect()))
+}
+
 /// Verdicts and findings the markdown report and the terminal table list
 /// at most (the rest are counted; JSON and CSV have them all).
 pub const ROWS_IN_TEXT: usize = 20;
@@ -133,6 +164,8 @@ pub struct RenderOptions {
     pub refresh: Option<u64>,
     /// Where run ids link to (`[links]`).
     pub links: LinksConfig,
+    /// The time series' buckets; `None`: days, or runs within one day.
+    pub bucket: Option<Bucket>,
     pub table: TableStyle,
 }
 
@@ -145,6 +178,7 @@ impl Default for RenderOptions {
             generated: Timestamp(0),
             refresh: None,
             links: LinksConfig::default(),
+            bucket: None,
             table: TableStyle::default(),
         }
     }

@@ -32,6 +32,15 @@ pub fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::
             }
             write_narratives(report, opts, out)?;
             write_evidence(report, opts, out)?;
+            write_agents(report, opts.table, out)?;
+            if let Some((unit, series)) = super::failures_per_bucket(report, opts.bucket) {
+                writeln!(out, "\nFailures per {unit}")?;
+                let mut t = new_table(opts.table, &[unit, "Failures"]);
+                for (label, n) in series {
+                    t.add_row(vec![Cell::new(label), Cell::new(n)]);
+                }
+                writeln!(out, "{t}")?;
+            }
         }
     }
     if !report.verdicts.is_empty() {
@@ -125,6 +134,44 @@ fn write_evidence(report: &Report, opts: &RenderOptions, out: &mut dyn Write) ->
                 s.step
             )?;
         }
+    }
+    Ok(())
+}
+
+/// The per-agent view: agent × classification.
+fn write_agents(report: &Report, style: TableStyle, out: &mut dyn Write) -> io::Result<()> {
+    let rows = report.agent_view();
+    if rows.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "\nPer agent")?;
+    let mut t = new_table(
+        style,
+        &[
+            "Agent",
+            "Classification",
+            "Failures",
+            "Unrecovered",
+            "Runs affected",
+        ],
+    );
+    for r in rows.iter().take(ROWS_IN_TEXT) {
+        t.add_row(vec![
+            trace_cell(&r.agent_id),
+            Cell::new(words::classification_label(&r.classification)),
+            Cell::new(r.failures),
+            Cell::new(r.unrecovered),
+            Cell::new(format!("{}/{}", r.runs_affected, report.runs_total())),
+        ]);
+    }
+    for col in 2..5 {
+        if let Some(c) = t.column_mut(col) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    writeln!(out, "{t}")?;
+    if let Some(more) = more_rows_text(rows.len().saturating_sub(ROWS_IN_TEXT)) {
+        writeln!(out, "{more}")?;
     }
     Ok(())
 }
