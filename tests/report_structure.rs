@@ -483,3 +483,55 @@ fn per_agent_view_in_every_format_and_time_buckets() {
         "{md}"
     );
 }
+
+/// The dashboard's first screen is the summary, the top patterns and the
+/// per-agent view; charts, samples and root causes open in place, in
+/// `<details>`; one file, no script. (tests/browser.rs measures the first
+/// screen in Chromium.)
+#[test]
+fn dashboard_puts_details_behind_details() {
+    let (code, out, err) = dated(
+        "triage",
+        &[
+            "report",
+            "--explain",
+            "--format",
+            "html",
+            "examples/monday.ndjson",
+            "examples/before.ndjson",
+        ],
+        b"",
+    );
+    assert_eq!(code, 0, "{err}");
+    let html = String::from_utf8(out).unwrap();
+    let (first, rest) = html.split_once("<div id=\"fold\"></div>").expect("a fold");
+    for part in [
+        "6 runs analyzed",
+        "<h2>Top patterns</h2>",
+        "<h2>Per agent</h2>",
+        "href=\"#pattern-1\"",
+    ] {
+        assert!(first.contains(part), "{part} before the fold");
+    }
+    for detail in [
+        "<svg",
+        "<h2>Samples</h2>",
+        "Root causes of its runs",
+        "Root causes per failed run",
+    ] {
+        assert!(!first.contains(detail), "{detail} on the first screen");
+        let at = rest.find(detail).unwrap_or_else(|| panic!("no {detail}"));
+        let before = &rest[..at];
+        assert!(
+            before.matches("<details").count() > before.matches("</details>").count(),
+            "{detail} is not inside <details>"
+        );
+    }
+    assert_eq!(
+        rest.matches("<details class=\"card\" id=\"pattern-")
+            .count(),
+        3
+    );
+    assert!(!html.to_lowercase().contains("<script"));
+    assert!(!html.contains("src=\"http"), "one self-contained file");
+}

@@ -147,10 +147,12 @@ impl Tool for Args {
         (
             "FORMATS",
             "md: the morning report: a summary, then for each of the top N patterns its metrics, \
-why it matters and a suggested next action; root causes and changes when the input has them.\n\n\
+why it matters, its earliest failures and the root causes of its runs (verdict records), and a suggested next action; \
+the per-agent view; root causes and changes when the input has them.\n\n\
 table: one row per pattern, sized to the terminal; coloured on a terminal unless NO_COLOR is set.\n\n\
-html: one self-contained page (no script, no network) with summary tiles, charts, a card per pattern, \
-root causes and changes.\n\n\
+html: one self-contained page (no script, no network): the summary, the top patterns and the per-agent view \
+on the first screen (1400x900); charts, each pattern's details (samples, root causes) and the run-by-run root causes \
+open in place (<details>).\n\n\
 json: one document with the batch, every pattern with every field, findings, verdicts and changes.\n\n\
 csv: one table, one row per pattern with every field (without patterns: one per verdict, else per finding, else per pattern change of a comparison, its nested fields as frequency.before columns). Records of other kinds do not fit its columns: a warning counts them.",
         ),
