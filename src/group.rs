@@ -237,13 +237,21 @@ impl PatternAcc {
             return;
         }
         let Some(at) = at else { return };
+        // The latest kept, ties broken by run, turn, step and id, so the
+        // samples kept do not depend on the order events (or shards) come in.
+        let key = |s: &Sample| (s.run_id.clone(), s.turn, s.step, s.event_id.clone());
         let latest = (0..self.sample_times.len())
-            .filter_map(|i| self.sample_times[i].map(|t| (t, i)))
+            .filter_map(|i| self.sample_times[i].map(|t| (t, key(&self.samples[i]), i)))
             .max();
-        if let Some((t, i)) = latest
-            && at < t
-        {
-            self.samples[i] = make();
+        let Some((t, latest_key, i)) = latest else {
+            return;
+        };
+        if at > t {
+            return;
+        }
+        let sample = make();
+        if at < t || key(&sample) < latest_key {
+            self.samples[i] = sample;
             self.sample_times[i] = Some(at);
         }
     }

@@ -381,7 +381,7 @@ impl Report {
                 runs_affected: runs.len() as u64,
             })
             .collect();
-        out.sort_by(|a, b| b.failures.cmp(&a.failures));
+        out.sort_by_key(|r| std::cmp::Reverse(r.failures));
         out
     }
 }
