@@ -458,7 +458,7 @@ impl Input {
         match self {
             Input::Stdin => {
                 crate::ndjson::enlarge_pipe(&io::stdin());
-                Ok(Box::new(io::stdin()))
+                Ok(Box::new(NoticingStdin(io::stdin())))
             }
             Input::File(p) => {
                 let f = std::fs::File::open(p)
@@ -467,6 +467,34 @@ impl Input {
             }
         }
     }
+}
+
+/// Whether anything but white space came in on stdin.
+static STDIN_HAD_TEXT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Stdin, noting whether anything but white space came in.
+struct NoticingStdin(io::Stdin);
+
+impl Read for NoticingStdin {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.0.read(buf)?;
+        if buf[..n].iter().any(|b| !b.is_ascii_whitespace()) {
+            STDIN_HAD_TEXT.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        Ok(n)
+    }
+}
+
+/// Fails closed: a stage whose only input is stdin and that read nothing
+/// there (not even a header) sits behind a stage that failed or wrote
+/// nothing, and a report of that would read as "nothing to report". Call
+/// once the inputs are read.
+pub fn refuse_empty_stdin(inputs: &[Input]) -> anyhow::Result<()> {
+    let only_stdin = !inputs.is_empty() && inputs.iter().all(|i| *i == Input::Stdin);
+    if only_stdin && !STDIN_HAD_TEXT.load(std::sync::atomic::Ordering::Relaxed) {
+        anyhow::bail!("no records on stdin: did the stage before fail?");
+    }
+    Ok(())
 }
 
 /// serde_json's reason without its " at line L column C" suffix (the

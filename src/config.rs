@@ -35,6 +35,8 @@ pub struct Config {
     pub alerting: AlertConfig,
     #[serde(default)]
     pub llm: LlmConfig,
+    #[serde(default)]
+    pub links: LinksConfig,
     /// The reference's storage section: accepted so its files load; unused.
     #[serde(default)]
     pub storage: Option<toml::Table>,
@@ -145,6 +147,51 @@ fn concurrency<'de, D: serde::Deserializer<'de>>(d: D) -> Result<usize, D::Error
 
 fn non_negative<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
     NonNegative::deserialize(d).map(|v| v.0)
+}
+
+/// `[links]`: where a run or span opens in the team's tracing tool
+/// (Langfuse, Phoenix, LangSmith, Jaeger); reports and alerts link run ids
+/// there. `{run_id}` and `{span_id}` are replaced, URL-encoded.
+#[derive(Deserialize, Debug, Clone, PartialEq, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct LinksConfig {
+    /// A run's page, with `{run_id}`.
+    pub run_url: Option<String>,
+    /// A span's page, with `{run_id}` and `{span_id}` (a sample's event id).
+    pub span_url: Option<String>,
+}
+
+impl LinksConfig {
+    /// The link to a run, when `run_url` is set.
+    pub fn run(&self, run_id: &str) -> Option<String> {
+        let t = self.run_url.as_deref()?;
+        Some(t.replace("{run_id}", &url_encode(run_id)))
+    }
+
+    /// The link to a span of a run: `span_url`, else the run's.
+    pub fn span(&self, run_id: &str, span_id: &str) -> Option<String> {
+        match self.span_url.as_deref() {
+            Some(t) => Some(
+                t.replace("{run_id}", &url_encode(run_id))
+                    .replace("{span_id}", &url_encode(span_id)),
+            ),
+            None => self.run(run_id),
+        }
+    }
+}
+
+/// Percent-encodes all but the characters a URL path segment keeps as
+/// they are.
+fn url_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 /// `[alerting]`: where and when triage-alert pages.
@@ -315,6 +362,26 @@ mod tests {
     }
 
     #[test]
+    fn links_fill_in_encoded_ids() {
+        let c = Config::parse(
+            "[links]\nrun_url = \"https://lf.example/trace/{run_id}\"\n\
+             span_url = \"https://lf.example/trace/{run_id}?span={span_id}\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            c.links.run("a b/1").as_deref(),
+            Some("https://lf.example/trace/a%20b%2F1")
+        );
+        assert_eq!(
+            c.links.span("r", "s1").as_deref(),
+            Some("https://lf.example/trace/r?span=s1")
+        );
+        let e = Config::parse("[links]\nrun = \"x\"\n").unwrap_err();
+        assert!(e.starts_with("2: "), "{e}");
+        assert_eq!(Config::default().links.run("r"), None);
+    }
+
+    #[test]
     fn classify_rules_load() {
         let c =
             Config::parse("[classify]\nenvironment_constraint = [\"quota exceeded\"]\n").unwrap();
@@ -333,6 +400,7 @@ mod example_file {
         assert_eq!(c.scoring, ScoringConfig::default());
         assert_eq!(c.alerting, AlertConfig::default());
         assert_eq!(c.llm, LlmConfig::default());
+        assert_eq!(c.links, LinksConfig::default());
         assert!(c.classify.contains_key("environment_constraint"));
     }
 }

@@ -341,6 +341,31 @@ pub enum FailOn {
     ScoreAtLeast(f64),
 }
 
+impl FailOn {
+    /// "2 regressions", "1 new pattern", "3 patterns scoring >= 8"
+    pub fn count_text(&self, n: usize) -> String {
+        let one = n == 1;
+        match self {
+            FailOn::New if one => "1 new pattern".to_string(),
+            FailOn::New => format!("{n} new patterns"),
+            FailOn::Regression if one => "1 regression".to_string(),
+            FailOn::Regression => format!("{n} regressions"),
+            FailOn::ScoreAtLeast(x) if one => format!("1 pattern scoring >= {x}"),
+            FailOn::ScoreAtLeast(x) => format!("{n} patterns scoring >= {x}"),
+        }
+    }
+}
+
+impl std::fmt::Display for FailOn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FailOn::New => f.write_str("new"),
+            FailOn::Regression => f.write_str("regression"),
+            FailOn::ScoreAtLeast(x) => write!(f, "score>={x}"),
+        }
+    }
+}
+
 impl std::str::FromStr for FailOn {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
@@ -361,37 +386,96 @@ impl std::str::FromStr for FailOn {
 }
 
 /// The reasons the condition holds, one sentence each (empty: it does not).
-pub fn failing(cond: &FailOn, changes: &[Change], tolerance_pct: f64) -> Vec<String> {
-    let grew = |b: f64, a: f64| a > b * (1.0 + tolerance_pct / 100.0) + 1e-9;
+/// Why a gate holds: what tripped it and the sentence that says how.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reason {
+    /// The classification label or pattern name the gate tripped on.
+    pub subject: String,
+    pub text: String,
+}
+
+/// What a gate leaves unjudged: a classification or pattern with fewer
+/// events than `min_events` on its larger side cannot trip it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GateOptions {
+    /// Percent a count may grow before `regression` holds.
+    pub tolerance_pct: f64,
+    pub min_events: u64,
+}
+
+/// The reasons `cond` holds, and how many classifications or patterns it
+/// would have tripped on but for `min_events`.
+pub fn failing(cond: &FailOn, changes: &[Change], opts: GateOptions) -> (Vec<Reason>, usize) {
+    let grew = |b: f64, a: f64| a > b * (1.0 + opts.tolerance_pct / 100.0) + 1e-9;
+    let small = |c: &CountChange| c.before.max(c.after) < opts.min_events;
     let mut out = Vec::new();
+    let mut below = 0;
+    let mut add = |count: &CountChange, reason: Reason| {
+        if small(count) {
+            below += 1;
+        } else {
+            out.push(reason);
+        }
+    };
     for c in changes {
         match (&c.change, cond) {
-            (ChangeScope::Pattern(p), FailOn::New) if p.status == "new" => {
-                out.push(format!("new pattern: {}", p.display_name));
-            }
+            (ChangeScope::Pattern(p), FailOn::New) if p.status == "new" => add(
+                &p.frequency,
+                Reason {
+                    subject: p.display_name.clone(),
+                    text: format!(
+                        "new pattern: {} ({})",
+                        p.display_name,
+                        words_count(p.frequency.after)
+                    ),
+                },
+            ),
             (ChangeScope::Pattern(p), FailOn::ScoreAtLeast(x)) => {
                 if let Some(s) = p.final_score_after.filter(|s| s >= x) {
-                    out.push(format!("{} scores {s:.2} (>= {x})", p.display_name));
+                    add(
+                        &p.frequency,
+                        Reason {
+                            subject: p.display_name.clone(),
+                            text: format!("{} scores {s:.2} (>= {x})", p.display_name),
+                        },
+                    );
                 }
             }
             (ChangeScope::Classification(k), FailOn::Regression) => {
                 let label = classification_label(&k.classification);
-                for (what, count) in [
+                let rose: Vec<String> = [
                     ("failure events", &k.frequency),
                     ("unrecovered events", &k.unrecovered),
-                ] {
-                    if grew(count.before as f64, count.after as f64) {
-                        out.push(format!(
-                            "{label}: {what} rose from {} to {}",
-                            count.before, count.after
-                        ));
-                    }
+                ]
+                .into_iter()
+                .filter(|(_, count)| grew(count.before as f64, count.after as f64))
+                .map(|(what, count)| {
+                    format!("{what} rose from {} to {}", count.before, count.after)
+                })
+                .collect();
+                if !rose.is_empty() {
+                    add(
+                        &k.frequency,
+                        Reason {
+                            subject: label.to_string(),
+                            text: format!("{label}: {}", rose.join(", ")),
+                        },
+                    );
                 }
             }
             _ => {}
         }
     }
-    out
+    (out, below)
+}
+
+/// "1 event", "2 events"
+fn words_count(n: u64) -> String {
+    if n == 1 {
+        "1 event".to_string()
+    } else {
+        format!("{n} events")
+    }
 }
 
 #[cfg(test)]

@@ -351,8 +351,12 @@ fn many_patterns_make_a_page_of_cards_and_a_table() {
         let name = format!("agent{i}");
         records.push(pattern(&name, "t", "agent_error", i + 1, 100.0 - i as f64));
     }
+    // The top 3 are cards by default, at most 50 whatever --top says.
     let html = stdout_of(&["-f", "html"], ndjson(&records));
-    assert_eq!(html.matches("<article class=\"card\"").count(), 50);
+    assert_eq!(html.matches("<details class=\"card\"").count(), 3);
+    assert!(html.contains("117 more patterns"));
+    let html = stdout_of(&["-f", "html", "--top", "120"], ndjson(&records));
+    assert_eq!(html.matches("<details class=\"card\"").count(), 50);
     assert!(html.contains("70 more patterns"));
     assert!(html.contains("<td>120</td><td>[agent119] t / agent_error / no-divergence</td>"));
 }

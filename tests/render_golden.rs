@@ -163,6 +163,8 @@ type Section = (String, String, Vec<(String, Vec<String>)>);
 fn sections(md: &str) -> Vec<Section> {
     md.split("\n## #")
         .skip(1)
+        // A section ends where the next heading (the per-agent view) starts.
+        .map(|sec| sec.split("\n## ").next().unwrap())
         .map(|sec| {
             let heading = sec.lines().next().unwrap().to_string();
             let category = sec

@@ -179,18 +179,4 @@ fn compare_as_csv_is_one_table_of_pattern_changes() {
     assert!(!rows.is_empty());
     assert!(rows.iter().all(|r| r.starts_with("pattern,")), "{text}");
     assert!(!err.contains("leaves out"), "{err}");
-    // A comparison has no patterns for --top to count.
-    let (code, _, err) = run(
-        "triage",
-        &[
-            "compare",
-            "--top",
-            "5",
-            "examples/before.ndjson",
-            "examples/monday.ndjson",
-        ],
-        b"",
-    );
-    assert_eq!(code, 2);
-    assert!(err.contains("--top"), "{err}");
 }

@@ -459,7 +459,7 @@ fn flags_refuse_values_they_cannot_mean() {
 fn an_output_directory_asks_for_a_file_name() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
-    let scored = ok("triage-score", &[], b"");
+    let scored = ok("triage-score", &["/dev/null"], b"");
     for (tool, args, stdin) in [
         ("triage-recv", vec!["-o", d], &b""[..]),
         (

@@ -62,13 +62,16 @@ html\t'A self-contained HTML dashboard'
 json\t'One JSON document with every record and field'
 csv\t'One CSV row per pattern with every field'"
 complete -c triage -n "__fish_triage_using_subcommand report" -l refresh -d 'HTML only: reload the page every SECONDS (for a page cron regenerates)' -r
+complete -c triage -n "__fish_triage_using_subcommand report" -l bucket -d 'The time series\' buckets (the HTML charts, `failures per …`): hours or days; without it, days when the events span two or more, else runs' -r -f -a "hour\t''
+day\t''"
 complete -c triage -n "__fish_triage_using_subcommand report" -s o -l output -d 'Write the report to FILE, atomically (temporary file, then rename; a device or FIFO is written in place)' -r -F
-complete -c triage -n "__fish_triage_using_subcommand report" -s n -l top -d 'Patterns the markdown report details (and the HTML trend chart follows)' -r
+complete -c triage -n "__fish_triage_using_subcommand report" -s n -l top -d 'Patterns the report shows, in every format: markdown, table and HTML show 3 unless told; JSON and CSV all of them unless told (a comparison: the rows of each pattern list, 20 unless told)' -r
 complete -c triage -n "__fish_triage_using_subcommand report" -l generate -d 'Print this tool\'s man page or shell completions and exit' -r -f -a "man\t''
 bash\t''
 zsh\t''
 fish\t''"
 complete -c triage -n "__fish_triage_using_subcommand report" -l ai-analysis -d 'Add an LLM\'s root-cause narrative and one fix to each of the top patterns, as triage-explain --narrate does'
+complete -c triage -n "__fish_triage_using_subcommand report" -l explain -d 'Trace each failed run to the agent and step that caused it, as triage-explain does, and list under each top pattern the failed runs it occurred in with their root cause'
 complete -c triage -n "__fish_triage_using_subcommand report" -l strict -d 'Stop at the first input that cannot be read, with exit status 2, instead of skipping it with a warning'
 complete -c triage -n "__fish_triage_using_subcommand report" -s q -l quiet -d 'Print no warnings (errors are still printed)'
 complete -c triage -n "__fish_triage_using_subcommand report" -l line-buffered -d 'Flush every record as soon as it is written (for `tail -f` pipelines)'
@@ -76,6 +79,7 @@ complete -c triage -n "__fish_triage_using_subcommand report" -s h -l help -d 'P
 complete -c triage -n "__fish_triage_using_subcommand report" -s V -l version -d 'Print version'
 complete -c triage -n "__fish_triage_using_subcommand compare" -l fail-on -d 'Exit 1 when this holds: `new` (a new pattern), `regression` (more failure or unrecovered events in any classification), or `score>=X` (a pattern after scores at least X; scores are scaled to each batch, so `regression` does not compare them). Repeatable' -r
 complete -c triage -n "__fish_triage_using_subcommand compare" -l tolerance -d 'Percent a count may grow before `regression` holds' -r
+complete -c triage -n "__fish_triage_using_subcommand compare" -l min-events -d 'A classification or pattern with fewer events than N on both sides cannot trip a gate (the comparison marks those below 5 "tentative"; `--min-events 5` leaves them out)' -r
 complete -c triage -n "__fish_triage_using_subcommand compare" -s c -l config -d 'Configuration file ([scoring] as triage-score reads it)' -r -F
 complete -c triage -n "__fish_triage_using_subcommand compare" -l input-format -d 'Trace format of raw input files' -r -f -a "auto\t'Decide per input from its first JSON value (never the extension)'
 ndjson\t'agent-triage TraceEvent lines (.ndjson, .jsonl)'
@@ -95,7 +99,10 @@ html\t'A self-contained HTML dashboard'
 json\t'One JSON document with every record and field'
 csv\t'One CSV row per pattern with every field'"
 complete -c triage -n "__fish_triage_using_subcommand compare" -l refresh -d 'HTML only: reload the page every SECONDS (for a page cron regenerates)' -r
+complete -c triage -n "__fish_triage_using_subcommand compare" -l bucket -d 'The time series\' buckets (the HTML charts, `failures per …`): hours or days; without it, days when the events span two or more, else runs' -r -f -a "hour\t''
+day\t''"
 complete -c triage -n "__fish_triage_using_subcommand compare" -s o -l output -d 'Write the report to FILE, atomically (temporary file, then rename; a device or FIFO is written in place)' -r -F
+complete -c triage -n "__fish_triage_using_subcommand compare" -s n -l top -d 'Patterns the report shows, in every format: markdown, table and HTML show 3 unless told; JSON and CSV all of them unless told (a comparison: the rows of each pattern list, 20 unless told)' -r
 complete -c triage -n "__fish_triage_using_subcommand compare" -l generate -d 'Print this tool\'s man page or shell completions and exit' -r -f -a "man\t''
 bash\t''
 zsh\t''

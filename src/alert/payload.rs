@@ -4,6 +4,7 @@
 use clap::ValueEnum;
 use serde_json::{Value, json};
 
+use crate::config::LinksConfig;
 use crate::record::{Pattern, Scores};
 use crate::render::words::{count, percent};
 
@@ -25,18 +26,23 @@ const DISCORD_MAX_CHARS: usize = 2000;
 const DISCORD_SUPPRESS_EMBEDS: u64 = 1 << 2;
 
 /// The payload for `pattern` in `format`.
-pub fn payload(format: PayloadFormat, pattern: &Pattern, scores: &Scores) -> Value {
+pub fn payload(
+    format: PayloadFormat,
+    pattern: &Pattern,
+    scores: &Scores,
+    links: &LinksConfig,
+) -> Value {
     match format {
         PayloadFormat::Slack => {
             let mut v = fields(pattern, scores);
-            v["text"] = Value::String(text(pattern, scores, &Slack));
+            v["text"] = Value::String(text(pattern, scores, links, &Slack));
             // A URL in trace text must not make Slack fetch it.
             v["unfurl_links"] = Value::Bool(false);
             v["unfurl_media"] = Value::Bool(false);
             v
         }
         PayloadFormat::Discord => json!({
-            "content": truncate_chars(&text(pattern, scores, &Discord), DISCORD_MAX_CHARS),
+            "content": truncate_chars(&text(pattern, scores, links, &Discord), DISCORD_MAX_CHARS),
             // Text from traces must never ping @everyone or a role.
             "allowed_mentions": {"parse": []},
             // Nor fetch a URL in it to build a preview.
@@ -51,7 +57,7 @@ pub fn payload(format: PayloadFormat, pattern: &Pattern, scores: &Scores) -> Val
                 "runs_total": scores.runs_total,
                 "rank": scores.rank,
                 "trend": scores.trend,
-                "text": text(pattern, scores, &Plain),
+                "text": text(pattern, scores, links, &Plain),
             });
             if let (Value::Object(v), Value::Object(extra)) = (&mut v, extra) {
                 v.extend(extra);
@@ -81,6 +87,8 @@ trait Markup {
     fn quote(&self) -> &'static str;
     /// Text from a trace, made inert.
     fn escape(&self, s: &str) -> String;
+    /// `label` linking to `url`.
+    fn link(&self, url: &str, label: &str) -> String;
 }
 
 struct Slack;
@@ -108,6 +116,13 @@ impl Markup for Slack {
             .replace('~', "\u{223C}")
             .replace('`', "\u{02CB}")
     }
+    fn link(&self, url: &str, label: &str) -> String {
+        format!(
+            "<{}|{}>",
+            url.replace(['<', '>', '|'], ""),
+            self.escape(label)
+        )
+    }
 }
 
 impl Markup for Discord {
@@ -133,6 +148,13 @@ impl Markup for Discord {
         }
         out
     }
+    fn link(&self, url: &str, label: &str) -> String {
+        format!(
+            "[{}](<{}>)",
+            self.escape(label),
+            url.replace(['<', '>'], "")
+        )
+    }
 }
 
 impl Markup for Plain {
@@ -148,13 +170,32 @@ impl Markup for Plain {
     fn escape(&self, s: &str) -> String {
         s.to_string()
     }
+    fn link(&self, url: &str, label: &str) -> String {
+        format!("{label} ({url})")
+    }
 }
 
 /// "Triage alert: score 13.00", the pattern, how often and in how many
-/// runs, and how often it recovered.
-fn text(pattern: &Pattern, scores: &Scores, m: &dyn Markup) -> String {
+/// runs, and how often it recovered; with `[links] run_url`, the runs of
+/// its earliest failures, linked.
+fn text(pattern: &Pattern, scores: &Scores, links: &LinksConfig, m: &dyn Markup) -> String {
     let q = m.quote();
-    format!(
+    let mut runs: Vec<&str> = Vec::new();
+    for s in &pattern.samples {
+        if !runs.contains(&s.run_id.as_str()) && runs.len() < crate::render::SAMPLES_SHOWN {
+            runs.push(&s.run_id);
+        }
+    }
+    let linked: Vec<String> = runs
+        .iter()
+        .filter_map(|r| Some(m.link(&links.run(r)?, r)))
+        .collect();
+    let runs_line = if linked.is_empty() {
+        String::new()
+    } else {
+        format!("\n{q}Runs: {}", linked.join(", "))
+    };
+    let body = format!(
         "{siren}{title}: score {score:.2}\n{q}{name}\n{q}Frequency: {events} across {runs}\n{q}Recovery rate: {rate}",
         siren = m.siren(),
         title = m.bold("Triage alert"),
@@ -163,7 +204,8 @@ fn text(pattern: &Pattern, scores: &Scores, m: &dyn Markup) -> String {
         events = count(pattern.frequency, "event", "events"),
         runs = count(scores.runs_seen, "run", "runs"),
         rate = percent(scores.recovery_rate),
-    )
+    );
+    body + &runs_line
 }
 
 fn truncate_chars(s: &str, max: usize) -> String {
@@ -194,7 +236,7 @@ mod tests {
     #[test]
     fn slack_text_has_score_name_frequency_runs_and_recovery() {
         let (p, s) = scored("[planner] dispatch", 5, 3, 0.0);
-        let v = payload(PayloadFormat::Slack, &p, &s);
+        let v = payload(PayloadFormat::Slack, &p, &s, &LinksConfig::default());
         assert_eq!(
             v["text"],
             ":rotating_light: *Triage alert*: score 13.00\n>*[planner] dispatch*\n>Frequency: 5 events across 3 runs\n>Recovery rate: 0%"
@@ -209,7 +251,7 @@ mod tests {
     #[test]
     fn one_event_in_one_run_is_singular() {
         let (p, s) = scored("x", 1, 1, 1.0);
-        let v = payload(PayloadFormat::Json, &p, &s);
+        let v = payload(PayloadFormat::Json, &p, &s, &LinksConfig::default());
         assert!(
             v["text"]
                 .as_str()
@@ -223,12 +265,12 @@ mod tests {
     #[test]
     fn trace_text_cannot_ping_or_break_markup() {
         let (p, s) = scored("<!channel> @everyone *x*", 2, 2, 0.5);
-        let slack = payload(PayloadFormat::Slack, &p, &s);
+        let slack = payload(PayloadFormat::Slack, &p, &s, &LinksConfig::default());
         let t = slack["text"].as_str().unwrap();
         assert!(t.contains("&lt;!channel&gt;"), "{t}");
         assert!(!t.contains("<!channel>"), "{t}");
         assert!(t.contains("@everyone \u{2217}x\u{2217}"), "{t}");
-        let discord = payload(PayloadFormat::Discord, &p, &s);
+        let discord = payload(PayloadFormat::Discord, &p, &s, &LinksConfig::default());
         assert_eq!(discord["allowed_mentions"]["parse"], json!([]));
         let c = discord["content"].as_str().unwrap();
         assert!(c.contains(r"\<!channel\> \@everyone \*x\*"), "{c}");
@@ -247,14 +289,14 @@ mod tests {
     #[test]
     fn a_name_stays_on_its_quoted_bold_line_and_links_stay_text() {
         let (p, s) = scored("fetch\n*oops*\r\n[click](https://x.example)", 2, 2, 0.5);
-        let slack = payload(PayloadFormat::Slack, &p, &s);
+        let slack = payload(PayloadFormat::Slack, &p, &s, &LinksConfig::default());
         let t = slack["text"].as_str().unwrap();
         assert_eq!(
             t.lines().nth(1),
             Some(">*fetch \u{2217}oops\u{2217}  [click](https://x.example)*"),
             "{t}"
         );
-        let discord = payload(PayloadFormat::Discord, &p, &s);
+        let discord = payload(PayloadFormat::Discord, &p, &s, &LinksConfig::default());
         let c = discord["content"].as_str().unwrap();
         assert_eq!(
             c.lines().nth(1),
@@ -267,7 +309,7 @@ mod tests {
     #[test]
     fn discord_content_fits_its_limit() {
         let (p, s) = scored(&"é".repeat(5000), 2, 2, 0.5);
-        let c = payload(PayloadFormat::Discord, &p, &s)["content"]
+        let c = payload(PayloadFormat::Discord, &p, &s, &LinksConfig::default())["content"]
             .as_str()
             .unwrap()
             .to_string();

@@ -106,6 +106,7 @@ triage report --format json runs/*.ndjson | triage-alert --dry-run | jq -c 'sele
             None => AlertState::default_path()?,
         };
         let inputs = cli::inputs(&self.files, diag)?;
+        let links = config.links.clone();
         let mut state = if self.dry_run {
             AlertState::read(&state_path)?
         } else {
@@ -144,11 +145,12 @@ triage report --format json runs/*.ndjson | triage-alert --dry-run | jq -c 'sele
                 }
                 (Decision::Fire, None) => {
                     state.fired(&pattern.pattern_id, now);
-                    preview = Some(payload(self.payload, &pattern, scores));
+                    preview = Some(payload(self.payload, &pattern, scores, &links));
                     (Outcome::WouldFire, None)
                 }
                 (Decision::Fire, Some(hook)) => {
-                    let body = serde_json::to_vec(&payload(self.payload, &pattern, scores))?;
+                    let body =
+                        serde_json::to_vec(&payload(self.payload, &pattern, scores, &links))?;
                     let report = hook.send(&body);
                     if report.delivered {
                         state.fired(&pattern.pattern_id, unix_now());
@@ -187,6 +189,7 @@ triage report --format json runs/*.ndjson | triage-alert --dry-run | jq -c 'sele
         for input in &inputs {
             for_each_pattern(input, &mut out, diag, self.common.strict, &mut each)?;
         }
+        cli::refuse_empty_stdin(&inputs)?;
         out.flush()?;
         Ok(if failed > 0 {
             cli::EXIT_ERROR
@@ -253,6 +256,10 @@ fn for_each_pattern(
     let mut reader = input.open()?;
     let head = peek_first_line(&mut reader)
         .map_err(|e| anyhow::anyhow!("{name}: {}", cli::io_reason(&e)))?;
+    // Nothing at all before the end of input.
+    if head.is_empty() {
+        cli::refuse_empty_stdin(std::slice::from_ref(input))?;
+    }
     let reader = io::Cursor::new(head).chain(reader);
     let head = reader.get_ref().0.get_ref();
     if is_report_document(head) {

@@ -8,7 +8,7 @@ use clap::Parser;
 use crate::adapters::Format;
 use crate::cli::{self, CommonArgs, Diag, Input, Tool, TraceFormatArg};
 use crate::config::Config;
-use crate::diff::{FailOn, compare, failing};
+use crate::diff::{FailOn, GateOptions, compare, failing};
 use crate::ndjson::RecordWriter;
 use crate::pipeline::{Analysis, AnalyzeOptions, analyze};
 use crate::record::{Change, ChangeScope, Header};
@@ -45,6 +45,10 @@ pub struct SidesArgs {
     /// Percent a count may grow before `regression` holds.
     #[arg(long, value_name = "PCT", default_value_t = 0.0)]
     pub tolerance: f64,
+    /// A classification or pattern with fewer events than N on both sides cannot trip a gate
+    /// (the comparison marks those below 5 "tentative"; `--min-events 5` leaves them out).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub min_events: u64,
     /// Configuration file ([scoring] as triage-score reads it).
     #[arg(long, short = 'c', value_name = "FILE", env = "TRIAGE_CONFIG")]
     pub config: Option<PathBuf>,
@@ -67,7 +71,11 @@ impl SidesArgs {
     }
 
     pub fn gate(&self, changes: &[Change], diag: &mut Diag) -> u8 {
-        gate(&self.fail_on, self.tolerance, changes, diag)
+        let opts = GateOptions {
+            tolerance_pct: self.tolerance,
+            min_events: self.min_events,
+        };
+        gate(&self.fail_on, opts, changes, diag)
     }
 }
 
@@ -117,9 +125,13 @@ pub fn diff_sides(
     if before.as_os_str() == "-" && after.as_os_str() == "-" {
         anyhow::bail!("only one side can be stdin (-)");
     }
-    let b = analyze(&side_inputs(before, diag)?, opts, diag)?;
+    let inputs = side_inputs(before, diag)?;
+    let b = analyze(&inputs, opts, diag)?;
+    cli::refuse_empty_stdin(&inputs)?;
     something_to_compare(before, &b)?;
-    let a = analyze(&side_inputs(after, diag)?, opts, diag)?;
+    let inputs = side_inputs(after, diag)?;
+    let a = analyze(&inputs, opts, diag)?;
+    cli::refuse_empty_stdin(&inputs)?;
     something_to_compare(after, &a)?;
     let changes = compare(&b, &a, &opts.config.scoring);
     let sides = [
@@ -189,11 +201,12 @@ struct KindOnly {
     kind: Option<String>,
 }
 
-/// The exit status the `--fail-on` conditions give, each reason reported.
-/// A side with no runs cannot pass a gate: a candidate that wrote no
-/// traces would pass every condition, and against an empty baseline
-/// everything is new.
-pub fn gate(conditions: &[FailOn], tolerance: f64, changes: &[Change], diag: &mut Diag) -> u8 {
+/// The exit status the `--fail-on` conditions give: each reason on its
+/// own line, then one last line with the verdict, `gate failed: 2
+/// regressions (…)` or `gate passed`. A side with no runs cannot pass a
+/// gate: a candidate that wrote no traces would pass every condition, and
+/// against an empty baseline everything is new.
+pub fn gate(conditions: &[FailOn], opts: GateOptions, changes: &[Change], diag: &mut Diag) -> u8 {
     let judged = !conditions.is_empty();
     for (after, side) in [(false, "BEFORE"), (true, "AFTER")] {
         if judged && side_is_empty(changes, after) {
@@ -206,18 +219,47 @@ pub fn gate(conditions: &[FailOn], tolerance: f64, changes: &[Change], diag: &mu
             return cli::EXIT_ERROR;
         }
     }
-    let reasons: Vec<String> = conditions
-        .iter()
-        .flat_map(|cond| failing(cond, changes, tolerance))
-        .collect();
-    for r in &reasons {
-        diag.warn("fail-on", format_args!("{r}"));
+    if !judged {
+        return cli::EXIT_OK;
     }
-    if reasons.is_empty() {
-        cli::EXIT_OK
-    } else {
-        cli::EXIT_NEGATIVE
+    let tool = diag.tool();
+    let mut held = Vec::new();
+    let mut subjects = Vec::new();
+    let mut below = 0;
+    for cond in conditions {
+        let (reasons, small) = failing(cond, changes, opts);
+        below += small;
+        for r in &reasons {
+            cli::to_stderr(format_args!("{tool}: fail-on {cond}: {}\n", r.text));
+        }
+        if !reasons.is_empty() {
+            held.push(cond.count_text(reasons.len()));
+            subjects.extend(reasons.into_iter().map(|r| r.subject));
+        }
     }
+    let unjudged =
+        (below > 0).then(|| format!("{below} below --min-events {} not judged", opts.min_events));
+    if held.is_empty() {
+        let note = unjudged.map(|n| format!(" ({n})")).unwrap_or_default();
+        cli::to_stderr(format_args!("{tool}: gate passed{note}\n"));
+        return cli::EXIT_OK;
+    }
+    subjects.dedup();
+    let (named, more) = crate::render::first_named(&subjects);
+    let mut why = format!(
+        "{}{}",
+        named.join(", "),
+        crate::render::more_sources_text(more)
+    );
+    if let Some(n) = unjudged {
+        why.push_str("; ");
+        why.push_str(&n);
+    }
+    cli::to_stderr(format_args!(
+        "{tool}: gate failed: {} ({why})\n",
+        held.join(", ")
+    ));
+    cli::EXIT_NEGATIVE
 }
 
 /// A side's inputs: stdin, a file, or the trace files directly inside a

@@ -3,7 +3,7 @@
 //! `pattern` records in and out with an LLM's narrative and fix.
 
 use std::collections::HashMap;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -204,6 +204,7 @@ TRIAGE_CONFIG: the configuration file, as --config.",
         for input in &inputs {
             read_input(input, &mut runs, &mut out, diag, self.common.strict)?;
         }
+        cli::refuse_empty_stdin(&inputs)?;
         let mut patterns = std::mem::take(&mut runs.patterns);
         if let Some(client) = client.as_ref().filter(|_| self.narrate) {
             narrate_top(client, &mut patterns, self.top, diag)?;
@@ -440,4 +441,84 @@ fn read_line(
         }
         Some(_) => out.raw_line(bytes).map_err(LineError::Io),
     }
+}
+
+/// A buffer several writers share: the records explained in-process.
+#[derive(Clone, Default)]
+struct SharedBuf(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl Write for SharedBuf {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .lock()
+            .map_err(|_| std::io::Error::other("poisoned"))?
+            .extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The verdict records of `inputs` (trace files, or triage-parse's event
+/// and run records), one line each: what `triage-parse FILES |
+/// triage-explain --verdicts-only` writes, for `triage report --explain`.
+pub fn verdict_lines(
+    inputs: &[Input],
+    format: crate::adapters::Format,
+    config: &Config,
+    strict: bool,
+    diag: &mut Diag,
+) -> anyhow::Result<Vec<Vec<u8>>> {
+    use crate::adapters::{self, DecodeSettings, Sink};
+    let mut runs = Runs::default();
+    let mut passed = RecordWriter::new(Box::new(std::io::sink()) as Box<dyn Write>, false);
+    for input in inputs {
+        let name = input.name();
+        let (head, mut rest) = adapters::peek(input)?;
+        let records = if crate::stream::looks_like_records(&head) {
+            let mut records = head;
+            rest.read_to_end(&mut records)
+                .map_err(|e| anyhow::anyhow!("{name}: {}", cli::io_reason(&e)))?;
+            records
+        } else {
+            let settings = DecodeSettings {
+                classifier: crate::classify::Classifier::new(&config.classify),
+                ..DecodeSettings::default()
+            };
+            let buf = SharedBuf::default();
+            let out = RecordWriter::new(Box::new(buf.clone()) as Box<dyn Write>, false);
+            // The warnings of this second read were given by the first.
+            let mut quiet = Diag::new(diag.tool(), true);
+            let mut sink = Sink::new(out, &mut quiet, strict, settings);
+            adapters::read_input(input, format, &mut sink)?;
+            sink.flush()?;
+            drop(sink);
+            std::mem::take(&mut *buf.0.lock().expect("one thread"))
+        };
+        for line in records.split(|b| *b == b'\n') {
+            if line.trim_ascii().is_empty() {
+                continue;
+            }
+            // Lines that do not read were counted by the report's own read.
+            if let Err(LineError::Io(e)) = read_line(line, &mut runs, &mut passed) {
+                return Err(e.into());
+            }
+        }
+    }
+    let buf = SharedBuf::default();
+    let mut out = RecordWriter::new(Box::new(buf.clone()) as Box<dyn Write>, false);
+    let shown = Shown {
+        verdicts_only: true,
+        min_confidence: 0.0,
+    };
+    explain_runs(runs, None, shown, &mut out, diag)?;
+    out.flush()?;
+    drop(out);
+    let all = std::mem::take(&mut *buf.0.lock().expect("one thread"));
+    Ok(all
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.trim_ascii().is_empty())
+        .map(<[u8]>::to_vec)
+        .collect())
 }

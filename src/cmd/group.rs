@@ -115,6 +115,7 @@ pass it to triage-score, or combine shards with `triage-group --merge`"
             }
             Ok(())
         })?;
+        cli::refuse_empty_stdin(&inputs)?;
         let (mut batch, patterns) = grouper.finish_lazily();
         batch.skipped += skipped;
         out.record(&batch)?;

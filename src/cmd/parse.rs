@@ -131,6 +131,7 @@ triage-parse --since 2026-04-25 traces.jsonl | jq -c 'select(.action_succeeded =
         for input in &inputs {
             adapters::read_input(input, self.input.format, &mut sink)?;
         }
+        cli::refuse_empty_stdin(&inputs)?;
         sink.flush()?;
         Ok(cli::EXIT_OK)
     }

@@ -8,7 +8,7 @@ use clap::Parser;
 use rayon::prelude::*;
 
 use crate::cli::{self, CommonArgs, Diag, Input, Tool};
-use crate::config::{Config, ScoringConfig};
+use crate::config::{Config, LinksConfig, ScoringConfig};
 use crate::ndjson::ChunkReader;
 use crate::outfile::AtomicFile;
 use crate::render::model::{BadLine, ReportLine};
@@ -39,19 +39,30 @@ pub struct Args {
     pub common: CommonArgs,
 }
 
-/// How many patterns a report details; `triage report` flattens it too
-/// (`triage compare` has no patterns to count).
+/// How many patterns a report shows; `triage report` and `triage compare`
+/// flatten it too.
 #[derive(clap::Args, Debug, Clone)]
 pub struct TopArg {
-    /// Patterns the markdown report details (and the HTML trend chart follows).
-    #[arg(long, short = 'n', value_name = "N", default_value_t = 3,
+    /// Patterns the report shows, in every format: markdown, table and HTML
+    /// show 3 unless told; JSON and CSV all of them unless told (a
+    /// comparison: the rows of each pattern list, 20 unless told).
+    #[arg(long, short = 'n', value_name = "N",
           value_parser = crate::cli::positive::<u64>)]
-    top: u64,
+    top: Option<u64>,
 }
 
+/// Patterns markdown, the table and HTML show without `--top`.
+pub const DEFAULT_TOP: usize = 3;
+
 impl TopArg {
+    /// The patterns to detail: `--top`, else [`DEFAULT_TOP`].
     pub fn get(&self) -> usize {
-        usize::try_from(self.top).unwrap_or(usize::MAX)
+        self.explicit().unwrap_or(DEFAULT_TOP)
+    }
+
+    /// `--top` when it was given.
+    pub fn explicit(&self) -> Option<usize> {
+        self.top.map(|n| usize::try_from(n).unwrap_or(usize::MAX))
     }
 }
 
@@ -65,6 +76,10 @@ pub struct OutputArgs {
     /// HTML only: reload the page every SECONDS (for a page cron regenerates).
     #[arg(long, value_name = "SECONDS", value_parser = crate::cli::positive::<u64>)]
     pub refresh: Option<u64>,
+    /// The time series' buckets (the HTML charts, `failures per …`): hours or days; without it,
+    /// days when the events span two or more, else runs.
+    #[arg(long, value_enum, value_name = "UNIT")]
+    pub bucket: Option<render::Bucket>,
     /// Write the report to FILE, atomically (temporary file, then rename; a device or FIFO is written in place).
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -87,9 +102,18 @@ impl OutputArgs {
         &self,
         report: &Report,
         scoring: ScoringConfig,
-        top: usize,
+        links: &LinksConfig,
+        top: &TopArg,
         diag: &mut Diag,
     ) -> anyhow::Result<()> {
+        let limited;
+        let report = match top.explicit() {
+            Some(n) => {
+                limited = report.limited_to(n, self.format);
+                &limited
+            }
+            None => report,
+        };
         if self.format == OutputFormat::Csv
             && let Some(left_out) = render::csv::left_out(report)
         {
@@ -98,10 +122,12 @@ impl OutputArgs {
         let to_terminal = self.output.is_none() && io::stdout().is_terminal();
         let opts = RenderOptions {
             format: self.format,
-            top,
+            top: top.get(),
             scoring,
             generated: render::report_time()?,
             refresh: self.refresh,
+            links: links.clone(),
+            bucket: self.bucket,
             table: terminal_style(to_terminal),
         };
         match &self.output {
@@ -125,10 +151,12 @@ impl Tool for Args {
         (
             "FORMATS",
             "md: the morning report: a summary, then for each of the top N patterns its metrics, \
-why it matters and a suggested next action; root causes and changes when the input has them.\n\n\
+why it matters, its earliest failures and the root causes of its runs (verdict records), and a suggested next action; \
+the per-agent view; root causes and changes when the input has them.\n\n\
 table: one row per pattern, sized to the terminal; coloured on a terminal unless NO_COLOR is set.\n\n\
-html: one self-contained page (no script, no network) with summary tiles, charts, a card per pattern, \
-root causes and changes.\n\n\
+html: one self-contained page (no script, no network): the summary, the top patterns and the per-agent view \
+on the first screen (1400x900); charts, each pattern's details (samples, root causes) and the run-by-run root causes \
+open in place (<details>).\n\n\
 json: one document with the batch, every pattern with every field, findings, verdicts and changes.\n\n\
 csv: one table, one row per pattern with every field (without patterns: one per verdict, else per finding, else per pattern change of a comparison, its nested fields as frequency.before columns). Records of other kinds do not fit its columns: a warning counts them.",
         ),
@@ -154,7 +182,8 @@ triage-render --format csv scored.ndjson > patterns.csv",
         self.output.check()?;
         let config = Config::load_or_default(self.config.as_deref())?;
         let mut report = Report::default();
-        for input in &cli::inputs(&self.files, diag)? {
+        let inputs = cli::inputs(&self.files, diag)?;
+        for input in &inputs {
             let events_before = report.events_not_shown;
             read_records(input, &mut report, self.common.strict, diag)?;
             let events = report.events_not_shown - events_before;
@@ -169,6 +198,7 @@ triage-render --format csv scored.ndjson > patterns.csv",
                 );
             }
         }
+        cli::refuse_empty_stdin(&inputs)?;
         refuse_events_only(&report)?;
         let before = report.verdicts.len();
         report
@@ -187,7 +217,8 @@ triage-render --format csv scored.ndjson > patterns.csv",
         if let Some(window) = report.batch.as_ref().and_then(|b| b.recovery_window) {
             scoring.recovery_window = window;
         }
-        self.output.emit(&report, scoring, self.top.get(), diag)?;
+        self.output
+            .emit(&report, scoring, &config.links, &self.top, diag)?;
         Ok(cli::EXIT_OK)
     }
 }

@@ -95,6 +95,7 @@ triage-group --merge shards/*.partial | triage-score --config triage.toml",
             Ok(())
         })?;
         pending.decode_into(&mut patterns, diag)?;
+        cli::refuse_empty_stdin(&inputs)?;
         // No records at all is an empty batch, as triage-group writes for
         // no events; patterns without their batch cannot be scored.
         let mut batch = match batch {

@@ -13,7 +13,7 @@ use crate::cmd::explain::{LlmArgs, report_usage};
 use crate::cmd::render::{OutputArgs, TopArg};
 use crate::config::Config;
 use crate::pipeline::{AnalyzeOptions, analyze};
-use crate::render::{RenderOptions, Report};
+use crate::render::Report;
 
 /// Rank the failure patterns of multi-agent LLM systems from their traces.
 /// `triage report` is the morning report in one command; `triage compare`
@@ -66,6 +66,11 @@ pub struct ReportArgs {
     /// patterns, as triage-explain --narrate does.
     #[arg(long)]
     pub ai_analysis: bool,
+    /// Trace each failed run to the agent and step that caused it, as
+    /// triage-explain does, and list under each top pattern the failed runs
+    /// it occurred in with their root cause.
+    #[arg(long)]
+    pub explain: bool,
     #[command(flatten)]
     pub llm: LlmArgs,
     #[command(flatten)]
@@ -85,6 +90,8 @@ pub struct CompareArgs {
     pub input_format: Format,
     #[command(flatten)]
     pub output: OutputArgs,
+    #[command(flatten)]
+    pub top: TopArg,
     #[command(flatten)]
     pub common: CommonArgs,
 }
@@ -172,17 +179,37 @@ fn report(a: ReportArgs, diag: &mut Diag) -> anyhow::Result<u8> {
         .ai_analysis
         .then(|| a.llm.client(&opts.config.llm, "--ai-analysis"))
         .transpose()?;
-    let analysis = analyze(&cli::inputs(&a.files, diag)?, &opts, diag)?;
+    let inputs = cli::inputs(&a.files, diag)?;
+    let analysis = analyze(&inputs, &opts, diag)?;
+    cli::refuse_empty_stdin(&inputs)?;
     let mut report = Report::from_scored(analysis.batch, analysis.patterns);
     for line in &analysis.other {
         report.add_line(line).map_err(|e| anyhow::anyhow!("{e}"))?;
+    }
+    if a.explain {
+        if inputs.contains(&cli::Input::Stdin) {
+            anyhow::bail!(
+                "--explain reads the traces a second time: name the FILEs rather than stdin"
+            );
+        }
+        let config = &opts.config;
+        let verdicts =
+            crate::cmd::explain::verdict_lines(&inputs, opts.format, config, opts.strict, diag)?;
+        for line in &verdicts {
+            report.add_line(line).map_err(|e| anyhow::anyhow!("{e}"))?;
+        }
     }
     report.finish();
     if let Some(client) = &client {
         crate::narrate::narrate_report(client, &mut report, a.top.get(), diag)?;
     }
-    a.output
-        .emit(&report, opts.config.scoring, a.top.get(), diag)?;
+    a.output.emit(
+        &report,
+        opts.config.scoring.clone(),
+        &opts.config.links,
+        &a.top,
+        diag,
+    )?;
     if let Some(client) = &client {
         report_usage(client, diag);
     }
@@ -198,11 +225,11 @@ fn compare(a: CompareArgs, diag: &mut Diag) -> anyhow::Result<u8> {
         report.add_line(&line).map_err(|e| anyhow::anyhow!("{e}"))?;
     }
     report.finish();
-    // A comparison has no patterns for a --top to count.
     a.output.emit(
         &report,
         opts.config.scoring.clone(),
-        RenderOptions::default().top,
+        &opts.config.links,
+        &a.top,
         diag,
     )?;
     Ok(a.sides.gate(&changes, diag))

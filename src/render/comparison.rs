@@ -36,6 +36,26 @@ pub struct Section {
     pub more: usize,
 }
 
+impl Section {
+    /// Keeps at most `rows` rows or items, counting the rest in `more`.
+    fn limit(&mut self, rows: usize) {
+        let len = match &mut self.block {
+            Block::Table { rows: r, .. } => {
+                let len = r.len();
+                r.truncate(rows);
+                len
+            }
+            Block::List(items) => {
+                let len = items.len();
+                items.truncate(rows);
+                len
+            }
+            Block::Line(_) => return,
+        };
+        self.more += len.saturating_sub(rows);
+    }
+}
+
 /// A comparison: what each side was read from, then its sections.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Comparison {
@@ -45,14 +65,15 @@ pub struct Comparison {
 }
 
 /// The comparison the change records make, or `None` without any.
-pub fn comparison(changes: &[Map<String, Value>]) -> Option<Comparison> {
+/// Pattern lists show at most `rows` rows.
+pub fn comparison(changes: &[Map<String, Value>], rows: usize) -> Option<Comparison> {
     if changes.is_empty() {
         return None;
     }
-    Some(typed(changes).unwrap_or_else(|| generic(changes)))
+    Some(typed(changes, rows).unwrap_or_else(|| generic(changes)))
 }
 
-fn typed(changes: &[Map<String, Value>]) -> Option<Comparison> {
+fn typed(changes: &[Map<String, Value>], rows: usize) -> Option<Comparison> {
     let mut summary: Option<SummaryChange> = None;
     let mut classes: Vec<ClassificationChange> = Vec::new();
     let mut patterns: Vec<PatternChange> = Vec::new();
@@ -76,7 +97,11 @@ fn typed(changes: &[Map<String, Value>]) -> Option<Comparison> {
         ));
     }
     out.sections.push(class_section(&classes));
-    out.sections.extend(pattern_sections(&patterns));
+    out.sections
+        .extend(pattern_sections(&patterns).into_iter().map(|mut s| {
+            s.limit(rows);
+            s
+        }));
     Some(out)
 }
 
@@ -124,7 +149,11 @@ fn summary_section(s: &SummaryChange) -> Section {
         score_row("Top final score", &s.top_final_score),
         score_row("Mean final score", &s.mean_final_score),
     ];
-    table("Score summary", &["Metric", "Before", "After", "Δ"], rows)
+    table(
+        "Score summary (final scores are scaled within each batch: compare counts, not scores)",
+        &["Metric", "Before", "After", "Δ"],
+        rows,
+    )
 }
 
 fn class_section(classes: &[ClassificationChange]) -> Section {
@@ -311,7 +340,7 @@ mod tests {
             r#"{"kind":"change","scope":"summary","metric":"failures","before":27,"after":19,"delta":"down 30%"}"#,
             r#"{"kind":"change","scope":"other","pattern_id":"p","status":"new","after_score":7.0272}"#,
             r#"{"kind":"change","scope":"summary","metric":"top","before":13.0,"after":13.0,"delta":"stable"}"#,
-        ]))
+        ]), ROWS_SHOWN)
         .unwrap();
         assert_eq!(c.sections.len(), 2);
         assert_eq!(c.sections[0].title, "Changes: summary");
@@ -321,7 +350,7 @@ mod tests {
         assert_eq!(columns, &["metric", "before", "after", "delta"]);
         assert_eq!(rows[1], ["top", "13", "13", "stable"]);
         assert_eq!(c.sections[1].title, "Changes: other");
-        assert!(comparison(&[]).is_none());
+        assert!(comparison(&[], ROWS_SHOWN).is_none());
     }
 
     #[test]

@@ -12,9 +12,10 @@ use super::comparison::{Block, Section};
 use super::model::{Report, ReportPattern};
 use super::words::{self, Markup, Urgency};
 use super::{
-    ROWS_IN_HTML, RenderOptions, all_clear_text, date_text, more_rows_text, more_sources_text,
-    named_sources, skipped_text, summary_text,
+    ROWS_IN_HTML, RenderOptions, SAMPLES_SHOWN, all_clear_text, date_text, more_rows_text,
+    more_sources_text, named_sources, skipped_text, summary_text,
 };
+use crate::config::LinksConfig;
 use crate::config::TAIL_RISK_WINDOW;
 use crate::record::{Scores, Verdict};
 
@@ -95,17 +96,23 @@ const MAX_BARS: usize = 20;
 const STYLE: &str = r#"
 :root{color-scheme:dark}
 *{box-sizing:border-box}
-body{margin:0;padding:32px;background:#0f172a;color:#e2e8f0;font:14px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
+body{margin:0;padding:20px 32px;background:#0f172a;color:#e2e8f0;font:14px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
 h1{font-size:24px;margin:0}
 h2{font-size:13px;text-transform:uppercase;letter-spacing:.06em;color:#94a3b8;margin:0 0 12px}
 h3{font-size:15px;margin:6px 0 10px;overflow-wrap:break-word}
 .sub{color:#94a3b8;margin:4px 0 0}
 .summary{font-weight:600;margin:12px 0 0}
 .warn{color:#fbbf24;margin:8px 0 0}
-.tiles{display:grid;grid-template-columns:repeat(auto-fit,minmax(160px,1fr));gap:16px;margin:24px 0}
-.tile,.panel,.card{background:#1e293b;border:1px solid #334155;border-radius:12px;padding:18px}
+.tiles{display:grid;grid-template-columns:repeat(auto-fit,minmax(160px,1fr));gap:12px;margin:14px 0}
+.tile,.panel,.card{background:#1e293b;border:1px solid #334155;border-radius:12px;padding:12px 18px}
+details>summary{cursor:pointer;color:#93c5fd}
+details.more{margin-bottom:16px}
+details.more>summary{font-size:13px;text-transform:uppercase;letter-spacing:.06em;margin-bottom:12px}
+details.card>summary{list-style:none}
+details.card[open]>summary{margin-bottom:8px}
+a{color:#93c5fd}
 .panel,.card{overflow-x:auto}
-.tile .n{font-size:28px;font-weight:700;color:#fff}
+.tile .n{font-size:24px;font-weight:700;color:#fff}
 .tile .l{color:#94a3b8}
 .tile .s{color:#64748b;font-size:12px}
 .grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(460px,1fr));gap:16px;margin-bottom:24px}
@@ -158,11 +165,20 @@ pub fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::
                 let _ = write!(page, r#"<p class="panel">{}</p>"#, escape(&text));
             }
         } else {
+            // The first screen (1400×900): summary, top patterns, per agent;
+            // the rest opens in place.
+            write_top_table(&mut page, report, opts);
+            write_agents(&mut page, report);
+            page.push_str("<div id=\"fold\"></div>\n");
+            page.push_str(
+                "<details class=\"more\"><summary>Charts: scores, recovery, failures over time</summary>",
+            );
             write_charts(&mut page, report, opts);
+            page.push_str("</details>\n");
             write_cards(&mut page, report, opts);
         }
     }
-    write_verdicts(&mut page, report);
+    write_verdicts(&mut page, report, &opts.links);
     write_changes(&mut page, report);
     let _ = write!(
         page,
@@ -381,8 +397,14 @@ fn recovery_bar(s: &Scores, window: &str) -> String {
 }
 
 fn write_trend_charts(page: &mut String, report: &Report, opts: &RenderOptions) {
-    let axis = report.trend_axis();
-    let unit = if axis.by_day { "day" } else { "run" };
+    let axis = report.trend_axis_by(opts.bucket);
+    let unit = if axis.by_hour {
+        "hour"
+    } else if axis.by_day {
+        "day"
+    } else {
+        "run"
+    };
     let top: Vec<Series<'_>> = report
         .patterns
         .iter()
@@ -437,17 +459,94 @@ fn write_trend_charts(page: &mut String, report: &Report, opts: &RenderOptions) 
     }
 }
 
+/// Rows of the per-agent view on the first screen; the rest open in place.
+const AGENT_ROWS_FIRST: usize = 6;
+
+/// The top patterns, one row each, linking to their details below.
+fn write_top_table(page: &mut String, report: &Report, opts: &RenderOptions) {
+    page.push_str(
+        "<section class=\"panel\" id=\"top\"><h2>Top patterns</h2><table><tr><th>#</th><th>Pattern</th>\
+         <th>Category</th><th>Events</th><th>Runs</th><th>Trend</th><th>Recovered</th><th>Score</th></tr>",
+    );
+    for rp in report.patterns.iter().take(opts.top.clamp(1, MAX_CARDS)) {
+        let Some(s) = rp.scores() else { continue };
+        let p = &rp.pattern;
+        let _ = write!(
+            page,
+            "<tr><td>{rank}</td><td><a href=\"#pattern-{rank}\">{}</a></td><td style=\"color:{}\">{}</td>\
+             <td>{}</td><td>{}/{}</td><td>{}</td><td>{}</td><td style=\"color:{}\"><b>{:.2}</b></td></tr>",
+            escape(&p.display_name),
+            class_color(&p.failure_classification),
+            escape(&words::classification_label(&p.failure_classification)),
+            p.frequency,
+            s.runs_seen,
+            s.runs_total,
+            escape(&s.trend),
+            words::percent(s.recovery_rate),
+            score_color(s.final_score),
+            s.final_score,
+            rank = s.rank,
+        );
+    }
+    page.push_str("</table></section>\n");
+}
+
+/// The per-agent view: agent × classification, failures, unrecovered and
+/// runs affected; the first rows on the first screen.
+fn write_agents(page: &mut String, report: &Report) {
+    let rows = report.agent_view();
+    let head = "<table><tr><th>Agent</th><th>Classification</th><th>Failures</th>\
+                <th>Unrecovered</th><th>Runs affected</th></tr>";
+    let row = |page: &mut String, r: &super::model::AgentRow| {
+        let _ = write!(
+            page,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}/{}</td></tr>",
+            escape(&r.agent_id),
+            escape(&words::classification_label(&r.classification)),
+            r.failures,
+            r.unrecovered,
+            r.runs_affected,
+            report.runs_total()
+        );
+    };
+    let _ = write!(
+        page,
+        "<section class=\"panel\" id=\"agents\"><h2>Per agent</h2>{head}"
+    );
+    let first = &rows[..rows.len().min(AGENT_ROWS_FIRST)];
+    for r in first {
+        row(page, r);
+    }
+    page.push_str("</table>");
+    let rest = &rows[first.len()..rows.len().min(ROWS_IN_HTML)];
+    if !rest.is_empty() {
+        let _ = write!(
+            page,
+            "<details><summary>{} more agent rows</summary>{head}",
+            rest.len()
+        );
+        for r in rest {
+            row(page, r);
+        }
+        page.push_str("</table></details>");
+    }
+    write_more_rows(page, rows.len().saturating_sub(ROWS_IN_HTML));
+    page.push_str("</section>\n");
+}
+
 /// Patterns shown as full cards; the rest are rows of one table, so a batch
 /// of thousands of patterns still makes a page a browser opens.
 const MAX_CARDS: usize = 50;
 
 fn write_cards(page: &mut String, report: &Report, opts: &RenderOptions) {
-    page.push_str("<h2>Patterns</h2><section class=\"cards\">\n");
-    for rp in report.patterns.iter().take(MAX_CARDS) {
+    page.push_str("<h2>Pattern details</h2><section class=\"cards\">\n");
+    // The summary says "top N": those N are cards, the rest rows.
+    let cards = opts.top.clamp(1, MAX_CARDS);
+    for rp in report.patterns.iter().take(cards) {
         write_card(page, report, rp, opts);
     }
     page.push_str("</section>\n");
-    let rest = report.patterns.get(MAX_CARDS..).unwrap_or_default();
+    let rest = report.patterns.get(cards..).unwrap_or_default();
     if rest.is_empty() {
         return;
     }
@@ -480,9 +579,9 @@ fn write_card(page: &mut String, report: &Report, rp: &ReportPattern, opts: &Ren
     let color = class_color(&p.failure_classification);
     let _ = write!(
         page,
-        "<article class=\"card\" id=\"pattern-{rank}\"><div class=\"head\"><span class=\"rank\">#{rank}</span>\
+        "<details class=\"card\" id=\"pattern-{rank}\"><summary><div class=\"head\"><span class=\"rank\">#{rank}</span>\
          <span class=\"badge\" style=\"color:{color}\">{label}</span><span class=\"who\">{agent} · {tool}</span>\
-         <span class=\"score\" style=\"color:{sc}\">{score:.2}</span></div><h3>{name}</h3>",
+         <span class=\"score\" style=\"color:{sc}\">{score:.2}</span></div><h3>{name}</h3></summary>",
         rank = s.rank,
         label = escape(&words::classification_label(&p.failure_classification)),
         agent = escape(&p.agent_id),
@@ -503,13 +602,13 @@ fn write_card(page: &mut String, report: &Report, rp: &ReportPattern, opts: &Ren
     let (verdicts, total) = report.verdicts_for(p);
     if !verdicts.is_empty() {
         page.push_str("<h2>Root causes of its runs</h2>");
-        verdict_table(page, &verdicts);
+        verdict_table(page, &verdicts, &opts.links);
         write_more_rows(page, total - verdicts.len());
     }
-    write_samples(page, rp);
+    write_samples(page, rp, &opts.links);
     let _ = writeln!(
         page,
-        "<p class=\"action\"><strong>Suggested next action:</strong> {}</p></article>",
+        "<p class=\"action\"><strong>Suggested next action:</strong> {}</p></details>",
         escape(words::next_action(&p.failure_classification))
     );
 }
@@ -570,8 +669,16 @@ fn write_metrics(page: &mut String, rp: &ReportPattern, s: &Scores, opts: &Rende
     page.push_str("</dl>");
 }
 
-fn write_samples(page: &mut String, rp: &ReportPattern) {
-    let samples = &rp.pattern.samples;
+/// A run id, linked to the tracing tool when `[links]` says where.
+fn run_cell(run_id: &str, url: Option<String>) -> String {
+    match url {
+        Some(url) => format!("<a href=\"{}\">{}</a>", escape(&url), escape(run_id)),
+        None => escape(run_id).into_owned(),
+    }
+}
+
+fn write_samples(page: &mut String, rp: &ReportPattern, links: &LinksConfig) {
+    let samples = &rp.pattern.samples[..rp.pattern.samples.len().min(SAMPLES_SHOWN)];
     if samples.is_empty() {
         return;
     }
@@ -588,7 +695,7 @@ fn write_samples(page: &mut String, rp: &ReportPattern) {
         let _ = write!(
             page,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
-            escape(&s.run_id),
+            run_cell(&s.run_id, links.span(&s.run_id, &s.event_id)),
             s.turn,
             s.step,
             escape(&s.event_id),
@@ -601,7 +708,7 @@ fn write_samples(page: &mut String, rp: &ReportPattern) {
     page.push_str("</table>");
 }
 
-fn verdict_table(page: &mut String, verdicts: &[&Verdict]) {
+fn verdict_table(page: &mut String, verdicts: &[&Verdict], links: &LinksConfig) {
     page.push_str(
         "<table><tr><th>Run</th><th>Agent</th><th>Step</th><th>Category</th><th>Blame</th><th>Confidence</th><th>Evidence</th></tr>",
     );
@@ -609,7 +716,7 @@ fn verdict_table(page: &mut String, verdicts: &[&Verdict]) {
         let _ = write!(
             page,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.2}</td><td>{}</td></tr>",
-            escape(&v.run_id),
+            run_cell(&v.run_id, links.run(&v.run_id)),
             escape(&v.agent_id),
             v.step,
             escape(&v.category),
@@ -621,15 +728,22 @@ fn verdict_table(page: &mut String, verdicts: &[&Verdict]) {
     page.push_str("</table>");
 }
 
-fn write_verdicts(page: &mut String, report: &Report) {
+fn write_verdicts(page: &mut String, report: &Report, links: &LinksConfig) {
     if report.verdicts.is_empty() && report.findings.is_empty() {
         return;
+    }
+    // Beside patterns, the run-by-run list is a detail; alone, it is the report.
+    let collapsed = !report.patterns.is_empty();
+    if collapsed {
+        page.push_str(
+            "<details class=\"more\"><summary>Root causes and findings of every failed run</summary>",
+        );
     }
     page.push_str("<section class=\"panel\">");
     if !report.verdicts.is_empty() {
         page.push_str("<h2>Root causes per failed run</h2>");
         let shown: Vec<&Verdict> = report.verdicts.iter().take(ROWS_IN_HTML).collect();
-        verdict_table(page, &shown);
+        verdict_table(page, &shown, links);
         write_more_rows(page, report.verdicts.len() - shown.len());
     }
     if !report.findings.is_empty() {
@@ -654,6 +768,9 @@ fn write_verdicts(page: &mut String, report: &Report) {
         write_more_rows(page, report.findings.len().saturating_sub(ROWS_IN_HTML));
     }
     page.push_str("</section>\n");
+    if collapsed {
+        page.push_str("</details>\n");
+    }
 }
 
 fn write_changes(page: &mut String, report: &Report) {

@@ -21,6 +21,8 @@ struct Document<'a> {
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     sources: &'a [SourceRec],
     patterns: &'a [ReportPattern],
+    /// The per-agent view (agent × classification).
+    agents: Vec<super::model::AgentRow>,
     findings: &'a [Finding],
     verdicts: &'a [Verdict],
     changes: &'a [Map<String, Value>],
@@ -35,6 +37,7 @@ pub fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::
         batch: report.batch.as_ref(),
         sources: &report.sources,
         patterns: &report.patterns,
+        agents: report.agent_view(),
         findings: &report.findings,
         verdicts: &report.verdicts,
         changes: &report.changes,

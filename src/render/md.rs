@@ -8,8 +8,8 @@ use super::comparison::{Block, Section};
 use super::model::{Report, ReportPattern};
 use super::words::{self, Markup};
 use super::{
-    ROWS_IN_TEXT, RenderOptions, all_clear_text, date_text, more_rows_text, more_sources_text,
-    named_sources, one_line, skipped_text, summary_text,
+    ROWS_IN_TEXT, RenderOptions, SAMPLES_SHOWN, all_clear_text, date_text, first_evidence,
+    more_rows_text, more_sources_text, named_sources, one_line, skipped_text, summary_text,
 };
 use crate::record::Scores;
 
@@ -96,8 +96,47 @@ pub fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::
     for p in report.patterns.iter().take(opts.top) {
         write_pattern(report, p, opts, out)?;
     }
-    write_verdicts(report, out)?;
+    write_agents(report, out)?;
+    if let Some((unit, series)) = super::failures_per_bucket(report, opts.bucket) {
+        writeln!(out, "## Failures per {unit}\n")?;
+        writeln!(out, "| {unit} | Failures |\n|---|---|")?;
+        for (label, n) in series {
+            writeln!(out, "| {label} | {n} |")?;
+        }
+        writeln!(out, "\n---\n")?;
+    }
+    write_verdicts(report, opts, out)?;
     write_changes(report, out)
+}
+
+/// The per-agent view: which agent fails how, and how many runs it hurt.
+fn write_agents(report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    let rows = report.agent_view();
+    if rows.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "## Per agent\n")?;
+    writeln!(
+        out,
+        "| Agent | Classification | Failures | Unrecovered | Runs affected |"
+    )?;
+    writeln!(out, "|---|---|---|---|---|")?;
+    for r in rows.iter().take(ROWS_IN_TEXT) {
+        writeln!(
+            out,
+            "| {} | {} | {} | {} | {}/{} |",
+            text(&r.agent_id),
+            text(&words::classification_label(&r.classification)),
+            r.failures,
+            r.unrecovered,
+            r.runs_affected,
+            report.runs_total()
+        )?;
+    }
+    if let Some(more) = more_rows_text(rows.len().saturating_sub(ROWS_IN_TEXT)) {
+        writeln!(out, "\n{more}")?;
+    }
+    writeln!(out, "\n---\n")
 }
 
 fn write_sources(report: &Report, out: &mut dyn Write) -> io::Result<()> {
@@ -151,10 +190,13 @@ fn write_pattern(
             } else {
                 ""
             };
+            let evidence = first_evidence(v)
+                .map(|e| format!(": {}", text(e)))
+                .unwrap_or_default();
             writeln!(
                 out,
-                "- run {}: {} at step {} ({}, blame: {}{judged})",
-                Md.code(&v.run_id),
+                "- run {}: {} at step {} ({}, blame: {}{judged}){evidence}",
+                run_link(&v.run_id, opts.links.run(&v.run_id)),
                 text(&v.agent_id),
                 v.step,
                 text(&v.category),
@@ -166,12 +208,51 @@ fn write_pattern(
         }
         writeln!(out)?;
     }
+    write_samples(rp, opts, out)?;
     writeln!(
         out,
         "**Suggested next action:** {}\n",
         words::next_action(&p.failure_classification)
     )?;
     writeln!(out, "---\n")
+}
+
+/// The earliest failures of a pattern: run, step and what the trace said.
+fn write_samples(rp: &ReportPattern, opts: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
+    let samples = &rp.pattern.samples;
+    if samples.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "**Samples:**\n")?;
+    for s in samples.iter().take(SAMPLES_SHOWN) {
+        let said = s
+            .text
+            .as_deref()
+            .map(|t| format!(": {}", text(&one_line(t))))
+            .unwrap_or_default();
+        writeln!(
+            out,
+            "- run {}, step {}{said}",
+            run_link(&s.run_id, opts.links.span(&s.run_id, &s.event_id)),
+            s.step
+        )?;
+    }
+    writeln!(out)
+}
+
+/// A run id as code, linked when a link template is configured.
+fn run_link(run_id: &str, url: Option<String>) -> String {
+    match url {
+        // Parentheses would end the link target early.
+        Some(url) => format!(
+            "[{}]({})",
+            Md.code(run_id),
+            url.replace('(', "%28")
+                .replace(')', "%29")
+                .replace(' ', "%20")
+        ),
+        None => Md.code(run_id),
+    }
 }
 
 /// The LLM's narrative and fix, when `triage-explain --narrate` or
@@ -234,8 +315,8 @@ fn write_metrics(
     writeln!(out)
 }
 
-fn write_verdicts(report: &Report, out: &mut dyn Write) -> io::Result<()> {
-    write_verdict_table(report, out)?;
+fn write_verdicts(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
+    write_verdict_table(report, opts, out)?;
     write_findings(report, out)
 }
 
@@ -269,7 +350,11 @@ fn write_findings(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out)
 }
 
-fn write_verdict_table(report: &Report, out: &mut dyn Write) -> io::Result<()> {
+fn write_verdict_table(
+    report: &Report,
+    opts: &RenderOptions,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     if report.verdicts.is_empty() {
         return Ok(());
     }
@@ -283,7 +368,10 @@ fn write_verdict_table(report: &Report, out: &mut dyn Write) -> io::Result<()> {
         writeln!(
             out,
             "| {} | {} | {} | {} | {} | {:.2} | {} |",
-            text(&v.run_id),
+            match opts.links.run(&v.run_id) {
+                Some(url) => run_link(&v.run_id, Some(url)),
+                None => text(&v.run_id).into_owned(),
+            },
             text(&v.agent_id),
             v.step,
             text(&v.category),

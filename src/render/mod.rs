@@ -17,7 +17,7 @@ use std::io::Write;
 
 use clap::ValueEnum;
 
-use crate::config::ScoringConfig;
+use crate::config::{LinksConfig, ScoringConfig};
 use crate::timestamp::Timestamp;
 
 pub use model::{Report, ReportPattern};
@@ -36,6 +36,37 @@ pub enum OutputFormat {
     Json,
     /// One CSV row per pattern with every field.
     Csv,
+}
+
+/// The time series' buckets (`--bucket`).
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bucket {
+    Hour,
+    Day,
+}
+
+/// The failures of every pattern per bucket asked with `--bucket`: the
+/// unit ("hour", "day") and (bucket, failures) with every bucket between
+/// the first and the last, so quiet ones show as 0. `None` without
+/// `--bucket` or timestamps.
+pub fn failures_per_bucket(
+    report: &Report,
+    bucket: Option<Bucket>,
+) -> Option<(&'static str, Vec<(String, u64)>)> {
+    bucket?;
+    let axis = report.trend_axis_by(bucket);
+    let unit = match (axis.by_hour, axis.by_day) {
+        (true, _) => "hour",
+        (_, true) => "day",
+        _ => return None,
+    };
+    let mut totals = vec![0u64; axis.labels.len()];
+    for rp in &report.patterns {
+        for (t, n) in totals.iter_mut().zip(axis.counts(&rp.pattern)) {
+            *t += n as u64;
+        }
+    }
+    Some((unit, axis.labels.into_iter().zip(totals).collect()))
 }
 
 /// Verdicts and findings the markdown report and the terminal table list
@@ -122,6 +153,23 @@ pub fn more_rows_text(more: usize) -> Option<String> {
     (more > 0).then(|| format!("and {more} more (all of them in --format json)"))
 }
 
+/// Samples a pattern shows at most in a report (JSON has them all).
+pub const SAMPLES_SHOWN: usize = 3;
+
+/// The first sentence of a verdict's evidence: what a reader needs to
+/// tell whether the root cause is believable.
+pub fn first_evidence(v: &crate::record::Verdict) -> Option<&str> {
+    let first = v
+        .evidence
+        .iter()
+        .map(|e| e.trim())
+        .find(|e| !e.is_empty())?;
+    Some(match first.find(". ") {
+        Some(i) => &first[..=i],
+        None => first,
+    })
+}
+
 /// Input paths a report names before it only counts the rest.
 pub const SOURCES_NAMED: usize = 10;
 
@@ -167,6 +215,10 @@ pub struct RenderOptions {
     pub generated: Timestamp,
     /// Seconds after which the HTML page reloads itself.
     pub refresh: Option<u64>,
+    /// Where run ids link to (`[links]`).
+    pub links: LinksConfig,
+    /// The time series' buckets; `None`: days, or runs within one day.
+    pub bucket: Option<Bucket>,
     pub table: TableStyle,
 }
 
@@ -178,6 +230,8 @@ impl Default for RenderOptions {
             scoring: ScoringConfig::default(),
             generated: Timestamp(0),
             refresh: None,
+            links: LinksConfig::default(),
+            bucket: None,
             table: TableStyle::default(),
         }
     }

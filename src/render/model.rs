@@ -103,6 +103,9 @@ pub struct Report {
     /// Lines the report itself skipped as unreadable (with a warning), on
     /// top of what the stages upstream skipped.
     pub lines_skipped: u64,
+    /// Rows of a comparison's pattern lists (`--top`); `None` for
+    /// [`comparison::ROWS_SHOWN`].
+    pub comparison_rows: Option<usize>,
 }
 
 /// One NDJSON line as a report reads it, parsed on any thread and added in
@@ -318,12 +321,68 @@ impl Report {
 
     /// The comparison report the change records make, if there are any.
     pub fn comparison(&self) -> Option<Comparison> {
-        comparison::comparison(&self.changes)
+        let rows = self.comparison_rows.unwrap_or(comparison::ROWS_SHOWN);
+        comparison::comparison(&self.changes, rows)
+    }
+
+    /// The report an explicit `--top n` asks for: markdown, the table and
+    /// HTML detail `n` patterns themselves; JSON and CSV keep only the
+    /// first `n`; a comparison lists at most `n` rows of each pattern list.
+    pub fn limited_to(&self, n: usize, format: super::OutputFormat) -> Report {
+        let mut r = self.clone();
+        if matches!(format, super::OutputFormat::Json | super::OutputFormat::Csv) {
+            r.patterns.truncate(n);
+        }
+        r.comparison_rows = Some(n);
+        r
     }
 
     /// True when there is nothing but change records: a comparison.
     pub fn is_comparison(&self) -> bool {
         !self.changes.is_empty() && self.patterns.is_empty()
+    }
+}
+
+/// One row of the per-agent view: an agent's failures of one
+/// classification, summed over its patterns.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AgentRow {
+    pub agent_id: String,
+    pub classification: String,
+    pub failures: u64,
+    /// Failures not followed by the agent's success within the window.
+    pub unrecovered: u64,
+    /// Distinct runs with at least one of these failures.
+    pub runs_affected: u64,
+}
+
+impl Report {
+    /// The per-agent view: agent × classification, most failures first
+    /// (ties by agent, then classification).
+    pub fn agent_view(&self) -> Vec<AgentRow> {
+        let mut rows: std::collections::BTreeMap<(&str, &str), (u64, u64, HashSet<&str>)> =
+            std::collections::BTreeMap::new();
+        for rp in &self.patterns {
+            let p = &rp.pattern;
+            let row = rows
+                .entry((p.agent_id.as_str(), p.failure_classification.as_str()))
+                .or_default();
+            row.0 += p.frequency;
+            row.1 += p.frequency.saturating_sub(p.recovered);
+            row.2.extend(p.run_counts.0.iter().map(|(r, _)| &**r));
+        }
+        let mut out: Vec<AgentRow> = rows
+            .into_iter()
+            .map(|((agent, class), (failures, unrecovered, runs))| AgentRow {
+                agent_id: agent.to_string(),
+                classification: class.to_string(),
+                failures,
+                unrecovered,
+                runs_affected: runs.len() as u64,
+            })
+            .collect();
+        out.sort_by_key(|r| std::cmp::Reverse(r.failures));
+        out
     }
 }
 
@@ -336,6 +395,8 @@ const MAX_TREND_POINTS: usize = 90;
 #[derive(Debug, Clone, PartialEq)]
 pub struct TrendAxis {
     pub by_day: bool,
+    /// Hours (`--bucket hour`): labels are hour starts in RFC 3339.
+    pub by_hour: bool,
     pub labels: Vec<String>,
 }
 
@@ -345,7 +406,9 @@ impl TrendAxis {
         self.labels
             .iter()
             .map(|label| {
-                let n = if self.by_day {
+                let n = if self.by_hour {
+                    p.hour_counts.get(label).copied()
+                } else if self.by_day {
                     p.day_counts.get(label).copied()
                 } else {
                     p.run_counts
@@ -361,6 +424,40 @@ impl TrendAxis {
 }
 
 impl Report {
+    /// The time series' axis for `--bucket` (`None`: days when the
+    /// events span two or more, else runs).
+    pub fn trend_axis_by(&self, bucket: Option<super::Bucket>) -> TrendAxis {
+        let hours: Vec<i64> = self
+            .patterns
+            .iter()
+            .flat_map(|p| p.pattern.hour_counts.keys())
+            .filter_map(|h| Timestamp::parse(h))
+            .map(|t| t.hour_number())
+            .collect();
+        match (bucket, hours.iter().min(), hours.iter().max()) {
+            (Some(super::Bucket::Hour), Some(&first), Some(&last)) => {
+                let first = first.max(last - MAX_TREND_POINTS as i64 + 1);
+                TrendAxis {
+                    by_day: false,
+                    by_hour: true,
+                    labels: (first..=last)
+                        .map(|h| Timestamp::from_hour_number(h).to_string())
+                        .collect(),
+                }
+            }
+            (Some(super::Bucket::Day), Some(&first), Some(&last)) => TrendAxis {
+                by_day: true,
+                by_hour: false,
+                // From the first day's midnight, so that day is counted.
+                labels: days_between(
+                    Timestamp::from_day_number(Timestamp::from_hour_number(first).day_number()),
+                    Timestamp::from_hour_number(last),
+                ),
+            },
+            _ => self.trend_axis(),
+        }
+    }
+
     pub fn trend_axis(&self) -> TrendAxis {
         let days: Vec<Timestamp> = self
             .patterns
@@ -371,6 +468,7 @@ impl Report {
         match (days.iter().min(), days.iter().max()) {
             (Some(first), Some(last)) if first.day() != last.day() => TrendAxis {
                 by_day: true,
+                by_hour: false,
                 labels: days_between(*first, *last),
             },
             _ => {
@@ -378,6 +476,7 @@ impl Report {
                 let skip = runs.len().saturating_sub(MAX_TREND_POINTS);
                 TrendAxis {
                     by_day: false,
+                    by_hour: false,
                     labels: runs[skip..].to_vec(),
                 }
             }

@@ -10,8 +10,8 @@ use super::comparison::{Block, Comparison};
 use super::model::{Report, ReportPattern};
 use super::words::{self, Urgency};
 use super::{
-    ROWS_IN_TEXT, RenderOptions, TableStyle, all_clear_text, more_rows_text, one_line,
-    skipped_text, summary_text,
+    ROWS_IN_TEXT, RenderOptions, SAMPLES_SHOWN, TableStyle, all_clear_text, first_evidence,
+    more_rows_text, one_line, skipped_text, summary_text,
 };
 
 pub fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
@@ -26,7 +26,21 @@ pub fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::
             }
         } else {
             writeln!(out, "{}", pattern_table(report, opts))?;
+            let more = report.patterns.len().saturating_sub(opts.top);
+            if more > 0 {
+                writeln!(out, "and {more} more (raise --top to list them)")?;
+            }
             write_narratives(report, opts, out)?;
+            write_evidence(report, opts, out)?;
+            write_agents(report, opts.table, out)?;
+            if let Some((unit, series)) = super::failures_per_bucket(report, opts.bucket) {
+                writeln!(out, "\nFailures per {unit}")?;
+                let mut t = new_table(opts.table, &[unit, "Failures"]);
+                for (label, n) in series {
+                    t.add_row(vec![Cell::new(label), Cell::new(n)]);
+                }
+                writeln!(out, "{t}")?;
+            }
         }
     }
     if !report.verdicts.is_empty() {
@@ -69,6 +83,95 @@ fn write_narratives(report: &Report, opts: &RenderOptions, out: &mut dyn Write) 
         if let Some(f) = rp.fix() {
             writeln!(out, "  Fix: {}", one_line(&prose(f)))?;
         }
+    }
+    Ok(())
+}
+
+/// Under the table, for each top pattern: the root causes of the failed
+/// runs it occurred in (with their first evidence sentence) and its
+/// earliest failures, so a reader can go from a row to a run.
+fn write_evidence(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
+    let mut heading = false;
+    for rp in report.patterns.iter().take(opts.top) {
+        let p = &rp.pattern;
+        let (verdicts, total) = report.verdicts_for(p);
+        if verdicts.is_empty() && p.samples.is_empty() {
+            continue;
+        }
+        if !heading {
+            writeln!(out, "\nRuns of the top patterns")?;
+            heading = true;
+        }
+        let rank = rp.scores().map_or(0, |s| s.rank);
+        writeln!(out, "#{rank} {}", one_line(&p.display_name))?;
+        for v in &verdicts {
+            let evidence = first_evidence(v)
+                .map(|e| format!(": {}", one_line(e)))
+                .unwrap_or_default();
+            writeln!(
+                out,
+                "  root cause of run {}: {} at step {} ({}, blame: {}){evidence}",
+                one_line(&v.run_id),
+                one_line(&v.agent_id),
+                v.step,
+                one_line(&v.category),
+                one_line(&v.blame)
+            )?;
+        }
+        if total > verdicts.len() {
+            writeln!(out, "  and {} more root causes", total - verdicts.len())?;
+        }
+        for s in p.samples.iter().take(SAMPLES_SHOWN) {
+            let said = s
+                .text
+                .as_deref()
+                .map(|t| format!(": {}", one_line(t)))
+                .unwrap_or_default();
+            writeln!(
+                out,
+                "  sample: run {}, step {}{said}",
+                one_line(&s.run_id),
+                s.step
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// The per-agent view: agent × classification.
+fn write_agents(report: &Report, style: TableStyle, out: &mut dyn Write) -> io::Result<()> {
+    let rows = report.agent_view();
+    if rows.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "\nPer agent")?;
+    let mut t = new_table(
+        style,
+        &[
+            "Agent",
+            "Classification",
+            "Failures",
+            "Unrecovered",
+            "Runs affected",
+        ],
+    );
+    for r in rows.iter().take(ROWS_IN_TEXT) {
+        t.add_row(vec![
+            trace_cell(&r.agent_id),
+            Cell::new(words::classification_label(&r.classification)),
+            Cell::new(r.failures),
+            Cell::new(r.unrecovered),
+            Cell::new(format!("{}/{}", r.runs_affected, report.runs_total())),
+        ]);
+    }
+    for col in 2..5 {
+        if let Some(c) = t.column_mut(col) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    writeln!(out, "{t}")?;
+    if let Some(more) = more_rows_text(rows.len().saturating_sub(ROWS_IN_TEXT)) {
+        writeln!(out, "{more}")?;
     }
     Ok(())
 }
@@ -135,7 +238,8 @@ const WORD_COLUMNS: &[usize] = &[4, 8];
 
 fn pattern_table(report: &Report, opts: &RenderOptions) -> Table {
     let mut t = new_table(opts.table, PATTERN_HEADER);
-    for rp in &report.patterns {
+    // The summary says "top N": the table lists those N.
+    for rp in report.patterns.iter().take(opts.top) {
         t.add_row(pattern_row(rp, opts.table.color));
     }
     for &col in NUMBER_COLUMNS {
