@@ -279,10 +279,10 @@ mod tests {
     #[test]
     fn urls_in_trace_text_are_never_fetched_for_a_preview() {
         let (p, s) = scored("https://attacker.example/x", 2, 2, 0.5);
-        let slack = payload(PayloadFormat::Slack, &p, &s);
+        let slack = payload(PayloadFormat::Slack, &p, &s, &LinksConfig::default());
         assert_eq!(slack["unfurl_links"], json!(false));
         assert_eq!(slack["unfurl_media"], json!(false));
-        let discord = payload(PayloadFormat::Discord, &p, &s);
+        let discord = payload(PayloadFormat::Discord, &p, &s, &LinksConfig::default());
         assert_eq!(discord["flags"], json!(4));
     }
 
