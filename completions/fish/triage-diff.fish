@@ -10,7 +10,9 @@ whowhen\t'Who&When benchmark runs: one JSON object with a `history` per file'
 langfuse\t'Langfuse traces with observations, observation lists, blob-export JSONL'
 langsmith\t'LangSmith runs: create/update payloads, lists or JSONL of runs'
 managed-agent\t'Claude Managed Agents session event streams (JSONL)'
-atif\t'Agent Trajectory Interchange Format (Harbor) trajectories'"
+atif\t'Agent Trajectory Interchange Format (Harbor) trajectories'
+coding-agent\t'Coding-agent trajectories: mini-SWE-agent transcripts (shell commands in the assistant\'s text, `<returncode>` replies) and SWE-agent `.traj` files'
+inspect-ai\t'Inspect AI eval logs in its JSON log format: one run per sample'"
 complete -c triage-diff -l generate -d 'Print this tool\'s man page or shell completions and exit' -r -f -a "man\t''
 bash\t''
 zsh\t''

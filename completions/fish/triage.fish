@@ -38,7 +38,9 @@ whowhen\t'Who&When benchmark runs: one JSON object with a `history` per file'
 langfuse\t'Langfuse traces with observations, observation lists, blob-export JSONL'
 langsmith\t'LangSmith runs: create/update payloads, lists or JSONL of runs'
 managed-agent\t'Claude Managed Agents session event streams (JSONL)'
-atif\t'Agent Trajectory Interchange Format (Harbor) trajectories'"
+atif\t'Agent Trajectory Interchange Format (Harbor) trajectories'
+coding-agent\t'Coding-agent trajectories: mini-SWE-agent transcripts (shell commands in the assistant\'s text, `<returncode>` replies) and SWE-agent `.traj` files'
+inspect-ai\t'Inspect AI eval logs in its JSON log format: one run per sample'"
 complete -c triage -n "__fish_triage_using_subcommand report" -l provider -d 'LLM provider: anthropic (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL) or openai, any OpenAI-compatible chat-completions server such as a local one (OPENAI_BASE_URL, OPENAI_API_KEY). Default: [llm] provider, else anthropic, or openai when only OPENAI_* variables are set' -r -f -a "anthropic\t'The Anthropic Messages API (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL)'
 openai\t'Any OpenAI-compatible chat-completions server, local ones included (OPENAI_BASE_URL, OPENAI_API_KEY)'"
 complete -c triage -n "__fish_triage_using_subcommand report" -l model -d 'LLM model. Default: [llm] model, else claude-haiku-4-5 (anthropic) or gpt-4o-mini (openai)' -r
@@ -74,7 +76,9 @@ whowhen\t'Who&When benchmark runs: one JSON object with a `history` per file'
 langfuse\t'Langfuse traces with observations, observation lists, blob-export JSONL'
 langsmith\t'LangSmith runs: create/update payloads, lists or JSONL of runs'
 managed-agent\t'Claude Managed Agents session event streams (JSONL)'
-atif\t'Agent Trajectory Interchange Format (Harbor) trajectories'"
+atif\t'Agent Trajectory Interchange Format (Harbor) trajectories'
+coding-agent\t'Coding-agent trajectories: mini-SWE-agent transcripts (shell commands in the assistant\'s text, `<returncode>` replies) and SWE-agent `.traj` files'
+inspect-ai\t'Inspect AI eval logs in its JSON log format: one run per sample'"
 complete -c triage -n "__fish_triage_using_subcommand compare" -s f -l format -d 'Output format' -r -f -a "md\t'The morning report as markdown'
 table\t'A table for the terminal'
 html\t'A self-contained HTML dashboard'

@@ -18,6 +18,7 @@ const RULES: &[(Format, Claim)] = &[
     (Format::Langsmith, Shape::is_langsmith),
     (Format::ManagedAgent, Shape::is_managed_agent_event),
     (Format::Atif, Shape::is_atif),
+    (Format::InspectAi, Shape::is_inspect_log),
     (Format::Ndjson, Shape::is_trace_event),
     (Format::Taubench, Shape::is_taubench),
     (Format::Whowhen, Shape::is_whowhen),
@@ -213,6 +214,12 @@ impl Shape {
         self.has("steps") && (self.has("schema_version") || self.has("session_id"))
     }
 
+    /// An Inspect AI eval log (its JSON log format): `eval` with the log's
+    /// `version` and `status`.
+    fn is_inspect_log(&self) -> bool {
+        !self.top_is_list && self.has("eval") && self.has("status") && self.has("version")
+    }
+
     /// Reads the keys of the first object: depth 1 of a top object, depth 2
     /// of a top list whose first element is an object.
     fn of(head: &[u8]) -> Shape {
@@ -301,10 +308,13 @@ fn calls_in(head: &[u8], key: &str) -> bool {
             return head[..at].trim_ascii_end().ends_with(b":");
         };
         let value = value.trim_ascii_start();
-        !(value.starts_with(b"null") || value.starts_with(b"[]") || value.starts_with(b"false"))
-            && !value
-                .strip_prefix(b"[")
-                .is_some_and(|v| v.trim_ascii_start().starts_with(b"]"))
+        let empty_list = value
+            .strip_prefix(b"[")
+            .is_some_and(|v| v.trim_ascii_start().starts_with(b"]"));
+        let nothing = [&b"null"[..], b"false"]
+            .iter()
+            .any(|n| value.starts_with(n));
+        !(nothing || empty_list)
     })
 }
 
@@ -523,6 +533,17 @@ mod tests {
                 .contains("UTF-32")
         );
         assert_eq!(refusal("{\"k\": \"é\"}".as_bytes()), None);
+    }
+
+    #[test]
+    fn inspect_eval_logs() {
+        assert_eq!(
+            at(
+                "log.json",
+                r#"{"version": 2, "status": "success", "eval": {"task": "t"}, "samples": []}"#
+            ),
+            Format::InspectAi
+        );
     }
 
     #[test]

@@ -13,6 +13,7 @@ pub mod whowhen;
 // Tracing-platform exports and agent event logs.
 pub mod atif;
 pub mod coding_agent;
+pub mod inspect_ai;
 pub mod langfuse;
 pub mod langsmith;
 pub mod managed_agent;
@@ -62,6 +63,8 @@ pub enum Format {
     /// commands in the assistant's text, `<returncode>` replies) and
     /// SWE-agent `.traj` files.
     CodingAgent,
+    /// Inspect AI eval logs in its JSON log format: one run per sample.
+    InspectAi,
 }
 
 impl Format {
@@ -78,6 +81,7 @@ impl Format {
             Format::ManagedAgent => "managed-agent",
             Format::Atif => "atif",
             Format::CodingAgent => "coding-agent",
+            Format::InspectAi => "inspect-ai",
         }
     }
 }
@@ -187,6 +191,7 @@ fn read_detected(
         Format::ManagedAgent => managed_agent::read(reader, sink)?,
         Format::Atif => atif::read(reader, sink)?,
         Format::CodingAgent => coding_agent::read(reader, sink)?,
+        Format::InspectAi => inspect_ai::read(reader, sink)?,
     }
     sink.end_source()?;
     Ok(())
