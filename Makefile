@@ -5,7 +5,7 @@ DESTDIR  ?=
 RELEASE  := target/release
 BINS     := $(patsubst src/bin/%.rs,%,$(wildcard src/bin/triage*.rs))
 
-.PHONY: build demo test test-browser lint bench bench-explain man completions install check-peer clean
+.PHONY: build demo test test-browser test-spark lint bench bench-explain man completions install install-docs check-peer clean
 
 build:
 	$(CARGO) build --release --locked
@@ -22,14 +22,10 @@ demo: build
 	@echo '$$ triage compare examples/before.ndjson examples/monday.ndjson --format table'
 	@$(RELEASE)/triage compare examples/before.ndjson examples/monday.ndjson --format table
 
-## test: formatting, lints and every test (the browser test too when chromium is here).
-# The tests build first: on a fresh clone, clippy run first cached a failed
-# rustc probe in target/.rustc_info.json that broke the test build (cargo 1.95).
+## test: every test, formatting and lints (the browser test too when chromium is here),
+## then one line: N passed, N failed.
 test:
-	$(CARGO) test --locked
-	$(MAKE) --no-print-directory lint
-	@if command -v chromium >/dev/null 2>&1 || [ -n "$$CI" ]; then $(MAKE) --no-print-directory test-browser; \
-	  else echo "test-browser: skipped (no chromium; CI installs it)"; fi
+	@CARGO="$(CARGO)" bash .ci/test
 
 lint:
 	$(CARGO) fmt --check
@@ -38,6 +34,9 @@ lint:
 test-browser:
 	@if [ -f tests/browser.rs ]; then TRIAGE_BROWSER_TEST=1 $(CARGO) test --locked --test browser -- --include-ignored; \
 	  else echo "test-browser: no browser test yet"; fi
+
+test-spark:
+	$(CARGO) test --locked --test spark -- --include-ignored
 
 ## bench: side-by-side timings against the reference, DuckDB and jq.
 bench: build
@@ -64,7 +63,7 @@ completions: build
 	done
 	@echo "completions written to completions/"
 
-install: build
+install: build install-docs
 	@for b in $(BINS); do install -Dm755 $(RELEASE)/$$b $(DESTDIR)$(PREFIX)/bin/$$b; done
 	@for m in man/*.1; do install -Dm644 $$m $(DESTDIR)$(PREFIX)/share/man/man1/$$(basename $$m); done
 	@for b in $(BINS); do \
@@ -73,6 +72,11 @@ install: build
 	  install -Dm644 completions/fish/$$b.fish $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/$$b.fish; \
 	done
 	@echo "installed under $(DESTDIR)$(PREFIX)"
+
+# The pages SEE ALSO of the man pages names, laid out as in the source.
+install-docs:
+	@for d in README.md triage.example.toml docs/*.md; do \
+	  install -Dm644 $$d $(DESTDIR)$(PREFIX)/share/doc/triage/$$d; done
 
 clean:
 	$(CARGO) clean

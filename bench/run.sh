@@ -31,6 +31,8 @@ gen() { [ -s "$DATA/$1" ] || "$BIN/triage-gen" "${@:2}" > "$DATA/$1"; }
 gen 100k.ndjson -n 100000 -r 100
 gen 1m.ndjson -n 1000000 -r 1000
 gen onerun-100k.ndjson -n 100000 -r 1
+# The events of 1m.ndjson as OTLP/JSON spans, 50 a request line.
+gen 1m.otlp.jsonl --format otlp -n 1000000 -r 1000
 
 report() {
   if [ -x "$BIN/triage" ] && "$BIN/triage" report --help >/dev/null 2>&1; then echo "$BIN/triage report $1"; else echo "$BIN/triage-parse $1 | $BIN/triage-group | $BIN/triage-score"; fi
@@ -40,6 +42,7 @@ pipeline() {
   else echo "$BIN/triage-parse $1 | $BIN/triage-group | $BIN/triage-score"; fi
 }
 duck() { echo "$BENCH_VENV/bin/python bench/duckdb_group.py $1"; }
+duck_otlp() { echo "$BENCH_VENV/bin/python bench/duckdb_otlp.py $1"; }
 jqpipe() {
   echo "jq -r 'select(.action_succeeded == false or ((.failure_classification // \"\") | . != \"\" and . != \"null\")) | [.agent_id, .action_taken.tool_name, ((.failure_classification // \"\") | if . == \"\" or . == \"null\" then \"unclassified\" else . end), ((.divergence_fields // []) | unique | join(\"+\"))] | @tsv' $1 | sort | uniq -c | sort -rn"
 }
@@ -63,6 +66,17 @@ row "jq -c ." "" "jq -c . $DATA/1m.ndjson"
 row "wc -l" "" "wc -l $DATA/1m.ndjson"
 echo "## Memory: group on 10M events streamed from the generator" >> "$plan"
 row "triage-gen -n 10M | triage-parse | triage-group | triage-score" "*" "$BIN/triage-gen -n 10000000 -r 10000 | $BIN/triage-parse | $BIN/triage-group | $BIN/triage-score"
+otlp="$DATA/1m.otlp.jsonl"
+echo "## Report on 1m spans ($(du -m "$otlp" | cut -f1) MB of OTLP JSON, the events of 1m.ndjson)" >> "$plan"
+row "triage report (ours, one process)" "*" "$(report "$otlp")"
+row "four-process pipeline (ours)" "" "$(pipeline "$otlp")"
+row "DuckDB group-by (count only)" "" "$(duck_otlp "$otlp")"
+# The reference reads OTLP only through its HTTP receiver, not from a file.
+echo "## triage-parse alone on 1m spans ($(du -m "$otlp" | cut -f1) MB of OTLP JSON)" >> "$plan"
+row "triage-parse" "*" "$BIN/triage-parse $otlp"
+row "wc -l" "" "wc -l $otlp"
+echo "## Memory: group on 10M spans streamed from the generator" >> "$plan"
+row "triage-gen --format otlp -n 10M | triage-parse | triage-group | triage-score" "*" "$BIN/triage-gen --format otlp -n 10000000 -r 10000 | $BIN/triage-parse | $BIN/triage-group | $BIN/triage-score"
 python3 bench/bench.py "$plan"
 bytes=$(stat -c %s "$DATA/1m.ndjson")
-python3 bench/targets.py "$bytes" bench-out/results.md
+python3 bench/targets.py "$bytes" bench-out/results.md "$(stat -c %s "$otlp")"

@@ -69,6 +69,21 @@ def main():
           lambda v: f"{v:.0f} MiB")
     check("triage-parse >= 300 MB/s", lambda: size / 1e6 / parse["triage-parse"][0], lambda v: v >= 300,
           lambda v: f"{v:.0f} MB/s")
+    if len(sys.argv) > 3:
+        otlp_size = int(sys.argv[3])
+        spans, otlp_parse = find(tables, "Report on 1m spans"), find(tables, "triage-parse alone on 1m spans")
+        otlp_stream = find(tables, "Memory: group on 10M spans")
+        check("OTLP: triage-parse >= 500 MB/s", lambda: otlp_size / 1e6 / otlp_parse["triage-parse"][0],
+              lambda v: v >= 500, lambda v: f"{v:.0f} MB/s")
+        check("OTLP 1M spans: triage report <= 1.5 s", lambda: spans[REPORT][0], lambda v: v <= 1.5,
+              lambda v: f"{v:.2f} s")
+        check("OTLP 1M spans: triage report <= 128 MiB", lambda: spans[REPORT][1], lambda v: v <= 128,
+              lambda v: f"{v:.0f} MiB")
+        check("OTLP 1M spans: triage report vs DuckDB (ratio)", lambda: spans[REPORT][0] / spans[DUCKDB][0],
+              lambda v: v <= 1.0, lambda v: f"{v:.2f}")
+        check("OTLP 10M spans streamed: peak memory <= 256 MiB",
+              lambda: otlp_stream["triage-gen --format otlp -n 10M | triage-parse | triage-group | triage-score"][1],
+              lambda v: v <= 256, lambda v: f"{v:.0f} MiB")
     lines = ["## Targets", "", "| target | this run | |", "|---|---:|---|"]
     lines += [f"| {n} | {v} | {m} |" for n, v, m in checks]
     text = "\n".join(lines) + "\n"

@@ -12,8 +12,7 @@
 #   Hadoop Streaming:  -mapper  'sh -c "triage-parse | triage-group"'
 #                      -reducer 'sh -c "triage-group --merge | triage-score"'
 #                      (one reducer: the merge needs every partial)
-#   Spark:  sc.textFile(paths).pipe("sh -c 'triage-parse | triage-group'")
-#             .coalesce(1).pipe("sh -c 'triage-group --merge | triage-score'")
+#   Spark:             examples/spark/triage_spark.py (spark-submit; see docs/scale.md)
 # With a whole-file input format (or files partitioned by run), no run spans two
 # mappers and the result equals one pass.
 set -euo pipefail

@@ -68,6 +68,13 @@ pub trait Tool: Parser {
     const NAME: &'static str;
     /// Extra man page sections (EXAMPLES and the like) as (title, text).
     const MAN_SECTIONS: &'static [(&'static str, &'static str)] = &[];
+    /// True for a tool that reads trace files: its page lists the formats.
+    const READS_TRACES: bool = false;
+    /// The command line completions are made from (`triage` adds the tools
+    /// it runs, which its parser leaves to them).
+    fn completion_command() -> clap::Command {
+        Self::command()
+    }
     fn common(&self) -> &CommonArgs;
     /// Runs the tool; returns the exit status for a successful run.
     fn run(self, diag: &mut Diag) -> anyhow::Result<u8>;
@@ -80,8 +87,17 @@ pub fn main<T: Tool>() -> ExitCode {
     // Read lossily: a file name need not be UTF-8 (std::env::args panics).
     let args = std::env::args_os().skip(1);
     if let Some(what) = generate_request(args.map(|a| a.to_string_lossy().into_owned())) {
-        return match generate::<T>(what, &mut io::stdout().lock()) {
+        // Made whole first: clap_complete panics on a failed write, and a
+        // reader that leaves early (`| head -1`) is no error.
+        let mut page = Vec::new();
+        let written = generate::<T>(what, &mut page).and_then(|()| {
+            let mut out = io::stdout().lock();
+            io::Write::write_all(&mut out, &page)?;
+            io::Write::flush(&mut out)
+        });
+        return match written {
             Ok(()) => ExitCode::SUCCESS,
+            Err(e) if is_broken_pipe_io(&e) => ExitCode::SUCCESS,
             Err(e) => report_error(T::NAME, &e.into()),
         };
     }
@@ -166,9 +182,14 @@ fn is_broken_pipe_json(e: &serde_json::Error) -> bool {
 
 /// Writes the man page or a completion script for tool `T`.
 pub fn generate<T: Tool>(what: Generate, out: &mut dyn io::Write) -> io::Result<()> {
-    let mut cmd = T::command().name(T::NAME).bin_name(T::NAME);
+    let man_page = || ManPage {
+        cmd: T::command().name(T::NAME).bin_name(T::NAME),
+        extra: T::MAN_SECTIONS,
+        formats: T::READS_TRACES,
+    };
+    let mut cmd = T::completion_command().name(T::NAME).bin_name(T::NAME);
     match what {
-        Generate::Man => render_man(&cmd, T::MAN_SECTIONS, out),
+        Generate::Man => man_page().render(out),
         Generate::Bash => {
             clap_complete::generate(clap_complete::Shell::Bash, &mut cmd, T::NAME, out);
             Ok(())
@@ -193,7 +214,19 @@ const RECORDS_TEXT: &str = "Every tool reads and writes NDJSON: one flat JSON ob
 (header, event, run, source, batch, pattern, finding, verdict, change, alert). Each tool writes one header record \
 first ({\"kind\":\"header\",\"schema\":1,\"producer\":\"triage-parse 0.1.0\"}), passes earlier headers and every \
 kind it does not consume through unchanged and in order, and refuses a schema newer than its own. \
-The field names are documented in the README under \"Record format\".";
+The fields of each kind are documented in docs/records.md (see SEE ALSO).";
+
+/// The reference pages, as SEE ALSO names them: `make install` copies them
+/// and README.md to share/doc/triage, laid out as in the source.
+pub const REFERENCE_PAGES: &[&str] = &[
+    "docs/formats.md",
+    "docs/records.md",
+    "docs/scoring.md",
+    "docs/explain.md",
+    "docs/alerts-and-receiver.md",
+    "docs/scale.md",
+    "docs/performance.md",
+];
 
 /// A section per subcommand (TRIAGE REPORT, TRIAGE COMPARE) with its
 /// synopsis and options: clap_mangen names subcommands but lists only the
@@ -221,37 +254,76 @@ fn render_subcommands_man(cmd: &clap::Command, out: &mut dyn io::Write) -> io::R
     Ok(())
 }
 
-fn render_man(
-    cmd: &clap::Command,
-    extra: &[(&str, &str)],
-    out: &mut dyn io::Write,
-) -> io::Result<()> {
-    let man = clap_mangen::Man::new(cmd.clone()).date("2026-12-01");
-    man.render_title(out)?;
-    man.render_name_section(out)?;
-    man.render_synopsis_section(out)?;
-    man.render_description_section(out)?;
-    man.render_options_section(out)?;
-    render_subcommands_man(cmd, out)?;
-    let mut sections: Vec<(&str, &str)> = extra.to_vec();
-    sections.push(("RECORDS", RECORDS_TEXT));
-    sections.push(("EXIT STATUS", EXIT_STATUS_TEXT));
-    for (title, text) in sections {
-        writeln!(out, ".SH \"{title}\"")?;
-        for para in text.split("\n\n") {
-            writeln!(out, ".PP")?;
-            for line in para.lines() {
-                // roff treats a leading dot or quote as a request.
-                let line = line.replace('\\', "\\e");
-                if line.starts_with('.') || line.starts_with('\'') {
-                    writeln!(out, "\\&{line}")?;
-                } else {
-                    writeln!(out, "{line}")?;
-                }
+/// What a tool's man page is made of.
+struct ManPage {
+    cmd: clap::Command,
+    extra: &'static [(&'static str, &'static str)],
+    /// Whether a FORMATS section lists the trace formats.
+    formats: bool,
+}
+
+impl ManPage {
+    fn render(&self, out: &mut dyn io::Write) -> io::Result<()> {
+        let cmd = &self.cmd;
+        let man = clap_mangen::Man::new(cmd.clone()).date("2026-12-01");
+        man.render_title(out)?;
+        man.render_name_section(out)?;
+        man.render_synopsis_section(out)?;
+        man.render_description_section(out)?;
+        man.render_options_section(out)?;
+        render_subcommands_man(cmd, out)?;
+        let formats = crate::adapters::formats_man_text();
+        let mut sections: Vec<(&str, &str)> = Vec::new();
+        if self.formats {
+            sections.push(("FORMATS", &formats));
+        }
+        sections.extend_from_slice(self.extra);
+        sections.push(("RECORDS", RECORDS_TEXT));
+        sections.push(("EXIT STATUS", EXIT_STATUS_TEXT));
+        for (title, text) in sections {
+            render_text_section(title, text, out)?;
+        }
+        render_see_also(cmd.get_name(), out)?;
+        man.render_version_section(out)?;
+        Ok(())
+    }
+}
+
+/// A section of plain paragraphs (split at blank lines).
+fn render_text_section(title: &str, text: &str, out: &mut dyn io::Write) -> io::Result<()> {
+    writeln!(out, ".SH \"{title}\"")?;
+    for para in text.split("\n\n") {
+        writeln!(out, ".PP")?;
+        for line in para.lines() {
+            // roff treats a leading dot or quote as a request.
+            let line = line.replace('\\', "\\e");
+            if line.starts_with('.') || line.starts_with('\'') {
+                writeln!(out, "\\&{line}")?;
+            } else {
+                writeln!(out, "{line}")?;
             }
         }
     }
-    man.render_version_section(out)?;
+    Ok(())
+}
+
+/// SEE ALSO: the other tools' pages, and where the README and the
+/// reference pages are once installed.
+fn render_see_also(this: &str, out: &mut dyn io::Write) -> io::Result<()> {
+    let pages: Vec<String> = crate::cmd::binaries()
+        .into_iter()
+        .filter(|name| *name != this)
+        .map(|name| format!("\\fB{}\\fR(1)", name.replace('-', "\\-")))
+        .collect();
+    writeln!(out, ".SH \"SEE ALSO\"")?;
+    writeln!(out, "{}", pages.join(", "))?;
+    writeln!(out, ".PP")?;
+    writeln!(
+        out,
+        "README.md and the reference pages {}: \\fBmake install\\fR copies them, laid out as in \
+the source, to share/doc/triage under its prefix (/usr/local/share/doc/triage by default).",
+        REFERENCE_PAGES.join(", ")
+    )?;
     Ok(())
 }
 

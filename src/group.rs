@@ -229,7 +229,9 @@ impl PatternAcc {
     }
 
     /// Keeps a sample while fewer than five are kept, or in place of the
-    /// latest kept one when `at` is earlier; `make` runs only then.
+    /// latest kept one when `at` is earlier; `make` runs only then (or on a
+    /// tie in time, which turn, step and event id then settle, so the kept
+    /// samples do not depend on the order the inputs came in).
     fn add_sample(&mut self, at: Option<Timestamp>, make: impl FnOnce() -> Sample) {
         if self.samples.len() < SAMPLES_PER_PATTERN {
             self.samples.push(make());
@@ -237,16 +239,26 @@ impl PatternAcc {
             return;
         }
         let Some(at) = at else { return };
-        let latest = (0..self.sample_times.len())
-            .filter_map(|i| self.sample_times[i].map(|t| (t, i)))
-            .max();
-        if let Some((t, i)) = latest
-            && at < t
-        {
+        let latest = (0..self.samples.len())
+            .filter_map(|i| self.sample_times[i].map(|t| (t, sample_order(&self.samples[i]), i)))
+            .max()
+            .map(|(t, _, i)| (t, i));
+        let Some((t, i)) = latest else { return };
+        if at < t {
             self.samples[i] = make();
             self.sample_times[i] = Some(at);
+        } else if at == t {
+            let sample = make();
+            if sample_order(&sample) < sample_order(&self.samples[i]) {
+                self.samples[i] = sample;
+            }
         }
     }
+}
+
+/// How samples of the same time are ordered: independent of input order.
+fn sample_order(s: &Sample) -> (i64, u64, &str) {
+    (s.turn, s.step, &s.event_id)
 }
 
 /// A problem found while grouping that the user should hear about.
@@ -648,8 +660,28 @@ impl Grouper {
             acc.run_counts
                 .sort_unstable_by_key(|&(r, _)| position[r as usize]);
         }
-        // Stable: patterns first seen in one run keep the order they came in.
-        accs.sort_by_key(|acc| acc.run_counts.first().map(|&(r, _)| position[r as usize]));
+        // Patterns first seen in the same run follow their earliest kept
+        // failure there, then their names: one pass and a merge of shards
+        // agree whatever order the inputs came in.
+        accs.sort_by_cached_key(|acc| {
+            let first = acc.run_counts.first().map(|&(r, _)| r);
+            let lead = first.and_then(|r| {
+                let name = runs.name(r);
+                acc.samples
+                    .iter()
+                    .zip(&acc.sample_times)
+                    .filter(|(s, _)| s.run_id == name)
+                    .map(|(s, &t)| (t, s.turn, s.step))
+                    .min()
+            });
+            let name = (
+                acc.agent_id.clone(),
+                acc.tool_name.clone(),
+                acc.classification.clone(),
+                acc.divergence_fields.clone(),
+            );
+            (first.map(|r| position[r as usize]), lead, name)
+        });
         let patterns = accs
             .into_iter()
             .map(move |acc| finish_pattern(acc, &runs, &position, window));
@@ -750,7 +782,7 @@ fn finish_pattern(acc: PatternAcc, runs: &Interner, position: &[u32], window: u6
         samples: {
             let mut samples = acc.samples;
             let at = |s: &Sample| runs.get(&s.run_id).map(|r| position[r as usize]);
-            samples.sort_by_key(|s| (at(s), s.turn));
+            samples.sort_by_key(|s| (at(s), s.turn, s.step));
             samples
         },
         score: None,
@@ -855,13 +887,18 @@ mod tests {
         let many: Vec<String> = (0..12).map(|i| format!("f{:02}", 11 - i)).collect();
         let mut many: Vec<&str> = many.iter().map(String::as_str).collect();
         many.extend(["f03", "f00"]);
-        let lines = vec![
+        // Steps as triage-parse numbers them: patterns keep first-seen order.
+        let lines: Vec<String> = [
             with(&["b", "a", "b"]),
             with(&["a", "b"]),
             with(&many),
             with(&many[2..]),
             with(&[]),
-        ];
+        ]
+        .into_iter()
+        .enumerate()
+        .map(|(i, l)| l.replace("\"turn\"", &format!("\"step\":{i},\"turn\"")))
+        .collect();
         let patterns = group(&lines, 100);
         let fields: Vec<(Vec<String>, u64)> = patterns
             .iter()

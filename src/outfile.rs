@@ -4,11 +4,13 @@
 //! mailing the report) never sees half a file. Only a regular file is
 //! replaced: a device or a FIFO (`-o /dev/null`, `-o /dev/stdout`) is
 //! written in place, and a symlink's target is replaced (or created), not
-//! the link.
+//! the link. A temporary file is removed when the process ends on
+//! SIGINT, SIGTERM or SIGHUP before it is renamed.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, Once, PoisonError};
 
 use anyhow::Context;
 
@@ -59,7 +61,11 @@ impl AtomicFile {
             name.to_string_lossy(),
             std::process::id()
         ));
+        // Known before it exists, so a signal cannot slip in between.
+        pending().push(tmp.clone());
+        remove_on_signal();
         let file = File::create(&tmp).map_err(|e| {
+            forget(&tmp);
             let dir = tmp.parent().filter(|d| !d.as_os_str().is_empty());
             anyhow::anyhow!(
                 "{}: cannot write a file beside it in {}: {}",
@@ -90,10 +96,51 @@ impl AtomicFile {
             return Ok(());
         };
         file.sync_all()?;
+        // Held across the rename: a signal either finds the file still
+        // pending (and removes it) or renamed, never half-way.
+        let mut pending = pending();
         std::fs::rename(tmp, &self.dest)
             .map_err(|e| anyhow::anyhow!("{}: {}", self.dest.display(), io_reason(&e)))?;
+        pending.retain(|p| p != tmp);
         Ok(())
     }
+}
+
+/// Temporary files not yet renamed into place.
+static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn pending() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    PENDING.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn forget(tmp: &Path) {
+    pending().retain(|p| p != tmp);
+}
+
+/// Removes the pending temporary files and ends the process as the signal
+/// would have. Starts a thread that waits for the signals, the first time
+/// a temporary file is made.
+fn remove_on_signal() {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    static WATCH: Once = Once::new();
+    WATCH.call_once(|| {
+        let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+            return;
+        };
+        let _ = std::thread::Builder::new()
+            .name("outfile-signals".into())
+            .spawn(move || {
+                if let Some(signal) = signals.forever().next() {
+                    // The lock is kept: nothing is renamed after this.
+                    let pending = pending();
+                    for tmp in pending.iter() {
+                        let _ = std::fs::remove_file(tmp);
+                    }
+                    let _ = signal_hook::low_level::emulate_default_handler(signal);
+                    std::process::exit(128 + signal);
+                }
+            });
+    });
 }
 
 /// The process's stdout, whose write errors say "stdout" (`> /dev/full`).
@@ -144,10 +191,15 @@ impl Write for AtomicFile {
 }
 
 impl Drop for AtomicFile {
-    /// An uncommitted file is removed: the destination keeps its old content.
+    /// An uncommitted file (a failed commit too) is removed: the
+    /// destination keeps its old content.
     fn drop(&mut self) {
-        if let (Some(_), Some(tmp)) = (self.file.take(), &self.tmp) {
-            let _ = std::fs::remove_file(tmp);
+        if let Some(tmp) = &self.tmp {
+            let mut pending = pending();
+            if pending.contains(tmp) {
+                let _ = std::fs::remove_file(tmp);
+                pending.retain(|p| p != tmp);
+            }
         }
     }
 }

@@ -1,5 +1,7 @@
-//! A deterministic generator of agent-triage-schema NDJSON traces, for
-//! benchmarks, load tests and checks against the reference.
+//! A deterministic generator of agent traces, for benchmarks, load tests
+//! and checks against the reference: agent-triage-schema NDJSON, or the
+//! same events as OTLP JSON spans the way a Collector's file exporter
+//! writes them.
 
 use std::io::{self, Write};
 
@@ -14,6 +16,19 @@ pub struct GenSpec {
     pub failure_rate: f64,
     /// Lax values, unknown labels, unreadable lines, shuffled and interleaved runs.
     pub messy: bool,
+    pub format: GenFormat,
+    /// OTLP spans per request line.
+    pub spans_per_request: usize,
+}
+
+/// What the generator writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum GenFormat {
+    /// One agent-triage event per line.
+    #[default]
+    Ndjson,
+    /// One OTLP/JSON `ExportTraceServiceRequest` per line.
+    Otlp,
 }
 
 /// splitmix64: small, fast and the same on every machine.
@@ -85,6 +100,13 @@ struct Line {
 
 /// Writes the traces to `out`.
 pub fn generate(spec: &GenSpec, out: &mut dyn Write) -> io::Result<()> {
+    match spec.format {
+        GenFormat::Ndjson => generate_ndjson(spec, out),
+        GenFormat::Otlp => generate_otlp(spec, out),
+    }
+}
+
+fn generate_ndjson(spec: &GenSpec, out: &mut dyn Write) -> io::Result<()> {
     let mut rng = Rng::new(spec.seed);
     let runs = spec.runs.max(1);
     let agents = spec.agents.clamp(1, AGENTS.len() as u32) as u64;
@@ -97,14 +119,9 @@ pub fn generate(spec: &GenSpec, out: &mut dyn Write) -> io::Result<()> {
         // Each agent fails in streaks that last a few turns.
         let mut stuck = vec![0u64; agents as usize];
         for turn in 0..n {
-            let a = rng.below(agents) as usize;
-            if stuck[a] == 0 && rng.chance(spec.failure_rate) {
-                stuck[a] = 1 + rng.below(6) + if rng.chance(0.2) { 12 } else { 0 };
-            }
-            let failed = stuck[a] > 0 && rng.chance(0.7);
-            stuck[a] = stuck[a].saturating_sub(1);
+            let (a, failed) = next_turn(&mut rng, spec, &mut stuck);
             buf.clear();
-            write_event(&mut buf, &mut rng, spec, r, turn, a, failed);
+            draw_event(&mut rng, spec, r, turn, a, failed).write_ndjson(&mut buf);
             pending.push(Line {
                 run: r,
                 text: buf.clone(),
@@ -131,16 +148,41 @@ pub fn generate(spec: &GenSpec, out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
-fn write_event(
-    buf: &mut String,
-    rng: &mut Rng,
-    spec: &GenSpec,
+/// The agent of the next turn and whether it fails: each agent fails in
+/// streaks that last a few turns.
+fn next_turn(rng: &mut Rng, spec: &GenSpec, stuck: &mut [u64]) -> (usize, bool) {
+    let a = rng.below(stuck.len() as u64) as usize;
+    if stuck[a] == 0 && rng.chance(spec.failure_rate) {
+        stuck[a] = 1 + rng.below(6) + if rng.chance(0.2) { 12 } else { 0 };
+    }
+    let failed = stuck[a] > 0 && rng.chance(0.7);
+    stuck[a] = stuck[a].saturating_sub(1);
+    (a, failed)
+}
+
+/// One generated event, before it is written in either format.
+struct Event {
     run: u64,
     turn: u64,
-    a: usize,
+    agent: &'static str,
+    tool: &'static str,
     failed: bool,
-) {
-    use std::fmt::Write as _;
+    class: Option<&'static str>,
+    divs: Vec<&'static str>,
+    /// Unix seconds.
+    secs: u64,
+    llm_ms: u64,
+    tool_ms: u64,
+    total_ms: u64,
+    input_tokens: u64,
+    output_tokens: u64,
+    /// How messy NDJSON spells turn, success and label.
+    turn_text: String,
+    ok_text: String,
+    class_text: String,
+}
+
+fn draw_event(rng: &mut Rng, spec: &GenSpec, run: u64, turn: u64, a: usize, failed: bool) -> Event {
     let agent = AGENTS[a];
     let tools = TOOLS[a];
     let tool = tools[rng.below(tools.len() as u64) as usize];
@@ -168,8 +210,6 @@ fn write_event(
         vec![]
     };
     let secs = 1_777_000_000 + run * 3600 + turn * 7;
-    let (h, m, s) = ((secs / 3600) % 24, (secs / 60) % 60, secs % 60);
-    let day = 25 + (secs / 86_400) % 3;
     let turn_text = if spec.messy && rng.chance(0.05) {
         format!("\"{turn}\"")
     } else if spec.messy && rng.chance(0.05) {
@@ -191,24 +231,290 @@ fn write_event(
         }
         None => "null".to_string(),
     };
-    let divs_text = divs
-        .iter()
-        .map(|d| format!("\"{d}\""))
-        .collect::<Vec<_>>()
-        .join(", ");
+    Event {
+        run,
+        turn,
+        agent,
+        tool,
+        failed,
+        class,
+        divs,
+        secs,
+        llm_ms: 400 + rng.below(800),
+        tool_ms: rng.below(300),
+        total_ms: 700 + rng.below(900),
+        input_tokens: 500 + rng.below(1500),
+        output_tokens: 20 + rng.below(200),
+        turn_text,
+        ok_text,
+        class_text,
+    }
+}
+
+impl Event {
+    /// The Unix time the NDJSON timestamp states: its day cycles through
+    /// three days from 2026-04-25, its time of day is that of `secs`.
+    fn stated_secs(&self) -> u64 {
+        const APRIL_24: u64 = 1_776_988_800;
+        let day = 1 + (self.secs / 86_400) % 3;
+        APRIL_24 + day * 86_400 + self.secs % 86_400
+    }
+
+    fn write_ndjson(&self, buf: &mut String) {
+        use std::fmt::Write as _;
+        let Event {
+            run,
+            turn,
+            agent,
+            tool,
+            secs,
+            ..
+        } = self;
+        let (h, m, s) = ((secs / 3600) % 24, (secs / 60) % 60, secs % 60);
+        let day = 25 + (secs / 86_400) % 3;
+        let divs_text = self
+            .divs
+            .iter()
+            .map(|d| format!("\"{d}\""))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let _ = write!(
+            buf,
+            "{{\"event_id\": \"r{run}-t{turn}\", \"run_id\": \"run-{run:05}\", \"turn\": {}, \"agent_id\": \"{agent}\", \
+\"timestamp\": \"2026-04-{day:02}T{h:02}:{m:02}:{s:02}+00:00\", \"latency_ms\": {{\"llm\": {}, \"tool\": {}, \"total\": {}}}, \
+\"action_taken\": {{\"tool_name\": \"{tool}\", \"tool_input\": {{}}}}, \"action_succeeded\": {}, \
+\"divergence_fields\": [{divs_text}], \"divergence_age\": {{}}, \"failure_classification\": {}, \
+\"usage\": {{\"input_tokens\": {}, \"output_tokens\": {}}}, \"message_context\": {{}}}}",
+            self.turn_text,
+            self.llm_ms,
+            self.tool_ms,
+            self.total_ms,
+            self.ok_text,
+            self.class_text,
+            self.input_tokens,
+            self.output_tokens,
+        );
+    }
+}
+
+// ---- OTLP: the same events as spans ----
+
+/// How a request line spells its JSON: the Collector's file exporter
+/// writes camelCase with int64 as text; protobuf's JSON printer with
+/// field names preserved writes snake_case.
+#[derive(Clone, Copy)]
+struct Dialect {
+    snake: bool,
+}
+
+impl Dialect {
+    /// Odd lines are snake_case.
+    fn of_line(requests: u64) -> Dialect {
+        Dialect {
+            snake: requests % 2 == 1,
+        }
+    }
+
+    fn key(self, camel: &'static str, snake: &'static str) -> &'static str {
+        if self.snake { snake } else { camel }
+    }
+}
+
+/// Writes the events as OTLP/JSON requests, `spans_per_request` spans a
+/// line. A run is one trace: its first turn's span is the root and the
+/// others its children. Lines alternate camelCase with the reference
+/// receiver's attributes (`agent.id`, `action.tool`, `action.succeeded`)
+/// and snake_case with the GenAI conventions' (`gen_ai.agent.name`,
+/// `gen_ai.tool.name`, `gen_ai.operation.name`), both with a status code.
+fn generate_otlp(spec: &GenSpec, out: &mut dyn Write) -> io::Result<()> {
+    let mut rng = Rng::new(spec.seed);
+    let runs = spec.runs.max(1);
+    let agents = spec.agents.clamp(1, AGENTS.len() as u32) as usize;
+    let per_run = spec.events / runs;
+    let extra = spec.events % runs;
+    let per_request = spec.spans_per_request.max(1);
+    let trace_base = Rng::new(spec.seed ^ 0x0074_7261_6365).next_u64();
+    let mut spans: Vec<String> = Vec::with_capacity(per_request);
+    let mut line = String::new();
+    let mut requests = 0u64;
+    for r in 0..runs {
+        let n = per_run + u64::from(r < extra);
+        let mut stuck = vec![0u64; agents];
+        for turn in 0..n {
+            let (a, failed) = next_turn(&mut rng, spec, &mut stuck);
+            let ev = draw_event(&mut rng, spec, r, turn, a, failed);
+            if spans.len() == per_request {
+                write_request(&mut line, &mut requests, &mut spans, out)?;
+            }
+            let mut text = String::new();
+            ev.write_span(&mut text, Dialect::of_line(requests), trace_base);
+            spans.push(text);
+        }
+    }
+    write_request(&mut line, &mut requests, &mut spans, out)
+}
+
+/// Writes `spans` as request line number `requests` (counted from 0) and
+/// empties them.
+fn write_request(
+    line: &mut String,
+    requests: &mut u64,
+    spans: &mut Vec<String>,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    if spans.is_empty() {
+        return Ok(());
+    }
+    let d = Dialect::of_line(*requests);
+    *requests += 1;
+    line.clear();
+    request_text(line, d, spans);
+    spans.clear();
+    out.write_all(line.as_bytes())?;
+    out.write_all(b"\n")
+}
+
+fn request_text(buf: &mut String, d: Dialect, spans: &[String]) {
+    use std::fmt::Write as _;
     let _ = write!(
         buf,
-        "{{\"event_id\": \"r{run}-t{turn}\", \"run_id\": \"run-{run:05}\", \"turn\": {turn_text}, \"agent_id\": \"{agent}\", \
-\"timestamp\": \"2026-04-{day:02}T{h:02}:{m:02}:{s:02}+00:00\", \"latency_ms\": {{\"llm\": {}, \"tool\": {}, \"total\": {}}}, \
-\"action_taken\": {{\"tool_name\": \"{tool}\", \"tool_input\": {{}}}}, \"action_succeeded\": {ok_text}, \
-\"divergence_fields\": [{divs_text}], \"divergence_age\": {{}}, \"failure_classification\": {class_text}, \
-\"usage\": {{\"input_tokens\": {}, \"output_tokens\": {}}}, \"message_context\": {{}}}}",
-        400 + rng.below(800),
-        rng.below(300),
-        700 + rng.below(900),
-        500 + rng.below(1500),
-        20 + rng.below(200),
+        "{{\"{}\":[{{\"resource\":{{\"attributes\":[{{\"key\":\"service.name\",\"value\":{{\"{}\":\"triage-gen\"}}}}]}},\
+\"{}\":[{{\"scope\":{{\"name\":\"triage-gen\"}},\"spans\":[",
+        d.key("resourceSpans", "resource_spans"),
+        d.key("stringValue", "string_value"),
+        d.key("scopeSpans", "scope_spans"),
     );
+    for (i, span) in spans.iter().enumerate() {
+        if i > 0 {
+            buf.push(',');
+        }
+        buf.push_str(span);
+    }
+    buf.push_str("]}]}]}");
+}
+
+impl Event {
+    fn write_span(&self, buf: &mut String, d: Dialect, trace_base: u64) {
+        use std::fmt::Write as _;
+        let k = |camel, snake| d.key(camel, snake);
+        let s = k("stringValue", "string_value");
+        let start = u128::from(self.stated_secs()) * 1_000_000_000;
+        let end = start + u128::from(self.total_ms) * 1_000_000;
+        let _ = write!(
+            buf,
+            "{{\"{}\":\"{trace_base:016x}{:016x}\",\"{}\":\"{:08x}{:08x}\",",
+            k("traceId", "trace_id"),
+            self.run + 1,
+            k("spanId", "span_id"),
+            self.run + 1,
+            self.turn,
+        );
+        if self.turn > 0 {
+            let _ = write!(
+                buf,
+                "\"{}\":\"{:08x}{:08x}\",",
+                k("parentSpanId", "parent_span_id"),
+                self.run + 1,
+                0
+            );
+        }
+        // camelCase writes int64 as text (proto3 JSON); snake_case as numbers.
+        let int = |n: u128| {
+            if d.snake {
+                n.to_string()
+            } else {
+                format!("\"{n}\"")
+            }
+        };
+        let name = if d.snake {
+            format!("execute_tool {}", self.tool)
+        } else {
+            self.tool.to_string()
+        };
+        let _ = write!(
+            buf,
+            "\"name\":\"{name}\",\"kind\":{},\"{}\":{},\"{}\":{},\"attributes\":[",
+            if d.snake {
+                "\"SPAN_KIND_INTERNAL\""
+            } else {
+                "1"
+            },
+            k("startTimeUnixNano", "start_time_unix_nano"),
+            int(start),
+            k("endTimeUnixNano", "end_time_unix_nano"),
+            int(end),
+        );
+        let i = k("intValue", "int_value");
+        let mut attrs: Vec<String> = Vec::new();
+        let mut text = |key: &str, value: &str| {
+            attrs.push(format!(
+                "{{\"key\":\"{key}\",\"value\":{{\"{s}\":\"{value}\"}}}}"
+            ))
+        };
+        if d.snake {
+            text("gen_ai.operation.name", "execute_tool");
+            text("gen_ai.agent.name", self.agent);
+            text("gen_ai.tool.name", self.tool);
+            text("gen_ai.conversation.id", &format!("run-{:05}", self.run));
+        } else {
+            text("agent.id", self.agent);
+            text("action.tool", self.tool);
+            text("run.id", &format!("run-{:05}", self.run));
+        }
+        if let Some(c) = self.class {
+            text("failure.classification", c);
+        }
+        if !self.divs.is_empty() {
+            if d.snake {
+                let items: Vec<String> = self
+                    .divs
+                    .iter()
+                    .map(|f| format!("{{\"{s}\":\"{f}\"}}"))
+                    .collect();
+                attrs.push(format!(
+                    "{{\"key\":\"divergence.fields\",\"value\":{{\"array_value\":{{\"values\":[{}]}}}}}}",
+                    items.join(",")
+                ));
+            } else {
+                text("divergence.fields", &self.divs.join(","));
+            }
+        }
+        let mut int_attr = |key: &str, n: u64| {
+            attrs.push(format!(
+                "{{\"key\":\"{key}\",\"value\":{{\"{i}\":{}}}}}",
+                int(u128::from(n))
+            ))
+        };
+        int_attr("turn", self.turn);
+        int_attr("latency.llm_ms", self.llm_ms);
+        int_attr("latency.tool_ms", self.tool_ms);
+        int_attr("gen_ai.usage.input_tokens", self.input_tokens);
+        int_attr("gen_ai.usage.output_tokens", self.output_tokens);
+        if !d.snake {
+            attrs.push(format!(
+                "{{\"key\":\"action.succeeded\",\"value\":{{\"boolValue\":{}}}}}",
+                !self.failed
+            ));
+        }
+        buf.push_str(&attrs.join(","));
+        // A failed span says so in its status; a succeeded one is OK, but
+        // a root leaves it unset (no error recorded), so that the run's
+        // outcome is read from its events alone.
+        let code = match (self.failed, self.turn) {
+            (true, _) => Some(("STATUS_CODE_ERROR", 2)),
+            (false, 0) => None,
+            (false, _) => Some(("STATUS_CODE_OK", 1)),
+        };
+        buf.push(']');
+        if let Some((name, number)) = code {
+            let _ = if d.snake {
+                write!(buf, ",\"status\":{{\"code\":\"{name}\"}}")
+            } else {
+                write!(buf, ",\"status\":{{\"code\":{number}}}")
+            };
+        }
+        buf.push('}');
+    }
 }
 
 fn bad_line(rng: &mut Rng) -> String {
@@ -249,6 +555,8 @@ mod tests {
             seed: 3,
             failure_rate: 0.1,
             messy: false,
+            format: GenFormat::Ndjson,
+            spans_per_request: 50,
         };
         let a = run(&spec);
         assert_eq!(a, run(&spec));
@@ -267,9 +575,45 @@ mod tests {
             seed: 1,
             failure_rate: 0.1,
             messy: true,
+            format: GenFormat::Ndjson,
+            spans_per_request: 50,
         };
         let text = run(&spec);
         assert!(text.lines().count() >= 5000);
         assert!(text.contains("\"yes\"") || text.contains("\"no\""));
+    }
+
+    #[test]
+    fn otlp_requests_hold_the_asked_spans_in_alternating_dialects() {
+        let spec = GenSpec {
+            events: 120,
+            runs: 3,
+            agents: 4,
+            seed: 5,
+            failure_rate: 0.3,
+            messy: false,
+            format: GenFormat::Otlp,
+            spans_per_request: 50,
+        };
+        let text = run(&spec);
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 3);
+        let spans = |l: &serde_json::Value, rs: &str, ss: &str| {
+            l[rs][0][ss][0]["spans"].as_array().unwrap().len()
+        };
+        assert_eq!(spans(&lines[0], "resourceSpans", "scopeSpans"), 50);
+        assert_eq!(spans(&lines[1], "resource_spans", "scope_spans"), 50);
+        assert_eq!(spans(&lines[2], "resourceSpans", "scopeSpans"), 20);
+        let first = &lines[0]["resourceSpans"][0]["scopeSpans"][0]["spans"][0];
+        let hex = |v: &serde_json::Value, n: usize| {
+            let s = v.as_str().unwrap();
+            s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit())
+        };
+        assert!(hex(&first["traceId"], 32) && hex(&first["spanId"], 16));
+        assert!(first.get("parentSpanId").is_none());
+        assert_eq!(text, run(&spec));
     }
 }

@@ -446,3 +446,61 @@ fn without_a_webhook_or_scores_it_says_what_is_missing() {
         "{err}"
     );
 }
+
+#[test]
+fn a_last_fired_in_the_future_is_ignored_with_a_warning() {
+    let hook = Hook::start(&[200], Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("alert.json");
+    let far = 32_503_680_000i64; // year 3000
+    std::fs::write(
+        &state,
+        serde_json::json!({"version": 1, "last_fired": {TOP: far}}).to_string(),
+    )
+    .unwrap();
+    let (code, recs, err) = run(alert(&["--webhook", &hook.url], &state), &scored_monday());
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains(&format!(
+            "pattern {TOP} last fired at Unix second {far}, in the future; entry ignored"
+        )),
+        "{err}"
+    );
+    assert_eq!(decisions(&recs)[0], "fired");
+    assert_eq!(hook.bodies().len(), 1);
+    let saved: Value = serde_json::from_slice(&std::fs::read(&state).unwrap()).unwrap();
+    assert!(saved["last_fired"][TOP].as_i64().unwrap() < far);
+}
+
+#[test]
+fn a_receiver_echoing_the_secret_segment_or_path_never_leaks_it() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!(
+        "http://{}/services/{SECRET}?sig=s3cretSIG#s3cretFRAG",
+        listener.local_addr().unwrap()
+    );
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            read_request(&mut stream);
+            let body = "bad token s3cretXYZ for /services/T0000/B0000/s3cretXYZ?sig=s3cretSIG (s3cretSIG, s3cretFRAG)";
+            let _ = write!(
+                stream,
+                "HTTP/1.1 403 X\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    // run() fails the test if "s3cret" shows anywhere in the output.
+    let (code, recs, err) = run(
+        alert(&["--webhook", &url], &dir.path().join("s.json")),
+        &scored_monday(),
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("the receiver answered 403: bad token …"),
+        "{err}"
+    );
+    assert_eq!(decisions(&recs)[0], "failed");
+}

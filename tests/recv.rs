@@ -558,3 +558,324 @@ fn listening_beyond_loopback_without_a_token_warns() {
         "{second}"
     );
 }
+
+/// Sends `bytes` on a new connection and reads until the receiver closes.
+fn raw_exchange(addr: &str, bytes: &[u8]) -> String {
+    let mut raw = TcpStream::connect(addr).unwrap();
+    raw.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    raw.write_all(bytes).unwrap();
+    let mut answer = Vec::new();
+    let _ = raw.read_to_end(&mut answer);
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+#[test]
+fn a_request_smuggled_behind_ambiguous_framing_is_never_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("spans.jsonl");
+    let recv = Recv::start(&["-o", output.to_str().unwrap()], Stdio::null());
+    let body = json_request(&[Span::new(0, 0, 0)]);
+    let smuggled = format!(
+        "POST /v1/traces HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{}",
+        body.len(),
+        String::from_utf8_lossy(&body)
+    );
+    let chunked_empty = "0\r\n\r\n";
+    let start = "POST /v1/traces HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\n";
+    for framing in [
+        format!(
+            "Content-Length: {}\r\nTransfer-Encoding: chunked\r\n\r\n{chunked_empty}",
+            chunked_empty.len()
+        ),
+        format!("Transfer-Encoding: chunked\r\nContent-Length: 0\r\n\r\n{chunked_empty}"),
+        format!("Transfer-Encoding: identity, chunked\r\n\r\n{chunked_empty}"),
+        format!("Transfer-Encoding: chunked\r\nTransfer-Encoding: identity\r\n\r\n{chunked_empty}"),
+        "Content-Length: +0\r\n\r\n".to_string(),
+        "Content-Length: 0\n\r\n".to_string(),
+    ] {
+        let answer = raw_exchange(
+            &recv.addr(),
+            format!("{start}{framing}{smuggled}").as_bytes(),
+        );
+        assert!(answer.starts_with("HTTP/1.1 400 "), "{framing:?}: {answer}");
+        assert!(
+            answer.contains("Connection: close"),
+            "{framing:?}: {answer}"
+        );
+        assert_eq!(
+            answer.matches("HTTP/1.1 ").count(),
+            1,
+            "{framing:?}: {answer}"
+        );
+    }
+    // A plain request on its own connection is still served.
+    let answer = raw_exchange(
+        &recv.addr(),
+        smuggled
+            .replace("\r\n\r\n", "\r\nConnection: close\r\n\r\n")
+            .as_bytes(),
+    );
+    assert!(answer.starts_with("HTTP/1.1 200 "), "{answer}");
+    let (code, err) = recv.stop();
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(std::fs::read_to_string(&output).unwrap().lines().count(), 1);
+}
+
+#[test]
+fn slow_clients_hold_no_worker_and_honest_exporters_get_through() {
+    let recv = Recv::start(&["--token", "tok"], Stdio::null());
+    let stop = Arc::new(AtomicBool::new(false));
+    // More slow connections than workers and queue together, each
+    // sending a byte at a time, one of them with the token.
+    let slow: Vec<_> = (0..100)
+        .map(|i| {
+            let addr = recv.addr();
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut s = TcpStream::connect(addr).unwrap();
+                let head = format!(
+                    "POST /v1/traces HTTP/1.1\r\nAuthorization: Bearer tok\r\nContent-Type: application/json\r\nX-Slow: {i}{}",
+                    "-".repeat(200)
+                );
+                for b in head.bytes() {
+                    if stop.load(Ordering::SeqCst) || s.write_all(&[b]).is_err() {
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(300));
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_secs(1));
+    let agent = agent();
+    let body = json_request(&[Span::new(1, 0, 0)]);
+    let auth = ("Authorization", "Bearer tok");
+    for _ in 0..20 {
+        let started = Instant::now();
+        let (status, _, _) = post(&agent, &recv.url, &[JSON, auth], &body).unwrap();
+        assert_eq!(status, 200);
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            started.elapsed()
+        );
+        // A client without the token is told so at once, slow ones or not.
+        assert_eq!(post(&agent, &recv.url, &[JSON], &body).unwrap().0, 401);
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    stop.store(true, Ordering::SeqCst);
+    for t in slow {
+        t.join().unwrap();
+    }
+    let (code, err) = recv.stop();
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("503"), "{err}");
+}
+
+/// A span whose id is `n`, alone among the soak test's spans.
+fn numbered_span(n: u64) -> Span {
+    let mut trace = [0u8; 16];
+    trace[..8].copy_from_slice(&(n / 64 + 1).to_be_bytes());
+    Span {
+        trace,
+        id: n.to_be_bytes(),
+        agent: "planner",
+        run: format!("soak-{}", n / 64),
+        turn: (n % 64) as i64 + 1,
+        tool: "search",
+        ok: n % 3 != 0,
+    }
+}
+
+/// Requests triage-parse may not read: each either refused, or, if
+/// taken, read back like any other.
+fn hostile_bodies(span: &Span) -> Vec<(Vec<(&'static str, &'static str)>, Vec<u8>)> {
+    let request: Value = serde_json::from_slice(&json_request(std::slice::from_ref(span))).unwrap();
+    let good = request.to_string();
+    let planner = r#"{"stringValue":"planner"}"#;
+    assert!(good.contains(planner));
+    let nested = format!(
+        "{}{planner}{}",
+        r#"{"arrayValue":{"values":["#.repeat(150),
+        "]}}".repeat(150)
+    );
+    let mut bodies: Vec<(Vec<(&str, &str)>, Vec<u8>)> = [
+        r#"{"stringValue": "planner\ud800"}"#,
+        r#"{"stringValue": "\udfffplanner"}"#,
+        r#"{"doubleValue": 1e400}"#,
+        r#"{"stringValue": "planner", "stringValue": "x"}"#,
+        &nested,
+    ]
+    .iter()
+    .map(|v| (vec![JSON], good.replace(planner, v).into_bytes()))
+    .collect();
+    bodies.push((vec![JSON], good.as_bytes()[..good.len() / 2].to_vec()));
+    bodies.push((vec![JSON, GZIP], good.clone().into_bytes()));
+    bodies.push((
+        vec![PROTOBUF],
+        protobuf_request(std::slice::from_ref(span))[..20].to_vec(),
+    ));
+    bodies
+}
+
+#[test]
+fn soak_every_acknowledged_span_is_read_back_once_by_parse() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("spans.jsonl");
+    let recv = Recv::start(
+        &[
+            "--workers",
+            "3",
+            "--queue",
+            "4",
+            "--output",
+            output.to_str().unwrap(),
+        ],
+        Stdio::null(),
+    );
+    let next_id = Arc::new(AtomicUsize::new(1));
+    let acked = Arc::new(Mutex::new(Vec::<String>::new()));
+    let stopping = Arc::new(AtomicBool::new(false));
+    let mut threads = Vec::new();
+    // Honest exporters, retrying 503 and dropped connections.
+    for c in 0..6 {
+        let (url, next_id, acked, stopping) = (
+            recv.url.clone(),
+            next_id.clone(),
+            acked.clone(),
+            stopping.clone(),
+        );
+        threads.push(std::thread::spawn(move || {
+            let agent = agent();
+            let mut r = 0;
+            while !stopping.load(Ordering::SeqCst) {
+                r += 1;
+                let spans: Vec<Span> = (0..3)
+                    .map(|_| numbered_span(next_id.fetch_add(1, Ordering::SeqCst) as u64))
+                    .collect();
+                let (headers, body) = match (r + c) % 3 {
+                    0 => (vec![JSON, GZIP], gzip(&json_request(&spans))),
+                    1 => (vec![JSON], json_request(&spans)),
+                    _ => (vec![PROTOBUF], protobuf_request(&spans)),
+                };
+                // Exporters batch: a request every 10 ms or so.
+                std::thread::sleep(Duration::from_millis(10));
+                while !stopping.load(Ordering::SeqCst) {
+                    match post(&agent, &url, &headers, &body) {
+                        Ok((200, _, _)) => {
+                            acked.lock().unwrap().extend(spans.iter().map(Span::hex_id));
+                            break;
+                        }
+                        Ok((503, _, _)) | Err(_) => std::thread::sleep(Duration::from_millis(5)),
+                        Ok((status, _, answer)) => {
+                            panic!("status {status}: {}", String::from_utf8_lossy(&answer))
+                        }
+                    }
+                }
+            }
+        }));
+    }
+    // Hostile bodies, and requests smuggled behind ambiguous framing.
+    for _ in 0..2 {
+        let (url, addr, next_id, acked, stopping) = (
+            recv.url.clone(),
+            recv.addr(),
+            next_id.clone(),
+            acked.clone(),
+            stopping.clone(),
+        );
+        threads.push(std::thread::spawn(move || {
+            let agent = agent();
+            while !stopping.load(Ordering::SeqCst) {
+                let span = numbered_span(next_id.fetch_add(1, Ordering::SeqCst) as u64);
+                for (headers, body) in hostile_bodies(&span) {
+                    if let Ok((200, _, _)) = post(&agent, &url, &headers, &body) {
+                        acked.lock().unwrap().push(span.hex_id());
+                    }
+                }
+                let inner = json_request(&[numbered_span(
+                    next_id.fetch_add(1, Ordering::SeqCst) as u64,
+                )]);
+                let smuggle = format!(
+                    "POST /v1/traces HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nPOST /v1/traces HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{}",
+                    inner.len(),
+                    String::from_utf8_lossy(&inner)
+                );
+                if let Ok(mut s) = TcpStream::connect(&addr) {
+                    let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+                    let _ = s.write_all(smuggle.as_bytes());
+                    let _ = s.read_to_end(&mut Vec::new());
+                }
+            }
+        }));
+    }
+    // Slow clients, a byte every 200 ms, reconnecting when cut off.
+    for i in 0..40 {
+        let (addr, stopping) = (recv.addr(), stopping.clone());
+        threads.push(std::thread::spawn(move || {
+            let head = format!(
+                "POST /v1/traces HTTP/1.1\r\nContent-Type: application/json\r\nX-Slow: {i}{}\r\n",
+                "-".repeat(100)
+            );
+            'connect: while !stopping.load(Ordering::SeqCst) {
+                let Ok(mut s) = TcpStream::connect(&addr) else {
+                    std::thread::sleep(Duration::from_millis(100));
+                    continue;
+                };
+                for b in head.bytes() {
+                    if stopping.load(Ordering::SeqCst) || s.write_all(&[b]).is_err() {
+                        continue 'connect;
+                    }
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+            }
+        }));
+    }
+    std::thread::sleep(Duration::from_secs(6));
+    let acked_before_stop = acked.lock().unwrap().len();
+    stopping.store(true, Ordering::SeqCst);
+    let (code, err) = recv.stop();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        acked_before_stop > 100,
+        "only {acked_before_stop} spans taken in 6 s"
+    );
+
+    let out = Command::new(env!("CARGO_BIN_EXE_triage-parse"))
+        .args(["-f", "otlp"])
+        .arg(&output)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("skipped"), "{stderr}");
+    let recs = records(&out.stdout);
+    let mut read_back: HashMap<String, usize> = HashMap::new();
+    for e in of_kind(&recs, "event") {
+        *read_back
+            .entry(e["span_id"].as_str().unwrap().to_string())
+            .or_default() += 1;
+    }
+    let acked: Vec<String> = acked.lock().unwrap().clone();
+    let acked_set: HashSet<&String> = acked.iter().collect();
+    assert_eq!(acked_set.len(), acked.len(), "a span acknowledged twice");
+    let lost: Vec<_> = acked
+        .iter()
+        .filter(|id| read_back.get(*id) != Some(&1))
+        .collect();
+    assert!(
+        lost.is_empty(),
+        "acknowledged but not read back once: {lost:?}"
+    );
+    let unacked: Vec<_> = read_back
+        .keys()
+        .filter(|id| !acked_set.contains(id))
+        .collect();
+    assert!(
+        unacked.is_empty(),
+        "read back but never acknowledged: {unacked:?}"
+    );
+}

@@ -666,3 +666,84 @@ fn the_report_states_the_window_the_scores_used() {
     assert!(md.contains("within 1 turn"), "{md}");
     assert!(!md.contains("within 3 turns"), "{md}");
 }
+
+#[test]
+fn a_signal_while_writing_leaves_no_temporary_file() {
+    let dir = tempfile::tempdir().unwrap();
+    // Enough patterns that writing the CSV takes a moment to catch.
+    let input = dir.path().join("scored.ndjson");
+    let mut text = ndjson(&[header(), batch(2, 0)]);
+    for i in 0..20_000 {
+        let mut p = pattern(
+            &format!("agent{i}"),
+            &"t".repeat(500),
+            "tool_error",
+            i + 1,
+            1.0,
+        );
+        p["display_name"] = json!("x".repeat(500));
+        text.push_str(&format!("{p}\n"));
+    }
+    std::fs::write(&input, text).unwrap();
+    let out_dir = dir.path().join("out");
+    std::fs::create_dir(&out_dir).unwrap();
+    for signal in ["TERM", "INT"] {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_triage-render"))
+            .args(["-q", "-f", "csv", "-o"])
+            .arg(out_dir.join("report.csv"))
+            .arg(&input)
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        let names = || -> Vec<String> {
+            std::fs::read_dir(&out_dir)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        };
+        while !names().iter().any(|n| n.ends_with(".tmp")) {
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "finished before the test could signal it"
+            );
+            assert!(started.elapsed().as_secs() < 120);
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        let pid = child.id().to_string();
+        assert!(
+            std::process::Command::new("kill")
+                .args([&format!("-{signal}"), &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+        let status = child.wait().unwrap();
+        assert!(!status.success(), "SIG{signal}: {status:?}");
+        assert_eq!(names(), Vec::<String>::new(), "SIG{signal}");
+    }
+}
+
+#[test]
+fn no_format_passes_on_terminal_escapes_or_bidi_overrides() {
+    let evil = "fetch\u{1b}]0;pwned\u{7}\u{1b}[2J \u{202e}gpj.exe\u{2066}x\u{2069}";
+    let mut p = pattern("planner", "fetch", "tool_error", 1, 9.0);
+    p["display_name"] = json!(evil);
+    p["samples"][0]["text"] = json!(format!("line one\r\nline\rtwo {evil}"));
+    let input = ndjson(&[header(), batch(2, 0), p]);
+    for format in ["md", "table", "html", "json", "csv"] {
+        let out = stdout_of(&["-f", format], input.clone());
+        for c in ['\u{1b}', '\u{7}', '\r', '\u{202e}', '\u{2066}', '\u{2069}'] {
+            assert!(!out.contains(c), "{format} keeps {c:?}: {out}");
+        }
+        assert!(out.contains("gpj.exe"), "{format}: {out}");
+    }
+    // JSON escapes rather than replaces: the data reads back as it was.
+    let doc: serde_json::Value =
+        serde_json::from_str(&stdout_of(&["-f", "json"], input.clone())).unwrap();
+    assert_eq!(doc["patterns"][0]["display_name"], evil);
+    let csv = stdout_of(&["-f", "csv"], input);
+    assert!(
+        csv.contains("fetch\u{fffd}]0;pwned\u{fffd}\u{fffd}[2J \u{fffd}gpj.exe\u{fffd}x\u{fffd}"),
+        "{csv}"
+    );
+}

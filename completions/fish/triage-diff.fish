@@ -4,7 +4,7 @@ complete -c triage-diff -s c -l config -d 'Configuration file ([scoring] as tria
 complete -c triage-diff -s f -l format -l input-format -d 'Trace format of input files; `auto` decides per file from its first JSON value, never its name' -r -f -a "auto\t'Decide per input from its first JSON value (never the extension)'
 ndjson\t'agent-triage TraceEvent lines (.ndjson, .jsonl)'
 otel\t'Spans as JSON: OpenTelemetry SDK dumps (Python, JS, Vercel AI SDK), Phoenix/OpenInference spans, attribute maps, agent-triage\'s span list'
-otlp\t'OTLP/HTTP JSON trace requests, one per file or one per line'
+otlp\t'OTLP/HTTP JSON trace requests, one per file or one per line; each trace is emitted once complete (root ended, --trace-window passed)'
 taubench\t'τ-bench trajectory files: a list of runs with `traj` and `reward`'
 whowhen\t'Who&When benchmark runs: one JSON object with a `history` per file'
 langfuse\t'Langfuse traces with observations, observation lists, blob-export JSONL'

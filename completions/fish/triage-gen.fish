@@ -3,6 +3,9 @@ complete -c triage-gen -s r -l runs -d 'Number of runs' -r
 complete -c triage-gen -s a -l agents -d 'Number of agents (at most 8)' -r
 complete -c triage-gen -l seed -d 'Seed: the same seed gives the same file' -r
 complete -c triage-gen -l failure-rate -d 'Share of agent turns that start a failure streak, from 0 to 1' -r
+complete -c triage-gen -l format -d 'What to write: agent-triage NDJSON, or OTLP/JSON trace requests' -r -f -a "ndjson\t''
+otlp\t''"
+complete -c triage-gen -l spans-per-request -d 'Spans per OTLP request line (with --format otlp)' -r
 complete -c triage-gen -l generate -d 'Print this tool\'s man page or shell completions and exit' -r -f -a "man\t''
 bash\t''
 zsh\t''

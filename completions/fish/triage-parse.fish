@@ -1,7 +1,7 @@
 complete -c triage-parse -s f -l format -l input-format -d 'Trace format of input files; `auto` decides per file from its first JSON value, never its name' -r -f -a "auto\t'Decide per input from its first JSON value (never the extension)'
 ndjson\t'agent-triage TraceEvent lines (.ndjson, .jsonl)'
 otel\t'Spans as JSON: OpenTelemetry SDK dumps (Python, JS, Vercel AI SDK), Phoenix/OpenInference spans, attribute maps, agent-triage\'s span list'
-otlp\t'OTLP/HTTP JSON trace requests, one per file or one per line'
+otlp\t'OTLP/HTTP JSON trace requests, one per file or one per line; each trace is emitted once complete (root ended, --trace-window passed)'
 taubench\t'τ-bench trajectory files: a list of runs with `traj` and `reward`'
 whowhen\t'Who&When benchmark runs: one JSON object with a `history` per file'
 langfuse\t'Langfuse traces with observations, observation lists, blob-export JSONL'
@@ -13,6 +13,7 @@ inspect-ai\t'Inspect AI eval logs in its JSON log format: one run per sample'"
 complete -c triage-parse -l since -d 'Keep only events at or after this time (RFC 3339 or YYYY-MM-DD)' -r
 complete -c triage-parse -l until -d 'Keep only events before this time (RFC 3339 or YYYY-MM-DD)' -r
 complete -c triage-parse -l max-text -d 'Cut input and output texts to this many bytes (their digest covers the whole); 0 keeps only the digest and the "…" that marks a text cut short' -r
+complete -c triage-parse -l trace-window -d 'How long a trace of an OTLP span stream waits, after its root span ended, for more of its spans, in span time ("300s", "5m", "1h"); "end" holds every trace to the end of the input. A span that comes later is emitted as a continuation of its run' -r
 complete -c triage-parse -s c -l config -d 'Configuration file; its [classify] section adds failure classification rules' -r -F
 complete -c triage-parse -s j -l threads -d 'Threads to decode on, the one writing the records included [default: one per core]' -r
 complete -c triage-parse -l generate -d 'Print this tool\'s man page or shell completions and exit' -r -f -a "man\t''

@@ -311,10 +311,7 @@ fn calls_in(head: &[u8], key: &str) -> bool {
         let empty_list = value
             .strip_prefix(b"[")
             .is_some_and(|v| v.trim_ascii_start().starts_with(b"]"));
-        let nothing = [&b"null"[..], b"false"]
-            .iter()
-            .any(|n| value.starts_with(n));
-        !(nothing || empty_list)
+        !(empty_list || value.starts_with(b"null") || value.starts_with(b"false"))
     })
 }
 

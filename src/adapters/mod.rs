@@ -9,6 +9,7 @@ pub mod otlp;
 mod span_events;
 mod spans;
 pub mod taubench;
+pub mod trace_window;
 pub mod whowhen;
 // Tracing-platform exports and agent event logs.
 pub mod atif;
@@ -45,7 +46,8 @@ pub enum Format {
     /// Spans as JSON: OpenTelemetry SDK dumps (Python, JS, Vercel AI SDK),
     /// Phoenix/OpenInference spans, attribute maps, agent-triage's span list.
     Otel,
-    /// OTLP/HTTP JSON trace requests, one per file or one per line.
+    /// OTLP/HTTP JSON trace requests, one per file or one per line; each
+    /// trace is emitted once complete (root ended, --trace-window passed).
     Otlp,
     /// τ-bench trajectory files: a list of runs with `traj` and `reward`.
     Taubench,
@@ -84,6 +86,33 @@ impl Format {
             Format::InspectAi => "inspect-ai",
         }
     }
+}
+
+/// The FORMATS section of the man pages: each format's name and help, from
+/// the list above, so a format added there is documented here too.
+pub fn formats_man_text() -> String {
+    let mut text = String::new();
+    for format in Format::value_variants()
+        .iter()
+        .filter(|f| **f != Format::Auto)
+    {
+        let value = format
+            .to_possible_value()
+            .expect("every format is a flag value");
+        let help = value.get_help().map(|h| h.to_string()).unwrap_or_default();
+        text.push_str(&format!(
+            "{}: {}\n\n",
+            value.get_name(),
+            help.trim_end_matches('.')
+        ));
+    }
+    text.push_str(
+        "With auto, each input's format is decided by the shape of its first JSON value, never its \
+name; content no format claims is read as ndjson. Collector protobuf, zstd and gzip files are \
+recognised and refused with what to do.\n\n\
+docs/formats.md (see SEE ALSO) says how to export each format from its source and what is read from it.",
+    );
+    text
 }
 
 /// Reads one input in `format` (or the detected one) into `sink`.
@@ -409,6 +438,9 @@ pub struct DecodeSettings {
     /// Input and output texts are cut to this many bytes.
     pub text_limit: usize,
     pub classifier: Classifier,
+    /// How long a trace of a span stream is held after its last span, in
+    /// nanoseconds of span time; None holds traces until the input ends.
+    pub trace_window: Option<i128>,
 }
 
 impl Default for DecodeSettings {
@@ -417,6 +449,7 @@ impl Default for DecodeSettings {
             filter: TimeFilter::default(),
             text_limit: 2000,
             classifier: Classifier::default(),
+            trace_window: Some(trace_window::DEFAULT_WINDOW_NANOS),
         }
     }
 }
@@ -801,11 +834,21 @@ impl StepTail {
 /// record written, the `source` record last.
 #[cfg(test)]
 pub(crate) fn records_of(format: Format, name: &str, bytes: &[u8]) -> Vec<serde_json::Value> {
+    records_with(format, name, bytes, DecodeSettings::default())
+}
+
+#[cfg(test)]
+pub(crate) fn records_with(
+    format: Format,
+    name: &str,
+    bytes: &[u8],
+    settings: DecodeSettings,
+) -> Vec<serde_json::Value> {
     let mut out = Vec::new();
     let mut diag = Diag::new("test", true);
     {
         let writer = RecordWriter::new(Box::new(&mut out) as Box<dyn Write + '_>, false);
-        let mut sink = Sink::new(writer, &mut diag, false, DecodeSettings::default());
+        let mut sink = Sink::new(writer, &mut diag, false, settings);
         read_from(name, Some(Path::new(name)), bytes, format, &mut sink).unwrap();
         sink.flush().unwrap();
     }

@@ -1,7 +1,8 @@
 //! The `otlp` format: OTLP/HTTP JSON trace requests (resourceSpans →
 //! scopeSpans → spans), one per file or one per line as the Collector's file
-//! exporter writes them. Spans are held until the end of the input, then
-//! each trace is emitted in pre-order of its span tree.
+//! exporter writes them. Request lines stream: each trace is emitted in
+//! pre-order of its span tree once it is complete (see `trace_window`); a
+//! file of one request is read whole.
 
 use std::io::Read;
 
@@ -11,6 +12,7 @@ use serde_json::{Map, Value};
 
 use super::span_events::{self, Attrs, HeldSpan, SpanParts};
 use super::spans::{self, StatusCode};
+use super::trace_window::TraceWindow;
 use super::{DecodeSettings, Sink};
 use crate::ndjson::ChunkReader;
 
@@ -266,9 +268,10 @@ fn held_span(
 
 // ---- reading: one request per line, or one request per file ----
 
-/// Reads OTLP requests from `r` into `sink`; emits every trace at the end.
+/// Reads OTLP requests from `r` into `sink`, emitting each trace once it
+/// is complete.
 pub fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
-    let mut held = Vec::new();
+    let mut window = TraceWindow::new(sink.settings.trace_window);
     let mut reader = ChunkReader::new(r);
     let path = sink.path().to_string();
     let next = |reader: &mut ChunkReader<_>| {
@@ -301,15 +304,23 @@ pub fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
             .collect();
         for (line, spans) in lines.iter().zip(decoded) {
             match spans {
-                Ok(spans) => held.extend(spans),
+                Ok(spans) => {
+                    for span in spans {
+                        window.push(span, sink)?;
+                    }
+                }
                 Err(reason) => sink.skip(Some(line.number), &reason)?,
             }
         }
     }
     if let Some(Some(doc)) = document {
+        let mut held = Vec::new();
         read_document(&doc, sink, &mut held)?;
+        for span in held {
+            window.push(span, sink)?;
+        }
     }
-    span_events::emit_traces(held, sink)
+    window.finish(sink)
 }
 
 /// After the chunk holding the first non-blank line: `Some(None)` for one
@@ -355,6 +366,14 @@ fn read_document(doc: &[u8], sink: &mut Sink<'_>, held: &mut Vec<HeldSpan>) -> a
 
 fn leading_space(bytes: &[u8]) -> usize {
     bytes.iter().take_while(|b| b.is_ascii_whitespace()).count()
+}
+
+/// Reads one line as [`read`] reads a line of its input: the number of
+/// `resourceSpans` the request holds, or why the line would be skipped.
+/// A receiver checks each request with it before acknowledging it.
+pub fn check_line(bytes: &[u8]) -> Result<usize, String> {
+    let req = decode_request(bytes)?;
+    Ok(req.resource_spans.map_or(0, |r| r.len()))
 }
 
 fn decode_request(bytes: &[u8]) -> Result<ExportRequest, String> {

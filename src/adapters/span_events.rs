@@ -265,6 +265,11 @@ pub struct HeldSpan {
     llm_ms: Option<i64>,
     tool_ms: Option<i64>,
     line: Option<u64>,
+    /// The file shows the span started and never ended.
+    open: bool,
+    /// Its position among the input's spans (repeats left out), which
+    /// names a span without an id.
+    seq: usize,
 }
 
 impl spans::TreeNode for HeldSpan {
@@ -376,7 +381,31 @@ impl HeldSpan {
             llm_ms: a.int("latency.llm_ms"),
             tool_ms: a.int("latency.tool_ms"),
             line: parts.line,
+            open: parts.unended,
+            seq: 0,
         }
+    }
+
+    pub(super) fn trace_id(&self) -> &str {
+        &self.trace_id
+    }
+
+    pub(super) fn span_id(&self) -> &str {
+        &self.span_id
+    }
+
+    /// A span without a parent that has ended: the root of a finished trace.
+    pub(super) fn is_ended_root(&self) -> bool {
+        self.parent_id.is_none() && !self.open
+    }
+
+    /// The latest time the span states, in Unix nanoseconds.
+    pub(super) fn latest_nanos(&self) -> Option<i128> {
+        self.end.or(self.start)
+    }
+
+    pub(super) fn set_seq(&mut self, seq: usize) {
+        self.seq = seq;
     }
 }
 
@@ -411,7 +440,7 @@ fn failure_of(parts: &SpanParts, a: &Attrs<'_>) -> Option<(&'static str, ErrorIn
 
 /// What a span takes from its ancestors.
 #[derive(Clone, Default)]
-struct Inherited {
+pub(super) struct Inherited {
     agent: Option<String>,
     agent_fallback: Option<String>,
     run: Option<String>,
@@ -420,15 +449,70 @@ struct Inherited {
 /// Emits every held span, trace by trace in the order traces first appear,
 /// each trace's spans parent first and siblings by start time.
 pub fn emit_traces(held: Vec<HeldSpan>, sink: &mut Sink<'_>) -> anyhow::Result<()> {
-    let held = drop_repeated_spans(held, sink);
-    let mut used_ids = HashSet::new();
-    let mut runs = Runs::default();
-    for members in spans::group_in_order(held.iter().map(|s| s.trace_id.as_str())) {
+    let mut window = super::trace_window::TraceWindow::new(None);
+    for span in held {
+        window.push(span, sink)?;
+    }
+    window.finish(sink)
+}
+
+/// Ids already given to events, as hashes: the last million or two, so
+/// that memory stays bounded on an endless stream of spans.
+#[derive(Default)]
+struct RecentIds {
+    current: HashSet<u64>,
+    older: HashSet<u64>,
+}
+
+impl RecentIds {
+    const GENERATION: usize = 1 << 20;
+
+    fn contains(&self, id: &str) -> bool {
+        let h = id_hash(id);
+        self.current.contains(&h) || self.older.contains(&h)
+    }
+
+    fn insert(&mut self, id: &str) {
+        if self.current.len() >= Self::GENERATION {
+            self.older = std::mem::take(&mut self.current);
+        }
+        self.current.insert(id_hash(id));
+    }
+}
+
+/// A hash of an id, the same in every run.
+pub(super) fn id_hash(id: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    id.hash(&mut h);
+    h.finish()
+}
+
+/// Turns complete traces into events: what the traces of one input share
+/// (the event ids given, the runs seen).
+#[derive(Default)]
+pub(super) struct Emitter {
+    used_ids: RecentIds,
+    runs: Runs,
+}
+
+impl Emitter {
+    /// Emits one trace's spans (in arrival order); `continues` is what a
+    /// trace emitted before hands on to spans of it that came late.
+    /// Returns what its root hands on.
+    pub(super) fn emit_trace(
+        &mut self,
+        held: Vec<HeldSpan>,
+        continues: Option<Inherited>,
+        sink: &mut Sink<'_>,
+    ) -> anyhow::Result<Option<Inherited>> {
+        let members: Vec<usize> = (0..held.len()).collect();
         let order = spans::preorder(&held, &members);
         let mut resolved: HashMap<usize, Inherited> = HashMap::new();
         let mut events = Vec::with_capacity(order.len());
-        // Spans whose parent is not in the file hang under the trace's root.
-        let mut root: Option<Inherited> = None;
+        // Spans whose parent is not in the trace hang under its root.
+        let mut root: Option<Inherited> = continues;
+        let mut own_root = None;
         for &(i, parent) in &order {
             let span = &held[i];
             let from_parent = match parent {
@@ -446,9 +530,12 @@ pub fn emit_traces(held: Vec<HeldSpan>, sink: &mut Sink<'_>) -> anyhow::Result<(
                     .or_else(|| span.conversation.clone())
                     .or(from_parent.run),
             };
-            events.push(event_of(span, i, &mine, sink, &mut used_ids));
+            events.push(event_of(span, span.seq, &mine, sink, &mut self.used_ids));
             if root.is_none() && span.parent_id.is_none() {
                 root = Some(mine.clone());
+            }
+            if own_root.is_none() && span.parent_id.is_none() {
+                own_root = Some(mine.clone());
             }
             resolved.insert(i, mine);
         }
@@ -458,27 +545,25 @@ pub fn emit_traces(held: Vec<HeldSpan>, sink: &mut Sink<'_>) -> anyhow::Result<(
             if held[*i].turn.is_none() {
                 ev.turn = sink.next_step(&ev.run_id) as i64;
             }
-            runs.add(&held[*i], ev);
+            self.runs.add(&held[*i], ev);
             sink.emit(ev)?;
         }
+        Ok(own_root.or(root))
     }
-    for run in &runs.order {
-        sink.emit_run(run)?;
+
+    /// Writes the run records, once every trace is out.
+    pub(super) fn finish(self, sink: &mut Sink<'_>) -> anyhow::Result<()> {
+        for run in &self.runs.order {
+            sink.emit_run(run)?;
+        }
+        Ok(())
     }
-    Ok(())
 }
 
-/// Keeps the first of spans with the same trace and span id: an exporter
-/// that retries a request it thinks timed out sends its spans again, and
-/// counted twice they would double the failures. Says how many it dropped.
-fn drop_repeated_spans(held: Vec<HeldSpan>, sink: &mut Sink<'_>) -> Vec<HeldSpan> {
-    let mut seen = HashSet::new();
-    let before = held.len();
-    let kept: Vec<HeldSpan> = held
-        .into_iter()
-        .filter(|s| s.span_id.is_empty() || seen.insert((s.trace_id.clone(), s.span_id.clone())))
-        .collect();
-    let dropped = before - kept.len();
+/// Says how many spans repeated the trace and span id of one read before:
+/// an exporter that retries a request it thinks timed out sends its spans
+/// again, and counted twice they would double the failures.
+pub(super) fn warn_repeated(dropped: u64, sink: &mut Sink<'_>) {
     if dropped > 0 {
         let path = sink.path().to_string();
         sink.diag.warn(
@@ -489,7 +574,6 @@ fn drop_repeated_spans(held: Vec<HeldSpan>, sink: &mut Sink<'_>) -> Vec<HeldSpan
             ),
         );
     }
-    kept
 }
 
 /// The runs of a span file in first-appearance order. The outcome is the
@@ -587,7 +671,7 @@ fn event_of<'a>(
     index: usize,
     resolved: &Inherited,
     sink: &Sink<'_>,
-    used_ids: &mut HashSet<String>,
+    used_ids: &mut RecentIds,
 ) -> EventOut<'a> {
     let run_id = resolved
         .run
@@ -684,7 +768,7 @@ fn outcome(span: &HeldSpan) -> (bool, Option<&'static str>) {
 
 /// The span id, unless an earlier span of the input had it (then trace and
 /// span id); a span without one is named by its trace and position.
-fn event_id(span: &HeldSpan, index: usize, used: &mut HashSet<String>) -> String {
+fn event_id(span: &HeldSpan, index: usize, used: &mut RecentIds) -> String {
     let id = if span.span_id.is_empty() {
         format!("{}:#{index}", span.trace_id)
     } else if used.contains(&span.span_id) {
@@ -694,10 +778,10 @@ fn event_id(span: &HeldSpan, index: usize, used: &mut HashSet<String>) -> String
     };
     if used.contains(&id) {
         let unique = format!("{id}#{index}");
-        used.insert(unique.clone());
+        used.insert(&unique);
         return unique;
     }
-    used.insert(id.clone());
+    used.insert(&id);
     id
 }
 

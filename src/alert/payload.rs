@@ -10,10 +10,10 @@ use crate::render::words::{count, percent};
 /// The receiver's payload shape.
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum PayloadFormat {
-    /// `text` in Slack mrkdwn, plus the pattern's fields.
+    /// `text` in Slack mrkdwn, plus the pattern's fields; links not unfurled.
     #[default]
     Slack,
-    /// `content` in Discord markdown, mentions disabled.
+    /// `content` in Discord markdown, mentions and embeds disabled.
     Discord,
     /// The pattern's fields and a plain `text`, for any other receiver.
     Json,
@@ -21,6 +21,8 @@ pub enum PayloadFormat {
 
 /// Discord refuses `content` longer than this many characters.
 const DISCORD_MAX_CHARS: usize = 2000;
+/// Discord's message flag SUPPRESS_EMBEDS (1 << 2).
+const DISCORD_SUPPRESS_EMBEDS: u64 = 1 << 2;
 
 /// The payload for `pattern` in `format`.
 pub fn payload(format: PayloadFormat, pattern: &Pattern, scores: &Scores) -> Value {
@@ -28,12 +30,17 @@ pub fn payload(format: PayloadFormat, pattern: &Pattern, scores: &Scores) -> Val
         PayloadFormat::Slack => {
             let mut v = fields(pattern, scores);
             v["text"] = Value::String(text(pattern, scores, &Slack));
+            // A URL in trace text must not make Slack fetch it.
+            v["unfurl_links"] = Value::Bool(false);
+            v["unfurl_media"] = Value::Bool(false);
             v
         }
         PayloadFormat::Discord => json!({
             "content": truncate_chars(&text(pattern, scores, &Discord), DISCORD_MAX_CHARS),
             // Text from traces must never ping @everyone or a role.
             "allowed_mentions": {"parse": []},
+            // Nor fetch a URL in it to build a preview.
+            "flags": DISCORD_SUPPRESS_EMBEDS,
         }),
         PayloadFormat::Json => {
             let mut v = fields(pattern, scores);
@@ -225,6 +232,16 @@ mod tests {
         assert_eq!(discord["allowed_mentions"]["parse"], json!([]));
         let c = discord["content"].as_str().unwrap();
         assert!(c.contains(r"\<!channel\> \@everyone \*x\*"), "{c}");
+    }
+
+    #[test]
+    fn urls_in_trace_text_are_never_fetched_for_a_preview() {
+        let (p, s) = scored("https://attacker.example/x", 2, 2, 0.5);
+        let slack = payload(PayloadFormat::Slack, &p, &s);
+        assert_eq!(slack["unfurl_links"], json!(false));
+        assert_eq!(slack["unfurl_media"], json!(false));
+        let discord = payload(PayloadFormat::Discord, &p, &s);
+        assert_eq!(discord["flags"], json!(4));
     }
 
     #[test]

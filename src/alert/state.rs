@@ -17,6 +17,9 @@ use crate::outfile::AtomicFile;
 
 /// The state file's format version.
 const VERSION: u64 = 1;
+/// Seconds a `last_fired` may lie ahead of the clock (a clock stepped
+/// back a little) before the entry counts as corrupt.
+pub const CLOCK_SLACK: i64 = 300;
 
 #[derive(Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -89,6 +92,23 @@ impl AlertState {
         })
     }
 
+    /// Drops the entries that fired more than [`CLOCK_SLACK`] seconds
+    /// after `now` and returns them: such a time is corrupt (a clock once
+    /// far ahead, a hand edit) and would silence its pattern for ever.
+    pub fn drop_future(&mut self, now: i64) -> Vec<(String, i64)> {
+        let limit = now.saturating_add(CLOCK_SLACK);
+        let future: Vec<(String, i64)> = self
+            .last_fired
+            .iter()
+            .filter(|&(_, &at)| at > limit)
+            .map(|(id, &at)| (id.clone(), at))
+            .collect();
+        for (id, _) in &future {
+            self.last_fired.remove(id);
+        }
+        future
+    }
+
     pub fn last_fired(&self, pattern_id: &str) -> Option<i64> {
         self.last_fired.get(pattern_id).copied()
     }
@@ -148,6 +168,19 @@ mod tests {
         drop(s);
         let back = AlertState::read(&path).unwrap();
         assert_eq!(back.last_fired("a/b"), Some(1_700_000_000));
+    }
+
+    #[test]
+    fn entries_fired_in_the_future_are_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = AlertState::read(&dir.path().join("s.json")).unwrap();
+        s.fired("past", 1000);
+        s.fired("skewed", 1000 + CLOCK_SLACK);
+        s.fired("future", 99_999_999_999);
+        assert_eq!(s.drop_future(1000), vec![("future".into(), 99_999_999_999)]);
+        assert_eq!(s.last_fired("future"), None);
+        assert_eq!(s.last_fired("past"), Some(1000));
+        assert_eq!(s.last_fired("skewed"), Some(1000 + CLOCK_SLACK));
     }
 
     #[test]

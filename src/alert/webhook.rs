@@ -185,13 +185,12 @@ impl Webhook {
         }
     }
 
-    /// `msg` with the URL, and its secret path on its own, replaced.
+    /// `msg` with every secret part of the URL replaced, wherever it
+    /// appears: the whole URL, what follows the host, and each user
+    /// name, password, path segment, query value and fragment alone (a
+    /// receiver may echo one segment, or the path without the fragment).
     fn scrub(&self, msg: &str) -> String {
-        let mut msg = msg.replace(&self.url, &self.redacted);
-        if let Some(path) = secret_part(&self.url).filter(|p| p.len() > 1) {
-            msg = msg.replace(path, "/…");
-        }
-        msg
+        scrub(msg, &self.url, &self.redacted)
     }
 }
 
@@ -206,6 +205,109 @@ fn transient(e: &ureq::Error) -> bool {
             | ureq::Error::HostNotFound
             | ureq::Error::Protocol(_)
     )
+}
+
+/// Parts shorter than this are left in messages: they guard no secret,
+/// and replacing them would garble every word that holds them.
+const MIN_SECRET_CHARS: usize = 3;
+
+/// `msg` with the secret parts of `url` replaced (see [`Webhook::scrub`]).
+fn scrub(msg: &str, url: &str, redacted: &str) -> String {
+    let mut secrets: Vec<(String, &str)> = vec![(url.to_string(), redacted)];
+    if let Some(tail) = secret_part(url) {
+        // The path with and without its query and fragment.
+        for cut in [
+            tail.len(),
+            tail.find('#').unwrap_or(tail.len()),
+            tail.find(['?', '#']).unwrap_or(tail.len()),
+        ] {
+            secrets.push((tail[..cut].to_string(), "/…"));
+        }
+    }
+    for part in secret_parts(url) {
+        if let Some(decoded) = percent_decoded(part) {
+            secrets.push((decoded, "…"));
+        }
+        secrets.push((part.to_string(), "…"));
+    }
+    secrets.retain(|(s, _)| s.chars().count() >= MIN_SECRET_CHARS);
+    // Longest first, so a URL is replaced whole rather than piece by piece.
+    secrets.sort_by_key(|(s, _)| std::cmp::Reverse(s.len()));
+    let mut hits: Vec<(usize, usize, &str)> = Vec::new();
+    for (secret, replacement) in &secrets {
+        for (start, _) in msg.match_indices(secret.as_str()) {
+            let end = start + secret.len();
+            if !hits.iter().any(|&(s, e, _)| start < e && s < end) {
+                hits.push((start, end, replacement));
+            }
+        }
+    }
+    hits.sort_unstable_by_key(|&(s, _, _)| s);
+    let mut out = String::with_capacity(msg.len());
+    let mut at = 0;
+    for (start, end, replacement) in hits {
+        out.push_str(&msg[at..start]);
+        out.push_str(replacement);
+        at = end;
+    }
+    out.push_str(&msg[at..]);
+    out
+}
+
+/// The user name, password, path segments, query keys and values, and
+/// fragment of `url`.
+fn secret_parts(url: &str) -> Vec<&str> {
+    let after_scheme = url.find("://").map_or(0, |i| i + 3);
+    let rest = &url[after_scheme..];
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    let mut parts = Vec::new();
+    if let Some((userinfo, _)) = authority.rsplit_once('@') {
+        parts.push(userinfo);
+        parts.extend(userinfo.split(':'));
+    }
+    let (before_fragment, fragment) = tail.split_once('#').unwrap_or((tail, ""));
+    let (path, query) = before_fragment
+        .split_once('?')
+        .unwrap_or((before_fragment, ""));
+    parts.extend(path.split('/'));
+    for pair in query.split('&') {
+        parts.push(pair);
+        if let Some((key, value)) = pair.split_once('=') {
+            parts.extend([key, value]);
+        }
+    }
+    parts.push(fragment);
+    parts.retain(|p| !p.is_empty());
+    parts
+}
+
+/// `part` with its %XX escapes decoded, when it has any and they decode
+/// to text.
+fn percent_decoded(part: &str) -> Option<String> {
+    if !part.contains('%') {
+        return None;
+    }
+    let bytes = part.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 /// Everything after the host: where a webhook keeps its secret.
@@ -267,6 +369,37 @@ mod tests {
         );
         assert!(!msg.contains("s3cret"), "{msg}");
         assert!(msg.contains("https://hooks.example.com/…"), "{msg}");
+    }
+
+    #[test]
+    fn every_secret_part_is_scrubbed_alone_too() {
+        let url = "https://bot:pw%21x@hooks.example.com/api/webhooks/12345/TOKENabc?key=qv%20alue&sig=SIGxyz#frag-secret";
+        let redacted = redact(url);
+        for (echo, gone) in [
+            ("bad token TOKENabc", "TOKENabc"),
+            ("no hook 12345 here", "12345"),
+            (
+                "POST /api/webhooks/12345/TOKENabc?key=qv%20alue&sig=SIGxyz failed",
+                "TOKENabc",
+            ),
+            ("path /api/webhooks/12345/TOKENabc unknown", "TOKENabc"),
+            ("signature SIGxyz expired", "SIGxyz"),
+            ("key 'qv alue' revoked", "qv alue"),
+            ("fragment frag-secret", "frag-secret"),
+            ("user bot, password pw!x", "pw!x"),
+            (url, "TOKENabc"),
+        ] {
+            let msg = scrub(echo, url, &redacted);
+            assert!(!msg.contains(gone), "{echo} -> {msg}");
+            assert!(msg.contains('…'), "{echo} -> {msg}");
+        }
+        assert_eq!(
+            scrub(&format!("at {url}."), url, &redacted),
+            "at https://hooks.example.com/…."
+        );
+        // Short parts guard nothing and are left alone.
+        let short = "http://h.example/a/b/LONGSECRET";
+        assert_eq!(scrub("a b LONGSECRET", short, &redact(short)), "a b …");
     }
 
     #[test]

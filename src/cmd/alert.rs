@@ -111,6 +111,15 @@ triage report --format json runs/*.ndjson | triage-alert --dry-run | jq -c 'sele
         } else {
             AlertState::lock(&state_path)?
         };
+        for (id, at) in state.drop_future(unix_now()) {
+            diag.warn(
+                "state",
+                format_args!(
+                    "{}: pattern {id} last fired at Unix second {at}, in the future; entry ignored",
+                    state_path.display()
+                ),
+            );
+        }
         let mut out = RecordWriter::stdout(self.common.line_buffered);
         out.record(&Header::for_tool(Self::NAME))?;
         let mut failed = 0u64;

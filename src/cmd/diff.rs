@@ -73,6 +73,7 @@ impl SidesArgs {
 
 impl Tool for Args {
     const NAME: &'static str = "triage-diff";
+    const READS_TRACES: bool = true;
     const MAN_SECTIONS: &'static [(&'static str, &'static str)] = &[
         (
             "LABELS",

@@ -133,7 +133,7 @@ impl Tool for Args {
     const MAN_SECTIONS: &'static [(&'static str, &'static str)] = &[
         (
             "DETECTORS",
-            "Each detector is a small function over one run; see the README's detector table. \
+            "Each detector is a small function over one run; docs/explain.md (see SEE ALSO) lists them. \
 Symptoms (what visibly failed) are walked back along data flow (values of one step reused verbatim by a later one, \
 a tool reply and the step that asked for it, parent and child spans) to the earliest suspect they reach.",
         ),

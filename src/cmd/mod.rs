@@ -10,3 +10,32 @@ pub mod render;
 pub mod score;
 pub mod tracegen;
 pub mod triage;
+
+use crate::cli::Tool;
+
+/// The tools `triage X` runs: X (`parse` for triage-parse) and the tool's
+/// command line.
+pub fn tools() -> Vec<(&'static str, clap::Command)> {
+    fn tool<T: Tool>() -> (&'static str, clap::Command) {
+        let x = T::NAME.strip_prefix("triage-").unwrap_or(T::NAME);
+        (x, T::command())
+    }
+    vec![
+        tool::<parse::Args>(),
+        tool::<group::Args>(),
+        tool::<score::Args>(),
+        tool::<render::Args>(),
+        tool::<diff::Args>(),
+        tool::<explain::Args>(),
+        tool::<alert::Args>(),
+        tool::<recv::Args>(),
+        tool::<tracegen::Args>(),
+    ]
+}
+
+/// Every binary's name: `triage` and the tools.
+pub fn binaries() -> Vec<String> {
+    std::iter::once(triage::Args::NAME.to_string())
+        .chain(tools().into_iter().map(|(x, _)| format!("triage-{x}")))
+        .collect()
+}

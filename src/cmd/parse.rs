@@ -33,6 +33,11 @@ pub struct Args {
     /// only the digest and the "…" that marks a text cut short.
     #[arg(long, value_name = "BYTES", default_value_t = 2000)]
     pub max_text: usize,
+    /// How long a trace of an OTLP span stream waits, after its root span ended, for more of
+    /// its spans, in span time ("300s", "5m", "1h"); "end" holds every trace to the end of
+    /// the input. A span that comes later is emitted as a continuation of its run.
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_window)]
+    pub trace_window: Window,
     /// Configuration file; its [classify] section adds failure classification rules.
     #[arg(long, short = 'c', value_name = "FILE", env = "TRIAGE_CONFIG")]
     pub config: Option<PathBuf>,
@@ -43,6 +48,31 @@ pub struct Args {
     pub common: CommonArgs,
 }
 
+/// A `--trace-window`: nanoseconds, or None for the end of the input.
+#[derive(Debug, Clone, Copy)]
+pub struct Window(pub Option<i128>);
+
+fn parse_window(s: &str) -> Result<Window, String> {
+    let t = s.trim();
+    if t.eq_ignore_ascii_case("end") {
+        return Ok(Window(None));
+    }
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (digits, unit) = t.split_at(split);
+    let scale: i128 = match unit {
+        "" | "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        _ => return Err(format!("{s:?} is no duration (try 300s, 5m, 1h or end)")),
+    };
+    let n: i128 = digits
+        .parse()
+        .map_err(|_| format!("{s:?} is no duration (try 300s, 5m, 1h or end)"))?;
+    n.checked_mul(scale * 1_000_000_000)
+        .map(|nanos| Window(Some(nanos)))
+        .ok_or_else(|| format!("{s:?} is too long a window (\"end\" holds every trace to the end)"))
+}
+
 fn parse_time(s: &str) -> Result<Timestamp, String> {
     Timestamp::parse(s)
         .ok_or_else(|| format!("{s:?} is not a date-time (try 2026-04-25 or 2026-04-25T12:00:00Z)"))
@@ -50,34 +80,12 @@ fn parse_time(s: &str) -> Result<Timestamp, String> {
 
 impl Tool for Args {
     const NAME: &'static str = "triage-parse";
-    const MAN_SECTIONS: &'static [(&'static str, &'static str)] = &[
-        (
-            "FORMATS",
-            "ndjson: agent-triage TraceEvent lines, with the reference's lax values (turn \"3\" or 2.0; \
-action_succeeded true, \"yes\", 0 or 1; failure_classification null, \"\" or \"null\" meaning none).\n\n\
-otel: spans as JSON: the OpenTelemetry SDKs' span dumps (Python's to_json and console exporter with 0x ids \
-and SpanKind.INTERNAL, JS ReadableSpans with the Vercel AI SDK's ai.* attributes), Phoenix / OpenInference spans \
-(context.trace_id, parent_id, span_kind, status_code, exception events, attributes nested or flat), OpenInference \
-and GenAI attribute maps (one span each), and agent-triage's minimal span list. One object, a list, JSONL of \
-objects or of lists, or pretty-printed objects one after another; each trace is emitted parent first, siblings by \
-start time. Status \"STATUS_CODE_OK\", \"OK\", \"UNSET\", 0 and 1 are success; \"STATUS_CODE_ERROR\", \"ERROR\" and 2 failure.\n\n\
-otlp: OTLP/HTTP JSON trace requests, one per file or one per line (the Collector's file exporter). Reads the \
-agent-triage receiver's attributes (agent.id, run.id, turn, action.tool, action.succeeded, failure.classification, \
-divergence.fields), the OpenTelemetry GenAI conventions, OpenInference and OpenLLMetry (traceloop.*). Each trace is emitted in pre-order of its \
-span tree once the input ends; a span without an agent inherits its nearest agent ancestor's. Status ERROR, \
-error.type and exception events mark failure.\n\n\
-taubench: tau-bench trajectory files. Messages become events of agent \"user\" or \"assistant\"; each tool call \
-is an event that fails when its reply reads as an error (\"Error: ...\"); one run record per run, failed unless \
-the reward is 1.\n\n\
-Detection: by the shape of the input's first JSON value, never its name; content nothing claims is read as \
-ndjson. Collector protobuf, zstd and gzip files are recognised and refused with what to do.",
-        ),
-        (
-            "EXAMPLES",
-            "triage-parse runs/*.ndjson | triage-group | triage-score | triage-render\n\n\
+    const READS_TRACES: bool = true;
+    const MAN_SECTIONS: &'static [(&'static str, &'static str)] = &[(
+        "EXAMPLES",
+        "triage-parse runs/*.ndjson | triage-group | triage-score | triage-render\n\n\
 triage-parse --since 2026-04-25 traces.jsonl | jq -c 'select(.action_succeeded == false)'",
-        ),
-    ];
+    )];
 
     fn common(&self) -> &CommonArgs {
         &self.common
@@ -98,6 +106,7 @@ triage-parse --since 2026-04-25 traces.jsonl | jq -c 'select(.action_succeeded =
             },
             text_limit: self.max_text,
             classifier: Classifier::new(&config.classify),
+            trace_window: self.trace_window.0,
         };
         if let Some(threads) = self.threads {
             // Fails only when the pool exists already: it then stays as it is.

@@ -47,12 +47,15 @@ pub struct Args {
     /// Largest request body taken, in bytes, before and after gunzip (K, M, G suffixes allowed); larger ones get 413.
     #[arg(long, value_name = "BYTES", default_value = "16M", value_parser = parse_size)]
     pub max_body: usize,
-    /// Connections served at once.
+    /// Requests decoded and written at once.
     #[arg(long, value_name = "N", default_value_t = 8, value_parser = crate::cli::positive::<u16>)]
     pub workers: u16,
-    /// Connections that may wait for a worker; past that, new ones get 503 and retry.
+    /// Complete requests that may wait for a worker; past that, more get 503 and retry.
     #[arg(long, value_name = "N", default_value_t = 64, value_parser = crate::cli::positive::<u16>)]
     pub queue: u16,
+    /// Connections open at once, each read by a light thread until its request is complete (a slow client holds no worker); past that, new ones get 503.
+    #[arg(long, value_name = "N", default_value_t = 1024, value_parser = crate::cli::positive::<u16>)]
+    pub max_connections: u16,
     #[command(flatten)]
     pub common: CommonArgs,
 }
@@ -101,6 +104,7 @@ TRIAGE_RECV_TOKEN=s3cret triage-recv --listen 0.0.0.0:4318 -o /var/spool/triage/
             max_body: self.max_body,
             workers: usize::from(self.workers),
             queue: usize::from(self.queue),
+            max_connections: usize::from(self.max_connections),
             token: self.token.clone().filter(|t| !t.is_empty()),
         };
         let listener = recv::bind(self.listen)?;

@@ -4,11 +4,14 @@
 use clap::Parser;
 
 use crate::cli::{self, CommonArgs, Diag, Tool};
-use crate::tracegen::{GenSpec, generate};
+use crate::tracegen::{GenFormat, GenSpec, generate};
 
-/// Write deterministic agent-triage-schema NDJSON traces: N events over R
-/// runs and A agents, with failure streaks, recoveries, divergence fields
-/// and, with --messy, the mess real files have.
+/// Write deterministic agent traces: N events over R runs and A agents,
+/// with failure streaks, recoveries, divergence fields and, with --messy,
+/// the mess real files have. As agent-triage-schema NDJSON, or with
+/// --format otlp the same events as OTLP/JSON spans, one export request a
+/// line as a Collector's file exporter writes them (for load tests of a
+/// trace pipeline).
 #[derive(Parser, Debug)]
 #[command(
     name = "triage-gen",
@@ -35,8 +38,21 @@ pub struct Args {
     /// Lax values, unknown labels, unreadable lines, shuffled and interleaved runs.
     #[arg(long)]
     pub messy: bool,
+    /// What to write: agent-triage NDJSON, or OTLP/JSON trace requests.
+    #[arg(long, value_enum, default_value = "ndjson")]
+    pub format: OutFormat,
+    /// Spans per OTLP request line (with --format otlp).
+    #[arg(long, default_value_t = 50, value_parser = crate::cli::positive::<usize>)]
+    pub spans_per_request: usize,
     #[command(flatten)]
     pub common: CommonArgs,
+}
+
+/// The output formats of triage-gen.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutFormat {
+    Ndjson,
+    Otlp,
 }
 
 impl Tool for Args {
@@ -44,7 +60,8 @@ impl Tool for Args {
     const MAN_SECTIONS: &'static [(&'static str, &'static str)] = &[(
         "EXAMPLES",
         "triage-gen -n 1000000 -r 1000 > big.ndjson\n\ntriage-gen -n 100000 -r 1 > one-run.ndjson\n\n\
-triage-gen --messy --seed 7 | triage-parse | triage-group | triage-score",
+triage-gen --messy --seed 7 | triage-parse | triage-group | triage-score\n\n\
+triage-gen --format otlp -n 200000 -r 200 > spans.jsonl",
     )];
 
     fn common(&self) -> &CommonArgs {
@@ -52,6 +69,11 @@ triage-gen --messy --seed 7 | triage-parse | triage-group | triage-score",
     }
 
     fn run(self, _diag: &mut Diag) -> anyhow::Result<u8> {
+        if self.messy && self.format == OutFormat::Otlp {
+            anyhow::bail!(
+                "--messy writes lax NDJSON values and unreadable lines; --format otlp writes well-formed spans only"
+            );
+        }
         let spec = GenSpec {
             events: self.events,
             runs: self.runs,
@@ -59,6 +81,11 @@ triage-gen --messy --seed 7 | triage-parse | triage-group | triage-score",
             seed: self.seed,
             failure_rate: self.failure_rate,
             messy: self.messy,
+            format: match self.format {
+                OutFormat::Ndjson => GenFormat::Ndjson,
+                OutFormat::Otlp => GenFormat::Otlp,
+            },
+            spans_per_request: self.spans_per_request,
         };
         let mut out = crate::outfile::stdout(1 << 20);
         generate(&spec, &mut out)?;

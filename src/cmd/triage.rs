@@ -98,6 +98,28 @@ ANTHROPIC_API_KEY=... triage report --ai-analysis runs/*.ndjson\n\n\
 triage compare --fail-on regression baseline/ candidate/\n\n\
 triage parse traces.jsonl | triage group | triage score | triage render --format table",
     )];
+    const READS_TRACES: bool = true;
+
+    /// report and compare, each tool as `triage X` (so `triage parse --<TAB>`
+    /// offers triage-parse's flags), and `help X`.
+    fn completion_command() -> clap::Command {
+        use clap::CommandFactory;
+        let mut cmd = Self::command();
+        let mut names = vec!["report", "compare"];
+        for (x, tool) in crate::cmd::tools() {
+            let about = tool
+                .get_about()
+                .map(|a| first_clause(&a.to_string()))
+                .unwrap_or_default();
+            names.push(x);
+            cmd = cmd.subcommand(tool.name(x).about(about).long_about(None));
+        }
+        cmd.subcommand(
+            clap::Command::new("help")
+                .about("Show the help of triage or of one of its commands")
+                .arg(clap::Arg::new("command").value_parser(names)),
+        )
+    }
 
     fn common(&self) -> &CommonArgs {
         match &self.command {
@@ -114,6 +136,17 @@ triage parse traces.jsonl | triage group | triage score | triage render --format
             Command::External(args) => external(args),
         }
     }
+}
+
+/// A tool's description up to its first colon, parenthesis or full stop:
+/// what a completion menu has room for.
+fn first_clause(about: &str) -> String {
+    let end = [": ", " (", ". "]
+        .iter()
+        .filter_map(|sep| about.find(sep))
+        .min()
+        .unwrap_or(about.len());
+    about[..end].trim_end_matches('.').to_string()
 }
 
 fn options(

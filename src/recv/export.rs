@@ -145,7 +145,10 @@ pub fn to_line(
             let mut line = Vec::with_capacity(body.len() * 2);
             let resource_spans = proto::export_request(body, &mut line)
                 .map_err(|e| refuse(400, format!("bad protobuf: {e}")))?;
-            Ok((resource_spans > 0).then_some(line))
+            if resource_spans == 0 {
+                return Ok(None);
+            }
+            readable(line).map_err(|r| refuse(400, r.message.replace("bad JSON", "bad protobuf")))
         }
     }
 }
@@ -169,11 +172,6 @@ fn gunzip(body: &[u8], limit: usize) -> Result<Vec<u8>, Refusal> {
 /// text is kept (numbers exactly as sent); line breaks between tokens
 /// become spaces (inside strings JSON has none).
 fn json_line(body: &[u8]) -> Result<Option<Vec<u8>>, Refusal> {
-    #[derive(serde::Deserialize)]
-    struct Request {
-        #[serde(rename = "resourceSpans", alias = "resource_spans", default)]
-        resource_spans: Option<Vec<serde::de::IgnoredAny>>,
-    }
     let body = body
         .strip_prefix(b"\xEF\xBB\xBF")
         .unwrap_or(body)
@@ -182,16 +180,38 @@ fn json_line(body: &[u8]) -> Result<Option<Vec<u8>>, Refusal> {
     if !body.starts_with(b"{") {
         return Err(refuse(400, "bad JSON: an export request is an object"));
     }
-    let request: Request =
-        serde_json::from_slice(body).map_err(|e| refuse(400, format!("bad JSON: {e}")))?;
-    if request.resource_spans.is_none_or(|r| r.is_empty()) {
-        return Ok(None);
+    let line: Vec<u8> = body
+        .iter()
+        .map(|&b| if b == b'\n' || b == b'\r' { b' ' } else { b })
+        .collect();
+    match readable(line) {
+        // Only a request without spans may lack "resourceSpans".
+        Err(_)
+            if serde_json::from_slice::<Empty>(body).is_ok_and(|e| e.resource_spans.is_none()) =>
+        {
+            Ok(None)
+        }
+        other => other,
     }
-    Ok(Some(
-        body.iter()
-            .map(|&b| if b == b'\n' || b == b'\r' { b' ' } else { b })
-            .collect(),
-    ))
+}
+
+/// An export request that may hold no `resourceSpans`.
+#[derive(serde::Deserialize)]
+struct Empty {
+    #[serde(rename = "resourceSpans", alias = "resource_spans", default)]
+    resource_spans: Option<serde::de::IgnoredAny>,
+}
+
+/// `line` when triage-parse will read its spans, checked by the reader
+/// triage-parse uses: a 200 must mean the spans will be read, so a body
+/// it would skip (a lone surrogate, a number out of range, a key given
+/// twice, nesting past its limit) is refused instead.
+fn readable(line: Vec<u8>) -> Result<Option<Vec<u8>>, Refusal> {
+    match crate::adapters::otlp::check_line(&line) {
+        Ok(0) => Ok(None),
+        Ok(_) => Ok(Some(line)),
+        Err(why) => Err(refuse(400, format!("bad JSON: {why}"))),
+    }
 }
 
 /// The success answer: an empty ExportTraceServiceResponse in the
@@ -311,6 +331,59 @@ mod tests {
                 .status,
             413
         );
+    }
+
+    /// A request of one span whose one attribute has `value` (JSON text).
+    fn with_value(value: &str) -> Vec<u8> {
+        format!(
+            r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{{"traceId":"01","spanId":"02","name":"s","attributes":[{{"key":"k","value":{value}}}]}}]}}]}}]}}"#
+        )
+        .into_bytes()
+    }
+
+    #[test]
+    fn bodies_triage_parse_would_skip_are_refused_not_acknowledged() {
+        let nested = format!(
+            "{}{{\"stringValue\":\"x\"}}{}",
+            r#"{"arrayValue":{"values":["#.repeat(50),
+            "]}}".repeat(50)
+        );
+        for body in [
+            with_value(r#"{"stringValue":"\ud800"}"#),
+            with_value(r#"{"stringValue":"\udc00x"}"#),
+            with_value(r#"{"doubleValue":1e400}"#),
+            with_value(r#"{"stringValue":"a","stringValue":"b"}"#),
+            with_value(&nested),
+        ] {
+            let text = String::from_utf8_lossy(&body).into_owned();
+            // Acknowledged exactly when triage-parse reads it.
+            match to_line(&body, Encoding::Json, false, 1 << 20) {
+                Ok(Some(line)) => {
+                    assert!(crate::adapters::otlp::check_line(&line).is_ok(), "{text}")
+                }
+                Ok(None) => panic!("{text}: no spans?"),
+                Err(r) => {
+                    assert_eq!(r.status, 400, "{text}");
+                    let why = crate::adapters::otlp::check_line(&body).unwrap_err();
+                    assert!(r.message.ends_with(&why), "{text}: {}", r.message);
+                }
+            }
+        }
+        let line = to_line(
+            &with_value(r#"{"doubleValue":1e300}"#),
+            Encoding::Json,
+            false,
+            1 << 20,
+        );
+        assert!(line.unwrap().is_some());
+        // Without spans nothing is written, and nothing refused.
+        for empty in [
+            &b"{}"[..],
+            b"{\"resourceSpans\":[]}",
+            b"{\"partialSuccess\":{},\"x\":1,\"x\":2}",
+        ] {
+            assert_eq!(to_line(empty, Encoding::Json, false, 100).unwrap(), None);
+        }
     }
 
     #[test]

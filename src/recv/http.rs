@@ -10,10 +10,32 @@ use std::time::{Duration, Instant};
 const MAX_HEAD_BYTES: usize = 16 * 1024;
 /// Headers a request may have.
 const MAX_HEADERS: usize = 64;
+/// How long a request's head may take to arrive, from its first byte
+/// (the Collector's `read_header_timeout` bounds the same).
+const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a connection may wait for its next request.
 const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
-/// How long one request may take to arrive, head and body.
+/// How long one request may take to arrive, head and body, from its
+/// first byte.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long a connection may take over each part of a request.
+#[derive(Debug, Clone, Copy)]
+pub struct Deadlines {
+    pub head: Duration,
+    pub request: Duration,
+    pub idle: Duration,
+}
+
+impl Default for Deadlines {
+    fn default() -> Self {
+        Deadlines {
+            head: HEAD_TIMEOUT,
+            request: REQUEST_TIMEOUT,
+            idle: IDLE_TIMEOUT,
+        }
+    }
+}
 /// How often a blocked read looks at the clock and the stop flag.
 pub const POLL: Duration = Duration::from_millis(200);
 /// At most this much of a refused body is read and thrown away before
@@ -88,6 +110,9 @@ pub struct Conn {
     stream: TcpStream,
     /// Bytes read but not yet used.
     buf: Vec<u8>,
+    deadlines: Deadlines,
+    /// When the first byte of the request being read came.
+    started: Instant,
 }
 
 impl Conn {
@@ -98,7 +123,15 @@ impl Conn {
         Ok(Conn {
             stream,
             buf: Vec::with_capacity(8 * 1024),
+            deadlines: Deadlines::default(),
+            started: Instant::now(),
         })
+    }
+
+    /// The same connection under other deadlines.
+    pub fn with_deadlines(mut self, deadlines: Deadlines) -> Self {
+        self.deadlines = deadlines;
+        self
     }
 
     pub fn peer(&self) -> String {
@@ -108,13 +141,15 @@ impl Conn {
     }
 
     /// The next request's head. Between requests, `give_way` (checked
-    /// every POLL) or a long idle time ends the connection quietly.
+    /// every POLL) or a long idle time ends the connection quietly; inside
+    /// a head, `give_way` refuses it (503).
     pub fn read_head(&mut self, give_way: &dyn Fn() -> bool) -> Result<Head, ReadError> {
         let idle_since = Instant::now();
-        // When the first byte of this request came: its deadline starts then.
+        // When the first byte of this request came: its deadlines start then.
         let mut started = (!self.buf.is_empty()).then(Instant::now);
         loop {
             if let Some(head) = self.parse_head()? {
+                self.started = started.unwrap_or_else(Instant::now);
                 return Ok(head);
             }
             if self.buf.len() > MAX_HEAD_BYTES {
@@ -126,17 +161,24 @@ impl Conn {
                     started.get_or_insert_with(Instant::now);
                 }
                 None if started.is_none()
-                    && (give_way() || idle_since.elapsed() > IDLE_TIMEOUT) =>
+                    && (give_way() || idle_since.elapsed() > self.deadlines.idle) =>
                 {
                     return Err(ReadError::Closed);
                 }
-                None if started.is_some_and(|t| t.elapsed() > REQUEST_TIMEOUT) => {
-                    return Err(ReadError::Refuse(
-                        408,
-                        "request head not received in time".into(),
-                    ));
-                }
                 None => {}
+            }
+            // A request not yet in is not taken: stopping does not wait for it.
+            if started.is_some() && give_way() {
+                return Err(ReadError::Refuse(
+                    503,
+                    "the receiver is stopping; retry".into(),
+                ));
+            }
+            if started.is_some_and(|t| t.elapsed() > self.deadlines.head) {
+                return Err(ReadError::Refuse(
+                    408,
+                    "request head not received in time".into(),
+                ));
             }
         }
     }
@@ -152,6 +194,14 @@ impl Conn {
             }
             Err(e) => return Err(ReadError::Refuse(400, format!("bad request: {e}"))),
         };
+        // RFC 9112 §2.2: a bare LF is not a line end a proxy in front would
+        // agree on, so a request framed by one is refused.
+        if bare_lf(&self.buf[..len]) {
+            return Err(ReadError::Refuse(
+                400,
+                "bad request: a line ends in a bare LF, not CRLF".into(),
+            ));
+        }
         let target = req.path.unwrap_or("/");
         let head = Head {
             method: req.method.unwrap_or_default().to_string(),
@@ -169,33 +219,47 @@ impl Conn {
                 .collect(),
         };
         self.buf.drain(..len);
+        // Framing is settled before anything else is read, so a request
+        // whose end two servers could see differently is never served.
+        Self::framing(&head)?;
         Ok(Some(head))
     }
 
-    /// How the body of `head` is framed.
+    /// How the body of `head` is framed. Anything a proxy in front could
+    /// read differently is refused (RFC 9112 §6.1, §6.3): Transfer-Encoding
+    /// with Content-Length, in HTTP/1.0, in more than one header, or other
+    /// than a lone `chunked`; a Content-Length not all digits (`+5`), or
+    /// given twice with different values.
     pub fn framing(head: &Head) -> Result<Framing, ReadError> {
-        if let Some(te) = head.header("transfer-encoding") {
-            return if te
-                .rsplit(',')
-                .next()
-                .is_some_and(|t| t.trim().eq_ignore_ascii_case("chunked"))
-            {
-                Ok(Framing::Chunked)
-            } else {
-                Err(ReadError::Refuse(
-                    400,
-                    format!("unsupported transfer-encoding {te:?}"),
-                ))
-            };
+        let refuse = |why: &str| Err(ReadError::Refuse(400, format!("bad framing: {why}")));
+        let mut te = head.all("transfer-encoding");
+        let has_length = head.header("content-length").is_some();
+        if let Some(first) = te.next() {
+            if te.next().is_some() {
+                return refuse("more than one Transfer-Encoding header");
+            }
+            if has_length {
+                return refuse("both Transfer-Encoding and Content-Length");
+            }
+            if head.http10 {
+                return refuse("Transfer-Encoding in an HTTP/1.0 request");
+            }
+            if !first.eq_ignore_ascii_case("chunked") {
+                return refuse(&format!(
+                    "transfer-encoding {first:?}: only a lone \"chunked\" is taken"
+                ));
+            }
+            return Ok(Framing::Chunked);
         }
         let mut values = head.all("content-length");
         let Some(first) = values.next() else {
             return Ok(Framing::Length(0));
         };
-        let bad = || ReadError::Refuse(400, "bad content-length".into());
-        let n = first.parse::<u64>().map_err(|_| bad())?;
-        if values.any(|v| v.parse::<u64>() != Ok(n)) {
-            return Err(bad());
+        let n = content_length(first).ok_or_else(|| {
+            ReadError::Refuse(400, format!("bad framing: content-length {first:?}"))
+        })?;
+        if values.any(|v| content_length(v) != Some(n)) {
+            return refuse("content-length given twice with different values");
         }
         Ok(Framing::Length(n))
     }
@@ -214,7 +278,7 @@ impl Conn {
                 .write_all(b"HTTP/1.1 100 Continue\r\n\r\n")
                 .map_err(|_| ReadError::Closed)?;
         }
-        let deadline = Instant::now() + REQUEST_TIMEOUT;
+        let deadline = self.started + self.deadlines.request;
         match framing {
             Framing::Length(n) => self.take(n as usize, deadline),
             Framing::Chunked => self.read_chunked(limit, deadline),
@@ -225,9 +289,8 @@ impl Conn {
         let mut body = Vec::new();
         loop {
             let line = self.take_line(deadline)?;
-            let size = line.split(';').next().unwrap_or_default().trim();
-            let size = usize::from_str_radix(size, 16)
-                .map_err(|_| ReadError::Refuse(400, "bad chunk size".into()))?;
+            let size = chunk_size(&line)
+                .ok_or_else(|| ReadError::Refuse(400, format!("bad chunk size line {line:?}")))?;
             if size == 0 {
                 // Trailers, up to the empty line.
                 while !self.take_line(deadline)?.is_empty() {}
@@ -255,8 +318,12 @@ impl Conn {
         loop {
             if let Some(i) = memchr::memchr(b'\n', &self.buf) {
                 let line: Vec<u8> = self.buf.drain(..=i).collect();
-                let line = line.strip_suffix(b"\n").unwrap_or(&line);
-                let line = line.strip_suffix(b"\r").unwrap_or(line);
+                let Some(line) = line.strip_suffix(b"\r\n") else {
+                    return Err(ReadError::Refuse(
+                        400,
+                        "bad chunked body: a line ends in a bare LF, not CRLF".into(),
+                    ));
+                };
                 return Ok(String::from_utf8_lossy(line).into_owned());
             }
             if self.buf.len() > MAX_HEAD_BYTES {
@@ -267,14 +334,17 @@ impl Conn {
     }
 
     fn fill_before(&mut self, deadline: Instant) -> Result<(), ReadError> {
-        match self.fill()? {
-            Some(0) => Err(ReadError::Closed),
-            Some(_) => Ok(()),
-            None if Instant::now() > deadline => Err(ReadError::Refuse(
+        // Checked after data too: a byte now and then must not extend it.
+        let filled = self.fill()?;
+        if Instant::now() > deadline {
+            return Err(ReadError::Refuse(
                 408,
                 "request body not received in time".into(),
-            )),
-            None => Ok(()),
+            ));
+        }
+        match filled {
+            Some(0) => Err(ReadError::Closed),
+            _ => Ok(()),
         }
     }
 
@@ -343,6 +413,30 @@ impl Conn {
             let _ = io::copy(&mut (&mut self.stream).take(DRAIN_LIMIT), &mut io::sink());
         }
     }
+}
+
+/// True when some LF in `head` does not follow a CR.
+fn bare_lf(head: &[u8]) -> bool {
+    memchr::memchr_iter(b'\n', head).any(|i| i == 0 || head[i - 1] != b'\r')
+}
+
+/// A Content-Length value: digits only (no sign, no space inside).
+fn content_length(v: &str) -> Option<u64> {
+    if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    v.parse().ok()
+}
+
+/// The size on a chunk's first line: hex digits, then optionally
+/// extensions after `;` (RFC 9112 §7.1.1).
+fn chunk_size(line: &str) -> Option<usize> {
+    let size = line.split(';').next().unwrap_or_default();
+    let size = size.trim_end_matches([' ', '\t']);
+    if size.is_empty() || size.len() > 15 || !size.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    usize::from_str_radix(size, 16).ok()
 }
 
 /// An answer to one request.
@@ -424,14 +518,128 @@ POST /v1/traces HTTP/1.1\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\
         ));
         let mut c =
             conn_with(b"POST / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd");
-        let h = c.read_head(&|| false).unwrap();
         assert!(matches!(
-            c.read_body(&h, 100),
+            c.read_head(&|| false),
             Err(ReadError::Refuse(400, _))
         ));
         let mut c = conn_with(b"POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\nab");
         let h = c.read_head(&|| false).unwrap();
         assert!(matches!(c.read_body(&h, 100), Err(ReadError::Closed)));
+    }
+
+    /// The status a request head is refused with, if it is.
+    fn refused(bytes: &[u8]) -> Option<u16> {
+        match conn_with(bytes).read_head(&|| false) {
+            Err(ReadError::Refuse(status, _)) => Some(status),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn framing_a_proxy_could_read_differently_is_refused() {
+        for head in [
+            &b"POST / HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"[..],
+            b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 0\r\n\r\n",
+            b"POST / HTTP/1.1\r\nContent-Length: +5\r\n\r\n",
+            b"POST / HTTP/1.1\r\nContent-Length: -0\r\n\r\n",
+            b"POST / HTTP/1.1\r\nContent-Length: 0x5\r\n\r\n",
+            b"POST / HTTP/1.1\r\nContent-Length: 5 5\r\n\r\n",
+            b"POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n",
+            b"POST / HTTP/1.1\nContent-Length: 5\n\n",
+            b"POST / HTTP/1.1\r\nContent-Length: 5\n\r\n",
+            b"POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+            b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked, chunked\r\n\r\n",
+            b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: identity\r\n\r\n",
+            b"POST / HTTP/1.1\r\nTransfer-Encoding: identity\r\nTransfer-Encoding: chunked\r\n\r\n",
+            b"POST / HTTP/1.1\r\nTransfer-Encoding: xchunked\r\n\r\n",
+            b"POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n",
+        ] {
+            assert_eq!(
+                refused(head),
+                Some(400),
+                "{}",
+                String::from_utf8_lossy(head)
+            );
+        }
+        for fine in [
+            &b"POST / HTTP/1.1\r\nContent-Length: 005\r\n\r\n"[..],
+            b"POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n",
+            b"POST / HTTP/1.1\r\ntransfer-encoding: Chunked\r\n\r\n",
+        ] {
+            assert_eq!(refused(fine), None, "{}", String::from_utf8_lossy(fine));
+        }
+    }
+
+    #[test]
+    fn chunk_lines_must_be_hex_and_end_in_crlf() {
+        for body in [
+            &b"+5\r\nabcde\r\n0\r\n\r\n"[..],
+            b" 5\r\nabcde\r\n0\r\n\r\n",
+            b"5\nabcde\r\n0\r\n\r\n",
+            b"5\r\nabcde\n0\r\n\r\n",
+            b"5\r\nabcde\r\n0\r\n\n",
+            b"0x5\r\nabcde\r\n0\r\n\r\n",
+            b"10000000000000000\r\n",
+        ] {
+            let mut request = b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+            request.extend_from_slice(body);
+            let mut c = conn_with(&request);
+            let h = c.read_head(&|| false).unwrap();
+            assert!(
+                matches!(c.read_body(&h, 1 << 20), Err(ReadError::Refuse(400, _))),
+                "{}",
+                String::from_utf8_lossy(body)
+            );
+        }
+        assert_eq!(chunk_size("1f ; name=value"), Some(31));
+    }
+
+    /// A connection whose client sends the first `burst` bytes at once,
+    /// then the rest of `bytes` one at a time, `gap` apart.
+    fn trickled(bytes: &'static [u8], burst: usize, gap: Duration) -> Conn {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        std::thread::spawn(move || {
+            client.write_all(&bytes[..burst]).unwrap();
+            for b in &bytes[burst..] {
+                if client.write_all(&[*b]).is_err() {
+                    return;
+                }
+                std::thread::sleep(gap);
+            }
+            std::thread::sleep(Duration::from_secs(5));
+        });
+        let (server, _) = listener.accept().unwrap();
+        Conn::new(server).unwrap().with_deadlines(Deadlines {
+            head: Duration::from_millis(400),
+            request: Duration::from_millis(800),
+            idle: Duration::from_secs(5),
+        })
+    }
+
+    #[test]
+    fn a_trickling_client_is_cut_off_at_its_deadline_not_kept_alive_by_each_byte() {
+        let gap = Duration::from_millis(30);
+        let started = Instant::now();
+        let mut c = trickled(b"POST / HTTP/1.1\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n\r\n", 0, gap);
+        assert!(matches!(
+            c.read_head(&|| false),
+            Err(ReadError::Refuse(408, _))
+        ));
+        assert!(started.elapsed() < Duration::from_secs(2));
+
+        let started = Instant::now();
+        let mut c = trickled(
+            b"POST / HTTP/1.1\r\nContent-Length: 100\r\n\r\nbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
+            40,
+            Duration::from_millis(15),
+        );
+        let h = c.read_head(&|| false).unwrap();
+        assert!(matches!(
+            c.read_body(&h, 1000),
+            Err(ReadError::Refuse(408, _))
+        ));
+        assert!(started.elapsed() < Duration::from_secs(3));
     }
 
     #[test]

@@ -1,10 +1,13 @@
-//! triage-recv's server: an OTLP/HTTP trace receiver on std::net. One
-//! acceptor hands connections to a fixed pool of workers through a bounded
-//! queue (a full queue is answered 503 at once); each request becomes one
-//! OTLP JSON line, written and flushed before the client hears 200, so an
-//! acknowledged span is never lost. Stopping (a signal, or the output
-//! failing) closes the listener, lets the workers finish the requests they
-//! took, and returns.
+//! triage-recv's server: an OTLP/HTTP trace receiver on std::net. The
+//! acceptor gives each connection a reader thread (up to a limit; past it
+//! new connections are answered 503) that reads whole requests under
+//! deadlines and checks the token as soon as the head is in; only a
+//! complete request goes, through a bounded queue (full: 503), to the
+//! fixed pool of workers that decode it and write it as one OTLP JSON
+//! line, flushed before the client hears 200, so an acknowledged span is
+//! never lost and a slow client holds no worker. Stopping (a signal, or
+//! the output failing) closes the listener, lets the requests already
+//! being read finish, and returns.
 
 pub mod export;
 pub mod http;
@@ -17,7 +20,7 @@ use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use export::{Gate, Refusal};
+use export::{Encoding, Gate, Refusal};
 use http::{Conn, ReadError, Response};
 
 use crate::cli::Diag;
@@ -26,10 +29,12 @@ use crate::cli::Diag;
 pub struct Settings {
     /// Largest body taken, before and after gunzip.
     pub max_body: usize,
-    /// Connections served at once.
+    /// Requests decoded and written at once.
     pub workers: usize,
-    /// Connections waiting for a worker before new ones are answered 503.
+    /// Complete requests waiting for a worker before more are answered 503.
     pub queue: usize,
+    /// Connections open at once before new ones are answered 503.
+    pub max_connections: usize,
     pub token: Option<String>,
 }
 
@@ -83,8 +88,6 @@ pub struct Control {
     /// Where to connect to wake the acceptor.
     wake: SocketAddr,
     stopping: AtomicBool,
-    /// Connections accepted but not yet taken by a worker.
-    waiting: AtomicUsize,
 }
 
 impl Control {
@@ -93,7 +96,6 @@ impl Control {
         Control {
             wake: wake_address(local),
             stopping: AtomicBool::new(false),
-            waiting: AtomicUsize::new(0),
         }
     }
 
@@ -117,13 +119,30 @@ pub fn bind(addr: SocketAddr) -> anyhow::Result<TcpListener> {
         .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {}", crate::cli::io_reason(&e)))
 }
 
-/// Everything a worker reads.
+/// A reader thread's stack: it reads into a 16 KiB buffer, little else.
+const READER_STACK: usize = 256 * 1024;
+
+/// Everything the reader threads and workers read.
 struct Shared<'a> {
     settings: &'a Settings,
     gate: Gate,
     sink: &'a LineSink,
     control: &'a Control,
     diag: &'a Mutex<&'a mut Diag>,
+    /// Open connections (reader threads).
+    readers: AtomicUsize,
+    /// Body bytes the reader threads may hold at once.
+    budget: Budget,
+}
+
+/// A complete request for a worker, and where its answer goes.
+struct Job {
+    body: Vec<u8>,
+    encoding: Encoding,
+    gzip: bool,
+    peer: String,
+    /// The answer, and whether the connection must close after it.
+    reply: SyncSender<(Response, bool)>,
 }
 
 /// Serves `listener` until [`Control::stop`] is called or the sink fails.
@@ -137,25 +156,40 @@ pub fn serve(
     diag: &mut Diag,
 ) {
     let diag = Mutex::new(diag);
+    let workers = settings.workers.max(1);
     let shared = Shared {
         settings,
         gate: Gate::new(settings.token.as_deref()),
         sink,
         control,
         diag: &diag,
+        readers: AtomicUsize::new(0),
+        // What the workers and a full queue of average requests hold,
+        // at least room for two of the largest bodies.
+        budget: Budget::new(
+            settings
+                .max_body
+                .saturating_mul(2)
+                .max((workers + settings.queue).saturating_mul(1 << 20)),
+        ),
     };
-    let (tx, rx) = sync_channel::<TcpStream>(settings.queue.max(1));
+    let (tx, rx) = sync_channel::<Job>(settings.queue.max(1));
     let rx = Mutex::new(rx);
     std::thread::scope(|scope| {
-        for _ in 0..settings.workers.max(1) {
+        for _ in 0..workers {
             scope.spawn(|| worker(&rx, &shared));
         }
-        accept_loop(listener, &tx, &shared);
+        accept_loop(listener, &tx, &shared, scope);
         drop(tx);
     });
 }
 
-fn accept_loop(listener: TcpListener, tx: &SyncSender<TcpStream>, shared: &Shared<'_>) {
+fn accept_loop<'scope, 'env: 'scope, 's: 'env>(
+    listener: TcpListener,
+    tx: &SyncSender<Job>,
+    shared: &'env Shared<'s>,
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+) {
     let control = shared.control;
     for stream in listener.incoming() {
         if control.stopping() {
@@ -165,21 +199,36 @@ fn accept_loop(listener: TcpListener, tx: &SyncSender<TcpStream>, shared: &Share
             Ok(s) => s,
             Err(e) => {
                 shared.warn("accept", format_args!("accepting a connection failed: {e}"));
-                // Out of file descriptors and the like: let workers free some.
+                // Out of file descriptors and the like: let readers free some.
                 std::thread::sleep(Duration::from_millis(50));
                 continue;
             }
         };
-        control.waiting.fetch_add(1, Ordering::SeqCst);
-        if let Err(TrySendError::Full(stream) | TrySendError::Disconnected(stream)) =
-            tx.try_send(stream)
-        {
-            control.waiting.fetch_sub(1, Ordering::SeqCst);
+        if shared.readers.fetch_add(1, Ordering::SeqCst) >= shared.settings.max_connections {
+            shared.readers.fetch_sub(1, Ordering::SeqCst);
             shared.warn(
                 "busy",
-                format_args!("every worker is busy and the queue is full: answered 503"),
+                format_args!(
+                    "{} connections are open, the most allowed: answered 503",
+                    shared.settings.max_connections
+                ),
             );
             busy(stream);
+            continue;
+        }
+        let tx = tx.clone();
+        let spawned = std::thread::Builder::new()
+            .name("recv-reader".into())
+            .stack_size(READER_STACK)
+            .spawn_scoped(scope, move || {
+                if let Ok(conn) = Conn::new(stream) {
+                    serve_connection(conn, &tx, shared);
+                }
+                shared.readers.fetch_sub(1, Ordering::SeqCst);
+            });
+        if let Err(e) = spawned {
+            shared.readers.fetch_sub(1, Ordering::SeqCst);
+            shared.warn("accept", format_args!("no thread for a connection: {e}"));
         }
     }
 }
@@ -196,64 +245,59 @@ fn wake_address(addr: SocketAddr) -> SocketAddr {
     a
 }
 
-/// Answers a connection no worker can take: 503, try again in a second.
+fn busy_refusal() -> Refusal {
+    Refusal {
+        status: 503,
+        message: "the receiver is busy; retry".into(),
+    }
+}
+
+/// Answers a connection no reader can take: 503, try again in a second.
 fn busy(stream: TcpStream) {
     let Ok(mut conn) = Conn::new(stream) else {
         return;
     };
-    let r = Refusal {
-        status: 503,
-        message: "the receiver is busy; retry".into(),
-    };
-    if conn.respond(&export::refused(&r, None), true).is_ok() {
+    if conn
+        .respond(&export::refused(&busy_refusal(), None), true)
+        .is_ok()
+    {
         conn.close_now();
     }
 }
 
-fn worker(rx: &Mutex<Receiver<TcpStream>>, shared: &Shared<'_>) {
+/// Decodes and writes the complete requests the readers hand over.
+fn worker(rx: &Mutex<Receiver<Job>>, shared: &Shared<'_>) {
     loop {
         let next = rx.lock().unwrap_or_else(PoisonError::into_inner).recv();
-        let Ok(stream) = next else { return };
-        shared.control.waiting.fetch_sub(1, Ordering::SeqCst);
-        if let Ok(conn) = Conn::new(stream) {
-            serve_connection(conn, shared);
-        }
+        let Ok(job) = next else { return };
+        let answer = write_request(&job, shared);
+        let _ = job.reply.send(answer);
     }
 }
 
-/// Serves the requests of one connection until it closes, misbehaves,
-/// idles, or the receiver stops.
-fn serve_connection(mut conn: Conn, shared: &Shared<'_>) {
+/// Reads and answers the requests of one connection until it closes,
+/// misbehaves, idles, or the receiver stops.
+fn serve_connection(mut conn: Conn, tx: &SyncSender<Job>, shared: &Shared<'_>) {
     let stopping = || shared.control.stopping();
-    let others_wait = || shared.control.waiting.load(Ordering::SeqCst) > 0;
-    let mut served = false;
     loop {
-        // An idle keep-alive connection gives its worker to a waiting one:
-        // its client reconnects when it has more to send, while a queued
-        // exporter would otherwise wait out IDLE_TIMEOUT (past the 10 s
-        // that OTel exporters allow). A new connection is not yet idle.
-        let give_way = || stopping() || (served && others_wait());
-        let head = match conn.read_head(&give_way) {
+        let head = match conn.read_head(&stopping) {
             Ok(head) => head,
             Err(ReadError::Closed) => return,
             Err(e) => {
                 let r = refusal(e, shared.settings.max_body);
-                shared.refused(&conn, &r);
+                shared.refused(&conn.peer(), &r);
                 let _ = conn.respond(&export::refused(&r, None), true);
                 return conn.linger_close();
             }
         };
-        let (response, close_now) = handle(&mut conn, &head, shared);
-        // Leave the connection when others wait for a worker, so a few
-        // idle keep-alive clients cannot hold the whole pool.
-        let close = close_now || head.wants_close() || stopping() || others_wait();
+        let (response, close_now) = handle(&mut conn, &head, tx, shared);
+        let close = close_now || head.wants_close() || stopping();
         if conn.respond(&response, close).is_err() || close {
             if close_now {
                 conn.linger_close();
             }
             return;
         }
-        served = true;
     }
 }
 
@@ -274,17 +318,22 @@ fn refusal(e: ReadError, limit: usize) -> Refusal {
 
 /// Answers one request whose head was read; the flag says whether the
 /// body was left unread (the connection must close after the answer).
-fn handle(conn: &mut Conn, head: &http::Head, shared: &Shared<'_>) -> (Response, bool) {
+fn handle(
+    conn: &mut Conn,
+    head: &http::Head,
+    tx: &SyncSender<Job>,
+    shared: &Shared<'_>,
+) -> (Response, bool) {
     let limit = shared.settings.max_body;
     let (encoding, gzip) = match shared.gate.check(head) {
         Ok(ok) => ok,
         Err(r) => {
-            shared.refused(conn, &r);
+            shared.refused(&conn.peer(), &r);
             // Read a small body anyway, so the connection can carry on;
             // a client waiting for 100 Continue sends none.
             let unread = match Conn::framing(head) {
                 _ if head.expects_continue() => true,
-                Ok(http::Framing::Length(n)) if n <= limit as u64 => {
+                Ok(http::Framing::Length(n)) if n <= DRAINED_BODY => {
                     conn.read_body(head, limit).is_err()
                 }
                 _ => true,
@@ -292,19 +341,60 @@ fn handle(conn: &mut Conn, head: &http::Head, shared: &Shared<'_>) -> (Response,
             return (export::refused(&r, None), unread);
         }
     };
+    // Room for the body among those read at once; a chunked one may
+    // grow to the limit.
+    let size = match Conn::framing(head) {
+        Ok(http::Framing::Length(n)) => usize::try_from(n).unwrap_or(usize::MAX).min(limit),
+        _ => limit,
+    };
+    let Some(_held) = shared.budget.take(size) else {
+        let r = busy_refusal();
+        shared.refused(&conn.peer(), &r);
+        return (export::refused(&r, Some(encoding)), true);
+    };
     let body = match conn.read_body(head, limit) {
         Ok(body) => body,
         Err(e) => {
             let r = refusal(e, limit);
-            shared.refused(conn, &r);
+            shared.refused(&conn.peer(), &r);
             return (export::refused(&r, Some(encoding)), true);
         }
     };
-    let line = match export::to_line(&body, encoding, gzip, limit) {
+    let (reply, answer) = sync_channel(1);
+    let job = Job {
+        body,
+        encoding,
+        gzip,
+        peer: conn.peer(),
+        reply,
+    };
+    match tx.try_send(job) {
+        Ok(()) => answer
+            .recv()
+            .unwrap_or_else(|_| (export::refused(&busy_refusal(), Some(encoding)), true)),
+        Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
+            shared.warn(
+                "busy",
+                format_args!("every worker is busy and the queue is full: answered 503"),
+            );
+            (export::refused(&busy_refusal(), Some(encoding)), false)
+        }
+    }
+}
+
+/// A refused request's body is read (so the connection can carry on)
+/// when it is at most this large; a larger one closes the connection.
+const DRAINED_BODY: u64 = 64 * 1024;
+
+/// Decodes one complete request and writes its line: the answer, and
+/// whether the connection must close after it.
+fn write_request(job: &Job, shared: &Shared<'_>) -> (Response, bool) {
+    let limit = shared.settings.max_body;
+    let line = match export::to_line(&job.body, job.encoding, job.gzip, limit) {
         Ok(line) => line,
         Err(r) => {
-            shared.refused(conn, &r);
-            return (export::refused(&r, Some(encoding)), false);
+            shared.refused(&job.peer, &r);
+            return (export::refused(&r, Some(job.encoding)), false);
         }
     };
     if let Some(line) = line
@@ -315,9 +405,46 @@ fn handle(conn: &mut Conn, head: &http::Head, shared: &Shared<'_>) -> (Response,
             status: 503,
             message: format!("the receiver cannot write its output: {e}"),
         };
-        return (export::refused(&r, Some(encoding)), true);
+        return (export::refused(&r, Some(job.encoding)), true);
     }
-    (export::accepted(encoding), false)
+    (export::accepted(job.encoding), false)
+}
+
+/// Bytes that may be held at once, taken and given back by guards.
+struct Budget {
+    left: AtomicUsize,
+}
+
+/// Holds part of a [`Budget`] until dropped.
+struct Held<'a> {
+    budget: &'a Budget,
+    bytes: usize,
+}
+
+impl Budget {
+    fn new(bytes: usize) -> Self {
+        Budget {
+            left: AtomicUsize::new(bytes),
+        }
+    }
+
+    fn take(&self, bytes: usize) -> Option<Held<'_>> {
+        self.left
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| {
+                left.checked_sub(bytes)
+            })
+            .ok()
+            .map(|_| Held {
+                budget: self,
+                bytes,
+            })
+    }
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        self.budget.left.fetch_add(self.bytes, Ordering::SeqCst);
+    }
 }
 
 impl Shared<'_> {
@@ -328,10 +455,10 @@ impl Shared<'_> {
             .warn(kind, msg);
     }
 
-    fn refused(&self, conn: &Conn, r: &Refusal) {
+    fn refused(&self, peer: &str, r: &Refusal) {
         self.warn(
             "refused",
-            format_args!("{}: refused ({}): {}", conn.peer(), r.status, r.message),
+            format_args!("{peer}: refused ({}): {}", r.status, r.message),
         );
     }
 }

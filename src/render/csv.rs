@@ -166,13 +166,19 @@ fn field_text(v: &Value) -> String {
         ),
         Value::String(s) => inert(s.clone()),
         Value::Number(n) => n.to_string(),
-        other => value_text(other),
+        // JSON text: serde escapes control characters, not bidi ones.
+        other => super::escape_bidi(value_text(other)),
     }
 }
 
 /// A text a spreadsheet will not run as a formula (a signed number such as
-/// "+1.30" is left as it is: it is no formula).
+/// "+1.30" is left as it is: it is no formula), and a terminal will not run
+/// as escape sequences or reorder (see [`inert_lines`](super::inert_lines)).
 fn inert(s: String) -> String {
+    let s = match super::inert_lines(&s) {
+        std::borrow::Cow::Borrowed(_) => s,
+        std::borrow::Cow::Owned(clean) => clean,
+    };
     if s.starts_with(['=', '+', '-', '@', '\t', '\r']) && s.parse::<f64>().is_err() {
         format!("'{s}")
     } else {

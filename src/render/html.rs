@@ -18,10 +18,14 @@ use super::{
 use crate::config::TAIL_RISK_WINDOW;
 use crate::record::{Scores, Verdict};
 
-/// Text made safe for HTML content and attribute values.
+/// Text made safe for HTML content and attribute values. Control
+/// characters but tab and line breaks, and bidi controls, become U+FFFD:
+/// the page may be read as text too (`cat`, `less`), and a bidi override
+/// would reorder what the browser shows.
 pub fn escape(s: &str) -> Cow<'_, str> {
+    let s = super::inert_lines(s);
     if !s.contains(['&', '<', '>', '"', '\'']) {
-        return Cow::Borrowed(s);
+        return s;
     }
     let mut out = String::with_capacity(s.len() + 16);
     for c in s.chars() {

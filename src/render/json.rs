@@ -39,6 +39,7 @@ pub fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::
         verdicts: &report.verdicts,
         changes: &report.changes,
     };
-    serde_json::to_writer_pretty(&mut *out, &doc).map_err(io::Error::other)?;
+    let text = serde_json::to_string_pretty(&doc).map_err(io::Error::other)?;
+    out.write_all(super::escape_bidi(text).as_bytes())?;
     writeln!(out)
 }

@@ -45,16 +45,47 @@ pub const ROWS_IN_TEXT: usize = 20;
 /// Verdicts and findings the HTML dashboard lists at most.
 pub const ROWS_IN_HTML: usize = 500;
 
+/// The bidi embedding, override and isolate controls (U+202A-U+202E,
+/// U+2066-U+2069): they reorder the text after them on screen, so a name
+/// could show as something else ("Trojan Source").
+pub fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// JSON text with each bidi control written as a `\uXXXX` escape: the
+/// document parses to the same strings, but shows them in order on a
+/// screen. Outside strings JSON is ASCII, so every such character is in
+/// a string.
+pub fn escape_bidi(json: String) -> String {
+    if !json.chars().any(is_bidi_control) {
+        return json;
+    }
+    let mut out = String::with_capacity(json.len() + 64);
+    for c in json.chars() {
+        if is_bidi_control(c) {
+            out.push_str(&format!("\\u{:04x}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A character of trace text no report shows as it is.
+fn unsafe_char(c: char) -> bool {
+    c.is_control() || is_bidi_control(c)
+}
+
 /// Text from a trace on one line: a tab or line break reads as a space,
 /// any other control character (an escape sequence that would drive the
-/// terminal) as U+FFFD.
+/// terminal) or bidi control as U+FFFD.
 pub fn one_line(s: &str) -> Cow<'_, str> {
-    if s.chars().any(char::is_control) {
+    if s.chars().any(unsafe_char) {
         Cow::Owned(
             s.chars()
                 .map(|c| match c {
                     '\t' | '\n' | '\r' => ' ',
-                    c if c.is_control() => '\u{fffd}',
+                    c if unsafe_char(c) => '\u{fffd}',
                     c => c,
                 })
                 .collect(),
@@ -62,6 +93,28 @@ pub fn one_line(s: &str) -> Cow<'_, str> {
     } else {
         Cow::Borrowed(s)
     }
+}
+
+/// Text from a trace that may span lines: tabs and line breaks stay (a
+/// lone carriage return, which would overwrite the line on a terminal,
+/// becomes a line break), any other control character or bidi control
+/// becomes U+FFFD.
+pub fn inert_lines(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(|c| unsafe_char(c) && c != '\t' && c != '\n') {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' if chars.peek() == Some(&'\n') => {}
+            '\r' => out.push('\n'),
+            '\t' | '\n' => out.push(c),
+            c if unsafe_char(c) => out.push('\u{fffd}'),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
 }
 
 /// "and 5 more (all of them in --format json)"

@@ -1,0 +1,350 @@
+//! Holds spans until their trace is complete, so a stream of spans is read
+//! in bounded memory: a trace is emitted once its root span has ended and
+//! no span of it has come for a window of span time (as the Collector's
+//! tail-sampling processor waits `decision_wait`), or when the input ends.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+
+use super::Sink;
+use super::span_events::{Emitter, HeldSpan, Inherited, id_hash, warn_repeated};
+
+/// The window `--trace-window` sets by default: five minutes.
+pub const DEFAULT_WINDOW_NANOS: i128 = 300 * 1_000_000_000;
+
+/// A trace without a root (its root span lost or never exported) is
+/// emitted after this many windows without a span of it.
+const ROOTLESS_WINDOWS: i128 = 4;
+
+/// One trace whose spans are held.
+struct Open {
+    id: String,
+    spans: Vec<HeldSpan>,
+    /// Hashes of its span ids, to drop spans sent twice.
+    seen: HashSet<u64>,
+    /// The latest span time of the input when its last span came.
+    last: Option<i128>,
+    root_ended: bool,
+    /// What an already emitted part of the trace hands on.
+    continues: Option<Inherited>,
+}
+
+/// Spans of an input in arrival order, emitted trace by trace in the order
+/// traces first appear.
+pub struct TraceWindow {
+    /// None holds every trace until the input ends.
+    window: Option<i128>,
+    /// The latest span time seen.
+    now: Option<i128>,
+    open: VecDeque<Open>,
+    /// Trace id to its number; `open[n - front]`.
+    index: HashMap<String, u64>,
+    front: u64,
+    /// Emitted traces, by id hash: what their roots hand on to spans of
+    /// them that come late. The last few hundred thousand are kept.
+    closed: HashMap<u64, Inherited>,
+    closed_older: HashMap<u64, Inherited>,
+    seq: usize,
+    repeated: u64,
+    late: u64,
+    emitter: Emitter,
+}
+
+impl TraceWindow {
+    const CLOSED_GENERATION: usize = 1 << 17;
+
+    pub fn new(window: Option<i128>) -> Self {
+        TraceWindow {
+            window,
+            now: None,
+            open: VecDeque::new(),
+            index: HashMap::new(),
+            front: 0,
+            closed: HashMap::new(),
+            closed_older: HashMap::new(),
+            seq: 0,
+            repeated: 0,
+            late: 0,
+            emitter: Emitter::default(),
+        }
+    }
+
+    /// Takes the next span of the input, and emits the traces it completes.
+    pub fn push(&mut self, mut span: HeldSpan, sink: &mut Sink<'_>) -> anyhow::Result<()> {
+        if let Some(t) = span.latest_nanos() {
+            self.now = Some(self.now.map_or(t, |now| now.max(t)));
+        }
+        let n = match self.index.get(span.trace_id()) {
+            Some(&n) => n,
+            None => {
+                let id = span.trace_id().to_string();
+                let hash = id_hash(&id);
+                let continues = self
+                    .closed
+                    .get(&hash)
+                    .or_else(|| self.closed_older.get(&hash))
+                    .cloned();
+                let n = self.front + self.open.len() as u64;
+                self.open.push_back(Open {
+                    id: id.clone(),
+                    spans: Vec::new(),
+                    seen: HashSet::new(),
+                    last: None,
+                    root_ended: false,
+                    continues,
+                });
+                self.index.insert(id, n);
+                n
+            }
+        };
+        let trace = &mut self.open[(n - self.front) as usize];
+        if !span.span_id().is_empty() && !trace.seen.insert(id_hash(span.span_id())) {
+            self.repeated += 1;
+            return Ok(());
+        }
+        if trace.continues.is_some() {
+            self.late += 1;
+        }
+        span.set_seq(self.seq);
+        self.seq += 1;
+        trace.last = self.now;
+        trace.root_ended |= span.is_ended_root();
+        trace.spans.push(span);
+        while self.open.front().is_some_and(|t| self.complete(t)) {
+            self.emit_front(sink)?;
+        }
+        Ok(())
+    }
+
+    /// Emits what is held, and says what was dropped or came late.
+    pub fn finish(mut self, sink: &mut Sink<'_>) -> anyhow::Result<()> {
+        while !self.open.is_empty() {
+            self.emit_front(sink)?;
+        }
+        warn_repeated(self.repeated, sink);
+        if self.late > 0 {
+            let path = sink.path().to_string();
+            sink.diag.warn(
+                "late-span",
+                format_args!(
+                    "{path}: {} spans came after their trace was emitted (more than --trace-window \
+of span time after its last span); each is emitted as a continuation of its run",
+                    self.late
+                ),
+            );
+        }
+        self.emitter.finish(sink)
+    }
+
+    /// Spans held now.
+    #[cfg(test)]
+    pub fn held(&self) -> usize {
+        self.open.iter().map(|t| t.spans.len()).sum()
+    }
+
+    fn complete(&self, trace: &Open) -> bool {
+        let (Some(window), Some(now), Some(last)) = (self.window, self.now, trace.last) else {
+            return false;
+        };
+        let quiet = now - last;
+        quiet > window
+            && (trace.root_ended || trace.continues.is_some() || quiet > window * ROOTLESS_WINDOWS)
+    }
+
+    fn emit_front(&mut self, sink: &mut Sink<'_>) -> anyhow::Result<()> {
+        let Some(trace) = self.open.pop_front() else {
+            return Ok(());
+        };
+        self.front += 1;
+        self.index.remove(&trace.id);
+        let hands_on = self
+            .emitter
+            .emit_trace(trace.spans, trace.continues, sink)?;
+        if self.window.is_some()
+            && let Some(inherited) = hands_on
+        {
+            if self.closed.len() >= Self::CLOSED_GENERATION {
+                self.closed_older = std::mem::take(&mut self.closed);
+            }
+            self.closed.insert(id_hash(&trace.id), inherited);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adapters::{DecodeSettings, Format, records_with};
+    use proptest::prelude::*;
+    use serde_json::{Value, json};
+
+    const W: i128 = DEFAULT_WINDOW_NANOS;
+    const SEC: i128 = 1_000_000_000;
+
+    /// One span as an OTLP request line.
+    #[allow(clippy::too_many_arguments)]
+    fn line(
+        trace: u64,
+        span: u64,
+        parent: Option<u64>,
+        start: i128,
+        end: i128,
+        agent: Option<&str>,
+        failed: bool,
+    ) -> String {
+        let mut attrs =
+            vec![json!({"key": "run.id", "value": {"stringValue": format!("run-{}", trace % 3)}})];
+        if let Some(a) = agent {
+            attrs.push(json!({"key": "agent.id", "value": {"stringValue": a}}));
+        }
+        let mut s = json!({"traceId": format!("{trace:032x}"), "spanId": format!("{span:016x}"),
+            "name": format!("tool{}", span % 4), "startTimeUnixNano": start.to_string(),
+            "endTimeUnixNano": end.to_string(), "attributes": attrs,
+            "status": {"code": if failed { 2 } else { 0 }}});
+        if let Some(p) = parent {
+            s["parentSpanId"] = json!(format!("{p:016x}"));
+        }
+        json!({"resourceSpans": [{"scopeSpans": [{"spans": [s]}]}]}).to_string()
+    }
+
+    fn read(input: &str, window: Option<i128>) -> Vec<Value> {
+        let settings = DecodeSettings {
+            trace_window: window,
+            ..DecodeSettings::default()
+        };
+        records_with(Format::Otlp, "t.jsonl", input.as_bytes(), settings)
+    }
+
+    /// A trace: (start of the trace, spans as (offset, duration, parent
+    /// index, agent, failed)).
+    type TraceSpec = (i128, Vec<(i128, i128, usize, bool, bool)>);
+
+    fn traces() -> impl Strategy<Value = (Vec<TraceSpec>, Vec<i128>)> {
+        let span = (0..W / 4, 0..W / 4, 0usize..8, any::<bool>(), any::<bool>());
+        let trace = (0..3 * W, proptest::collection::vec(span, 1..7));
+        proptest::collection::vec(trace, 1..12).prop_flat_map(|ts| {
+            let n: usize = ts.iter().map(|(_, s)| s.len()).sum();
+            (Just(ts), proptest::collection::vec(0..W / 3, n))
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Spans shuffled within the window (each trace's spans lie within
+        /// half a window of span time, and each comes at most a third of a
+        /// window late) read as the whole file does.
+        #[test]
+        fn spans_shuffled_within_the_window_read_as_the_whole_file((specs, jitter) in traces()) {
+            let mut spans = Vec::new();
+            let mut at = 0;
+            for (t, (gap, members)) in specs.iter().enumerate() {
+                at += gap;
+                let trace = t as u64 + 1;
+                for (j, (offset, dur, parent, agent, failed)) in members.iter().enumerate() {
+                    let span = trace * 100 + j as u64;
+                    // The root starts the trace and ends with it.
+                    let (start, end) = if j == 0 { (at, at + W / 2) } else { (at + offset, at + offset + dur) };
+                    let parent = (j > 0).then(|| trace * 100 + (*parent % j) as u64);
+                    let agent = agent.then(|| ["planner", "coder"][j % 2]);
+                    spans.push((end, line(trace, span, parent, start, end, agent, *failed)));
+                }
+            }
+            let mut keyed: Vec<(i128, usize, String)> = spans
+                .into_iter()
+                .zip(&jitter)
+                .enumerate()
+                .map(|(i, ((end, text), j))| (end + j, i, text))
+                .collect();
+            keyed.sort();
+            let input: String = keyed.iter().map(|(_, _, l)| format!("{l}\n")).collect();
+            prop_assert_eq!(read(&input, Some(W)), read(&input, None));
+        }
+    }
+
+    #[test]
+    fn a_late_span_continues_its_run_and_trace() {
+        let input = [
+            line(1, 10, None, SEC, 2 * SEC, Some("planner"), false),
+            line(2, 20, None, 1000 * SEC, 1001 * SEC, Some("coder"), false),
+            line(1, 11, Some(10), 1002 * SEC, 1003 * SEC, None, true),
+        ]
+        .join("\n");
+        let events = |recs: Vec<Value>| -> Vec<(String, String, String)> {
+            recs.iter()
+                .filter(|r| r["kind"] == "event")
+                .map(|r| {
+                    (
+                        r["span_id"].as_str().unwrap()[14..].to_string(),
+                        r["run_id"].as_str().unwrap().to_string(),
+                        r["agent_id"].as_str().unwrap().to_string(),
+                    )
+                })
+                .collect()
+        };
+        let s = |a: &str, b: &str, c: &str| (a.to_string(), b.to_string(), c.to_string());
+        assert_eq!(
+            events(read(&input, Some(W))),
+            [
+                s("0a", "run-1", "planner"),
+                s("14", "run-2", "coder"),
+                s("0b", "run-1", "planner")
+            ]
+        );
+        assert_eq!(
+            events(read(&input, None)),
+            [
+                s("0a", "run-1", "planner"),
+                s("0b", "run-1", "planner"),
+                s("14", "run-2", "coder")
+            ]
+        );
+    }
+
+    #[test]
+    fn held_spans_stay_within_the_window_on_a_long_stream() {
+        let mut input = String::new();
+        for t in 0..200u64 {
+            let at = i128::from(t) * 120 * SEC;
+            input.push_str(&line(t + 1, t * 10, None, at, at + SEC, Some("a"), false));
+            input.push('\n');
+            for c in 1..5 {
+                let s = at + i128::from(c) * SEC;
+                input.push_str(&line(
+                    t + 1,
+                    t * 10 + c,
+                    Some(t * 10),
+                    s,
+                    s + SEC,
+                    None,
+                    false,
+                ));
+                input.push('\n');
+            }
+        }
+        let mut out = Vec::new();
+        let mut diag = crate::cli::Diag::new("test", true);
+        let writer = crate::ndjson::RecordWriter::new(
+            Box::new(&mut out) as Box<dyn std::io::Write + '_>,
+            false,
+        );
+        let mut sink = Sink::new(writer, &mut diag, false, DecodeSettings::default());
+        sink.begin_source("t.jsonl", "otlp");
+        let mut window = TraceWindow::new(Some(W));
+        let mut most = 0;
+        for l in input.lines() {
+            let mut held = Vec::new();
+            let req = serde_json::from_str(l).unwrap();
+            crate::adapters::otlp::hold_value(req, Some(1), &sink.settings, &mut held).unwrap();
+            for span in held {
+                window.push(span, &mut sink).unwrap();
+            }
+            most = most.max(window.held());
+        }
+        // Traces start two minutes apart and wait five: about four are open.
+        assert!(most <= 5 * 5, "{most} spans held");
+        window.finish(&mut sink).unwrap();
+        drop(sink);
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(text.matches("\"kind\":\"event\"").count(), 1000);
+    }
+}
