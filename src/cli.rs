@@ -123,6 +123,26 @@ pub fn main<T: Tool>() -> ExitCode {
     let result = args.run(&mut diag);
     diag.finish();
     match result {
+        Ok(_) if !diag.unread().is_empty() => {
+            let unread = diag.unread();
+            let mut names = unread
+                .iter()
+                .take(5)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ");
+            if unread.len() > 5 {
+                names.push_str(&format!(" and {} more", unread.len() - 5));
+            }
+            let inputs = if unread.len() == 1 { "input" } else { "inputs" };
+            report_error(
+                T::NAME,
+                &anyhow::anyhow!(
+                    "nothing could be read from {} {inputs}: {names}",
+                    unread.len()
+                ),
+            )
+        }
         Ok(code) => ExitCode::from(code),
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => report_error(T::NAME, &e),
@@ -332,6 +352,8 @@ pub struct Diag {
     tool: &'static str,
     quiet: bool,
     counts: BTreeMap<&'static str, u64>,
+    /// Inputs of which nothing could be read.
+    unread: Vec<String>,
 }
 
 impl Diag {
@@ -340,7 +362,19 @@ impl Diag {
             tool,
             quiet,
             counts: BTreeMap::new(),
+            unread: Vec::new(),
         }
+    }
+
+    /// Notes an input of which nothing could be read: the tool goes on
+    /// with the other inputs, then fails (see [`Diag::unread`]).
+    pub fn nothing_read(&mut self, input: &str) {
+        self.unread.push(input.to_string());
+    }
+
+    /// The inputs of which nothing could be read.
+    pub fn unread(&self) -> &[String] {
+        &self.unread
     }
 
     pub fn tool(&self) -> &'static str {

@@ -241,6 +241,10 @@ pub struct RunRec {
     pub task: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected: Option<String>,
+    /// The rules the agent was told to follow (a system prompt's policy),
+    /// when the source carries them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub src: Option<Src<'static>>,
 }
@@ -507,7 +511,8 @@ pub struct Verdict {
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 pub struct JudgeNote {
     pub model: String,
-    /// The rule-ranked position (1-based) of the candidate it picked.
+    /// The rule-ranked position (1-based) of the candidate it picked; 0
+    /// when a judge shown the whole run named a step the rules did not list.
     pub choice: u64,
     /// True when it picked another candidate than the rules' first, which
     /// is then the verdict.

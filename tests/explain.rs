@@ -190,3 +190,95 @@ fn a_bad_line_is_skipped_with_a_warning_or_fails_under_strict() {
             "triage-explain: error: <stdin>:1:",
         ));
 }
+
+/// Events of one failed run where no step shows anything wrong: a user's
+/// question, two plain replies, a run record saying it failed.
+fn run_without_evidence() -> String {
+    let ev = |i: u64, agent: &str, text: &str| {
+        serde_json::json!({"kind":"event","event_id":format!("q#{i}"),"run_id":"q","turn":i,
+            "step":i,"agent_id":agent,"action_taken":{"tool_name":"message"},
+            "action_succeeded":true,"span_kind":"message","output":text})
+        .to_string()
+    };
+    [
+        ev(0, "user", "Which river is longest in Europe?"),
+        ev(1, "assistant", "The Volga is the longest river in Europe."),
+        ev(2, "user", "Thanks."),
+        serde_json::json!({"kind":"run","run_id":"q","outcome":"failed"}).to_string(),
+    ]
+    .join("\n")
+}
+
+fn explain_stdin(args: &[&str], input: &str) -> (Vec<Value>, String) {
+    let out = Command::cargo_bin("triage-explain")
+        .unwrap()
+        .args(args)
+        .write_stdin(input.to_string())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let recs = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (recs, String::from_utf8(out.stderr).unwrap())
+}
+
+#[test]
+fn without_evidence_the_verdict_abstains_but_still_lists_where_to_look() {
+    let (recs, _) = explain_stdin(&[], &run_without_evidence());
+    let v = verdict(&recs);
+    assert_eq!(v["category"], "unknown");
+    assert_eq!(v["blame"], "unknown");
+    assert!(v["confidence"].as_f64().unwrap() <= 0.3, "{v}");
+    assert!(!v["candidates"].as_array().unwrap().is_empty());
+    assert!(
+        v["evidence"][0]
+            .as_str()
+            .unwrap()
+            .contains("no detector found evidence")
+    );
+}
+
+#[test]
+fn min_confidence_hides_weak_verdicts_in_explain_and_render() {
+    let (recs, stderr) = explain_stdin(&["--min-confidence", "0.5"], &run_without_evidence());
+    assert!(of_kind(&recs, "verdict").is_empty(), "{recs:?}");
+    assert!(
+        stderr.contains("1 verdicts below --min-confidence 0.5 hidden"),
+        "{stderr}"
+    );
+    let (all, _) = explain_stdin(&[], &run_without_evidence());
+    let ndjson: String = all.iter().map(|r| format!("{r}\n")).collect();
+    let render = |args: &[&str]| {
+        let out = Command::cargo_bin("triage-render")
+            .unwrap()
+            .args(["--format", "json"])
+            .args(args)
+            .write_stdin(ndjson.clone())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    assert_eq!(render(&[])["verdicts"].as_array().unwrap().len(), 1);
+    assert!(
+        render(&["--min-confidence", "0.5"])["verdicts"]
+            .as_array()
+            .is_none_or(|v| v.is_empty())
+    );
+    Command::cargo_bin("triage-explain")
+        .unwrap()
+        .args(["--min-confidence", "1.5"])
+        .assert()
+        .failure();
+}

@@ -553,3 +553,58 @@ fn an_unusable_judgement_keeps_the_rules_order_with_a_warning() {
         assert_eq!(verdicts(&out), verdicts(&plain), "{answer}");
     }
 }
+
+#[test]
+fn the_whole_run_judge_names_any_step_checked_against_the_run() {
+    let events = parsed("examples/explain/injection.ndjson");
+    let (_, plain, _) = run(&mut bin("triage-explain"), events.clone());
+    let before = verdicts(&plain).remove(0);
+    let listed: Vec<u64> = before["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["step"].as_u64().unwrap())
+        .collect();
+    // The first step of the run, which the rules did not list, by its agent.
+    let recs = records(&events);
+    let first = of_kind(&recs, "event")
+        .into_iter()
+        .find(|e| !listed.contains(&e["step"].as_u64().unwrap()))
+        .cloned()
+        .expect("an unlisted step");
+    let (step, agent) = (
+        first["step"].as_u64().unwrap(),
+        first["agent_id"].as_str().unwrap().to_string(),
+    );
+    let answer =
+        json!({"step": step, "agent": agent, "reason": "It set the wrong goal."}).to_string();
+    let mock = Mock::start(move |_, _| anthropic_text(&answer));
+    let (code, out, err) = run(
+        anthropic_at(&mock, "triage-explain").arg("--judge-run"),
+        events.clone(),
+    );
+    assert_eq!(code, 0, "{err}");
+    let user = mock.seen()[0].user_text();
+    assert!(
+        user.contains("\"hints\""),
+        "the findings go as hints: {user}"
+    );
+    let after = verdicts(&out).remove(0);
+    assert_eq!(after["step"], step);
+    assert_eq!(after["agent_id"], agent.as_str());
+    assert_eq!(after["candidates"][0]["detector"], "judge");
+    assert_eq!(after["judge"]["choice"], 0);
+    let (_, md, _) = run(&mut bin("triage-render"), out);
+    let md = String::from_utf8(md).unwrap();
+    assert!(md.contains("which the rules did not list"), "{md}");
+
+    // A step the run lacks is refused and the rules' verdict stands.
+    let mock = Mock::start(|_, _| anthropic_text(r#"{"step": 999, "agent": "x", "reason": "r"}"#));
+    let (code, out, err) = run(
+        anthropic_at(&mock, "triage-explain").arg("--judge-run"),
+        events,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("which the run does not have"), "{err}");
+    assert_eq!(verdicts(&out), verdicts(&plain));
+}

@@ -46,6 +46,12 @@ impl Parsed {
 }
 
 fn parse(args: &[&str], files: &[&Path]) -> Parsed {
+    parse_with_exit(args, files, 0)
+}
+
+/// Parses where the exit status is `code`: 2 when nothing at all could be
+/// read from an input.
+fn parse_with_exit(args: &[&str], files: &[&Path], code: i32) -> Parsed {
     let out = Command::cargo_bin("triage-parse")
         .unwrap()
         .args(args)
@@ -53,7 +59,7 @@ fn parse(args: &[&str], files: &[&Path]) -> Parsed {
         .output()
         .unwrap();
     let stderr = String::from_utf8(out.stderr).unwrap();
-    assert!(out.status.success(), "exit {:?}: {stderr}", out.status);
+    assert_eq!(out.status.code(), Some(code), "{stderr}");
     let stdout = String::from_utf8(out.stdout).unwrap();
     let records = stdout
         .lines()
@@ -250,9 +256,10 @@ fn a_trajectory_file_cut_short_keeps_its_complete_runs() {
 
 #[test]
 fn format_flag_overrides_detection() {
-    let p = parse(
+    let p = parse_with_exit(
         &["--format", "otlp"],
         &[&crate_path("examples/otel-spans.json")],
+        2,
     );
     let src = p.sources()[0];
     assert_eq!(src["format"], "otlp");
@@ -361,7 +368,7 @@ fn bad_input_of_every_format_is_a_warning_naming_the_file() {
     ];
     for (name, body) in cases {
         let path = temp_file(&dir, name, &body);
-        let p = parse_file(&path);
+        let p = parse_with_exit(&[], &[&path], 2);
         let src = p.sources()[0];
         assert_eq!(src["skipped"], 1, "{name}: {src}");
         assert!(
@@ -370,7 +377,14 @@ fn bad_input_of_every_format_is_a_warning_naming_the_file() {
             "{name}: {}",
             p.stderr
         );
-        assert_eq!(p.stderr.lines().count(), 1, "{name}: {}", p.stderr);
+        // One warning, then the error that nothing could be read.
+        let lines: Vec<&str> = p.stderr.lines().collect();
+        assert_eq!(lines.len(), 2, "{name}: {}", p.stderr);
+        assert!(
+            lines[1].starts_with("triage-parse: error: nothing could be read from 1 input"),
+            "{name}: {}",
+            p.stderr
+        );
     }
 }
 

@@ -453,7 +453,7 @@ fn collector_protobuf_and_zstd_files_are_refused_with_what_to_do() {
         ("collector-traces.json.zst", "zstd -dc"),
     ] {
         let p = parse_with(&[], &fixture(file));
-        assert_eq!(p.code, 0, "{}", p.stderr);
+        assert_eq!(p.code, 2, "nothing could be read: {}", p.stderr);
         assert!(
             p.stderr.contains(file) && p.stderr.contains(advice),
             "{}",

@@ -238,7 +238,12 @@ fn report_of_nothing_read_is_not_all_clear() {
     let gz = dir.path().join("runs.ndjson.gz");
     std::fs::write(&gz, b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03").unwrap();
     let (code, out, err) = run("triage", &["report", gz.to_str().unwrap()], b"");
-    assert_eq!(code, 0, "stderr: {err}");
+    // The report is still written, and the exit status says nothing was read.
+    assert_eq!(code, 2, "stderr: {err}");
+    assert!(
+        err.contains("error: nothing could be read from 1 input"),
+        "{err}"
+    );
     let md = String::from_utf8(out).unwrap();
     assert!(!md.contains("All clear"), "{md}");
     assert!(md.contains("Nothing to report: no runs were read."), "{md}");
@@ -354,7 +359,7 @@ fn truncated_whowhen_file_names_file_and_line() {
     .unwrap();
     let p = path.to_str().unwrap();
     let (code, _, err) = run("triage-parse", &["--format", "whowhen", p], b"");
-    assert_eq!(code, 0, "stderr: {err}");
+    assert_eq!(code, 2, "nothing could be read: {err}");
     assert!(
         err.contains(&format!("{p}:4: not valid JSON")),
         "stderr: {err}"
@@ -585,7 +590,7 @@ fn utf16_input_says_how_to_convert_it() {
     let path = dir.path().join("monday-utf16.ndjson");
     std::fs::write(&path, utf16).unwrap();
     let (code, out, err) = run("triage-parse", &[path.to_str().unwrap()], b"");
-    assert_eq!(code, 0, "stderr: {err}");
+    assert_eq!(code, 2, "nothing could be read: {err}");
     assert!(err.contains("monday-utf16.ndjson"), "stderr: {err}");
     assert!(
         err.contains("UTF-16") && err.contains("iconv -f UTF-16 -t UTF-8"),

@@ -12,7 +12,9 @@ langsmith\t'LangSmith runs: create/update payloads, lists or JSONL of runs'
 managed-agent\t'Claude Managed Agents session event streams (JSONL)'
 atif\t'Agent Trajectory Interchange Format (Harbor) trajectories'
 coding-agent\t'Coding-agent trajectories: mini-SWE-agent transcripts (shell commands in the assistant\'s text, `<returncode>` replies) and SWE-agent `.traj` files'
-inspect-ai\t'Inspect AI eval logs in its JSON log format: one run per sample'"
+inspect-ai\t'Inspect AI eval logs in its JSON log format: one run per sample'
+openai-chat\t'OpenAI chat transcripts: `{"messages": [...]}` or a list of messages (Chat Completions or Responses items), per file or per line'
+anthropic-messages\t'Anthropic Messages transcripts: `tool_use`/`tool_result` blocks'"
 complete -c triage-diff -l generate -d 'Print this tool\'s man page or shell completions and exit' -r -f -a "man\t''
 bash\t''
 zsh\t''

@@ -9,7 +9,9 @@ langsmith\t'LangSmith runs: create/update payloads, lists or JSONL of runs'
 managed-agent\t'Claude Managed Agents session event streams (JSONL)'
 atif\t'Agent Trajectory Interchange Format (Harbor) trajectories'
 coding-agent\t'Coding-agent trajectories: mini-SWE-agent transcripts (shell commands in the assistant\'s text, `<returncode>` replies) and SWE-agent `.traj` files'
-inspect-ai\t'Inspect AI eval logs in its JSON log format: one run per sample'"
+inspect-ai\t'Inspect AI eval logs in its JSON log format: one run per sample'
+openai-chat\t'OpenAI chat transcripts: `{"messages": [...]}` or a list of messages (Chat Completions or Responses items), per file or per line'
+anthropic-messages\t'Anthropic Messages transcripts: `tool_use`/`tool_result` blocks'"
 complete -c triage-parse -l since -d 'Keep only events at or after this time (RFC 3339 or YYYY-MM-DD)' -r
 complete -c triage-parse -l until -d 'Keep only events before this time (RFC 3339 or YYYY-MM-DD)' -r
 complete -c triage-parse -l max-text -d 'Cut input and output texts to this many bytes (their digest covers the whole); 0 keeps only the digest and the "…" that marks a text cut short' -r

@@ -7,6 +7,7 @@ csv\t'One CSV row per pattern with every field'"
 complete -c triage-render -l refresh -d 'HTML only: reload the page every SECONDS (for a page cron regenerates)' -r
 complete -c triage-render -s o -l output -d 'Write the report to FILE, atomically (temporary file, then rename; a device or FIFO is written in place)' -r -F
 complete -c triage-render -s n -l top -d 'Patterns the markdown report details (and the HTML trend chart follows)' -r
+complete -c triage-render -l min-confidence -d 'Hide verdicts (triage-explain) whose confidence is below P, from 0 to 1; stderr says how many were hidden' -r
 complete -c triage-render -l generate -d 'Print this tool\'s man page or shell completions and exit' -r -f -a "man\t''
 bash\t''
 zsh\t''

@@ -50,7 +50,9 @@ langsmith\t'LangSmith runs: create/update payloads, lists or JSONL of runs'
 managed-agent\t'Claude Managed Agents session event streams (JSONL)'
 atif\t'Agent Trajectory Interchange Format (Harbor) trajectories'
 coding-agent\t'Coding-agent trajectories: mini-SWE-agent transcripts (shell commands in the assistant\'s text, `<returncode>` replies) and SWE-agent `.traj` files'
-inspect-ai\t'Inspect AI eval logs in its JSON log format: one run per sample'"
+inspect-ai\t'Inspect AI eval logs in its JSON log format: one run per sample'
+openai-chat\t'OpenAI chat transcripts: `{"messages": [...]}` or a list of messages (Chat Completions or Responses items), per file or per line'
+anthropic-messages\t'Anthropic Messages transcripts: `tool_use`/`tool_result` blocks'"
 complete -c triage -n "__fish_triage_using_subcommand report" -l provider -d 'LLM provider: anthropic (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL) or openai, any OpenAI-compatible chat-completions server such as a local one (OPENAI_BASE_URL, OPENAI_API_KEY). Default: [llm] provider, else anthropic, or openai when only OPENAI_* variables are set' -r -f -a "anthropic\t'The Anthropic Messages API (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL)'
 openai\t'Any OpenAI-compatible chat-completions server, local ones included (OPENAI_BASE_URL, OPENAI_API_KEY)'"
 complete -c triage -n "__fish_triage_using_subcommand report" -l model -d 'LLM model. Default: [llm] model, else claude-haiku-4-5 (anthropic) or gpt-4o-mini (openai)' -r
@@ -88,7 +90,9 @@ langsmith\t'LangSmith runs: create/update payloads, lists or JSONL of runs'
 managed-agent\t'Claude Managed Agents session event streams (JSONL)'
 atif\t'Agent Trajectory Interchange Format (Harbor) trajectories'
 coding-agent\t'Coding-agent trajectories: mini-SWE-agent transcripts (shell commands in the assistant\'s text, `<returncode>` replies) and SWE-agent `.traj` files'
-inspect-ai\t'Inspect AI eval logs in its JSON log format: one run per sample'"
+inspect-ai\t'Inspect AI eval logs in its JSON log format: one run per sample'
+openai-chat\t'OpenAI chat transcripts: `{"messages": [...]}` or a list of messages (Chat Completions or Responses items), per file or per line'
+anthropic-messages\t'Anthropic Messages transcripts: `tool_use`/`tool_result` blocks'"
 complete -c triage -n "__fish_triage_using_subcommand compare" -s f -l format -d 'Output format' -r -f -a "md\t'The morning report as markdown'
 table\t'A table for the terminal'
 html\t'A self-contained HTML dashboard'
@@ -116,7 +120,9 @@ langsmith\t'LangSmith runs: create/update payloads, lists or JSONL of runs'
 managed-agent\t'Claude Managed Agents session event streams (JSONL)'
 atif\t'Agent Trajectory Interchange Format (Harbor) trajectories'
 coding-agent\t'Coding-agent trajectories: mini-SWE-agent transcripts (shell commands in the assistant\'s text, `<returncode>` replies) and SWE-agent `.traj` files'
-inspect-ai\t'Inspect AI eval logs in its JSON log format: one run per sample'"
+inspect-ai\t'Inspect AI eval logs in its JSON log format: one run per sample'
+openai-chat\t'OpenAI chat transcripts: `{"messages": [...]}` or a list of messages (Chat Completions or Responses items), per file or per line'
+anthropic-messages\t'Anthropic Messages transcripts: `tool_use`/`tool_result` blocks'"
 complete -c triage -n "__fish_triage_using_subcommand parse" -l since -d 'Keep only events at or after this time (RFC 3339 or YYYY-MM-DD)' -r
 complete -c triage -n "__fish_triage_using_subcommand parse" -l until -d 'Keep only events before this time (RFC 3339 or YYYY-MM-DD)' -r
 complete -c triage -n "__fish_triage_using_subcommand parse" -l max-text -d 'Cut input and output texts to this many bytes (their digest covers the whole); 0 keeps only the digest and the "…" that marks a text cut short' -r
@@ -163,6 +169,7 @@ csv\t'One CSV row per pattern with every field'"
 complete -c triage -n "__fish_triage_using_subcommand render" -l refresh -d 'HTML only: reload the page every SECONDS (for a page cron regenerates)' -r
 complete -c triage -n "__fish_triage_using_subcommand render" -s o -l output -d 'Write the report to FILE, atomically (temporary file, then rename; a device or FIFO is written in place)' -r -F
 complete -c triage -n "__fish_triage_using_subcommand render" -s n -l top -d 'Patterns the markdown report details (and the HTML trend chart follows)' -r
+complete -c triage -n "__fish_triage_using_subcommand render" -l min-confidence -d 'Hide verdicts (triage-explain) whose confidence is below P, from 0 to 1; stderr says how many were hidden' -r
 complete -c triage -n "__fish_triage_using_subcommand render" -l generate -d 'Print this tool\'s man page or shell completions and exit' -r -f -a "man\t''
 bash\t''
 zsh\t''
@@ -186,7 +193,9 @@ langsmith\t'LangSmith runs: create/update payloads, lists or JSONL of runs'
 managed-agent\t'Claude Managed Agents session event streams (JSONL)'
 atif\t'Agent Trajectory Interchange Format (Harbor) trajectories'
 coding-agent\t'Coding-agent trajectories: mini-SWE-agent transcripts (shell commands in the assistant\'s text, `<returncode>` replies) and SWE-agent `.traj` files'
-inspect-ai\t'Inspect AI eval logs in its JSON log format: one run per sample'"
+inspect-ai\t'Inspect AI eval logs in its JSON log format: one run per sample'
+openai-chat\t'OpenAI chat transcripts: `{"messages": [...]}` or a list of messages (Chat Completions or Responses items), per file or per line'
+anthropic-messages\t'Anthropic Messages transcripts: `tool_use`/`tool_result` blocks'"
 complete -c triage -n "__fish_triage_using_subcommand diff" -l generate -d 'Print this tool\'s man page or shell completions and exit' -r -f -a "man\t''
 bash\t''
 zsh\t''
@@ -197,6 +206,7 @@ complete -c triage -n "__fish_triage_using_subcommand diff" -l line-buffered -d 
 complete -c triage -n "__fish_triage_using_subcommand diff" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c triage -n "__fish_triage_using_subcommand diff" -s V -l version -d 'Print version'
 complete -c triage -n "__fish_triage_using_subcommand explain" -s n -l top -d 'With --narrate: the patterns narrated, the top N by rank' -r
+complete -c triage -n "__fish_triage_using_subcommand explain" -l min-confidence -d 'Hide verdicts whose confidence (a calibrated probability of naming the right agent and step) is below P, from 0 to 1; their findings are still written, and stderr says how many were hidden' -r
 complete -c triage -n "__fish_triage_using_subcommand explain" -s c -l config -d 'Configuration file (its [llm] section)' -r -F
 complete -c triage -n "__fish_triage_using_subcommand explain" -l provider -d 'LLM provider: anthropic (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL) or openai, any OpenAI-compatible chat-completions server such as a local one (OPENAI_BASE_URL, OPENAI_API_KEY). Default: [llm] provider, else anthropic, or openai when only OPENAI_* variables are set' -r -f -a "anthropic\t'The Anthropic Messages API (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL)'
 openai\t'Any OpenAI-compatible chat-completions server, local ones included (OPENAI_BASE_URL, OPENAI_API_KEY)'"
@@ -210,6 +220,7 @@ fish\t''"
 complete -c triage -n "__fish_triage_using_subcommand explain" -l verdicts-only -d 'Write only the verdicts, not the findings behind them (headers and passed-through records still come first)'
 complete -c triage -n "__fish_triage_using_subcommand explain" -l narrate -d 'Add an LLM\'s root-cause narrative and one concrete fix to each of the top N scored pattern records (fields narrative, fix, narrative_model)'
 complete -c triage -n "__fish_triage_using_subcommand explain" -l judge -d 'Let an LLM re-rank the top 3 candidates of each failed run\'s verdict; the verdict follows its pick and notes its reason (field judge)'
+complete -c triage -n "__fish_triage_using_subcommand explain" -l judge-run -d 'Like --judge, but show the LLM the whole run (cut to about 12,000 tokens) with the detectors\' findings as hints, and let it name any step; a step the run lacks, or an agent that did not act there, is refused with a warning and the rules\' verdict stands'
 complete -c triage -n "__fish_triage_using_subcommand explain" -l strict -d 'Stop at the first input that cannot be read, with exit status 2, instead of skipping it with a warning'
 complete -c triage -n "__fish_triage_using_subcommand explain" -s q -l quiet -d 'Print no warnings (errors are still printed)'
 complete -c triage -n "__fish_triage_using_subcommand explain" -l line-buffered -d 'Flush every record as soon as it is written (for `tail -f` pipelines)'

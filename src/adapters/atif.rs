@@ -329,6 +329,7 @@ impl<'t> Walk<'t> {
             outcome: outcome.to_string(),
             task: ctx.task,
             expected: None,
+            policy: None,
             src: None,
         })?;
         Ok(())

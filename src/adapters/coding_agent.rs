@@ -170,6 +170,7 @@ fn emit(
         outcome: outcome.to_string(),
         task,
         expected: None,
+        policy: None,
         src: None,
     })?;
     Ok(())

@@ -23,6 +23,8 @@ const RULES: &[(Format, Claim)] = &[
     (Format::Taubench, Shape::is_taubench),
     (Format::Whowhen, Shape::is_whowhen),
     (Format::Otel, Shape::is_span_document),
+    (Format::AnthropicMessages, Shape::is_anthropic_transcript),
+    (Format::OpenaiChat, Shape::is_chat_transcript),
 ];
 
 /// Picks the format of an input from its first bytes. The path is not
@@ -30,17 +32,22 @@ const RULES: &[(Format, Claim)] = &[
 /// Content nothing claims is ndjson, so its lines are reported as unreadable
 /// rather than silently ignored.
 pub fn detect(_path: Option<&Path>, head: &[u8]) -> Format {
+    claim(head).unwrap_or(Format::Ndjson)
+}
+
+/// The format whose shape the first JSON value of `head` has, if any.
+pub fn claim(head: &[u8]) -> Option<Format> {
     if recorded_session_call(head) {
-        return Format::ManagedAgent;
+        return Some(Format::ManagedAgent);
     }
     let shape = Shape::of(head);
     if coding_agent(&shape, head) {
-        return Format::CodingAgent;
+        return Some(Format::CodingAgent);
     }
     RULES
         .iter()
         .find(|(_, claims)| claims(&shape))
-        .map_or(Format::Ndjson, |(format, _)| *format)
+        .map(|(format, _)| *format)
 }
 
 /// Why an input that starts with `head` cannot be read and what to do, for
@@ -141,6 +148,8 @@ struct Shape {
     keys: Vec<String>,
     /// The first object did not end inside the bytes looked at.
     cut: bool,
+    /// Anthropic's tool block types appear in the bytes looked at.
+    anthropic_blocks: bool,
 }
 
 impl Shape {
@@ -210,6 +219,30 @@ impl Shape {
         self.has("processed_at") && self.has("type")
     }
 
+    /// A chat transcript: a conversation in an envelope (`messages`), or
+    /// messages (or Responses items) in a list or one per line.
+    fn is_chat_transcript(&self) -> bool {
+        self.has("messages")
+            || (self.has("role") && (self.has("content") || self.has("tool_calls")))
+            || (self.has("type") && (self.has("call_id") || self.has("summary")))
+            || self.is_session_log()
+    }
+
+    /// A line of a Claude Code transcript or an Agent SDK stream: a typed
+    /// record of a session, the API message under `message`.
+    fn is_session_log(&self) -> bool {
+        !self.top_is_list
+            && self.has("type")
+            && ((self.has("message") || self.has("subtype"))
+                && (self.has("sessionId") || self.has("session_id"))
+                || self.has("isSnapshotUpdate"))
+    }
+
+    /// A chat transcript whose messages carry Anthropic's tool blocks.
+    fn is_anthropic_transcript(&self) -> bool {
+        self.anthropic_blocks && self.is_chat_transcript()
+    }
+
     fn is_atif(&self) -> bool {
         self.has("steps") && (self.has("schema_version") || self.has("session_id"))
     }
@@ -230,6 +263,7 @@ impl Shape {
         };
         let mut shape = Shape {
             top_is_list: head[start] == b'[',
+            anthropic_blocks: anthropic_blocks(head),
             ..Shape::default()
         };
         let key_depth = if shape.top_is_list { 2 } else { 1 };
@@ -324,6 +358,20 @@ fn recorded_session_call(head: &[u8]) -> bool {
     };
     let rest = rest.trim_ascii_start();
     rest.starts_with(b"\"client.beta.sessions") || rest.starts_with(b"\"beta.sessions")
+}
+
+/// Whether Anthropic's tool block types (`"type": "tool_use"`,
+/// `"tool_result"`) appear, in any spacing.
+fn anthropic_blocks(head: &[u8]) -> bool {
+    ["\"tool_use\"", "\"tool_result\""].iter().any(|block| {
+        memchr::memmem::find_iter(head, block.as_bytes()).any(|at| {
+            let before = head[..at].trim_ascii_end();
+            before.ends_with(b":")
+                && before[..before.len() - 1]
+                    .trim_ascii_end()
+                    .ends_with(b"\"type\"")
+        })
+    })
 }
 
 /// The index of the quote closing the string that starts at `from`.

@@ -119,6 +119,7 @@ fn emit_sample(
     let mut pending: Vec<(usize, Option<String>)> = Vec::new();
     let mut assistant_turns = 0usize;
     let mut task = None;
+    let mut policy = None;
     let new_event = |out: &Vec<EventOut<'static>>,
                      used: &mut HashSet<String>,
                      id: String,
@@ -139,7 +140,8 @@ fn emit_sample(
         let text = m.get("content").and_then(text_of);
         let msg_id = str_of(m.get("id")).unwrap_or_else(|| format!("{run}#{i}"));
         match role {
-            "system" => {}
+            // The system prompt is the policy the agent was given.
+            "system" => policy = policy.or(text),
             "user" => {
                 task = task.or_else(|| text.clone());
                 let mut ev = new_event(&out, used, msg_id, "user", "message".to_string());
@@ -256,6 +258,7 @@ fn emit_sample(
         outcome: outcome.to_string(),
         task: task.or_else(|| sample.get("input").and_then(text_of)),
         expected: sample.get("target").and_then(text_of),
+        policy,
         src: None,
     })?;
     Ok(())

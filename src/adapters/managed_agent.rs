@@ -181,6 +181,7 @@ impl Stream {
             outcome: if open_failure { "failed" } else { "unknown" }.to_string(),
             task,
             expected: None,
+            policy: None,
             src: None,
         })?;
         Ok(())

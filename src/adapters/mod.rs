@@ -2,6 +2,7 @@
 //! and skipped lines to. One file per format beside this one.
 
 mod detect;
+mod documents;
 pub mod lax;
 pub mod ndjson;
 pub mod otel;
@@ -19,6 +20,11 @@ pub mod langfuse;
 pub mod langsmith;
 pub mod managed_agent;
 mod observations;
+// Chat transcripts: the messages of OpenAI's and Anthropic's APIs.
+mod anthropic_messages;
+mod openai_chat;
+mod terminal;
+mod transcript;
 
 pub use detect::{detect, refusal};
 
@@ -67,6 +73,11 @@ pub enum Format {
     CodingAgent,
     /// Inspect AI eval logs in its JSON log format: one run per sample.
     InspectAi,
+    /// OpenAI chat transcripts: `{"messages": [...]}` or a list of
+    /// messages (Chat Completions or Responses items), per file or per line.
+    OpenaiChat,
+    /// Anthropic Messages transcripts: `tool_use`/`tool_result` blocks.
+    AnthropicMessages,
 }
 
 impl Format {
@@ -84,6 +95,8 @@ impl Format {
             Format::Atif => "atif",
             Format::CodingAgent => "coding-agent",
             Format::InspectAi => "inspect-ai",
+            Format::OpenaiChat => "openai-chat",
+            Format::AnthropicMessages => "anthropic-messages",
         }
     }
 }
@@ -144,7 +157,10 @@ pub fn read_peeked(
         path: input.path(),
         waiting: input.waiting(),
     };
-    read_detected(&source, head, rest, format, sink)
+    sink.begin_input();
+    read_detected(&source, head, rest, format, sink)?;
+    sink.end_input(source.name);
+    Ok(())
 }
 
 /// Reads one input given as a reader: `name` is used in messages and the
@@ -162,7 +178,10 @@ pub fn read_from(
         path,
         waiting: None,
     };
-    read_detected(&source, head, reader, format, sink)
+    sink.begin_input();
+    read_detected(&source, head, reader, format, sink)?;
+    sink.end_input(name);
+    Ok(())
 }
 
 /// Where an input comes from, as its reader needs to know.
@@ -197,8 +216,10 @@ fn read_detected(
     sink: &mut Sink<'_>,
 ) -> anyhow::Result<()> {
     let name = source.name;
+    let claimed = detect::claim(&head);
+    let auto = format == Format::Auto;
     let format = match format {
-        Format::Auto => detect(source.path, &head),
+        Format::Auto => claimed.unwrap_or_else(|| detect(source.path, &head)),
         f => f,
     };
     if let Some(why) = refusal(&head) {
@@ -206,6 +227,9 @@ fn read_detected(
         sink.begin_source(name, "binary");
         sink.skip(None, why)?;
         return Ok(sink.end_source()?);
+    }
+    if auto && claimed.is_none() && documents::may_be_document(&head, source.waiting.is_some()) {
+        return documents::read(name, head, rest, sink);
     }
     sink.begin_source(name, format.name());
     let reader = io::Cursor::new(head).chain(rest);
@@ -221,6 +245,7 @@ fn read_detected(
         Format::Atif => atif::read(reader, sink)?,
         Format::CodingAgent => coding_agent::read(reader, sink)?,
         Format::InspectAi => inspect_ai::read(reader, sink)?,
+        Format::OpenaiChat | Format::AnthropicMessages => transcript::read(reader, sink)?,
     }
     sink.end_source()?;
     Ok(())
@@ -555,6 +580,8 @@ pub struct Sink<'w> {
     /// Events of the current source kept by a time filter for want of a
     /// time, which its end reports.
     untimed: u64,
+    /// Events and skipped parts of the current input, over its sources.
+    input_read: (u64, u64),
 }
 
 impl<'w> Sink<'w> {
@@ -609,6 +636,7 @@ impl<'w> Sink<'w> {
             source_runs: 0,
             source_index: 0,
             untimed: 0,
+            input_read: (0, 0),
         }
     }
 
@@ -632,6 +660,18 @@ impl<'w> Sink<'w> {
         self.untimed = 0;
     }
 
+    fn begin_input(&mut self) {
+        self.input_read = (0, 0);
+    }
+
+    /// Notes an input of which nothing could be read (all of it skipped),
+    /// which makes the tool fail once every input is read.
+    fn end_input(&mut self, name: &str) {
+        if self.input_read.0 == 0 && self.input_read.1 > 0 {
+            self.diag.nothing_read(name);
+        }
+    }
+
     /// Notes `n` events that --since/--until kept because they have no
     /// time to place them by.
     pub fn count_untimed(&mut self, n: u64) {
@@ -653,6 +693,8 @@ impl<'w> Sink<'w> {
             );
         }
         self.source.runs = self.source_runs;
+        self.input_read.0 += self.source.events;
+        self.input_read.1 += self.source.skipped;
         let rec = self.source.clone();
         match &mut self.out {
             SinkTarget::Records(w) => w.record(&rec),

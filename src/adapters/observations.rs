@@ -346,6 +346,7 @@ pub fn emit_runs(
             outcome: if failed { "failed" } else { "unknown" }.to_string(),
             task: info.task.or(root_input),
             expected: None,
+            policy: None,
             src: None,
         })?;
     }

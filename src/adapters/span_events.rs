@@ -598,6 +598,7 @@ impl Runs {
                 outcome: "unknown".to_string(),
                 task: None,
                 expected: None,
+                policy: None,
                 src: ev.src.as_ref().map(|s| Src {
                     path: s.path.to_string().into(),
                     line: s.line,

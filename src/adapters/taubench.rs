@@ -82,6 +82,7 @@ fn decode_run<'v>(
     let outcome = outcome(obj.get("reward"))?;
     let mut replies = Replies::of(traj);
     let mut events = Vec::new();
+    let mut policy: Option<String> = None;
     for (turn, msg) in traj.iter().enumerate() {
         let Value::Object(m) = msg else {
             return Err(format!(
@@ -90,8 +91,13 @@ fn decode_run<'v>(
             ));
         };
         let role = m.get("role").and_then(as_str).unwrap_or("");
-        if matches!(role, "system" | "tool" | "function") {
-            continue; // the policy prompt; tool replies join their call
+        if role == "system" {
+            // The policy prompt: the rules the run is judged by.
+            policy = m.get("content").and_then(as_str).map(str::to_string);
+            continue;
+        }
+        if matches!(role, "tool" | "function") {
+            continue; // tool replies join their call
         }
         let agent = if role.is_empty() { "unknown" } else { role };
         let content = m
@@ -131,6 +137,7 @@ fn decode_run<'v>(
             .and_then(as_str)
             .map(str::to_string),
         expected: task.and_then(|t| t.get("actions")).map(|a| a.encode()),
+        policy,
         src: None,
     };
     Ok((events, rec))

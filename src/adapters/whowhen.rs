@@ -59,6 +59,7 @@ pub fn read(mut r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
             .get("ground_truth")
             .or_else(|| obj.get("groundtruth"))
             .and_then(scalar_text),
+        policy: None,
         src: Some(Src {
             path: path.into(),
             line: 1,

@@ -47,6 +47,17 @@ pub struct Args {
     /// the verdict follows its pick and notes its reason (field judge).
     #[arg(long)]
     pub judge: bool,
+    /// Like --judge, but show the LLM the whole run (cut to about 12,000
+    /// tokens) with the detectors' findings as hints, and let it name any
+    /// step; a step the run lacks, or an agent that did not act there, is
+    /// refused with a warning and the rules' verdict stands.
+    #[arg(long, conflicts_with = "judge")]
+    pub judge_run: bool,
+    /// Hide verdicts whose confidence (a calibrated probability of naming
+    /// the right agent and step) is below P, from 0 to 1; their findings
+    /// are still written, and stderr says how many were hidden.
+    #[arg(long, value_name = "P", default_value_t = 0.0, value_parser = crate::cli::share)]
+    pub min_confidence: f64,
     /// Configuration file (its [llm] section).
     #[arg(long, short = 'c', value_name = "FILE", env = "TRIAGE_CONFIG")]
     pub config: Option<PathBuf>,
@@ -148,7 +159,8 @@ triage-parse run.json | OPENAI_BASE_URL=http://127.0.0.1:8080/v1 triage-explain 
             "LLM",
             "--narrate and --judge send data to the LLM provider: for --narrate, each narrated pattern's numbers \
 and up to 5 sample events (run id, turn, step, and their error message or output, at most 300 characters); for --judge, each failed run's task, \
-an outline of its steps (160 characters each) and its candidates' evidence and text (1,200 characters each). \
+an outline of its steps (160 characters each) and its candidates' evidence and text (1,200 characters each); \
+for --judge-run, each failed run's task, every step's text cut to an even share of 48,000 characters, and the findings. \
 Trace text is sent as delimited data the model is told never to follow. Requests are retried on 429 and 5xx \
 with exponential backoff (or the server's Retry-After); a refused key is an error. Token usage and prompt-cache \
 reads are printed on stderr.",
@@ -167,10 +179,13 @@ TRIAGE_CONFIG: the configuration file, as --config.",
     }
 
     fn run(self, diag: &mut Diag) -> anyhow::Result<u8> {
-        self.llm
-            .refuse_unused(self.narrate || self.judge, "--narrate or --judge")?;
+        self.llm.refuse_unused(
+            self.narrate || self.judge || self.judge_run,
+            "--narrate or --judge",
+        )?;
         let config = Config::load_or_default(self.config.as_deref())?;
-        let client = match (self.narrate, self.judge) {
+        let judging = self.judge || self.judge_run;
+        let client = match (self.narrate, judging) {
             (false, false) => None,
             (true, _) => Some(self.llm.client(&config.llm, "--narrate")?),
             (false, true) => Some(self.llm.client(&config.llm, "--judge")?),
@@ -196,8 +211,23 @@ TRIAGE_CONFIG: the configuration file, as --config.",
         for (fields, _) in &patterns {
             out.record(fields)?;
         }
-        let judge = client.as_ref().filter(|_| self.judge);
-        explain_runs(runs, judge, self.verdicts_only, &mut out, diag)?;
+        let scope = if self.judge_run {
+            crate::judge::Scope::Run
+        } else {
+            crate::judge::Scope::Candidates
+        };
+        let judge = client.as_ref().filter(|_| judging).map(|c| (c, scope));
+        let shown = Shown {
+            verdicts_only: self.verdicts_only,
+            min_confidence: self.min_confidence,
+        };
+        let hidden = explain_runs(runs, judge, shown, &mut out, diag)?;
+        if hidden > 0 {
+            diag.note(format_args!(
+                "{hidden} verdicts below --min-confidence {} hidden",
+                self.min_confidence
+            ));
+        }
         out.flush()?;
         if let Some(client) = &client {
             report_usage(client, diag);
@@ -206,31 +236,45 @@ TRIAGE_CONFIG: the configuration file, as --config.",
     }
 }
 
+/// Which of the records explaining a run are written.
+#[derive(Clone, Copy)]
+struct Shown {
+    verdicts_only: bool,
+    min_confidence: f64,
+}
+
 /// Explains every run and writes its findings and verdict; with a judge,
 /// once it has seen every verdict (its requests run side by side).
+/// Returns how many verdicts were hidden under the minimum confidence.
 fn explain_runs(
     runs: Runs,
-    judge: Option<&Client>,
-    verdicts_only: bool,
+    judge: Option<(&Client, crate::judge::Scope)>,
+    shown: Shown,
     out: &mut RecordWriter<Box<dyn Write>>,
     diag: &mut Diag,
-) -> anyhow::Result<()> {
-    let write = |e: &Explanation, out: &mut RecordWriter<Box<dyn Write>>| -> std::io::Result<()> {
-        if !verdicts_only {
-            for f in &e.findings {
-                out.record(f)?;
+) -> anyhow::Result<usize> {
+    let mut hidden = 0;
+    let mut write =
+        |e: &Explanation, out: &mut RecordWriter<Box<dyn Write>>| -> std::io::Result<()> {
+            if !shown.verdicts_only {
+                for f in &e.findings {
+                    out.record(f)?;
+                }
             }
-        }
-        match &e.verdict {
-            Some(v) => out.record(v),
-            None => Ok(()),
-        }
-    };
-    let Some(client) = judge else {
+            match &e.verdict {
+                Some(v) if v.confidence >= shown.min_confidence => out.record(v),
+                Some(_) => {
+                    hidden += 1;
+                    Ok(())
+                }
+                None => Ok(()),
+            }
+        };
+    let Some((client, scope)) = judge else {
         for run in runs.into_views() {
             write(&explain::explain(&run), out)?;
         }
-        return Ok(());
+        return Ok(hidden);
     };
     let mut explained: Vec<(RunView, Explanation)> = runs
         .into_views()
@@ -239,11 +283,11 @@ fn explain_runs(
             (run, e)
         })
         .collect();
-    crate::judge::judge_all(client, &mut explained, diag)?;
+    crate::judge::judge_all(client, &mut explained, scope, diag)?;
     for (_, e) in &explained {
         write(e, out)?;
     }
-    Ok(())
+    Ok(hidden)
 }
 
 /// Narrates the top `top` of the scored patterns read, in place.

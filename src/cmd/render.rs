@@ -31,6 +31,10 @@ pub struct Args {
     pub output: OutputArgs,
     #[command(flatten)]
     pub top: TopArg,
+    /// Hide verdicts (triage-explain) whose confidence is below P, from 0
+    /// to 1; stderr says how many were hidden.
+    #[arg(long, value_name = "P", default_value_t = 0.0, value_parser = crate::cli::share)]
+    pub min_confidence: f64,
     #[command(flatten)]
     pub common: CommonArgs,
 }
@@ -166,6 +170,17 @@ triage-render --format csv scored.ndjson > patterns.csv",
             }
         }
         refuse_events_only(&report)?;
+        let before = report.verdicts.len();
+        report
+            .verdicts
+            .retain(|v| v.confidence >= self.min_confidence);
+        if report.verdicts.len() < before {
+            diag.note(format_args!(
+                "{} verdicts below --min-confidence {} hidden",
+                before - report.verdicts.len(),
+                self.min_confidence
+            ));
+        }
         report.finish();
         let mut scoring = config.scoring;
         // The window the scores were counted with, not this run's default.

@@ -1,7 +1,9 @@
 //! triage-explain's logic: run every detector over one run, turn their hits
 //! into `finding` records and trace a failed run back to a `verdict`.
 
+pub mod calibrate;
 pub mod detectors;
+pub mod protocol;
 pub mod text;
 pub mod view;
 pub mod walkback;

@@ -127,6 +127,22 @@ pub struct RunView {
     /// Per step: the step responsible for it (see `actor_of`), computed
     /// once so a long stretch of replies costs no walk back per step.
     actor: Vec<usize>,
+    /// Per step: what kind of step it is (see [`Role`]).
+    roles: Vec<Role>,
+}
+
+/// What a step is in the run's protocol. Detectors that judge actions and
+/// claims look at actions and messages only: bookkeeping states no claim
+/// of its own and does nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// A tool call, a page view, code run, or a tool's reply.
+    Action,
+    /// A message to another agent or the user that says something new.
+    Message,
+    /// Routing, status ledgers, plan restatements, system prompts,
+    /// redacted or placeholder texts: the protocol's own traffic.
+    Bookkeeping,
 }
 
 impl RunView {
@@ -139,6 +155,7 @@ impl RunView {
             // The first step is never a reply, so a reply has an asker.
             actor.push(if env && i > 0 { actor[i - 1] } else { i });
         }
+        let roles = super::protocol::roles(&steps, &environment);
         RunView {
             run_id,
             steps,
@@ -146,7 +163,34 @@ impl RunView {
             environment,
             recovered,
             actor,
+            roles,
         }
+    }
+
+    /// What step `i` is in the run's protocol.
+    pub fn role(&self, i: usize) -> Role {
+        self.roles.get(i).copied().unwrap_or(Role::Message)
+    }
+
+    /// True when step `i` is a reply that came back with nothing in it: a
+    /// failure, or an empty result of a call that expected output. A
+    /// command that writes and prints nothing on success ("sed -i …" with
+    /// exit code 0) did not come back empty: silence is its success.
+    pub fn came_back_bad(&self, i: usize) -> bool {
+        let s = &self.steps[i];
+        if !s.succeeded {
+            return true;
+        }
+        s.output_recorded
+            && super::text::reads_as_empty(&s.output)
+            && (s.input.trim().is_empty() || expects_output(&s.input))
+    }
+
+    /// True when step `i` is the protocol's own traffic (routing, a ledger,
+    /// a restated plan, a system prompt, a placeholder), not a claim or an
+    /// action of an agent.
+    pub fn is_bookkeeping(&self, i: usize) -> bool {
+        self.role(i) == Role::Bookkeeping
     }
 
     /// The user's goal: the run record's task, else the first step's text.
@@ -155,6 +199,21 @@ impl RunView {
             Some(t) => t,
             None => self.steps.first().map_or("", |s| s.input_or_output()),
         }
+    }
+
+    /// The rules the agent was given: the run record's policy, else the
+    /// text of a system step.
+    pub fn policy(&self) -> Option<&str> {
+        self.run
+            .as_ref()
+            .and_then(|r| r.policy.as_deref())
+            .or_else(|| {
+                self.steps
+                    .iter()
+                    .find(|s| s.agent.eq_ignore_ascii_case("system"))
+                    .map(|s| s.output.as_str())
+            })
+            .filter(|p| !p.trim().is_empty())
     }
 
     /// True when the run failed: so its run record says, or, without one,
@@ -211,6 +270,20 @@ impl RunView {
     pub fn task_index(&self) -> Option<usize> {
         (!self.steps.is_empty() && !self.is_environment(0) && !self.steps[0].is_tool()).then_some(0)
     }
+}
+
+/// Words of a call that reads or prints: its empty output means nothing
+/// was found. A call without them changes something, and prints nothing
+/// when it works.
+const OUTPUT_WORDS: &[&str] = &[
+    "print", "cat ", "grep", "find ", "ls", "head", "tail", "echo", "search", "get", "fetch",
+    "read", "list", "query", "select", "show", "display", "return", "log", "dump", "diff", "wc ",
+];
+
+/// True when a call's text reads or prints something.
+fn expects_output(input: &str) -> bool {
+    let lower = input.to_ascii_lowercase();
+    OUTPUT_WORDS.iter().any(|w| lower.contains(w))
 }
 
 impl Step {
@@ -296,6 +369,7 @@ pub mod tests {
             outcome: outcome.to_string(),
             task: Some("How many stops are between A and B as of 2023?".to_string()),
             expected: None,
+            policy: None,
             src: None,
         };
         RunView::new("r".to_string(), steps, Some(rec))

@@ -3,6 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::calibrate;
 use super::detectors::{Hit, builds_on_failure, step_name};
 use super::text::values;
 use super::view::RunView;
@@ -159,13 +160,16 @@ pub fn verdict(run: &RunView, hits: &[NamedHit<'_>]) -> Verdict {
             step: run.steps[r.at].step,
             category: r.best.1.category.to_string(),
             detector: r.best.0.to_string(),
-            confidence: round(r.score.min(1.0)),
+            confidence: calibrate::probability(r.best.0, r.best.0 == PRIOR_DETECTOR),
         })
         .collect();
     pad_with_early_actions(run, hits, &mut candidates);
     let Some(top) = ranked.first() else {
-        return unexplained(run, hits);
+        return unexplained(run, hits, candidates);
     };
+    if top.best.0 == PRIOR_DETECTOR {
+        return abstained(run, top.at, candidates);
+    }
     let mut evidence = top.best.1.evidence.clone();
     evidence.extend(top.reasons.iter().cloned());
     Verdict {
@@ -177,6 +181,29 @@ pub fn verdict(run: &RunView, hits: &[NamedHit<'_>]) -> Verdict {
         blame: blame(run, top.at, top.best.1.category).to_string(),
         confidence: candidates[0].confidence,
         evidence,
+        candidates,
+        judge: None,
+    }
+}
+
+/// The verdict when only the positional prior points anywhere: no
+/// detector found evidence, so the category and blame are unknown and the
+/// confidence is low; the step named and the candidates are where to look
+/// first, not a finding.
+fn abstained(run: &RunView, at: usize, candidates: Vec<Candidate>) -> Verdict {
+    Verdict {
+        kind: "verdict".into(),
+        run_id: run.run_id.clone(),
+        agent_id: run.steps[at].agent.clone(),
+        step: run.steps[at].step,
+        category: "unknown".to_string(),
+        blame: "unknown".to_string(),
+        confidence: candidates.first().map_or(0.0, |c| c.confidence),
+        evidence: vec![format!(
+            "no detector found evidence in this failed run; {} is listed first only as the first \
+             action after the task, where failures most often start",
+            step_name(run, at)
+        )],
         candidates,
         judge: None,
     }
@@ -255,9 +282,12 @@ fn pad_with_early_actions(run: &RunView, hits: &[NamedHit<'_>], candidates: &mut
         .min()
         .unwrap_or(0);
     let listed: HashSet<u64> = candidates.iter().map(|c| c.step).collect();
-    let early = run
-        .agent_steps()
-        .filter(|&i| i >= start && !run.steps[i].is_tool() && !listed.contains(&run.steps[i].step));
+    let early = run.agent_steps().filter(|&i| {
+        i >= start
+            && !run.steps[i].is_tool()
+            && !run.is_bookkeeping(i)
+            && !listed.contains(&run.steps[i].step)
+    });
     for i in early.take(TOP.saturating_sub(candidates.len())) {
         candidates.push(Candidate {
             agent_id: run.steps[i].agent.clone(),
@@ -271,7 +301,10 @@ fn pad_with_early_actions(run: &RunView, hits: &[NamedHit<'_>], candidates: &mut
 
 /// Who is to blame for the step a run is traced back to.
 pub(crate) fn blame(run: &RunView, at: usize, category: &str) -> &'static str {
-    if category == "prompt_injection" || category == "environment_constraint" {
+    if matches!(
+        category,
+        "prompt_injection" | "environment_constraint" | "environment_fault"
+    ) {
         "environment"
     } else if run.steps[at].is_user() {
         "user"
@@ -282,7 +315,7 @@ pub(crate) fn blame(run: &RunView, at: usize, category: &str) -> &'static str {
 
 /// The verdict when no detector suspects any step: the last failure, if
 /// any, blamed on the environment when its class says so.
-fn unexplained(run: &RunView, hits: &[NamedHit<'_>]) -> Verdict {
+fn unexplained(run: &RunView, hits: &[NamedHit<'_>], candidates: Vec<Candidate>) -> Verdict {
     let last_symptom = hits.iter().filter(|h| h.1.symptom).map(|h| h.1.at).max();
     let at = last_symptom.or_else(|| run.steps.len().checked_sub(1));
     let (agent, step, blame) = match at {
@@ -302,17 +335,13 @@ fn unexplained(run: &RunView, hits: &[NamedHit<'_>]) -> Verdict {
         run_id: run.run_id.clone(),
         agent_id: agent,
         step,
-        category: "unexplained".to_string(),
+        category: "unknown".to_string(),
         blame: blame.to_string(),
         confidence: 0.0,
         evidence: vec!["no detector suspects any step of this failed run".to_string()],
-        candidates: Vec::new(),
+        candidates,
         judge: None,
     }
-}
-
-fn round(x: f64) -> f64 {
-    (x * 1000.0).round() / 1000.0
 }
 
 #[cfg(test)]
@@ -438,7 +467,7 @@ mod tests {
     fn a_run_with_no_steps_gets_an_unexplained_verdict() {
         let r = run(Vec::new(), "failed");
         let v = verdict(&r, &[]);
-        assert_eq!(v.category, "unexplained");
+        assert_eq!(v.category, "unknown");
         assert_eq!(v.blame, "unknown");
         assert!(v.candidates.is_empty());
     }

@@ -123,7 +123,9 @@ pub fn verdict_evidence(v: &Verdict) -> String {
     let Some(j) = &v.judge else {
         return evidence;
     };
-    let said = if j.reranked {
+    let said = if j.reranked && j.choice == 0 {
+        format!("named step {}, which the rules did not list", v.step)
+    } else if j.reranked {
         format!("moved candidate {} first", j.choice)
     } else {
         "agreed with the rules".to_string()

@@ -5,8 +5,7 @@ use std::collections::BTreeSet;
 
 use super::{Hit, step_name};
 use crate::explain::text::{
-    digit_runs, find_phrase, has_code, numbers, quote_around, reads_as_empty, reads_as_no_op,
-    values,
+    digit_runs, find_phrase, has_code, numbers, quote_around, reads_as_no_op, values,
 };
 use crate::explain::view::RunView;
 
@@ -80,12 +79,21 @@ pub fn fabricated_data(run: &RunView) -> Vec<Hit> {
     for i in run.agent_steps() {
         let s = &run.steps[i];
         // The user's "let's assume" is a wish, not data an agent made up.
-        if Some(i) == run.task_index() || s.is_user() {
+        if Some(i) == run.task_index() || s.is_user() || run.is_bookkeeping(i) {
             continue;
         }
         let Some(phrase) = unnegated_phrase(&s.output, FABRICATION) else {
             continue;
         };
+        // A test that simulates a case or uses sample data reproduces a
+        // problem on purpose: that is how tests work, not made-up results.
+        let around = quote_around(&s.output, phrase).to_ascii_lowercase();
+        if ["test", "reproduc", "mock"]
+            .iter()
+            .any(|w| around.contains(w))
+        {
+            continue;
+        }
         let title = "made up data instead of fetching it".to_string();
         hits.push(Hit::suspect(i, "fabrication", 0.7, title).because(format!(
             "{} says \"{}\"",
@@ -158,13 +166,18 @@ pub fn claimed_lookup(run: &RunView) -> Vec<Hit> {
     let mut hits = Vec::new();
     for i in run.agent_steps() {
         let s = &run.steps[i];
-        if i == 0 || Some(i) == run.task_index() || s.tool != "message" || has_code(&s.output) {
+        if i == 0
+            || Some(i) == run.task_index()
+            || s.tool != "message"
+            || has_code(&s.output)
+            || run.is_bookkeeping(i)
+            || s.is_user()
+        {
             continue;
         }
         let before = &run.steps[i - 1];
         let had_result = (run.is_environment(i - 1) || before.tool != "message")
-            && before.succeeded
-            && !reads_as_empty(&before.output)
+            && !run.came_back_bad(i - 1)
             && !reads_as_no_op(&before.output);
         if had_result {
             continue;
@@ -196,6 +209,10 @@ pub fn unsourced_values(run: &RunView) -> Vec<Hit> {
     known.extend(digit_runs(run.task()));
     let mut hits = Vec::new();
     let mut unseen = false;
+    let mut recent: Vec<f64> = numbers(run.task())
+        .iter()
+        .filter_map(|v| v.parse::<f64>().ok())
+        .collect();
     for (i, s) in run.steps.iter().enumerate() {
         let stated = numbers(&prose_of(&s.output));
         // Pages and tool results bring new values by nature; only a
@@ -203,12 +220,16 @@ pub fn unsourced_values(run: &RunView) -> Vec<Hit> {
         let is_claim = s.tool == "message"
             && (!unseen || run.failed())
             && !run.is_environment(i)
+            && !run.is_bookkeeping(i)
+            && !s.is_user()
             && Some(i) != run.task_index()
             && !has_code(&s.output);
         if is_claim {
             let new: Vec<&String> = stated
                 .iter()
-                .filter(|v| !known.contains(*v) && !rounds_a_known(v, &known))
+                .filter(|v| {
+                    !known.contains(*v) && !rounds_a_known(v, &known) && !derived(v, &recent)
+                })
                 .collect();
             if new.len() >= 2 {
                 let shown: Vec<&str> = new.iter().take(4).map(|v| v.as_str()).collect();
@@ -231,8 +252,36 @@ pub fn unsourced_values(run: &RunView) -> Vec<Hit> {
         let seen = s.text();
         known.extend(values(&seen));
         known.extend(digit_runs(&seen));
+        recent.extend(numbers(&seen).iter().filter_map(|v| v.parse::<f64>().ok()));
+        if recent.len() > RECENT_NUMBERS {
+            recent.drain(..recent.len() - RECENT_NUMBERS);
+        }
     }
     hits
+}
+
+/// How many of the latest numbers seen a stated value may be computed from.
+const RECENT_NUMBERS: usize = 120;
+
+/// True when `v` is the sum, difference, product or quotient of two of
+/// the `recent` numbers, to its own precision ("13.45" from 12.07 and
+/// 1.38): arithmetic on values the run has seen, not a value made up.
+fn derived(v: &str, recent: &[f64]) -> bool {
+    let Ok(x) = v.parse::<f64>() else {
+        return false;
+    };
+    let decimals = v.split_once('.').map_or(0, |(_, f)| f.len());
+    let tolerance = 0.5 * 10f64.powi(-(decimals as i32)) + 1e-9;
+    let close = |y: f64| (y - x).abs() <= tolerance;
+    recent.iter().enumerate().any(|(k, &a)| {
+        recent[k + 1..].iter().any(|&b| {
+            close(a + b)
+                || close((a - b).abs())
+                || close(a * b)
+                || (b != 0.0 && close(a / b))
+                || (a != 0.0 && close(b / a))
+        })
+    })
 }
 
 /// True when `v` is one of `known` rounded to fewer decimals ("1023.17"
@@ -263,9 +312,17 @@ fn rounds_a_known(v: &str, known: &BTreeSet<String>) -> bool {
         })
 }
 
-/// A message without its code blocks: what the agent states, not computes.
+/// Words of a sentence that illustrates rather than states.
+const EXAMPLE: &[&str] = &["for example", "e.g.", "for instance", "such as"];
+
+/// A message without its code blocks and its example sentences: what the
+/// agent states, not computes or illustrates.
 fn prose_of(text: &str) -> String {
-    text.split("```").step_by(2).collect::<Vec<_>>().join("\n")
+    let prose = text.split("```").step_by(2).collect::<Vec<_>>().join("\n");
+    prose
+        .split_inclusive(['.', '\n', '?', '!'])
+        .filter(|s| find_phrase(s, EXAMPLE).is_none())
+        .collect()
 }
 
 /// The first claim of success or a final answer made right after a failed
@@ -277,19 +334,31 @@ pub fn unverified_claim(run: &RunView) -> Vec<Hit> {
             last_tool = Some(i);
             continue;
         }
-        if Some(i) == run.task_index() {
+        if Some(i) == run.task_index() || run.is_bookkeeping(i) {
             continue;
         }
         let Some(phrase) = find_phrase(&s.output, CLAIMS) else {
             continue;
         };
-        let bad_reply =
-            last_tool.filter(|&t| !run.steps[t].succeeded || reads_as_empty(&run.steps[t].output));
+        // Only the latest reply counts: a claim after a successful check
+        // stands on that check, whatever failed before it.
+        let bad_reply = last_tool.filter(|&t| run.came_back_bad(t));
         let Some(t) = bad_reply else { continue };
-        let why = format!(
-            "right after {} failed or returned nothing",
-            step_name(run, t)
-        );
+        let s_t = &run.steps[t];
+        let what = if s_t.succeeded {
+            format!(
+                "returned nothing (\"{}\")",
+                crate::explain::text::head(&s_t.output, 80)
+            )
+        } else {
+            let e = if s_t.error.trim().is_empty() {
+                &s_t.output
+            } else {
+                &s_t.error
+            };
+            format!("failed (\"{}\")", crate::explain::text::head(e, 80))
+        };
+        let why = format!("right after {} {what}", step_name(run, t));
         let title = "claims success without evidence".to_string();
         return vec![
             Hit::suspect(i, "unverified_claim", 0.3, title).because(format!(
@@ -369,8 +438,14 @@ pub fn builds_on_failure(run: &RunView, i: usize) -> Option<&'static str> {
     let reply = run.is_environment(i - 1)
         || before.is_tool()
         || (before.agent != s.agent && !before.is_user());
-    let bad = !before.succeeded || (before.output_recorded && reads_as_empty(&before.output));
-    if s.is_tool() || s.is_user() || run.is_environment(i) || !reply || !bad {
+    let bad = run.came_back_bad(i - 1);
+    if s.is_tool()
+        || s.is_user()
+        || run.is_environment(i)
+        || run.is_bookkeeping(i)
+        || !reply
+        || !bad
+    {
         return None;
     }
     let first = first_sentence(&s.output);
@@ -396,7 +471,7 @@ pub fn premature_termination(run: &RunView) -> Vec<Hit> {
     }
     let Some(last) = run
         .agent_steps()
-        .filter(|&i| !run.steps[i].is_tool())
+        .filter(|&i| !run.steps[i].is_tool() && !run.is_bookkeeping(i))
         .last()
     else {
         return Vec::new();
@@ -405,8 +480,7 @@ pub fn premature_termination(run: &RunView) -> Vec<Hit> {
     let reply_before = (0..last)
         .rev()
         .find(|&t| run.is_environment(t) || run.steps[t].is_tool());
-    let bad_reply =
-        reply_before.filter(|&t| !run.steps[t].succeeded || reads_as_empty(&run.steps[t].output));
+    let bad_reply = reply_before.filter(|&t| run.came_back_bad(t));
     let gave_up = find_phrase(&s.output, GIVING_UP);
     let ends_run = last + 1 >= run.steps.len()
         || run.steps[last + 1..]
@@ -748,5 +822,184 @@ mod tests {
         );
         assert!(unverified_claim(&r).is_empty());
         assert!(premature_termination(&r).is_empty());
+    }
+
+    #[test]
+    fn a_claim_after_a_successful_check_is_not_unverified() {
+        // An early failure, then a check that worked, then the claim.
+        let r = run(
+            vec![
+                step(0, "Planner", "message", true, "task"),
+                step(1, "Coder", "message", true, "```python\nrun()\n```"),
+                step(2, "terminal", "code_execution", false, "exitcode: 1"),
+                step(
+                    3,
+                    "Coder",
+                    "message",
+                    true,
+                    "```python\nprint(check())\n```",
+                ),
+                step(
+                    4,
+                    "terminal",
+                    "code_execution",
+                    true,
+                    "exitcode: 0\nCode output: 12 rows verified",
+                ),
+                step(
+                    5,
+                    "Coder",
+                    "message",
+                    true,
+                    "The file has been verified. TERMINATE",
+                ),
+            ],
+            "failed",
+        );
+        assert!(unverified_claim(&r).is_empty());
+        assert!(premature_termination(&r).is_empty());
+    }
+
+    #[test]
+    fn the_unverified_claim_quotes_the_failure_it_follows() {
+        let r = run(
+            vec![
+                step(0, "Planner", "message", true, "task"),
+                step(1, "Coder", "message", true, "```python\nrun()\n```"),
+                step(
+                    2,
+                    "terminal",
+                    "code_execution",
+                    false,
+                    "exitcode: 1 KeyError: 'date'",
+                ),
+                step(3, "Coder", "message", true, "The final answer is 12."),
+            ],
+            "failed",
+        );
+        let e = &unverified_claim(&r)[0].evidence[0];
+        assert!(
+            e.contains("final answer") && e.contains("KeyError: 'date'"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_command_that_worked_silently_is_no_ignored_failure() {
+        let mut cmd = step(2, "terminal", "code_execution", true, "");
+        cmd.input = "sed -i 's/a/b/' setup.py".to_string();
+        let r = run(
+            vec![
+                step(0, "user", "message", true, "fix setup.py"),
+                step(
+                    1,
+                    "agent",
+                    "message",
+                    true,
+                    "```bash\nsed -i 's/a/b/' setup.py\n```",
+                ),
+                cmd,
+                step(
+                    3,
+                    "agent",
+                    "message",
+                    true,
+                    "Successfully edited the file; now run the tests.",
+                ),
+            ],
+            "failed",
+        );
+        assert!(ignored_failure(&r).is_empty());
+        // The same silence from a read means nothing was found.
+        let mut r = r;
+        r.steps[2].input = "grep -n foo setup.py".to_string();
+        let r = RunView::new("r".into(), r.steps.clone(), r.run.clone());
+        assert_eq!(ignored_failure(&r)[0].at, 3);
+    }
+
+    #[test]
+    fn a_lookup_after_a_tool_result_or_by_the_user_is_no_claimed_lookup() {
+        let r = run(
+            vec![
+                step(0, "user", "message", true, "check my phone"),
+                step(1, "agent", "get_line", true, "{\"status\": \"active\"}"),
+                step(
+                    2,
+                    "agent",
+                    "message",
+                    true,
+                    "I have reviewed your line: it is active.",
+                ),
+                step(
+                    3,
+                    "user",
+                    "message",
+                    true,
+                    "Here are the results from my checks: airplane mode is on.",
+                ),
+            ],
+            "failed",
+        );
+        assert!(claimed_lookup(&r).is_empty());
+    }
+
+    #[test]
+    fn arithmetic_on_seen_values_and_the_users_own_values_are_sourced() {
+        let r = run(
+            vec![
+                step(
+                    0,
+                    "user",
+                    "message",
+                    true,
+                    "I was born on 1985-06-15, my bill please",
+                ),
+                step(
+                    1,
+                    "agent",
+                    "get_bill",
+                    true,
+                    "{\"data\": 12.07, \"roaming\": 1.38}",
+                ),
+                step(
+                    2,
+                    "agent",
+                    "message",
+                    true,
+                    "Your total is 13.45, of which 12.07 is data.",
+                ),
+                step(
+                    3,
+                    "user",
+                    "message",
+                    true,
+                    "My other line ends 4471 and costs 19.99?",
+                ),
+            ],
+            "failed",
+        );
+        assert!(
+            unsourced_values(&r).is_empty(),
+            "{:?}",
+            unsourced_values(&r)
+        );
+    }
+
+    #[test]
+    fn a_test_that_simulates_a_case_is_no_fabrication() {
+        let r = run(
+            vec![
+                step(0, "user", "message", true, "fix the bug"),
+                step(
+                    1,
+                    "agent",
+                    "message",
+                    true,
+                    "Let me write a test that simulates the failing request.",
+                ),
+            ],
+            "failed",
+        );
+        assert!(fabricated_data(&r).is_empty());
     }
 }

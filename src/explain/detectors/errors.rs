@@ -3,7 +3,7 @@
 
 use super::{Hit, step_name};
 use crate::config::DEFAULT_WEIGHTS;
-use crate::explain::text::{find_phrase, head, reads_as_empty};
+use crate::explain::text::{find_phrase, head};
 use crate::explain::view::RunView;
 
 /// Error texts that blame the call, not the tool: the caller passed bad
@@ -35,6 +35,64 @@ const UNKNOWN_TOOL: &[&str] = &[
     "tool not found",
     "not a valid tool",
 ];
+
+/// Error texts of the world the agent runs in failing, not of the call:
+/// rate limits, provider and server errors, timeouts, sandbox faults.
+const ENVIRONMENT_FAULTS: &[&str] = &[
+    "rate limit",
+    "ratelimit",
+    "too many requests",
+    "429",
+    "quota exceeded",
+    "insufficient_quota",
+    "overloaded",
+    "service unavailable",
+    "503",
+    "502 bad gateway",
+    "bad gateway",
+    "gateway timeout",
+    "internal server error",
+    "timed out",
+    "timeout",
+    "connection reset",
+    "connection refused",
+    "connection aborted",
+    "temporarily unavailable",
+    "sandbox",
+    "container exited",
+    "no space left on device",
+];
+
+/// A failed call that failed because of the environment (a rate limit, a
+/// provider error, a timeout, a sandbox fault), which nothing the agent did
+/// afterwards set right or made worse: the environment is to blame. When
+/// the agent's handling failed (it took the failure for a result, or
+/// repeated the same call into it), other detectors suspect the agent;
+/// when a later call succeeded, the fault did not sink the run.
+pub fn environment_fault(run: &RunView) -> Vec<Hit> {
+    let mut hits = Vec::new();
+    for (i, s) in run.steps.iter().enumerate() {
+        if s.succeeded || !(s.is_tool() || run.is_environment(i)) || run.recovered(i) {
+            continue;
+        }
+        let text = format!("{}\n{}", s.error, s.output);
+        let Some(phrase) = find_phrase(&text, ENVIRONMENT_FAULTS) else {
+            continue;
+        };
+        if super::claims::builds_on_failure(run, i + 1).is_some() {
+            continue;
+        }
+        let title = format!("the environment failed ({phrase})");
+        hits.push(
+            Hit::suspect(i, "environment_fault", 0.55, title).because(format!(
+                "{} failed with \"{}\": a fault of the environment, not of the call",
+                step_name(run, i),
+                crate::explain::text::quote_around(&text, phrase)
+            )),
+        );
+    }
+    hits
+}
 
 /// Every failed step, as a symptom.
 pub fn explicit_error(run: &RunView) -> Vec<Hit> {
@@ -109,6 +167,11 @@ pub fn bad_tool_call(run: &RunView) -> Vec<Hit> {
         // did one whose failure the next agent took for a result: that
         // agent carried it forward (ignored_failure suspects it).
         let recovered = run.recovered(i);
+        // A call that then worked again and again (a test script fixed and
+        // rerun) is long behind the run's end: no suspect.
+        if recovered && later_successes(run, i) >= SETTLED_AFTER {
+            continue;
+        }
         let ignored = super::claims::builds_on_failure(run, i + 1).is_some();
         let confidence = if recovered || ignored { 0.3 } else { 0.6 };
         let mut hit = Hit::suspect(
@@ -140,6 +203,19 @@ pub fn bad_tool_call(run: &RunView) -> Vec<Hit> {
     hits
 }
 
+/// Successful calls of the same agent and tool after a failed one that
+/// leave it settled.
+const SETTLED_AFTER: usize = 3;
+
+/// How many later steps of failed step `i`'s agent and tool succeeded.
+fn later_successes(run: &RunView, i: usize) -> usize {
+    let s = &run.steps[i];
+    run.steps[i + 1..]
+        .iter()
+        .filter(|x| x.agent == s.agent && x.tool == s.tool && x.succeeded)
+        .count()
+}
+
 /// Words of tool names that read data rather than act.
 const READ_VERBS: &[&str] = &[
     "search", "get", "find", "lookup", "list", "query", "fetch", "retrieve", "read", "browse",
@@ -166,8 +242,7 @@ fn asks_for_data(run: &RunView, i: usize) -> bool {
 pub fn empty_retrieval(run: &RunView) -> Vec<Hit> {
     let mut hits = Vec::new();
     for (i, s) in run.steps.iter().enumerate() {
-        let empty = s.output_recorded && reads_as_empty(&s.output);
-        if !s.succeeded || !empty || !asks_for_data(run, i) {
+        if !s.succeeded || !run.came_back_bad(i) || !asks_for_data(run, i) {
             continue;
         }
         let seen = format!(
@@ -313,6 +388,87 @@ mod tests {
         assert!(
             empty_retrieval(&unrecorded).is_empty(),
             "a trace without outputs says nothing about them"
+        );
+    }
+
+    #[test]
+    fn a_rate_limit_blames_the_environment_unless_recovered_or_ignored() {
+        let limited = |later: Option<&str>| {
+            let mut steps = vec![
+                step(0, "user", "message", true, "summarise the report"),
+                step(
+                    1,
+                    "agent",
+                    "fetch_report",
+                    false,
+                    "HTTP 429 Too Many Requests: rate limit reached",
+                ),
+            ];
+            if let Some(text) = later {
+                steps.push(step(2, "agent", "message", true, text));
+            }
+            run(steps, "failed")
+        };
+        let hits = environment_fault(&limited(Some(
+            "The service is rate limited; please retry later.",
+        )));
+        assert_eq!(hits.iter().map(|h| h.at).collect::<Vec<_>>(), vec![1]);
+        assert!(
+            hits[0].evidence[0].contains("Too Many Requests"),
+            "{:?}",
+            hits[0].evidence
+        );
+        let v = crate::explain::explain(&limited(None)).verdict.unwrap();
+        assert_eq!((v.step, v.blame.as_str()), (1, "environment"));
+        // The agent carried the failure on as a result: its handling failed.
+        assert!(
+            environment_fault(&limited(Some(
+                "Based on the results, the report says revenue grew."
+            )))
+            .is_empty()
+        );
+        // A later call of the same tool worked: the fault did not sink the run.
+        let mut r = limited(None);
+        r.steps
+            .push(step(2, "agent", "fetch_report", true, "Revenue grew 4%."));
+        let r = RunView::new("r".into(), r.steps.clone(), r.run.clone());
+        assert!(environment_fault(&r).is_empty());
+        // A command that worked is no fault at all.
+        assert!(environment_fault(&coder_run(true, "timeout set to 30")).is_empty());
+    }
+
+    #[test]
+    fn a_failed_call_rerun_and_working_again_and_again_is_no_suspect() {
+        let mut steps = vec![
+            step(0, "user", "message", true, "fix the parser"),
+            step(1, "agent", "message", true, "```bash\npython repro.py\n```"),
+            step(
+                2,
+                "terminal",
+                "code_execution",
+                false,
+                "ModuleNotFoundError: No module named 'yaml'",
+            ),
+        ];
+        for k in 0..3u64 {
+            steps.push(step(
+                3 + 2 * k,
+                "agent",
+                "message",
+                true,
+                &format!("```bash\npython check{k}.py\n```"),
+            ));
+            steps.push(step(4 + 2 * k, "terminal", "code_execution", true, "ok"));
+        }
+        assert!(bad_tool_call(&run(steps.clone(), "failed")).is_empty());
+        // Fixed once only: still a (weak) suspect.
+        steps.truncate(5);
+        let hits = bad_tool_call(&run(steps, "failed"));
+        assert_eq!(
+            hits.iter()
+                .map(|h| (h.at, h.confidence))
+                .collect::<Vec<_>>(),
+            vec![(1, 0.3)]
         );
     }
 }

@@ -14,12 +14,28 @@ const LOOP_REPEATS: usize = 3;
 /// The same agent making the same call with the same result again and
 /// again; the suspect is the first repetition.
 pub fn repeated_call(run: &RunView) -> Vec<Hit> {
-    let mut seen: HashMap<(&str, &str, &str, &str), Vec<usize>> = HashMap::new();
+    let mut seen: HashMap<(&str, &str, &str, &str, &str), Vec<usize>> = HashMap::new();
     for (i, s) in run.steps.iter().enumerate() {
+        // A user or a harness repeating itself is not an agent's call.
+        if s.is_user() {
+            continue;
+        }
         if s.input.trim().is_empty() && s.output.trim().len() < 20 {
             continue; // "TERMINATE" and the like repeat without looping
         }
-        seen.entry((&s.agent, &s.tool, &s.input, &s.output))
+        // A router naming the next speaker again, a ledger, a restated
+        // plan: the protocol repeats itself by design.
+        if run.is_bookkeeping(i) {
+            continue;
+        }
+        // The result of a call an executor answers is that reply.
+        let result = match i + 1 {
+            r if r < run.steps.len() && run.is_environment(r) && run.actor_of(r) == i => {
+                run.steps[r].output.as_str()
+            }
+            _ => "",
+        };
+        seen.entry((&s.agent, &s.tool, &s.input, &s.output, result))
             .or_default()
             .push(i);
     }
@@ -35,11 +51,17 @@ pub fn repeated_call(run: &RunView) -> Vec<Hit> {
             let steps: Vec<String> = at.iter().map(|&i| run.steps[i].step.to_string()).collect();
             let first = &run.steps[at[0]];
             let title = format!("repeated the same {} {} times", first.tool, at.len());
+            let call = if first.input.trim().is_empty() {
+                &first.output
+            } else {
+                &first.input
+            };
             Hit::suspect(by, "loop", 0.5, title).because(format!(
-                "steps {} are the same {} by {} with the same result",
+                "steps {} are the same {} by {} (\"{}\") with the same result",
                 steps.join(", "),
                 first.tool,
-                first.agent
+                first.agent,
+                crate::explain::text::head(call, 80)
             ))
         })
         .collect()
@@ -77,7 +99,12 @@ pub fn value_provenance(run: &RunView) -> Vec<Hit> {
 /// a value an agent stated on its own can be the agent's mistake.
 fn provenance_hit(run: &RunView, i: usize, j: usize, value: &str) -> Option<Hit> {
     let s = &run.steps[j];
-    if run.steps[i].tool != "message" || run.is_environment(i) {
+    // Only a value an agent stated in prose is its own claim; one in the
+    // code it ran is the code's, and bookkeeping states nothing.
+    if run.steps[i].tool != "message"
+        || run.is_environment(i)
+        || run.role(i) != crate::explain::view::Role::Message
+    {
         return None;
     }
     let by = run.actor_of(i);
@@ -93,7 +120,7 @@ fn provenance_hit(run: &RunView, i: usize, j: usize, value: &str) -> Option<Hit>
 }
 
 /// Names of tools and code that change the world for good.
-const IRREVERSIBLE: &[&str] = &[
+pub(super) const IRREVERSIBLE: &[&str] = &[
     "delete", "remove", "drop", "book", "purchase", "buy", "pay", "transfer", "send", "cancel",
     "submit", "write", "rm -rf", "update", "insert", "refund", "charge", "deploy",
 ];
@@ -116,7 +143,13 @@ pub fn point_of_no_return(run: &RunView) -> Vec<Hit> {
         }
         let name = s.tool.to_ascii_lowercase();
         let words: Vec<&str> = name.split(|c: char| !c.is_ascii_alphanumeric()).collect();
-        let Some(verb) = IRREVERSIBLE.iter().find(|v| words.contains(v)) else {
+        // "transfer_to_human_agents" hands the conversation over; a
+        // transfer of money names no recipient right after the verb.
+        let handoff = words.windows(2).any(|w| w[0] == "transfer" && w[1] == "to");
+        let Some(verb) = IRREVERSIBLE
+            .iter()
+            .find(|v| words.contains(v) && !(**v == "transfer" && handoff))
+        else {
             continue;
         };
         let title = format!("first irreversible action ({verb})");
@@ -250,7 +283,7 @@ const DEVIATION: &[&str] = &[
 /// An agent that announces it sets the plan or an instruction aside.
 pub fn ignored_instruction(run: &RunView) -> Vec<Hit> {
     run.agent_steps()
-        .filter(|&i| Some(i) != run.task_index())
+        .filter(|&i| Some(i) != run.task_index() && !run.is_bookkeeping(i))
         .filter_map(|i| {
             let out = &run.steps[i].output;
             let phrase = find_phrase(out, DEVIATION)?;
@@ -278,7 +311,7 @@ pub fn lossy_handoff(run: &RunView) -> Vec<Hit> {
     }
     let agents: Vec<usize> = run
         .agent_steps()
-        .filter(|&i| !run.steps[i].is_tool())
+        .filter(|&i| !run.steps[i].is_tool() && !run.is_bookkeeping(i))
         .collect();
     let mut hits = Vec::new();
     for pair in agents.windows(2) {
@@ -362,7 +395,10 @@ pub fn first_action(run: &RunView) -> Vec<Hit> {
         Some(t) if !task_acts => t + 1,
         _ => 0,
     };
-    let Some(i) = run.agent_steps().find(|&i| i >= after) else {
+    let Some(i) = run
+        .agent_steps()
+        .find(|&i| i >= after && !run.is_bookkeeping(i))
+    else {
         return Vec::new();
     };
     let title = "first action after the task".to_string();
@@ -614,5 +650,148 @@ mod tests {
         ];
         assert_eq!(first_action(&run(steps.clone(), "failed"))[0].at, 1);
         assert!(first_action(&run(steps, "succeeded")).is_empty());
+    }
+
+    #[test]
+    fn distinct_calls_a_router_and_a_user_repeating_are_no_loop() {
+        // Each call asks another thing.
+        let distinct = run(
+            vec![
+                step(0, "User", "message", true, "fix it"),
+                call(1, "Agent", "search", "q=alpha", "3 hits"),
+                call(2, "Agent", "search", "q=beta", "3 hits"),
+                call(3, "Agent", "search", "q=gamma", "3 hits"),
+            ],
+            "failed",
+        );
+        assert!(repeated_call(&distinct).is_empty());
+        // The same code run thrice, each time with another result.
+        let mut steps = vec![step(0, "Planner", "message", true, "task")];
+        for k in 0..3u64 {
+            steps.push(step(
+                1 + 2 * k,
+                "Coder",
+                "message",
+                true,
+                "```python\nprint(poll())\n```",
+            ));
+            steps.push(step(
+                2 + 2 * k,
+                "terminal",
+                "code_execution",
+                true,
+                &format!("Code output: {k}7"),
+            ));
+        }
+        assert!(repeated_call(&run(steps, "failed")).is_empty());
+        // A coordinator naming the next speaker between others' turns.
+        let route = "Please continue with the next step of the plan now.";
+        let mut routed = vec![step(0, "user", "message", true, "count albums")];
+        for (k, who) in ["Surfer", "Coder", "Surfer"].iter().enumerate() {
+            routed.push(step(1 + 2 * k as u64, "Lead", "message", true, route));
+            routed.push(step(
+                2 + 2 * k as u64,
+                who,
+                "message",
+                true,
+                &format!("Done part {k}."),
+            ));
+        }
+        assert!(repeated_call(&run(routed, "failed")).is_empty());
+        // The same reminder from the user (a harness) thrice.
+        let reminder = "Please always give exactly one command in a code block.";
+        let users: Vec<Step> = (0..6)
+            .map(|k| {
+                if k % 2 == 0 {
+                    step(k, "user", "message", true, reminder)
+                } else {
+                    step(k, "agent", "message", true, &format!("Trying way {k}."))
+                }
+            })
+            .collect();
+        assert!(repeated_call(&run(users, "failed")).is_empty());
+    }
+
+    #[test]
+    fn a_loop_quotes_the_call_it_repeats() {
+        let r = run(
+            vec![
+                step(0, "User", "message", true, "book a flight"),
+                call(1, "Agent", "search", "q=flights", "no seats"),
+                call(2, "Agent", "search", "q=flights", "no seats"),
+                call(3, "Agent", "search", "q=flights", "no seats"),
+            ],
+            "failed",
+        );
+        assert!(repeated_call(&r)[0].evidence[0].contains("(\"q=flights\")"));
+    }
+
+    #[test]
+    fn a_handoff_to_a_person_is_no_irreversible_transfer() {
+        let r = run(
+            vec![
+                step(0, "user", "message", true, "my phone fails"),
+                call(
+                    1,
+                    "assistant",
+                    "transfer_to_human_agents",
+                    "{}",
+                    "Transferred",
+                ),
+                call(2, "assistant", "transfer_funds", "{\"amount\": 20}", "ok"),
+            ],
+            "failed",
+        );
+        let hits = point_of_no_return(&r);
+        assert_eq!(hits.iter().map(|h| h.at).collect::<Vec<_>>(), vec![2]);
+        assert!(hits[0].evidence[0].contains("transfer_funds"));
+    }
+
+    #[test]
+    fn a_value_a_tool_showed_first_is_no_agents_mistake() {
+        let mut failing = call(
+            2,
+            "Booker",
+            "book_flight",
+            "{\"flight\": \"UA9931\"}",
+            "error",
+        );
+        failing.succeeded = false;
+        let r = run(
+            vec![
+                step(0, "user", "message", true, "book it"),
+                call(1, "Planner", "search_flights", "{}", "found \"UA9931\""),
+                failing,
+            ],
+            "failed",
+        );
+        assert!(value_provenance(&r).is_empty());
+    }
+
+    #[test]
+    fn a_handoff_with_the_task_specifics_is_not_lossy_and_no_action_is_bookkeeping() {
+        let mk = |text: &str| {
+            let r = run(
+                vec![
+                    step(0, "Orchestrator", "message", true, "task"),
+                    step(1, "Orchestrator", "message", true, text),
+                    step(2, "WebSurfer", "message", true, "Looking."),
+                ],
+                "failed",
+            );
+            RunView::new(
+                "r".into(),
+                r.steps.clone(),
+                r.run.clone().map(|mut rec| {
+                    rec.task = Some("Which trains run from \"South Station\" in 2023?".into());
+                    rec
+                }),
+            )
+        };
+        assert!(lossy_handoff(&mk("WebSurfer, please look up the 2023 schedule.")).is_empty());
+        // A routing message is no handoff of work and no first action.
+        let routed = mk("Next speaker: WebSurfer");
+        assert!(lossy_handoff(&routed).is_empty());
+        assert_eq!(first_action(&routed)[0].at, 2);
     }
 }

@@ -7,6 +7,7 @@
 mod claims;
 mod errors;
 mod flow;
+mod policy;
 
 pub use claims::builds_on_failure;
 
@@ -77,6 +78,11 @@ pub static DETECTORS: &[Detector] = &[
         detect: errors::labelled_failure,
     },
     Detector {
+        name: "environment_fault",
+        about: "a call that failed because of the environment (rate limit, provider error, timeout, sandbox fault) and that the agent handled: blames the environment",
+        detect: errors::environment_fault,
+    },
+    Detector {
         name: "bad_tool_call",
         about: "a tool call the tool refused: bad arguments, undefined names, an unknown tool",
         detect: errors::bad_tool_call,
@@ -130,6 +136,16 @@ pub static DETECTORS: &[Detector] = &[
         name: "point_of_no_return",
         about: "the first irreversible action (write, booking, deletion, payment) of a failed run",
         detect: flow::point_of_no_return,
+    },
+    Detector {
+        name: "unconfirmed_action",
+        about: "a consequential call (book, cancel, refund, modify, send) made without the user's explicit confirmation the run's policy requires",
+        detect: policy::unconfirmed_action,
+    },
+    Detector {
+        name: "asked_again",
+        about: "an agent asking the user for something the user already gave",
+        detect: policy::asked_again,
     },
     Detector {
         name: "prompt_injection",

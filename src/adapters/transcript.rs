@@ -1,0 +1,828 @@
+//! Chat transcripts, whatever API wrote the messages (the `openai-chat` and
+//! `anthropic-messages` formats): the envelopes a conversation is kept in,
+//! and a conversation's events. A message's words are one event, each tool
+//! call one event whose result (paired by id, else by position) decides its
+//! success; the run's outcome is the verdict the envelope records.
+
+use std::collections::{HashMap, HashSet};
+use std::io::Read;
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::Sink;
+use super::observations::{
+    self, decoded, describe, fail_inferred, set_texts, str_of, text_of, unique_id,
+};
+use super::{openai_chat, spans, terminal};
+use crate::record::{ErrorInfo, EventOut, JsonVal, RunRec, Src};
+
+/// What a message without a tool call is, as an action.
+const MESSAGE: &str = "message";
+
+/// One message, in any dialect, as the events need it.
+#[derive(Debug, Default)]
+pub struct Message {
+    /// `user`, `assistant`, `tool`, `system`…
+    pub role: String,
+    /// The speaker's own name, where a multi-agent log gives one.
+    pub name: Option<String>,
+    pub parts: Vec<Part>,
+    pub reasoning: Option<String>,
+    pub timestamp: Option<i128>,
+    pub usage: Option<Value>,
+}
+
+/// What a message says: words, a tool call, or a tool's result.
+#[derive(Debug)]
+pub enum Part {
+    Text(String),
+    Call {
+        id: Option<String>,
+        name: String,
+        args: Option<Value>,
+    },
+    Result {
+        /// The id of the call it answers; without one it answers by position.
+        id: Option<String>,
+        /// The tool's name, where the result says it.
+        name: Option<String>,
+        content: Option<String>,
+        is_error: bool,
+    },
+}
+
+/// One conversation of an input, with what its envelope says.
+struct Conversation {
+    id: Option<String>,
+    task: Option<String>,
+    verdict: Option<&'static str>,
+    /// Each message with the line it was read from.
+    messages: Vec<(u64, Value)>,
+}
+
+impl Conversation {
+    fn bare(line: u64, messages: Vec<Value>) -> Self {
+        let messages = messages.into_iter().map(|m| (line, m)).collect();
+        Conversation {
+            id: None,
+            task: None,
+            verdict: None,
+            messages,
+        }
+    }
+}
+
+/// Reads chat transcripts from `r` into `sink`: per conversation its
+/// events, then its `run` record. Messages that stand alone (one per line)
+/// make one conversation.
+pub fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
+    let data = super::read_document(r, sink)?;
+    let mut conversations = Vec::new();
+    // Messages standing alone, one conversation per session they name.
+    let mut loose: Vec<Conversation> = Vec::new();
+    for (line, value) in observations::json_values(&data) {
+        let mut reasons = Vec::new();
+        match value {
+            Ok(v) => take(v, line, &mut conversations, &mut loose, &mut reasons),
+            Err(reason) => reasons.push(reason),
+        }
+        for reason in reasons {
+            sink.skip(Some(line), &reason)?;
+        }
+    }
+    conversations.extend(loose);
+    let stem = run_stem(sink.path());
+    let single = conversations.len() == 1;
+    let mut used = HashSet::new();
+    for (k, conv) in conversations.iter().enumerate() {
+        let run = match (&conv.id, single) {
+            (Some(id), _) => id.clone(),
+            (None, true) => stem.clone(),
+            (None, false) => format!("{stem}#{}", k + 1),
+        };
+        emit_conversation(conv, run, &mut used, sink)?;
+    }
+    Ok(())
+}
+
+/// What names the runs of an input without ids of their own: the file's
+/// stem, or the key of a document read from a file of named ones
+/// (`cases.json#case_a`).
+fn run_stem(path: &str) -> String {
+    let name = Path::new(path)
+        .file_name()
+        .and_then(|s| s.to_str())
+        .unwrap_or(path);
+    if let Some((_, key)) = name.split_once('#') {
+        return key.to_string();
+    }
+    Path::new(name)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .filter(|s| !s.starts_with('<') && !s.is_empty())
+        .unwrap_or("transcript")
+        .to_string()
+}
+
+/// Sorts one JSON value of the input: a conversation in an envelope, a
+/// list of messages or of conversations, or a message standing alone.
+fn take(
+    v: Value,
+    line: u64,
+    out: &mut Vec<Conversation>,
+    loose: &mut Vec<Conversation>,
+    reasons: &mut Vec<String>,
+) {
+    match v {
+        Value::Array(items) if items.iter().any(is_envelope) => {
+            for (i, item) in items.into_iter().enumerate() {
+                match item {
+                    Value::Object(_) if is_envelope(&item) => out.push(envelope(item, line)),
+                    other => reasons.push(format!(
+                        "[{i}]: expected a conversation with \"messages\", got {}",
+                        describe(&other)
+                    )),
+                }
+            }
+        }
+        Value::Array(items) if items.iter().any(openai_chat::is_message) => {
+            out.push(Conversation::bare(line, items));
+        }
+        Value::Array(items) if items.is_empty() => reasons.push("an empty list".to_string()),
+        v if is_envelope(&v) => out.push(envelope(v, line)),
+        v if openai_chat::is_message(&v) => session(loose, None, line).messages.push((line, v)),
+        v if is_session_line(&v) => {
+            let id = ["sessionId", "session_id"]
+                .iter()
+                .find_map(|k| str_of(v.get(*k)));
+            match unwrap_session_line(v) {
+                SessionLine::Message(m) => session(loose, id, line).messages.push((line, m)),
+                SessionLine::Failed => session(loose, id, line).verdict = Some("failed"),
+                SessionLine::Other => {}
+            }
+        }
+        v => reasons.push(format!(
+            "not a chat transcript: {} without \"messages\"",
+            describe(&v)
+        )),
+    }
+}
+
+/// The conversation of loose messages of session `id`, begun at `line` if new.
+fn session(loose: &mut Vec<Conversation>, id: Option<String>, line: u64) -> &mut Conversation {
+    match loose.iter().position(|c| c.id == id) {
+        Some(i) => &mut loose[i],
+        None => {
+            let mut conv = Conversation::bare(line, Vec::new());
+            conv.id = id;
+            loose.push(conv);
+            loose.last_mut().expect("just pushed")
+        }
+    }
+}
+
+/// A line of an agent's session log, as Claude Code writes its
+/// transcripts and the Claude Agent SDK streams them (`stream-json`): a
+/// `type` and the session's id, with the API message under `message`, or
+/// the session's own records (`system`, `summary`, `result`).
+fn is_session_line(v: &Value) -> bool {
+    v.get("type").is_some_and(Value::is_string)
+        && (["sessionId", "session_id"]
+            .iter()
+            .any(|k| v.get(*k).is_some())
+            || v.get("message").is_some_and(openai_chat::is_message)
+            || v.get("leafUuid").is_some()
+            || v.get("isSnapshotUpdate").is_some())
+}
+
+enum SessionLine {
+    Message(Value),
+    /// The session's result says it ended in an error.
+    Failed,
+    /// A record of the session that is no step.
+    Other,
+}
+
+fn unwrap_session_line(mut v: Value) -> SessionLine {
+    let message = v
+        .get_mut("message")
+        .map(Value::take)
+        .filter(openai_chat::is_message);
+    if let Some(mut m) = message {
+        if let Some(obj) = m.as_object_mut() {
+            // The line's time, and a sub-agent's messages named as its own.
+            if let Some(t) = v
+                .get("timestamp")
+                .filter(|_| !obj.contains_key("timestamp"))
+            {
+                obj.insert("timestamp".to_string(), t.clone());
+            }
+            let sidechain = v.get("isSidechain").and_then(Value::as_bool) == Some(true)
+                || v.get("parent_tool_use_id").is_some_and(Value::is_string);
+            if sidechain && !obj.contains_key("name") {
+                obj.insert("name".to_string(), Value::from("subagent"));
+            }
+        }
+        return SessionLine::Message(m);
+    }
+    // The Agent SDK's last line: `subtype` "success", or "error_…" with
+    // `is_error`. Success there means the loop ended, not that the task
+    // was done, so only an error is a verdict.
+    let is_result = v.get("type").and_then(Value::as_str) == Some("result");
+    let error = v.get("is_error").and_then(Value::as_bool) == Some(true)
+        || v.get("subtype")
+            .and_then(Value::as_str)
+            .is_some_and(|s| s.starts_with("error"));
+    if is_result && error {
+        SessionLine::Failed
+    } else {
+        SessionLine::Other
+    }
+}
+
+fn is_envelope(v: &Value) -> bool {
+    v.get("messages").is_some_and(Value::is_array)
+}
+
+/// A conversation kept with other keys: its id, task and verdict.
+fn envelope(mut v: Value, line: u64) -> Conversation {
+    let messages = match v.get_mut("messages").map(Value::take) {
+        Some(Value::Array(m)) => m.into_iter().map(|m| (line, m)).collect(),
+        _ => Vec::new(),
+    };
+    let id = ["run_id", "oid", "id", "session_id", "conversation_id"]
+        .iter()
+        .find_map(|k| str_of(v.get(*k)));
+    let task = ["task", "instruction", "question", "prompt", "input"]
+        .iter()
+        .find_map(|k| v.get(*k).and_then(task_text));
+    Conversation {
+        id,
+        task,
+        verdict: verdict(&v),
+        messages,
+    }
+}
+
+/// The text of a task: a string, or the instruction of a task object.
+fn task_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(_) => str_of(Some(v)),
+        Value::Object(_) => ["instruction", "description", "question", "prompt"]
+            .iter()
+            .find_map(|k| str_of(v.get(*k))),
+        _ => None,
+    }
+}
+
+/// The verdict an envelope records on its run: a reward or score (1 is a
+/// pass, below it a failure, as τ-bench scores), a boolean, or scores by
+/// name (a pass when every one passes).
+fn verdict(v: &Value) -> Option<&'static str> {
+    const KEYS: &[&str] = &[
+        "reward",
+        "gold_score",
+        "score",
+        "is_correct",
+        "correct",
+        "success",
+        "resolved",
+        "passed",
+    ];
+    if let Some(found) = KEYS.iter().find_map(|k| v.get(*k).and_then(pass)) {
+        return Some(if found { "succeeded" } else { "failed" });
+    }
+    let scores = v.get("scores")?.as_object()?;
+    let each: Vec<bool> = scores.values().filter_map(pass).collect();
+    (!each.is_empty()).then(|| {
+        if each.iter().all(|p| *p) {
+            "succeeded"
+        } else {
+            "failed"
+        }
+    })
+}
+
+/// Whether one recorded score is a pass: a boolean, or a number on τ-bench's
+/// scale (1 passes, 0 to 1 fails); other numbers say nothing.
+fn pass(v: &Value) -> Option<bool> {
+    match v {
+        Value::Bool(b) => Some(*b),
+        Value::Number(n) => n
+            .as_f64()
+            .filter(|r| (0.0..=1.0).contains(r))
+            .map(|r| r >= 1.0 - 1e-9),
+        Value::Object(o) => o.get("value").and_then(pass),
+        _ => None,
+    }
+}
+
+/// Where each tool call and result stands: (message, part) positions.
+type At = (usize, usize);
+
+/// Which result answers which call: by the call's id, else (a result
+/// without one) the oldest call still waiting.
+struct Pairs {
+    /// By call position: its result's position.
+    result_of: HashMap<At, At>,
+    /// Results that answer no call.
+    orphans: HashSet<At>,
+}
+
+impl Pairs {
+    fn of(messages: &[Option<Message>]) -> Self {
+        let mut waiting: Vec<(At, Option<&str>)> = Vec::new();
+        let mut pairs = Pairs {
+            result_of: HashMap::new(),
+            orphans: HashSet::new(),
+        };
+        for (m, msg) in messages.iter().enumerate() {
+            let Some(msg) = msg else { continue };
+            for (p, part) in msg.parts.iter().enumerate() {
+                match part {
+                    Part::Call { id, .. } => waiting.push(((m, p), id.as_deref())),
+                    Part::Result { id, .. } => {
+                        let found = match id.as_deref() {
+                            Some(id) => waiting.iter().position(|(_, c)| *c == Some(id)),
+                            None if waiting.is_empty() => None,
+                            None => Some(0),
+                        };
+                        match found {
+                            Some(i) => {
+                                pairs.result_of.insert(waiting.remove(i).0, (m, p));
+                            }
+                            None => {
+                                pairs.orphans.insert((m, p));
+                            }
+                        }
+                    }
+                    Part::Text(_) => {}
+                }
+            }
+        }
+        pairs
+    }
+
+    fn result(&self, call: At) -> Option<At> {
+        self.result_of.get(&call).copied()
+    }
+}
+
+fn emit_conversation(
+    conv: &Conversation,
+    run: String,
+    used: &mut HashSet<String>,
+    sink: &mut Sink<'_>,
+) -> anyhow::Result<()> {
+    let mut messages = Vec::with_capacity(conv.messages.len());
+    for (i, (line, v)) in conv.messages.iter().enumerate() {
+        let msg = openai_chat::message(v);
+        if msg.is_none() {
+            sink.skip(
+                Some(*line),
+                &format!(
+                    "{run}: messages[{i}]: expected a message, got {}",
+                    describe(v)
+                ),
+            )?;
+        }
+        messages.push(msg);
+    }
+    let pairs = Pairs::of(&messages);
+    // Tool activity after each message: a call with none after it ends the
+    // transcript rather than waiting for a result.
+    let last_activity = messages.iter().rposition(|m| {
+        m.as_ref().is_some_and(|m| {
+            m.parts
+                .iter()
+                .any(|p| matches!(p, Part::Call { .. } | Part::Result { .. }))
+        })
+    });
+    let mut events: Vec<EventOut<'static>> = Vec::new();
+    let mut task = conv.task.clone();
+    let mut reasoning: Option<String> = None;
+    let mut last_caller = None;
+    let mut policy: Option<String> = None;
+    for (turn, msg) in messages.iter().enumerate() {
+        let Some(msg) = msg else { continue };
+        if matches!(msg.role.as_str(), "system" | "developer") {
+            // The prompt, not a step of the run: the rules the agent was
+            // given, which explain's policy detectors read.
+            let prompt: Vec<&str> = msg
+                .parts
+                .iter()
+                .filter_map(|p| match p {
+                    Part::Text(t) if !t.trim().is_empty() => Some(t.as_str()),
+                    _ => None,
+                })
+                .collect();
+            if !prompt.is_empty() {
+                policy
+                    .get_or_insert_with(String::new)
+                    .push_str(&prompt.join("\n"));
+            }
+            continue;
+        }
+        let agent = msg.name.clone().unwrap_or_else(|| msg.role.clone());
+        let first = events.len();
+        let text: Vec<&str> = msg
+            .parts
+            .iter()
+            .filter_map(|p| match p {
+                Part::Text(t) if !t.trim().is_empty() => Some(t.as_str()),
+                _ => None,
+            })
+            .collect();
+        if !text.is_empty() {
+            let text = text.join("\n");
+            if msg.role == "user" && task.is_none() {
+                task = Some(text.clone());
+            }
+            let mut ev = new_event(format!("{run}#{turn}"), &run, turn, &agent, MESSAGE);
+            ev.span_kind = Some(MESSAGE);
+            set_texts(&mut ev, None, Some(&text), &sink.settings);
+            events.push(ev);
+        }
+        for (p, part) in msg.parts.iter().enumerate() {
+            match part {
+                Part::Call { name, args, .. } => {
+                    last_caller = Some(agent.clone());
+                    let result = pairs
+                        .result((turn, p))
+                        .and_then(|(m, q)| messages[m].as_ref().map(|msg| &msg.parts[q]));
+                    let ends = last_activity == Some(turn);
+                    let ev = call_event(
+                        (&run, turn, p),
+                        &agent,
+                        name,
+                        args.as_ref(),
+                        result,
+                        ends,
+                        sink,
+                    );
+                    events.push(ev);
+                }
+                Part::Result { .. } if pairs.orphans.contains(&(turn, p)) => {
+                    let by = last_caller.clone().unwrap_or_else(|| agent.clone());
+                    events.push(orphan_event((&run, turn, p), &by, part, sink));
+                }
+                _ => {}
+            }
+        }
+        let reasoning_now = reasoning.take().into_iter().chain(msg.reasoning.clone());
+        let reasoning_now: Vec<String> = reasoning_now.collect();
+        if events.len() == first {
+            // Thinking with nothing said or done yet: it belongs to what follows.
+            reasoning = (!reasoning_now.is_empty()).then(|| reasoning_now.join("\n"));
+            continue;
+        }
+        let head = &mut events[first];
+        if !reasoning_now.is_empty() {
+            let (kept, _) = sink.settings.text(&reasoning_now.join("\n"));
+            head.message_context = Some(JsonVal::Serde(json!({ "reasoning": kept })));
+        }
+        head.usage = msg.usage.clone().map(JsonVal::Serde);
+        let at = msg.timestamp.and_then(spans::timestamp_from_nanos);
+        for ev in &mut events[first..] {
+            ev.timestamp = at.clone();
+            ev.src = Some(Src {
+                path: sink.path().to_string().into(),
+                line: conv.messages[turn].0,
+            });
+        }
+    }
+    for ev in &mut events {
+        ev.event_id = unique_id(&ev.event_id, used.len(), used).into();
+        sink.settings.infer_failure(ev);
+    }
+    let last_failed = events
+        .iter()
+        .rev()
+        .find(|e| e.agent_id != "user")
+        .is_some_and(|e| !e.action_succeeded);
+    let outcome = conv
+        .verdict
+        .unwrap_or(if last_failed { "failed" } else { "unknown" });
+    for ev in &events {
+        sink.emit(ev)?;
+    }
+    sink.emit_run(&RunRec {
+        kind: "run".into(),
+        run_id: run,
+        outcome: outcome.to_string(),
+        task,
+        expected: None,
+        policy,
+        src: None,
+    })?;
+    Ok(())
+}
+
+fn new_event(id: String, run: &str, turn: usize, agent: &str, tool: &str) -> EventOut<'static> {
+    EventOut::new(
+        id,
+        run.to_string(),
+        turn as i64,
+        agent.to_string(),
+        tool.to_string(),
+        true,
+    )
+}
+
+/// The event of one tool call: its arguments, and the result that answers
+/// it as output. A result marked an error fails it; a call never answered
+/// fails it unless it ends the episode (by its name, or by ending the
+/// transcript).
+fn call_event(
+    (run, turn, p): (&str, usize, usize),
+    agent: &str,
+    name: &str,
+    args: Option<&Value>,
+    result: Option<&Part>,
+    ends: bool,
+    sink: &Sink<'_>,
+) -> EventOut<'static> {
+    let mut ev = new_event(format!("{run}#{turn}.{p}"), run, turn, agent, name);
+    ev.span_kind = Some("tool");
+    let args = args.map(decoded);
+    ev.action_taken.tool_input = args.clone().filter(Value::is_object).map(JsonVal::Serde);
+    let input = args.as_ref().and_then(text_of);
+    match result {
+        Some(Part::Result {
+            content, is_error, ..
+        }) => {
+            set_texts(
+                &mut ev,
+                input.as_deref(),
+                content.as_deref(),
+                &sink.settings,
+            );
+            if *is_error {
+                fail_stated(&mut ev, content.as_deref());
+            } else if let Some(exception) = content.as_deref().and_then(raised) {
+                fail_raised(&mut ev, exception);
+            }
+        }
+        _ => {
+            set_texts(&mut ev, input.as_deref(), None, &sink.settings);
+            if !ends && !terminal::is_terminal_name(name) {
+                fail_inferred(&mut ev, "no_result", "the tool call never got a result");
+            }
+        }
+    }
+    ev
+}
+
+/// A result that answers no call (a harness reporting back to the agent):
+/// kept, and failed when it says it is an error.
+fn orphan_event(
+    (run, turn, p): (&str, usize, usize),
+    agent: &str,
+    part: &Part,
+    sink: &Sink<'_>,
+) -> EventOut<'static> {
+    let Part::Result {
+        name,
+        content,
+        is_error,
+        ..
+    } = part
+    else {
+        unreachable!("only results are orphans")
+    };
+    let tool = name.as_deref().unwrap_or("tool_result");
+    let mut ev = new_event(format!("{run}#{turn}.{p}"), run, turn, agent, tool);
+    ev.span_kind = Some("tool");
+    set_texts(&mut ev, None, content.as_deref(), &sink.settings);
+    if *is_error {
+        fail_stated(&mut ev, content.as_deref());
+    } else if let Some(exception) = content.as_deref().and_then(raised) {
+        fail_raised(&mut ev, exception);
+    }
+    ev
+}
+
+/// The exception a Python traceback ends with (`ValueError: …`), when a
+/// tool's reply is one.
+fn raised(content: &str) -> Option<&str> {
+    let at = content.find("Traceback (most recent call last)")?;
+    content[at..]
+        .lines()
+        .rev()
+        .map(str::trim_end)
+        .find(|l| !l.is_empty() && !l.starts_with(char::is_whitespace))
+        .filter(|l| !l.starts_with("Traceback"))
+}
+
+/// Fails an event whose tool raised `exception`.
+fn fail_raised(ev: &mut EventOut<'_>, exception: &str) {
+    ev.action_succeeded = false;
+    ev.failure_source = Some("exception");
+    let (kind, _) = exception.split_once(':').unwrap_or((exception, ""));
+    let kind = kind.trim();
+    let is_name = !kind.is_empty()
+        && kind
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '.');
+    ev.error = Some(ErrorInfo {
+        kind: is_name.then(|| kind.to_string()),
+        message: Some(exception.chars().take(200).collect()),
+    });
+}
+
+/// Fails an event whose result says it is an error.
+fn fail_stated(ev: &mut EventOut<'_>, content: Option<&str>) {
+    ev.action_succeeded = false;
+    ev.failure_source = Some("error");
+    let line = content
+        .and_then(|c| c.lines().find(|l| !l.trim().is_empty()))
+        .map(|l| l.chars().take(200).collect());
+    ev.error = Some(ErrorInfo {
+        kind: None,
+        message: line.or_else(|| Some("the tool reported an error".to_string())),
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Format;
+    use super::super::observations::split_records;
+    use serde_json::{Value, json};
+
+    fn records(input: &str) -> (Vec<Value>, Vec<Value>, Value) {
+        split_records(Format::OpenaiChat, "conv.json", input)
+    }
+
+    fn tools(evs: &[Value]) -> Vec<&str> {
+        evs.iter()
+            .map(|e| e["action_taken"]["tool_name"].as_str().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn envelope_keys_give_the_run_its_id_task_and_verdict() {
+        let conv = json!({"oid": "r1", "task": "fix MMS", "gold_score": 0, "messages": [
+            {"role": "system", "content": "policy"},
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": null, "reasoning_content": "look them up",
+             "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": "{\"phone\": \"555\"}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "{\"id\": \"C1\"}"},
+            {"role": "assistant", "content": "found you"}]});
+        let (evs, runs, source) = records(&conv.to_string());
+        assert_eq!(tools(&evs), ["message", "lookup", "message"]);
+        assert_eq!(
+            evs[1]["action_taken"]["tool_input"],
+            json!({"phone": "555"})
+        );
+        assert_eq!(evs[1]["output"], "{\"id\": \"C1\"}");
+        assert_eq!(evs[1]["message_context"]["reasoning"], "look them up");
+        assert_eq!(evs[1]["turn"], 2);
+        assert!(evs.iter().all(|e| e["action_succeeded"] == true));
+        assert_eq!(
+            runs,
+            [json!({"kind": "run", "run_id": "r1", "outcome": "failed", "task": "fix MMS"})]
+        );
+        assert_eq!(source["skipped"], 0);
+        assert_eq!(source["format"], "openai-chat");
+    }
+
+    #[test]
+    fn results_pair_by_id_whatever_their_order_and_by_position_without_one() {
+        let conv = json!([
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "tool_calls": [
+                {"id": "a", "function": {"name": "first", "arguments": "{}"}},
+                {"id": "b", "function": {"name": "second", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "b", "content": "Error: no such thing"},
+            {"role": "tool", "tool_call_id": "a", "content": "ok"},
+            {"role": "assistant", "function_call": {"name": "legacy", "arguments": "{}"}},
+            {"role": "function", "name": "legacy", "content": "legacy done"},
+            {"role": "tool", "tool_call_id": "zz", "content": "Error: parse error in your last reply"},
+            {"role": "assistant", "content": "done"}]);
+        let (evs, runs, _) = records(&conv.to_string());
+        assert_eq!(
+            tools(&evs),
+            [
+                "message",
+                "first",
+                "second",
+                "legacy",
+                "tool_result",
+                "message"
+            ]
+        );
+        assert_eq!(evs[1]["output"], "ok");
+        assert_eq!(evs[2]["action_succeeded"], false);
+        assert_eq!(evs[2]["failure_source"], "output");
+        assert_eq!(evs[3]["output"], "legacy done");
+        // The harness's reply to no call is kept, and carries its failure.
+        assert_eq!(evs[4]["action_succeeded"], false);
+        assert_eq!(evs[4]["agent_id"], "assistant");
+        assert_eq!(runs[0]["run_id"], "conv");
+        assert_eq!(runs[0]["outcome"], "unknown");
+        assert_eq!(runs[0]["task"], "go");
+    }
+
+    #[test]
+    fn an_unanswered_call_fails_unless_it_ends_the_episode() {
+        let conv = json!({"messages": [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "tool_calls": [{"id": "a", "function": {"name": "bash", "arguments": "{}"}}]},
+            {"role": "assistant", "tool_calls": [{"id": "b", "function": {"name": "bash", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "b", "content": "fine"},
+            {"role": "assistant", "tool_calls": [{"id": "c", "function": {"name": "report_back", "arguments": "{\"answer\": 4}"}}]}]});
+        let (evs, runs, _) = records(&conv.to_string());
+        assert_eq!(evs[1]["failure_source"], "no_result");
+        assert_eq!(evs[1]["failure_inferred"], true);
+        assert_eq!(evs[2]["action_succeeded"], true);
+        assert_eq!(
+            evs[3]["action_succeeded"], true,
+            "the last call ends the run"
+        );
+        assert_eq!(runs[0]["outcome"], "unknown");
+    }
+
+    #[test]
+    fn hosted_tool_calls_carry_their_own_result_and_bookkeeping_is_no_step() {
+        let items = json!([
+            {"role": "user", "content": "search"},
+            {"type": "mcp_list_tools", "id": "l1", "server_label": "s", "tools": []},
+            {"type": "web_search_call", "id": "ws_1", "status": "completed", "action": {"type": "search", "query": "q"}},
+            {"type": "mcp_call", "id": "mcp_1", "name": "get_page", "server_label": "s", "arguments": "{}", "error": "upstream 502", "output": null},
+            {"type": "custom_tool_call", "call_id": "ct_1", "name": "apply", "input": "diff"},
+            {"type": "custom_tool_call_output", "call_id": "ct_1", "output": "applied"},
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "done"}]}]);
+        let (evs, _, source) = records(&items.to_string());
+        assert_eq!(source["skipped"], 0);
+        assert_eq!(
+            tools(&evs),
+            ["message", "web_search", "get_page", "apply", "message"]
+        );
+        assert_eq!(evs[1]["action_succeeded"], true);
+        assert_eq!(evs[2]["action_succeeded"], false);
+        assert_eq!(evs[2]["error"]["message"], "upstream 502");
+        assert_eq!(evs[3]["output"], "applied");
+    }
+
+    /// Claude Code's transcript lines and the Agent SDK's stream: the API
+    /// message under `message`, a run per session, a sub-agent's lines as
+    /// its own agent, an error result failing the run.
+    #[test]
+    fn session_logs_unwrap_their_messages_per_session() {
+        let lines = [
+            json!({"type": "summary", "summary": "Fix tests", "leafUuid": "u3"}),
+            json!({"parentUuid": null, "isSidechain": false, "sessionId": "s1", "type": "user", "uuid": "u1",
+                   "timestamp": "2025-06-01T10:00:00.000Z", "message": {"role": "user", "content": "run the tests"}}),
+            json!({"parentUuid": "u1", "isSidechain": false, "sessionId": "s1", "type": "assistant", "uuid": "u2",
+                   "timestamp": "2025-06-01T10:00:05.000Z",
+                   "message": {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude",
+                               "content": [{"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "pytest"}}]}}),
+            json!({"parentUuid": "u2", "isSidechain": true, "sessionId": "s1", "type": "user", "uuid": "u3",
+                   "timestamp": "2025-06-01T10:00:09.000Z",
+                   "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "Exit code 1\nFAILED test_x", "is_error": true}]}}),
+            json!({"type": "system", "subtype": "init", "session_id": "s2", "tools": []}),
+            json!({"type": "assistant", "session_id": "s2", "parent_tool_use_id": null,
+                   "message": {"role": "assistant", "content": [{"type": "text", "text": "hello"}]}}),
+            json!({"type": "result", "subtype": "error_max_turns", "is_error": true, "session_id": "s2", "num_turns": 9}),
+        ];
+        let body: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        let (evs, runs, source) = split_records(Format::AnthropicMessages, "claude.jsonl", &body);
+        assert_eq!(source["skipped"], 0, "{source}");
+        assert_eq!(tools(&evs), ["message", "Bash", "message"]);
+        assert_eq!(evs[1]["action_succeeded"], false);
+        assert_eq!(evs[1]["timestamp"], "2025-06-01T10:00:05Z");
+        let outcomes: Vec<(&str, &str)> = runs
+            .iter()
+            .map(|r| {
+                (
+                    r["run_id"].as_str().unwrap(),
+                    r["outcome"].as_str().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(outcomes, [("s1", "failed"), ("s2", "failed")]);
+        assert_eq!(
+            super::super::detect(None, body.as_bytes()),
+            Format::AnthropicMessages
+        );
+    }
+
+    #[test]
+    fn conversations_one_per_line_and_messages_one_per_line() {
+        let a = json!({"id": "a", "reward": 1.0, "messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "x"}]});
+        let b = json!({"messages": [{"role": "user", "content": "q2"}], "scores": {"exact": {"value": 1}, "judge": false}});
+        let (evs, runs, _) = records(&format!("{a}\n{b}\n[1]\n"));
+        assert_eq!(evs.len(), 3);
+        assert_eq!(runs[0]["outcome"], "succeeded");
+        assert_eq!(runs[1]["run_id"], "conv#2");
+        assert_eq!(runs[1]["outcome"], "failed");
+        let (_, _, source) = records(&format!("{a}\n[1]\n"));
+        assert_eq!(source["skipped"], 1);
+        let lines = "{\"role\": \"user\", \"content\": \"q\"}\n{\"role\": \"assistant\", \"content\": \"a\"}\n";
+        let (evs, runs, _) = records(lines);
+        assert_eq!(evs.len(), 2);
+        assert_eq!(runs.len(), 1);
+        assert_eq!(evs[1]["src"]["line"], 2);
+    }
+}
