@@ -11,7 +11,7 @@ use triage::adapters::{DecodeSettings, Format, Sink, read_from};
 use triage::cli::Diag;
 use triage::ndjson::RecordWriter;
 
-const FORMATS: [Format; 10] = [
+const FORMATS: [Format; 11] = [
     Format::Auto,
     Format::Ndjson,
     Format::Otel,
@@ -22,6 +22,7 @@ const FORMATS: [Format; 10] = [
     Format::ManagedAgent,
     Format::Atif,
     Format::CodingAgent,
+    Format::InspectAi,
 ];
 
 /// What one adapter made of an input: the records it wrote, the source
@@ -125,10 +126,13 @@ fn examples() -> Vec<(&'static str, Vec<u8>)> {
         .map(|n| (n, std::fs::read(fixtures.join(n)).unwrap())),
     )
     .chain(
-        // A real mini-SWE-agent run (TraceSIR).
-        ["tracesir/coding/pydata__xarray-3151.json"]
-            .into_iter()
-            .map(|n| (n, std::fs::read(data.join(n)).unwrap())),
+        // A real mini-SWE-agent run (TraceSIR) and a real Inspect AI log.
+        [
+            "tracesir/coding/pydata__xarray-3151.json",
+            "inspect-ai/arithmetic.json",
+        ]
+        .into_iter()
+        .map(|n| (n, std::fs::read(data.join(n)).unwrap())),
     )
     .collect()
 }
@@ -207,7 +211,7 @@ proptest! {
     }
 
     #[test]
-    fn mutated_examples_never_panic(which in 0usize..9, edits in proptest::collection::vec(mutation(), 1..4)) {
+    fn mutated_examples_never_panic(which in 0usize..10, edits in proptest::collection::vec(mutation(), 1..4)) {
         let (name, doc) = &examples()[which];
         let bytes = apply(doc, &edits);
         for format in FORMATS {

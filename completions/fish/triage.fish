@@ -36,19 +36,21 @@ complete -c triage -n "__fish_triage_needs_command" -f -a "diff" -d 'Compare two
 complete -c triage -n "__fish_triage_needs_command" -f -a "explain" -d 'Trace each failed run back to the agent and step that caused it'
 complete -c triage -n "__fish_triage_needs_command" -f -a "alert" -d 'Page someone when a failure pattern crosses the line'
 complete -c triage -n "__fish_triage_needs_command" -f -a "recv" -d 'Take spans straight from running agents'
-complete -c triage -n "__fish_triage_needs_command" -f -a "gen" -d 'Write deterministic agent-triage-schema NDJSON traces'
+complete -c triage -n "__fish_triage_needs_command" -f -a "gen" -d 'Write deterministic agent traces'
 complete -c triage -n "__fish_triage_needs_command" -f -a "help" -d 'Show the help of triage or of one of its commands'
 complete -c triage -n "__fish_triage_using_subcommand report" -s c -l config -d 'Configuration file ([scoring], [classify])' -r -F
 complete -c triage -n "__fish_triage_using_subcommand report" -l input-format -d 'Trace format of the input files' -r -f -a "auto\t'Decide per input from its first JSON value (never the extension)'
 ndjson\t'agent-triage TraceEvent lines (.ndjson, .jsonl)'
 otel\t'Spans as JSON: OpenTelemetry SDK dumps (Python, JS, Vercel AI SDK), Phoenix/OpenInference spans, attribute maps, agent-triage\'s span list'
-otlp\t'OTLP/HTTP JSON trace requests, one per file or one per line'
+otlp\t'OTLP/HTTP JSON trace requests, one per file or one per line; each trace is emitted once complete (root ended, --trace-window passed)'
 taubench\t'τ-bench trajectory files: a list of runs with `traj` and `reward`'
 whowhen\t'Who&When benchmark runs: one JSON object with a `history` per file'
 langfuse\t'Langfuse traces with observations, observation lists, blob-export JSONL'
 langsmith\t'LangSmith runs: create/update payloads, lists or JSONL of runs'
 managed-agent\t'Claude Managed Agents session event streams (JSONL)'
 atif\t'Agent Trajectory Interchange Format (Harbor) trajectories'
+coding-agent\t'Coding-agent trajectories: mini-SWE-agent transcripts (shell commands in the assistant\'s text, `<returncode>` replies) and SWE-agent `.traj` files'
+inspect-ai\t'Inspect AI eval logs in its JSON log format: one run per sample'
 openai-chat\t'OpenAI chat transcripts: `{"messages": [...]}` or a list of messages (Chat Completions or Responses items), per file or per line'
 anthropic-messages\t'Anthropic Messages transcripts: `tool_use`/`tool_result` blocks'"
 complete -c triage -n "__fish_triage_using_subcommand report" -l provider -d 'LLM provider: anthropic (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL) or openai, any OpenAI-compatible chat-completions server such as a local one (OPENAI_BASE_URL, OPENAI_API_KEY). Default: [llm] provider, else anthropic, or openai when only OPENAI_* variables are set' -r -f -a "anthropic\t'The Anthropic Messages API (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL)'
@@ -84,13 +86,15 @@ complete -c triage -n "__fish_triage_using_subcommand compare" -s c -l config -d
 complete -c triage -n "__fish_triage_using_subcommand compare" -l input-format -d 'Trace format of raw input files' -r -f -a "auto\t'Decide per input from its first JSON value (never the extension)'
 ndjson\t'agent-triage TraceEvent lines (.ndjson, .jsonl)'
 otel\t'Spans as JSON: OpenTelemetry SDK dumps (Python, JS, Vercel AI SDK), Phoenix/OpenInference spans, attribute maps, agent-triage\'s span list'
-otlp\t'OTLP/HTTP JSON trace requests, one per file or one per line'
+otlp\t'OTLP/HTTP JSON trace requests, one per file or one per line; each trace is emitted once complete (root ended, --trace-window passed)'
 taubench\t'τ-bench trajectory files: a list of runs with `traj` and `reward`'
 whowhen\t'Who&When benchmark runs: one JSON object with a `history` per file'
 langfuse\t'Langfuse traces with observations, observation lists, blob-export JSONL'
 langsmith\t'LangSmith runs: create/update payloads, lists or JSONL of runs'
 managed-agent\t'Claude Managed Agents session event streams (JSONL)'
 atif\t'Agent Trajectory Interchange Format (Harbor) trajectories'
+coding-agent\t'Coding-agent trajectories: mini-SWE-agent transcripts (shell commands in the assistant\'s text, `<returncode>` replies) and SWE-agent `.traj` files'
+inspect-ai\t'Inspect AI eval logs in its JSON log format: one run per sample'
 openai-chat\t'OpenAI chat transcripts: `{"messages": [...]}` or a list of messages (Chat Completions or Responses items), per file or per line'
 anthropic-messages\t'Anthropic Messages transcripts: `tool_use`/`tool_result` blocks'"
 complete -c triage -n "__fish_triage_using_subcommand compare" -s f -l format -d 'Output format' -r -f -a "md\t'The morning report as markdown'
@@ -115,16 +119,21 @@ complete -c triage -n "__fish_triage_using_subcommand compare" -s V -l version -
 complete -c triage -n "__fish_triage_using_subcommand parse" -s f -l format -l input-format -d 'Trace format of input files; `auto` decides per file from its first JSON value, never its name' -r -f -a "auto\t'Decide per input from its first JSON value (never the extension)'
 ndjson\t'agent-triage TraceEvent lines (.ndjson, .jsonl)'
 otel\t'Spans as JSON: OpenTelemetry SDK dumps (Python, JS, Vercel AI SDK), Phoenix/OpenInference spans, attribute maps, agent-triage\'s span list'
-otlp\t'OTLP/HTTP JSON trace requests, one per file or one per line'
+otlp\t'OTLP/HTTP JSON trace requests, one per file or one per line; each trace is emitted once complete (root ended, --trace-window passed)'
 taubench\t'τ-bench trajectory files: a list of runs with `traj` and `reward`'
 whowhen\t'Who&When benchmark runs: one JSON object with a `history` per file'
 langfuse\t'Langfuse traces with observations, observation lists, blob-export JSONL'
 langsmith\t'LangSmith runs: create/update payloads, lists or JSONL of runs'
 managed-agent\t'Claude Managed Agents session event streams (JSONL)'
-atif\t'Agent Trajectory Interchange Format (Harbor) trajectories'"
+atif\t'Agent Trajectory Interchange Format (Harbor) trajectories'
+coding-agent\t'Coding-agent trajectories: mini-SWE-agent transcripts (shell commands in the assistant\'s text, `<returncode>` replies) and SWE-agent `.traj` files'
+inspect-ai\t'Inspect AI eval logs in its JSON log format: one run per sample'
+openai-chat\t'OpenAI chat transcripts: `{"messages": [...]}` or a list of messages (Chat Completions or Responses items), per file or per line'
+anthropic-messages\t'Anthropic Messages transcripts: `tool_use`/`tool_result` blocks'"
 complete -c triage -n "__fish_triage_using_subcommand parse" -l since -d 'Keep only events at or after this time (RFC 3339 or YYYY-MM-DD)' -r
 complete -c triage -n "__fish_triage_using_subcommand parse" -l until -d 'Keep only events before this time (RFC 3339 or YYYY-MM-DD)' -r
 complete -c triage -n "__fish_triage_using_subcommand parse" -l max-text -d 'Cut input and output texts to this many bytes (their digest covers the whole); 0 keeps only the digest and the "…" that marks a text cut short' -r
+complete -c triage -n "__fish_triage_using_subcommand parse" -l trace-window -d 'How long a trace of an OTLP span stream waits, after its root span ended, for more of its spans, in span time ("300s", "5m", "1h"); "end" holds every trace to the end of the input. A span that comes later is emitted as a continuation of its run' -r
 complete -c triage -n "__fish_triage_using_subcommand parse" -s c -l config -d 'Configuration file; its [classify] section adds failure classification rules' -r -F
 complete -c triage -n "__fish_triage_using_subcommand parse" -s j -l threads -d 'Threads to decode on, the one writing the records included [default: one per core]' -r
 complete -c triage -n "__fish_triage_using_subcommand parse" -l generate -d 'Print this tool\'s man page or shell completions and exit' -r -f -a "man\t''
@@ -167,6 +176,7 @@ csv\t'One CSV row per pattern with every field'"
 complete -c triage -n "__fish_triage_using_subcommand render" -l refresh -d 'HTML only: reload the page every SECONDS (for a page cron regenerates)' -r
 complete -c triage -n "__fish_triage_using_subcommand render" -s o -l output -d 'Write the report to FILE, atomically (temporary file, then rename; a device or FIFO is written in place)' -r -F
 complete -c triage -n "__fish_triage_using_subcommand render" -s n -l top -d 'Patterns the markdown report details (and the HTML trend chart follows)' -r
+complete -c triage -n "__fish_triage_using_subcommand render" -l min-confidence -d 'Hide verdicts (triage-explain) whose confidence is below P, from 0 to 1; stderr says how many were hidden' -r
 complete -c triage -n "__fish_triage_using_subcommand render" -l generate -d 'Print this tool\'s man page or shell completions and exit' -r -f -a "man\t''
 bash\t''
 zsh\t''
@@ -182,13 +192,17 @@ complete -c triage -n "__fish_triage_using_subcommand diff" -s c -l config -d 'C
 complete -c triage -n "__fish_triage_using_subcommand diff" -s f -l format -l input-format -d 'Trace format of input files; `auto` decides per file from its first JSON value, never its name' -r -f -a "auto\t'Decide per input from its first JSON value (never the extension)'
 ndjson\t'agent-triage TraceEvent lines (.ndjson, .jsonl)'
 otel\t'Spans as JSON: OpenTelemetry SDK dumps (Python, JS, Vercel AI SDK), Phoenix/OpenInference spans, attribute maps, agent-triage\'s span list'
-otlp\t'OTLP/HTTP JSON trace requests, one per file or one per line'
+otlp\t'OTLP/HTTP JSON trace requests, one per file or one per line; each trace is emitted once complete (root ended, --trace-window passed)'
 taubench\t'τ-bench trajectory files: a list of runs with `traj` and `reward`'
 whowhen\t'Who&When benchmark runs: one JSON object with a `history` per file'
 langfuse\t'Langfuse traces with observations, observation lists, blob-export JSONL'
 langsmith\t'LangSmith runs: create/update payloads, lists or JSONL of runs'
 managed-agent\t'Claude Managed Agents session event streams (JSONL)'
-atif\t'Agent Trajectory Interchange Format (Harbor) trajectories'"
+atif\t'Agent Trajectory Interchange Format (Harbor) trajectories'
+coding-agent\t'Coding-agent trajectories: mini-SWE-agent transcripts (shell commands in the assistant\'s text, `<returncode>` replies) and SWE-agent `.traj` files'
+inspect-ai\t'Inspect AI eval logs in its JSON log format: one run per sample'
+openai-chat\t'OpenAI chat transcripts: `{"messages": [...]}` or a list of messages (Chat Completions or Responses items), per file or per line'
+anthropic-messages\t'Anthropic Messages transcripts: `tool_use`/`tool_result` blocks'"
 complete -c triage -n "__fish_triage_using_subcommand diff" -l generate -d 'Print this tool\'s man page or shell completions and exit' -r -f -a "man\t''
 bash\t''
 zsh\t''
@@ -199,6 +213,7 @@ complete -c triage -n "__fish_triage_using_subcommand diff" -l line-buffered -d 
 complete -c triage -n "__fish_triage_using_subcommand diff" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c triage -n "__fish_triage_using_subcommand diff" -s V -l version -d 'Print version'
 complete -c triage -n "__fish_triage_using_subcommand explain" -s n -l top -d 'With --narrate: the patterns narrated, the top N by rank' -r
+complete -c triage -n "__fish_triage_using_subcommand explain" -l min-confidence -d 'Hide verdicts whose confidence (a calibrated probability of naming the right agent and step) is below P, from 0 to 1; their findings are still written, and stderr says how many were hidden' -r
 complete -c triage -n "__fish_triage_using_subcommand explain" -s c -l config -d 'Configuration file (its [llm] section)' -r -F
 complete -c triage -n "__fish_triage_using_subcommand explain" -l provider -d 'LLM provider: anthropic (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL) or openai, any OpenAI-compatible chat-completions server such as a local one (OPENAI_BASE_URL, OPENAI_API_KEY). Default: [llm] provider, else anthropic, or openai when only OPENAI_* variables are set' -r -f -a "anthropic\t'The Anthropic Messages API (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL)'
 openai\t'Any OpenAI-compatible chat-completions server, local ones included (OPENAI_BASE_URL, OPENAI_API_KEY)'"
@@ -212,6 +227,7 @@ fish\t''"
 complete -c triage -n "__fish_triage_using_subcommand explain" -l verdicts-only -d 'Write only the verdicts, not the findings behind them (headers and passed-through records still come first)'
 complete -c triage -n "__fish_triage_using_subcommand explain" -l narrate -d 'Add an LLM\'s root-cause narrative and one concrete fix to each of the top N scored pattern records (fields narrative, fix, narrative_model)'
 complete -c triage -n "__fish_triage_using_subcommand explain" -l judge -d 'Let an LLM re-rank the top 3 candidates of each failed run\'s verdict; the verdict follows its pick and notes its reason (field judge)'
+complete -c triage -n "__fish_triage_using_subcommand explain" -l judge-run -d 'Like --judge, but show the LLM the whole run (cut to about 12,000 tokens) with the detectors\' findings as hints, and let it name any step; a step the run lacks, or an agent that did not act there, is refused with a warning and the rules\' verdict stands'
 complete -c triage -n "__fish_triage_using_subcommand explain" -l strict -d 'Stop at the first input that cannot be read, with exit status 2, instead of skipping it with a warning'
 complete -c triage -n "__fish_triage_using_subcommand explain" -s q -l quiet -d 'Print no warnings (errors are still printed)'
 complete -c triage -n "__fish_triage_using_subcommand explain" -l line-buffered -d 'Flush every record as soon as it is written (for `tail -f` pipelines)'
@@ -220,8 +236,8 @@ complete -c triage -n "__fish_triage_using_subcommand explain" -s V -l version -
 complete -c triage -n "__fish_triage_using_subcommand alert" -l webhook -d 'Webhook URL (a secret: messages show only its scheme and host). Else TRIAGE_WEBHOOK_URL, else [alerting] webhook_url' -r
 complete -c triage -n "__fish_triage_using_subcommand alert" -l threshold -d 'Fire for patterns whose final_score is at least this. Default: [alerting] threshold, else 10' -r
 complete -c triage -n "__fish_triage_using_subcommand alert" -l cooldown -d 'A pattern that fired stays quiet this many seconds. Default: [alerting] cooldown_seconds, else 3600' -r
-complete -c triage -n "__fish_triage_using_subcommand alert" -l payload -d 'The receiver\'s payload shape' -r -f -a "slack\t'`text` in Slack mrkdwn, plus the pattern\'s fields'
-discord\t'`content` in Discord markdown, mentions disabled'
+complete -c triage -n "__fish_triage_using_subcommand alert" -l payload -d 'The receiver\'s payload shape' -r -f -a "slack\t'`text` in Slack mrkdwn, plus the pattern\'s fields; links not unfurled'
+discord\t'`content` in Discord markdown, mentions and embeds disabled'
 json\t'The pattern\'s fields and a plain `text`, for any other receiver'"
 complete -c triage -n "__fish_triage_using_subcommand alert" -l state -d 'Cooldown state file, shared (under a lock) by every run that uses it. Default: $XDG_STATE_HOME/triage/alert-state.json (~/.local/state/triage/…)' -r -F
 complete -c triage -n "__fish_triage_using_subcommand alert" -l timeout -d 'Seconds one attempt may take, connecting included' -r
@@ -242,8 +258,9 @@ complete -c triage -n "__fish_triage_using_subcommand recv" -l listen -d 'Addres
 complete -c triage -n "__fish_triage_using_subcommand recv" -s o -l output -d 'Append the lines to FILE instead of writing them to stdout' -r -F
 complete -c triage -n "__fish_triage_using_subcommand recv" -l token -d 'Require `Authorization: Bearer TOKEN`. Prefer TRIAGE_RECV_TOKEN, which sets it too: flags show in ps' -r
 complete -c triage -n "__fish_triage_using_subcommand recv" -l max-body -d 'Largest request body taken, in bytes, before and after gunzip (K, M, G suffixes allowed); larger ones get 413' -r
-complete -c triage -n "__fish_triage_using_subcommand recv" -l workers -d 'Connections served at once' -r
-complete -c triage -n "__fish_triage_using_subcommand recv" -l queue -d 'Connections that may wait for a worker; past that, new ones get 503 and retry' -r
+complete -c triage -n "__fish_triage_using_subcommand recv" -l workers -d 'Requests decoded and written at once' -r
+complete -c triage -n "__fish_triage_using_subcommand recv" -l queue -d 'Complete requests that may wait for a worker; past that, more get 503 and retry' -r
+complete -c triage -n "__fish_triage_using_subcommand recv" -l max-connections -d 'Connections open at once, each read by a light thread until its request is complete (a slow client holds no worker); past that, new ones get 503' -r
 complete -c triage -n "__fish_triage_using_subcommand recv" -l generate -d 'Print this tool\'s man page or shell completions and exit' -r -f -a "man\t''
 bash\t''
 zsh\t''
@@ -258,6 +275,9 @@ complete -c triage -n "__fish_triage_using_subcommand gen" -s r -l runs -d 'Numb
 complete -c triage -n "__fish_triage_using_subcommand gen" -s a -l agents -d 'Number of agents (at most 8)' -r
 complete -c triage -n "__fish_triage_using_subcommand gen" -l seed -d 'Seed: the same seed gives the same file' -r
 complete -c triage -n "__fish_triage_using_subcommand gen" -l failure-rate -d 'Share of agent turns that start a failure streak, from 0 to 1' -r
+complete -c triage -n "__fish_triage_using_subcommand gen" -l format -d 'What to write: agent-triage NDJSON, or OTLP/JSON trace requests' -r -f -a "ndjson\t''
+otlp\t''"
+complete -c triage -n "__fish_triage_using_subcommand gen" -l spans-per-request -d 'Spans per OTLP request line (with --format otlp)' -r
 complete -c triage -n "__fish_triage_using_subcommand gen" -l generate -d 'Print this tool\'s man page or shell completions and exit' -r -f -a "man\t''
 bash\t''
 zsh\t''

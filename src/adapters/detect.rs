@@ -18,6 +18,7 @@ const RULES: &[(Format, Claim)] = &[
     (Format::Langsmith, Shape::is_langsmith),
     (Format::ManagedAgent, Shape::is_managed_agent_event),
     (Format::Atif, Shape::is_atif),
+    (Format::InspectAi, Shape::is_inspect_log),
     (Format::Ndjson, Shape::is_trace_event),
     (Format::Taubench, Shape::is_taubench),
     (Format::Whowhen, Shape::is_whowhen),
@@ -244,6 +245,12 @@ impl Shape {
 
     fn is_atif(&self) -> bool {
         self.has("steps") && (self.has("schema_version") || self.has("session_id"))
+    }
+
+    /// An Inspect AI eval log (its JSON log format): `eval` with the log's
+    /// `version` and `status`.
+    fn is_inspect_log(&self) -> bool {
+        !self.top_is_list && self.has("eval") && self.has("status") && self.has("version")
     }
 
     /// Reads the keys of the first object: depth 1 of a top object, depth 2
@@ -571,6 +578,17 @@ mod tests {
                 .contains("UTF-32")
         );
         assert_eq!(refusal("{\"k\": \"é\"}".as_bytes()), None);
+    }
+
+    #[test]
+    fn inspect_eval_logs() {
+        assert_eq!(
+            at(
+                "log.json",
+                r#"{"version": 2, "status": "success", "eval": {"task": "t"}, "samples": []}"#
+            ),
+            Format::InspectAi
+        );
     }
 
     #[test]

@@ -15,6 +15,7 @@ pub mod whowhen;
 // Tracing-platform exports and agent event logs.
 pub mod atif;
 pub mod coding_agent;
+pub mod inspect_ai;
 pub mod langfuse;
 pub mod langsmith;
 pub mod managed_agent;
@@ -70,6 +71,8 @@ pub enum Format {
     /// commands in the assistant's text, `<returncode>` replies) and
     /// SWE-agent `.traj` files.
     CodingAgent,
+    /// Inspect AI eval logs in its JSON log format: one run per sample.
+    InspectAi,
     /// OpenAI chat transcripts: `{"messages": [...]}` or a list of
     /// messages (Chat Completions or Responses items), per file or per line.
     OpenaiChat,
@@ -91,6 +94,7 @@ impl Format {
             Format::ManagedAgent => "managed-agent",
             Format::Atif => "atif",
             Format::CodingAgent => "coding-agent",
+            Format::InspectAi => "inspect-ai",
             Format::OpenaiChat => "openai-chat",
             Format::AnthropicMessages => "anthropic-messages",
         }
@@ -240,6 +244,7 @@ fn read_detected(
         Format::ManagedAgent => managed_agent::read(reader, sink)?,
         Format::Atif => atif::read(reader, sink)?,
         Format::CodingAgent => coding_agent::read(reader, sink)?,
+        Format::InspectAi => inspect_ai::read(reader, sink)?,
         Format::OpenaiChat | Format::AnthropicMessages => transcript::read(reader, sink)?,
     }
     sink.end_source()?;
