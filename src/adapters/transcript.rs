@@ -681,7 +681,9 @@ mod tests {
         assert!(evs.iter().all(|e| e["action_succeeded"] == true));
         assert_eq!(
             runs,
-            [json!({"kind": "run", "run_id": "r1", "outcome": "failed", "task": "fix MMS"})]
+            [
+                json!({"kind": "run", "run_id": "r1", "outcome": "failed", "task": "fix MMS", "policy": "policy"})
+            ]
         );
         assert_eq!(source["skipped"], 0);
         assert_eq!(source["format"], "openai-chat");
