@@ -53,6 +53,7 @@ coding-agent\t'Coding-agent trajectories: mini-SWE-agent transcripts (shell comm
 inspect-ai\t'Inspect AI eval logs in its JSON log format: one run per sample'
 openai-chat\t'OpenAI chat transcripts: `{"messages": [...]}` or a list of messages (Chat Completions or Responses items), per file or per line'
 anthropic-messages\t'Anthropic Messages transcripts: `tool_use`/`tool_result` blocks'"
+complete -c triage -n "__fish_triage_using_subcommand report" -l max-document -d 'Refuse a trace file larger than this in a format read as one document (K, M, G suffixes)' -r
 complete -c triage -n "__fish_triage_using_subcommand report" -l provider -d 'LLM provider: anthropic (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL) or openai, any OpenAI-compatible chat-completions server such as a local one (OPENAI_BASE_URL, OPENAI_API_KEY). Default: [llm] provider, else anthropic, or openai when only OPENAI_* variables are set' -r -f -a "anthropic\t'The Anthropic Messages API (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL)'
 openai\t'Any OpenAI-compatible chat-completions server, local ones included (OPENAI_BASE_URL, OPENAI_API_KEY)'"
 complete -c triage -n "__fish_triage_using_subcommand report" -l model -d 'LLM model. Default: [llm] model, else claude-haiku-4-5 (anthropic) or gpt-4o-mini (openai)' -r
@@ -134,6 +135,7 @@ complete -c triage -n "__fish_triage_using_subcommand parse" -l since -d 'Keep o
 complete -c triage -n "__fish_triage_using_subcommand parse" -l until -d 'Keep only events before this time (RFC 3339 or YYYY-MM-DD)' -r
 complete -c triage -n "__fish_triage_using_subcommand parse" -l max-text -d 'Cut input and output texts to this many bytes (their digest covers the whole); 0 keeps only the digest and the "…" that marks a text cut short' -r
 complete -c triage -n "__fish_triage_using_subcommand parse" -l trace-window -d 'How long a trace of an OTLP span stream waits, after its root span ended, for more of its spans, in span time ("300s", "5m", "1h"); "end" holds every trace to the end of the input. A span that comes later is emitted as a continuation of its run' -r
+complete -c triage -n "__fish_triage_using_subcommand parse" -l max-document -d 'Refuse a file larger than this in a format read as one document (all but ndjson; an otlp request per line is held to it too), K, M, G suffixes allowed: the whole document is held in memory, many times over once decoded' -r
 complete -c triage -n "__fish_triage_using_subcommand parse" -s c -l config -d 'Configuration file; its [classify] section adds failure classification rules' -r -F
 complete -c triage -n "__fish_triage_using_subcommand parse" -s j -l threads -d 'Threads to decode on, the one writing the records included [default: one per core]' -r
 complete -c triage -n "__fish_triage_using_subcommand parse" -l generate -d 'Print this tool\'s man page or shell completions and exit' -r -f -a "man\t''
@@ -174,8 +176,10 @@ html\t'A self-contained HTML dashboard'
 json\t'One JSON document with every record and field'
 csv\t'One CSV row per pattern with every field'"
 complete -c triage -n "__fish_triage_using_subcommand render" -l refresh -d 'HTML only: reload the page every SECONDS (for a page cron regenerates)' -r
+complete -c triage -n "__fish_triage_using_subcommand render" -l bucket -d 'The time series\' buckets (the HTML charts, `failures per …`): hours or days; without it, days when the events span two or more, else runs' -r -f -a "hour\t''
+day\t''"
 complete -c triage -n "__fish_triage_using_subcommand render" -s o -l output -d 'Write the report to FILE, atomically (temporary file, then rename; a device or FIFO is written in place)' -r -F
-complete -c triage -n "__fish_triage_using_subcommand render" -s n -l top -d 'Patterns the markdown report details (and the HTML trend chart follows)' -r
+complete -c triage -n "__fish_triage_using_subcommand render" -s n -l top -d 'Patterns the report shows, in every format: markdown, table and HTML show 3 unless told; JSON and CSV all of them unless told (a comparison: the rows of each pattern list, 20 unless told)' -r
 complete -c triage -n "__fish_triage_using_subcommand render" -l min-confidence -d 'Hide verdicts (triage-explain) whose confidence is below P, from 0 to 1; stderr says how many were hidden' -r
 complete -c triage -n "__fish_triage_using_subcommand render" -l generate -d 'Print this tool\'s man page or shell completions and exit' -r -f -a "man\t''
 bash\t''
@@ -188,6 +192,7 @@ complete -c triage -n "__fish_triage_using_subcommand render" -s h -l help -d 'P
 complete -c triage -n "__fish_triage_using_subcommand render" -s V -l version -d 'Print version'
 complete -c triage -n "__fish_triage_using_subcommand diff" -l fail-on -d 'Exit 1 when this holds: `new` (a new pattern), `regression` (more failure or unrecovered events in any classification), or `score>=X` (a pattern after scores at least X; scores are scaled to each batch, so `regression` does not compare them). Repeatable' -r
 complete -c triage -n "__fish_triage_using_subcommand diff" -l tolerance -d 'Percent a count may grow before `regression` holds' -r
+complete -c triage -n "__fish_triage_using_subcommand diff" -l min-events -d 'A classification or pattern with fewer events than N on both sides cannot trip a gate (the comparison marks those below 5 "tentative"; `--min-events 5` leaves them out)' -r
 complete -c triage -n "__fish_triage_using_subcommand diff" -s c -l config -d 'Configuration file ([scoring] as triage-score reads it)' -r -F
 complete -c triage -n "__fish_triage_using_subcommand diff" -s f -l format -l input-format -d 'Trace format of input files; `auto` decides per file from its first JSON value, never its name' -r -f -a "auto\t'Decide per input from its first JSON value (never the extension)'
 ndjson\t'agent-triage TraceEvent lines (.ndjson, .jsonl)'
