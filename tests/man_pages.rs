@@ -191,7 +191,10 @@ fn triage_tab_completes_every_command_in_bash() {
     }
     assert_eq!(bash_complete(&["triage", "exp"]), ["explain"]);
     // A tool's own flags, through triage.
-    assert_eq!(bash_complete(&["triage", "parse", "--max-t"]), ["--max-text"]);
+    assert_eq!(
+        bash_complete(&["triage", "parse", "--max-t"]),
+        ["--max-text"]
+    );
     assert!(bash_complete(&["triage", "help", ""]).contains(&"render".to_string()));
 }
 
