@@ -409,14 +409,7 @@ fn emit_conversation(
         if matches!(msg.role.as_str(), "system" | "developer") {
             // The prompt, not a step of the run: the rules the agent was
             // given, which explain's policy detectors read.
-            let prompt: Vec<&str> = msg
-                .parts
-                .iter()
-                .filter_map(|p| match p {
-                    Part::Text(t) if !t.trim().is_empty() => Some(t.as_str()),
-                    _ => None,
-                })
-                .collect();
+            let prompt = texts(msg);
             if !prompt.is_empty() {
                 policy
                     .get_or_insert_with(String::new)
@@ -426,14 +419,7 @@ fn emit_conversation(
         }
         let agent = msg.name.clone().unwrap_or_else(|| msg.role.clone());
         let first = events.len();
-        let text: Vec<&str> = msg
-            .parts
-            .iter()
-            .filter_map(|p| match p {
-                Part::Text(t) if !t.trim().is_empty() => Some(t.as_str()),
-                _ => None,
-            })
-            .collect();
+        let text = texts(msg);
         if !text.is_empty() {
             let text = text.join("\n");
             if msg.role == "user" && task.is_none() {
@@ -517,6 +503,17 @@ fn emit_conversation(
         src: None,
     })?;
     Ok(())
+}
+
+/// A message's non-blank text parts.
+fn texts(msg: &Message) -> Vec<&str> {
+    msg.parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::Text(t) if !t.trim().is_empty() => Some(t.as_str()),
+            _ => None,
+        })
+        .collect()
 }
 
 fn new_event(id: String, run: &str, turn: usize, agent: &str, tool: &str) -> EventOut<'static> {
