@@ -196,6 +196,8 @@ fn node_of(id: &str, run: &Map<String, Value>, line: u64) -> Node {
         fallback_agent: meta_name(&["langgraph_node"]),
         tool: (kind == "tool").then(|| spans::tool_from_span_name(&name).to_string()),
         failure: failure_of(run),
+        stated_ok: str_of(run.get("status")).is_some_and(|s| s.eq_ignore_ascii_case("success"))
+            && failure_of(run).is_none(),
         input: inputs.and_then(input_text),
         tool_input: inputs.map(decoded),
         output: run.get("outputs").and_then(output_text),
@@ -363,6 +365,44 @@ mod tests {
         assert_eq!(evs[2]["error"]["type"], "GraphRecursionError");
         assert_eq!(evs[2]["failure_inferred"], true);
         assert_eq!(evs[0].get("failure_inferred"), None);
+    }
+
+    /// A root run that states success is the run's verdict: a tool error
+    /// below it, which the agent got past, stays a failure event.
+    #[test]
+    fn a_root_status_is_the_outcome_and_a_recovered_failure_stays_an_event() {
+        let run = |id: &str, parent: Option<&str>, status: &str, error: Option<&str>| {
+            json!({"id": id, "trace_id": "t", "parent_run_id": parent, "name": id,
+                   "run_type": if parent.is_some() { "tool" } else { "chain" },
+                   "start_time": 1_700_000_000_000u64, "status": status, "error": error})
+            .to_string()
+        };
+        let recovered = [
+            run("t", None, "success", None),
+            run(
+                "x",
+                Some("t"),
+                "error",
+                Some("TimeoutError: search took 30 s"),
+            ),
+        ]
+        .join("\n");
+        let (evs, runs, _) = records(&recovered);
+        assert_eq!(evs[1]["action_succeeded"], false);
+        assert_eq!(runs[0]["outcome"], "succeeded");
+        let failed = [
+            run("t", None, "error", Some("ValueError: no answer")),
+            run("x", Some("t"), "success", None),
+        ]
+        .join("\n");
+        assert_eq!(records(&failed).1[0]["outcome"], "failed");
+        // No verdict stated by the root: a failure anywhere fails the run.
+        let unstated = [
+            run("t", None, "pending", None),
+            run("x", Some("t"), "error", Some("TimeoutError")),
+        ]
+        .join("\n");
+        assert_eq!(records(&unstated).1[0]["outcome"], "failed");
     }
 
     #[test]

@@ -242,6 +242,9 @@ pub struct Node {
     pub tool: Option<String>,
     /// Why it failed (status, error, exception) and the error.
     pub failure: Option<(&'static str, ErrorInfo)>,
+    /// The observation states that it succeeded (LangSmith's `status:
+    /// success`): on a root, the run's own verdict.
+    pub stated_ok: bool,
     pub input: Option<String>,
     pub tool_input: Option<Value>,
     pub output: Option<String>,
@@ -309,6 +312,8 @@ pub fn emit_runs(
         let mut events = Vec::with_capacity(members.len());
         let mut parents = Vec::with_capacity(members.len());
         let mut root_input = None;
+        // The run's own verdict, where its roots state one.
+        let (mut roots, mut roots_ok, mut root_failed) = (0, 0, false);
         for (i, parent) in spans::preorder(nodes, &members) {
             let node = &nodes[i];
             let inherited = parent.and_then(|p| agents.get(&p).cloned().flatten());
@@ -325,17 +330,30 @@ pub fn emit_runs(
             let turn = first_turn + events.len() as i64;
             if parent.is_none() {
                 root_input = root_input.or_else(|| node.input.clone());
+                roots += 1;
+                roots_ok += usize::from(node.stated_ok);
+                root_failed |= node.failure.is_some();
             }
             position.insert(i, events.len());
             parents.push(parent.and_then(|p| position.get(&p).copied()));
             events.push(event_of(node, id, agent, turn, sink));
         }
         inherit_failures(&mut events, &parents);
-        // As in span formats: a failure recorded anywhere in the trace
-        // fails the run, not only one its root reports.
+        // A root that states its outcome is the run's verdict: a failure
+        // below it that the run recovered from stays an event. Otherwise, as
+        // in span formats, a failure recorded anywhere fails the run.
         let failed = events
             .iter()
             .any(|ev| !ev.action_succeeded || ev.failure_classification.is_some());
+        let outcome = if root_failed {
+            "failed"
+        } else if roots > 0 && roots_ok == roots {
+            "succeeded"
+        } else if failed {
+            "failed"
+        } else {
+            "unknown"
+        };
         for ev in &events {
             sink.emit(ev)?;
         }
@@ -343,7 +361,7 @@ pub fn emit_runs(
         sink.emit_run(&RunRec {
             kind: "run".into(),
             run_id: run.clone(),
-            outcome: if failed { "failed" } else { "unknown" }.to_string(),
+            outcome: outcome.to_string(),
             task: info.task.or(root_input),
             expected: None,
             policy: None,
