@@ -1,13 +1,13 @@
-//! Command-line plumbing every binary shares: common flags, the error and
-//! warning format, exit status, input selection and man/completion output.
+//! Command-line plumbing every binary shares: common flags and flag value
+//! parsers, the `Tool` trait and its `main`, exit status, and man/completion
+//! output.
 
-use std::collections::BTreeMap;
-use std::fmt;
-use std::io::{self, IsTerminal, Read};
-use std::path::{Path, PathBuf};
+use std::io;
 use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
+
+use crate::io::diag::{Diag, to_stderr};
 
 /// Success, also when the reader downstream closed the pipe.
 pub const EXIT_OK: u8 = 0;
@@ -15,9 +15,6 @@ pub const EXIT_OK: u8 = 0;
 pub const EXIT_NEGATIVE: u8 = 1;
 /// Any error, including skipped input under `--strict`.
 pub const EXIT_ERROR: u8 = 2;
-
-/// Warnings of one kind printed before the rest are only counted.
-pub const WARNINGS_PER_KIND: u64 = 10;
 
 /// The trace format flag of the tools that read trace files.
 #[derive(clap::Args, Debug, Clone)]
@@ -159,13 +156,6 @@ fn generate_request(mut args: impl Iterator<Item = String>) -> Option<Generate> 
         return Generate::from_str(&value, false).ok();
     }
     None
-}
-
-/// Writes a message to stderr. Unlike `eprint!`, a stderr that is closed
-/// (`2>&1 | head -1` after the reader left) is no panic: there is no one
-/// left to tell.
-pub fn to_stderr(msg: fmt::Arguments<'_>) {
-    let _ = io::Write::write_fmt(&mut io::stderr().lock(), msg);
 }
 
 fn report_error(tool: &str, e: &anyhow::Error) -> ExitCode {
@@ -347,168 +337,6 @@ the source, to share/doc/triage under its prefix (/usr/local/share/doc/triage by
     Ok(())
 }
 
-/// Warnings and their per-kind cap, printed as `tool: warning: ...`.
-pub struct Diag {
-    tool: &'static str,
-    quiet: bool,
-    counts: BTreeMap<&'static str, u64>,
-    /// Inputs of which nothing could be read.
-    unread: Vec<String>,
-}
-
-impl Diag {
-    pub fn new(tool: &'static str, quiet: bool) -> Self {
-        Diag {
-            tool,
-            quiet,
-            counts: BTreeMap::new(),
-            unread: Vec::new(),
-        }
-    }
-
-    /// Notes an input of which nothing could be read: the tool goes on
-    /// with the other inputs, then fails (see [`Diag::unread`]).
-    pub fn nothing_read(&mut self, input: &str) {
-        self.unread.push(input.to_string());
-    }
-
-    /// The inputs of which nothing could be read.
-    pub fn unread(&self) -> &[String] {
-        &self.unread
-    }
-
-    pub fn tool(&self) -> &'static str {
-        self.tool
-    }
-
-    /// Prints a warning of `kind` unless ten of that kind were printed already.
-    pub fn warn(&mut self, kind: &'static str, msg: fmt::Arguments<'_>) {
-        let n = self.counts.entry(kind).or_insert(0);
-        *n += 1;
-        if !self.quiet && *n <= WARNINGS_PER_KIND {
-            to_stderr(format_args!("{}: warning: {}\n", self.tool, msg));
-        }
-    }
-
-    /// Prints a note (what a run cost, say) as `tool: note: ...`, unless quiet.
-    pub fn note(&self, msg: fmt::Arguments<'_>) {
-        if !self.quiet {
-            to_stderr(format_args!("{}: note: {}\n", self.tool, msg));
-        }
-    }
-
-    /// How many warnings of `kind` were raised, printed or not.
-    pub fn count(&self, kind: &str) -> u64 {
-        self.counts.get(kind).copied().unwrap_or(0)
-    }
-
-    /// Prints how many warnings of each kind were not shown.
-    pub fn finish(&mut self) {
-        if self.quiet {
-            return;
-        }
-        for (kind, n) in &self.counts {
-            if *n > WARNINGS_PER_KIND {
-                let more = n - WARNINGS_PER_KIND;
-                let noun = if more == 1 { "warning" } else { "warnings" };
-                to_stderr(format_args!(
-                    "{}: warning: {more} more {kind} {noun} not shown ({n} in all)\n",
-                    self.tool
-                ));
-            }
-        }
-        self.counts.clear();
-    }
-}
-
-/// Where one input comes from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Input {
-    Stdin,
-    File(PathBuf),
-}
-
-impl Input {
-    /// The name used in messages and `source` records.
-    pub fn name(&self) -> String {
-        match self {
-            Input::Stdin => "<stdin>".to_string(),
-            Input::File(p) => p.display().to_string(),
-        }
-    }
-
-    pub fn path(&self) -> Option<&Path> {
-        match self {
-            Input::Stdin => None,
-            Input::File(p) => Some(p),
-        }
-    }
-
-    /// The probe of a live input's unread bytes: stdin, where the system
-    /// can tell. Files are read in whole chunks.
-    pub fn waiting(&self) -> Option<crate::waiting::Waiting> {
-        match self {
-            Input::Stdin => crate::waiting::Waiting::stdin(),
-            Input::File(_) => None,
-        }
-    }
-
-    /// Opens the input for reading, naming the file in the error.
-    pub fn open(&self) -> anyhow::Result<Box<dyn Read + Send>> {
-        match self {
-            Input::Stdin => {
-                crate::ndjson::enlarge_pipe(&io::stdin());
-                Ok(Box::new(NoticingStdin(io::stdin())))
-            }
-            Input::File(p) => {
-                let f = std::fs::File::open(p)
-                    .map_err(|e| anyhow::anyhow!("{}: {}", p.display(), io_reason(&e)))?;
-                Ok(Box::new(f))
-            }
-        }
-    }
-}
-
-/// Whether anything but white space came in on stdin.
-static STDIN_HAD_TEXT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// Stdin, noting whether anything but white space came in.
-struct NoticingStdin(io::Stdin);
-
-impl Read for NoticingStdin {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.0.read(buf)?;
-        if buf[..n].iter().any(|b| !b.is_ascii_whitespace()) {
-            STDIN_HAD_TEXT.store(true, std::sync::atomic::Ordering::Relaxed);
-        }
-        Ok(n)
-    }
-}
-
-/// Fails closed: a stage whose only input is stdin and that read nothing
-/// there (not even a header) sits behind a stage that failed or wrote
-/// nothing, and a report of that would read as "nothing to report". Call
-/// once the inputs are read.
-pub fn refuse_empty_stdin(inputs: &[Input]) -> anyhow::Result<()> {
-    let only_stdin = !inputs.is_empty() && inputs.iter().all(|i| *i == Input::Stdin);
-    if only_stdin && !STDIN_HAD_TEXT.load(std::sync::atomic::Ordering::Relaxed) {
-        anyhow::bail!("no records on stdin: did the stage before fail?");
-    }
-    Ok(())
-}
-
-/// serde_json's reason without its " at line L column C" suffix (the
-/// message names the file and line itself), quoted with `"` rather than
-/// backquotes.
-pub fn json_reason(e: &serde_json::Error) -> String {
-    let s = e.to_string();
-    let s = match s.rfind(" at line ") {
-        Some(i) => &s[..i],
-        None => &s,
-    };
-    s.replace('`', "\"")
-}
-
 /// A flag's number, refused when it is not finite (`nan`, `inf`): it
 /// would compare false with every score, silently.
 pub fn finite_number(s: &str) -> Result<f64, String> {
@@ -548,16 +376,6 @@ pub fn size(s: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("{s:?}: out of range"))
 }
 
-/// A size in bytes as a person reads it: "256 MiB", "1 GiB", "1000 bytes".
-pub fn size_text(bytes: u64) -> String {
-    for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
-        if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
-            return format!("{} {unit}", bytes >> shift);
-        }
-    }
-    format!("{bytes} bytes")
-}
-
 /// A flag's share: a number from 0 to 1.
 pub fn share(s: &str) -> Result<f64, String> {
     match finite_number(s)? {
@@ -566,106 +384,17 @@ pub fn share(s: &str) -> Result<f64, String> {
     }
 }
 
-/// Why a file could not be opened to write (or to keep state in): as
-/// [`io_reason`], but a directory asks for a file's name, not for the
-/// files in it as an input would.
-pub fn output_reason(e: &io::Error) -> String {
-    match e.kind() {
-        io::ErrorKind::IsADirectory => "a directory: name the file to write".to_string(),
-        _ => io_reason(e),
-    }
-}
-
-/// An io error's reason without Rust's "(os error N)" suffix.
-pub fn io_reason(e: &io::Error) -> String {
-    match e.kind() {
-        io::ErrorKind::NotFound => "no such file".to_string(),
-        io::ErrorKind::PermissionDenied => "permission denied".to_string(),
-        io::ErrorKind::IsADirectory => {
-            "a directory: name the files in it (DIR/*.ndjson)".to_string()
-        }
-        _ => {
-            let s = e.to_string();
-            match s.find(" (os error") {
-                Some(i) => s[..i].to_string(),
-                None => s,
-            }
-        }
-    }
-}
-
-/// Resolves FILE arguments: none or `-` is stdin. A terminal on stdin with no
-/// FILE is a usage error rather than a silent wait. A file named twice is
-/// read twice, as `cat` would, with a warning: its events would count twice.
-pub fn inputs(files: &[PathBuf], diag: &mut Diag) -> anyhow::Result<Vec<Input>> {
-    warn_repeated(files, diag);
-    resolve_inputs(files)
-}
-
-/// [`inputs`] without the warning, for one input.
-pub fn resolve_inputs(files: &[PathBuf]) -> anyhow::Result<Vec<Input>> {
-    let list: Vec<Input> = if files.is_empty() {
-        vec![Input::Stdin]
-    } else {
-        files
-            .iter()
-            .map(|f| {
-                if f.as_os_str() == "-" {
-                    Input::Stdin
-                } else {
-                    Input::File(f.clone())
-                }
-            })
-            .collect()
-    };
-    if list.contains(&Input::Stdin) && io::stdin().is_terminal() {
-        anyhow::bail!("no input: name a FILE or pipe records into stdin (see --help)");
-    }
-    Ok(list)
-}
-
-/// Warns once for each file named more than once, however it is spelled
-/// (`a.ndjson`, `./a.ndjson`, a link to it).
-fn warn_repeated(files: &[PathBuf], diag: &mut Diag) {
-    let mut seen = std::collections::HashSet::new();
-    let mut warned = std::collections::HashSet::new();
-    for f in files.iter().filter(|f| f.as_os_str() != "-") {
-        let key = std::fs::canonicalize(f).unwrap_or_else(|_| f.clone());
-        if !seen.insert(key.clone()) && warned.insert(key) {
-            diag.warn(
-                "repeated-input",
-                format_args!(
-                    "{} is named more than once: it is read each time, and its events count each time",
-                    f.display()
-                ),
-            );
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn sizes_read_with_suffixes_and_print_back() {
+    fn sizes_read_with_suffixes() {
         assert_eq!(size("256M"), Ok(256 << 20));
         assert_eq!(size("1g"), Ok(1 << 30));
         assert_eq!(size("4096"), Ok(4096));
         assert!(size("0").is_err());
         assert!(size("lots").unwrap_err().contains("expected bytes"));
-        assert_eq!(size_text(256 << 20), "256 MiB");
-        assert_eq!(size_text(1000), "1000 bytes");
-    }
-
-    #[test]
-    fn warnings_are_counted_past_the_cap() {
-        let mut d = Diag::new("t", true);
-        for _ in 0..25 {
-            d.warn("bad-line", format_args!("x"));
-        }
-        assert_eq!(d.count("bad-line"), 25);
-        assert_eq!(d.count("other"), 0);
     }
 
     #[test]
@@ -688,13 +417,6 @@ mod tests {
     }
 
     #[test]
-    fn dash_is_stdin() {
-        let i = Input::File(PathBuf::from("a.ndjson"));
-        assert_eq!(i.name(), "a.ndjson");
-        assert_eq!(Input::Stdin.name(), "<stdin>");
-    }
-
-    #[test]
     fn broken_pipe_inside_serde_json_is_recognised() {
         struct ClosedPipe;
         impl io::Write for ClosedPipe {
@@ -712,23 +434,5 @@ mod tests {
         assert!(is_broken_pipe(&io::Error::other(json()).into()));
         let other = serde_json::from_str::<u8>("x").unwrap_err();
         assert!(!is_broken_pipe(&other.into()));
-    }
-
-    #[test]
-    fn directory_given_as_file_says_what_to_do() {
-        let dir = tempfile::tempdir().unwrap();
-        let err = std::fs::File::open(dir.path())
-            .and_then(|mut f| f.read(&mut [0u8; 16]))
-            .unwrap_err();
-        assert!(
-            io_reason(&err).starts_with("a directory: name the files in it"),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn io_reason_drops_os_error_suffix() {
-        let e = io::Error::from(io::ErrorKind::NotFound);
-        assert_eq!(io_reason(&e), "no such file");
     }
 }

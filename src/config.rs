@@ -253,8 +253,9 @@ impl Default for LlmConfig {
 impl Config {
     /// Loads a file; errors name the file and the line of the bad key.
     pub fn load(path: &Path) -> anyhow::Result<Config> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), crate::cli::io_reason(&e)))?;
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            anyhow::anyhow!("{}: {}", path.display(), crate::io::diag::io_reason(&e))
+        })?;
         Config::parse(&text).map_err(|e| anyhow::anyhow!("{}:{e}", path.display()))
     }
 

@@ -5,13 +5,12 @@
 //! (cut to a budget) with the detectors' findings as hints and may name any
 //! step, checked against the run.
 
-use crate::record::Candidate;
-
 use serde_json::{Value, json};
 
-use crate::cli::Diag;
 use crate::explain::{Explanation, view::RunView, walkback};
+use crate::io::diag::Diag;
 use crate::llm::{Client, Prompt, cut, data_block, json_answer};
+use crate::record::Candidate;
 use crate::record::JudgeNote;
 
 const SYSTEM: &str = "\

@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::cli::Diag;
+use crate::io::diag::Diag;
 use crate::llm::{Client, Prompt, cut, data_block, json_answer};
 use crate::record::Pattern;
 use crate::render::Report;

@@ -4,9 +4,10 @@
 use std::io;
 
 use crate::adapters::{self, DecodeSettings, Format, Peeked, Sink};
-use crate::cli::{Diag, Input};
 use crate::config::Config;
 use crate::group::{GroupWarning, Grouper};
+use crate::io::diag::Diag;
+use crate::io::input::Input;
 use crate::record::{Batch, Pattern, SourceRec};
 use crate::score::score;
 use crate::stream::{Record, looks_like_records, read_records_from};

@@ -6,15 +6,16 @@ use std::io::Read;
 use std::ops::Range;
 use std::sync::mpsc;
 
-use crate::cli::{Diag, Input, io_reason};
-use crate::json_scan::{
+use crate::io::diag::{Diag, io_reason};
+use crate::io::input::Input;
+use crate::io::json_scan::{
     Field, LineScratch, ScanError, Stepped, Value, array_items, visit_object_in,
 };
-use crate::ndjson::{Chunk, ChunkReader};
+use crate::io::ndjson::{Chunk, ChunkReader};
+use crate::io::task_share;
+use crate::io::waiting::Waiting;
 use crate::record::{EventView, KindProbe, SCHEMA, json_reason};
-use crate::task_share;
 use crate::timestamp::Timestamp;
-use crate::waiting::Waiting;
 
 /// One record as a stage sees it.
 // Records are handed over one at a time and never stored, so the size of
@@ -295,10 +296,10 @@ where
     F: FnMut(&Record<'_>, &Location<'_>, &mut Diag) -> anyhow::Result<()>,
 {
     /// Warns, once per input, that a chunk had lone surrogate escapes
-    /// replaced (see [`crate::surrogates`]).
+    /// replaced (see [`crate::io::surrogates`]).
     fn repaired(&mut self, lines: &Lines) {
         let r = lines.chunk.repaired;
-        crate::surrogates::warn_once(r, self.path, &mut self.repaired_warned, self.diag);
+        crate::io::surrogates::warn_once(r, self.path, &mut self.repaired_warned, self.diag);
     }
 
     fn over(&mut self, mut decoded: Decoded<'_>) -> anyhow::Result<()> {

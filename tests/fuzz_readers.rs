@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use triage::adapters::{DecodeSettings, Format, Sink, read_from};
-use triage::cli::Diag;
-use triage::ndjson::RecordWriter;
+use triage::io::diag::Diag;
+use triage::io::ndjson::RecordWriter;
 
 /// Seeds longer than this are cut (at a random point): a mutant of a 4 MB
 /// file costs as much to read as thousands of small ones.

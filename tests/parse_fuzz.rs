@@ -8,8 +8,8 @@ use std::path::Path;
 
 use proptest::prelude::*;
 use triage::adapters::{DecodeSettings, Format, Sink, read_from};
-use triage::cli::Diag;
-use triage::ndjson::RecordWriter;
+use triage::io::diag::Diag;
+use triage::io::ndjson::RecordWriter;
 
 const FORMATS: [Format; 11] = [
     Format::Auto,

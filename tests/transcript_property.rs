@@ -8,10 +8,10 @@ use std::path::Path;
 
 use proptest::prelude::*;
 use triage::adapters::{DecodeSettings, Format, Sink, read_from};
-use triage::cli::Diag;
 use triage::config::ScoringConfig;
 use triage::group::Grouper;
-use triage::ndjson::RecordWriter;
+use triage::io::diag::Diag;
+use triage::io::ndjson::RecordWriter;
 use triage::record::EventView;
 
 /// The transcript files the tests carry: generated with the SDKs, and a

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 
 use simd_json::{BorrowedValue, StaticNode};
 
-use crate::json_scan;
+use crate::io::json_scan;
 use crate::timestamp::Timestamp;
 
 /// A JSON value as the lax rules see it.

@@ -26,21 +26,21 @@ mod openai_chat;
 mod terminal;
 mod transcript;
 
-pub use detect::{detect, refusal};
-
 use std::io::{self, Read, Write};
 use std::path::Path;
 
 use clap::ValueEnum;
+pub use detect::{detect, refusal};
 use sha2::Digest;
 
 use crate::classify::Classifier;
-use crate::cli::{Diag, Input};
 use crate::group::{GroupWarning, Grouper, Interner};
-use crate::ndjson::RecordWriter;
+use crate::io::diag::Diag;
+use crate::io::input::Input;
+use crate::io::ndjson::RecordWriter;
+use crate::io::waiting::Waiting;
 use crate::record::{ErrorInfo, EventOut, RunRec, SourceRec};
 use crate::timestamp::Timestamp;
-use crate::waiting::Waiting;
 
 /// The trace formats triage-parse reads.
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -201,7 +201,7 @@ fn read_start(
 ) -> anyhow::Result<Vec<u8>> {
     let mut head = vec![0u8; 64 * 1024];
     let n = read_head(reader, &mut head, waiting)
-        .map_err(|e| anyhow::anyhow!("{name}: {}", crate::cli::io_reason(&e)))?;
+        .map_err(|e| anyhow::anyhow!("{name}: {}", crate::io::diag::io_reason(&e)))?;
     head.truncate(n);
     Ok(head)
 }
@@ -254,17 +254,17 @@ fn read_detected(
 /// Reads a whole-document input (BOM dropped), naming the input in the
 /// error. Integers too wide for 64 bits come back quoted (see
 /// [`quote_wide_integers`]).
-/// Lone surrogate escapes are replaced (see [`crate::surrogates`]). A
+/// Lone surrogate escapes are replaced (see [`crate::io::surrogates`]). A
 /// document past the `--max-document` limit is refused: it is read whole,
 /// and what it decodes to takes many times its size.
 fn read_document(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<Vec<u8>> {
     let limit = sink.settings.document_limit;
-    let mut data = crate::ndjson::read_all(r.take(limit.saturating_add(1)))
-        .map_err(|e| anyhow::anyhow!("{}: {}", sink.path(), crate::cli::io_reason(&e)))?;
+    let mut data = crate::io::ndjson::read_all(r.take(limit.saturating_add(1)))
+        .map_err(|e| anyhow::anyhow!("{}: {}", sink.path(), crate::io::diag::io_reason(&e)))?;
     if data.len() as u64 > limit {
         return Err(too_large(sink.path(), limit));
     }
-    sink.repaired(crate::surrogates::repair(&mut data, 1));
+    sink.repaired(crate::io::surrogates::repair(&mut data, 1));
     Ok(quote_wide_integers(data))
 }
 
@@ -273,7 +273,7 @@ pub fn too_large(path: &str, limit: u64) -> anyhow::Error {
     anyhow::anyhow!(
         "{path}: larger than {}, the --max-document limit of the formats read as one \
          document; raise --max-document, or split the file",
-        crate::cli::size_text(limit)
+        crate::io::diag::size_text(limit)
     )
 }
 
@@ -420,7 +420,7 @@ fn complete_items(data: &[u8]) -> Option<(usize, usize)> {
 
 /// Why a whole-document input is not JSON, in serde_json's words.
 fn document_reason(e: &serde_json::Error) -> String {
-    match crate::cli::json_reason(e) {
+    match crate::io::diag::json_reason(e) {
         // A second value after the first: most likely NDJSON read with a
         // format that takes one document per file.
         m if m == "trailing characters" => format!(
@@ -695,7 +695,7 @@ impl<'w> Sink<'w> {
     }
 
     /// Warns, once per source, that lone surrogate escapes were replaced.
-    pub fn repaired(&mut self, r: crate::surrogates::Repaired) {
+    pub fn repaired(&mut self, r: crate::io::surrogates::Repaired) {
         if self.repaired_warned {
             return;
         }

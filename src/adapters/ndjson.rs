@@ -10,15 +10,15 @@ use std::sync::Mutex;
 
 use super::lax::Scalar;
 use super::{Sink, TimeFilter};
-use crate::json_scan::{
+use crate::io::json_scan::{
     Field, LineScratch, ScanError, Stepped, Value, array_items, object_members, pick,
     visit_object_in,
 };
-use crate::ndjson::{Chunk, ChunkReader, LineSpans};
+use crate::io::ndjson::{Chunk, ChunkReader, LineSpans};
+use crate::io::task_share;
+use crate::io::waiting::Waiting;
 use crate::record::{ActionView, ErrorInfo, EventView};
-use crate::task_share;
 use crate::timestamp::Timestamp;
-use crate::waiting::Waiting;
 
 /// Lines decoded by one parallel task.
 const LINES_PER_TASK: usize = 128;
@@ -175,7 +175,7 @@ fn read_chunk(
 ) -> anyhow::Result<Option<Chunk>> {
     reader
         .next_chunk_to_scan(spans)
-        .map_err(|e| anyhow::anyhow!("{path}: {}", crate::cli::io_reason(&e)))
+        .map_err(|e| anyhow::anyhow!("{path}: {}", crate::io::diag::io_reason(&e)))
 }
 
 /// Decodes `chunk`'s lines, [`LINES_PER_TASK`] to a task, on the pool
@@ -240,7 +240,7 @@ fn write_decoded(
 }
 
 /// Decodes the lines at `lines` of a chunk's `data`, made ready to be
-/// scanned in place ([`crate::ndjson::ChunkReader::next_chunk_to_scan`]).
+/// scanned in place ([`crate::io::ndjson::ChunkReader::next_chunk_to_scan`]).
 fn decode_group(
     data: &[u8],
     lines: &[(u64, Range<usize>)],

@@ -52,7 +52,7 @@ fn value_of_line(line: &[u8]) -> Result<Value, String> {
         return Err("not valid UTF-8".to_string());
     }
     serde_json::from_slice(line)
-        .map_err(|e| format!("not valid JSON: {}", crate::cli::json_reason(&e)))
+        .map_err(|e| format!("not valid JSON: {}", crate::io::diag::json_reason(&e)))
 }
 
 /// Documents one after another, up to the first broken one.
@@ -80,7 +80,7 @@ impl Iterator for Documents<'_> {
             Err(e) => {
                 self.done = true;
                 let at = if e.line() > 0 { e.line() as u64 } else { line };
-                let why = crate::cli::json_reason(&e);
+                let why = crate::io::diag::json_reason(&e);
                 Some((at, Err(format!("not valid JSON: {why}"))))
             }
         }

@@ -14,7 +14,7 @@ use super::span_events::{self, Attrs, HeldSpan, SpanParts};
 use super::spans::{self, StatusCode};
 use super::trace_window::TraceWindow;
 use super::{DecodeSettings, Sink};
-use crate::ndjson::ChunkReader;
+use crate::io::ndjson::ChunkReader;
 
 // ---- the wire shapes (camelCase as the spec writes them, snake_case too) ----
 
@@ -281,7 +281,7 @@ pub fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
                 "{path}: {e}, the most --max-document lets one OTLP request take; raise \
                  --max-document"
             ),
-            _ => anyhow::anyhow!("{path}: {}", crate::cli::io_reason(&e)),
+            _ => anyhow::anyhow!("{path}: {}", crate::io::diag::io_reason(&e)),
         })
     };
     // None until the first line shows whether requests are one per line or
@@ -338,7 +338,7 @@ pub fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
 /// After the chunk holding the first non-blank line: `Some(None)` for one
 /// request per line, `Some(Some(buffer))` when the first request runs over
 /// more lines (a pretty-printed file). `None` while only blank lines came.
-fn first_line_state(chunk: &mut crate::ndjson::Chunk) -> Option<Option<Vec<u8>>> {
+fn first_line_state(chunk: &mut crate::io::ndjson::Chunk) -> Option<Option<Vec<u8>>> {
     let first = chunk.lines().next()?;
     let incomplete = matches!(
         serde_json::from_slice::<serde::de::IgnoredAny>(first.bytes),
@@ -398,7 +398,7 @@ fn decode_request(bytes: &[u8]) -> Result<ExportRequest, String> {
 /// A decoded request, or why it is none: not JSON, or JSON of another shape.
 fn checked(decoded: serde_json::Result<ExportRequest>) -> Result<ExportRequest, String> {
     let req = decoded.map_err(|e| {
-        let why = crate::cli::json_reason(&e);
+        let why = crate::io::diag::json_reason(&e);
         match e.classify() {
             serde_json::error::Category::Data => format!("not an OTLP trace request: {why}"),
             _ => format!("not valid JSON: {why}"),

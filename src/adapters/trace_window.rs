@@ -329,8 +329,8 @@ mod tests {
             }
         }
         let mut out = Vec::new();
-        let mut diag = crate::cli::Diag::new("test", true);
-        let writer = crate::ndjson::RecordWriter::new(
+        let mut diag = crate::io::diag::Diag::new("test", true);
+        let writer = crate::io::ndjson::RecordWriter::new(
             Box::new(&mut out) as Box<dyn std::io::Write + '_>,
             false,
         );

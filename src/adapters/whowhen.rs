@@ -290,9 +290,9 @@ mod tests {
     /// Reads `json` as a Who&When file; returns the records written.
     fn read_records(json: &str) -> Vec<serde_json::Value> {
         let mut out = Vec::new();
-        let mut diag = crate::cli::Diag::new("test", true);
+        let mut diag = crate::io::diag::Diag::new("test", true);
         {
-            let writer = crate::ndjson::RecordWriter::new(
+            let writer = crate::io::ndjson::RecordWriter::new(
                 Box::new(&mut out) as Box<dyn std::io::Write>,
                 false,
             );

@@ -12,9 +12,12 @@ use crate::alert::payload::{PayloadFormat, payload};
 use crate::alert::state::AlertState;
 use crate::alert::webhook::Webhook;
 use crate::alert::{Decision, Outcome, Policy, alert_record};
-use crate::cli::{self, CommonArgs, Diag, Input, Tool};
+use crate::cli::{self, CommonArgs, Tool};
 use crate::config::Config;
-use crate::ndjson::{RecordWriter, read_all};
+use crate::io::diag::Diag;
+use crate::io::input::Input;
+use crate::io::ndjson::{RecordWriter, read_all};
+use crate::io::{diag, input};
 use crate::record::{Header, Pattern};
 use crate::stream::{Record, read_records_from};
 
@@ -105,7 +108,7 @@ triage report --format json runs/*.ndjson | triage-alert --dry-run | jq -c 'sele
             Some(p) => p.clone(),
             None => AlertState::default_path()?,
         };
-        let inputs = cli::inputs(&self.files, diag)?;
+        let inputs = input::inputs(&self.files, diag)?;
         let links = config.links.clone();
         let mut state = if self.dry_run {
             AlertState::read(&state_path)?
@@ -189,7 +192,7 @@ triage report --format json runs/*.ndjson | triage-alert --dry-run | jq -c 'sele
         for input in &inputs {
             for_each_pattern(input, &mut out, diag, self.common.strict, &mut each)?;
         }
-        cli::refuse_empty_stdin(&inputs)?;
+        input::refuse_empty_stdin(&inputs)?;
         out.flush()?;
         Ok(if failed > 0 {
             cli::EXIT_ERROR
@@ -199,7 +202,7 @@ triage report --format json runs/*.ndjson | triage-alert --dry-run | jq -c 'sele
     }
 }
 
-type Out = RecordWriter<io::BufWriter<crate::outfile::Stdout>>;
+type Out = RecordWriter<io::BufWriter<crate::io::outfile::Stdout>>;
 
 impl Args {
     /// The webhook to send to (flag, then TRIAGE_WEBHOOK_URL, then the
@@ -255,10 +258,10 @@ fn for_each_pattern(
     let name = input.name();
     let mut reader = input.open()?;
     let head = peek_first_line(&mut reader)
-        .map_err(|e| anyhow::anyhow!("{name}: {}", cli::io_reason(&e)))?;
+        .map_err(|e| anyhow::anyhow!("{name}: {}", diag::io_reason(&e)))?;
     // Nothing at all before the end of input.
     if head.is_empty() {
-        cli::refuse_empty_stdin(std::slice::from_ref(input))?;
+        input::refuse_empty_stdin(std::slice::from_ref(input))?;
     }
     let reader = io::Cursor::new(head).chain(reader);
     let head = reader.get_ref().0.get_ref();
@@ -346,7 +349,7 @@ fn report_patterns(
     struct Document {
         patterns: Vec<serde_json::Value>,
     }
-    let bytes = read_all(reader).map_err(|e| anyhow::anyhow!("{name}: {}", cli::io_reason(&e)))?;
+    let bytes = read_all(reader).map_err(|e| anyhow::anyhow!("{name}: {}", diag::io_reason(&e)))?;
     let doc: Document = serde_json::from_slice(&bytes)
         .with_context(|| format!("{name}: not a `triage report --format json` document"))?;
     for (i, value) in doc.patterns.into_iter().enumerate() {

@@ -6,10 +6,13 @@ use std::path::{Path, PathBuf};
 use clap::Parser;
 
 use crate::adapters::Format;
-use crate::cli::{self, CommonArgs, Diag, Input, Tool, TraceFormatArg};
+use crate::cli::{self, CommonArgs, Tool, TraceFormatArg};
 use crate::config::Config;
 use crate::diff::{FailOn, GateOptions, compare, failing};
-use crate::ndjson::RecordWriter;
+use crate::io::diag::Diag;
+use crate::io::input::Input;
+use crate::io::ndjson::RecordWriter;
+use crate::io::{diag, input};
 use crate::pipeline::{Analysis, AnalyzeOptions, analyze};
 use crate::record::{Change, ChangeScope, Header};
 
@@ -127,11 +130,11 @@ pub fn diff_sides(
     }
     let inputs = side_inputs(before, diag)?;
     let b = analyze(&inputs, opts, diag)?;
-    cli::refuse_empty_stdin(&inputs)?;
+    input::refuse_empty_stdin(&inputs)?;
     something_to_compare(before, &b)?;
     let inputs = side_inputs(after, diag)?;
     let a = analyze(&inputs, opts, diag)?;
-    cli::refuse_empty_stdin(&inputs)?;
+    input::refuse_empty_stdin(&inputs)?;
     something_to_compare(after, &a)?;
     let changes = compare(&b, &a, &opts.config.scoring);
     let sides = [
@@ -230,7 +233,7 @@ pub fn gate(conditions: &[FailOn], opts: GateOptions, changes: &[Change], diag: 
         let (reasons, small) = failing(cond, changes, opts);
         below += small;
         for r in &reasons {
-            cli::to_stderr(format_args!("{tool}: fail-on {cond}: {}\n", r.text));
+            diag::to_stderr(format_args!("{tool}: fail-on {cond}: {}\n", r.text));
         }
         if !reasons.is_empty() {
             held.push(cond.count_text(reasons.len()));
@@ -241,7 +244,7 @@ pub fn gate(conditions: &[FailOn], opts: GateOptions, changes: &[Change], diag: 
         (below > 0).then(|| format!("{below} below --min-events {} not judged", opts.min_events));
     if held.is_empty() {
         let note = unjudged.map(|n| format!(" ({n})")).unwrap_or_default();
-        cli::to_stderr(format_args!("{tool}: gate passed{note}\n"));
+        diag::to_stderr(format_args!("{tool}: gate passed{note}\n"));
         return cli::EXIT_OK;
     }
     subjects.dedup();
@@ -255,7 +258,7 @@ pub fn gate(conditions: &[FailOn], opts: GateOptions, changes: &[Change], diag: 
         why.push_str("; ");
         why.push_str(&n);
     }
-    cli::to_stderr(format_args!(
+    diag::to_stderr(format_args!(
         "{tool}: gate failed: {} ({why})\n",
         held.join(", ")
     ));
@@ -267,13 +270,13 @@ pub fn gate(conditions: &[FailOn], opts: GateOptions, changes: &[Change], diag: 
 /// a warning, not left out silently.
 pub fn side_inputs(path: &Path, diag: &mut Diag) -> anyhow::Result<Vec<Input>> {
     if path.as_os_str() == "-" {
-        return cli::resolve_inputs(&[]);
+        return input::resolve_inputs(&[]);
     }
     if !path.is_dir() {
         return Ok(vec![Input::File(path.to_path_buf())]);
     }
     let entries: Vec<PathBuf> = std::fs::read_dir(path)
-        .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), cli::io_reason(&e)))?
+        .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), diag::io_reason(&e)))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .collect();
     let is_trace = |p: &PathBuf| {

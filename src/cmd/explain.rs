@@ -11,11 +11,14 @@ use clap::Parser;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::cli::{self, CommonArgs, Diag, Input, Tool};
+use crate::cli::{self, CommonArgs, Tool};
 use crate::config::{Config, LlmConfig};
 use crate::explain::{self, Explanation, view::EventExtras, view::RunView, view::Step};
+use crate::io::diag::Diag;
+use crate::io::input::Input;
+use crate::io::ndjson::{ChunkReader, RecordWriter};
+use crate::io::{diag, input};
 use crate::llm::{Client, ProviderKind, Settings};
-use crate::ndjson::{ChunkReader, RecordWriter};
 use crate::record::{EventView, Header, KindProbe, Pattern, RunRec, SCHEMA, json_reason};
 
 /// Trace each failed run back to the agent and step that caused it: run the
@@ -190,8 +193,8 @@ TRIAGE_CONFIG: the configuration file, as --config.",
             (true, _) => Some(self.llm.client(&config.llm, "--narrate")?),
             (false, true) => Some(self.llm.client(&config.llm, "--judge")?),
         };
-        let inputs = cli::inputs(&self.files, diag)?;
-        let stdout = crate::outfile::stdout(256 * 1024);
+        let inputs = input::inputs(&self.files, diag)?;
+        let stdout = crate::io::outfile::stdout(256 * 1024);
         let mut out = RecordWriter::new(
             Box::new(stdout) as Box<dyn Write>,
             self.common.line_buffered,
@@ -204,7 +207,7 @@ TRIAGE_CONFIG: the configuration file, as --config.",
         for input in &inputs {
             read_input(input, &mut runs, &mut out, diag, self.common.strict)?;
         }
-        cli::refuse_empty_stdin(&inputs)?;
+        input::refuse_empty_stdin(&inputs)?;
         let mut patterns = std::mem::take(&mut runs.patterns);
         if let Some(client) = client.as_ref().filter(|_| self.narrate) {
             narrate_top(client, &mut patterns, self.top, diag)?;
@@ -370,9 +373,9 @@ fn read_input(
     let mut warned = false;
     while let Some(mut chunk) = reader
         .next_chunk()
-        .map_err(|e| anyhow::anyhow!("{name}: {}", cli::io_reason(&e)))?
+        .map_err(|e| anyhow::anyhow!("{name}: {}", diag::io_reason(&e)))?
     {
-        crate::surrogates::warn_once(chunk.repaired, &name, &mut warned, diag);
+        crate::io::surrogates::warn_once(chunk.repaired, &name, &mut warned, diag);
         for line in chunk.lines() {
             let at = format!("{name}:{}", line.number);
             match read_line(line.bytes, runs, out) {
@@ -479,7 +482,7 @@ pub fn verdict_lines(
         let records = if crate::stream::looks_like_records(&head) {
             let mut records = head;
             rest.read_to_end(&mut records)
-                .map_err(|e| anyhow::anyhow!("{name}: {}", cli::io_reason(&e)))?;
+                .map_err(|e| anyhow::anyhow!("{name}: {}", diag::io_reason(&e)))?;
             records
         } else {
             let settings = DecodeSettings {

@@ -6,10 +6,12 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::Parser;
 
-use crate::cli::{self, CommonArgs, Diag, Tool};
+use crate::cli::{self, CommonArgs, Tool};
 use crate::config::Config;
 use crate::group::{DEFAULT_BUFFER_EVENTS, GroupWarning, Grouper};
-use crate::ndjson::RecordWriter;
+use crate::io::diag::Diag;
+use crate::io::input;
+use crate::io::ndjson::RecordWriter;
 use crate::record::{Batch, Header, Pattern, SourceRec};
 use crate::stream::{Record, read_records};
 
@@ -58,7 +60,7 @@ ls shards/*.ndjson | parallel 'triage-parse {} | triage-group > {.}.partial'; tr
 
     fn run(self, diag: &mut Diag) -> anyhow::Result<u8> {
         let config = Config::load_or_default(self.config.as_deref())?;
-        let inputs = cli::inputs(&self.files, diag)?;
+        let inputs = input::inputs(&self.files, diag)?;
         let mut out = RecordWriter::stdout(self.common.line_buffered);
         out.record(&Header::for_tool(Self::NAME))?;
         let mut grouper = Grouper::with_buffer(config.scoring.recovery_window, self.buffer_events);
@@ -115,7 +117,7 @@ pass it to triage-score, or combine shards with `triage-group --merge`"
             }
             Ok(())
         })?;
-        cli::refuse_empty_stdin(&inputs)?;
+        input::refuse_empty_stdin(&inputs)?;
         let (mut batch, patterns) = grouper.finish_lazily();
         batch.skipped += skipped;
         out.record(&batch)?;

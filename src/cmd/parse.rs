@@ -6,9 +6,11 @@ use clap::Parser;
 
 use crate::adapters::{self, DecodeSettings, Sink, TimeFilter};
 use crate::classify::Classifier;
-use crate::cli::{self, CommonArgs, Diag, Tool, TraceFormatArg};
+use crate::cli::{self, CommonArgs, Tool, TraceFormatArg};
 use crate::config::Config;
-use crate::ndjson::RecordWriter;
+use crate::io::diag::Diag;
+use crate::io::input;
+use crate::io::ndjson::RecordWriter;
 use crate::record::Header;
 use crate::timestamp::Timestamp;
 
@@ -103,7 +105,7 @@ triage-parse --since 2026-04-25 traces.jsonl | jq -c 'select(.action_succeeded =
             anyhow::bail!("--since {since} is not before --until {until}: no event could be kept");
         }
         let config = Config::load_or_default(self.config.as_deref())?;
-        let inputs = cli::inputs(&self.files, diag)?;
+        let inputs = input::inputs(&self.files, diag)?;
         let settings = DecodeSettings {
             filter: TimeFilter {
                 since: self.since,
@@ -120,8 +122,8 @@ triage-parse --since 2026-04-25 traces.jsonl | jq -c 'select(.action_succeeded =
                 .num_threads(threads)
                 .build_global();
         }
-        crate::ndjson::enlarge_pipe(&std::io::stdout());
-        let stdout = crate::outfile::stdout(256 * 1024);
+        crate::io::ndjson::enlarge_pipe(&std::io::stdout());
+        let stdout = crate::io::outfile::stdout(256 * 1024);
         let mut writer = RecordWriter::new(
             Box::new(stdout) as Box<dyn std::io::Write>,
             self.common.line_buffered,
@@ -131,7 +133,7 @@ triage-parse --since 2026-04-25 traces.jsonl | jq -c 'select(.action_succeeded =
         for input in &inputs {
             adapters::read_input(input, self.input.format, &mut sink)?;
         }
-        cli::refuse_empty_stdin(&inputs)?;
+        input::refuse_empty_stdin(&inputs)?;
         sink.flush()?;
         Ok(cli::EXIT_OK)
     }

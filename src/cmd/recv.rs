@@ -10,7 +10,9 @@ use clap::Parser;
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
-use crate::cli::{self, CommonArgs, Diag, Tool};
+use crate::cli::{self, CommonArgs, Tool};
+use crate::io::diag;
+use crate::io::diag::Diag;
 use crate::recv::export::TRACES_PATH;
 use crate::recv::{self, Control, LineSink, Settings};
 
@@ -94,7 +96,7 @@ TRIAGE_RECV_TOKEN=s3cret triage-recv --listen 0.0.0.0:4318 -o /var/spool/triage/
                     .append(true)
                     .open(path)
                     .map_err(|e| {
-                        anyhow::anyhow!("{}: {}", path.display(), cli::output_reason(&e))
+                        anyhow::anyhow!("{}: {}", path.display(), diag::output_reason(&e))
                     })?,
             ),
             None => Box::new(io::stdout()),
@@ -113,7 +115,7 @@ TRIAGE_RECV_TOKEN=s3cret triage-recv --listen 0.0.0.0:4318 -o /var/spool/triage/
         let mut signals = Signals::new([SIGTERM, SIGINT])?;
         let signal_handle = signals.handle();
         if !self.common.quiet {
-            cli::to_stderr(format_args!(
+            diag::to_stderr(format_args!(
                 "{}: listening on http://{local}{TRACES_PATH}\n",
                 Self::NAME
             ));

@@ -7,10 +7,13 @@ use std::path::PathBuf;
 use clap::Parser;
 use rayon::prelude::*;
 
-use crate::cli::{self, CommonArgs, Diag, Input, Tool};
+use crate::cli::{self, CommonArgs, Tool};
 use crate::config::{Config, LinksConfig, ScoringConfig};
-use crate::ndjson::ChunkReader;
-use crate::outfile::AtomicFile;
+use crate::io::diag::Diag;
+use crate::io::input::Input;
+use crate::io::ndjson::ChunkReader;
+use crate::io::outfile::AtomicFile;
+use crate::io::{diag, input};
 use crate::render::model::{BadLine, ReportLine};
 use crate::render::{self, OutputFormat, RenderOptions, Report, TableStyle};
 
@@ -137,7 +140,7 @@ impl OutputArgs {
                 file.commit()
             }
             None => {
-                let mut out = crate::outfile::stdout(256 * 1024);
+                let mut out = crate::io::outfile::stdout(256 * 1024);
                 render::render(report, &opts, &mut out)?;
                 Ok(out.flush()?)
             }
@@ -182,7 +185,7 @@ triage-render --format csv scored.ndjson > patterns.csv",
         self.output.check()?;
         let config = Config::load_or_default(self.config.as_deref())?;
         let mut report = Report::default();
-        let inputs = cli::inputs(&self.files, diag)?;
+        let inputs = input::inputs(&self.files, diag)?;
         for input in &inputs {
             let events_before = report.events_not_shown;
             read_records(input, &mut report, self.common.strict, diag)?;
@@ -198,7 +201,7 @@ triage-render --format csv scored.ndjson > patterns.csv",
                 );
             }
         }
-        cli::refuse_empty_stdin(&inputs)?;
+        input::refuse_empty_stdin(&inputs)?;
         refuse_events_only(&report)?;
         let before = report.verdicts.len();
         report
@@ -256,9 +259,9 @@ fn read_records(
     let mut warned = false;
     while let Some(mut chunk) = reader
         .next_chunk()
-        .map_err(|e| anyhow::anyhow!("{}: {}", input.name(), cli::io_reason(&e)))?
+        .map_err(|e| anyhow::anyhow!("{}: {}", input.name(), diag::io_reason(&e)))?
     {
-        crate::surrogates::warn_once(chunk.repaired, &input.name(), &mut warned, diag);
+        crate::io::surrogates::warn_once(chunk.repaired, &input.name(), &mut warned, diag);
         let lines: Vec<(u64, &[u8])> = chunk.lines().map(|l| (l.number, &*l.bytes)).collect();
         let parsed: Vec<_> = lines
             .par_iter()

@@ -6,9 +6,11 @@ use anyhow::Context;
 use clap::Parser;
 use rayon::prelude::*;
 
-use crate::cli::{self, CommonArgs, Diag, Tool};
+use crate::cli::{self, CommonArgs, Tool};
 use crate::config::Config;
-use crate::ndjson::RecordWriter;
+use crate::io::diag::Diag;
+use crate::io::input;
+use crate::io::ndjson::RecordWriter;
 use crate::record::{Batch, Header, Pattern};
 use crate::score::score;
 use crate::stream::{Record, read_records};
@@ -54,7 +56,7 @@ triage-group --merge shards/*.partial | triage-score --config triage.toml",
 
     fn run(self, diag: &mut Diag) -> anyhow::Result<u8> {
         let config = Config::load_or_default(self.config.as_deref())?;
-        let inputs = cli::inputs(&self.files, diag)?;
+        let inputs = input::inputs(&self.files, diag)?;
         let mut out = RecordWriter::stdout(self.common.line_buffered);
         out.record(&Header::for_tool(Self::NAME))?;
         let mut batch: Option<Batch> = None;
@@ -95,7 +97,7 @@ triage-group --merge shards/*.partial | triage-score --config triage.toml",
             Ok(())
         })?;
         pending.decode_into(&mut patterns, diag)?;
-        cli::refuse_empty_stdin(&inputs)?;
+        input::refuse_empty_stdin(&inputs)?;
         // No records at all is an empty batch, as triage-group writes for
         // no events; patterns without their batch cannot be scored.
         let mut batch = match batch {

@@ -7,11 +7,13 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 use crate::adapters::Format;
-use crate::cli::{self, CommonArgs, Diag, Tool};
+use crate::cli::{self, CommonArgs, Tool};
 use crate::cmd::diff::SidesArgs;
 use crate::cmd::explain::{LlmArgs, report_usage};
 use crate::cmd::render::{OutputArgs, TopArg};
 use crate::config::Config;
+use crate::io::diag::Diag;
+use crate::io::{diag, input};
 use crate::pipeline::{AnalyzeOptions, analyze};
 use crate::render::Report;
 
@@ -179,15 +181,15 @@ fn report(a: ReportArgs, diag: &mut Diag) -> anyhow::Result<u8> {
         .ai_analysis
         .then(|| a.llm.client(&opts.config.llm, "--ai-analysis"))
         .transpose()?;
-    let inputs = cli::inputs(&a.files, diag)?;
+    let inputs = input::inputs(&a.files, diag)?;
     let analysis = analyze(&inputs, &opts, diag)?;
-    cli::refuse_empty_stdin(&inputs)?;
+    input::refuse_empty_stdin(&inputs)?;
     let mut report = Report::from_scored(analysis.batch, analysis.patterns);
     for line in &analysis.other {
         report.add_line(line).map_err(|e| anyhow::anyhow!("{e}"))?;
     }
     if a.explain {
-        if inputs.contains(&cli::Input::Stdin) {
+        if inputs.contains(&input::Input::Stdin) {
             anyhow::bail!(
                 "--explain reads the traces a second time: name the FILEs rather than stdin"
             );
@@ -273,7 +275,7 @@ fn external(args: Vec<OsString>) -> anyhow::Result<u8> {
         if e.kind() == std::io::ErrorKind::NotFound {
             anyhow::anyhow!("{:?} is not a triage command (no {tool} beside triage or on PATH; see triage --help)", name)
         } else {
-            anyhow::anyhow!("{tool}: {}", cli::io_reason(&e))
+            anyhow::anyhow!("{tool}: {}", diag::io_reason(&e))
         }
     })?;
     Ok(status

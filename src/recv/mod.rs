@@ -22,7 +22,7 @@ use std::time::Duration;
 use export::{Encoding, Gate, Refusal};
 use http::{Conn, ReadError, Response};
 
-use crate::cli::Diag;
+use crate::io::diag::Diag;
 
 /// How the receiver runs.
 pub struct Settings {
@@ -114,8 +114,12 @@ impl Control {
 
 /// Binds the listener, naming the address in the error.
 pub fn bind(addr: SocketAddr) -> anyhow::Result<TcpListener> {
-    TcpListener::bind(addr)
-        .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {}", crate::cli::io_reason(&e)))
+    TcpListener::bind(addr).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot listen on {addr}: {}",
+            crate::io::diag::io_reason(&e)
+        )
+    })
 }
 
 /// A reader thread's stack, as a thread's by default: it decodes bodies

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::comparison::{self, Comparison};
-use crate::json_scan;
+use crate::io::json_scan;
 use crate::record::{
     Batch, Finding, KindProbe, Pattern, SCHEMA, Scores, SourceRec, Verdict, json_reason,
 };

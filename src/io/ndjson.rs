@@ -7,9 +7,9 @@ use std::ops::Range;
 
 use serde::Serialize;
 
-use crate::json_scan::PAD;
-use crate::surrogates::{self, Repaired};
-use crate::waiting::{SILENCE, Waiting};
+use crate::io::json_scan::PAD;
+use crate::io::surrogates::{self, Repaired};
+use crate::io::waiting::{SILENCE, Waiting};
 
 /// Lines longer than this are refused rather than grown without bound.
 pub const MAX_LINE_BYTES: usize = 1 << 30;
@@ -258,7 +258,7 @@ impl<R: Read> ChunkReader<R> {
                     format!(
                         "line {} is longer than {}",
                         self.next_line,
-                        crate::cli::size_text(self.max_line as u64)
+                        crate::io::diag::size_text(self.max_line as u64)
                     ),
                 ));
             }
@@ -412,11 +412,11 @@ pub struct RecordWriter<W: Write> {
     line_buffered: bool,
 }
 
-impl RecordWriter<io::BufWriter<crate::outfile::Stdout>> {
+impl RecordWriter<io::BufWriter<crate::io::outfile::Stdout>> {
     /// One buffered, locked stdout.
     pub fn stdout(line_buffered: bool) -> Self {
         enlarge_pipe(&io::stdout());
-        RecordWriter::new(crate::outfile::stdout(256 * 1024), line_buffered)
+        RecordWriter::new(crate::io::outfile::stdout(256 * 1024), line_buffered)
     }
 }
 

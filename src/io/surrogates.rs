@@ -45,7 +45,7 @@ impl Repaired {
 
 /// Warns through `diag` of what was repaired in a chunk of input `path`,
 /// unless `warned` says this input was warned of already.
-pub fn warn_once(r: Repaired, path: &str, warned: &mut bool, diag: &mut crate::cli::Diag) {
+pub fn warn_once(r: Repaired, path: &str, warned: &mut bool, diag: &mut crate::io::diag::Diag) {
     if *warned {
         return;
     }

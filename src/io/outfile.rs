@@ -14,7 +14,7 @@ use std::sync::{Mutex, Once, PoisonError};
 
 use anyhow::Context;
 
-use crate::cli::io_reason;
+use crate::io::diag::io_reason;
 
 pub struct AtomicFile {
     dest: PathBuf,

@@ -1,0 +1,181 @@
+//! Warnings and error wording every layer shares: the `Diag` printer with
+//! its per-kind cap, and the reasons of io and JSON errors as a person
+//! reads them.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io;
+
+/// Warnings of one kind printed before the rest are only counted.
+pub const WARNINGS_PER_KIND: u64 = 10;
+
+/// Writes a message to stderr. Unlike `eprint!`, a stderr that is closed
+/// (`2>&1 | head -1` after the reader left) is no panic: there is no one
+/// left to tell.
+pub fn to_stderr(msg: fmt::Arguments<'_>) {
+    let _ = io::Write::write_fmt(&mut io::stderr().lock(), msg);
+}
+
+/// Warnings and their per-kind cap, printed as `tool: warning: ...`.
+pub struct Diag {
+    tool: &'static str,
+    quiet: bool,
+    counts: BTreeMap<&'static str, u64>,
+    /// Inputs of which nothing could be read.
+    unread: Vec<String>,
+}
+
+impl Diag {
+    pub fn new(tool: &'static str, quiet: bool) -> Self {
+        Diag {
+            tool,
+            quiet,
+            counts: BTreeMap::new(),
+            unread: Vec::new(),
+        }
+    }
+
+    /// Notes an input of which nothing could be read: the tool goes on
+    /// with the other inputs, then fails (see [`Diag::unread`]).
+    pub fn nothing_read(&mut self, input: &str) {
+        self.unread.push(input.to_string());
+    }
+
+    /// The inputs of which nothing could be read.
+    pub fn unread(&self) -> &[String] {
+        &self.unread
+    }
+
+    pub fn tool(&self) -> &'static str {
+        self.tool
+    }
+
+    /// Prints a warning of `kind` unless ten of that kind were printed already.
+    pub fn warn(&mut self, kind: &'static str, msg: fmt::Arguments<'_>) {
+        let n = self.counts.entry(kind).or_insert(0);
+        *n += 1;
+        if !self.quiet && *n <= WARNINGS_PER_KIND {
+            to_stderr(format_args!("{}: warning: {}\n", self.tool, msg));
+        }
+    }
+
+    /// Prints a note (what a run cost, say) as `tool: note: ...`, unless quiet.
+    pub fn note(&self, msg: fmt::Arguments<'_>) {
+        if !self.quiet {
+            to_stderr(format_args!("{}: note: {}\n", self.tool, msg));
+        }
+    }
+
+    /// How many warnings of `kind` were raised, printed or not.
+    pub fn count(&self, kind: &str) -> u64 {
+        self.counts.get(kind).copied().unwrap_or(0)
+    }
+
+    /// Prints how many warnings of each kind were not shown.
+    pub fn finish(&mut self) {
+        if self.quiet {
+            return;
+        }
+        for (kind, n) in &self.counts {
+            if *n > WARNINGS_PER_KIND {
+                let more = n - WARNINGS_PER_KIND;
+                let noun = if more == 1 { "warning" } else { "warnings" };
+                to_stderr(format_args!(
+                    "{}: warning: {more} more {kind} {noun} not shown ({n} in all)\n",
+                    self.tool
+                ));
+            }
+        }
+        self.counts.clear();
+    }
+}
+
+/// serde_json's reason without its " at line L column C" suffix (the
+/// message names the file and line itself), quoted with `"` rather than
+/// backquotes.
+pub fn json_reason(e: &serde_json::Error) -> String {
+    let s = e.to_string();
+    let s = match s.rfind(" at line ") {
+        Some(i) => &s[..i],
+        None => &s,
+    };
+    s.replace('`', "\"")
+}
+
+/// A size in bytes as a person reads it: "256 MiB", "1 GiB", "1000 bytes".
+pub fn size_text(bytes: u64) -> String {
+    for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
+        if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
+            return format!("{} {unit}", bytes >> shift);
+        }
+    }
+    format!("{bytes} bytes")
+}
+
+/// Why a file could not be opened to write (or to keep state in): as
+/// [`io_reason`], but a directory asks for a file's name, not for the
+/// files in it as an input would.
+pub fn output_reason(e: &io::Error) -> String {
+    match e.kind() {
+        io::ErrorKind::IsADirectory => "a directory: name the file to write".to_string(),
+        _ => io_reason(e),
+    }
+}
+
+/// An io error's reason without Rust's "(os error N)" suffix.
+pub fn io_reason(e: &io::Error) -> String {
+    match e.kind() {
+        io::ErrorKind::NotFound => "no such file".to_string(),
+        io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+        io::ErrorKind::IsADirectory => {
+            "a directory: name the files in it (DIR/*.ndjson)".to_string()
+        }
+        _ => {
+            let s = e.to_string();
+            match s.find(" (os error") {
+                Some(i) => s[..i].to_string(),
+                None => s,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+
+    #[test]
+    fn warnings_are_counted_past_the_cap() {
+        let mut d = Diag::new("t", true);
+        for _ in 0..25 {
+            d.warn("bad-line", format_args!("x"));
+        }
+        assert_eq!(d.count("bad-line"), 25);
+        assert_eq!(d.count("other"), 0);
+    }
+
+    #[test]
+    fn directory_given_as_file_says_what_to_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = std::fs::File::open(dir.path())
+            .and_then(|mut f| f.read(&mut [0u8; 16]))
+            .unwrap_err();
+        assert!(
+            io_reason(&err).starts_with("a directory: name the files in it"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn io_reason_drops_os_error_suffix() {
+        let e = io::Error::from(io::ErrorKind::NotFound);
+        assert_eq!(io_reason(&e), "no such file");
+    }
+
+    #[test]
+    fn size_text_prints_whole_units() {
+        assert_eq!(size_text(256 << 20), "256 MiB");
+        assert_eq!(size_text(1000), "1000 bytes");
+    }
+}

@@ -1,0 +1,12 @@
+//! The bottom layer: reading and writing bytes. Input selection, NDJSON
+//! framing, the JSON scanner, atomic output files, and the warning printer
+//! and error wording every layer above uses.
+
+pub mod diag;
+pub mod input;
+pub mod json_scan;
+pub mod ndjson;
+pub mod outfile;
+pub mod surrogates;
+pub mod task_share;
+pub mod waiting;
