@@ -78,7 +78,8 @@ pub trait Tool: Parser {
 }
 
 /// Entry point of every binary: parse flags, run, map errors to exit status.
-pub fn main<T: Tool>() -> ExitCode {
+/// `binaries` names every binary of the toolkit, for SEE ALSO.
+pub fn main<T: Tool>(binaries: &[String]) -> ExitCode {
     // Checked before parsing, so tools with required arguments can print
     // their man page too.
     // Read lossily: a file name need not be UTF-8 (std::env::args panics).
@@ -87,7 +88,7 @@ pub fn main<T: Tool>() -> ExitCode {
         // Made whole first: clap_complete panics on a failed write, and a
         // reader that leaves early (`| head -1`) is no error.
         let mut page = Vec::new();
-        let written = generate::<T>(what, &mut page).and_then(|()| {
+        let written = generate::<T>(what, binaries, &mut page).and_then(|()| {
             let mut out = io::stdout().lock();
             io::Write::write_all(&mut out, &page)?;
             io::Write::flush(&mut out)
@@ -191,8 +192,13 @@ fn is_broken_pipe_json(e: &serde_json::Error) -> bool {
 }
 
 /// Writes the man page or a completion script for tool `T`.
-pub fn generate<T: Tool>(what: Generate, out: &mut dyn io::Write) -> io::Result<()> {
+pub fn generate<T: Tool>(
+    what: Generate,
+    binaries: &[String],
+    out: &mut dyn io::Write,
+) -> io::Result<()> {
     let man_page = || ManPage {
+        binaries,
         cmd: T::command().name(T::NAME).bin_name(T::NAME),
         extra: T::MAN_SECTIONS,
         formats: T::READS_TRACES,
@@ -265,14 +271,16 @@ fn render_subcommands_man(cmd: &clap::Command, out: &mut dyn io::Write) -> io::R
 }
 
 /// What a tool's man page is made of.
-struct ManPage {
+struct ManPage<'a> {
+    /// Every binary of the toolkit, for SEE ALSO.
+    binaries: &'a [String],
     cmd: clap::Command,
     extra: &'static [(&'static str, &'static str)],
     /// Whether a FORMATS section lists the trace formats.
     formats: bool,
 }
 
-impl ManPage {
+impl ManPage<'_> {
     fn render(&self, out: &mut dyn io::Write) -> io::Result<()> {
         let cmd = &self.cmd;
         let man = clap_mangen::Man::new(cmd.clone()).date("2026-12-01");
@@ -293,7 +301,7 @@ impl ManPage {
         for (title, text) in sections {
             render_text_section(title, text, out)?;
         }
-        render_see_also(cmd.get_name(), out)?;
+        render_see_also(cmd.get_name(), self.binaries, out)?;
         man.render_version_section(out)?;
         Ok(())
     }
@@ -319,9 +327,9 @@ fn render_text_section(title: &str, text: &str, out: &mut dyn io::Write) -> io::
 
 /// SEE ALSO: the other tools' pages, and where the README and the
 /// reference pages are once installed.
-fn render_see_also(this: &str, out: &mut dyn io::Write) -> io::Result<()> {
-    let pages: Vec<String> = crate::cmd::binaries()
-        .into_iter()
+fn render_see_also(this: &str, binaries: &[String], out: &mut dyn io::Write) -> io::Result<()> {
+    let pages: Vec<String> = binaries
+        .iter()
         .filter(|name| *name != this)
         .map(|name| format!("\\fB{}\\fR(1)", name.replace('-', "\\-")))
         .collect();

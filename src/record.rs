@@ -8,6 +8,7 @@ use std::fmt;
 use serde::de::{MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use sha2::Digest;
 
 /// The record schema this build reads and writes.
 pub const SCHEMA: u64 = 1;
@@ -644,6 +645,37 @@ impl Pattern {
             Ok(_) => Err("score fields that do not read as scores".to_string()),
         }
     }
+}
+
+/// The `input_digest`/`output_digest` of a text: `sha256:` and the hex.
+pub fn text_digest(text: &str) -> String {
+    let hash = sha2::Sha256::digest(text.as_bytes());
+    let mut digest = String::with_capacity(7 + 64);
+    digest.push_str("sha256:");
+    for b in hash.iter() {
+        digest.push_str(&format!("{b:02x}"));
+    }
+    digest
+}
+
+/// `text` cut to `limit` bytes at a character boundary (and marked `…`
+/// when cut), and the digest of the whole.
+pub fn cut_text(text: &str, limit: usize) -> (String, String) {
+    let digest = text_digest(text);
+    if text.len() <= limit {
+        return (text.to_string(), digest);
+    }
+    let mut end = limit;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    (format!("{}…", &text[..end]), digest)
+}
+
+/// Whether `kept` is a text cut short (`…`) of the whole that `digest`
+/// names, rather than the whole text.
+pub fn is_cut(kept: &str, digest: Option<&str>) -> bool {
+    kept.ends_with('…') && digest.is_some_and(|d| d != text_digest(kept))
 }
 
 #[cfg(test)]

@@ -209,7 +209,7 @@ fn max_text_cuts_ndjson_inputs_and_outputs_and_keeps_their_digest() {
     let input = ev["input"].as_str().unwrap();
     assert!(input.len() <= 101 + '…'.len_utf8(), "{}", input.len());
     assert!(input.ends_with('…') && input.starts_with("éé"), "{input}");
-    let whole = triage::adapters::text_digest(&long);
+    let whole = triage::record::text_digest(&long);
     assert_eq!(ev["input_digest"], whole.as_str());
     assert_eq!(ev["output"], "short é output", "a short text is left whole");
     assert!(ev.get("output_digest").is_none());

@@ -31,7 +31,6 @@ use std::path::Path;
 
 use clap::ValueEnum;
 pub use detect::{detect, refusal};
-use sha2::Digest;
 
 use crate::classify::Classifier;
 use crate::group::{GroupWarning, Grouper, Interner};
@@ -503,42 +502,11 @@ impl Default for DecodeSettings {
     }
 }
 
-/// The `input_digest`/`output_digest` of a text: `sha256:` and the hex.
-pub fn text_digest(text: &str) -> String {
-    let hash = sha2::Sha256::digest(text.as_bytes());
-    let mut digest = String::with_capacity(7 + 64);
-    digest.push_str("sha256:");
-    for b in hash.iter() {
-        digest.push_str(&format!("{b:02x}"));
-    }
-    digest
-}
-
-/// `text` cut to `limit` bytes at a character boundary (and marked `…`
-/// when cut), and the digest of the whole.
-pub fn cut_text(text: &str, limit: usize) -> (String, String) {
-    let digest = text_digest(text);
-    if text.len() <= limit {
-        return (text.to_string(), digest);
-    }
-    let mut end = limit;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    (format!("{}…", &text[..end]), digest)
-}
-
-/// Whether `kept` is a text cut short (`…`) of the whole that `digest`
-/// names, rather than the whole text.
-pub fn is_cut(kept: &str, digest: Option<&str>) -> bool {
-    kept.ends_with('…') && digest.is_some_and(|d| d != text_digest(kept))
-}
-
 impl DecodeSettings {
     /// Cuts `text` to the limit at a character boundary; returns the kept
     /// text and the digest of the whole.
     pub fn text(&self, text: &str) -> (String, String) {
-        cut_text(text, self.text_limit)
+        crate::record::cut_text(text, self.text_limit)
     }
 
     /// Marks an unlabeled failure's cause from its error, or a success whose
@@ -947,7 +915,8 @@ pub(crate) fn records_with(
 
 #[cfg(test)]
 mod tests {
-    use super::{DecodeSettings, complete_items, is_cut, parse_document, quote_wide_integers};
+    use super::{DecodeSettings, complete_items, parse_document, quote_wide_integers};
+    use crate::record::is_cut;
 
     #[test]
     fn a_list_cut_short_keeps_its_complete_items() {

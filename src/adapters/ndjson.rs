@@ -679,7 +679,7 @@ impl<'c> TraceEvent<'c> {
                 return None;
             }
             let text: String = serde_json::from_str(raw).ok()?;
-            (text.len() > limit).then(|| super::cut_text(&text, limit))
+            (text.len() > limit).then(|| crate::record::cut_text(&text, limit))
         };
         self.input_cut = self.input.and_then(cut);
         self.output_cut = self.output.and_then(|v| cut(v.raw()));

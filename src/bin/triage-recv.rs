@@ -1,3 +1,3 @@
 fn main() -> std::process::ExitCode {
-    triage::cli::main::<triage::cmd::recv::Args>()
+    triage::cmd::main::<triage::cmd::recv::Args>()
 }

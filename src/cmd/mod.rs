@@ -11,7 +11,15 @@ pub mod score;
 pub mod tracegen;
 pub mod triage;
 
-use crate::cli::Tool;
+use std::process::ExitCode;
+
+use crate::cli::{self, Tool};
+
+/// Entry point of binary `T`: the shared shell of [`cli::main`], told the
+/// names of its sibling binaries.
+pub fn main<T: Tool>() -> ExitCode {
+    cli::main::<T>(&binaries())
+}
 
 /// The tools `triage X` runs: X (`parse` for triage-parse) and the tool's
 /// command line.

@@ -63,8 +63,8 @@ impl Step {
             .unwrap_or_default();
         let output = ev.output.as_deref().unwrap_or("");
         let input = extras.input.unwrap_or_default();
-        let text_cut = crate::adapters::is_cut(output, extras.output_digest.as_deref())
-            || crate::adapters::is_cut(&input, extras.input_digest.as_deref());
+        let text_cut = crate::record::is_cut(output, extras.output_digest.as_deref())
+            || crate::record::is_cut(&input, extras.input_digest.as_deref());
         Step {
             step: ev.step,
             agent: ev.agent_id.to_string(),
