@@ -5,7 +5,7 @@ DESTDIR  ?=
 RELEASE  := target/release
 BINS     := $(patsubst src/bin/%.rs,%,$(wildcard src/bin/triage*.rs))
 
-.PHONY: build demo test test-browser test-spark lint fuzz bench bench-explain man completions install install-docs check-peer clean
+.PHONY: build demo test test-browser test-memcheck test-spark lint fuzz bench bench-explain man completions install install-docs check-peer clean
 
 build:
 	$(CARGO) build --release --locked
@@ -34,6 +34,10 @@ lint:
 test-browser:
 	@if [ -f tests/browser.rs ]; then TRIAGE_BROWSER_TEST=1 $(CARGO) test --locked --test browser -- --include-ignored; \
 	  else echo "test-browser: no browser test yet"; fi
+
+test-memcheck:
+	PROPTEST_CASES=24 valgrind -q --error-exitcode=99 $$($(CARGO) test --locked --lib --no-run --message-format=json 2>/dev/null \
+	  | sed -n 's/.*"kind":\["lib"\].*"executable":"\([^"]*\)".*/\1/p' | head -1) io::json_scan io::task_share
 
 test-spark:
 	$(CARGO) test --locked --test spark -- --include-ignored
