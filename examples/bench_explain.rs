@@ -11,6 +11,9 @@
 //! this example's own (target/release), or from TRIAGE_BIN_DIR. `--dump DIR`
 //! writes each set's events and verdicts as NDJSON for reading.
 
+// A report printer: its output is the point.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -1,6 +1,9 @@
 //! triage-explain end to end: the real binaries on Who&When files and on
 //! the example runs under examples/explain.
 
+// Prints what a failing accuracy check saw.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;

@@ -8,6 +8,9 @@
 //! TRIAGE_FUZZ_SEED picks another sequence. Inputs that ever failed are
 //! kept in REGRESSIONS and replayed first.
 
+// Prints the seed and the mutant that failed.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 use std::io::Write;
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::time::{Duration, Instant};

@@ -195,17 +195,11 @@ fn config_typo_is_an_error_naming_file_line_and_key() {
 /// first bad line's, in input order, and scores come out as one by one.
 #[test]
 fn score_reads_many_patterns_in_order_and_names_the_first_bad_one() {
-    let mut recs = vec![common::header(), common::batch(2, 0)];
+    let mut recs = vec![header(), batch(2, 0)];
     for i in 0..2000 {
-        recs.push(common::pattern(
-            &format!("agent{i}"),
-            "t",
-            "agent_error",
-            1,
-            5.0,
-        ));
+        recs.push(pattern(&format!("agent{i}"), "t", "agent_error", 1, 5.0));
     }
-    let good = common::ndjson(&recs);
+    let good = ndjson(&recs);
     let scored = records(&ok("triage-score", &[], good.as_bytes()));
     let ids: Vec<&str> = scored
         .iter()
@@ -218,7 +212,7 @@ fn score_reads_many_patterns_in_order_and_names_the_first_bad_one() {
     let bad = format!(
         "{}{{\"kind\":\"pattern\",\"frequency\":\"x\"}}\n{}",
         good,
-        common::ndjson(&[common::batch(2, 0)])
+        ndjson(&[batch(2, 0)])
     );
     let (code, _, err) = run("triage-score", &["--strict"], bad.as_bytes());
     assert_eq!(code, 2, "{err}");
@@ -233,13 +227,13 @@ fn score_reads_many_patterns_in_order_and_names_the_first_bad_one() {
 /// error.
 #[test]
 fn score_skips_a_bad_pattern_with_a_warning() {
-    let mut bad = common::pattern("bad", "t", "agent_error", 1, 5.0);
+    let mut bad = pattern("bad", "t", "agent_error", 1, 5.0);
     bad["frequency"] = serde_json::json!("x");
-    let input = common::ndjson(&[
-        common::header(),
-        common::batch(2, 1),
+    let input = ndjson(&[
+        header(),
+        batch(2, 1),
         bad,
-        common::pattern("good", "t", "agent_error", 2, 5.0),
+        pattern("good", "t", "agent_error", 2, 5.0),
     ]);
     let (code, out, err) = run("triage-score", &[], input.as_bytes());
     assert_eq!(code, 0, "{err}");
@@ -520,7 +514,7 @@ fn empty_input_is_an_empty_batch_and_patterns_need_one() {
         .unwrap()
         .remove("recovery_window");
     assert_eq!(scored_batch, batch_of(&group));
-    let orphan = common::ndjson(&[common::pattern("a", "t", "agent_error", 1, 5.0)]);
+    let orphan = ndjson(&[pattern("a", "t", "agent_error", 1, 5.0)]);
     let (code, _, err) = run("triage-score", &[], orphan.as_bytes());
     assert_eq!(code, 2);
     assert!(err.contains("pattern records but no batch record"), "{err}");

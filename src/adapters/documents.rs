@@ -252,7 +252,7 @@ mod tests {
         assert!(matches!(layout(b"{\"a\": x}"), Layout::Broken(Some(1), _)));
     }
 
-    fn read(input: &str) -> (Vec<serde_json::Value>, Vec<serde_json::Value>) {
+    fn read(input: &str) -> (Vec<Value>, Vec<Value>) {
         let recs = records_of(Format::Auto, "doc.json", input.as_bytes());
         recs.into_iter().partition(|r| r["kind"] == "source")
     }

@@ -407,7 +407,7 @@ fn inherit_failures(events: &mut [EventOut<'_>], parents: &[Option<usize>]) {
             continue;
         }
         if let Some(last) = last_kid[p] {
-            super::spans::inherit_failure(events, p, last);
+            spans::inherit_failure(events, p, last);
         }
     }
 }

@@ -661,7 +661,7 @@ fn blame_last_child(
         if !stated_error || failed_below[pos] || held[order[child].0].status != StatusCode::Unset {
             continue;
         }
-        super::spans::inherit_failure(events, pos, child);
+        spans::inherit_failure(events, pos, child);
     }
 }
 

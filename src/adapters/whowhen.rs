@@ -288,7 +288,7 @@ mod tests {
     }
 
     /// Reads `json` as a Who&When file; returns the records written.
-    fn read_records(json: &str) -> Vec<serde_json::Value> {
+    fn read_records(json: &str) -> Vec<Value> {
         let mut out = Vec::new();
         let mut diag = crate::io::diag::Diag::new("test", true);
         {

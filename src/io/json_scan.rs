@@ -2,6 +2,10 @@
 //! NDJSON line into its top-level members, each a raw slice plus what a
 //! reader needs to decode it. The hot path of reading TraceEvent lines.
 
+// The one module allowed `unsafe`: unchecked indexing past bounds the
+// scanner has proven, and the key cache's interior mutability.
+#![allow(unsafe_code)]
+
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell, UnsafeCell};
 
