@@ -213,6 +213,17 @@ impl Default for AlertConfig {
     }
 }
 
+/// Which API a provider speaks.
+#[derive(clap::ValueEnum, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    /// The Anthropic Messages API (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL).
+    Anthropic,
+    /// Any OpenAI-compatible chat-completions server, local ones included
+    /// (OPENAI_BASE_URL, OPENAI_API_KEY).
+    Openai,
+}
+
 /// `[llm]`: the provider narratives and the judge ask. API keys are read
 /// from the environment only, never from this file.
 #[derive(Deserialize, Debug, Clone, PartialEq)]
@@ -220,7 +231,7 @@ impl Default for AlertConfig {
 pub struct LlmConfig {
     /// anthropic or openai; unset: anthropic, or openai when only OPENAI_*
     /// variables are set.
-    pub provider: Option<crate::llm::ProviderKind>,
+    pub provider: Option<ProviderKind>,
     /// Unset: the provider's default model.
     pub model: Option<String>,
     /// ANTHROPIC_BASE_URL or OPENAI_BASE_URL win over it; unset, the
@@ -335,7 +346,7 @@ mod tests {
     fn llm_section_loads_and_refuses_unknown_keys_and_providers() {
         let c = Config::parse("[llm]\nprovider = \"openai\"\nmodel = \"qwen\"\nconcurrency = 2\n")
             .unwrap();
-        assert_eq!(c.llm.provider, Some(crate::llm::ProviderKind::Openai));
+        assert_eq!(c.llm.provider, Some(ProviderKind::Openai));
         assert_eq!(c.llm.model.as_deref(), Some("qwen"));
         assert_eq!(c.llm.concurrency, 2);
         let e = Config::parse("[llm]\napi_key = \"sk-1\"\n").unwrap_err();

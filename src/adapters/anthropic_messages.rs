@@ -6,8 +6,8 @@
 
 use serde_json::Value;
 
+use super::message::{Message, Part};
 use super::observations::{str_of, text_of};
-use super::transcript::{Message, Part};
 
 /// Adds what one content block says to `msg`; blocks with nothing to say
 /// as a step (images, documents, citations) add nothing.

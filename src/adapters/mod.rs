@@ -19,6 +19,7 @@ pub mod inspect_ai;
 pub mod langfuse;
 pub mod langsmith;
 pub mod managed_agent;
+mod message;
 mod observations;
 // Chat transcripts: the messages of OpenAI's and Anthropic's APIs.
 mod anthropic_messages;

@@ -8,8 +8,8 @@
 use serde_json::Value;
 
 use super::anthropic_messages;
+use super::message::{Message, Part};
 use super::observations::{nanos_of, str_of, text_of};
-use super::transcript::{Message, Part};
 
 /// Whether `v` is a message or a Responses item, rather than an envelope.
 pub fn is_message(v: &Value) -> bool {

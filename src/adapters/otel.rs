@@ -13,8 +13,9 @@ use std::io::Read;
 use serde_json::{Map, Value};
 
 use super::observations::{describe, json_values};
-use super::span_events::{self, Attrs, HeldSpan, SpanParts};
+use super::span_events::{Attrs, HeldSpan, SpanParts};
 use super::spans::{self, StatusCode};
+use super::trace_window;
 use super::{DecodeSettings, Sink};
 use crate::timestamp::Timestamp;
 
@@ -28,7 +29,7 @@ pub fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
             Err(reason) => sink.skip(Some(line), &reason)?,
         }
     }
-    span_events::emit_traces(held, sink)
+    trace_window::emit_traces(held, sink)
 }
 
 /// One top-level value: a span, a list of spans, {"spans"|"data": [...]},

@@ -446,16 +446,6 @@ pub(super) struct Inherited {
     run: Option<String>,
 }
 
-/// Emits every held span, trace by trace in the order traces first appear,
-/// each trace's spans parent first and siblings by start time.
-pub fn emit_traces(held: Vec<HeldSpan>, sink: &mut Sink<'_>) -> anyhow::Result<()> {
-    let mut window = super::trace_window::TraceWindow::new(None);
-    for span in held {
-        window.push(span, sink)?;
-    }
-    window.finish(sink)
-}
-
 /// Ids already given to events, as hashes: the last million or two, so
 /// that memory stays bounded on an endless stream of spans.
 #[derive(Default)]

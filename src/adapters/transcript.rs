@@ -11,6 +11,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use super::Sink;
+use super::message::{Message, Part};
 use super::observations::{
     self, decoded, describe, fail_inferred, set_texts, str_of, text_of, unique_id,
 };
@@ -19,38 +20,6 @@ use crate::record::{ErrorInfo, EventOut, JsonVal, RunRec, Src};
 
 /// What a message without a tool call is, as an action.
 const MESSAGE: &str = "message";
-
-/// One message, in any dialect, as the events need it.
-#[derive(Debug, Default)]
-pub struct Message {
-    /// `user`, `assistant`, `tool`, `system`…
-    pub role: String,
-    /// The speaker's own name, where a multi-agent log gives one.
-    pub name: Option<String>,
-    pub parts: Vec<Part>,
-    pub reasoning: Option<String>,
-    pub timestamp: Option<i128>,
-    pub usage: Option<Value>,
-}
-
-/// What a message says: words, a tool call, or a tool's result.
-#[derive(Debug)]
-pub enum Part {
-    Text(String),
-    Call {
-        id: Option<String>,
-        name: String,
-        args: Option<Value>,
-    },
-    Result {
-        /// The id of the call it answers; without one it answers by position.
-        id: Option<String>,
-        /// The tool's name, where the result says it.
-        name: Option<String>,
-        content: Option<String>,
-        is_error: bool,
-    },
-}
 
 /// One conversation of an input, with what its envelope says.
 struct Conversation {

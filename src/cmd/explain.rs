@@ -12,13 +12,14 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::cli::{self, CommonArgs, Tool};
+use crate::config::ProviderKind;
 use crate::config::{Config, LlmConfig};
 use crate::explain::{self, Explanation, view::EventExtras, view::RunView, view::Step};
 use crate::io::diag::Diag;
 use crate::io::input::Input;
 use crate::io::ndjson::{ChunkReader, RecordWriter};
 use crate::io::{diag, input};
-use crate::llm::{Client, ProviderKind, Settings};
+use crate::llm::{Client, Settings};
 use crate::record::{EventView, Header, KindProbe, Pattern, RunRec, SCHEMA, json_reason};
 
 /// Trace each failed run back to the agent and step that caused it: run the

@@ -90,6 +90,11 @@ impl Diag {
     }
 }
 
+/// `n` and the noun in the right number: "1 run", "3 runs".
+pub fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// serde_json's reason without its " at line L column C" suffix (the
 /// message names the file and line itself), quoted with `"` rather than
 /// backquotes.

@@ -11,22 +11,10 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use clap::ValueEnum;
-use serde::Deserialize;
 use serde_json::Value;
 
 use crate::config::LlmConfig;
-
-/// Which API a provider speaks.
-#[derive(ValueEnum, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum ProviderKind {
-    /// The Anthropic Messages API (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL).
-    Anthropic,
-    /// Any OpenAI-compatible chat-completions server, local ones included
-    /// (OPENAI_BASE_URL, OPENAI_API_KEY).
-    Openai,
-}
+use crate::config::ProviderKind;
 
 /// An API key. It never appears in Debug output or messages.
 #[derive(Clone, PartialEq, Eq)]
@@ -125,7 +113,7 @@ impl fmt::Display for LlmError {
             LlmError::Unavailable { attempts, last } => write!(
                 f,
                 "no answer after {}: {last}",
-                crate::render::words::count(u64::from(*attempts), "attempt", "attempts")
+                crate::io::diag::count(u64::from(*attempts), "attempt", "attempts")
             ),
             LlmError::BadReply(why) => write!(f, "unreadable answer from the provider: {why}"),
         }
@@ -244,7 +232,7 @@ impl Client {
         let u = self.usage();
         format!(
             "{} to {}: {} input tokens ({} read from cache, {} written to cache), {} output tokens",
-            crate::render::words::count(u.requests, "request", "requests"),
+            crate::io::diag::count(u.requests, "request", "requests"),
             self.model,
             u.input_tokens,
             u.cache_read_input_tokens,

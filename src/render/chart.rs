@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::html::escape;
+use super::escape::escape;
 
 /// One bar: its short label and its tooltip (raw text), its value as drawn
 /// and as written, and its fill colour (a CSS colour we chose).

@@ -7,8 +7,8 @@
 
 use serde_json::{Map, Value};
 
-use super::model::value_text;
 use super::words;
+use super::words::value_text;
 use crate::record::{
     ClassificationChange, CountChange, PatternChange, ScoreChange, SideSummary, SummaryChange,
 };

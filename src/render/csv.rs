@@ -11,8 +11,9 @@ use std::io::{self, Write};
 
 use serde_json::{Map, Value};
 
-use super::model::{Report, value_text};
+use super::model::Report;
 use super::words;
+use super::words::value_text;
 
 /// The kinds of record a CSV can be a table of, in the order one is chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,6 +9,7 @@ use std::io::{self, Write};
 
 use super::chart::{self, Bar, Series};
 use super::comparison::{Block, Section};
+use super::escape::escape;
 use super::model::{Report, ReportPattern};
 use super::words::{self, Markup, Urgency};
 use super::{
@@ -18,29 +19,6 @@ use super::{
 use crate::config::LinksConfig;
 use crate::config::TAIL_RISK_WINDOW;
 use crate::record::{Scores, Verdict};
-
-/// Text made safe for HTML content and attribute values. Control
-/// characters but tab and line breaks, and bidi controls, become U+FFFD:
-/// the page may be read as text too (`cat`, `less`), and a bidi override
-/// would reorder what the browser shows.
-pub fn escape(s: &str) -> Cow<'_, str> {
-    let s = super::inert_lines(s);
-    if !s.contains(['&', '<', '>', '"', '\'']) {
-        return s;
-    }
-    let mut out = String::with_capacity(s.len() + 16);
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    Cow::Owned(out)
-}
 
 /// HTML markup for the shared texts.
 struct Html;

@@ -5,6 +5,7 @@
 pub mod chart;
 pub mod comparison;
 pub mod csv;
+mod escape;
 pub mod html;
 pub mod json;
 pub mod md;

@@ -498,21 +498,6 @@ fn days_between(first: Timestamp, last: Timestamp) -> Vec<String> {
     days
 }
 
-/// A JSON value as a table cell: strings bare, numbers with at most two
-/// decimals, structures as compact JSON.
-pub fn value_text(v: &Value) -> String {
-    match v {
-        Value::Null => String::new(),
-        Value::String(s) => s.clone(),
-        Value::Number(n) if n.is_f64() => {
-            let x = n.as_f64().unwrap_or_default();
-            let s = format!("{x:.2}");
-            s.trim_end_matches('0').trim_end_matches('.').to_string()
-        }
-        other => other.to_string(),
-    }
-}
-
 fn check_schema(schema: Option<u64>) -> Result<(), String> {
     match schema {
         Some(s) if s > SCHEMA => Err(format!(

@@ -146,9 +146,23 @@ pub fn verdict_evidence(v: &Verdict) -> String {
     }
 }
 
-/// `n` and the noun in the right number: "1 run", "3 runs".
-pub fn count(n: u64, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
+/// `n` and the noun in the right number (shared with the messages of
+/// every layer).
+pub use crate::io::diag::count;
+
+/// A JSON value as a table cell: strings bare, numbers with at most two
+/// decimals, structures as compact JSON.
+pub fn value_text(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Null => String::new(),
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Number(n) if n.is_f64() => {
+            let x = n.as_f64().unwrap_or_default();
+            let s = format!("{x:.2}");
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        }
+        other => other.to_string(),
+    }
 }
 
 /// A number as short as it can be said: 2.0 → "2", 2.5 → "2.5".
