@@ -4,6 +4,7 @@
 pub mod calibrate;
 pub mod detectors;
 pub mod protocol;
+pub mod step;
 pub mod text;
 pub mod view;
 pub mod walkback;

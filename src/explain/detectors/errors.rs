@@ -79,7 +79,7 @@ pub fn environment_fault(run: &RunView) -> Vec<Hit> {
         let Some(phrase) = find_phrase(&text, ENVIRONMENT_FAULTS) else {
             continue;
         };
-        if super::claims::builds_on_failure(run, i + 1).is_some() {
+        if super::outcomes::builds_on_failure(run, i + 1).is_some() {
             continue;
         }
         let title = format!("the environment failed ({phrase})");
@@ -172,7 +172,7 @@ pub fn bad_tool_call(run: &RunView) -> Vec<Hit> {
         if recovered && later_successes(run, i) >= SETTLED_AFTER {
             continue;
         }
-        let ignored = super::claims::builds_on_failure(run, i + 1).is_some();
+        let ignored = super::outcomes::builds_on_failure(run, i + 1).is_some();
         let confidence = if recovered || ignored { 0.3 } else { 0.6 };
         let mut hit = Hit::suspect(
             by,

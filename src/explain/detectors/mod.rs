@@ -7,9 +7,11 @@
 mod claims;
 mod errors;
 mod flow;
+mod outcomes;
 mod policy;
+mod task;
 
-pub use claims::builds_on_failure;
+pub use outcomes::builds_on_failure;
 
 use super::view::RunView;
 
@@ -115,17 +117,17 @@ pub static DETECTORS: &[Detector] = &[
     Detector {
         name: "unverified_claim",
         about: "a claim of success or a final answer after a failure or without any evidence",
-        detect: claims::unverified_claim,
+        detect: outcomes::unverified_claim,
     },
     Detector {
         name: "ignored_failure",
         about: "a message right after a failed or empty reply that builds on it as if it had succeeded",
-        detect: claims::ignored_failure,
+        detect: outcomes::ignored_failure,
     },
     Detector {
         name: "premature_termination",
         about: "a failed run that ends right after an error, an empty result or giving up",
-        detect: claims::premature_termination,
+        detect: outcomes::premature_termination,
     },
     Detector {
         name: "value_provenance",
@@ -155,17 +157,17 @@ pub static DETECTORS: &[Detector] = &[
     Detector {
         name: "ignored_instruction",
         about: "an agent that sets aside the plan or an earlier instruction",
-        detect: flow::ignored_instruction,
+        detect: task::ignored_instruction,
     },
     Detector {
         name: "task_drift",
         about: "a task statement by an agent that keeps less than half of the user's question",
-        detect: flow::task_drift,
+        detect: task::task_drift,
     },
     Detector {
         name: "lossy_handoff",
         about: "a handoff to another agent that drops every specific of the task",
-        detect: flow::lossy_handoff,
+        detect: task::lossy_handoff,
     },
     Detector {
         name: "first_action",

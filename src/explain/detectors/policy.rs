@@ -225,7 +225,7 @@ pub fn asked_again(run: &RunView) -> Vec<Hit> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::explain::view::Step;
+    use crate::explain::step::Step;
     use crate::explain::view::tests::{run, step};
 
     fn with_policy(steps: Vec<Step>, policy: &str) -> RunView {
