@@ -130,7 +130,9 @@ const UNKNOWN_EFFECT: &[&str] = &["timeout", "timed out", "connection reset", "n
 
 /// The first irreversible action of a failed run: after it, a mistake can
 /// no longer be taken back. A call the tool refused changed nothing, so it
-/// is not one; one that timed out may have gone through.
+/// is not one; one that timed out may have gone through. Every failed run
+/// that acts has one, right or wrong, so this locates a step and is no
+/// evidence: a verdict resting on it abstains.
 pub fn point_of_no_return(run: &RunView) -> Vec<Hit> {
     if !run.failed() {
         return Vec::new();
@@ -155,7 +157,8 @@ pub fn point_of_no_return(run: &RunView) -> Vec<Hit> {
         let title = format!("first irreversible action ({verb})");
         return vec![
             Hit::suspect(run.actor_of(i), "irreversible_action", 0.3, title).because(format!(
-                "{} called {}, which cannot be undone",
+                "{} called {}, the run's first call that cannot be undone (where to look, not \
+                 evidence that it was wrong)",
                 step_name(run, i),
                 s.tool
             )),

@@ -136,7 +136,7 @@ pub static DETECTORS: &[Detector] = &[
     },
     Detector {
         name: "point_of_no_return",
-        about: "the first irreversible action (write, booking, deletion, payment) of a failed run",
+        about: "the first irreversible action (write, booking, deletion, payment) of a failed run: where to look, not evidence",
         detect: flow::point_of_no_return,
     },
     Detector {
