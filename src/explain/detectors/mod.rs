@@ -9,6 +9,7 @@ mod errors;
 mod flow;
 mod outcomes;
 mod policy;
+mod requests;
 mod task;
 
 pub use outcomes::builds_on_failure;
@@ -143,6 +144,16 @@ pub static DETECTORS: &[Detector] = &[
         name: "unconfirmed_action",
         about: "a consequential call (book, cancel, refund, modify, send) made without the user's explicit confirmation the run's policy requires",
         detect: policy::unconfirmed_action,
+    },
+    Detector {
+        name: "unrequested_action",
+        about: "a consequential call (cancel, book, modify, send) whose verb none of the user's messages before it asks for",
+        detect: requests::unrequested_action,
+    },
+    Detector {
+        name: "contradicts_tool_output",
+        about: "a reply that restates a field of the tool output just read (a status, a price, a count) with another value",
+        detect: requests::contradicts_tool_output,
     },
     Detector {
         name: "asked_again",

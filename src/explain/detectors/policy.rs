@@ -49,7 +49,7 @@ fn consequential(tool: &str) -> bool {
 }
 
 /// True when `text` affirms: one of the affirming words stands as a word.
-fn affirms(text: &str) -> bool {
+pub(super) fn affirms(text: &str) -> bool {
     let lower = format!(" {} ", text.to_ascii_lowercase());
     AFFIRM.iter().any(|w| {
         lower.match_indices(w).any(|(at, _)| {
