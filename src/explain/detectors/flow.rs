@@ -140,7 +140,8 @@ pub fn point_of_no_return(run: &RunView) -> Vec<Hit> {
     for (i, s) in run.steps.iter().enumerate() {
         let refused = !s.succeeded
             && find_phrase(&format!("{}\n{}", s.error, s.output), UNKNOWN_EFFECT).is_none();
-        if !s.is_tool() || s.tool == "code_execution" || refused {
+        // A user acting on their own device is not the agent's action.
+        if !s.is_tool() || s.tool == "code_execution" || refused || s.is_user() {
             continue;
         }
         let name = s.tool.to_ascii_lowercase();
@@ -371,6 +372,11 @@ mod tests {
         let hits = point_of_no_return(&r);
         assert_eq!(hits.len(), 1);
         assert_eq!(hits[0].at, 2);
+        // The user resetting their own device is not the agent's action.
+        let mut users = r.steps.clone();
+        users[2].agent = "user".into();
+        let hits = point_of_no_return(&RunView::new("r".into(), users, r.run.clone()));
+        assert_eq!(hits.iter().map(|h| h.at).collect::<Vec<_>>(), vec![3]);
     }
 
     #[test]

@@ -91,6 +91,11 @@ pub static DETECTORS: &[Detector] = &[
         detect: errors::bad_tool_call,
     },
     Detector {
+        name: "refused_output",
+        about: "an agent's own message or action that failed (a harness refusing its format), not a tool's reply",
+        detect: errors::refused_output,
+    },
+    Detector {
         name: "empty_retrieval",
         about: "a search or tool that returned nothing, and the step that asked for it",
         detect: errors::empty_retrieval,
