@@ -10,7 +10,8 @@
 //! Usage: cargo build --release --bins && cargo run --release --example
 //! bench_explain [--dump DIR]. The binaries are taken from the folder above
 //! this example's own (target/release), or from TRIAGE_BIN_DIR. `--dump DIR`
-//! writes each set's events and verdicts as NDJSON for reading.
+//! writes each set's events and verdicts as NDJSON for reading, and the
+//! Who&When verdicts beside their labels as TSV.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
@@ -100,6 +101,24 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let elapsed = started.elapsed();
     report(&cases, &ag_dir, elapsed.as_secs_f64());
+    if let Some(d) = &dump {
+        let mut rows =
+            String::from("file\tlabel_agent\tlabel_step\tagent\tstep\tdetector\tright\n");
+        for (f, c) in files.iter().zip(&cases) {
+            let v = c.verdict.as_ref();
+            rows.push_str(&format!(
+                "{}\t{}\t{}\t{}\t{}\t{}\t{}\n",
+                f.file_name().and_then(|n| n.to_str()).unwrap_or(""),
+                c.label_agent,
+                c.label_step,
+                v.map_or("", |v| v.agent.as_str()),
+                v.map_or(u64::MAX, |v| v.step),
+                v.map_or("none", |v| v.detector.as_str()),
+                right(c)
+            ));
+        }
+        std::fs::write(d.join("who-and-when-ag.verdicts.tsv"), rows)?;
+    }
     even_odd(&cases);
     calibration(&cases);
 

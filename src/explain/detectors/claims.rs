@@ -175,9 +175,10 @@ pub fn claimed_lookup(run: &RunView) -> Vec<Hit> {
 
 /// An agent message, not computed by code, that states two or more numbers
 /// found neither in the task nor in any earlier step. Once a step's text
-/// was cut short (--max-text), the values may be in the part left out:
-/// in a run that did not fail no later message is judged, and in a failed
-/// run, where a suspect is sought, the finding says so.
+/// was cut short (--max-text), the values may be in the part left out: after
+/// a tool's reply was cut no later message is judged (the reply may hold any
+/// value); after a message was cut, only in a failed run, where a suspect
+/// is sought, and the finding says so.
 pub fn unsourced_values(run: &RunView) -> Vec<Hit> {
     // What the run has seen includes numbers inside identifiers
     // ("certificate_7504069"): an agent quoting one did not make it up.
@@ -185,6 +186,7 @@ pub fn unsourced_values(run: &RunView) -> Vec<Hit> {
     known.extend(digit_runs(run.task()));
     let mut hits = Vec::new();
     let mut unseen = false;
+    let mut replies_cut = false;
     let mut recent: Vec<f64> = numbers(run.task())
         .iter()
         .filter_map(|v| v.parse::<f64>().ok())
@@ -195,6 +197,7 @@ pub fn unsourced_values(run: &RunView) -> Vec<Hit> {
         // message states them as its own.
         let is_claim = s.tool == "message"
             && (!unseen || run.failed())
+            && !replies_cut
             && !run.is_environment(i)
             && !run.is_bookkeeping(i)
             && !s.is_user()
@@ -211,7 +214,7 @@ pub fn unsourced_values(run: &RunView) -> Vec<Hit> {
                 let shown: Vec<&str> = new.iter().take(4).map(|v| v.as_str()).collect();
                 let title = "states values no earlier step produced".to_string();
                 let caveat = if unseen {
-                    " in the text kept (--max-text cut an earlier step short)"
+                    " in the text kept (--max-text cut an earlier message short)"
                 } else {
                     ""
                 };
@@ -223,6 +226,12 @@ pub fn unsourced_values(run: &RunView) -> Vec<Hit> {
                     )),
                 );
             }
+        }
+        // A tool's reply cut short may hold any value a later message
+        // states; a message cut short states its own (judged in a failed
+        // run, with a caveat).
+        if s.text_cut && (s.is_tool() || run.is_environment(i)) {
+            replies_cut = true;
         }
         unseen |= s.text_cut;
         let seen = s.text();
@@ -441,7 +450,7 @@ mod tests {
     /// After a text cut short, values may come from the part left out: a
     /// run that did not fail is not judged, a failed one says so.
     #[test]
-    fn values_after_a_cut_text_are_judged_only_in_a_failed_run() {
+    fn values_after_a_cut_reply_are_not_judged() {
         let steps = || {
             let mut tool = step(1, "agent", "search", true, "Results: 12 items, first a…");
             tool.text_cut = true;
@@ -458,9 +467,19 @@ mod tests {
             ]
         };
         assert!(unsourced_values(&run(steps(), "unknown")).is_empty());
-        let hits = unsourced_values(&run(steps(), "failed"));
-        assert_eq!(hits.iter().map(|h| h.at).collect::<Vec<_>>(), vec![2]);
-        assert!(hits[0].evidence[0].ends_with("(--max-text cut an earlier step short)"));
+        // A failed run too: the values may be in the part of the reply
+        // left out.
+        assert!(unsourced_values(&run(steps(), "failed")).is_empty());
+        let mut whole = steps();
+        whole[1].text_cut = false;
+        assert_eq!(unsourced_values(&run(whole, "failed")).len(), 1);
+        // A message cut short: judged in a failed run, with a caveat.
+        let mut message_cut = steps();
+        message_cut[1].text_cut = false;
+        message_cut[0].text_cut = true;
+        assert!(unsourced_values(&run(message_cut.clone(), "unknown")).is_empty());
+        let hits = unsourced_values(&run(message_cut, "failed"));
+        assert!(hits[0].evidence[0].ends_with("(--max-text cut an earlier message short)"));
     }
 
     #[test]

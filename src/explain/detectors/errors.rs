@@ -164,6 +164,10 @@ pub fn bad_tool_call(run: &RunView) -> Vec<Hit> {
             },
         };
         let by = run.actor_of(i);
+        // A user's own slip on their device is not an agent's call.
+        if run.steps[by].is_user() {
+            continue;
+        }
         // A call fixed by a later one did not sink the run by itself; nor
         // did one whose failure the next agent took for a result: that
         // agent carried it forward (ignored_failure suspects it).
