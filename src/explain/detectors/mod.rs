@@ -156,6 +156,11 @@ pub static DETECTORS: &[Detector] = &[
         detect: requests::unrequested_action,
     },
     Detector {
+        name: "unrequested_handoff",
+        about: "in a failed run, a handoff to a person (transfer_to_…) the user never asked for: the agent gave up",
+        detect: requests::unrequested_handoff,
+    },
+    Detector {
         name: "contradicts_tool_output",
         about: "a reply that restates a field of the tool output just read (a status, a price, a count) with another value",
         detect: requests::contradicts_tool_output,

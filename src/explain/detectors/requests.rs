@@ -1,6 +1,7 @@
 //! Detectors of an agent that acts or reports for a user against what the
-//! run shows: a consequential call the user never asked for, and a reply
-//! that states a value other than the one the tool output just read holds.
+//! run shows: a consequential call the user never asked for, a handoff to a
+//! person the user never asked for, and a reply that states a value other
+//! than the one the tool output just read holds.
 
 use std::collections::BTreeMap;
 
@@ -99,6 +100,61 @@ pub fn unrequested_action(run: &RunView) -> Vec<Hit> {
         );
     }
     hits
+}
+
+/// Words of a user asking for a person instead of the agent.
+const ASKS_FOR_A_PERSON: &[&str] = &[
+    "human",
+    "person",
+    "representative",
+    "manager",
+    "supervisor",
+    "transfer",
+    "real agent",
+    "live agent",
+    "someone else",
+];
+
+/// True when the tool's name hands the conversation to a person
+/// ("transfer_to_human_agents", "escalate_to_human").
+fn hands_over(tool: &str) -> bool {
+    let name = tool.to_ascii_lowercase();
+    let words: Vec<&str> = name.split(|c: char| !c.is_ascii_alphanumeric()).collect();
+    words.windows(2).any(|w| w[0] == "transfer" && w[1] == "to")
+        || words.iter().any(|w| matches!(*w, "escalate" | "handoff"))
+}
+
+/// In a failed run, the agent's handoff to a person that the user never
+/// asked for: the agent gave the task up rather than doing it. A user who
+/// asked for a person got what they asked.
+pub fn unrequested_handoff(run: &RunView) -> Vec<Hit> {
+    if !run.failed() {
+        return Vec::new();
+    }
+    let mut said = String::new();
+    for (i, s) in run.steps.iter().enumerate() {
+        if s.is_user() {
+            said.push_str(&s.output.to_lowercase());
+            said.push('\n');
+            continue;
+        }
+        if said.is_empty() || !s.is_tool() || run.is_environment(i) || !hands_over(&s.tool) {
+            continue;
+        }
+        if ASKS_FOR_A_PERSON.iter().any(|w| said.contains(w)) {
+            return Vec::new();
+        }
+        let title = "handed the user to a person instead of finishing the task".to_string();
+        return vec![
+            Hit::suspect(i, "premature_termination", 0.45, title).because(format!(
+                "{} called {} in a run that failed, and none of the user's messages before it \
+                 asks for a person",
+                step_name(run, i),
+                s.tool
+            )),
+        ];
+    }
+    Vec::new()
 }
 
 /// Words that may stand between a field's name and its value in a reply
@@ -396,6 +452,39 @@ mod tests {
             step(2, "assistant", "transfer_to_human_agents", true, "{}"),
         ];
         assert!(unrequested_action(&run(change, "failed")).is_empty());
+    }
+
+    #[test]
+    fn a_handoff_nobody_asked_for_in_a_failed_run_is_giving_up() {
+        let steps = |asked: &str| {
+            vec![
+                step(0, "user", "message", true, asked),
+                step(
+                    1,
+                    "assistant",
+                    "check_line",
+                    true,
+                    "{\"status\": \"active\"}",
+                ),
+                step(
+                    2,
+                    "assistant",
+                    "transfer_to_human_agents",
+                    true,
+                    "Transfer successful",
+                ),
+            ]
+        };
+        let hits = unrequested_handoff(&run(steps("My MMS will not send."), "failed"));
+        assert_eq!(hits.iter().map(|h| h.at).collect::<Vec<_>>(), vec![2]);
+        // Counter-examples: the user asked for a person; the run succeeded;
+        // a money transfer is no handoff.
+        let asked = steps("MMS is broken, let me talk to a human.");
+        assert!(unrequested_handoff(&run(asked, "failed")).is_empty());
+        assert!(unrequested_handoff(&run(steps("MMS is broken."), "succeeded")).is_empty());
+        let mut money = steps("MMS is broken.");
+        money[2].tool = "transfer_funds".into();
+        assert!(unrequested_handoff(&run(money, "failed")).is_empty());
     }
 
     #[test]
