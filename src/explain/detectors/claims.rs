@@ -90,9 +90,21 @@ fn unnegated_phrase<'p>(text: &str, phrases: &[&'p str]) -> Option<&'p str> {
                 from -= 1;
             }
             let before = &lower[from..at];
-            !NEGATIONS.iter().any(|n| before.contains(n))
+            !NEGATIONS.iter().any(|n| before.contains(n)) && !in_a_name(&lower, at, p.len())
         })
     })
+}
+
+/// True when the text at `at..at + len` is part of a path or identifier
+/// ("backends/dummy/base.py", "mock_data"): a name, not what an agent says
+/// it does.
+fn in_a_name(text: &str, at: usize, len: usize) -> bool {
+    let start = text[..at].rfind(char::is_whitespace).map_or(0, |k| k + 1);
+    let end = text[at + len..]
+        .find(char::is_whitespace)
+        .map_or(text.len(), |k| at + len + k);
+    let token = &text[start..end];
+    token.contains('/') || token.contains('_') || token.contains('\\')
 }
 
 /// Words of an agent reporting that it looked something up itself.
@@ -593,6 +605,32 @@ mod tests {
             "{:?}",
             unsourced_values(&r)
         );
+    }
+
+    #[test]
+    fn a_path_or_identifier_naming_a_dummy_is_no_fabrication() {
+        let r = run(
+            vec![
+                step(0, "user", "message", true, "Fix the backend."),
+                step(
+                    1,
+                    "assistant",
+                    "message",
+                    true,
+                    "Files: ./django/db/backends/dummy/base.py and mock_data_loader.py",
+                ),
+                step(
+                    2,
+                    "assistant",
+                    "message",
+                    true,
+                    "We can use dummy values here.",
+                ),
+            ],
+            "failed",
+        );
+        let hits = fabricated_data(&r);
+        assert_eq!(hits.iter().map(|h| h.at).collect::<Vec<_>>(), vec![2]);
     }
 
     #[test]
