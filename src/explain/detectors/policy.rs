@@ -3,6 +3,8 @@
 //! identity check the policy requires, and asking the user again for what
 //! they already gave.
 
+use std::collections::HashSet;
+
 use super::{Hit, step_name};
 use crate::explain::text::{head, quote_around};
 use crate::explain::view::RunView;
@@ -145,13 +147,13 @@ pub fn before_identity_check(run: &RunView) -> Vec<Hit> {
     else {
         return Vec::new();
     };
-    let mut said: Vec<String> = Vec::new();
+    // What the user said, as tokens looked up rather than searched, so long
+    // runs stay linear.
+    let mut said: HashSet<String> = HashSet::new();
     for (i, s) in run.steps.iter().enumerate() {
         if s.is_user() {
             said.extend(
-                s.output
-                    .split(|c: char| c.is_whitespace() || ",;!?()\"'".contains(c))
-                    .map(|w| w.trim_end_matches('.').to_lowercase())
+                tokens(&s.output)
                     .filter(|w| w.chars().filter(char::is_ascii_alphanumeric).count() >= 4),
             );
             continue;
@@ -159,11 +161,10 @@ pub fn before_identity_check(run: &RunView) -> Vec<Hit> {
         if !s.is_tool() || run.is_environment(i) {
             continue;
         }
-        let input = s.input.to_lowercase();
         if !consequential(&s.tool) {
             let tool = s.tool.to_ascii_lowercase();
             let looks_up = WHO.iter().any(|w| tool.contains(w));
-            if looks_up && s.succeeded && said.iter().any(|w| input.contains(w.as_str())) {
+            if looks_up && s.succeeded && tokens(&s.input).any(|w| said.contains(&w)) {
                 return Vec::new(); // the user was looked up first
             }
             continue;
@@ -183,6 +184,14 @@ pub fn before_identity_check(run: &RunView) -> Vec<Hit> {
         ];
     }
     Vec::new()
+}
+
+/// The words of a text as they would be quoted in a call's arguments:
+/// split at spaces, quotes and JSON punctuation, lowercased.
+fn tokens(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| c.is_whitespace() || "{}[]\":,;!?()'`".contains(c))
+        .map(|w| w.trim_end_matches('.').to_lowercase())
+        .filter(|w| !w.is_empty())
 }
 
 /// The words after "your" in an agent's question ("provide your user id"),
