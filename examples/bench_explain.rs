@@ -3,13 +3,15 @@
 //! to develop on, odd-numbered ones held out) it prints how often the
 //! verdict names the labelled agent and step, beside baselines, with 95%
 //! intervals, and how well `confidence` is calibrated; on the unlabelled
-//! sets (τ-bench airline, TraceSIR function-calling and coding) how often
-//! each detector is the verdict and how often the verdict abstains.
+//! sets (τ-bench airline, TraceSIR τ²-bench and coding, read by
+//! triage-parse's own readers) how often each detector is the verdict and
+//! how often the verdict abstains, and on which locator.
 //!
 //! Usage: cargo build --release --bins && cargo run --release --example
 //! bench_explain [--dump DIR]. The binaries are taken from the folder above
 //! this example's own (target/release), or from TRIAGE_BIN_DIR. `--dump DIR`
-//! writes each set's events and verdicts as NDJSON for reading.
+//! writes each set's events and verdicts as NDJSON for reading, and the
+//! Who&When verdicts beside their labels as TSV.
 
 // A report printer: its output is the point.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -20,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// The benchmark's labels and what the tools said about one file.
 struct Case {
@@ -102,6 +104,24 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let elapsed = started.elapsed();
     report(&cases, &ag_dir, elapsed.as_secs_f64());
+    if let Some(d) = &dump {
+        let mut rows =
+            String::from("file\tlabel_agent\tlabel_step\tagent\tstep\tdetector\tright\n");
+        for (f, c) in files.iter().zip(&cases) {
+            let v = c.verdict.as_ref();
+            rows.push_str(&format!(
+                "{}\t{}\t{}\t{}\t{}\t{}\t{}\n",
+                f.file_name().and_then(|n| n.to_str()).unwrap_or(""),
+                c.label_agent,
+                c.label_step,
+                v.map_or("", |v| v.agent.as_str()),
+                v.map_or(u64::MAX, |v| v.step),
+                v.map_or("none", |v| v.detector.as_str()),
+                right(c)
+            ));
+        }
+        std::fs::write(d.join("who-and-when-ag.verdicts.tsv"), rows)?;
+    }
     even_odd(&cases);
     calibration(&cases);
 
@@ -114,17 +134,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         parsed,
         dump.as_deref(),
     )?);
-    for (name, dir) in [
-        ("TraceSIR function-calling", "tracesir/function-calling"),
-        ("TraceSIR coding", "tracesir/coding"),
+    // TraceSIR's files go through triage-parse's own readers, as a user's
+    // would: OpenAI chat messages for τ²-bench, the coding-agent reader
+    // for mini-SWE-agent transcripts.
+    for (name, dir, format) in [
+        (
+            "TraceSIR tau2 (FC)",
+            "tracesir/function-calling",
+            "openai-chat",
+        ),
+        ("TraceSIR coding", "tracesir/coding", "coding-agent"),
     ] {
-        let mut events = Vec::new();
         let mut files = json_files(&data.join(dir))?;
         files.sort();
-        for f in files {
-            chat_to_events(&f, &mut events)?;
-        }
-        sets.push(unlabelled(&bins, name, events, dump.as_deref())?);
+        let parsed = parse(&bins, &["--format", format], &files)?;
+        sets.push(unlabelled(&bins, name, parsed, dump.as_deref())?);
     }
     side_by_side(&cases, &sets);
     Ok(())
@@ -264,92 +288,6 @@ fn unlabelled(
         name: name.to_string(),
         verdicts,
     })
-}
-
-/// Turns one TraceSIR file (OpenAI chat messages) into event and run
-/// records: a message per user or assistant text, a call per tool call with
-/// the tool's reply as its output, and for a coding agent whose shell
-/// replies come back as user messages (`<returncode>`), a terminal step
-/// that ran the command. Enough for the bench; triage-parse has the reader.
-fn chat_to_events(file: &Path, out: &mut Vec<u8>) -> Result<(), Box<dyn std::error::Error>> {
-    let raw: Value = serde_json::from_slice(&std::fs::read(file)?)?;
-    let run_id = raw["oid"].as_str().unwrap_or("run").to_string();
-    let messages = raw["messages"].as_array().cloned().unwrap_or_default();
-    let mut step = 0u64;
-    let mut push = |agent: &str, tool: &str, ok: bool, input: &str, output: &str| {
-        let mut ev = json!({
-            "kind": "event", "event_id": format!("{run_id}#{step}"), "run_id": run_id,
-            "turn": step, "step": step, "agent_id": agent,
-            "action_taken": {"tool_name": tool}, "action_succeeded": ok,
-            "span_kind": if tool == "message" { "message" } else { "tool" },
-            "output": output,
-        });
-        if !input.is_empty() {
-            ev["input"] = json!(input);
-        }
-        out.extend(serde_json::to_vec(&ev).unwrap_or_default());
-        out.push(b'\n');
-        step += 1;
-    };
-    let replies: HashMap<String, String> = messages
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .filter_map(|m| {
-            Some((
-                m["tool_call_id"].as_str()?.to_string(),
-                m["content"].as_str().unwrap_or("").to_string(),
-            ))
-        })
-        .collect();
-    let mut last_command = String::new();
-    for m in &messages {
-        let text = m["content"].as_str().unwrap_or("");
-        match m["role"].as_str().unwrap_or("") {
-            "system" => push("system", "message", true, "", text),
-            "user" if text.contains("<returncode>") => {
-                let code = text
-                    .split("<returncode>")
-                    .nth(1)
-                    .and_then(|t| t.split("</returncode>").next())
-                    .unwrap_or("0")
-                    .trim();
-                push(
-                    "terminal",
-                    "code_execution",
-                    code == "0",
-                    &last_command,
-                    text,
-                );
-            }
-            "user" => push("user", "message", true, "", text),
-            "assistant" => {
-                if !text.trim().is_empty() {
-                    push("assistant", "message", true, "", text);
-                    last_command = text
-                        .split("```")
-                        .nth(1)
-                        .map(|c| c.trim_start_matches("bash").trim().to_string())
-                        .unwrap_or_default();
-                }
-                for call in m["tool_calls"].as_array().into_iter().flatten() {
-                    let name = call["function"]["name"].as_str().unwrap_or("tool");
-                    let args = call["function"]["arguments"].as_str().unwrap_or("");
-                    let reply = call["id"]
-                        .as_str()
-                        .and_then(|id| replies.get(id))
-                        .map_or("", String::as_str);
-                    let ok = !reply.trim_start().to_ascii_lowercase().starts_with("error");
-                    push("assistant", name, ok, args, reply);
-                }
-            }
-            _ => {}
-        }
-    }
-    let run = json!({"kind": "run", "run_id": run_id, "outcome": "failed",
-                     "task": raw["task"].as_str().unwrap_or("")});
-    out.extend(serde_json::to_vec(&run)?);
-    out.push(b'\n');
-    Ok(())
 }
 
 fn agent_ok(c: &Case) -> bool {
@@ -512,41 +450,50 @@ fn side_by_side(cases: &[Case], sets: &[Set]) {
         ("AG odd".to_string(), verdicts_of(1)),
     ];
     columns.extend(sets.iter().map(|s| (s.name.clone(), s.verdicts.clone())));
+    // A verdict that abstains counts under the locator it rests on, apart
+    // from the verdicts a detector's evidence made.
+    let row = |v: &Verdict| {
+        if v.abstains() {
+            format!("(abstained) {}", v.detector)
+        } else {
+            v.detector.clone()
+        }
+    };
     let mut detectors: Vec<String> = columns
         .iter()
-        .flat_map(|(_, vs)| vs.iter().map(|v| v.detector.clone()))
+        .flat_map(|(_, vs)| vs.iter().map(row))
         .collect();
-    detectors.sort();
+    detectors.sort_by_key(|d| (d.starts_with('('), d.clone()));
     detectors.dedup();
     println!();
     println!("per set: share of verdicts by the verdict's detector");
     let short = |n: &str| n.chars().take(14).collect::<String>();
-    print!("{:<26}", "detector");
+    print!("{:<32}", "detector");
     for (name, _) in &columns {
         print!(" {:>14}", short(name));
     }
     println!();
-    print!("{:<26}", "runs with a verdict");
+    print!("{:<32}", "runs with a verdict");
     for (_, vs) in &columns {
         print!(" {:>14}", vs.len());
     }
     println!();
     let pct = |k: usize, n: usize| format!("{:.0}% ({k})", 100.0 * k as f64 / n.max(1) as f64);
     for d in &detectors {
-        print!("{d:<26}");
+        print!("{d:<32}");
         for (_, vs) in &columns {
-            let k = vs.iter().filter(|v| &v.detector == d).count();
+            let k = vs.iter().filter(|v| &row(v) == d).count();
             print!(" {:>14}", pct(k, vs.len()));
         }
         println!();
     }
-    print!("{:<26}", "abstained (unknown)");
+    print!("{:<32}", "abstained (unknown), all");
     for (_, vs) in &columns {
         let k = vs.iter().filter(|v| v.abstains()).count();
         print!(" {:>14}", pct(k, vs.len()));
     }
     println!();
-    print!("{:<26}", "mean confidence");
+    print!("{:<32}", "mean confidence");
     for (_, vs) in &columns {
         let m = vs.iter().map(|v| v.confidence).sum::<f64>() / vs.len().max(1) as f64;
         print!(" {m:>14.2}");

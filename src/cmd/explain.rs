@@ -14,7 +14,11 @@ use serde_json::{Map, Value};
 use crate::cli::{self, CommonArgs, Tool};
 use crate::config::ProviderKind;
 use crate::config::{Config, LlmConfig};
-use crate::explain::{self, Explanation, view::EventExtras, view::RunView, view::Step};
+use crate::explain::{
+    self, Explanation,
+    step::{EventExtras, Step},
+    view::RunView,
+};
 use crate::io::diag::Diag;
 use crate::io::input::Input;
 use crate::io::ndjson::{ChunkReader, RecordWriter};

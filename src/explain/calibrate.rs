@@ -13,11 +13,11 @@
 const FITTED: &[(&str, u32, u32)] = &[
     ("bad_tool_call", 9, 18),
     ("empty_retrieval", 1, 2),
-    ("fabricated_data", 6, 8),
+    ("fabricated_data", 5, 7),
     ("first_action", 7, 17),
     ("ignored_failure", 1, 1),
     ("ignored_instruction", 0, 1),
-    ("lossy_handoff", 0, 1),
+    ("lossy_handoff", 0, 2),
     ("repeated_call", 1, 1),
     ("task_drift", 6, 6),
     ("unsourced_values", 5, 7),
@@ -26,7 +26,7 @@ const FITTED: &[(&str, u32, u32)] = &[
 
 /// The share of right verdicts over all runs fitted to: where a detector's
 /// own count is shrunk to.
-const OVERALL: f64 = 0.57;
+const OVERALL: f64 = 0.56;
 /// How many verdicts the overall rate weighs, against a detector's own.
 const SHRINK: f64 = 4.0;
 /// A detector never seen as a verdict where the fit was made (the policy

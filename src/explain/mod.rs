@@ -4,6 +4,7 @@
 pub mod calibrate;
 pub mod detectors;
 pub mod protocol;
+pub mod step;
 pub mod text;
 pub mod view;
 pub mod walkback;
@@ -117,6 +118,34 @@ mod tests {
         assert_eq!(v.blame, "agent");
         assert!(!v.candidates.is_empty() && v.candidates.len() <= 3);
         assert_eq!(v.candidates[0].step, v.step);
+    }
+
+    #[test]
+    fn the_first_irreversible_call_alone_locates_but_does_not_convict() {
+        // A customer-service run that books what the user asked for and
+        // fails later: the booking is where to look, not a finding.
+        let r = run(
+            vec![
+                step(0, "user", "message", true, "Book flight HAT136 on May 20."),
+                step(1, "assistant", "message", true, "Shall I book HAT136?"),
+                step(2, "user", "message", true, "Yes."),
+                step(3, "assistant", "book_reservation", true, "{\"id\": \"X1\"}"),
+                step(4, "assistant", "message", true, "Booked: reservation X1."),
+            ],
+            "failed",
+        );
+        let v = explain(&r).verdict.unwrap();
+        assert_eq!(
+            (v.category.as_str(), v.blame.as_str()),
+            ("unknown", "unknown")
+        );
+        assert_eq!(v.step, 3, "the first irreversible call is listed first");
+        assert!(v.confidence <= 0.3);
+        assert!(
+            v.evidence[0].contains("cannot be undone"),
+            "{:?}",
+            v.evidence
+        );
     }
 
     proptest::proptest! {

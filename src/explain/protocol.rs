@@ -8,8 +8,22 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
+use super::step::Step;
 use super::text::{has_code, key_words};
-use super::view::{Role, Step};
+
+/// What a step is in the run's protocol. Detectors that judge actions and
+/// claims look at actions and messages only: bookkeeping states no claim
+/// of its own and does nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// A tool call, a page view, code run, or a tool's reply.
+    Action,
+    /// A message to another agent or the user that says something new.
+    Message,
+    /// Routing, status ledgers, plan restatements, system prompts,
+    /// redacted or placeholder texts: the protocol's own traffic.
+    Bookkeeping,
+}
 
 /// A restatement keeps at least this share of its content words from one
 /// earlier message of the same agent.

@@ -1,116 +1,10 @@
 //! The read-only view of one run that detectors work on: its steps in step
 //! order, who acted at each, and the run record.
 
-use serde::Deserialize;
+use crate::record::RunRec;
 
-use crate::record::{EventView, RunRec};
-
-/// The event fields detectors read beyond those of `EventView`.
-#[derive(Deserialize, Debug, Clone, Default)]
-pub struct EventExtras {
-    #[serde(default)]
-    pub input: Option<String>,
-    #[serde(default)]
-    pub span_id: Option<String>,
-    #[serde(default)]
-    pub parent_span_id: Option<String>,
-    #[serde(default)]
-    pub span_kind: Option<String>,
-    #[serde(default)]
-    pub input_digest: Option<String>,
-    #[serde(default)]
-    pub output_digest: Option<String>,
-    #[serde(default)]
-    pub failure_source: Option<String>,
-}
-
-/// One event of a run, as detectors see it.
-#[derive(Debug, Clone, Default)]
-pub struct Step {
-    pub step: u64,
-    pub agent: String,
-    pub tool: String,
-    pub span_kind: Option<String>,
-    pub succeeded: bool,
-    pub classification: Option<String>,
-    /// True when the trace itself labelled the failure with its class
-    /// (`failure_source` "label"), rather than triage-parse deriving one.
-    pub labelled: bool,
-    /// The error's type and message joined, empty when there is none.
-    pub error: String,
-    pub input: String,
-    pub output: String,
-    /// False when the trace does not record the output at all (then an
-    /// empty `output` says nothing about what the step returned).
-    pub output_recorded: bool,
-    /// True when triage-parse cut the input or output short (--max-text):
-    /// what the step saw or said goes on past the text here.
-    pub text_cut: bool,
-    pub span_id: Option<String>,
-    pub parent_span_id: Option<String>,
-}
-
-impl Step {
-    /// Takes over the fields detectors read from a parsed event.
-    pub fn from_event(ev: &EventView<'_>, extras: EventExtras) -> Self {
-        let error = ev
-            .error
-            .as_ref()
-            .map(|e| {
-                let parts = [e.kind.as_deref(), e.message.as_deref()];
-                parts.into_iter().flatten().collect::<Vec<_>>().join(": ")
-            })
-            .unwrap_or_default();
-        let output = ev.output.as_deref().unwrap_or("");
-        let input = extras.input.unwrap_or_default();
-        let text_cut = crate::record::is_cut(output, extras.output_digest.as_deref())
-            || crate::record::is_cut(&input, extras.input_digest.as_deref());
-        Step {
-            step: ev.step,
-            agent: ev.agent_id.to_string(),
-            tool: ev.action_taken.tool_name.to_string(),
-            span_kind: extras.span_kind,
-            succeeded: !ev.is_failure(),
-            classification: ev.classification().map(str::to_string),
-            labelled: extras.failure_source.as_deref() == Some("label"),
-            error,
-            input,
-            output: output.to_string(),
-            output_recorded: ev.output.is_some(),
-            text_cut,
-            span_id: extras.span_id,
-            parent_span_id: extras.parent_span_id,
-        }
-    }
-
-    /// True for an action on the outside world (a tool call, a page view)
-    /// rather than a message between agents.
-    pub fn is_tool(&self) -> bool {
-        match self.span_kind.as_deref() {
-            Some(kind) => matches!(kind, "tool" | "retrieval" | "memory"),
-            None => self.tool != "message",
-        }
-    }
-
-    /// True when the step is the user's own (the person the system serves).
-    pub fn is_user(&self) -> bool {
-        let agent = self.agent.to_ascii_lowercase();
-        agent == "user" || agent == "human"
-    }
-
-    /// Everything the step said or received, for text searches.
-    pub fn text(&self) -> String {
-        let mut t =
-            String::with_capacity(self.input.len() + self.output.len() + self.error.len() + 2);
-        for part in [&self.input, &self.output, &self.error] {
-            if !part.is_empty() {
-                t.push_str(part);
-                t.push('\n');
-            }
-        }
-        t
-    }
-}
+use super::protocol::Role;
+use super::step::Step;
 
 /// One run: its steps in step order and what the source said of it.
 #[derive(Debug, Clone, Default)]
@@ -129,20 +23,6 @@ pub struct RunView {
     actor: Vec<usize>,
     /// Per step: what kind of step it is (see [`Role`]).
     roles: Vec<Role>,
-}
-
-/// What a step is in the run's protocol. Detectors that judge actions and
-/// claims look at actions and messages only: bookkeeping states no claim
-/// of its own and does nothing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    /// A tool call, a page view, code run, or a tool's reply.
-    Action,
-    /// A message to another agent or the user that says something new.
-    Message,
-    /// Routing, status ledgers, plan restatements, system prompts,
-    /// redacted or placeholder texts: the protocol's own traffic.
-    Bookkeeping,
 }
 
 impl RunView {
@@ -284,16 +164,6 @@ const OUTPUT_WORDS: &[&str] = &[
 fn expects_output(input: &str) -> bool {
     let lower = input.to_ascii_lowercase();
     OUTPUT_WORDS.iter().any(|w| lower.contains(w))
-}
-
-impl Step {
-    fn input_or_output(&self) -> &str {
-        if self.input.is_empty() {
-            &self.output
-        } else {
-            &self.input
-        }
-    }
 }
 
 /// Per step, whether a later step of the same agent and tool succeeded with

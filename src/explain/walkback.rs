@@ -22,6 +22,16 @@ const AGREEMENT_BONUS: f64 = 0.1;
 
 /// The detector whose hits are a positional prior, not evidence.
 const PRIOR_DETECTOR: &str = "first_action";
+/// Detectors whose hits say where to look, not that anything went wrong
+/// there: the first action after the task, and the first call that cannot
+/// be undone (true of every failed run that acts at all). The walk-back
+/// does not reward them, and a verdict resting on one abstains.
+const LOCATORS: &[&str] = &[PRIOR_DETECTOR, "point_of_no_return"];
+
+/// True when `detector` only locates a step (see [`LOCATORS`]).
+fn locates_only(detector: &str) -> bool {
+    LOCATORS.contains(&detector)
+}
 
 /// A hit with the name of the detector that made it.
 pub type NamedHit<'d> = (&'d str, Hit);
@@ -199,15 +209,15 @@ pub fn verdict(run: &RunView, hits: &[NamedHit<'_>]) -> Verdict {
             step: run.steps[r.at].step,
             category: r.best.1.category.to_string(),
             detector: r.best.0.to_string(),
-            confidence: calibrate::probability(r.best.0, r.best.0 == PRIOR_DETECTOR),
+            confidence: calibrate::probability(r.best.0, locates_only(r.best.0)),
         })
         .collect();
     pad_with_early_actions(run, hits, &mut candidates);
     let Some(top) = ranked.first() else {
         return unexplained(run, hits, candidates);
     };
-    if top.best.0 == PRIOR_DETECTOR {
-        return abstained(run, top.at, candidates);
+    if locates_only(top.best.0) {
+        return abstained(run, &top.best.1, candidates);
     }
     let mut evidence = top.best.1.evidence.clone();
     evidence.extend(top.reasons.iter().cloned());
@@ -225,11 +235,12 @@ pub fn verdict(run: &RunView, hits: &[NamedHit<'_>]) -> Verdict {
     }
 }
 
-/// The verdict when only the positional prior points anywhere: no
-/// detector found evidence, so the category and blame are unknown and the
-/// confidence is low; the step named and the candidates are where to look
-/// first, not a finding.
-fn abstained(run: &RunView, at: usize, candidates: Vec<Candidate>) -> Verdict {
+/// The verdict when only a locator points anywhere: no detector found
+/// evidence, so the category and blame are unknown and the confidence is
+/// low; the step named and the candidates are where to look first, not a
+/// finding.
+fn abstained(run: &RunView, located: &Hit, candidates: Vec<Candidate>) -> Verdict {
+    let at = located.at;
     Verdict {
         kind: "verdict".into(),
         run_id: run.run_id.clone(),
@@ -239,9 +250,11 @@ fn abstained(run: &RunView, at: usize, candidates: Vec<Candidate>) -> Verdict {
         blame: "unknown".to_string(),
         confidence: candidates.first().map_or(0.0, |c| c.confidence),
         evidence: vec![format!(
-            "no detector found evidence in this failed run; {} is listed first only as the first \
-             action after the task, where failures most often start",
-            step_name(run, at)
+            "no detector found evidence in this failed run; listed first only because {}",
+            located
+                .evidence
+                .first()
+                .map_or(located.title.as_str(), String::as_str)
         )],
         candidates,
         judge: None,
@@ -286,7 +299,7 @@ fn rank<'h>(run: &RunView, hits: &'h [NamedHit<'h>], deps: &[Vec<usize>]) -> Vec
         .collect();
     // A prior is no evidence: walking back does not reward it.
     let mut evidence = vec![false; run.steps.len()];
-    for r in by_step.iter().filter(|r| r.best.0 != PRIOR_DETECTOR) {
+    for r in by_step.iter().filter(|r| !locates_only(r.best.0)) {
         evidence[r.at] = true;
     }
     let sources: Vec<usize> = explicit.iter().map(|&(at, _)| at).collect();

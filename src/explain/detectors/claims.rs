@@ -1,5 +1,5 @@
-//! Detectors of what agents claim: invented data, values with no source,
-//! success claimed without evidence, and giving up too early.
+//! Detectors of what agents state as fact: data they invent, lookups no
+//! tool made, and values no earlier step or the task contains.
 
 use std::collections::BTreeSet;
 
@@ -49,30 +49,6 @@ const FABRICATION: &[&str] = &[
 /// Words before a fabrication phrase that turn it into a warning against it.
 const NEGATIONS: &[&str] = &["not ", "n't ", "never ", "avoid ", "without ", "no "];
 
-/// Words of a claim that the task is done or an answer is final.
-const CLAIMS: &[&str] = &[
-    "final answer",
-    "the answer is",
-    "task is complete",
-    "task has been completed",
-    "successfully completed",
-    "has been verified",
-    "have been verified",
-    "is confirmed",
-    "terminate",
-];
-
-/// Words of an agent giving up.
-const GIVING_UP: &[&str] = &[
-    "unable to",
-    "cannot proceed",
-    "can't proceed",
-    "not able to",
-    "give up",
-    "no further action",
-    "not possible to",
-];
-
 /// An agent announcing simulated, assumed or placeholder data.
 pub fn fabricated_data(run: &RunView) -> Vec<Hit> {
     let mut hits = Vec::new();
@@ -114,9 +90,21 @@ fn unnegated_phrase<'p>(text: &str, phrases: &[&'p str]) -> Option<&'p str> {
                 from -= 1;
             }
             let before = &lower[from..at];
-            !NEGATIONS.iter().any(|n| before.contains(n))
+            !NEGATIONS.iter().any(|n| before.contains(n)) && !in_a_name(&lower, at, p.len())
         })
     })
+}
+
+/// True when the text at `at..at + len` is part of a path or identifier
+/// ("backends/dummy/base.py", "mock_data"): a name, not what an agent says
+/// it does.
+fn in_a_name(text: &str, at: usize, len: usize) -> bool {
+    let start = text[..at].rfind(char::is_whitespace).map_or(0, |k| k + 1);
+    let end = text[at + len..]
+        .find(char::is_whitespace)
+        .map_or(text.len(), |k| at + len + k);
+    let token = &text[start..end];
+    token.contains('/') || token.contains('_') || token.contains('\\')
 }
 
 /// Words of an agent reporting that it looked something up itself.
@@ -199,9 +187,10 @@ pub fn claimed_lookup(run: &RunView) -> Vec<Hit> {
 
 /// An agent message, not computed by code, that states two or more numbers
 /// found neither in the task nor in any earlier step. Once a step's text
-/// was cut short (--max-text), the values may be in the part left out:
-/// in a run that did not fail no later message is judged, and in a failed
-/// run, where a suspect is sought, the finding says so.
+/// was cut short (--max-text), the values may be in the part left out: after
+/// a tool's reply was cut no later message is judged (the reply may hold any
+/// value); after a message was cut, only in a failed run, where a suspect
+/// is sought, and the finding says so.
 pub fn unsourced_values(run: &RunView) -> Vec<Hit> {
     // What the run has seen includes numbers inside identifiers
     // ("certificate_7504069"): an agent quoting one did not make it up.
@@ -209,6 +198,7 @@ pub fn unsourced_values(run: &RunView) -> Vec<Hit> {
     known.extend(digit_runs(run.task()));
     let mut hits = Vec::new();
     let mut unseen = false;
+    let mut replies_cut = false;
     let mut recent: Vec<f64> = numbers(run.task())
         .iter()
         .filter_map(|v| v.parse::<f64>().ok())
@@ -219,6 +209,7 @@ pub fn unsourced_values(run: &RunView) -> Vec<Hit> {
         // message states them as its own.
         let is_claim = s.tool == "message"
             && (!unseen || run.failed())
+            && !replies_cut
             && !run.is_environment(i)
             && !run.is_bookkeeping(i)
             && !s.is_user()
@@ -235,7 +226,7 @@ pub fn unsourced_values(run: &RunView) -> Vec<Hit> {
                 let shown: Vec<&str> = new.iter().take(4).map(|v| v.as_str()).collect();
                 let title = "states values no earlier step produced".to_string();
                 let caveat = if unseen {
-                    " in the text kept (--max-text cut an earlier step short)"
+                    " in the text kept (--max-text cut an earlier message short)"
                 } else {
                     ""
                 };
@@ -247,6 +238,12 @@ pub fn unsourced_values(run: &RunView) -> Vec<Hit> {
                     )),
                 );
             }
+        }
+        // A tool's reply cut short may hold any value a later message
+        // states; a message cut short states its own (judged in a failed
+        // run, with a caveat).
+        if s.text_cut && (s.is_tool() || run.is_environment(i)) {
+            replies_cut = true;
         }
         unseen |= s.text_cut;
         let seen = s.text();
@@ -323,186 +320,6 @@ fn prose_of(text: &str) -> String {
         .split_inclusive(['.', '\n', '?', '!'])
         .filter(|s| find_phrase(s, EXAMPLE).is_none())
         .collect()
-}
-
-/// The first claim of success or a final answer made right after a failed
-/// or empty tool reply.
-pub fn unverified_claim(run: &RunView) -> Vec<Hit> {
-    let mut last_tool: Option<usize> = None;
-    for (i, s) in run.steps.iter().enumerate() {
-        if run.is_environment(i) || s.is_tool() {
-            last_tool = Some(i);
-            continue;
-        }
-        if Some(i) == run.task_index() || run.is_bookkeeping(i) {
-            continue;
-        }
-        let Some(phrase) = find_phrase(&s.output, CLAIMS) else {
-            continue;
-        };
-        // Only the latest reply counts: a claim after a successful check
-        // stands on that check, whatever failed before it.
-        let bad_reply = last_tool.filter(|&t| run.came_back_bad(t));
-        let Some(t) = bad_reply else { continue };
-        let s_t = &run.steps[t];
-        let what = if s_t.succeeded {
-            format!(
-                "returned nothing (\"{}\")",
-                crate::explain::text::head(&s_t.output, 80)
-            )
-        } else {
-            let e = if s_t.error.trim().is_empty() {
-                &s_t.output
-            } else {
-                &s_t.error
-            };
-            format!("failed (\"{}\")", crate::explain::text::head(e, 80))
-        };
-        let why = format!("right after {} {what}", step_name(run, t));
-        let title = "claims success without evidence".to_string();
-        return vec![
-            Hit::suspect(i, "unverified_claim", 0.3, title).because(format!(
-                "{} claims \"{}\" {why}",
-                step_name(run, i),
-                quote_around(&s.output, phrase)
-            )),
-        ];
-    }
-    Vec::new()
-}
-
-/// Words of a message that builds on a tool's result.
-const USES_RESULT: &[&str] = &[
-    "successfully",
-    "based on the search results",
-    "based on the results",
-    "based on the output",
-    "based on the data",
-    "from the search results",
-    "from the results",
-    "according to the results",
-    "according to the search results",
-    "the results show",
-    "the output shows",
-    "the results indicate",
-    "the output indicates",
-];
-
-/// Words with which a message owns up to a failure.
-const OWNS_FAILURE: &[&str] = &[
-    "error",
-    "fail",
-    "issue",
-    "exception",
-    "traceback",
-    "problem",
-    "unable",
-    "not ",
-    "n't",
-    "empty",
-    "nothing",
-    "timed out",
-    "timeout",
-];
-
-/// A message right after a failed or empty reply whose first sentence
-/// builds on that reply as if it had succeeded: the failure is carried
-/// forward as a result, so the message, not the call, turns it into a
-/// wrong answer.
-pub fn ignored_failure(run: &RunView) -> Vec<Hit> {
-    let mut hits = Vec::new();
-    for i in run.agent_steps().skip(1) {
-        let Some(phrase) = builds_on_failure(run, i) else {
-            continue;
-        };
-        let first = first_sentence(&run.steps[i].output);
-        let title = "built on a failed reply as if it had succeeded".to_string();
-        hits.push(
-            Hit::suspect(i, "ignored_failure", 0.65, title).because(format!(
-                "{} failed or returned nothing, and {} goes on \"{}\"",
-                step_name(run, i - 1),
-                step_name(run, i),
-                quote_around(first, phrase)
-            )),
-        );
-    }
-    hits
-}
-
-/// The phrase with which agent message `i` builds on the failed or empty
-/// reply just before it as if it had succeeded, if it does.
-pub fn builds_on_failure(run: &RunView, i: usize) -> Option<&'static str> {
-    let (s, before) = (run.steps.get(i)?, run.steps.get(i.checked_sub(1)?)?);
-    // A reply: a tool's or executor's, or another agent reporting back
-    // (a web-surfing agent's "no results found" is its tool's result).
-    let reply = run.is_environment(i - 1)
-        || before.is_tool()
-        || (before.agent != s.agent && !before.is_user());
-    let bad = run.came_back_bad(i - 1);
-    if s.is_tool()
-        || s.is_user()
-        || run.is_environment(i)
-        || run.is_bookkeeping(i)
-        || !reply
-        || !bad
-    {
-        return None;
-    }
-    let first = first_sentence(&s.output);
-    let phrase = find_phrase(first, USES_RESULT)?;
-    find_phrase(first, OWNS_FAILURE).is_none().then_some(phrase)
-}
-
-/// The text up to the end of its first sentence (or line).
-fn first_sentence(text: &str) -> &str {
-    let t = text.trim_start();
-    let end = t
-        .char_indices()
-        .find(|&(k, c)| c == '\n' || (c == '.' && t[k + 1..].starts_with(char::is_whitespace)))
-        .map_or(t.len(), |(k, _)| k);
-    &t[..end]
-}
-
-/// A failed run whose last agent step gives up, or ends right after a
-/// failed or empty reply.
-pub fn premature_termination(run: &RunView) -> Vec<Hit> {
-    if !run.failed() {
-        return Vec::new();
-    }
-    let Some(last) = run
-        .agent_steps()
-        .filter(|&i| !run.steps[i].is_tool() && !run.is_bookkeeping(i))
-        .last()
-    else {
-        return Vec::new();
-    };
-    let s = &run.steps[last];
-    let reply_before = (0..last)
-        .rev()
-        .find(|&t| run.is_environment(t) || run.steps[t].is_tool());
-    let bad_reply = reply_before.filter(|&t| run.came_back_bad(t));
-    let gave_up = find_phrase(&s.output, GIVING_UP);
-    let ends_run = last + 1 >= run.steps.len()
-        || run.steps[last + 1..]
-            .iter()
-            .all(|x| x.output.trim().len() < 40);
-    let why = match (gave_up, bad_reply) {
-        (Some(p), _) => format!(
-            "{} gives up: \"{}\"",
-            step_name(run, last),
-            quote_around(&s.output, p)
-        ),
-        (None, Some(t)) if ends_run => {
-            format!(
-                "the run ends at {} right after {} failed or returned nothing",
-                step_name(run, last),
-                step_name(run, t)
-            )
-        }
-        _ => return Vec::new(),
-    };
-    let title = "stopped before the task was done".to_string();
-    vec![Hit::suspect(last, "premature_termination", 0.1, title).because(why)]
 }
 
 #[cfg(test)]
@@ -645,7 +462,7 @@ mod tests {
     /// After a text cut short, values may come from the part left out: a
     /// run that did not fail is not judged, a failed one says so.
     #[test]
-    fn values_after_a_cut_text_are_judged_only_in_a_failed_run() {
+    fn values_after_a_cut_reply_are_not_judged() {
         let steps = || {
             let mut tool = step(1, "agent", "search", true, "Results: 12 items, first a…");
             tool.text_cut = true;
@@ -662,9 +479,19 @@ mod tests {
             ]
         };
         assert!(unsourced_values(&run(steps(), "unknown")).is_empty());
-        let hits = unsourced_values(&run(steps(), "failed"));
-        assert_eq!(hits.iter().map(|h| h.at).collect::<Vec<_>>(), vec![2]);
-        assert!(hits[0].evidence[0].ends_with("(--max-text cut an earlier step short)"));
+        // A failed run too: the values may be in the part of the reply
+        // left out.
+        assert!(unsourced_values(&run(steps(), "failed")).is_empty());
+        let mut whole = steps();
+        whole[1].text_cut = false;
+        assert_eq!(unsourced_values(&run(whole, "failed")).len(), 1);
+        // A message cut short: judged in a failed run, with a caveat.
+        let mut message_cut = steps();
+        message_cut[1].text_cut = false;
+        message_cut[0].text_cut = true;
+        assert!(unsourced_values(&run(message_cut.clone(), "unknown")).is_empty());
+        let hits = unsourced_values(&run(message_cut, "failed"));
+        assert!(hits[0].evidence[0].ends_with("(--max-text cut an earlier message short)"));
     }
 
     #[test]
@@ -710,211 +537,6 @@ mod tests {
             "failed",
         );
         assert!(unsourced_values(&r).is_empty());
-    }
-
-    #[test]
-    fn building_on_a_failed_reply_is_an_ignored_failure() {
-        let steps = |reply_ok: bool, text: &str| {
-            vec![
-                step(0, "Planner", "message", true, "task"),
-                step(1, "Searcher", "message", true, "```python\nsearch()\n```"),
-                step(
-                    2,
-                    "terminal",
-                    "code_execution",
-                    reply_ok,
-                    "exitcode: 1\nTypeError",
-                ),
-                step(3, "Expert", "message", true, text),
-            ]
-        };
-        let ignored = run(
-            steps(false, "Based on the search results, the answer is Oslo."),
-            "failed",
-        );
-        assert_eq!(ignored_failure(&ignored)[0].at, 3);
-        let owned = run(
-            steps(
-                false,
-                "The search failed. Based on the results we have, retry.",
-            ),
-            "failed",
-        );
-        assert!(
-            ignored_failure(&owned).is_empty(),
-            "the message owns up to the failure"
-        );
-        let fine = run(
-            steps(true, "Based on the search results, the answer is Oslo."),
-            "failed",
-        );
-        assert!(ignored_failure(&fine).is_empty(), "the reply succeeded");
-        let reported = run(
-            vec![
-                step(0, "human", "message", true, "How many albums?"),
-                step(
-                    1,
-                    "WebSurfer",
-                    "message",
-                    true,
-                    "I searched. No results found.",
-                ),
-                step(
-                    2,
-                    "Orchestrator",
-                    "message",
-                    true,
-                    "Based on the search results, 2.",
-                ),
-            ],
-            "failed",
-        );
-        assert_eq!(
-            ignored_failure(&reported)[0].at,
-            2,
-            "an agent reporting an empty search back is a reply too"
-        );
-    }
-
-    #[test]
-    fn a_claim_after_a_failure_is_unverified() {
-        let r = run(
-            vec![
-                step(0, "Planner", "message", true, "task"),
-                step(1, "Coder", "message", true, "```python\nrun()\n```"),
-                step(2, "terminal", "code_execution", false, "exitcode: 1"),
-                step(
-                    3,
-                    "Coder",
-                    "message",
-                    true,
-                    "The final answer is 12. TERMINATE",
-                ),
-            ],
-            "failed",
-        );
-        assert_eq!(unverified_claim(&r)[0].at, 3);
-        assert_eq!(premature_termination(&r)[0].at, 3);
-    }
-
-    #[test]
-    fn a_claim_after_good_evidence_is_fine() {
-        let r = run(
-            vec![
-                step(0, "Planner", "message", true, "task"),
-                step(1, "Coder", "message", true, "```python\nrun()\n```"),
-                step(
-                    2,
-                    "terminal",
-                    "code_execution",
-                    true,
-                    "exitcode: 0\nCode output: 12",
-                ),
-                step(
-                    3,
-                    "Coder",
-                    "message",
-                    true,
-                    "The final answer is 12. TERMINATE",
-                ),
-            ],
-            "succeeded",
-        );
-        assert!(unverified_claim(&r).is_empty());
-        assert!(premature_termination(&r).is_empty());
-    }
-
-    #[test]
-    fn a_claim_after_a_successful_check_is_not_unverified() {
-        // An early failure, then a check that worked, then the claim.
-        let r = run(
-            vec![
-                step(0, "Planner", "message", true, "task"),
-                step(1, "Coder", "message", true, "```python\nrun()\n```"),
-                step(2, "terminal", "code_execution", false, "exitcode: 1"),
-                step(
-                    3,
-                    "Coder",
-                    "message",
-                    true,
-                    "```python\nprint(check())\n```",
-                ),
-                step(
-                    4,
-                    "terminal",
-                    "code_execution",
-                    true,
-                    "exitcode: 0\nCode output: 12 rows verified",
-                ),
-                step(
-                    5,
-                    "Coder",
-                    "message",
-                    true,
-                    "The file has been verified. TERMINATE",
-                ),
-            ],
-            "failed",
-        );
-        assert!(unverified_claim(&r).is_empty());
-        assert!(premature_termination(&r).is_empty());
-    }
-
-    #[test]
-    fn the_unverified_claim_quotes_the_failure_it_follows() {
-        let r = run(
-            vec![
-                step(0, "Planner", "message", true, "task"),
-                step(1, "Coder", "message", true, "```python\nrun()\n```"),
-                step(
-                    2,
-                    "terminal",
-                    "code_execution",
-                    false,
-                    "exitcode: 1 KeyError: 'date'",
-                ),
-                step(3, "Coder", "message", true, "The final answer is 12."),
-            ],
-            "failed",
-        );
-        let e = &unverified_claim(&r)[0].evidence[0];
-        assert!(
-            e.contains("final answer") && e.contains("KeyError: 'date'"),
-            "{e}"
-        );
-    }
-
-    #[test]
-    fn a_command_that_worked_silently_is_no_ignored_failure() {
-        let mut cmd = step(2, "terminal", "code_execution", true, "");
-        cmd.input = "sed -i 's/a/b/' setup.py".to_string();
-        let r = run(
-            vec![
-                step(0, "user", "message", true, "fix setup.py"),
-                step(
-                    1,
-                    "agent",
-                    "message",
-                    true,
-                    "```bash\nsed -i 's/a/b/' setup.py\n```",
-                ),
-                cmd,
-                step(
-                    3,
-                    "agent",
-                    "message",
-                    true,
-                    "Successfully edited the file; now run the tests.",
-                ),
-            ],
-            "failed",
-        );
-        assert!(ignored_failure(&r).is_empty());
-        // The same silence from a read means nothing was found.
-        let mut r = r;
-        r.steps[2].input = "grep -n foo setup.py".to_string();
-        let r = RunView::new("r".into(), r.steps.clone(), r.run.clone());
-        assert_eq!(ignored_failure(&r)[0].at, 3);
     }
 
     #[test]
@@ -983,6 +605,32 @@ mod tests {
             "{:?}",
             unsourced_values(&r)
         );
+    }
+
+    #[test]
+    fn a_path_or_identifier_naming_a_dummy_is_no_fabrication() {
+        let r = run(
+            vec![
+                step(0, "user", "message", true, "Fix the backend."),
+                step(
+                    1,
+                    "assistant",
+                    "message",
+                    true,
+                    "Files: ./django/db/backends/dummy/base.py and mock_data_loader.py",
+                ),
+                step(
+                    2,
+                    "assistant",
+                    "message",
+                    true,
+                    "We can use dummy values here.",
+                ),
+            ],
+            "failed",
+        );
+        let hits = fabricated_data(&r);
+        assert_eq!(hits.iter().map(|h| h.at).collect::<Vec<_>>(), vec![2]);
     }
 
     #[test]

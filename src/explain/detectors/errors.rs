@@ -1,5 +1,6 @@
 //! Detectors of what visibly went wrong at a tool: failed steps, calls the
-//! tool refused, and searches that came back empty.
+//! tool refused, an agent's own output refused, and searches that came
+//! back empty.
 
 use super::{Hit, step_name};
 use crate::config::DEFAULT_WEIGHTS;
@@ -79,7 +80,7 @@ pub fn environment_fault(run: &RunView) -> Vec<Hit> {
         let Some(phrase) = find_phrase(&text, ENVIRONMENT_FAULTS) else {
             continue;
         };
-        if super::claims::builds_on_failure(run, i + 1).is_some() {
+        if super::outcomes::builds_on_failure(run, i + 1).is_some() {
             continue;
         }
         let title = format!("the environment failed ({phrase})");
@@ -163,6 +164,10 @@ pub fn bad_tool_call(run: &RunView) -> Vec<Hit> {
             },
         };
         let by = run.actor_of(i);
+        // A user's own slip on their device is not an agent's call.
+        if run.steps[by].is_user() {
+            continue;
+        }
         // A call fixed by a later one did not sink the run by itself; nor
         // did one whose failure the next agent took for a result: that
         // agent carried it forward (ignored_failure suspects it).
@@ -172,7 +177,7 @@ pub fn bad_tool_call(run: &RunView) -> Vec<Hit> {
         if recovered && later_successes(run, i) >= SETTLED_AFTER {
             continue;
         }
-        let ignored = super::claims::builds_on_failure(run, i + 1).is_some();
+        let ignored = super::outcomes::builds_on_failure(run, i + 1).is_some();
         let confidence = if recovered || ignored { 0.3 } else { 0.6 };
         let mut hit = Hit::suspect(
             by,
@@ -199,6 +204,47 @@ pub fn bad_tool_call(run: &RunView) -> Vec<Hit> {
             ));
         }
         hits.push(hit);
+    }
+    hits
+}
+
+/// An agent's own output that failed: not a tool's reply but the agent's
+/// message or action itself, refused by what runs it (a harness rejecting
+/// a reply with no command or many, an unparsable action). The agent is
+/// the suspect. Not a user's step, not a failure the trace labels (see
+/// `labelled_failure`) or that the environment caused (a rate limit on a
+/// model call), and not one the agent then got past (three of its later
+/// steps worked).
+pub fn refused_output(run: &RunView) -> Vec<Hit> {
+    let mut hits = Vec::new();
+    for (i, s) in run.steps.iter().enumerate() {
+        if s.succeeded || s.is_tool() || s.is_user() || s.labelled || run.is_environment(i) {
+            continue;
+        }
+        let text = format!("{}\n{}", s.error, s.output);
+        if find_phrase(&text, ENVIRONMENT_FAULTS).is_some() {
+            continue;
+        }
+        // An agent that went on to work, in any tool, got past it.
+        let went_on = run.steps[i + 1..]
+            .iter()
+            .filter(|x| x.agent == s.agent && x.succeeded)
+            .count();
+        if went_on >= SETTLED_AFTER {
+            continue;
+        }
+        let why = if s.error.trim().is_empty() {
+            head(&s.output, 120)
+        } else {
+            head(&s.error, 120)
+        };
+        let title = "its own output was refused".to_string();
+        hits.push(
+            Hit::suspect(i, "malformed_output", 0.6, title).because(format!(
+                "{} failed itself, not a tool it called: \"{why}\"",
+                step_name(run, i)
+            )),
+        );
     }
     hits
 }
@@ -470,5 +516,35 @@ mod tests {
                 .collect::<Vec<_>>(),
             vec![(1, 0.3)]
         );
+    }
+
+    #[test]
+    fn an_agents_own_refused_output_is_its_fault_unless_it_went_on() {
+        let refused =
+            "Please always provide EXACTLY ONE action in triple backticks, found 55 actions.";
+        let mut slip = step(1, "assistant", "message", false, refused);
+        slip.error = refused.to_string();
+        let steps = vec![
+            step(0, "user", "message", true, "Fix the bug in parser.py"),
+            slip,
+            step(2, "assistant", "bash", true, "echo SUBMIT && git diff"),
+        ];
+        let hits = refused_output(&run(steps.clone(), "failed"));
+        assert_eq!(hits.iter().map(|h| h.at).collect::<Vec<_>>(), vec![1]);
+        assert!(hits[0].evidence[0].contains("EXACTLY ONE action"));
+        // Counter-examples: the agent went on working; a tool's call
+        // failed (bad_tool_call's case); a rate limit on the model call.
+        let mut went_on = steps.clone();
+        for k in 3..6 {
+            went_on.push(step(k, "assistant", "bash", true, "ok"));
+        }
+        assert!(refused_output(&run(went_on, "failed")).is_empty());
+        let mut tool = steps.clone();
+        tool[1].tool = "bash".into();
+        tool[1].span_kind = Some("tool".into());
+        assert!(refused_output(&run(tool, "failed")).is_empty());
+        let mut limited = steps;
+        limited[1].error = "429 Too Many Requests".into();
+        assert!(refused_output(&run(limited, "failed")).is_empty());
     }
 }

@@ -7,9 +7,12 @@
 mod claims;
 mod errors;
 mod flow;
+mod outcomes;
 mod policy;
+mod requests;
+mod task;
 
-pub use claims::builds_on_failure;
+pub use outcomes::builds_on_failure;
 
 use super::view::RunView;
 
@@ -88,6 +91,11 @@ pub static DETECTORS: &[Detector] = &[
         detect: errors::bad_tool_call,
     },
     Detector {
+        name: "refused_output",
+        about: "an agent's own message or action that failed (a harness refusing its format), not a tool's reply",
+        detect: errors::refused_output,
+    },
+    Detector {
         name: "empty_retrieval",
         about: "a search or tool that returned nothing, and the step that asked for it",
         detect: errors::empty_retrieval,
@@ -115,17 +123,17 @@ pub static DETECTORS: &[Detector] = &[
     Detector {
         name: "unverified_claim",
         about: "a claim of success or a final answer after a failure or without any evidence",
-        detect: claims::unverified_claim,
+        detect: outcomes::unverified_claim,
     },
     Detector {
         name: "ignored_failure",
         about: "a message right after a failed or empty reply that builds on it as if it had succeeded",
-        detect: claims::ignored_failure,
+        detect: outcomes::ignored_failure,
     },
     Detector {
         name: "premature_termination",
         about: "a failed run that ends right after an error, an empty result or giving up",
-        detect: claims::premature_termination,
+        detect: outcomes::premature_termination,
     },
     Detector {
         name: "value_provenance",
@@ -134,13 +142,33 @@ pub static DETECTORS: &[Detector] = &[
     },
     Detector {
         name: "point_of_no_return",
-        about: "the first irreversible action (write, booking, deletion, payment) of a failed run",
+        about: "the first irreversible action (write, booking, deletion, payment) of a failed run: where to look, not evidence",
         detect: flow::point_of_no_return,
     },
     Detector {
         name: "unconfirmed_action",
         about: "a consequential call (book, cancel, refund, modify, send) made without the user's explicit confirmation the run's policy requires",
         detect: policy::unconfirmed_action,
+    },
+    Detector {
+        name: "before_identity_check",
+        about: "a consequential call made before looking the user up with what they said, where the run's policy requires an identity check",
+        detect: policy::before_identity_check,
+    },
+    Detector {
+        name: "unrequested_action",
+        about: "a consequential call (cancel, book, modify, send) whose verb none of the user's messages before it asks for",
+        detect: requests::unrequested_action,
+    },
+    Detector {
+        name: "unrequested_handoff",
+        about: "in a failed run, a handoff to a person (transfer_to_…) the user never asked for: the agent gave up",
+        detect: requests::unrequested_handoff,
+    },
+    Detector {
+        name: "contradicts_tool_output",
+        about: "a reply that restates a field of the tool output just read (a status, a price, a count) with another value",
+        detect: requests::contradicts_tool_output,
     },
     Detector {
         name: "asked_again",
@@ -155,17 +183,17 @@ pub static DETECTORS: &[Detector] = &[
     Detector {
         name: "ignored_instruction",
         about: "an agent that sets aside the plan or an earlier instruction",
-        detect: flow::ignored_instruction,
+        detect: task::ignored_instruction,
     },
     Detector {
         name: "task_drift",
         about: "a task statement by an agent that keeps less than half of the user's question",
-        detect: flow::task_drift,
+        detect: task::task_drift,
     },
     Detector {
         name: "lossy_handoff",
         about: "a handoff to another agent that drops every specific of the task",
-        detect: flow::lossy_handoff,
+        detect: task::lossy_handoff,
     },
     Detector {
         name: "first_action",

@@ -1,6 +1,9 @@
 //! Detectors for agents that act for a user under written rules: a
-//! consequential action taken without the confirmation the policy
-//! requires, and asking the user again for what they already gave.
+//! consequential action taken without the confirmation or before the
+//! identity check the policy requires, and asking the user again for what
+//! they already gave.
+
+use std::collections::HashSet;
 
 use super::{Hit, step_name};
 use crate::explain::text::{head, quote_around};
@@ -49,7 +52,7 @@ fn consequential(tool: &str) -> bool {
 }
 
 /// True when `text` affirms: one of the affirming words stands as a word.
-fn affirms(text: &str) -> bool {
+pub(super) fn affirms(text: &str) -> bool {
     let lower = format!(" {} ", text.to_ascii_lowercase());
     AFFIRM.iter().any(|w| {
         lower.match_indices(w).any(|(at, _)| {
@@ -110,6 +113,85 @@ pub fn unconfirmed_action(run: &RunView) -> Vec<Hit> {
         );
     }
     hits
+}
+
+/// Words of a policy that requires checking who the user is before acting.
+/// "Obtain the user id" is not among them: asking for it obtains it.
+const REQUIRES_IDENTITY: &[&str] = &[
+    "authenticate",
+    "verify the identity",
+    "verify their identity",
+    "verify the user",
+    "confirm the identity",
+    "identify the user",
+    "identify the customer",
+];
+
+/// Words of a tool that looks a person up.
+const WHO: &[&str] = &[
+    "user", "customer", "account", "profile", "identity", "auth", "member", "client",
+];
+
+/// A consequential call made before any identity check, in a run whose
+/// policy requires one. An identity check is an earlier call that worked,
+/// looks a person up (its name says user, customer, account…) and was given
+/// something the user said (an id, an email, a phone number, a name).
+pub fn before_identity_check(run: &RunView) -> Vec<Hit> {
+    let Some(policy) = run.policy() else {
+        return Vec::new();
+    };
+    let lower_policy = policy.to_ascii_lowercase();
+    let Some(rule) = REQUIRES_IDENTITY
+        .iter()
+        .find(|p| lower_policy.contains(**p))
+    else {
+        return Vec::new();
+    };
+    // What the user said, as tokens looked up rather than searched, so long
+    // runs stay linear.
+    let mut said: HashSet<String> = HashSet::new();
+    for (i, s) in run.steps.iter().enumerate() {
+        if s.is_user() {
+            said.extend(
+                tokens(&s.output)
+                    .filter(|w| w.chars().filter(char::is_ascii_alphanumeric).count() >= 4),
+            );
+            continue;
+        }
+        if !s.is_tool() || run.is_environment(i) {
+            continue;
+        }
+        if !consequential(&s.tool) {
+            let tool = s.tool.to_ascii_lowercase();
+            let looks_up = WHO.iter().any(|w| tool.contains(w));
+            if looks_up && s.succeeded && tokens(&s.input).any(|w| said.contains(&w)) {
+                return Vec::new(); // the user was looked up first
+            }
+            continue;
+        }
+        let title = format!("called {} before checking who the user is", s.tool);
+        return vec![
+            Hit::suspect(i, "policy_violation", 0.6, title)
+                .because(format!(
+                    "the policy requires it: \"{}\"",
+                    quote_around(policy, rule)
+                ))
+                .because(format!(
+                    "{} called {} and no call before it looked the user up with what they said",
+                    step_name(run, i),
+                    s.tool
+                )),
+        ];
+    }
+    Vec::new()
+}
+
+/// The words of a text as they would be quoted in a call's arguments:
+/// split at spaces, quotes and JSON punctuation, lowercased.
+fn tokens(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| c.is_whitespace() || "{}[]\":,;!?()'`".contains(c))
+        .map(|w| w.trim_end_matches('.').to_lowercase())
+        .filter(|w| !w.is_empty())
 }
 
 /// The words after "your" in an agent's question ("provide your user id"),
@@ -225,7 +307,7 @@ pub fn asked_again(run: &RunView) -> Vec<Hit> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::explain::view::Step;
+    use crate::explain::step::Step;
     use crate::explain::view::tests::{run, step};
 
     fn with_policy(steps: Vec<Step>, policy: &str) -> RunView {
@@ -267,6 +349,46 @@ mod tests {
         handoff[3].tool = "transfer_to_human_agents".into();
         assert!(unconfirmed_action(&with_policy(handoff, POLICY)).is_empty());
         assert!(!affirms("yesterday I flew"), "yes inside a word is no yes");
+    }
+
+    #[test]
+    fn acting_before_the_identity_check_the_policy_requires() {
+        const RULES: &str =
+            "You must authenticate the user identity by locating their user id via email.";
+        let steps = |lookup: &str| {
+            vec![
+                step(
+                    0,
+                    "user",
+                    "message",
+                    true,
+                    "Cancel order W1. I am jo@example.com.",
+                ),
+                Step {
+                    input: format!("{{\"email\": \"{lookup}\"}}"),
+                    ..step(1, "assistant", "find_user_id_by_email", true, "jo_1")
+                },
+                step(
+                    2,
+                    "assistant",
+                    "cancel_pending_order",
+                    true,
+                    "{\"id\": \"W1\"}",
+                ),
+            ]
+        };
+        let mut skipped = steps("x");
+        skipped.remove(1);
+        let hits = before_identity_check(&with_policy(skipped.clone(), RULES));
+        assert_eq!(hits.iter().map(|h| h.at).collect::<Vec<_>>(), vec![1]);
+        assert!(hits[0].evidence[0].contains("authenticate"));
+        // Counter-examples: the user was looked up with their email first;
+        // no policy asks for it.
+        assert!(before_identity_check(&with_policy(steps("jo@example.com"), RULES)).is_empty());
+        assert!(before_identity_check(&run(skipped, "failed")).is_empty());
+        // A lookup with something the user never said is no identity check.
+        let guessed = before_identity_check(&with_policy(steps("someone@else.org"), RULES));
+        assert_eq!(guessed.iter().map(|h| h.at).collect::<Vec<_>>(), vec![2]);
     }
 
     #[test]
