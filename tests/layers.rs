@@ -21,30 +21,6 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("io", &["io"]),
 ];
 
-/// Known breaches still to remove: the tests fail when one is fixed and
-/// left listed, or when a new one appears.
-const NOT_YET: &[&str] = &["cycle: explain::protocol, explain::view"];
-
-fn unexpected(found: Vec<String>, kind: &str) -> Vec<String> {
-    let known: Vec<&str> = NOT_YET
-        .iter()
-        .copied()
-        .filter(|k| k.starts_with("cycle") == (kind == "cycle"))
-        .collect();
-    let mut out: Vec<String> = found
-        .iter()
-        .filter(|f| !known.contains(&f.as_str()))
-        .map(|f| format!("new: {f}"))
-        .collect();
-    out.extend(
-        known
-            .iter()
-            .filter(|k| !found.iter().any(|f| f == *k))
-            .map(|k| format!("fixed, remove from NOT_YET: {k}")),
-    );
-    out
-}
-
 /// A module path under src/: `["adapters", "otlp"]` for adapters/otlp.rs.
 type ModPath = Vec<String>;
 
@@ -351,13 +327,13 @@ fn every_top_level_module_has_a_layer() {
 
 #[test]
 fn no_module_uses_a_layer_above_its_own() {
-    let found = unexpected(upward(&graph()), "upward");
+    let found = upward(&graph());
     assert!(found.is_empty(), "upward imports:\n{}", found.join("\n"));
 }
 
 #[test]
 fn sibling_modules_form_no_import_cycle() {
-    let found = unexpected(cycles(&graph()), "cycle");
+    let found = cycles(&graph());
     assert!(found.is_empty(), "import cycles:\n{}", found.join("\n"));
 }
 
