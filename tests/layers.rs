@@ -40,7 +40,9 @@ fn module_files(src: &Path) -> BTreeMap<ModPath, PathBuf> {
                 }
                 continue;
             }
-            if path.extension().is_none_or(|e| e != "rs") {
+            // A module's tests (`mod tests;` in tests.rs) are not part of the build.
+            if path.extension().is_none_or(|e| e != "rs") || path.file_name().unwrap() == "tests.rs"
+            {
                 continue;
             }
             let rel = path.strip_prefix(src).unwrap().with_extension("");
