@@ -1,5 +1,6 @@
 //! Tests of `ndjson`.
 
+use super::event::*;
 use super::*;
 
 fn parse(json: &str) -> Result<String, String> {
