@@ -2,13 +2,21 @@
 //! recovery semantics, in one pass, as a partial aggregate that merges.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 use rustc_hash::FxHashMap as HashMap;
-use std::fmt::Write as _;
 
 use crate::config::TAIL_RISK_WINDOW;
 use crate::record::{Batch, EventView, Pattern, RunCounts, Sample, SourceRec};
 use crate::timestamp::Timestamp;
+
+mod patterns;
+mod recovery;
+
+use patterns::*;
+pub use patterns::{display_name, pattern_id};
+use recovery::*;
+pub use recovery::{median_recovery, recovered_within};
 
 /// Samples kept per pattern.
 pub const SAMPLES_PER_PATTERN: usize = 5;
@@ -56,209 +64,6 @@ impl Interner {
     pub fn name(&self, id: u32) -> &str {
         &self.names[id as usize]
     }
-}
-
-/// One (run, agent) timeline: what is needed to find, for each failure, the
-/// first later turn of the same agent that succeeded.
-#[derive(Default)]
-struct Timeline {
-    /// Every event while buffering: (turn, pattern or SUCCESS).
-    log: Vec<(i64, u32)>,
-    /// Failures that no later success has resolved yet: once buffering has
-    /// stopped, and while buffering as long as the log is in turn order.
-    pending: Vec<(i64, u32)>,
-    max_turn: i64,
-    warned: bool,
-    /// While buffering: an event went back in turn order, so the log is
-    /// sorted and resolved when buffering stops. A log in order is resolved
-    /// as it grows, which is the same result: resolving a million events'
-    /// logs after the input ended was most of triage-group's tail.
-    unordered: bool,
-}
-
-/// What a timeline takes in from one event.
-#[derive(Clone, Copy)]
-struct TimelineStep {
-    turn: i64,
-    /// The pattern the event counts as a failure of.
-    failure: Option<u32>,
-    succeeded: bool,
-}
-
-impl Timeline {
-    /// Takes an event in: a success resolves the pending failures of
-    /// earlier turns (`sorted`: they are in turn order), then a failure
-    /// waits for its own.
-    fn advance(&mut self, patterns: &mut [PatternAcc], sorted: bool, step: TimelineStep) {
-        if step.succeeded {
-            resolve_pending(&mut self.pending, sorted, step.turn, |p, offset| {
-                patterns[p as usize].latencies.add(offset, 1)
-            });
-        }
-        if let Some(p) = step.failure {
-            self.pending.push((step.turn, p));
-        }
-    }
-}
-
-/// What resolving a log in turn order as it grew recovered: each
-/// failure's pattern and offset, handed to `recovered`.
-fn replay_in_order(log: &[(i64, u32)], mut recovered: impl FnMut(u32, u64)) {
-    let mut pending = Vec::new();
-    for &(turn, what) in log {
-        if what == SUCCESS {
-            resolve_pending(&mut pending, true, turn, &mut recovered);
-        } else {
-            pending.push((turn, what));
-        }
-    }
-}
-
-/// Resolves the failures in `pending` that a success at `turn` recovers
-/// (those of an earlier turn), handing each one's pattern and offset to
-/// `recovered`. When `pending` is `sorted` by turn, as it is while its
-/// timeline comes in turn order, they are a prefix, found by bisection: a
-/// scan of all of them per success made one agent failing and succeeding
-/// at one turn quadratic (300k events: 3.4 s against 9 ms).
-fn resolve_pending(
-    pending: &mut Vec<(i64, u32)>,
-    sorted: bool,
-    turn: i64,
-    mut recovered: impl FnMut(u32, u64),
-) {
-    if sorted {
-        let end = pending.partition_point(|&(t, _)| t < turn);
-        for (t, p) in pending.drain(..end) {
-            recovered(p, (turn - t) as u64);
-        }
-        return;
-    }
-    pending.retain(|&(t, p)| {
-        if t < turn {
-            recovered(p, (turn - t) as u64);
-            false
-        } else {
-            true
-        }
-    });
-}
-
-/// Failures per recovery offset in turns. Offsets below [`Self::DENSE`],
-/// nearly all of them, are counted in a vector: a map lookup per recovered
-/// failure was most of the time triage-group spends after its last event.
-#[derive(Default)]
-struct LatencyCounts {
-    dense: Vec<u64>,
-    sparse: BTreeMap<u64, u64>,
-}
-
-impl LatencyCounts {
-    const DENSE: u64 = 64;
-
-    fn add(&mut self, offset: u64, n: u64) {
-        if offset >= Self::DENSE {
-            *self.sparse.entry(offset).or_insert(0) += n;
-            return;
-        }
-        let i = offset as usize;
-        if i >= self.dense.len() {
-            self.dense.resize(i + 1, 0);
-        }
-        self.dense[i] += n;
-    }
-
-    /// Takes back what [`LatencyCounts::add`] counted.
-    fn remove(&mut self, offset: u64, n: u64) {
-        if offset >= Self::DENSE {
-            if let Some(count) = self.sparse.get_mut(&offset) {
-                *count -= n;
-                if *count == 0 {
-                    self.sparse.remove(&offset);
-                }
-            }
-            return;
-        }
-        if let Some(count) = self.dense.get_mut(offset as usize) {
-            *count -= n;
-        }
-    }
-
-    fn into_map(self) -> BTreeMap<u64, u64> {
-        let dense = (0..).zip(self.dense).filter(|&(_, n)| n > 0);
-        let mut map = self.sparse;
-        map.extend(dense);
-        map
-    }
-}
-
-/// A failure signature's running totals.
-struct PatternAcc {
-    agent_id: String,
-    tool_name: String,
-    classification: String,
-    divergence_fields: Vec<String>,
-    frequency: u64,
-    latencies: LatencyCounts,
-    /// (run number, failures), sorted by run number, which is the runs'
-    /// first-appearance order: runs mostly arrive in that order, so this
-    /// grows at its end and costs eight bytes a run.
-    run_counts: Vec<(u32, u32)>,
-    /// Failures per UTC day, by days since the epoch (named at the end).
-    day_counts: BTreeMap<i64, u64>,
-    /// Failures per UTC hour, by hours since the epoch.
-    hour_counts: BTreeMap<i64, u64>,
-    samples: Vec<Sample>,
-    /// Each sample's event time: with timestamps, the earliest failures
-    /// are kept, whatever order the inputs came in.
-    sample_times: Vec<Option<Timestamp>>,
-}
-
-impl PatternAcc {
-    fn count_run(&mut self, run: u32, n: u64) {
-        let n = u32::try_from(n).unwrap_or(u32::MAX);
-        match self.run_counts.last_mut() {
-            Some((last, c)) if *last == run => *c = c.saturating_add(n),
-            Some((last, _)) if *last > run => {
-                match self.run_counts.binary_search_by_key(&run, |e| e.0) {
-                    Ok(i) => self.run_counts[i].1 = self.run_counts[i].1.saturating_add(n),
-                    Err(i) => self.run_counts.insert(i, (run, n)),
-                }
-            }
-            _ => self.run_counts.push((run, n)),
-        }
-    }
-
-    /// Keeps a sample while fewer than five are kept, or in place of the
-    /// latest kept one when `at` is earlier; `make` runs only then (or on a
-    /// tie in time, which turn, step and event id then settle, so the kept
-    /// samples do not depend on the order the inputs came in).
-    fn add_sample(&mut self, at: Option<Timestamp>, make: impl FnOnce() -> Sample) {
-        if self.samples.len() < SAMPLES_PER_PATTERN {
-            self.samples.push(make());
-            self.sample_times.push(at);
-            return;
-        }
-        let Some(at) = at else { return };
-        let latest = (0..self.samples.len())
-            .filter_map(|i| self.sample_times[i].map(|t| (t, sample_order(&self.samples[i]), i)))
-            .max()
-            .map(|(t, _, i)| (t, i));
-        let Some((t, i)) = latest else { return };
-        if at < t {
-            self.samples[i] = make();
-            self.sample_times[i] = Some(at);
-        } else if at == t {
-            let sample = make();
-            if sample_order(&sample) < sample_order(&self.samples[i]) {
-                self.samples[i] = sample;
-            }
-        }
-    }
-}
-
-/// How samples of the same time are ordered: independent of input order.
-fn sample_order(s: &Sample) -> (i64, u64, &str) {
-    (s.turn, s.step, &s.event_id)
 }
 
 /// A problem found while grouping that the user should hear about.
@@ -689,36 +494,6 @@ impl Grouper {
     }
 }
 
-/// Median offset of the failures recovered within `window` turns, as
-/// Python's statistics.median gives it (mean of the middle two for an even
-/// count); none when nothing recovered.
-pub fn median_recovery(latencies: &BTreeMap<u64, u64>, window: u64) -> Option<f64> {
-    let n = recovered_within(latencies, window);
-    if n == 0 {
-        return None;
-    }
-    let nth = |k: u64| {
-        let mut seen = 0;
-        latencies
-            .range(1..=window)
-            .find(|(_, c)| {
-                seen += **c;
-                k < seen
-            })
-            .map_or(0, |(o, _)| *o)
-    };
-    Some(if n % 2 == 1 {
-        nth(n / 2) as f64
-    } else {
-        (nth(n / 2 - 1) + nth(n / 2)) as f64 / 2.0
-    })
-}
-
-/// Failures whose first later success came within `window` turns.
-pub fn recovered_within(latencies: &BTreeMap<u64, u64>, window: u64) -> u64 {
-    latencies.range(..=window).map(|(_, n)| n).sum()
-}
-
 /// Run numbers in time order: by each run's earliest timestamp, a run
 /// without one taking that of the run before it in the input (so it stays
 /// after it), ties in input order. Without timestamps, input order.
@@ -734,113 +509,6 @@ pub fn time_order(first: &[Option<Timestamp>]) -> Vec<u32> {
         .collect();
     keys.sort_unstable();
     keys.into_iter().map(|(_, i)| i).collect()
-}
-
-fn finish_pattern(acc: PatternAcc, runs: &Interner, position: &[u32], window: u64) -> Pattern {
-    let latencies = acc.latencies.into_map();
-    let recovered = recovered_within(&latencies, window);
-    let tail_unrecovered =
-        acc.frequency - recovered_within(&latencies, TAIL_RISK_WINDOW).min(acc.frequency);
-    Pattern {
-        kind: "pattern".into(),
-        pattern_id: pattern_id(
-            &acc.agent_id,
-            &acc.tool_name,
-            &acc.classification,
-            &acc.divergence_fields,
-        ),
-        display_name: display_name(
-            &acc.agent_id,
-            &acc.tool_name,
-            &acc.classification,
-            &acc.divergence_fields,
-        ),
-        agent_id: acc.agent_id,
-        tool_name: acc.tool_name,
-        failure_classification: acc.classification,
-        divergence_fields: acc.divergence_fields,
-        frequency: acc.frequency,
-        recovered,
-        tail_unrecovered,
-        recovery_latencies: latencies,
-        run_counts: RunCounts(
-            acc.run_counts
-                .into_iter()
-                .map(|(r, n)| (crate::record::shared_run_id(runs.name(r)), u64::from(n)))
-                .collect(),
-        ),
-        day_counts: acc
-            .day_counts
-            .into_iter()
-            .map(|(d, n)| (Timestamp::from_day_number(d).day(), n))
-            .collect(),
-        hour_counts: acc
-            .hour_counts
-            .into_iter()
-            .map(|(h, n)| (Timestamp::from_hour_number(h).to_string(), n))
-            .collect(),
-        samples: {
-            let mut samples = acc.samples;
-            let at = |s: &Sample| runs.get(&s.run_id).map(|r| position[r as usize]);
-            samples.sort_by_key(|s| (at(s), s.turn, s.step));
-            samples
-        },
-        score: None,
-    }
-}
-
-/// The text a reader needs from a failing event: its error, its output, or
-/// nothing.
-fn sample_text(ev: &EventView<'_>) -> Option<String> {
-    let err = ev.error.as_ref();
-    let text = err
-        .and_then(|e| e.message.clone().or_else(|| e.kind.clone()))
-        .or_else(|| ev.output.as_deref().map(str::to_string))?;
-    Some(text.chars().take(300).collect())
-}
-
-/// `[agent] tool / classification / field+field` (or `no-divergence`).
-pub fn display_name(agent: &str, tool: &str, class: &str, divs: &[String]) -> String {
-    let div = if divs.is_empty() {
-        "no-divergence".to_string()
-    } else {
-        divs.join("+")
-    };
-    format!("[{agent}] {tool} / {class} / {div}")
-}
-
-/// A readable id that never collides: `agent/tool/class/field+field`, with
-/// `%`, `/`, `+`, `~`, white space and control characters percent-encoded
-/// inside each part and `~` standing for no divergence fields.
-pub fn pattern_id(agent: &str, tool: &str, class: &str, divs: &[String]) -> String {
-    let mut id = String::new();
-    for part in [agent, tool, class] {
-        escape_id_part(part, &mut id);
-        id.push('/');
-    }
-    if divs.is_empty() {
-        id.push('~');
-    }
-    for (i, d) in divs.iter().enumerate() {
-        if i > 0 {
-            id.push('+');
-        }
-        escape_id_part(d, &mut id);
-    }
-    id
-}
-
-fn escape_id_part(s: &str, out: &mut String) {
-    for c in s.chars() {
-        if matches!(c, '%' | '/' | '+' | '~') || c.is_whitespace() || c.is_control() {
-            let mut b = [0u8; 4];
-            for byte in c.encode_utf8(&mut b).bytes() {
-                let _ = write!(out, "%{byte:02X}");
-            }
-        } else {
-            out.push(c);
-        }
-    }
 }
 
 #[cfg(test)]
