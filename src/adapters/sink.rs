@@ -1,0 +1,347 @@
+//! The sink every format writes into: events, runs and skipped lines, as
+//! NDJSON records (triage-parse) or straight into a grouper.
+
+use super::*;
+
+pub(super) fn first_line(s: &str) -> String {
+    let line = s.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    line.chars().take(200).collect()
+}
+
+/// Where a sink's records go.
+pub enum SinkTarget<'w> {
+    /// Written as NDJSON (triage-parse).
+    Records(RecordWriter<Box<dyn Write + 'w>>),
+    /// Handed straight to a grouper, without a round trip through JSON
+    /// (triage report, triage-diff); records of other kinds are kept.
+    Grouper {
+        grouper: &'w mut Grouper,
+        other: &'w mut Vec<Vec<u8>>,
+    },
+}
+
+/// Where adapters send what they read: assigns each event its step, applies
+/// the time filter, counts per source and reports skipped input.
+pub struct Sink<'w> {
+    out: SinkTarget<'w>,
+    pub(super) diag: &'w mut Diag,
+    strict: bool,
+    pub settings: DecodeSettings,
+    /// The runs seen, numbered.
+    runs: Interner,
+    /// By run number: the next step, and the last source that had the run.
+    steps: Vec<(u64, u64)>,
+    buf: Vec<u8>,
+    source: SourceRec,
+    /// Runs of the current source; sources are numbered from 1.
+    source_runs: u64,
+    source_index: u64,
+    /// Events of the current source kept by a time filter for want of a
+    /// time, which its end reports.
+    untimed: u64,
+    /// Events and skipped parts of the current input, over its sources.
+    input_read: (u64, u64),
+    /// Set once the current source's lone surrogates were warned of.
+    repaired_warned: bool,
+}
+
+impl<'w> Sink<'w> {
+    /// A sink that writes NDJSON records.
+    pub fn new(
+        out: RecordWriter<Box<dyn Write + 'w>>,
+        diag: &'w mut Diag,
+        strict: bool,
+        settings: DecodeSettings,
+    ) -> Self {
+        Sink::with_target(SinkTarget::Records(out), diag, strict, settings)
+    }
+
+    /// A sink that feeds events to `grouper` and keeps other records.
+    pub fn to_grouper(
+        grouper: &'w mut Grouper,
+        other: &'w mut Vec<Vec<u8>>,
+        diag: &'w mut Diag,
+        strict: bool,
+        settings: DecodeSettings,
+    ) -> Self {
+        Sink::with_target(
+            SinkTarget::Grouper { grouper, other },
+            diag,
+            strict,
+            settings,
+        )
+    }
+
+    pub(super) fn with_target(
+        out: SinkTarget<'w>,
+        diag: &'w mut Diag,
+        strict: bool,
+        settings: DecodeSettings,
+    ) -> Self {
+        Sink {
+            out,
+            diag,
+            strict,
+            settings,
+            runs: Interner::default(),
+            steps: Vec::new(),
+            buf: Vec::with_capacity(4096),
+            source: SourceRec {
+                kind: "source".into(),
+                path: String::new(),
+                format: String::new(),
+                events: 0,
+                runs: 0,
+                skipped: 0,
+            },
+            source_runs: 0,
+            source_index: 0,
+            untimed: 0,
+            input_read: (0, 0),
+            repaired_warned: false,
+        }
+    }
+
+    /// True when events go straight to a grouper, so adapters may hand
+    /// over decoded views instead of serialized records.
+    pub fn feeds_grouper(&self) -> bool {
+        matches!(self.out, SinkTarget::Grouper { .. })
+    }
+
+    pub fn path(&self) -> &str {
+        &self.source.path
+    }
+
+    pub(super) fn begin_source(&mut self, path: &str, format: &str) {
+        self.source.path = path.to_string();
+        self.source.format = format.to_string();
+        self.source.events = 0;
+        self.source.skipped = 0;
+        self.source_runs = 0;
+        self.source_index += 1;
+        self.untimed = 0;
+        self.repaired_warned = false;
+    }
+
+    /// Warns, once per source, that lone surrogate escapes were replaced.
+    pub fn repaired(&mut self, r: crate::io::surrogates::Repaired) {
+        if self.repaired_warned {
+            return;
+        }
+        if let Some(msg) = r.warning(&self.source.path) {
+            self.repaired_warned = true;
+            self.diag.warn("lone-surrogate", format_args!("{msg}"));
+        }
+    }
+
+    pub(super) fn begin_input(&mut self) {
+        self.input_read = (0, 0);
+    }
+
+    /// Notes an input of which nothing could be read (all of it skipped),
+    /// which makes the tool fail once every input is read.
+    pub(super) fn end_input(&mut self, name: &str) {
+        if self.input_read.0 == 0 && self.input_read.1 > 0 {
+            self.diag.nothing_read(name);
+        }
+    }
+
+    /// Notes `n` events that --since/--until kept because they have no
+    /// time to place them by.
+    pub fn count_untimed(&mut self, n: u64) {
+        self.untimed += n;
+    }
+
+    pub(super) fn end_source(&mut self) -> io::Result<()> {
+        if self.untimed > 0 {
+            let (n, path) = (self.untimed, &self.source.path);
+            let (noun, verb, them) = match n {
+                1 => ("event", "has", "it: it was"),
+                _ => ("events", "have", "them: they were"),
+            };
+            self.diag.warn(
+                "untimed",
+                format_args!(
+                    "{path}: {n} {noun} {verb} no timestamp, so --since/--until cannot place {them} kept"
+                ),
+            );
+        }
+        self.source.runs = self.source_runs;
+        self.input_read.0 += self.source.events;
+        self.input_read.1 += self.source.skipped;
+        let rec = self.source.clone();
+        match &mut self.out {
+            SinkTarget::Records(w) => w.record(&rec),
+            SinkTarget::Grouper { grouper, .. } => {
+                grouper.add_source(rec);
+                Ok(())
+            }
+        }
+    }
+
+    /// The step of the next event of `run_id`, counted in the source.
+    pub(super) fn take_step(&mut self, run_id: &str) -> u64 {
+        let source = self.source_index;
+        let run = self.runs.intern(run_id) as usize;
+        if run == self.steps.len() {
+            self.steps.push((0, 0));
+        }
+        let (step, last_source) = &mut self.steps[run];
+        if *last_source != source {
+            *last_source = source;
+            self.source_runs += 1;
+        }
+        *step += 1;
+        let step = *step - 1;
+        self.source.events += 1;
+        step
+    }
+
+    /// Writes an event unless the time filter drops it.
+    pub fn emit(&mut self, ev: &EventOut<'_>) -> io::Result<()> {
+        let ts = ev.timestamp.as_deref().and_then(Timestamp::parse);
+        if !self.settings.filter.keeps(ts) {
+            return Ok(());
+        }
+        if ts.is_none() && self.settings.filter.is_set() {
+            self.untimed += 1;
+        }
+        if self.feeds_grouper() {
+            let step = self.take_step(&ev.run_id);
+            self.feed(&ev.view(step));
+            return Ok(());
+        }
+        let mut body = std::mem::take(&mut self.buf);
+        body.clear();
+        serde_json::to_writer(&mut body, ev).map_err(io::Error::other)?;
+        body.pop(); // the closing brace; emit_prepared adds the step and closes
+        let r = self.emit_prepared(&ev.run_id, &body);
+        self.buf = body;
+        r
+    }
+
+    /// Writes an event serialized without its closing brace: adds the step
+    /// (its position in its run) and closes the object.
+    pub fn emit_prepared(&mut self, run_id: &str, body: &[u8]) -> io::Result<()> {
+        let step = self.take_step(run_id);
+        let tail = StepTail::new(step);
+        match &mut self.out {
+            SinkTarget::Records(w) => w.raw_parts(body, tail.bytes()),
+            SinkTarget::Grouper { .. } => {
+                let mut line = body.to_vec();
+                line.extend_from_slice(tail.bytes());
+                let view: crate::record::EventView<'_> =
+                    serde_json::from_slice(&line).map_err(io::Error::other)?;
+                self.feed(&view);
+                Ok(())
+            }
+        }
+    }
+
+    /// Hands a decoded event (already time-filtered) to the grouper; only
+    /// when [`Sink::feeds_grouper`].
+    pub fn emit_view(&mut self, mut view: crate::record::EventView<'_>, ts: Option<Timestamp>) {
+        view.step = self.take_step(&view.run_id);
+        self.feed_at(&view, ts);
+    }
+
+    pub(super) fn feed(&mut self, view: &crate::record::EventView<'_>) {
+        let ts = view.timestamp.as_deref().and_then(Timestamp::parse);
+        self.feed_at(view, ts);
+    }
+
+    pub(super) fn feed_at(&mut self, view: &crate::record::EventView<'_>, ts: Option<Timestamp>) {
+        let SinkTarget::Grouper { grouper, .. } = &mut self.out else {
+            return;
+        };
+        if let Some(GroupWarning::OutOfOrder { run_id, agent_id }) = grouper.add_event_at(view, ts)
+        {
+            self.diag.warn(
+                "out-of-order",
+                format_args!(
+                    "{}: run {run_id:?} agent {agent_id:?} goes back in turn order; its recovery figures may differ from a sorted read",
+                    self.source.path
+                ),
+            );
+        }
+    }
+
+    /// The step the next event of `run_id` will get.
+    pub fn next_step(&self, run_id: &str) -> u64 {
+        self.runs
+            .get(run_id)
+            .map_or(0, |run| self.steps[run as usize].0)
+    }
+
+    /// Writes a `run` record.
+    pub fn emit_run(&mut self, run: &RunRec) -> io::Result<()> {
+        match &mut self.out {
+            SinkTarget::Records(w) => w.record(run),
+            SinkTarget::Grouper { .. } => Ok(()),
+        }
+    }
+
+    /// Passes a record of a kind the adapter does not read through unchanged.
+    pub fn pass_through(&mut self, line: &[u8]) -> io::Result<()> {
+        match &mut self.out {
+            SinkTarget::Records(w) => w.raw_line(line),
+            SinkTarget::Grouper { other, .. } => {
+                other.push(line.to_vec());
+                Ok(())
+            }
+        }
+    }
+
+    /// Reports input that could not be read: an error under `--strict`,
+    /// otherwise a warning and a count in the source record.
+    pub fn skip(&mut self, line: Option<u64>, reason: &str) -> anyhow::Result<()> {
+        let at = match line {
+            Some(n) => format!("{}:{n}", self.source.path),
+            None => self.source.path.clone(),
+        };
+        if self.strict {
+            anyhow::bail!("{at}: {reason}");
+        }
+        self.source.skipped += 1;
+        self.diag
+            .warn("unreadable-input", format_args!("{at}: {reason}; skipped"));
+        Ok(())
+    }
+
+    pub fn flush(&mut self) -> io::Result<()> {
+        match &mut self.out {
+            SinkTarget::Records(w) => w.flush(),
+            SinkTarget::Grouper { .. } => Ok(()),
+        }
+    }
+}
+
+/// The end of an event record: its step and the closing brace and newline.
+// itoa into a stack buffer rather than `write!`: the formatting machinery
+// cost about 400 instructions an event on triage-parse's writing thread.
+pub(super) struct StepTail {
+    buf: [u8; STEP_KEY.len() + 20 + 2],
+    len: usize,
+}
+
+pub(super) const STEP_KEY: &[u8] = b",\"step\":";
+
+impl StepTail {
+    pub(super) fn new(step: u64) -> Self {
+        let mut digits = itoa::Buffer::new();
+        let digits = digits.format(step).as_bytes();
+        let mut buf = [0; STEP_KEY.len() + 20 + 2];
+        let (key, rest) = buf.split_at_mut(STEP_KEY.len());
+        key.copy_from_slice(STEP_KEY);
+        rest[..digits.len()].copy_from_slice(digits);
+        rest[digits.len()..digits.len() + 2].copy_from_slice(b"}\n");
+        StepTail {
+            buf,
+            len: STEP_KEY.len() + digits.len() + 2,
+        }
+    }
+
+    pub(super) fn bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
