@@ -1,0 +1,363 @@
+//! Emitting held spans: traces in first-appearance order, spans in tree
+//! pre-order, each as an event, and each trace's run.
+
+use super::*;
+
+/// What a span takes from its ancestors.
+#[derive(Clone, Default)]
+pub(in crate::adapters) struct Inherited {
+    agent: Option<String>,
+    agent_fallback: Option<String>,
+    run: Option<String>,
+}
+
+/// Ids already given to events, as hashes: the last million or two, so
+/// that memory stays bounded on an endless stream of spans.
+#[derive(Default)]
+pub(super) struct RecentIds {
+    current: HashSet<u64>,
+    older: HashSet<u64>,
+}
+
+impl RecentIds {
+    pub(super) const GENERATION: usize = 1 << 20;
+
+    pub(super) fn contains(&self, id: &str) -> bool {
+        let h = id_hash(id);
+        self.current.contains(&h) || self.older.contains(&h)
+    }
+
+    pub(super) fn insert(&mut self, id: &str) {
+        if self.current.len() >= Self::GENERATION {
+            self.older = std::mem::take(&mut self.current);
+        }
+        self.current.insert(id_hash(id));
+    }
+}
+
+/// A hash of an id, the same in every run.
+pub(in crate::adapters) fn id_hash(id: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    id.hash(&mut h);
+    h.finish()
+}
+
+/// Turns complete traces into events: what the traces of one input share
+/// (the event ids given, the runs seen).
+#[derive(Default)]
+pub(in crate::adapters) struct Emitter {
+    used_ids: RecentIds,
+    runs: Runs,
+}
+
+impl Emitter {
+    /// Emits one trace's spans (in arrival order); `continues` is what a
+    /// trace emitted before hands on to spans of it that came late.
+    /// Returns what its root hands on.
+    pub(in crate::adapters) fn emit_trace(
+        &mut self,
+        held: Vec<HeldSpan>,
+        continues: Option<Inherited>,
+        sink: &mut Sink<'_>,
+    ) -> anyhow::Result<Option<Inherited>> {
+        let members: Vec<usize> = (0..held.len()).collect();
+        let order = spans::preorder(&held, &members);
+        let mut resolved: HashMap<usize, Inherited> = HashMap::new();
+        let mut events = Vec::with_capacity(order.len());
+        // Spans whose parent is not in the trace hang under its root.
+        let mut root: Option<Inherited> = continues;
+        let mut own_root = None;
+        for &(i, parent) in &order {
+            let span = &held[i];
+            let from_parent = match parent {
+                Some(p) => resolved.get(&p).cloned(),
+                None if span.parent_id.is_some() => root.clone(),
+                None => None,
+            }
+            .unwrap_or_default();
+            let mine = Inherited {
+                agent: span.agent.clone().or(from_parent.agent),
+                agent_fallback: span.agent_fallback.clone().or(from_parent.agent_fallback),
+                run: span
+                    .run
+                    .clone()
+                    .or_else(|| span.conversation.clone())
+                    .or(from_parent.run),
+            };
+            events.push(event_of(span, span.seq, &mine, sink, &mut self.used_ids));
+            if root.is_none() && span.parent_id.is_none() {
+                root = Some(mine.clone());
+            }
+            if own_root.is_none() && span.parent_id.is_none() {
+                own_root = Some(mine.clone());
+            }
+            resolved.insert(i, mine);
+        }
+        blame_last_child(&held, &order, &mut events);
+        for (ev, (i, _)) in events.iter_mut().zip(&order) {
+            // Without a stated turn, a span's turn is its step in the run.
+            if held[*i].turn.is_none() {
+                ev.turn = sink.next_step(&ev.run_id) as i64;
+            }
+            self.runs.add(&held[*i], ev);
+            sink.emit(ev)?;
+        }
+        Ok(own_root.or(root))
+    }
+
+    /// Writes the run records, once every trace is out.
+    pub(in crate::adapters) fn finish(self, sink: &mut Sink<'_>) -> anyhow::Result<()> {
+        for run in &self.runs.order {
+            sink.emit_run(run)?;
+        }
+        Ok(())
+    }
+}
+
+/// Says how many spans repeated the trace and span id of one read before:
+/// an exporter that retries a request it thinks timed out sends its spans
+/// again, and counted twice they would double the failures.
+pub(in crate::adapters) fn warn_repeated(dropped: u64, sink: &mut Sink<'_>) {
+    if dropped > 0 {
+        let path = sink.path().to_string();
+        sink.diag.warn(
+            "repeated-span",
+            format_args!(
+                "{path}: {dropped} spans repeat the trace and span id of one read before \
+(an exporter's retry?); each is counted once"
+            ),
+        );
+    }
+}
+
+/// The runs of a span file in first-appearance order. The outcome is the
+/// verdict a root span's status records (OK: succeeded, ERROR: failed, so a
+/// failure the run recovered from does not fail a run its root calls OK);
+/// without one, failed when an event failed, else unknown (UNSET is no
+/// error recorded, not success). The task is the first root's input.
+#[derive(Default)]
+pub(super) struct Runs {
+    order: Vec<RunRec>,
+    /// Per run: whether an event failed, and the roots' verdict.
+    seen: Vec<(bool, Option<bool>)>,
+    index: HashMap<String, usize>,
+}
+
+impl Runs {
+    pub(super) fn add(&mut self, span: &HeldSpan, ev: &EventOut<'_>) {
+        let i = *self.index.entry(ev.run_id.to_string()).or_insert_with(|| {
+            self.order.push(RunRec {
+                kind: "run".into(),
+                run_id: ev.run_id.to_string(),
+                outcome: "unknown".to_string(),
+                task: None,
+                expected: None,
+                policy: None,
+                src: ev.src.as_ref().map(|s| Src {
+                    path: s.path.to_string().into(),
+                    line: s.line,
+                }),
+            });
+            self.seen.push((false, None));
+            self.order.len() - 1
+        });
+        let run = &mut self.order[i];
+        let (failed, verdict) = &mut self.seen[i];
+        let root = span.parent_id.is_none();
+        *failed |= !ev.action_succeeded || ev.failure_classification.is_some();
+        if root {
+            match span.status {
+                // A failed root outweighs another root's OK.
+                StatusCode::Error => *verdict = Some(false),
+                StatusCode::Ok if verdict.is_none() => *verdict = Some(true),
+                _ => {}
+            }
+        }
+        run.outcome = match (*verdict, *failed) {
+            (Some(true), _) => "succeeded",
+            (Some(false), _) | (None, true) => "failed",
+            (None, false) => "unknown",
+        }
+        .to_string();
+        if root && run.task.is_none() {
+            run.task = span.input.as_ref().map(|(text, _)| text.clone());
+        }
+    }
+}
+
+/// An ERROR span whose children all show no error (UNSET) failed in one of
+/// them without saying so: its last child, unless that child's status is
+/// OK, is marked failed, inferred and inherited, with the parent's error.
+pub(super) fn blame_last_child(
+    held: &[HeldSpan],
+    order: &[(usize, Option<usize>)],
+    events: &mut [EventOut<'_>],
+) {
+    let position: HashMap<usize, usize> = order
+        .iter()
+        .enumerate()
+        .map(|(pos, (i, _))| (*i, pos))
+        .collect();
+    // Whether anything below a span failed, filled children first.
+    let mut failed_below = vec![false; events.len()];
+    let mut last_child: Vec<Option<usize>> = vec![None; events.len()];
+    for pos in (0..order.len()).rev() {
+        let Some(parent) = order[pos].1 else { continue };
+        let p = position[&parent];
+        failed_below[p] |= failed_below[pos] || !events[pos].action_succeeded;
+        last_child[p] = Some(last_child[p].map_or(pos, |c: usize| c.max(pos)));
+    }
+    for pos in 0..order.len() {
+        let stated_error = held[order[pos].0].status == StatusCode::Error;
+        let Some(child) = last_child[pos] else {
+            continue;
+        };
+        if !stated_error || failed_below[pos] || held[order[child].0].status != StatusCode::Unset {
+            continue;
+        }
+        spans::inherit_failure(events, pos, child);
+    }
+}
+
+/// The event of one span. `resolved` holds the span's own or inherited agent
+/// and run.
+pub(super) fn event_of<'a>(
+    span: &'a HeldSpan,
+    index: usize,
+    resolved: &Inherited,
+    sink: &Sink<'_>,
+    used_ids: &mut RecentIds,
+) -> EventOut<'a> {
+    let run_id = resolved
+        .run
+        .clone()
+        .unwrap_or_else(|| span.trace_id.clone());
+    let agent_id = resolved
+        .agent
+        .clone()
+        .or_else(|| resolved.agent_fallback.clone())
+        .or_else(|| span.service.clone())
+        .unwrap_or_else(|| "unknown".to_string());
+    let turn = span.turn.unwrap_or_default();
+    let tool_name = span
+        .tool
+        .as_deref()
+        .or(span.operation.as_deref().filter(|_| span.kind != "tool"))
+        .unwrap_or(&span.name);
+    let (succeeded, failure_source) = outcome(span);
+    let mut ev = EventOut::new(
+        event_id(span, index, used_ids),
+        run_id,
+        turn,
+        agent_id,
+        tool_name,
+        succeeded,
+    );
+    ev.action_taken = ActionOut {
+        tool_name: tool_name.into(),
+        tool_input: span
+            .tool_input
+            .clone()
+            .or_else(|| {
+                let (text, _) = span.input.as_ref().filter(|_| span.kind == "tool")?;
+                json_in_text(text).filter(Value::is_object)
+            })
+            .map(JsonVal::Serde),
+    };
+    ev.divergence_age = span.divergence_age.clone().map(JsonVal::Serde);
+    ev.timestamp = span.start.and_then(spans::timestamp_from_nanos);
+    ev.failure_classification = span.classification.as_deref().map(Into::into);
+    ev.failure_source = failure_source;
+    ev.divergence_fields = span.divergence.iter().map(|d| d.as_str().into()).collect();
+    ev.latency_ms = latency(span).map(JsonVal::Serde);
+    ev.span_id = (!span.span_id.is_empty()).then(|| span.span_id.as_str().into());
+    ev.parent_span_id = span.parent_id.as_deref().map(Into::into);
+    ev.span_kind = Some(span.kind);
+    ev.error = span
+        .failure
+        .as_ref()
+        .map(|(_, e)| e.clone())
+        .filter(|e| !succeeded && (e.kind.is_some() || e.message.is_some()));
+    if let Some((text, digest)) = &span.input {
+        ev.input = Some(text.clone());
+        ev.input_digest = Some(digest.clone());
+    }
+    if let Some((text, digest)) = &span.output {
+        ev.output = Some(text.clone());
+        ev.output_digest = Some(digest.clone());
+    }
+    ev.src = span.line.map(|line| Src {
+        path: sink.path().to_string().into(),
+        line,
+    });
+    if span.unanswered && succeeded && span.stated_success.is_none() {
+        fail_inferred(
+            &mut ev,
+            "no_result",
+            "the tool call never returned a result",
+        );
+    }
+    sink.settings.infer_failure(&mut ev);
+    ev
+}
+
+/// Success as the span states it (`action.succeeded`), else from its
+/// status, error type and exceptions; and why it counts as a failure, a
+/// label first. A labeled span keeps its stated success, as in the
+/// reference: the label alone makes it a failure. UNSET is no error
+/// recorded: a success with no `failure_source`.
+pub(super) fn outcome(span: &HeldSpan) -> (bool, Option<&'static str>) {
+    let marked = span.failure.as_ref().map(|(source, _)| *source);
+    let succeeded = span.stated_success.unwrap_or(marked.is_none());
+    let source = if span.classification.is_some() {
+        Some("label")
+    } else if succeeded {
+        None
+    } else if span.stated_success == Some(false) {
+        Some("status")
+    } else {
+        marked
+    };
+    (succeeded, source)
+}
+
+/// The span id, unless an earlier span of the input had it (then trace and
+/// span id); a span without one is named by its trace and position.
+pub(super) fn event_id(span: &HeldSpan, index: usize, used: &mut RecentIds) -> String {
+    let id = if span.span_id.is_empty() {
+        format!("{}:#{index}", span.trace_id)
+    } else if used.contains(&span.span_id) {
+        format!("{}:{}", span.trace_id, span.span_id)
+    } else {
+        span.span_id.clone()
+    };
+    if used.contains(&id) {
+        let unique = format!("{id}#{index}");
+        used.insert(&unique);
+        return unique;
+    }
+    used.insert(&id);
+    id
+}
+
+pub(super) fn latency(span: &HeldSpan) -> Option<Value> {
+    let total = match (span.start, span.end) {
+        (Some(s), Some(e)) if e >= s => Some(((e - s) / 1_000_000) as i64),
+        _ => None,
+    };
+    if total.is_none() && span.llm_ms.is_none() && span.tool_ms.is_none() {
+        return None;
+    }
+    let mut m = Map::new();
+    for (k, v) in [
+        ("llm", span.llm_ms),
+        ("tool", span.tool_ms),
+        ("total", total),
+    ] {
+        if let Some(v) = v {
+            m.insert(k.to_string(), Value::from(v));
+        }
+    }
+    Some(Value::Object(m))
+}
