@@ -10,6 +10,7 @@ use super::observations::fail_inferred;
 use super::spans::{self, StatusCode};
 use super::{DecodeSettings, Sink};
 use crate::record::{ActionOut, ErrorInfo, EventOut, JsonVal, RunRec, Src};
+
 mod attrs;
 mod emit;
 

@@ -19,6 +19,7 @@ use super::{
 use crate::config::LinksConfig;
 use crate::config::TAIL_RISK_WINDOW;
 use crate::record::{Scores, Verdict};
+
 mod cards;
 mod charts;
 

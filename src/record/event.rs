@@ -1,0 +1,235 @@
+//! `event` records: written by the readers (`EventOut`), read by the stages
+//! (`EventView`), and the cut-text convention of their long texts.
+
+use super::*;
+
+/// Where a record came from in the input.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct Src<'a> {
+    pub path: Cow<'a, str>,
+    pub line: u64,
+}
+
+/// A JSON value taken over from the input unchanged, whichever parser read it.
+#[derive(Debug, Clone)]
+pub enum JsonVal<'a> {
+    Simd(&'a simd_json::BorrowedValue<'a>),
+    Serde(serde_json::Value),
+}
+
+impl Serialize for JsonVal<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            JsonVal::Simd(v) => v.serialize(s),
+            JsonVal::Serde(v) => v.serialize(s),
+        }
+    }
+}
+
+/// An error an event carries: its type and message.
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+pub struct ErrorInfo {
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// What the event did: the tool or, for other actions, their name.
+#[derive(Serialize, Debug, Clone, Default)]
+pub struct ActionOut<'a> {
+    pub tool_name: Cow<'a, str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_input: Option<JsonVal<'a>>,
+}
+
+/// An `event` record as adapters write it. `step` is assigned by the sink
+/// and written last.
+#[derive(Serialize, Debug, Clone, Default)]
+pub struct EventOut<'a> {
+    pub kind: &'static str,
+    pub event_id: Cow<'a, str>,
+    pub run_id: Cow<'a, str>,
+    pub turn: i64,
+    pub agent_id: Cow<'a, str>,
+    pub action_taken: ActionOut<'a>,
+    pub action_succeeded: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure_classification: Option<Cow<'a, str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure_source: Option<&'static str>,
+    /// True when no record stated the failure and the reader concluded it
+    /// (error text in a result, a call never answered, a run that ends
+    /// without an answer).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub failure_inferred: bool,
+    /// The finer cause behind an inferred classification (`rate_limit`, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure_cause: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub divergence_fields: Vec<Cow<'a, str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub divergence_age: Option<JsonVal<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_ms: Option<JsonVal<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<JsonVal<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message_context: Option<JsonVal<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub span_id: Option<Cow<'a, str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_span_id: Option<Cow<'a, str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub span_kind: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorInfo>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_digest: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_digest: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub src: Option<Src<'a>>,
+}
+
+impl<'a> EventOut<'a> {
+    /// An event with the required fields set and everything else unknown.
+    pub fn new(
+        event_id: impl Into<Cow<'a, str>>,
+        run_id: impl Into<Cow<'a, str>>,
+        turn: i64,
+        agent_id: impl Into<Cow<'a, str>>,
+        tool_name: impl Into<Cow<'a, str>>,
+        succeeded: bool,
+    ) -> Self {
+        EventOut {
+            kind: "event",
+            event_id: event_id.into(),
+            run_id: run_id.into(),
+            turn,
+            agent_id: agent_id.into(),
+            action_taken: ActionOut {
+                tool_name: tool_name.into(),
+                tool_input: None,
+            },
+            action_succeeded: succeeded,
+            ..Default::default()
+        }
+    }
+}
+
+impl EventOut<'_> {
+    /// The event as a stage reads it, without a round trip through JSON.
+    pub fn view(&self, step: u64) -> EventView<'_> {
+        EventView {
+            event_id: Cow::Borrowed(&self.event_id),
+            run_id: Cow::Borrowed(&self.run_id),
+            turn: self.turn,
+            step,
+            agent_id: Cow::Borrowed(&self.agent_id),
+            action_taken: ActionView {
+                tool_name: Cow::Borrowed(&self.action_taken.tool_name),
+            },
+            action_succeeded: self.action_succeeded,
+            failure_classification: self.failure_classification.as_deref().map(Cow::Borrowed),
+            divergence_fields: Some(
+                self.divergence_fields
+                    .iter()
+                    .map(|d| Cow::Borrowed(d.as_ref()))
+                    .collect(),
+            ),
+            timestamp: self.timestamp.as_deref().map(Cow::Borrowed),
+            error: self.error.clone().map(Box::new),
+            output: self.output.as_deref().map(Cow::Borrowed),
+        }
+    }
+}
+
+/// The action of an event as readers see it.
+#[derive(Deserialize, Debug, Clone, Default)]
+pub struct ActionView<'a> {
+    #[serde(borrow)]
+    pub tool_name: Cow<'a, str>,
+}
+
+/// An `event` record as stages read it: the fields they use, borrowed from
+/// the line where possible.
+#[derive(Deserialize, Debug, Clone)]
+pub struct EventView<'a> {
+    #[serde(borrow)]
+    pub event_id: Cow<'a, str>,
+    #[serde(borrow)]
+    pub run_id: Cow<'a, str>,
+    pub turn: i64,
+    #[serde(default)]
+    pub step: u64,
+    #[serde(borrow)]
+    pub agent_id: Cow<'a, str>,
+    #[serde(borrow)]
+    pub action_taken: ActionView<'a>,
+    pub action_succeeded: bool,
+    #[serde(borrow, default)]
+    pub failure_classification: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub divergence_fields: Option<Vec<Cow<'a, str>>>,
+    #[serde(borrow, default)]
+    pub timestamp: Option<Cow<'a, str>>,
+    /// Boxed: most events have none, and records are moved several times
+    /// on their way from the decoding threads.
+    #[serde(default)]
+    pub error: Option<Box<ErrorInfo>>,
+    #[serde(borrow, default)]
+    pub output: Option<Cow<'a, str>>,
+}
+
+impl EventView<'_> {
+    /// The reference's failure test: not succeeded, or a classification.
+    pub fn is_failure(&self) -> bool {
+        !self.action_succeeded || self.classification().is_some()
+    }
+
+    /// The classification, with null, "" and "null" meaning none.
+    pub fn classification(&self) -> Option<&str> {
+        match self.failure_classification.as_deref() {
+            None | Some("") | Some("null") => None,
+            Some(c) => Some(c),
+        }
+    }
+}
+
+/// The `input_digest`/`output_digest` of a text: `sha256:` and the hex.
+pub fn text_digest(text: &str) -> String {
+    let hash = sha2::Sha256::digest(text.as_bytes());
+    let mut digest = String::with_capacity(7 + 64);
+    digest.push_str("sha256:");
+    for b in hash.iter() {
+        digest.push_str(&format!("{b:02x}"));
+    }
+    digest
+}
+
+/// `text` cut to `limit` bytes at a character boundary (and marked `…`
+/// when cut), and the digest of the whole.
+pub fn cut_text(text: &str, limit: usize) -> (String, String) {
+    let digest = text_digest(text);
+    if text.len() <= limit {
+        return (text.to_string(), digest);
+    }
+    let mut end = limit;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    (format!("{}…", &text[..end]), digest)
+}
+
+/// Whether `kept` is a text cut short (`…`) of the whole that `digest`
+/// names, rather than the whole text.
+pub fn is_cut(kept: &str, digest: Option<&str>) -> bool {
+    kept.ends_with('…') && digest.is_some_and(|d| d != text_digest(kept))
+}

@@ -1,0 +1,113 @@
+//! The record kinds the tools exchange and their fields, one module per
+//! family of kinds: the contract every stage shares (docs/records.md).
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::de::{MapAccess, Visitor};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use sha2::Digest;
+
+mod alert;
+mod change;
+mod event;
+mod pattern;
+mod run;
+mod verdict;
+
+pub use alert::Alert;
+pub use change::{
+    Change, ChangeScope, ClassificationChange, CountChange, PatternChange, ScoreChange,
+    SideSummary, SummaryChange,
+};
+pub use event::{
+    ActionOut, ActionView, ErrorInfo, EventOut, EventView, JsonVal, Src, cut_text, is_cut,
+    text_digest,
+};
+pub use pattern::{Pattern, Sample, Scores};
+pub use run::{Batch, RunCounts, RunRec, SourceRec, shared_run_id};
+pub use verdict::{Candidate, Finding, JudgeNote, Verdict};
+
+/// The record schema this build reads and writes.
+pub const SCHEMA: u64 = 1;
+
+/// First record of every stage's output.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct Header {
+    pub kind: Cow<'static, str>,
+    pub schema: u64,
+    pub producer: String,
+}
+
+impl Header {
+    /// The header a tool writes: `producer` is "tool version".
+    pub fn for_tool(tool: &str) -> Self {
+        Header {
+            kind: Cow::Borrowed("header"),
+            schema: SCHEMA,
+            producer: format!("{tool} {}", env!("CARGO_PKG_VERSION")),
+        }
+    }
+}
+
+/// Just enough of any record to route it.
+#[derive(Deserialize)]
+pub struct KindProbe<'a> {
+    #[serde(borrow, default)]
+    pub kind: Option<Cow<'a, str>>,
+    #[serde(default)]
+    pub schema: Option<u64>,
+}
+
+/// Why a record line could not be read, for a message that already names
+/// the file and line: serde_json's reason without its "at line 1", with
+/// the column of a syntax error; for a line that is JSON but not an object
+/// (most often one line of pretty-printed records), what records look
+/// like; and the field at fault first when a value has the wrong type
+/// (`frequency: invalid type: string "x", expected a non-negative
+/// integer`). Every stage words bad records with it.
+pub fn json_reason(line: &[u8], e: &serde_json::Error) -> String {
+    // Rust's type names mean nothing to someone editing a record.
+    let msg = crate::io::diag::json_reason(e)
+        .replace("expected u64", "expected a non-negative integer")
+        .replace("expected i64", "expected an integer")
+        .replace("expected f64", "expected a number");
+    if !e.is_data() {
+        return format!("not valid JSON: {msg} at column {}", e.column());
+    }
+    if !line.trim_ascii_start().starts_with(b"{") {
+        return "not a JSON object: records are one object per line, as triage-parse \
+                writes them (a trace file goes through triage-parse first, pretty-printed \
+                records through `jq -c .`)"
+            .to_string();
+    }
+    // "missing field", "duplicate field" name it already.
+    match field_at(line, e.column()) {
+        Some(field) if !msg.contains(" field ") => format!("{field}: {msg}"),
+        _ => msg,
+    }
+}
+
+/// The top-level member of a JSON object line that holds byte `column`
+/// (1-based, where serde_json stopped).
+fn field_at(line: &[u8], column: usize) -> Option<String> {
+    let text = std::str::from_utf8(line).ok()?;
+    let mut members = Vec::new();
+    crate::io::json_scan::object_members(text, &mut members).ok()?;
+    // The scanner's keys are slices of the line: their offsets say where
+    // each member starts, and the last to start before the column holds it.
+    let start = |key: &crate::io::json_scan::Value<'_>| {
+        key.raw().as_ptr() as usize - text.as_ptr() as usize
+    };
+    members
+        .iter()
+        .rev()
+        .find(|(key, _)| start(key) < column)
+        .and_then(|(key, _)| key.as_str())
+        .map(Cow::into_owned)
+}
+
+#[cfg(test)]
+mod tests;

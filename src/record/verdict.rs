@@ -1,0 +1,78 @@
+//! `finding` and `verdict` records: root-cause evidence and the verdict on
+//! a failed run.
+
+use super::*;
+
+/// A `finding` record (triage-explain): one thing a detector saw in a run.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct Finding {
+    #[serde(default = "finding_kind")]
+    pub kind: Cow<'static, str>,
+    pub run_id: String,
+    pub step: u64,
+    pub agent_id: String,
+    pub category: String,
+    pub title: String,
+    pub detector: String,
+    /// Orders findings only; not a probability.
+    pub confidence: f64,
+    /// True for where a failure showed, false for a suspected cause.
+    pub symptom: bool,
+    /// Sentences a person can check against the run.
+    #[serde(default)]
+    pub evidence: Vec<String>,
+}
+
+pub(super) fn finding_kind() -> Cow<'static, str> {
+    Cow::Borrowed("finding")
+}
+
+/// One ranked root-cause candidate of a verdict.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct Candidate {
+    pub agent_id: String,
+    pub step: u64,
+    pub category: String,
+    pub detector: String,
+    pub confidence: f64,
+}
+
+/// A `verdict` record (triage-explain): the agent and step a failed run is
+/// traced back to.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct Verdict {
+    #[serde(default = "verdict_kind")]
+    pub kind: Cow<'static, str>,
+    pub run_id: String,
+    pub agent_id: String,
+    pub step: u64,
+    pub category: String,
+    /// agent, user, environment or unknown.
+    pub blame: String,
+    pub confidence: f64,
+    #[serde(default)]
+    pub evidence: Vec<String>,
+    /// The top three candidates; the first is the verdict.
+    #[serde(default)]
+    pub candidates: Vec<Candidate>,
+    /// What the LLM judge (`triage-explain --judge`) said of the candidates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge: Option<JudgeNote>,
+}
+
+/// The LLM judge's pick among a verdict's candidates.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct JudgeNote {
+    pub model: String,
+    /// The rule-ranked position (1-based) of the candidate it picked; 0
+    /// when a judge shown the whole run named a step the rules did not list.
+    pub choice: u64,
+    /// True when it picked another candidate than the rules' first, which
+    /// is then the verdict.
+    pub reranked: bool,
+    pub reason: String,
+}
+
+pub(super) fn verdict_kind() -> Cow<'static, str> {
+    Cow::Borrowed("verdict")
+}
