@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 /// A failure class found by a rule: the scoring classification and the
 /// finer cause behind it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Class {
+pub(crate) struct Class {
     pub classification: String,
     pub cause: String,
 }
@@ -155,7 +155,7 @@ impl Default for Classifier {
 
 impl Classifier {
     /// Built-in rules with the user's rules (classification → needles) first.
-    pub fn new(user: &BTreeMap<String, Vec<String>>) -> Self {
+    pub(crate) fn new(user: &BTreeMap<String, Vec<String>>) -> Self {
         let mut rules: Vec<Rule> = user
             .iter()
             .map(|(class, needles)| Rule {
@@ -174,7 +174,11 @@ impl Classifier {
 
     /// The class of a failure from its error type and message, if a rule
     /// matches.
-    pub fn classify(&self, error_type: Option<&str>, message: Option<&str>) -> Option<Class> {
+    pub(crate) fn classify(
+        &self,
+        error_type: Option<&str>,
+        message: Option<&str>,
+    ) -> Option<Class> {
         let mut text = String::new();
         for part in [error_type, message].into_iter().flatten() {
             text.push_str(&part.to_lowercase());
@@ -197,7 +201,7 @@ impl Classifier {
 /// a JSON object with an error, `success: false`, `isError: true` or a
 /// status member saying error or failure, a Python traceback, or a line
 /// that starts with "Error:".
-pub fn output_reads_as_failure(out: &str) -> bool {
+pub(crate) fn output_reads_as_failure(out: &str) -> bool {
     let t = out.trim_start();
     if t.starts_with('{')
         && let Ok(serde_json::Value::Object(m)) = serde_json::from_str::<serde_json::Value>(t)

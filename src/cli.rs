@@ -10,11 +10,11 @@ use clap::{Parser, ValueEnum};
 use crate::io::diag::{Diag, to_stderr};
 
 /// Success, also when the reader downstream closed the pipe.
-pub const EXIT_OK: u8 = 0;
+pub(crate) const EXIT_OK: u8 = 0;
 /// A negative answer scripts branch on (a regression under `--fail-on`).
-pub const EXIT_NEGATIVE: u8 = 1;
+pub(crate) const EXIT_NEGATIVE: u8 = 1;
 /// Any error, including skipped input under `--strict`.
-pub const EXIT_ERROR: u8 = 2;
+pub(crate) const EXIT_ERROR: u8 = 2;
 
 /// The trace format flag of the tools that read trace files.
 #[derive(clap::Args, Debug, Clone)]
@@ -79,7 +79,7 @@ pub trait Tool: Parser {
 
 /// Entry point of every binary: parse flags, run, map errors to exit status.
 /// `binaries` names every binary of the toolkit, for SEE ALSO.
-pub fn main<T: Tool>(binaries: &[String]) -> ExitCode {
+pub(crate) fn main<T: Tool>(binaries: &[String]) -> ExitCode {
     // Checked before parsing, so tools with required arguments can print
     // their man page too.
     // Read lossily: a file name need not be UTF-8 (std::env::args panics).
@@ -170,7 +170,7 @@ fn report_error(tool: &str, e: &anyhow::Error) -> ExitCode {
 }
 
 /// True when the error comes from writing to a pipe whose reader went away.
-pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
+pub(crate) fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
         c.downcast_ref::<io::Error>().is_some_and(is_broken_pipe_io)
             || c.downcast_ref::<serde_json::Error>()
@@ -192,7 +192,7 @@ fn is_broken_pipe_json(e: &serde_json::Error) -> bool {
 }
 
 /// Writes the man page or a completion script for tool `T`.
-pub fn generate<T: Tool>(
+pub(crate) fn generate<T: Tool>(
     what: Generate,
     binaries: &[String],
     out: &mut dyn io::Write,
@@ -234,7 +234,7 @@ The fields of each kind are documented in docs/records.md (see SEE ALSO).";
 
 /// The reference pages, as SEE ALSO names them: `make install` copies them
 /// and README.md to share/doc/triage, laid out as in the source.
-pub const REFERENCE_PAGES: &[&str] = &[
+pub(crate) const REFERENCE_PAGES: &[&str] = &[
     "docs/formats.md",
     "docs/records.md",
     "docs/scoring.md",
@@ -347,7 +347,7 @@ the source, to share/doc/triage under its prefix (/usr/local/share/doc/triage by
 
 /// A flag's number, refused when it is not finite (`nan`, `inf`): it
 /// would compare false with every score, silently.
-pub fn finite_number(s: &str) -> Result<f64, String> {
+pub(crate) fn finite_number(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(x) if x.is_finite() => Ok(x),
         Ok(_) => Err(format!("{s:?} is not a finite number")),
@@ -357,7 +357,7 @@ pub fn finite_number(s: &str) -> Result<f64, String> {
 
 /// A flag's count that must be at least 1 (clap's own range check
 /// prints the type's maximum as the bound).
-pub fn positive<T: std::str::FromStr + From<u8> + PartialOrd>(s: &str) -> Result<T, String> {
+pub(crate) fn positive<T: std::str::FromStr + From<u8> + PartialOrd>(s: &str) -> Result<T, String> {
     match s.trim().parse::<T>() {
         Ok(n) if n >= T::from(1) => Ok(n),
         Ok(_) => Err(format!("{s} is not at least 1")),
@@ -367,7 +367,7 @@ pub fn positive<T: std::str::FromStr + From<u8> + PartialOrd>(s: &str) -> Result
 
 /// A flag's size in bytes: "256M" is 256 MiB (K, M and G suffixes), a
 /// plain number is bytes.
-pub fn size(s: &str) -> Result<u64, String> {
+pub(crate) fn size(s: &str) -> Result<u64, String> {
     let t = s.trim();
     let (digits, shift) = match t.char_indices().last() {
         Some((i, 'k' | 'K')) => (&t[..i], 10),
@@ -385,7 +385,7 @@ pub fn size(s: &str) -> Result<u64, String> {
 }
 
 /// A flag's share: a number from 0 to 1.
-pub fn share(s: &str) -> Result<f64, String> {
+pub(crate) fn share(s: &str) -> Result<f64, String> {
     match finite_number(s)? {
         x if (0.0..=1.0).contains(&x) => Ok(x),
         _ => Err(format!("{s} is not between 0 and 1")),

@@ -8,7 +8,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 /// Severity weights of the reference, by classification.
-pub const DEFAULT_WEIGHTS: &[(&str, f64)] = &[
+pub(crate) const DEFAULT_WEIGHTS: &[(&str, f64)] = &[
     ("coordination_failure", 1.0),
     ("agent_error", 0.7),
     ("information_lag", 0.5),
@@ -17,10 +17,10 @@ pub const DEFAULT_WEIGHTS: &[(&str, f64)] = &[
 ];
 
 /// Weight of a classification the table does not name.
-pub const FALLBACK_WEIGHT: f64 = 0.3;
+pub(crate) const FALLBACK_WEIGHT: f64 = 0.3;
 
 /// A failure with no success within this many turns is "stuck for good".
-pub const TAIL_RISK_WINDOW: u64 = 10;
+pub(crate) const TAIL_RISK_WINDOW: u64 = 10;
 
 /// The whole configuration file.
 #[derive(Deserialize, Debug, Clone, Default, PartialEq)]
@@ -72,7 +72,7 @@ impl Default for ScoringConfig {
 
 impl ScoringConfig {
     /// The severity weight of a classification.
-    pub fn weight(&self, classification: &str) -> f64 {
+    pub(crate) fn weight(&self, classification: &str) -> f64 {
         self.weights
             .get(classification)
             .copied()
@@ -80,7 +80,7 @@ impl ScoringConfig {
     }
 
     /// The highest severity score this configuration can give.
-    pub fn max_severity(&self) -> f64 {
+    pub(crate) fn max_severity(&self) -> f64 {
         let w = self
             .weights
             .values()
@@ -163,13 +163,13 @@ pub struct LinksConfig {
 
 impl LinksConfig {
     /// The link to a run, when `run_url` is set.
-    pub fn run(&self, run_id: &str) -> Option<String> {
+    pub(crate) fn run(&self, run_id: &str) -> Option<String> {
         let t = self.run_url.as_deref()?;
         Some(t.replace("{run_id}", &url_encode(run_id)))
     }
 
     /// The link to a span of a run: `span_url`, else the run's.
-    pub fn span(&self, run_id: &str, span_id: &str) -> Option<String> {
+    pub(crate) fn span(&self, run_id: &str, span_id: &str) -> Option<String> {
         match self.span_url.as_deref() {
             Some(t) => Some(
                 t.replace("{run_id}", &url_encode(run_id))
@@ -263,7 +263,7 @@ impl Default for LlmConfig {
 
 impl Config {
     /// Loads a file; errors name the file and the line of the bad key.
-    pub fn load(path: &Path) -> anyhow::Result<Config> {
+    pub(crate) fn load(path: &Path) -> anyhow::Result<Config> {
         let text = std::fs::read_to_string(path).map_err(|e| {
             anyhow::anyhow!("{}: {}", path.display(), crate::io::diag::io_reason(&e))
         })?;
@@ -271,12 +271,12 @@ impl Config {
     }
 
     /// Loads the file when one is named, else the defaults.
-    pub fn load_or_default(path: Option<&Path>) -> anyhow::Result<Config> {
+    pub(crate) fn load_or_default(path: Option<&Path>) -> anyhow::Result<Config> {
         path.map_or_else(|| Ok(Config::default()), Config::load)
     }
 
     /// Parses configuration text; the error starts with the line number.
-    pub fn parse(text: &str) -> Result<Config, String> {
+    pub(crate) fn parse(text: &str) -> Result<Config, String> {
         toml::from_str(text).map_err(|e| {
             let at = e.span().map(|s| s.start.min(text.len()));
             let line = text[..at.unwrap_or(0)].matches('\n').count() + 1;

@@ -18,7 +18,7 @@ const TENTATIVE_BELOW: u64 = 5;
 
 /// "up N%", "down N%" (rounded half to even), "new", "resolved" or
 /// "stable"; " (tentative)" on a directional label when asked.
-pub fn pct_change(before: u64, after: u64, tentative: bool) -> String {
+pub(crate) fn pct_change(before: u64, after: u64, tentative: bool) -> String {
     let label = match (before, after) {
         (0, 0) => return "stable".into(),
         (0, _) => "new".to_string(),
@@ -49,7 +49,7 @@ fn turns(x: f64) -> String {
 }
 
 /// The change in median recovery latency, in the reference's words.
-pub fn latency_change(before: Option<f64>, after: Option<f64>) -> String {
+pub(crate) fn latency_change(before: Option<f64>, after: Option<f64>) -> String {
     match (before, after) {
         (None, None) => "n/a".into(),
         (None, Some(a)) => format!("new ({})", turns(a)),
@@ -67,7 +67,7 @@ pub fn latency_change(before: Option<f64>, after: Option<f64>) -> String {
 }
 
 /// "+x.xx", "-x.xx" or "stable" (under 0.005).
-pub fn score_delta(before: f64, after: f64) -> String {
+pub(crate) fn score_delta(before: f64, after: f64) -> String {
     let d = after - before;
     if d.abs() < 0.005 {
         "stable".into()
@@ -139,7 +139,7 @@ fn side_summary(a: &Analysis) -> SideSummary {
 /// The change records of `before` → `after`: the summary first, then one
 /// per classification (by name), then the patterns: new, resolved,
 /// persisting, each by frequency with ties by pattern id.
-pub fn compare(before: &Analysis, after: &Analysis, cfg: &ScoringConfig) -> Vec<Change> {
+pub(crate) fn compare(before: &Analysis, after: &Analysis, cfg: &ScoringConfig) -> Vec<Change> {
     let w = cfg.recovery_window;
     let (bc, ac) = (
         class_totals(&before.patterns, w),
@@ -343,7 +343,7 @@ pub enum FailOn {
 
 impl FailOn {
     /// "2 regressions", "1 new pattern", "3 patterns scoring >= 8"
-    pub fn count_text(&self, n: usize) -> String {
+    pub(crate) fn count_text(&self, n: usize) -> String {
         let one = n == 1;
         match self {
             FailOn::New if one => "1 new pattern".to_string(),
@@ -388,7 +388,7 @@ impl std::str::FromStr for FailOn {
 /// The reasons the condition holds, one sentence each (empty: it does not).
 /// Why a gate holds: what tripped it and the sentence that says how.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Reason {
+pub(crate) struct Reason {
     /// The classification label or pattern name the gate tripped on.
     pub subject: String,
     pub text: String,
@@ -405,7 +405,11 @@ pub struct GateOptions {
 
 /// The reasons `cond` holds, and how many classifications or patterns it
 /// would have tripped on but for `min_events`.
-pub fn failing(cond: &FailOn, changes: &[Change], opts: GateOptions) -> (Vec<Reason>, usize) {
+pub(crate) fn failing(
+    cond: &FailOn,
+    changes: &[Change],
+    opts: GateOptions,
+) -> (Vec<Reason>, usize) {
     let grew = |b: f64, a: f64| a > b * (1.0 + opts.tolerance_pct / 100.0) + 1e-9;
     let small = |c: &CountChange| c.before.max(c.after) < opts.min_events;
     let mut out = Vec::new();

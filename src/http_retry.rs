@@ -5,13 +5,13 @@
 use std::time::Duration;
 
 /// 408, 429 and 5xx: answers another attempt may cure.
-pub fn worth_retrying(status: u16) -> bool {
+pub(crate) fn worth_retrying(status: u16) -> bool {
     matches!(status, 408 | 429 | 500..=599)
 }
 
 /// The wait a `Retry-After` header asks for in seconds; an HTTP date is
 /// ignored and the caller's backoff applies.
-pub fn retry_after<B>(response: &ureq::http::Response<B>) -> Option<Duration> {
+pub(crate) fn retry_after<B>(response: &ureq::http::Response<B>) -> Option<Duration> {
     response
         .headers()
         .get("retry-after")
@@ -24,7 +24,7 @@ pub fn retry_after<B>(response: &ureq::http::Response<B>) -> Option<Duration> {
 /// `first`, then twice that, four times … for attempts 1, 2, 3 …, with up to
 /// a quarter more at random, so clients that failed together do not retry
 /// together.
-pub fn backoff(first: Duration, attempt: u32) -> Duration {
+pub(crate) fn backoff(first: Duration, attempt: u32) -> Duration {
     let base = first.saturating_mul(1 << attempt.saturating_sub(1).min(16));
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

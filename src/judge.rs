@@ -62,7 +62,7 @@ const REASON_CHARS: usize = 400;
 const MAX_TOKENS: u32 = 300;
 
 /// The request about one run, when its verdict has two candidates or more.
-pub fn prompt(run: &RunView, e: &Explanation) -> Option<Prompt> {
+pub(crate) fn prompt(run: &RunView, e: &Explanation) -> Option<Prompt> {
     let v = e.verdict.as_ref()?;
     if v.candidates.len() < 2 {
         return None;
@@ -135,7 +135,7 @@ fn outline(run: &RunView) -> Vec<String> {
 
 /// The judge's pick (1-based) and reason, if its answer is the JSON asked
 /// for with a candidate number in range.
-pub fn read_answer(text: &str, candidates: usize) -> Result<(u64, String), String> {
+pub(crate) fn read_answer(text: &str, candidates: usize) -> Result<(u64, String), String> {
     let m = json_answer(text).ok_or("the answer is not the JSON object asked for")?;
     let choice = m
         .get("choice")
@@ -157,7 +157,7 @@ pub fn read_answer(text: &str, candidates: usize) -> Result<(u64, String), Strin
 
 /// Makes the picked candidate the verdict (the others keep their order
 /// behind it) and notes the judge's reason.
-pub fn apply(run: &RunView, e: &mut Explanation, choice: u64, reason: String, model: &str) {
+pub(crate) fn apply(run: &RunView, e: &mut Explanation, choice: u64, reason: String, model: &str) {
     let Some(v) = e.verdict.as_mut() else { return };
     let picked = (choice as usize).saturating_sub(1);
     if picked > 0 && picked < v.candidates.len() {
@@ -188,7 +188,7 @@ pub fn apply(run: &RunView, e: &mut Explanation, choice: u64, reason: String, mo
 
 /// The whole-run request about one failed run: every step, cut to an even
 /// share of the budget, and the findings as hints.
-pub fn prompt_run(run: &RunView, e: &Explanation) -> Option<Prompt> {
+pub(crate) fn prompt_run(run: &RunView, e: &Explanation) -> Option<Prompt> {
     e.verdict.as_ref()?;
     let n = run.steps.len().max(1);
     let share = (RUN_BUDGET / n).max(RUN_STEP_MIN);
@@ -238,7 +238,7 @@ pub fn prompt_run(run: &RunView, e: &Explanation) -> Option<Prompt> {
 /// The step the whole-run judge named (an index into the run's steps) and
 /// its reason, if the step exists and the agent named acted there (or, for
 /// a tool's reply, asked for it).
-pub fn read_run_answer(text: &str, run: &RunView) -> Result<(usize, String), String> {
+pub(crate) fn read_run_answer(text: &str, run: &RunView) -> Result<(usize, String), String> {
     let m = json_answer(text).ok_or("the answer is not the JSON object asked for")?;
     let step = m
         .get("step")
@@ -269,7 +269,13 @@ pub fn read_run_answer(text: &str, run: &RunView) -> Result<(usize, String), Str
 /// Makes the step the whole-run judge named the verdict: a listed
 /// candidate moves first, another step becomes a new first candidate
 /// (detector "judge"), with the findings at that step as its evidence.
-pub fn apply_run(run: &RunView, e: &mut Explanation, at: usize, reason: String, model: &str) {
+pub(crate) fn apply_run(
+    run: &RunView,
+    e: &mut Explanation,
+    at: usize,
+    reason: String,
+    model: &str,
+) {
     let step = run.steps[at].step;
     let listed = e
         .verdict
@@ -316,7 +322,7 @@ pub fn apply_run(run: &RunView, e: &mut Explanation, at: usize, reason: String, 
 
 /// What the judge is shown: the rules' top candidates, or the whole run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope {
+pub(crate) enum Scope {
     Candidates,
     Run,
 }
@@ -324,7 +330,7 @@ pub enum Scope {
 /// Asks the judge about every verdict with two candidates or more. An
 /// answer that cannot be read, or a request that failed, keeps the rules'
 /// order with a warning; a refusal every request would meet is an error.
-pub fn judge_all(
+pub(crate) fn judge_all(
     client: &Client,
     runs: &mut [(RunView, Explanation)],
     scope: Scope,

@@ -37,14 +37,14 @@ const MAX_TOKENS: u32 = 400;
 
 /// What the model said about one pattern.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Narrative {
+pub(crate) struct Narrative {
     pub narrative: String,
     pub fix: Option<String>,
 }
 
 impl Narrative {
     /// Sets the pattern record's `narrative`, `fix` and `narrative_model`.
-    pub fn insert_into(&self, record: &mut Map<String, Value>, model: &str) {
+    pub(crate) fn insert_into(&self, record: &mut Map<String, Value>, model: &str) {
         record.insert("narrative".into(), Value::String(self.narrative.clone()));
         match &self.fix {
             Some(fix) => record.insert("fix".into(), Value::String(fix.clone())),
@@ -55,7 +55,7 @@ impl Narrative {
 }
 
 /// The request about one pattern.
-pub fn prompt(p: &Pattern) -> Prompt {
+pub(crate) fn prompt(p: &Pattern) -> Prompt {
     let samples: Vec<Value> = p
         .samples
         .iter()
@@ -106,7 +106,7 @@ pub fn prompt(p: &Pattern) -> Prompt {
 /// Reads the model's answer: the JSON asked for, else (with a warning the
 /// caller prints) its plain text as the narrative, without a fix. JSON
 /// without a narrative is no answer.
-pub fn read_answer(text: &str) -> Result<(Narrative, Option<&'static str>), &'static str> {
+pub(crate) fn read_answer(text: &str) -> Result<(Narrative, Option<&'static str>), &'static str> {
     let field = |m: &Map<String, Value>, k: &str, max: usize| {
         m.get(k)
             .and_then(Value::as_str)
@@ -140,7 +140,7 @@ pub fn read_answer(text: &str) -> Result<(Narrative, Option<&'static str>), &'st
 /// Asks for a narrative of each pattern. A pattern whose request failed
 /// gets none, with a warning; a refusal every request would meet (a bad
 /// key, an unknown model) is an error.
-pub fn narrate(
+pub(crate) fn narrate(
     client: &Client,
     patterns: &[&Pattern],
     diag: &mut Diag,
@@ -176,7 +176,7 @@ pub fn narrate(
 /// Adds a narrative and fix to each of the first `top` patterns of a
 /// report (in rank order once it is finished), as `triage-explain
 /// --narrate` adds them to pattern records.
-pub fn narrate_report(
+pub(crate) fn narrate_report(
     client: &Client,
     report: &mut Report,
     top: usize,

@@ -14,7 +14,7 @@ use crate::stream::{Record, looks_like_records, read_records_from};
 
 /// What one side of an analysis gives: the scored batch and patterns, and
 /// the records of other kinds (findings, verdicts, …) for the renderer.
-pub struct Analysis {
+pub(crate) struct Analysis {
     pub batch: Batch,
     pub patterns: Vec<Pattern>,
     pub other: Vec<Vec<u8>>,
@@ -32,7 +32,7 @@ pub struct AnalyzeOptions {
 }
 
 impl AnalyzeOptions {
-    pub fn new(config: Config) -> Self {
+    pub(crate) fn new(config: Config) -> Self {
         AnalyzeOptions {
             format: Format::Auto,
             config,
@@ -47,7 +47,7 @@ impl AnalyzeOptions {
 /// Parses (when the inputs are trace files), groups and scores `inputs`,
 /// with the results of triage-parse | triage-group | triage-score. Parsed
 /// events go to the grouper without a round trip through JSON.
-pub fn analyze(
+pub(crate) fn analyze(
     inputs: &[Input],
     opts: &AnalyzeOptions,
     diag: &mut Diag,

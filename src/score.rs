@@ -98,7 +98,7 @@ fn score_one(p: &Pattern, max_freq: u64, runs_total: u64, cfg: &ScoringConfig) -
 }
 
 /// high ≥ 0.8, medium ≥ 0.4, low below.
-pub fn confidence_label(c: f64) -> &'static str {
+pub(crate) fn confidence_label(c: f64) -> &'static str {
     if c >= 0.8 {
         "high"
     } else if c >= 0.4 {

@@ -46,7 +46,7 @@ impl std::fmt::Display for Location<'_> {
 /// Reads the inputs in order, handing each record to `each`. Unreadable
 /// lines are skipped with a warning (an error under `strict`) and counted;
 /// returns how many were skipped. A header with a newer schema is an error.
-pub fn read_records(
+pub(crate) fn read_records(
     inputs: &[Input],
     diag: &mut Diag,
     strict: bool,
@@ -339,7 +339,7 @@ where
 
 /// True when `head` (the start of an input) holds triage records rather
 /// than trace files: its first line is an object with a known `kind`.
-pub fn looks_like_records(head: &[u8]) -> bool {
+pub(crate) fn looks_like_records(head: &[u8]) -> bool {
     let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
     let first = head
         .split(|b| *b == b'\n')

@@ -16,7 +16,7 @@ impl Timestamp {
 
     /// Epoch seconds, or milliseconds when the value is too large to be
     /// seconds (the rule pydantic applies, so lax inputs agree).
-    pub fn from_epoch_number(x: f64) -> Option<Self> {
+    pub(crate) fn from_epoch_number(x: f64) -> Option<Self> {
         if !x.is_finite() {
             return None;
         }
@@ -29,7 +29,7 @@ impl Timestamp {
 
     /// Parses an ISO 8601 / RFC 3339 date or date-time; a date-time without
     /// an offset is taken as UTC. Digits-only text is read as an epoch number.
-    pub fn parse(s: &str) -> Option<Self> {
+    pub(crate) fn parse(s: &str) -> Option<Self> {
         parse_common(s.as_bytes()).or_else(|| parse_any(s))
     }
 
@@ -37,7 +37,7 @@ impl Timestamp {
     /// nothing, as most traces spell it: its instant, and its first 19
     /// bytes, which are what [`Timestamp::write_rfc3339`] writes for it
     /// before the `Z`, so that a writer may copy them instead.
-    pub fn parse_utc(s: &str) -> Option<(Self, &str)> {
+    pub(crate) fn parse_utc(s: &str) -> Option<(Self, &str)> {
         let (text, zone) = s.split_at_checked(19)?;
         // A leap second (:60) is read as the next minute's first, so its
         // text is not written back.
@@ -48,27 +48,27 @@ impl Timestamp {
     }
 
     /// Days since 1970-01-01, UTC.
-    pub fn day_number(&self) -> i64 {
+    pub(crate) fn day_number(&self) -> i64 {
         self.0.div_euclid(NANOS_PER_SEC * 86_400) as i64
     }
 
     /// Midnight, UTC, of a day number.
-    pub fn from_day_number(day: i64) -> Self {
+    pub(crate) fn from_day_number(day: i64) -> Self {
         Timestamp(day as i128 * NANOS_PER_SEC * 86_400)
     }
 
     /// Hours since the epoch, UTC.
-    pub fn hour_number(&self) -> i64 {
+    pub(crate) fn hour_number(&self) -> i64 {
         self.0.div_euclid(NANOS_PER_SEC * 3600) as i64
     }
 
     /// The start of an hour number.
-    pub fn from_hour_number(hour: i64) -> Self {
+    pub(crate) fn from_hour_number(hour: i64) -> Self {
         Timestamp(hour as i128 * NANOS_PER_SEC * 3600)
     }
 
     /// The calendar day, `YYYY-MM-DD`, in UTC.
-    pub fn day(&self) -> String {
+    pub(crate) fn day(&self) -> String {
         let (y, m, d) = civil_from_days(self.0.div_euclid(NANOS_PER_SEC * 86_400) as i64);
         format!("{y:04}-{m:02}-{d:02}")
     }
@@ -77,7 +77,7 @@ impl Timestamp {
 impl Timestamp {
     /// Appends the RFC 3339 text (as Display gives it) without formatting
     /// machinery: this runs once per event on the parse hot path.
-    pub fn write_rfc3339(&self, out: &mut Vec<u8>) {
+    pub(crate) fn write_rfc3339(&self, out: &mut Vec<u8>) {
         // Whole seconds from 1970 to 2554 fit a u64 of nanoseconds, whose
         // divisions by constants compile to multiplications; an i128's are
         // library calls (about 300 instructions an event).

@@ -7,7 +7,7 @@ use std::io::{self, Write};
 
 /// What to generate.
 #[derive(Debug, Clone)]
-pub struct GenSpec {
+pub(crate) struct GenSpec {
     pub events: u64,
     pub runs: u64,
     pub agents: u32,
@@ -23,7 +23,7 @@ pub struct GenSpec {
 
 /// What the generator writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum GenFormat {
+pub(crate) enum GenFormat {
     /// One agent-triage event per line.
     #[default]
     Ndjson,
@@ -32,14 +32,14 @@ pub enum GenFormat {
 }
 
 /// splitmix64: small, fast and the same on every machine.
-pub struct Rng(u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
-    pub fn new(seed: u64) -> Self {
+    pub(crate) fn new(seed: u64) -> Self {
         Rng(seed)
     }
 
-    pub fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -48,12 +48,12 @@ impl Rng {
     }
 
     /// A number in [0, n).
-    pub fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         self.next_u64() % n.max(1)
     }
 
     /// True with probability p.
-    pub fn chance(&mut self, p: f64) -> bool {
+    pub(crate) fn chance(&mut self, p: f64) -> bool {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64 <= p
     }
 }
@@ -99,7 +99,7 @@ struct Line {
 }
 
 /// Writes the traces to `out`.
-pub fn generate(spec: &GenSpec, out: &mut dyn Write) -> io::Result<()> {
+pub(crate) fn generate(spec: &GenSpec, out: &mut dyn Write) -> io::Result<()> {
     match spec.format {
         GenFormat::Ndjson => generate_ndjson(spec, out),
         GenFormat::Otlp => generate_otlp(spec, out),

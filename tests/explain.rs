@@ -285,3 +285,30 @@ fn min_confidence_hides_weak_verdicts_in_explain_and_render() {
         .assert()
         .failure();
 }
+
+#[test]
+fn list_detectors_names_each_detector_and_what_it_looks_for() {
+    let out = Command::cargo_bin("triage-explain")
+        .unwrap()
+        .arg("--list-detectors")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    let rows: Vec<(&str, &str)> = text
+        .lines()
+        .map(|l| l.split_once('\t').expect("name TAB what it looks for"))
+        .collect();
+    assert!(rows.len() >= 20, "{text}");
+    assert!(rows.iter().any(|(name, _)| *name == "explicit_error"));
+    assert!(
+        rows.iter()
+            .all(|(name, about)| !name.is_empty() && about.len() > 10)
+    );
+    let docs = std::fs::read_to_string("docs/explain.md").unwrap();
+    for (name, _) in &rows {
+        assert!(docs.contains(name), "docs/explain.md does not name {name}");
+    }
+}

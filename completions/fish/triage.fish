@@ -233,6 +233,7 @@ complete -c triage -n "__fish_triage_using_subcommand explain" -l verdicts-only 
 complete -c triage -n "__fish_triage_using_subcommand explain" -l narrate -d 'Add an LLM\'s root-cause narrative and one concrete fix to each of the top N scored pattern records (fields narrative, fix, narrative_model)'
 complete -c triage -n "__fish_triage_using_subcommand explain" -l judge -d 'Let an LLM re-rank the top 3 candidates of each failed run\'s verdict; the verdict follows its pick and notes its reason (field judge)'
 complete -c triage -n "__fish_triage_using_subcommand explain" -l judge-run -d 'Like --judge, but show the LLM the whole run (cut to about 12,000 tokens) with the detectors\' findings as hints, and let it name any step; a step the run lacks, or an agent that did not act there, is refused with a warning and the rules\' verdict stands'
+complete -c triage -n "__fish_triage_using_subcommand explain" -l list-detectors -d 'Print every detector, its name and what it looks for, one a line (tab-separated), and exit'
 complete -c triage -n "__fish_triage_using_subcommand explain" -l strict -d 'Stop at the first input that cannot be read, with exit status 2, instead of skipping it with a warning'
 complete -c triage -n "__fish_triage_using_subcommand explain" -s q -l quiet -d 'Print no warnings (errors are still printed)'
 complete -c triage -n "__fish_triage_using_subcommand explain" -l line-buffered -d 'Flush every record as soon as it is written (for `tail -f` pipelines)'

@@ -11,7 +11,7 @@ use super::observations::{str_of, text_of};
 
 /// Adds what one content block says to `msg`; blocks with nothing to say
 /// as a step (images, documents, citations) add nothing.
-pub fn content_block(b: &Value, msg: &mut Message) {
+pub(crate) fn content_block(b: &Value, msg: &mut Message) {
     let kind = b.get("type").and_then(Value::as_str).unwrap_or("");
     match kind {
         "tool_use" | "server_tool_use" | "mcp_tool_use" => msg.parts.push(Part::Call {

@@ -35,7 +35,7 @@ struct Traj {
 
 /// Reads trajectories from `r` into `sink`: per top-level trajectory its
 /// events (sub-agents inline), then its `run` record.
-pub fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
+pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let data = super::read_document(r, sink)?;
     let mut trajectories: Vec<Traj> = Vec::new();
     for (line, value) in observations::json_values(&data) {

@@ -23,7 +23,7 @@ const AGENT: &str = "assistant";
 const SHELL: &str = "bash";
 
 /// Reads coding-agent trajectories from `r` into `sink`.
-pub fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
+pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let data = super::read_document(r, sink)?;
     let mut k = 0usize;
     for (line, value) in observations::json_values(&data) {

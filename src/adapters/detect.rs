@@ -36,7 +36,7 @@ pub fn detect(_path: Option<&Path>, head: &[u8]) -> Format {
 }
 
 /// The format whose shape the first JSON value of `head` has, if any.
-pub fn claim(head: &[u8]) -> Option<Format> {
+pub(crate) fn claim(head: &[u8]) -> Option<Format> {
     if recorded_session_call(head) {
         return Some(Format::ManagedAgent);
     }

@@ -17,7 +17,7 @@ use crate::record::{ErrorInfo, EventOut, JsonVal, RunRec, Src};
 
 /// Reads eval logs from `r` into `sink`: per sample its events, then its
 /// `run` record.
-pub fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
+pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let data = super::read_document(r, sink)?;
     for (line, value) in observations::json_values(&data) {
         let log = match value {

@@ -18,7 +18,7 @@ use crate::record::ErrorInfo;
 
 /// Attribute names, most specific first.
 mod keys {
-    pub const AGENT: &[&str] = &[
+    pub(crate) const AGENT: &[&str] = &[
         "gen_ai.agent.name",
         "gen_ai.agent.id",
         "agent.name",
@@ -26,18 +26,18 @@ mod keys {
         "agent.id",
         "graph.node.id",
     ];
-    pub const TOOL: &[&str] = &[
+    pub(crate) const TOOL: &[&str] = &[
         "gen_ai.tool.name",
         "tool.name",
         "ai.toolCall.name",
         "tool_name",
     ];
-    pub const INPUT: &[&str] = &["input.value", "gen_ai.tool.call.arguments"];
-    pub const OUTPUT: &[&str] = &["output.value", "gen_ai.tool.call.result"];
+    pub(crate) const INPUT: &[&str] = &["input.value", "gen_ai.tool.call.arguments"];
+    pub(crate) const OUTPUT: &[&str] = &["output.value", "gen_ai.tool.call.result"];
 }
 
 /// Reads Langfuse exports from `r` into `sink`; emits every trace at the end.
-pub fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
+pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let data = super::read_document(r, sink)?;
     let mut found = Found::default();
     for (line, value) in observations::json_values(&data) {

@@ -24,7 +24,7 @@ const AGENT_KEYS: &[&str] = &[
 ];
 
 /// Reads LangSmith runs from `r` into `sink`; emits every trace at the end.
-pub fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
+pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let data = super::read_document(r, sink)?;
     let mut runs = Runs::default();
     for (line, value) in observations::json_values(&data) {

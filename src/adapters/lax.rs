@@ -11,7 +11,7 @@ use crate::timestamp::Timestamp;
 
 /// A JSON value as the lax rules see it.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Scalar<'a> {
+pub(crate) enum Scalar<'a> {
     Null,
     Bool(bool),
     Int(i64),
@@ -61,7 +61,7 @@ impl<'a> From<&'a BorrowedValue<'a>> for Scalar<'a> {
 
 impl Scalar<'_> {
     /// How a message names the value.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             Scalar::Null => "null".to_string(),
             Scalar::Bool(b) => b.to_string(),
@@ -79,7 +79,7 @@ impl Scalar<'_> {
 
     /// An integer: integers, floats without a fraction, booleans, and
     /// strings of digits (with sign, underscores or a zero fraction).
-    pub fn int(&self, name: &str) -> Result<i64, String> {
+    pub(crate) fn int(&self, name: &str) -> Result<i64, String> {
         let got = match self {
             Scalar::Int(n) => Some(*n),
             Scalar::Float(f) => float_to_int(*f),
@@ -91,7 +91,7 @@ impl Scalar<'_> {
     }
 
     /// A boolean: true/false, 0/1, and the strings pydantic accepts.
-    pub fn bool(&self, name: &str) -> Result<bool, String> {
+    pub(crate) fn bool(&self, name: &str) -> Result<bool, String> {
         let got = match self {
             Scalar::Bool(b) => Some(*b),
             Scalar::Int(0) => Some(false),
@@ -109,7 +109,7 @@ impl Scalar<'_> {
     }
 
     /// A date-time: a string in ISO 8601 or an epoch number.
-    pub fn timestamp(&self) -> Result<Timestamp, String> {
+    pub(crate) fn timestamp(&self) -> Result<Timestamp, String> {
         let got = match self {
             Scalar::Str(s) => Timestamp::parse(s),
             Scalar::Int(n) => Timestamp::from_epoch_number(*n as f64),
@@ -121,7 +121,7 @@ impl Scalar<'_> {
 
     /// What Python's `str()` gives, so a non-string label reads as in the
     /// reference.
-    pub fn python_str(&self) -> String {
+    pub(crate) fn python_str(&self) -> String {
         match self {
             Scalar::Bool(true) => "True".to_string(),
             Scalar::Bool(false) => "False".to_string(),
@@ -173,14 +173,6 @@ pub(super) fn as_str<'v>(v: &'v BorrowedValue<'v>) -> Option<&'v str> {
 
 pub(super) fn describe(v: &BorrowedValue<'_>) -> String {
     Scalar::from(v).describe()
-}
-
-pub fn lax_int(v: &BorrowedValue<'_>, name: &str) -> Result<i64, String> {
-    Scalar::from(v).int(name)
-}
-
-pub fn lax_bool(v: &BorrowedValue<'_>, name: &str) -> Result<bool, String> {
-    Scalar::from(v).bool(name)
 }
 
 pub(super) fn python_str(v: &BorrowedValue<'_>) -> String {

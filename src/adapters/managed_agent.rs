@@ -21,7 +21,7 @@ const MESSAGE: &str = "message";
 
 /// Reads session event streams from `r` into `sink`: per session its events
 /// in processing order, then its `run` record.
-pub fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
+pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let data = super::read_document(r, sink)?;
     let mut stream = Stream::new(sink.path());
     for (line, value) in observations::json_values(&data) {

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 /// One message, in any dialect, as the events need it.
 #[derive(Debug, Default)]
-pub struct Message {
+pub(crate) struct Message {
     /// `user`, `assistant`, `tool`, `system`…
     pub role: String,
     /// The speaker's own name, where a multi-agent log gives one.
@@ -18,7 +18,7 @@ pub struct Message {
 
 /// What a message says: words, a tool call, or a tool's result.
 #[derive(Debug)]
-pub enum Part {
+pub(crate) enum Part {
     Text(String),
     Call {
         id: Option<String>,

@@ -88,7 +88,7 @@ pub enum Format {
 }
 
 impl Format {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Format::Auto => "auto",
             Format::Ndjson => "ndjson",
@@ -110,7 +110,7 @@ impl Format {
 
 /// The FORMATS section of the man pages: each format's name and help, from
 /// the list above, so a format added there is documented here too.
-pub fn formats_man_text() -> String {
+pub(crate) fn formats_man_text() -> String {
     let mut text = String::new();
     for format in Format::value_variants()
         .iter()
@@ -136,23 +136,23 @@ docs/formats.md (see SEE ALSO) says how to export each format from its source an
 }
 
 /// Reads one input in `format` (or the detected one) into `sink`.
-pub fn read_input(input: &Input, format: Format, sink: &mut Sink<'_>) -> anyhow::Result<()> {
+pub(crate) fn read_input(input: &Input, format: Format, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let (head, reader) = peek(input)?;
     read_peeked(input, head, reader, format, sink)
 }
 
 /// The first 64 KiB of an input, and a reader that still yields them.
-pub type Peeked = (Vec<u8>, Box<dyn Read + Send>);
+pub(crate) type Peeked = (Vec<u8>, Box<dyn Read + Send>);
 
 /// Opens an input and reads its start, for format detection.
-pub fn peek(input: &Input) -> anyhow::Result<Peeked> {
+pub(crate) fn peek(input: &Input) -> anyhow::Result<Peeked> {
     let mut reader = input.open()?;
     let head = read_start(&input.name(), &mut reader, input.waiting())?;
     Ok((head, reader))
 }
 
 /// Reads an input whose start `head` was already read from `rest`.
-pub fn read_peeked(
+pub(crate) fn read_peeked(
     input: &Input,
     head: Vec<u8>,
     rest: Box<dyn Read + Send>,
@@ -289,13 +289,13 @@ pub struct TimeFilter {
 
 impl TimeFilter {
     /// True when --since or --until was given.
-    pub fn is_set(&self) -> bool {
+    pub(crate) fn is_set(&self) -> bool {
         self.since.is_some() || self.until.is_some()
     }
 
     /// True when an event at `ts` is in range; an event without a time is
     /// kept (see [`Sink::count_untimed`]).
-    pub fn keeps(&self, ts: Option<Timestamp>) -> bool {
+    pub(crate) fn keeps(&self, ts: Option<Timestamp>) -> bool {
         let Some(ts) = ts else { return true };
         self.since.is_none_or(|s| ts >= s) && self.until.is_none_or(|u| ts < u)
     }
@@ -303,7 +303,7 @@ impl TimeFilter {
 
 /// The default of `--max-document`, in bytes: a span list decodes to some
 /// thirty times its size, so this is already several GiB of memory.
-pub const DEFAULT_MAX_DOCUMENT: u64 = 256 << 20;
+pub(crate) const DEFAULT_MAX_DOCUMENT: u64 = 256 << 20;
 
 /// Settings adapters read while decoding, shared across threads.
 pub struct DecodeSettings {
@@ -333,13 +333,13 @@ impl Default for DecodeSettings {
 impl DecodeSettings {
     /// Cuts `text` to the limit at a character boundary; returns the kept
     /// text and the digest of the whole.
-    pub fn text(&self, text: &str) -> (String, String) {
+    pub(crate) fn text(&self, text: &str) -> (String, String) {
         crate::record::cut_text(text, self.text_limit)
     }
 
     /// Marks an unlabeled failure's cause from its error, or a success whose
     /// output reads as a failure. Explicit labels always win.
-    pub fn infer_failure(&self, ev: &mut EventOut<'_>) {
+    pub(crate) fn infer_failure(&self, ev: &mut EventOut<'_>) {
         if ev.action_succeeded
             && ev.failure_classification.is_none()
             && let Some(out) = ev.output.as_deref()

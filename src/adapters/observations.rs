@@ -20,7 +20,9 @@ use crate::timestamp::Timestamp;
 /// input is JSONL: each line is read on its own, so a bad line costs that
 /// line. Otherwise it is one or more documents one after another, read
 /// until the first one that is broken (what follows cannot be told apart).
-pub fn json_values(doc: &[u8]) -> Box<dyn Iterator<Item = (u64, Result<Value, String>)> + '_> {
+pub(crate) fn json_values(
+    doc: &[u8],
+) -> Box<dyn Iterator<Item = (u64, Result<Value, String>)> + '_> {
     let doc = doc.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(doc);
     let mut lines = doc.split(|b| *b == b'\n');
     let first = lines.find(|l| !l.trim_ascii().is_empty());
@@ -106,7 +108,7 @@ impl LineCounter {
 
 /// A value with JSON written inside strings decoded (twice-encoded JSON
 /// too); texts that are not JSON objects or lists stay as they are.
-pub fn decoded(v: &Value) -> Value {
+pub(crate) fn decoded(v: &Value) -> Value {
     let mut v = v.clone();
     for _ in 0..2 {
         let Value::String(s) = &v else { break };
@@ -124,7 +126,7 @@ pub fn decoded(v: &Value) -> Value {
 
 /// The text of an input or output: a string (decoded when it holds JSON
 /// text), the text parts of a content list, or compact JSON.
-pub fn text_of(v: &Value) -> Option<String> {
+pub(crate) fn text_of(v: &Value) -> Option<String> {
     match decoded(v) {
         Value::Null => None,
         Value::String(s) => Some(s),
@@ -147,7 +149,7 @@ fn is_text_part(p: &Value) -> bool {
 }
 
 /// What kind of JSON value `v` is, for a message.
-pub fn describe(v: &Value) -> &'static str {
+pub(crate) fn describe(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -159,7 +161,7 @@ pub fn describe(v: &Value) -> &'static str {
 }
 
 /// Non-empty text of a JSON string, or of a number.
-pub fn str_of(v: Option<&Value>) -> Option<String> {
+pub(crate) fn str_of(v: Option<&Value>) -> Option<String> {
     match v? {
         Value::String(s) if !s.trim().is_empty() => Some(s.clone()),
         Value::Number(n) => Some(n.to_string()),
@@ -171,7 +173,7 @@ pub fn str_of(v: Option<&Value>) -> Option<String> {
 /// as an epoch number in seconds, milliseconds, microseconds or nanoseconds
 /// (told apart by size; integers are read exactly, never through a float),
 /// as Unix nanoseconds.
-pub fn nanos_of(v: Option<&Value>) -> Option<i128> {
+pub(crate) fn nanos_of(v: Option<&Value>) -> Option<i128> {
     let nanos = match v? {
         Value::String(s) => match s.trim().parse::<i128>() {
             Ok(n) => epoch_integer(n),
@@ -207,7 +209,7 @@ fn epoch_integer(n: i128) -> Option<i128> {
 
 /// The event `span_kind` a LangSmith run type (also a Langfuse
 /// observation's `langsmith.span.kind`) stands for.
-pub fn kind_from_run_type(run_type: &str) -> Option<&'static str> {
+pub(crate) fn kind_from_run_type(run_type: &str) -> Option<&'static str> {
     Some(match run_type.to_ascii_lowercase().as_str() {
         "llm" | "chat_model" => "llm",
         "tool" => "tool",
@@ -222,7 +224,7 @@ pub fn kind_from_run_type(run_type: &str) -> Option<&'static str> {
 /// One observation of a trace, decoded: what its event needs. Texts are
 /// whole; they are cut when the event is made.
 #[derive(Debug, Default)]
-pub struct Node {
+pub(crate) struct Node {
     pub run: String,
     pub id: String,
     pub parent: Option<String>,
@@ -259,7 +261,7 @@ impl Node {
     /// Cuts the texts to the configured size (keeping the digests of the
     /// whole) and drops what its event will not use, so a large export's
     /// observations are held small until their trace is emitted.
-    pub fn cut(mut self, settings: &DecodeSettings) -> Self {
+    pub(crate) fn cut(mut self, settings: &DecodeSettings) -> Self {
         let cut = |text: Option<String>| match text {
             Some(t) => {
                 let (kept, digest) = settings.text(&t);
@@ -290,7 +292,7 @@ impl TreeNode for Node {
 
 /// What a trace's run record says besides its id.
 #[derive(Debug, Default, Clone)]
-pub struct RunInfo {
+pub(crate) struct RunInfo {
     pub task: Option<String>,
 }
 
@@ -298,7 +300,7 @@ pub struct RunInfo {
 /// their tree, then the run's record: failed when its root failed, else
 /// unknown (no error recorded is not proof of success); its task is the
 /// one `runs` gives, else the first root's input.
-pub fn emit_runs(
+pub(crate) fn emit_runs(
     nodes: &[Node],
     runs: &HashMap<String, RunInfo>,
     sink: &mut Sink<'_>,
@@ -372,7 +374,7 @@ pub fn emit_runs(
 }
 
 /// Marks a failure no record states but the reader concluded.
-pub fn fail_inferred(ev: &mut EventOut<'_>, source: &'static str, message: &str) {
+pub(crate) fn fail_inferred(ev: &mut EventOut<'_>, source: &'static str, message: &str) {
     ev.action_succeeded = false;
     ev.failure_source = Some(source);
     ev.failure_inferred = true;
@@ -413,7 +415,7 @@ fn inherit_failures(events: &mut [EventOut<'_>], parents: &[Option<usize>]) {
 }
 
 /// The id, unless an earlier event of the input had it.
-pub fn unique_id(id: &str, index: usize, used: &mut HashSet<String>) -> String {
+pub(crate) fn unique_id(id: &str, index: usize, used: &mut HashSet<String>) -> String {
     let id = if id.is_empty() || used.contains(id) {
         format!("{id}#{index}")
     } else {
@@ -474,7 +476,7 @@ fn event_of<'a>(
 
 /// Sets an event's input and output, cut to the configured size, with the
 /// digests of the whole texts.
-pub fn set_texts(
+pub(crate) fn set_texts(
     ev: &mut EventOut<'_>,
     input: Option<&str>,
     output: Option<&str>,

@@ -12,7 +12,7 @@ use super::message::{Message, Part};
 use super::observations::{nanos_of, str_of, text_of};
 
 /// Whether `v` is a message or a Responses item, rather than an envelope.
-pub fn is_message(v: &Value) -> bool {
+pub(crate) fn is_message(v: &Value) -> bool {
     let role = v.get("role").is_some_and(Value::is_string);
     let item = v
         .get("type")
@@ -47,7 +47,7 @@ const ANSWERED_APART: &[&str] = &[
 ];
 
 /// Decodes one message or item; `None` when `v` is neither.
-pub fn message(v: &Value) -> Option<Message> {
+pub(crate) fn message(v: &Value) -> Option<Message> {
     if !is_message(v) {
         return None;
     }

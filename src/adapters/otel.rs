@@ -20,7 +20,7 @@ use super::{DecodeSettings, Sink};
 use crate::timestamp::Timestamp;
 
 /// Reads one span file from `r` into `sink`.
-pub fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
+pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let data = super::read_document(r, sink)?;
     let mut held = Vec::new();
     for (line, value) in json_values(&data) {

@@ -270,7 +270,7 @@ fn held_span(
 
 /// Reads OTLP requests from `r` into `sink`, emitting each trace once it
 /// is complete.
-pub fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
+pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let mut window = TraceWindow::new(sink.settings.trace_window);
     let limit = sink.settings.document_limit;
     let mut reader = ChunkReader::new(r).max_line(limit);

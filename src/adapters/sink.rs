@@ -57,7 +57,7 @@ impl<'w> Sink<'w> {
     }
 
     /// A sink that feeds events to `grouper` and keeps other records.
-    pub fn to_grouper(
+    pub(crate) fn to_grouper(
         grouper: &'w mut Grouper,
         other: &'w mut Vec<Vec<u8>>,
         diag: &'w mut Diag,
@@ -104,11 +104,11 @@ impl<'w> Sink<'w> {
 
     /// True when events go straight to a grouper, so adapters may hand
     /// over decoded views instead of serialized records.
-    pub fn feeds_grouper(&self) -> bool {
+    pub(crate) fn feeds_grouper(&self) -> bool {
         matches!(self.out, SinkTarget::Grouper { .. })
     }
 
-    pub fn path(&self) -> &str {
+    pub(crate) fn path(&self) -> &str {
         &self.source.path
     }
 
@@ -124,7 +124,7 @@ impl<'w> Sink<'w> {
     }
 
     /// Warns, once per source, that lone surrogate escapes were replaced.
-    pub fn repaired(&mut self, r: crate::io::surrogates::Repaired) {
+    pub(crate) fn repaired(&mut self, r: crate::io::surrogates::Repaired) {
         if self.repaired_warned {
             return;
         }
@@ -148,7 +148,7 @@ impl<'w> Sink<'w> {
 
     /// Notes `n` events that --since/--until kept because they have no
     /// time to place them by.
-    pub fn count_untimed(&mut self, n: u64) {
+    pub(crate) fn count_untimed(&mut self, n: u64) {
         self.untimed += n;
     }
 
@@ -198,7 +198,7 @@ impl<'w> Sink<'w> {
     }
 
     /// Writes an event unless the time filter drops it.
-    pub fn emit(&mut self, ev: &EventOut<'_>) -> io::Result<()> {
+    pub(crate) fn emit(&mut self, ev: &EventOut<'_>) -> io::Result<()> {
         let ts = ev.timestamp.as_deref().and_then(Timestamp::parse);
         if !self.settings.filter.keeps(ts) {
             return Ok(());
@@ -222,7 +222,7 @@ impl<'w> Sink<'w> {
 
     /// Writes an event serialized without its closing brace: adds the step
     /// (its position in its run) and closes the object.
-    pub fn emit_prepared(&mut self, run_id: &str, body: &[u8]) -> io::Result<()> {
+    pub(crate) fn emit_prepared(&mut self, run_id: &str, body: &[u8]) -> io::Result<()> {
         let step = self.take_step(run_id);
         let tail = StepTail::new(step);
         match &mut self.out {
@@ -240,7 +240,11 @@ impl<'w> Sink<'w> {
 
     /// Hands a decoded event (already time-filtered) to the grouper; only
     /// when [`Sink::feeds_grouper`].
-    pub fn emit_view(&mut self, mut view: crate::record::EventView<'_>, ts: Option<Timestamp>) {
+    pub(crate) fn emit_view(
+        &mut self,
+        mut view: crate::record::EventView<'_>,
+        ts: Option<Timestamp>,
+    ) {
         view.step = self.take_step(&view.run_id);
         self.feed_at(&view, ts);
     }
@@ -267,14 +271,14 @@ impl<'w> Sink<'w> {
     }
 
     /// The step the next event of `run_id` will get.
-    pub fn next_step(&self, run_id: &str) -> u64 {
+    pub(crate) fn next_step(&self, run_id: &str) -> u64 {
         self.runs
             .get(run_id)
             .map_or(0, |run| self.steps[run as usize].0)
     }
 
     /// Writes a `run` record.
-    pub fn emit_run(&mut self, run: &RunRec) -> io::Result<()> {
+    pub(crate) fn emit_run(&mut self, run: &RunRec) -> io::Result<()> {
         match &mut self.out {
             SinkTarget::Records(w) => w.record(run),
             SinkTarget::Grouper { .. } => Ok(()),
@@ -282,7 +286,7 @@ impl<'w> Sink<'w> {
     }
 
     /// Passes a record of a kind the adapter does not read through unchanged.
-    pub fn pass_through(&mut self, line: &[u8]) -> io::Result<()> {
+    pub(crate) fn pass_through(&mut self, line: &[u8]) -> io::Result<()> {
         match &mut self.out {
             SinkTarget::Records(w) => w.raw_line(line),
             SinkTarget::Grouper { other, .. } => {
@@ -294,7 +298,7 @@ impl<'w> Sink<'w> {
 
     /// Reports input that could not be read: an error under `--strict`,
     /// otherwise a warning and a count in the source record.
-    pub fn skip(&mut self, line: Option<u64>, reason: &str) -> anyhow::Result<()> {
+    pub(crate) fn skip(&mut self, line: Option<u64>, reason: &str) -> anyhow::Result<()> {
         let at = match line {
             Some(n) => format!("{}:{n}", self.source.path),
             None => self.source.path.clone(),

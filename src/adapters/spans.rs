@@ -8,7 +8,7 @@ use crate::timestamp::Timestamp;
 
 /// A span's status code, from the name or number a trace file spells it with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum StatusCode {
+pub(crate) enum StatusCode {
     #[default]
     Unset,
     Ok,
@@ -20,7 +20,7 @@ pub enum StatusCode {
 impl StatusCode {
     /// Reads the OTLP enum names ("STATUS_CODE_OK"), their short forms
     /// ("OK") in any case, and numbers written as text.
-    pub fn from_name(name: &str) -> StatusCode {
+    pub(crate) fn from_name(name: &str) -> StatusCode {
         let name = name.trim();
         let short = name
             .get(..12)
@@ -37,7 +37,7 @@ impl StatusCode {
     }
 
     /// The OTLP enum numbers: 0 unset, 1 ok, 2 error.
-    pub fn from_number(n: f64) -> StatusCode {
+    pub(crate) fn from_number(n: f64) -> StatusCode {
         match n {
             0.0 => StatusCode::Unset,
             1.0 => StatusCode::Ok,
@@ -50,7 +50,7 @@ impl StatusCode {
 /// Passes the failure event `from` states on to event `to`, marked
 /// inferred with `failure_source` "inherited": for a parent whose children
 /// record nothing of the failure it reports.
-pub fn inherit_failure(events: &mut [crate::record::EventOut<'_>], from: usize, to: usize) {
+pub(crate) fn inherit_failure(events: &mut [crate::record::EventOut<'_>], from: usize, to: usize) {
     let (error, class, cause) = (
         events[from].error.clone(),
         events[from].failure_classification.clone(),
@@ -66,7 +66,7 @@ pub fn inherit_failure(events: &mut [crate::record::EventOut<'_>], from: usize, 
 }
 
 /// The event `span_kind` an OpenInference span kind stands for.
-pub fn kind_from_openinference(kind: &str) -> Option<&'static str> {
+pub(crate) fn kind_from_openinference(kind: &str) -> Option<&'static str> {
     Some(match kind.to_ascii_uppercase().as_str() {
         "AGENT" => "agent",
         "LLM" => "llm",
@@ -78,7 +78,7 @@ pub fn kind_from_openinference(kind: &str) -> Option<&'static str> {
 }
 
 /// The event `span_kind` a GenAI `gen_ai.operation.name` stands for.
-pub fn kind_from_operation(op: &str) -> Option<&'static str> {
+pub(crate) fn kind_from_operation(op: &str) -> Option<&'static str> {
     Some(match op {
         "invoke_agent" | "create_agent" => "agent",
         "chat" | "text_completion" | "generate_content" | "embeddings" | "call_llm" => "llm",
@@ -88,18 +88,18 @@ pub fn kind_from_operation(op: &str) -> Option<&'static str> {
 }
 
 /// Divergence fields written as one comma-separated text.
-pub fn split_divergence(text: &str) -> impl Iterator<Item = &str> {
+pub(crate) fn split_divergence(text: &str) -> impl Iterator<Item = &str> {
     text.split(',').map(str::trim).filter(|f| !f.is_empty())
 }
 
 /// A span time in Unix nanoseconds as an RFC 3339 timestamp; zero (unset in
 /// OTLP) is no time.
-pub fn timestamp_from_nanos(nanos: i128) -> Option<String> {
+pub(crate) fn timestamp_from_nanos(nanos: i128) -> Option<String> {
     (nanos > 0).then(|| Timestamp::from_unix_nanos(nanos).to_string())
 }
 
 /// Unix nanoseconds written as digits (OTLP/JSON writes int64 as text).
-pub fn nanos_from_text(text: &str) -> Option<i128> {
+pub(crate) fn nanos_from_text(text: &str) -> Option<i128> {
     let t = text.trim();
     if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
         return None;
@@ -108,7 +108,7 @@ pub fn nanos_from_text(text: &str) -> Option<i128> {
 }
 
 /// What ordering a span tree needs to know of one span.
-pub trait TreeNode {
+pub(crate) trait TreeNode {
     fn node_id(&self) -> &str;
     fn parent_id(&self) -> Option<&str>;
     /// Start in Unix nanoseconds; spans without one sort last.
@@ -120,7 +120,7 @@ pub trait TreeNode {
 /// (so a parent always comes before its children). Spans whose parent is
 /// missing are roots; spans caught in a parent cycle are walked from the
 /// first of them, so every span comes out exactly once.
-pub fn preorder<T: TreeNode>(nodes: &[T], members: &[usize]) -> Vec<(usize, Option<usize>)> {
+pub(crate) fn preorder<T: TreeNode>(nodes: &[T], members: &[usize]) -> Vec<(usize, Option<usize>)> {
     let mut by_id: HashMap<&str, usize> = HashMap::new();
     for &i in members {
         by_id.entry(nodes[i].node_id()).or_insert(i);
@@ -162,7 +162,7 @@ pub fn preorder<T: TreeNode>(nodes: &[T], members: &[usize]) -> Vec<(usize, Opti
 }
 
 /// Groups `0..n` by a key in first-appearance order (a file's traces).
-pub fn group_in_order<'a>(keys: impl Iterator<Item = &'a str>) -> Vec<Vec<usize>> {
+pub(crate) fn group_in_order<'a>(keys: impl Iterator<Item = &'a str>) -> Vec<Vec<usize>> {
     let mut index: HashMap<&str, usize> = HashMap::new();
     let mut groups: Vec<Vec<usize>> = Vec::new();
     for (i, key) in keys.enumerate() {
@@ -177,7 +177,7 @@ pub fn group_in_order<'a>(keys: impl Iterator<Item = &'a str>) -> Vec<Vec<usize>
 
 /// The agent an agent span's name names: "invoke_agent planner" and
 /// "agent_run [planner]" are the planner. None when nothing is left.
-pub fn agent_from_span_name(name: &str) -> Option<&str> {
+pub(crate) fn agent_from_span_name(name: &str) -> Option<&str> {
     let name = name.trim_start();
     let name = ["invoke_agent ", "agent_run "]
         .iter()
@@ -194,7 +194,7 @@ pub fn agent_from_span_name(name: &str) -> Option<&str> {
 
 /// The tool a tool span's name names: "execute_tool search",
 /// "running tool: search" and "tool.search" are the search tool.
-pub fn tool_from_span_name(name: &str) -> &str {
+pub(crate) fn tool_from_span_name(name: &str) -> &str {
     let name = name.trim_start();
     [
         "execute_tool ",
@@ -212,7 +212,7 @@ pub fn tool_from_span_name(name: &str) -> &str {
 
 /// A `service.name` that names something: the SDKs' default
 /// ("unknown_service", "unknown_service:python") names nothing.
-pub fn named_service(name: &str) -> Option<&str> {
+pub(crate) fn named_service(name: &str) -> Option<&str> {
     let name = name.trim();
     (!name.is_empty() && !name.starts_with("unknown_service")).then_some(name)
 }
@@ -222,7 +222,7 @@ pub fn named_service(name: &str) -> Option<&str> {
 /// base64 of 8 or 16 bytes as hex; UUIDs and opaque ids as they are. A
 /// decimal string past 64 bits (a 128-bit integer id, quoted on reading)
 /// becomes 32 hex digits.
-pub fn normal_id(id: &str) -> String {
+pub(crate) fn normal_id(id: &str) -> String {
     let id = id.trim();
     let hex = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_hexdigit());
     if let Some(rest) = id.strip_prefix("0x").or_else(|| id.strip_prefix("0X"))
@@ -248,7 +248,7 @@ pub fn normal_id(id: &str) -> String {
 }
 
 /// An integer id in hex: trace ids 32 digits, span ids 16.
-pub fn int_id(n: u128, trace: bool) -> String {
+pub(crate) fn int_id(n: u128, trace: bool) -> String {
     if trace {
         format!("{n:032x}")
     } else {

@@ -20,7 +20,7 @@ const MESSAGE: &str = "message";
 
 /// Reads one trajectory file from `r` into `sink`: per run its events, then
 /// its `run` record.
-pub fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
+pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let mut data = super::read_document(r, sink)?;
     let doc = match super::parse_document(&mut data) {
         Ok((doc, None)) => doc,

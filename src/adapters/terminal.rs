@@ -23,7 +23,7 @@ const NAMES: &[&str] = &[
 /// Whether `name` is a tool that ends an episode by its name: one of the
 /// common names, compared without case, `-` or a namespace prefix
 /// (`functions.submit`, `tools__finish`).
-pub fn is_terminal_name(name: &str) -> bool {
+pub(crate) fn is_terminal_name(name: &str) -> bool {
     let base = name
         .rsplit(['.', '/', ':'])
         .next()

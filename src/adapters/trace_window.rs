@@ -9,7 +9,7 @@ use super::Sink;
 use super::span_events::{Emitter, HeldSpan, Inherited, id_hash, warn_repeated};
 
 /// The window `--trace-window` sets by default: five minutes.
-pub const DEFAULT_WINDOW_NANOS: i128 = 300 * 1_000_000_000;
+pub(crate) const DEFAULT_WINDOW_NANOS: i128 = 300 * 1_000_000_000;
 
 /// A trace without a root (its root span lost or never exported) is
 /// emitted after this many windows without a span of it.
@@ -30,7 +30,7 @@ struct Open {
 
 /// Spans of an input in arrival order, emitted trace by trace in the order
 /// traces first appear.
-pub struct TraceWindow {
+pub(crate) struct TraceWindow {
     /// None holds every trace until the input ends.
     window: Option<i128>,
     /// The stream's clock: the time of the latest span that came with one.
@@ -55,7 +55,7 @@ pub struct TraceWindow {
 impl TraceWindow {
     const CLOSED_GENERATION: usize = 1 << 17;
 
-    pub fn new(window: Option<i128>) -> Self {
+    pub(crate) fn new(window: Option<i128>) -> Self {
         TraceWindow {
             window,
             now: None,
@@ -72,7 +72,7 @@ impl TraceWindow {
     }
 
     /// Takes the next span of the input, and emits the traces it completes.
-    pub fn push(&mut self, mut span: HeldSpan, sink: &mut Sink<'_>) -> anyhow::Result<()> {
+    pub(crate) fn push(&mut self, mut span: HeldSpan, sink: &mut Sink<'_>) -> anyhow::Result<()> {
         if let Some(t) = span.latest_nanos() {
             self.now = Some(t);
         }
@@ -119,7 +119,7 @@ impl TraceWindow {
     }
 
     /// Emits what is held, and says what was dropped or came late.
-    pub fn finish(mut self, sink: &mut Sink<'_>) -> anyhow::Result<()> {
+    pub(crate) fn finish(mut self, sink: &mut Sink<'_>) -> anyhow::Result<()> {
         while !self.open.is_empty() {
             self.emit_front(sink)?;
         }
@@ -140,7 +140,7 @@ of span time after its last span); each is emitted as a continuation of its run"
 
     /// Spans held now.
     #[cfg(test)]
-    pub fn held(&self) -> usize {
+    pub(crate) fn held(&self) -> usize {
         self.open.iter().map(|t| t.spans.len()).sum()
     }
 
@@ -178,7 +178,7 @@ of span time after its last span); each is emitted as a continuation of its run"
 
 /// Emits every held span, trace by trace in the order traces first appear,
 /// each trace's spans parent first and siblings by start time.
-pub fn emit_traces(held: Vec<HeldSpan>, sink: &mut Sink<'_>) -> anyhow::Result<()> {
+pub(crate) fn emit_traces(held: Vec<HeldSpan>, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let mut window = TraceWindow::new(None);
     for span in held {
         window.push(span, sink)?;

@@ -14,7 +14,7 @@ use crate::record::{ErrorInfo, EventOut, RunRec, Src};
 const TOOL_OUTPUT_PREFIX: &str = "exitcode:";
 
 /// Reads one Who&When file from `r` into `sink`.
-pub fn read(mut r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
+pub(crate) fn read(mut r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let path = sink.path().to_string();
     let data = super::read_document(&mut r, sink)?;
     if let Some((line, reason)) = super::not_utf8(&data) {
@@ -155,7 +155,7 @@ fn speaker_of(msg: &Map<String, Value>) -> &str {
 
 /// The agent behind a speaker: "Orchestrator (-> WebSurfer)" and
 /// "Orchestrator (thought)" are both the Orchestrator.
-pub fn agent_of(speaker: &str) -> &str {
+pub(crate) fn agent_of(speaker: &str) -> &str {
     match speaker.find(" (") {
         Some(i) if speaker.ends_with(')') => speaker[..i].trim(),
         _ => speaker,

@@ -14,14 +14,14 @@ use crate::timestamp::Timestamp;
 /// When a pattern pages: its score reaches `threshold` and it has not fired
 /// within `cooldown_secs`.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Policy {
+pub(crate) struct Policy {
     pub threshold: f64,
     pub cooldown_secs: u64,
 }
 
 /// What the policy says for one pattern.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Decision {
+pub(crate) enum Decision {
     Fire,
     BelowThreshold,
     /// Fired at `last`; quiet until `until` (Unix seconds).
@@ -34,7 +34,7 @@ pub enum Decision {
 impl Policy {
     /// The decision for a pattern scoring `final_score` that last fired at
     /// `last_fired`, at Unix second `now`.
-    pub fn decide(&self, final_score: f64, last_fired: Option<i64>, now: i64) -> Decision {
+    pub(crate) fn decide(&self, final_score: f64, last_fired: Option<i64>, now: i64) -> Decision {
         // NaN never reaches the threshold.
         if final_score
             .partial_cmp(&self.threshold)
@@ -55,7 +55,7 @@ impl Policy {
 
 /// The outcome of one pattern, as its `alert` record says it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     Fired,
     WouldFire,
     BelowThreshold,
@@ -77,7 +77,7 @@ impl Outcome {
 
 /// The `alert` record for `pattern`: the outcome, and the send's details
 /// when one was tried.
-pub fn alert_record(
+pub(crate) fn alert_record(
     pattern: &Pattern,
     scores: &Scores,
     policy: &Policy,

@@ -26,7 +26,7 @@ const DISCORD_MAX_CHARS: usize = 2000;
 const DISCORD_SUPPRESS_EMBEDS: u64 = 1 << 2;
 
 /// The payload for `pattern` in `format`.
-pub fn payload(
+pub(crate) fn payload(
     format: PayloadFormat,
     pattern: &Pattern,
     scores: &Scores,

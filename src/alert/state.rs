@@ -19,7 +19,7 @@ use crate::io::outfile::AtomicFile;
 const VERSION: u64 = 1;
 /// Seconds a `last_fired` may lie ahead of the clock (a clock stepped
 /// back a little) before the entry counts as corrupt.
-pub const CLOCK_SLACK: i64 = 300;
+pub(crate) const CLOCK_SLACK: i64 = 300;
 
 #[derive(Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -30,7 +30,7 @@ struct OnDisk {
 }
 
 /// The cooldown state, locked for writing or read-only (`--dry-run`).
-pub struct AlertState {
+pub(crate) struct AlertState {
     path: PathBuf,
     /// Held while this run may send; released when dropped.
     lock: Option<File>,
@@ -40,7 +40,7 @@ pub struct AlertState {
 impl AlertState {
     /// `$XDG_STATE_HOME/triage/alert-state.json`, else under
     /// `~/.local/state`.
-    pub fn default_path() -> anyhow::Result<PathBuf> {
+    pub(crate) fn default_path() -> anyhow::Result<PathBuf> {
         let base = match std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
             Some(dir) => PathBuf::from(dir),
             None => std::env::var_os("HOME")
@@ -53,7 +53,7 @@ impl AlertState {
 
     /// Takes the exclusive lock (waiting for another run to finish), then
     /// reads the state. The directory is created when missing.
-    pub fn lock(path: &Path) -> anyhow::Result<Self> {
+    pub(crate) fn lock(path: &Path) -> anyhow::Result<Self> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)
                 .map_err(|e| anyhow::anyhow!("{}: {}", dir.display(), io_reason(&e)))?;
@@ -74,7 +74,7 @@ impl AlertState {
     }
 
     /// Reads the state without locking it; a missing file is an empty state.
-    pub fn read(path: &Path) -> anyhow::Result<Self> {
+    pub(crate) fn read(path: &Path) -> anyhow::Result<Self> {
         let on_disk = match std::fs::read(path) {
             Ok(bytes) => parse(&bytes).map_err(|e| {
                 anyhow::anyhow!(
@@ -95,7 +95,7 @@ impl AlertState {
     /// Drops the entries that fired more than [`CLOCK_SLACK`] seconds
     /// after `now` and returns them: such a time is corrupt (a clock once
     /// far ahead, a hand edit) and would silence its pattern for ever.
-    pub fn drop_future(&mut self, now: i64) -> Vec<(String, i64)> {
+    pub(crate) fn drop_future(&mut self, now: i64) -> Vec<(String, i64)> {
         let limit = now.saturating_add(CLOCK_SLACK);
         let future: Vec<(String, i64)> = self
             .last_fired
@@ -109,17 +109,17 @@ impl AlertState {
         future
     }
 
-    pub fn last_fired(&self, pattern_id: &str) -> Option<i64> {
+    pub(crate) fn last_fired(&self, pattern_id: &str) -> Option<i64> {
         self.last_fired.get(pattern_id).copied()
     }
 
     /// Notes that `pattern_id` fired at Unix second `at`, in memory only.
-    pub fn fired(&mut self, pattern_id: &str, at: i64) {
+    pub(crate) fn fired(&mut self, pattern_id: &str, at: i64) {
         self.last_fired.insert(pattern_id.to_string(), at);
     }
 
     /// Writes the state back atomically. Only a locked state may be saved.
-    pub fn save(&self) -> anyhow::Result<()> {
+    pub(crate) fn save(&self) -> anyhow::Result<()> {
         anyhow::ensure!(
             self.lock.is_some(),
             "{}: state read without its lock cannot be written",

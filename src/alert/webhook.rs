@@ -13,7 +13,7 @@ const MAX_WAIT: Duration = Duration::from_secs(60);
 const ANSWER_QUOTED: u64 = 200;
 
 /// How to reach the webhook.
-pub struct Webhook {
+pub(crate) struct Webhook {
     agent: ureq::Agent,
     url: String,
     redacted: String,
@@ -23,7 +23,7 @@ pub struct Webhook {
 
 /// What came of sending one payload.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SendReport {
+pub(crate) struct SendReport {
     pub delivered: bool,
     pub attempts: u32,
     /// The receiver's last HTTP status, when it answered.
@@ -53,7 +53,7 @@ impl Webhook {
     /// A webhook at `url` (http or https): each attempt may take `timeout`,
     /// failures worth it are tried `retries` more times, waiting `backoff`,
     /// then twice as long each time.
-    pub fn new(
+    pub(crate) fn new(
         url: &str,
         timeout: Duration,
         retries: u32,
@@ -82,14 +82,9 @@ impl Webhook {
         })
     }
 
-    /// The URL as messages may show it.
-    pub fn redacted(&self) -> &str {
-        &self.redacted
-    }
-
     /// POSTs `body` (JSON) until it is delivered, refused for good, or the
     /// retries are spent.
-    pub fn send(&self, body: &[u8]) -> SendReport {
+    pub(crate) fn send(&self, body: &[u8]) -> SendReport {
         let mut attempts = 0;
         loop {
             attempts += 1;
@@ -320,7 +315,7 @@ fn secret_part(url: &str) -> Option<&str> {
 
 /// The URL with everything after the host (and any user:password@) replaced
 /// by "…": `https://hooks.slack.com/…`.
-pub fn redact(url: &str) -> String {
+pub(crate) fn redact(url: &str) -> String {
     let (scheme, rest) = match url.find("://") {
         Some(i) => (&url[..i + 3], &url[i + 3..]),
         None => ("", url),

@@ -66,6 +66,10 @@ pub struct Args {
     /// are still written, and stderr says how many were hidden.
     #[arg(long, value_name = "P", default_value_t = 0.0, value_parser = crate::cli::share)]
     pub min_confidence: f64,
+    /// Print every detector, its name and what it looks for, one a line
+    /// (tab-separated), and exit.
+    #[arg(long)]
+    pub list_detectors: bool,
     /// Configuration file (its [llm] section).
     #[arg(long, short = 'c', value_name = "FILE", env = "TRIAGE_CONFIG")]
     pub config: Option<PathBuf>,
@@ -187,6 +191,14 @@ TRIAGE_CONFIG: the configuration file, as --config.",
     }
 
     fn run(self, diag: &mut Diag) -> anyhow::Result<u8> {
+        if self.list_detectors {
+            let mut out = std::io::stdout().lock();
+            for d in explain::detectors::DETECTORS {
+                writeln!(out, "{}\t{}", d.name, d.about)?;
+            }
+            out.flush()?;
+            return Ok(cli::EXIT_OK);
+        }
         self.llm.refuse_unused(
             self.narrate || self.judge || self.judge_run,
             "--narrate or --judge",

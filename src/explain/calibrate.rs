@@ -38,7 +38,7 @@ const UNSEEN: f64 = 0.35;
 const ABSTAINED_CAP: f64 = 0.3;
 
 /// The probability that a verdict made by `detector` is right.
-pub fn probability(detector: &str, abstained: bool) -> f64 {
+pub(crate) fn probability(detector: &str, abstained: bool) -> f64 {
     let p = FITTED
         .iter()
         .find(|(d, _, _)| *d == detector)

@@ -15,7 +15,7 @@ use view::RunView;
 
 /// What triage-explain says about one run.
 #[derive(Debug, Clone, Default)]
-pub struct Explanation {
+pub(crate) struct Explanation {
     /// In step order; for one step, in the detector table's order.
     pub findings: Vec<Finding>,
     /// Present for failed runs only.
@@ -24,7 +24,7 @@ pub struct Explanation {
 
 /// Runs the detectors over `run` and, when it failed, walks back to its
 /// verdict.
-pub fn explain(run: &RunView) -> Explanation {
+pub(crate) fn explain(run: &RunView) -> Explanation {
     let mut hits: Vec<walkback::NamedHit<'static>> = Vec::new();
     for d in DETECTORS {
         hits.extend((d.detect)(run).into_iter().map(|h| (d.name, h)));

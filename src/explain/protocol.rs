@@ -15,7 +15,7 @@ use super::text::{has_code, key_words};
 /// claims look at actions and messages only: bookkeeping states no claim
 /// of its own and does nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
+pub(crate) enum Role {
     /// A tool call, a page view, code run, or a tool's reply.
     Action,
     /// A message to another agent or the user that says something new.
@@ -37,7 +37,7 @@ const RESTATED_LOOKBACK: usize = 8;
 const ROUTING_WORDS: usize = 3;
 
 /// The role of every step; `environment` marks the replies of executors.
-pub fn roles(steps: &[Step], environment: &[bool]) -> Vec<Role> {
+pub(crate) fn roles(steps: &[Step], environment: &[bool]) -> Vec<Role> {
     let agents: HashSet<String> = steps
         .iter()
         .filter(|s| !s.is_user())
@@ -76,7 +76,7 @@ fn is_system(s: &Step) -> bool {
 
 /// A text that stands in for content: nothing, punctuation, or one
 /// bracketed token ("<redacted>", "[omitted]", "(image)").
-pub fn is_placeholder(text: &str) -> bool {
+pub(crate) fn is_placeholder(text: &str) -> bool {
     let t = text.trim();
     if !t.chars().any(char::is_alphanumeric) {
         return true;
@@ -97,7 +97,7 @@ pub fn is_placeholder(text: &str) -> bool {
 
 /// A message that is a JSON object of two or more fields (a status ledger,
 /// a structured plan), possibly in a code fence: state, not a claim.
-pub fn is_ledger(text: &str) -> bool {
+pub(crate) fn is_ledger(text: &str) -> bool {
     let t = text.trim();
     let t = t
         .strip_prefix("```json")

@@ -7,7 +7,7 @@ use crate::record::EventView;
 
 /// The event fields detectors read beyond those of `EventView`.
 #[derive(Deserialize, Debug, Clone, Default)]
-pub struct EventExtras {
+pub(crate) struct EventExtras {
     #[serde(default)]
     pub input: Option<String>,
     #[serde(default)]
@@ -52,7 +52,7 @@ pub struct Step {
 
 impl Step {
     /// Takes over the fields detectors read from a parsed event.
-    pub fn from_event(ev: &EventView<'_>, extras: EventExtras) -> Self {
+    pub(crate) fn from_event(ev: &EventView<'_>, extras: EventExtras) -> Self {
         let error = ev
             .error
             .as_ref()
@@ -85,7 +85,7 @@ impl Step {
 
     /// True for an action on the outside world (a tool call, a page view)
     /// rather than a message between agents.
-    pub fn is_tool(&self) -> bool {
+    pub(crate) fn is_tool(&self) -> bool {
         match self.span_kind.as_deref() {
             Some(kind) => matches!(kind, "tool" | "retrieval" | "memory"),
             None => self.tool != "message",
@@ -93,13 +93,13 @@ impl Step {
     }
 
     /// True when the step is the user's own (the person the system serves).
-    pub fn is_user(&self) -> bool {
+    pub(crate) fn is_user(&self) -> bool {
         let agent = self.agent.to_ascii_lowercase();
         agent == "user" || agent == "human"
     }
 
     /// Everything the step said or received, for text searches.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let mut t =
             String::with_capacity(self.input.len() + self.output.len() + self.error.len() + 2);
         for part in [&self.input, &self.output, &self.error] {
@@ -114,7 +114,7 @@ impl Step {
 
 impl Step {
     /// The step's input, else its output: what it was given or said.
-    pub fn input_or_output(&self) -> &str {
+    pub(crate) fn input_or_output(&self) -> &str {
         if self.input.is_empty() {
             &self.output
         } else {

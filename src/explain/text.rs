@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 /// The specific values a text states: numbers with two or more digits
 /// (thousands separators dropped), quoted strings and URLs. These are what
 /// travels verbatim from one step to the next.
-pub fn values(text: &str) -> BTreeSet<String> {
+pub(crate) fn values(text: &str) -> BTreeSet<String> {
     let mut out = numbers(text);
     quoted(text, &mut out);
     for word in text.split_whitespace() {
@@ -20,7 +20,7 @@ pub fn values(text: &str) -> BTreeSet<String> {
 
 /// The content words of a text: lowercase words of four letters or more
 /// that are not function words. What a restatement of the text keeps.
-pub fn key_words(text: &str) -> BTreeSet<String> {
+pub(crate) fn key_words(text: &str) -> BTreeSet<String> {
     text.split(|c: char| !c.is_alphabetic())
         .filter(|w| w.chars().count() >= 4)
         .map(str::to_lowercase)
@@ -91,7 +91,7 @@ const FUNCTION_WORDS: &[&str] = &[
 
 /// The numbers of two or more digits a text states, without thousands
 /// separators.
-pub fn numbers(text: &str) -> BTreeSet<String> {
+pub(crate) fn numbers(text: &str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     let bytes = text.as_bytes();
     let mut i = 0;
@@ -160,7 +160,7 @@ fn without_zero_fraction(mut digits: String) -> String {
 
 /// Every run of two or more digits, also inside identifiers
 /// ("certificate_7504069"): what a text shows, not what it states.
-pub fn digit_runs(text: &str) -> BTreeSet<String> {
+pub(crate) fn digit_runs(text: &str) -> BTreeSet<String> {
     text.split(|c: char| !c.is_ascii_digit())
         .filter(|run| run.len() >= 2)
         .map(str::to_string)
@@ -184,14 +184,14 @@ fn quoted(text: &str, out: &mut BTreeSet<String>) {
 }
 
 /// The first of `phrases` found in `text` (ASCII case-insensitive).
-pub fn find_phrase<'p>(text: &str, phrases: &[&'p str]) -> Option<&'p str> {
+pub(crate) fn find_phrase<'p>(text: &str, phrases: &[&'p str]) -> Option<&'p str> {
     let lower = text.to_ascii_lowercase();
     phrases.iter().copied().find(|p| lower.contains(p))
 }
 
 /// A short quote of `text` around its first match of `phrase`, for
 /// evidence sentences.
-pub fn quote_around(text: &str, phrase: &str) -> String {
+pub(crate) fn quote_around(text: &str, phrase: &str) -> String {
     let lower = text.to_ascii_lowercase();
     let at = lower.find(phrase).unwrap_or(0);
     let start = floor_boundary(text, at.saturating_sub(60));
@@ -210,7 +210,7 @@ pub fn quote_around(text: &str, phrase: &str) -> String {
 }
 
 /// The start of `text`, on one line, for evidence sentences.
-pub fn head(text: &str, max_chars: usize) -> String {
+pub(crate) fn head(text: &str, max_chars: usize) -> String {
     let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if one_line.chars().count() <= max_chars {
         return one_line;
@@ -228,12 +228,12 @@ fn floor_boundary(text: &str, mut i: usize) -> usize {
 }
 
 /// True when a message contains code meant to be run.
-pub fn has_code(text: &str) -> bool {
+pub(crate) fn has_code(text: &str) -> bool {
     text.contains("```")
 }
 
 /// True when a tool's output is empty or says nothing was found.
-pub fn reads_as_empty(output: &str) -> bool {
+pub(crate) fn reads_as_empty(output: &str) -> bool {
     let body = output
         .rsplit_once("Code output:")
         .map_or(output, |(_, b)| b)
@@ -269,7 +269,7 @@ pub fn reads_as_empty(output: &str) -> bool {
 }
 
 /// True when an executor says it had nothing to run.
-pub fn reads_as_no_op(output: &str) -> bool {
+pub(crate) fn reads_as_no_op(output: &str) -> bool {
     output.len() < 400
         && find_phrase(
             output,

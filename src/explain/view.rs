@@ -26,7 +26,7 @@ pub struct RunView {
 }
 
 impl RunView {
-    pub fn new(run_id: String, mut steps: Vec<Step>, run: Option<RunRec>) -> Self {
+    pub(crate) fn new(run_id: String, mut steps: Vec<Step>, run: Option<RunRec>) -> Self {
         steps.sort_by_key(|s| s.step);
         let environment = environment_replies(&steps);
         let recovered = later_success(&steps);
@@ -48,7 +48,7 @@ impl RunView {
     }
 
     /// What step `i` is in the run's protocol.
-    pub fn role(&self, i: usize) -> Role {
+    pub(crate) fn role(&self, i: usize) -> Role {
         self.roles.get(i).copied().unwrap_or(Role::Message)
     }
 
@@ -56,7 +56,7 @@ impl RunView {
     /// failure, or an empty result of a call that expected output. A
     /// command that writes and prints nothing on success ("sed -i …" with
     /// exit code 0) did not come back empty: silence is its success.
-    pub fn came_back_bad(&self, i: usize) -> bool {
+    pub(crate) fn came_back_bad(&self, i: usize) -> bool {
         let s = &self.steps[i];
         if !s.succeeded {
             return true;
@@ -69,12 +69,12 @@ impl RunView {
     /// True when step `i` is the protocol's own traffic (routing, a ledger,
     /// a restated plan, a system prompt, a placeholder), not a claim or an
     /// action of an agent.
-    pub fn is_bookkeeping(&self, i: usize) -> bool {
+    pub(crate) fn is_bookkeeping(&self, i: usize) -> bool {
         self.role(i) == Role::Bookkeeping
     }
 
     /// The user's goal: the run record's task, else the first step's text.
-    pub fn task(&self) -> &str {
+    pub(crate) fn task(&self) -> &str {
         match self.run.as_ref().and_then(|r| r.task.as_deref()) {
             Some(t) => t,
             None => self.steps.first().map_or("", |s| s.input_or_output()),
@@ -83,7 +83,7 @@ impl RunView {
 
     /// The rules the agent was given: the run record's policy, else the
     /// text of a system step.
-    pub fn policy(&self) -> Option<&str> {
+    pub(crate) fn policy(&self) -> Option<&str> {
         self.run
             .as_ref()
             .and_then(|r| r.policy.as_deref())
@@ -99,7 +99,7 @@ impl RunView {
     /// True when the run failed: so its run record says, or, without one,
     /// when any of its events failed: a run whose last step went well
     /// after a failure still failed, as a run read from spans does.
-    pub fn failed(&self) -> bool {
+    pub(crate) fn failed(&self) -> bool {
         match self.run.as_ref().map(|r| r.outcome.as_str()) {
             Some("failed") => true,
             Some("succeeded") => false,
@@ -109,35 +109,30 @@ impl RunView {
 
     /// True when step `i` (an index into `steps`) is a reply of the
     /// environment rather than an agent's own action.
-    pub fn is_environment(&self, i: usize) -> bool {
+    pub(crate) fn is_environment(&self, i: usize) -> bool {
         self.environment.get(i).copied().unwrap_or(false)
     }
 
     /// The step responsible for step `i`: the step itself, or for an
     /// environment reply the nearest earlier step of an agent.
-    pub fn actor_of(&self, i: usize) -> usize {
+    pub(crate) fn actor_of(&self, i: usize) -> usize {
         self.actor.get(i).copied().unwrap_or(i)
     }
 
     /// Indexes of the steps agents took themselves (not environment replies).
-    pub fn agent_steps(&self) -> impl Iterator<Item = usize> + '_ {
+    pub(crate) fn agent_steps(&self) -> impl Iterator<Item = usize> + '_ {
         (0..self.steps.len()).filter(|&i| !self.is_environment(i))
-    }
-
-    /// Indexes of the steps of `agent`.
-    pub fn by_agent<'v>(&'v self, agent: &'v str) -> impl Iterator<Item = usize> + 'v {
-        (0..self.steps.len()).filter(move |&i| self.steps[i].agent == agent)
     }
 
     /// True when failed step `i` was recovered: a later step of the same
     /// agent and tool succeeded with a non-empty result.
-    pub fn recovered(&self, i: usize) -> bool {
+    pub(crate) fn recovered(&self, i: usize) -> bool {
         self.recovered.get(i).copied().unwrap_or(false)
     }
 
     /// The values the run was given: the task's and the task statement's.
     /// A value among them is no step's own product.
-    pub fn given_values(&self) -> std::collections::BTreeSet<String> {
+    pub(crate) fn given_values(&self) -> std::collections::BTreeSet<String> {
         let mut v = super::text::values(self.task());
         if let Some(t) = self.task_index() {
             v.extend(super::text::values(&self.steps[t].text()));
@@ -147,7 +142,7 @@ impl RunView {
 
     /// The index of the step that is the task statement: the first step,
     /// when it is an agent's message.
-    pub fn task_index(&self) -> Option<usize> {
+    pub(crate) fn task_index(&self) -> Option<usize> {
         (!self.steps.is_empty() && !self.is_environment(0) && !self.steps[0].is_tool()).then_some(0)
     }
 }
@@ -210,7 +205,7 @@ pub mod tests {
     use super::*;
 
     /// A step for tests: `tool` "message" makes it a chat message.
-    pub fn step(i: u64, agent: &str, tool: &str, ok: bool, output: &str) -> Step {
+    pub(crate) fn step(i: u64, agent: &str, tool: &str, ok: bool, output: &str) -> Step {
         Step {
             step: i,
             agent: agent.to_string(),
@@ -224,7 +219,7 @@ pub mod tests {
     }
 
     /// A failed tool step whose trace labels it with `class`.
-    pub fn labelled(i: u64, agent: &str, tool: &str, class: &str) -> Step {
+    pub(crate) fn labelled(i: u64, agent: &str, tool: &str, class: &str) -> Step {
         Step {
             classification: Some(class.to_string()),
             labelled: true,
@@ -232,7 +227,7 @@ pub mod tests {
         }
     }
 
-    pub fn run(steps: Vec<Step>, outcome: &str) -> RunView {
+    pub(crate) fn run(steps: Vec<Step>, outcome: &str) -> RunView {
         let rec = RunRec {
             kind: "run".into(),
             run_id: "r".to_string(),

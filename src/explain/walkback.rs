@@ -34,10 +34,10 @@ fn locates_only(detector: &str) -> bool {
 }
 
 /// A hit with the name of the detector that made it.
-pub type NamedHit<'d> = (&'d str, Hit);
+pub(crate) type NamedHit<'d> = (&'d str, Hit);
 
 /// For each step, the earlier (or parent) steps it takes data from.
-pub fn data_flow(run: &RunView) -> Vec<Vec<usize>> {
+pub(crate) fn data_flow(run: &RunView) -> Vec<Vec<usize>> {
     let n = run.steps.len();
     let mut deps: Vec<Vec<usize>> = vec![Vec::new(); n];
     let task_values = run.given_values();
@@ -198,7 +198,7 @@ struct Ranked<'h> {
 }
 
 /// The verdict of a failed run from its detectors' hits.
-pub fn verdict(run: &RunView, hits: &[NamedHit<'_>]) -> Verdict {
+pub(crate) fn verdict(run: &RunView, hits: &[NamedHit<'_>]) -> Verdict {
     let deps = data_flow(run);
     let mut ranked = rank(run, hits, &deps);
     ranked.truncate(TOP);

@@ -19,16 +19,16 @@ use recovery::*;
 pub use recovery::{median_recovery, recovered_within};
 
 /// Samples kept per pattern.
-pub const SAMPLES_PER_PATTERN: usize = 5;
+pub(crate) const SAMPLES_PER_PATTERN: usize = 5;
 /// Events held for exact recovery whatever their order, before switching to
 /// streaming (which assumes each run's events come in turn order).
-pub const DEFAULT_BUFFER_EVENTS: usize = 1 << 20;
+pub(crate) const DEFAULT_BUFFER_EVENTS: usize = 1 << 20;
 
 const SUCCESS: u32 = u32::MAX;
 
 /// Assigns small numbers to strings, remembering first-appearance order.
 #[derive(Default)]
-pub struct Interner {
+pub(crate) struct Interner {
     ids: HashMap<Box<str>, u32>,
     names: Vec<Box<str>>,
     /// The number given last: events of one run mostly come together, so
@@ -37,7 +37,7 @@ pub struct Interner {
 }
 
 impl Interner {
-    pub fn intern(&mut self, s: &str) -> u32 {
+    pub(crate) fn intern(&mut self, s: &str) -> u32 {
         if let Some(name) = self.names.get(self.last as usize)
             && **name == *s
         {
@@ -57,11 +57,11 @@ impl Interner {
     }
 
     /// The number of `s`, if it has one.
-    pub fn get(&self, s: &str) -> Option<u32> {
+    pub(crate) fn get(&self, s: &str) -> Option<u32> {
         self.ids.get(s).copied()
     }
 
-    pub fn name(&self, id: u32) -> &str {
+    pub(crate) fn name(&self, id: u32) -> &str {
         &self.names[id as usize]
     }
 }
@@ -141,7 +141,7 @@ impl Grouper {
     }
 
     /// Adds one event whose timestamp the caller has read already.
-    pub fn add_event_at(
+    pub(crate) fn add_event_at(
         &mut self,
         ev: &EventView<'_>,
         ts: Option<Timestamp>,
@@ -338,7 +338,7 @@ impl Grouper {
     }
 
     /// Counts a `source` record into the batch.
-    pub fn add_source(&mut self, s: SourceRec) {
+    pub(crate) fn add_source(&mut self, s: SourceRec) {
         self.skipped += s.skipped;
         self.sources.push(s);
     }
@@ -420,7 +420,7 @@ impl Grouper {
     /// As [`Grouper::finish`], with each pattern built only when the
     /// iterator reaches it, so a writer holds one at a time beside the
     /// running totals rather than all of them.
-    pub fn finish_lazily(mut self) -> (Batch, impl Iterator<Item = Pattern>) {
+    pub(crate) fn finish_lazily(mut self) -> (Batch, impl Iterator<Item = Pattern>) {
         if !self.streaming {
             self.start_streaming();
         }
@@ -497,7 +497,7 @@ impl Grouper {
 /// Run numbers in time order: by each run's earliest timestamp, a run
 /// without one taking that of the run before it in the input (so it stays
 /// after it), ties in input order. Without timestamps, input order.
-pub fn time_order(first: &[Option<Timestamp>]) -> Vec<u32> {
+pub(crate) fn time_order(first: &[Option<Timestamp>]) -> Vec<u32> {
     let mut carried = None;
     let mut keys: Vec<(Option<Timestamp>, u32)> = first
         .iter()

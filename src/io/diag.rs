@@ -7,12 +7,12 @@ use std::fmt;
 use std::io;
 
 /// Warnings of one kind printed before the rest are only counted.
-pub const WARNINGS_PER_KIND: u64 = 10;
+pub(crate) const WARNINGS_PER_KIND: u64 = 10;
 
 /// Writes a message to stderr. Unlike `eprint!`, a stderr that is closed
 /// (`2>&1 | head -1` after the reader left) is no panic: there is no one
 /// left to tell.
-pub fn to_stderr(msg: fmt::Arguments<'_>) {
+pub(crate) fn to_stderr(msg: fmt::Arguments<'_>) {
     let _ = io::Write::write_fmt(&mut io::stderr().lock(), msg);
 }
 
@@ -37,21 +37,21 @@ impl Diag {
 
     /// Notes an input of which nothing could be read: the tool goes on
     /// with the other inputs, then fails (see [`Diag::unread`]).
-    pub fn nothing_read(&mut self, input: &str) {
+    pub(crate) fn nothing_read(&mut self, input: &str) {
         self.unread.push(input.to_string());
     }
 
     /// The inputs of which nothing could be read.
-    pub fn unread(&self) -> &[String] {
+    pub(crate) fn unread(&self) -> &[String] {
         &self.unread
     }
 
-    pub fn tool(&self) -> &'static str {
+    pub(crate) fn tool(&self) -> &'static str {
         self.tool
     }
 
     /// Prints a warning of `kind` unless ten of that kind were printed already.
-    pub fn warn(&mut self, kind: &'static str, msg: fmt::Arguments<'_>) {
+    pub(crate) fn warn(&mut self, kind: &'static str, msg: fmt::Arguments<'_>) {
         let n = self.counts.entry(kind).or_insert(0);
         *n += 1;
         if !self.quiet && *n <= WARNINGS_PER_KIND {
@@ -60,7 +60,7 @@ impl Diag {
     }
 
     /// Prints a note (what a run cost, say) as `tool: note: ...`, unless quiet.
-    pub fn note(&self, msg: fmt::Arguments<'_>) {
+    pub(crate) fn note(&self, msg: fmt::Arguments<'_>) {
         if !self.quiet {
             to_stderr(format_args!("{}: note: {}\n", self.tool, msg));
         }
@@ -72,7 +72,7 @@ impl Diag {
     }
 
     /// Prints how many warnings of each kind were not shown.
-    pub fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         if self.quiet {
             return;
         }
@@ -98,7 +98,7 @@ pub fn count(n: u64, one: &str, many: &str) -> String {
 /// serde_json's reason without its " at line L column C" suffix (the
 /// message names the file and line itself), quoted with `"` rather than
 /// backquotes.
-pub fn json_reason(e: &serde_json::Error) -> String {
+pub(crate) fn json_reason(e: &serde_json::Error) -> String {
     let s = e.to_string();
     let s = match s.rfind(" at line ") {
         Some(i) => &s[..i],
@@ -108,7 +108,7 @@ pub fn json_reason(e: &serde_json::Error) -> String {
 }
 
 /// A size in bytes as a person reads it: "256 MiB", "1 GiB", "1000 bytes".
-pub fn size_text(bytes: u64) -> String {
+pub(crate) fn size_text(bytes: u64) -> String {
     for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
         if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
             return format!("{} {unit}", bytes >> shift);
@@ -120,7 +120,7 @@ pub fn size_text(bytes: u64) -> String {
 /// Why a file could not be opened to write (or to keep state in): as
 /// [`io_reason`], but a directory asks for a file's name, not for the
 /// files in it as an input would.
-pub fn output_reason(e: &io::Error) -> String {
+pub(crate) fn output_reason(e: &io::Error) -> String {
     match e.kind() {
         io::ErrorKind::IsADirectory => "a directory: name the file to write".to_string(),
         _ => io_reason(e),
@@ -128,7 +128,7 @@ pub fn output_reason(e: &io::Error) -> String {
 }
 
 /// An io error's reason without Rust's "(os error N)" suffix.
-pub fn io_reason(e: &io::Error) -> String {
+pub(crate) fn io_reason(e: &io::Error) -> String {
     match e.kind() {
         io::ErrorKind::NotFound => "no such file".to_string(),
         io::ErrorKind::PermissionDenied => "permission denied".to_string(),

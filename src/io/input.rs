@@ -16,14 +16,14 @@ pub enum Input {
 
 impl Input {
     /// The name used in messages and `source` records.
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         match self {
             Input::Stdin => "<stdin>".to_string(),
             Input::File(p) => p.display().to_string(),
         }
     }
 
-    pub fn path(&self) -> Option<&Path> {
+    pub(crate) fn path(&self) -> Option<&Path> {
         match self {
             Input::Stdin => None,
             Input::File(p) => Some(p),
@@ -32,7 +32,7 @@ impl Input {
 
     /// The probe of a live input's unread bytes: stdin, where the system
     /// can tell. Files are read in whole chunks.
-    pub fn waiting(&self) -> Option<super::waiting::Waiting> {
+    pub(crate) fn waiting(&self) -> Option<super::waiting::Waiting> {
         match self {
             Input::Stdin => super::waiting::Waiting::stdin(),
             Input::File(_) => None,
@@ -40,7 +40,7 @@ impl Input {
     }
 
     /// Opens the input for reading, naming the file in the error.
-    pub fn open(&self) -> anyhow::Result<Box<dyn Read + Send>> {
+    pub(crate) fn open(&self) -> anyhow::Result<Box<dyn Read + Send>> {
         match self {
             Input::Stdin => {
                 super::ndjson::enlarge_pipe(&io::stdin());
@@ -75,7 +75,7 @@ impl Read for NoticingStdin {
 /// there (not even a header) sits behind a stage that failed or wrote
 /// nothing, and a report of that would read as "nothing to report". Call
 /// once the inputs are read.
-pub fn refuse_empty_stdin(inputs: &[Input]) -> anyhow::Result<()> {
+pub(crate) fn refuse_empty_stdin(inputs: &[Input]) -> anyhow::Result<()> {
     let only_stdin = !inputs.is_empty() && inputs.iter().all(|i| *i == Input::Stdin);
     if only_stdin && !STDIN_HAD_TEXT.load(std::sync::atomic::Ordering::Relaxed) {
         anyhow::bail!("no records on stdin: did the stage before fail?");
@@ -86,13 +86,13 @@ pub fn refuse_empty_stdin(inputs: &[Input]) -> anyhow::Result<()> {
 /// Resolves FILE arguments: none or `-` is stdin. A terminal on stdin with no
 /// FILE is a usage error rather than a silent wait. A file named twice is
 /// read twice, as `cat` would, with a warning: its events would count twice.
-pub fn inputs(files: &[PathBuf], diag: &mut Diag) -> anyhow::Result<Vec<Input>> {
+pub(crate) fn inputs(files: &[PathBuf], diag: &mut Diag) -> anyhow::Result<Vec<Input>> {
     warn_repeated(files, diag);
     resolve_inputs(files)
 }
 
 /// [`inputs`] without the warning, for one input.
-pub fn resolve_inputs(files: &[PathBuf]) -> anyhow::Result<Vec<Input>> {
+pub(crate) fn resolve_inputs(files: &[PathBuf]) -> anyhow::Result<Vec<Input>> {
     let list: Vec<Input> = if files.is_empty() {
         vec![Input::Stdin]
     } else {

@@ -10,11 +10,11 @@ use std::borrow::Cow;
 use std::cell::{Cell, RefCell, UnsafeCell};
 
 /// Containers nested deeper than this are refused.
-pub const MAX_DEPTH: usize = 512;
+pub(crate) const MAX_DEPTH: usize = 512;
 
 /// One JSON value as it stands in the line.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Value<'a> {
+pub(crate) enum Value<'a> {
     Null,
     Bool(bool),
     /// The number's text, valid by JSON's grammar.
@@ -32,7 +32,7 @@ pub enum Value<'a> {
 
 impl<'a> Value<'a> {
     /// The value's JSON text.
-    pub fn raw(&self) -> &'a str {
+    pub(crate) fn raw(&self) -> &'a str {
         match self {
             Value::Null => "null",
             Value::Bool(true) => "true",
@@ -46,7 +46,7 @@ impl<'a> Value<'a> {
     /// decoded first only when it has escapes: the plain case costs no
     /// `Cow`, which on the hot path cost hundreds of instructions a line.
     #[inline(always)]
-    pub fn lookup<T>(&self, lookup: impl Fn(&str) -> Option<T>) -> Option<T> {
+    pub(crate) fn lookup<T>(&self, lookup: impl Fn(&str) -> Option<T>) -> Option<T> {
         match *self {
             Value::String {
                 raw,
@@ -57,7 +57,7 @@ impl<'a> Value<'a> {
     }
 
     /// A string's decoded text (borrowed unless it has escapes).
-    pub fn as_str(&self) -> Option<Cow<'a, str>> {
+    pub(crate) fn as_str(&self) -> Option<Cow<'a, str>> {
         match *self {
             Value::String {
                 raw,
@@ -75,7 +75,7 @@ impl<'a> Value<'a> {
 /// scanner's `Result<usize, ScanError>` comes back in two registers rather
 /// than through memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ScanError {
+pub(crate) struct ScanError {
     /// Byte offset in the line (lines are at most 1 GiB).
     at: u32,
     /// The reason's index in [`REASONS`].
@@ -103,7 +103,7 @@ const REASONS: [&str; 14] = [
 impl ScanError {
     /// `reason` (one of the scanner's) at byte `at` of the line.
     #[cold]
-    pub fn new(reason: &'static str, at: usize) -> Self {
+    pub(crate) fn new(reason: &'static str, at: usize) -> Self {
         let reason = REASONS.iter().position(|r| *r == reason);
         debug_assert!(reason.is_some(), "an unlisted reason: {reason:?}");
         ScanError {
@@ -112,7 +112,7 @@ impl ScanError {
         }
     }
 
-    pub fn reason(&self) -> &'static str {
+    pub(crate) fn reason(&self) -> &'static str {
         REASONS
             .get(usize::from(self.reason))
             .copied()
@@ -120,7 +120,7 @@ impl ScanError {
     }
 
     /// Byte offset in the line.
-    pub fn at(&self) -> usize {
+    pub(crate) fn at(&self) -> usize {
         self.at as usize
     }
 }
@@ -231,7 +231,7 @@ struct Scanner<'a, 'p> {
 /// buffer of its padded copy of a line it cannot read in place, and the
 /// keys of the last line visited.
 #[derive(Default)]
-pub struct LineScratch {
+pub(crate) struct LineScratch {
     padded: Vec<u8>,
     keys: KeyMemory,
 }
@@ -411,7 +411,7 @@ impl WindowMask {
 
 /// How many zero bytes follow the line in the scanner's copy: enough for
 /// a sixteen-byte load at any position up to the end.
-pub const PAD: usize = 32;
+pub(crate) const PAD: usize = 32;
 
 thread_local! {
     /// The copy of the line for the entry points that are not handed a
@@ -485,7 +485,7 @@ type Scanned<'a> = Result<(Value<'a>, usize), ScanError>;
 /// object; `members` is cleared and filled. Duplicate keys are all kept, in
 /// order (readers take the last, as Python does). Errors: not an object, or
 /// not valid JSON.
-pub fn object_members<'a>(
+pub(crate) fn object_members<'a>(
     line: &'a str,
     members: &mut Vec<(Value<'a>, Value<'a>)>,
 ) -> Result<(), ScanError> {
@@ -498,7 +498,7 @@ pub fn object_members<'a>(
 /// A member's value, not yet scanned: the visitor scans it the way it needs
 /// (decoded, split into its own members, or only validated), so that a
 /// reader after a few fields stores nothing for the rest.
-pub struct Field<'s, 'a, 'p> {
+pub(crate) struct Field<'s, 'a, 'p> {
     sc: &'s Scanner<'a, 'p>,
     at: usize,
     depth: usize,
@@ -506,10 +506,13 @@ pub struct Field<'s, 'a, 'p> {
 
 /// Proof that a [`Field`] was scanned, holding the position past it: only
 /// a `Field` makes one, so a visitor cannot leave a value unread.
-pub struct Stepped(usize);
+pub(crate) struct Stepped(usize);
 
 /// What a visitor does with each member: the key, and its value to scan.
-pub trait Visit<'a>: FnMut(Value<'a>, Field<'_, 'a, '_>) -> Result<Stepped, ScanError> {}
+pub(crate) trait Visit<'a>:
+    FnMut(Value<'a>, Field<'_, 'a, '_>) -> Result<Stepped, ScanError>
+{
+}
 
 impl<'a, F: FnMut(Value<'a>, Field<'_, 'a, '_>) -> Result<Stepped, ScanError>> Visit<'a> for F {}
 
@@ -520,7 +523,11 @@ impl<'a> Field<'_, 'a, '_> {
     /// instructions. Only a `Field` not yet scanned can ask, so the key met
     /// last is its own.
     #[inline(always)]
-    pub fn slot_of(&self, key: Value<'a>, lookup: fn(&str) -> Option<usize>) -> Option<usize> {
+    pub(crate) fn slot_of(
+        &self,
+        key: Value<'a>,
+        lookup: fn(&str) -> Option<usize>,
+    ) -> Option<usize> {
         match self.sc.keys {
             Some(keys) => keys.slot(lookup as usize, || key.lookup(lookup)),
             None => key.lookup(lookup),
@@ -529,7 +536,7 @@ impl<'a> Field<'_, 'a, '_> {
 
     /// The value, scanned whole.
     #[inline(always)]
-    pub fn value(self) -> Result<(Value<'a>, Stepped), ScanError> {
+    pub(crate) fn value(self) -> Result<(Value<'a>, Stepped), ScanError> {
         let (v, end) = self.sc.value(self.at, self.depth)?;
         Ok((v, Stepped(end)))
     }
@@ -538,7 +545,7 @@ impl<'a> Field<'_, 'a, '_> {
     /// members are stepped over inline: most are scalars, for which the
     /// general container loop costs more.
     #[inline(always)]
-    pub fn skip(self) -> Result<Stepped, ScanError> {
+    pub(crate) fn skip(self) -> Result<Stepped, ScanError> {
         if self.sc.byte(self.at) != b'{' {
             return self.sc.value_to(self.at, self.depth, drop).map(Stepped);
         }
@@ -553,7 +560,10 @@ impl<'a> Field<'_, 'a, '_> {
     /// The value; when it is an object, each of its members goes to
     /// `member` on the way.
     #[inline(always)]
-    pub fn members(self, mut member: impl Visit<'a>) -> Result<(Value<'a>, Stepped), ScanError> {
+    pub(crate) fn members(
+        self,
+        mut member: impl Visit<'a>,
+    ) -> Result<(Value<'a>, Stepped), ScanError> {
         if self.sc.byte(self.at) != b'{' {
             return self.value();
         }
@@ -571,7 +581,7 @@ impl<'a> Field<'_, 'a, '_> {
 /// [`PAD`] bytes past it; otherwise on a copy made in `scratch`, kept from
 /// call to call with the keys of the last line. Errors are those of
 /// [`object_members`], whatever lines came before.
-pub fn visit_object_in<'a>(
+pub(crate) fn visit_object_in<'a>(
     line: &'a str,
     tail: &'a [u8],
     scratch: &mut LineScratch,
@@ -617,7 +627,7 @@ fn top_object_on<'a>(
 /// The values of the members named in `names`, in that order, found in
 /// one pass over an object's members; the last of duplicate keys wins, as in
 /// Python's json module.
-pub fn pick<'c, const N: usize>(
+pub(crate) fn pick<'c, const N: usize>(
     members: &[(Value<'c>, Value<'c>)],
     names: &[&str; N],
 ) -> [Option<Value<'c>>; N] {
@@ -640,7 +650,7 @@ pub fn pick<'c, const N: usize>(
 }
 
 /// The elements of an array's raw text (as returned by the scanner).
-pub fn array_items<'a>(raw: &'a str, items: &mut Vec<Value<'a>>) -> Result<(), ScanError> {
+pub(crate) fn array_items<'a>(raw: &'a str, items: &mut Vec<Value<'a>>) -> Result<(), ScanError> {
     items.clear();
     // Most arrays in traces are `[]`, which needs no copy to be read.
     if raw.as_bytes().get(1) == Some(&b']') {

@@ -12,13 +12,13 @@ use crate::io::surrogates::{self, Repaired};
 use crate::io::waiting::{SILENCE, Waiting};
 
 /// Lines longer than this are refused rather than grown without bound.
-pub const MAX_LINE_BYTES: usize = 1 << 30;
+pub(crate) const MAX_LINE_BYTES: usize = 1 << 30;
 const CHUNK_BYTES: usize = 1 << 20;
 /// Recycled chunk buffers kept for reuse: as many as a reader holds at once.
 const MAX_SPARE_CHUNKS: usize = 4;
 
 /// A run of whole lines read from an input.
-pub struct Chunk {
+pub(crate) struct Chunk {
     pub data: Vec<u8>,
     /// The 1-based line number of the first line in `data`.
     pub first_line: u64,
@@ -28,17 +28,17 @@ pub struct Chunk {
 
 /// Where a chunk's lines are, as [`Chunk::line_spans`] gives them: each
 /// line's number and its range in the chunk's data.
-pub type LineSpans = Vec<(u64, Range<usize>)>;
+pub(crate) type LineSpans = Vec<(u64, Range<usize>)>;
 
 /// One line of a chunk, without its terminator (`\n` or `\r\n`).
-pub struct Line<'a> {
+pub(crate) struct Line<'a> {
     pub number: u64,
     pub bytes: &'a mut [u8],
 }
 
 impl Chunk {
     /// The lines of the chunk that hold something other than white space.
-    pub fn lines(&mut self) -> impl Iterator<Item = Line<'_>> {
+    pub(crate) fn lines(&mut self) -> impl Iterator<Item = Line<'_>> {
         let mut rest: &mut [u8] = &mut self.data;
         let mut number = self.first_line;
         std::iter::from_fn(move || {
@@ -67,7 +67,7 @@ impl Chunk {
     /// Where [`Chunk::lines`] are in `data`, with their numbers. One
     /// newline search over the whole chunk: a search per line cost more
     /// to start than to run.
-    pub fn line_spans(&self) -> impl Iterator<Item = (u64, Range<usize>)> + '_ {
+    pub(crate) fn line_spans(&self) -> impl Iterator<Item = (u64, Range<usize>)> + '_ {
         let data = &self.data[..];
         let mut ends = memchr::memchr_iter(b'\n', data);
         let mut start = 0;
@@ -129,7 +129,7 @@ fn next_line(data: &[u8]) -> Option<NextLine> {
 }
 
 /// Reads an input as chunks of whole lines of about 1 MiB.
-pub struct ChunkReader<R> {
+pub(crate) struct ChunkReader<R> {
     inner: R,
     carry: Vec<u8>,
     /// Buffers handed back by [`ChunkReader::recycle`], filled next
@@ -151,11 +151,11 @@ pub struct ChunkReader<R> {
 const LIVE_READ_BYTES: usize = 64 * 1024;
 
 impl<R: Read> ChunkReader<R> {
-    pub fn new(inner: R) -> Self {
+    pub(crate) fn new(inner: R) -> Self {
         Self::with_chunk_size(inner, CHUNK_BYTES)
     }
 
-    pub fn with_chunk_size(inner: R, chunk_bytes: usize) -> Self {
+    pub(crate) fn with_chunk_size(inner: R, chunk_bytes: usize) -> Self {
         ChunkReader {
             inner,
             carry: Vec::new(),
@@ -170,14 +170,14 @@ impl<R: Read> ChunkReader<R> {
     }
 
     /// Refuses lines longer than `bytes` (at most [`MAX_LINE_BYTES`]).
-    pub fn max_line(mut self, bytes: u64) -> Self {
+    pub(crate) fn max_line(mut self, bytes: u64) -> Self {
         self.max_line = usize::try_from(bytes).map_or(MAX_LINE_BYTES, |b| b.min(MAX_LINE_BYTES));
         self
     }
 
     /// Reads `waiting`'s input as it arrives: each chunk holds the lines
     /// that had arrived, however few.
-    pub fn live(mut self, waiting: Option<Waiting>) -> Self {
+    pub(crate) fn live(mut self, waiting: Option<Waiting>) -> Self {
         self.waiting = waiting;
         self
     }
@@ -185,13 +185,13 @@ impl<R: Read> ChunkReader<R> {
     /// True when the input is live and nothing has arrived since the last
     /// chunk: reading the next would wait for the writer, so what was read
     /// should be handed on first.
-    pub fn quiet(&self) -> bool {
+    pub(crate) fn quiet(&self) -> bool {
         !self.eof && Waiting::silent(self.waiting)
     }
 
     /// The next chunk, or `None` at end of input. A final line without a
     /// newline is returned as its own chunk.
-    pub fn next_chunk(&mut self) -> io::Result<Option<Chunk>> {
+    pub(crate) fn next_chunk(&mut self) -> io::Result<Option<Chunk>> {
         let Some(data) = self.next_data()? else {
             return Ok(None);
         };
@@ -222,7 +222,10 @@ impl<R: Read> ChunkReader<R> {
     /// where they stand ([`Chunk::end_lines_with_zero`]): what the readers
     /// of NDJSON and of records decode from. A copy of each line for the
     /// scanner cost about 60 instructions an event.
-    pub fn next_chunk_to_scan(&mut self, spans: &mut LineSpans) -> io::Result<Option<Chunk>> {
+    pub(crate) fn next_chunk_to_scan(
+        &mut self,
+        spans: &mut LineSpans,
+    ) -> io::Result<Option<Chunk>> {
         let mut chunk = self.next_chunk_and_spans(spans)?;
         if let Some(chunk) = &mut chunk {
             chunk.end_lines_with_zero(spans);
@@ -268,7 +271,7 @@ impl<R: Read> ChunkReader<R> {
 
     /// Takes back a chunk that was handed over, so that the next chunk is
     /// read into its buffer rather than a new one.
-    pub fn recycle(&mut self, chunk: Chunk) {
+    pub(crate) fn recycle(&mut self, chunk: Chunk) {
         if self.spares.len() < MAX_SPARE_CHUNKS {
             self.spares.push(chunk.data);
         }
@@ -369,7 +372,7 @@ fn read_once(r: &mut impl Read, data: &mut Vec<u8>, most: usize) -> io::Result<u
 }
 
 /// Reads a whole input into memory, dropping a UTF-8 byte order mark.
-pub fn read_all(mut r: impl Read) -> io::Result<Vec<u8>> {
+pub(crate) fn read_all(mut r: impl Read) -> io::Result<Vec<u8>> {
     let mut data = Vec::new();
     r.read_to_end(&mut data)?;
     if data.starts_with(b"\xEF\xBB\xBF") {
@@ -390,7 +393,7 @@ const PIPE_BYTES: usize = 256 * 1024;
 
 /// Widens `end`'s pipe buffer, when `end` is a pipe; anything else (a file,
 /// a terminal, another system) is left as it is.
-pub fn enlarge_pipe(end: &impl std::os::fd::AsFd) {
+pub(crate) fn enlarge_pipe(end: &impl std::os::fd::AsFd) {
     #[cfg(target_os = "linux")]
     {
         // Refused (not a pipe, a pipe already wider, or over the system's
@@ -414,7 +417,7 @@ pub struct RecordWriter<W: Write> {
 
 impl RecordWriter<io::BufWriter<crate::io::outfile::Stdout>> {
     /// One buffered, locked stdout.
-    pub fn stdout(line_buffered: bool) -> Self {
+    pub(crate) fn stdout(line_buffered: bool) -> Self {
         enlarge_pipe(&io::stdout());
         RecordWriter::new(crate::io::outfile::stdout(256 * 1024), line_buffered)
     }
@@ -430,7 +433,7 @@ impl<W: Write> RecordWriter<W> {
     }
 
     /// Serializes `rec` as one line.
-    pub fn record<T: Serialize + ?Sized>(&mut self, rec: &T) -> io::Result<()> {
+    pub(crate) fn record<T: Serialize + ?Sized>(&mut self, rec: &T) -> io::Result<()> {
         self.buf.clear();
         serde_json::to_writer(&mut self.buf, rec).map_err(io::Error::other)?;
         self.buf.push(b'\n');
@@ -440,7 +443,7 @@ impl<W: Write> RecordWriter<W> {
 
     /// Writes a line that is already serialized (a passed-through record);
     /// adds the newline.
-    pub fn raw_line(&mut self, line: &[u8]) -> io::Result<()> {
+    pub(crate) fn raw_line(&mut self, line: &[u8]) -> io::Result<()> {
         self.out.write_all(line)?;
         self.out.write_all(b"\n")?;
         self.after_record()
@@ -448,7 +451,7 @@ impl<W: Write> RecordWriter<W> {
 
     /// Writes one record given as two pieces (the second ends with the
     /// newline).
-    pub fn raw_parts(&mut self, head: &[u8], tail: &[u8]) -> io::Result<()> {
+    pub(crate) fn raw_parts(&mut self, head: &[u8], tail: &[u8]) -> io::Result<()> {
         self.out.write_all(head)?;
         self.out.write_all(tail)?;
         self.after_record()
@@ -461,11 +464,12 @@ impl<W: Write> RecordWriter<W> {
         Ok(())
     }
 
-    pub fn flush(&mut self) -> io::Result<()> {
+    pub(crate) fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
     }
 
-    pub fn into_inner(self) -> W {
+    #[cfg(test)]
+    pub(crate) fn into_inner(self) -> W {
         self.out
     }
 }

@@ -16,7 +16,7 @@ use anyhow::Context;
 
 use crate::io::diag::io_reason;
 
-pub struct AtomicFile {
+pub(crate) struct AtomicFile {
     dest: PathBuf,
     /// The temporary file renamed over `dest` on commit; `None` when `dest`
     /// is written in place.
@@ -26,7 +26,7 @@ pub struct AtomicFile {
 
 impl AtomicFile {
     /// Starts writing `dest`; nothing appears there until [`commit`](Self::commit).
-    pub fn create(dest: &Path) -> anyhow::Result<Self> {
+    pub(crate) fn create(dest: &Path) -> anyhow::Result<Self> {
         let opened = |path: &Path| {
             File::create(path).map_err(|e| anyhow::anyhow!("{}: {}", dest.display(), io_reason(&e)))
         };
@@ -85,7 +85,7 @@ impl AtomicFile {
     }
 
     /// Flushes, syncs and renames the file into place.
-    pub fn commit(mut self) -> anyhow::Result<()> {
+    pub(crate) fn commit(mut self) -> anyhow::Result<()> {
         let Some(w) = self.file.take() else {
             return Ok(());
         };
@@ -144,10 +144,10 @@ fn remove_on_signal() {
 }
 
 /// The process's stdout, whose write errors say "stdout" (`> /dev/full`).
-pub struct Stdout(io::StdoutLock<'static>);
+pub(crate) struct Stdout(io::StdoutLock<'static>);
 
 /// Stdout, locked and buffered with `capacity` bytes.
-pub fn stdout(capacity: usize) -> BufWriter<Stdout> {
+pub(crate) fn stdout(capacity: usize) -> BufWriter<Stdout> {
     BufWriter::with_capacity(capacity, Stdout(io::stdout().lock()))
 }
 

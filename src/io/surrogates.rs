@@ -10,7 +10,7 @@
 
 /// What was repaired in some text.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Repaired {
+pub(crate) struct Repaired {
     /// Lines that held one or more lone surrogates.
     pub lines: u64,
     /// The 1-based number of the first of them.
@@ -18,20 +18,9 @@ pub struct Repaired {
 }
 
 impl Repaired {
-    /// Adds what was repaired in a later part of the same input.
-    pub fn add(&mut self, later: Repaired) {
-        if later.lines == 0 {
-            return;
-        }
-        if self.lines == 0 {
-            self.first_line = later.first_line;
-        }
-        self.lines += later.lines;
-    }
-
     /// The warning for input `path`, when anything was repaired: given
     /// once per input, at the first line, as the input is read.
-    pub fn warning(&self, path: &str) -> Option<String> {
+    pub(crate) fn warning(&self, path: &str) -> Option<String> {
         (self.lines > 0).then(|| {
             format!(
                 "{path}:{}: lone UTF-16 surrogate escape (such as \"\\ud800\") replaced with \
@@ -45,7 +34,12 @@ impl Repaired {
 
 /// Warns through `diag` of what was repaired in a chunk of input `path`,
 /// unless `warned` says this input was warned of already.
-pub fn warn_once(r: Repaired, path: &str, warned: &mut bool, diag: &mut crate::io::diag::Diag) {
+pub(crate) fn warn_once(
+    r: Repaired,
+    path: &str,
+    warned: &mut bool,
+    diag: &mut crate::io::diag::Diag,
+) {
     if *warned {
         return;
     }
@@ -59,7 +53,7 @@ pub fn warn_once(r: Repaired, path: &str, warned: &mut bool, diag: &mut crate::i
 /// `\ufffd`; `first_line` is the number of `data`'s first line. Text that
 /// is not JSON may be changed where it looks like such an escape, which
 /// leaves it as unreadable as it was.
-pub fn repair(data: &mut [u8], first_line: u64) -> Repaired {
+pub(crate) fn repair(data: &mut [u8], first_line: u64) -> Repaired {
     let mut repaired = Repaired::default();
     // Lines counted up to `counted`, which is on line `line`.
     let (mut counted, mut line) = (0, first_line);

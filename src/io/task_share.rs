@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// Waiting for the pool instead left a core idle whenever this thread's
 /// own work ran out first: on 2 cores the four-process pipeline on 1M
 /// events spent 15% of its CPU time idle.
-pub fn fill_while<T, S, R>(
+pub(crate) fn fill_while<T, S, R>(
     slots: &mut [T],
     per_task: usize,
     scratch: impl Fn() -> S + Sync,

@@ -7,7 +7,7 @@ use std::time::Duration;
 /// How long a live input must stay silent before what was read is handed
 /// on: long enough that a writer streaming at full speed is never taken for
 /// a paused one, too short for anyone watching to notice.
-pub const SILENCE: Duration = Duration::from_millis(10);
+pub(crate) const SILENCE: Duration = Duration::from_millis(10);
 
 /// A probe of stdin's unread bytes.
 #[derive(Clone, Copy, Debug)]
@@ -15,14 +15,14 @@ pub struct Waiting(());
 
 impl Waiting {
     /// The probe of stdin, when the system can tell (Linux: `FIONREAD`).
-    pub fn stdin() -> Option<Waiting> {
+    pub(crate) fn stdin() -> Option<Waiting> {
         let probe = Waiting(());
         probe.bytes().map(|_| probe)
     }
 
     /// The bytes stdin holds that a read would return now without waiting;
     /// `None` when the system cannot tell.
-    pub fn bytes(&self) -> Option<u64> {
+    pub(crate) fn bytes(&self) -> Option<u64> {
         #[cfg(target_os = "linux")]
         {
             rustix::io::ioctl_fionread(std::io::stdin()).ok()
@@ -33,12 +33,12 @@ impl Waiting {
 
     /// True when nothing waits on stdin and nothing arrives within
     /// [`SILENCE`]: the writer has paused. The end of input is not silence.
-    pub fn silent(probe: Option<Waiting>) -> bool {
+    pub(crate) fn silent(probe: Option<Waiting>) -> bool {
         probe.is_some_and(|w| w.bytes() == Some(0) && !w.arrives_within(SILENCE))
     }
 
     /// Whether stdin becomes readable (data or its end) within `wait`.
-    pub fn arrives_within(&self, wait: Duration) -> bool {
+    pub(crate) fn arrives_within(&self, wait: Duration) -> bool {
         #[cfg(target_os = "linux")]
         {
             use rustix::event::{PollFd, PollFlags, Timespec, poll};

@@ -5,17 +5,17 @@ use serde_json::{Value, json};
 
 use super::{ApiKey, Prompt, Provider, Reply, Usage};
 
-pub const DEFAULT_MODEL: &str = "claude-haiku-4-5";
+pub(crate) const DEFAULT_MODEL: &str = "claude-haiku-4-5";
 const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 const API_VERSION: &str = "2023-06-01";
 
-pub struct Anthropic {
+pub(crate) struct Anthropic {
     base_url: String,
 }
 
 impl Anthropic {
     /// `base_url` as ANTHROPIC_BASE_URL gives it (without `/v1`).
-    pub fn new(base_url: Option<String>) -> Self {
+    pub(crate) fn new(base_url: Option<String>) -> Self {
         Anthropic {
             base_url: super::base_url(base_url, DEFAULT_BASE_URL),
         }

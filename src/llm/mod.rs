@@ -18,17 +18,17 @@ use crate::config::ProviderKind;
 
 /// An API key. It never appears in Debug output or messages.
 #[derive(Clone, PartialEq, Eq)]
-pub struct ApiKey(String);
+pub(crate) struct ApiKey(String);
 
 impl ApiKey {
     /// The key for the request header.
-    pub fn expose(&self) -> &str {
+    pub(crate) fn expose(&self) -> &str {
         &self.0
     }
 
     /// `text` with every occurrence of the key blanked out, for messages
     /// built from what a server sent back.
-    pub fn redact(&self, text: &str) -> String {
+    pub(crate) fn redact(&self, text: &str) -> String {
         if self.0.is_empty() {
             text.to_string()
         } else {
@@ -45,7 +45,7 @@ impl fmt::Debug for ApiKey {
 
 /// One request: a system prompt (instructions only) and a user message.
 #[derive(Debug, Clone)]
-pub struct Prompt {
+pub(crate) struct Prompt {
     pub system: &'static str,
     pub user: String,
     pub max_tokens: u32,
@@ -53,7 +53,7 @@ pub struct Prompt {
 
 /// Tokens a request cost, as the provider counted them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Usage {
+pub(crate) struct Usage {
     pub requests: u64,
     pub input_tokens: u64,
     pub output_tokens: u64,
@@ -75,14 +75,14 @@ impl Usage {
 
 /// A provider's answer to one request.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Reply {
+pub(crate) struct Reply {
     pub text: String,
     pub usage: Usage,
 }
 
 /// Why a request got no answer.
 #[derive(Debug, Clone, PartialEq)]
-pub enum LlmError {
+pub(crate) enum LlmError {
     /// The provider refused in a way every request would meet (a bad key,
     /// no access, an unknown model or URL): nothing more is asked.
     Refused { status: u16, message: String },
@@ -96,7 +96,7 @@ pub enum LlmError {
 
 impl LlmError {
     /// True when no later request can succeed either.
-    pub fn is_fatal(&self) -> bool {
+    pub(crate) fn is_fatal(&self) -> bool {
         matches!(self, LlmError::Refused { .. })
     }
 }
@@ -125,7 +125,7 @@ impl std::error::Error for LlmError {}
 /// What the Anthropic and OpenAI clients differ in: the URL, the headers,
 /// the request body and how the answer is read. Sending, retrying and
 /// counting are the [`Client`]'s.
-pub trait Provider: Send + Sync {
+pub(crate) trait Provider: Send + Sync {
     /// The environment variable that holds the key, for messages.
     fn key_var(&self) -> &'static str;
     fn url(&self) -> String;
@@ -136,7 +136,7 @@ pub trait Provider: Send + Sync {
 
 /// The knobs of [`Client`]: the `[llm]` section, overridden by flags.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Settings {
+pub(crate) struct Settings {
     pub provider: Option<ProviderKind>,
     pub model: Option<String>,
     pub base_url: Option<String>,
@@ -146,7 +146,7 @@ pub struct Settings {
 }
 
 impl Settings {
-    pub fn from_config(c: &LlmConfig) -> Self {
+    pub(crate) fn from_config(c: &LlmConfig) -> Self {
         Settings {
             provider: c.provider,
             model: c.model.clone(),
@@ -192,7 +192,7 @@ impl Client {
     /// The client the settings and environment (`env("ANTHROPIC_API_KEY")`
     /// and the like) describe. `purpose` names the flag that asked for it,
     /// for the message when a key is missing.
-    pub fn new(
+    pub(crate) fn new(
         settings: &Settings,
         env: impl Fn(&str) -> Option<String>,
         purpose: &str,
@@ -217,18 +217,18 @@ impl Client {
         })
     }
 
-    pub fn model(&self) -> &str {
+    pub(crate) fn model(&self) -> &str {
         &self.model
     }
 
     /// What the requests so far cost.
-    pub fn usage(&self) -> Usage {
+    pub(crate) fn usage(&self) -> Usage {
         *self.usage.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// "3 requests to claude-haiku-4-5: 1520 input tokens (1200 read from
     /// cache, 0 written to cache), 310 output tokens"
-    pub fn usage_text(&self) -> String {
+    pub(crate) fn usage_text(&self) -> String {
         let u = self.usage();
         format!(
             "{} to {}: {} input tokens ({} read from cache, {} written to cache), {} output tokens",
@@ -243,7 +243,7 @@ impl Client {
 
     /// Sends one prompt, retrying on 429, 5xx and network failures with
     /// exponential backoff (or the server's Retry-After).
-    pub fn complete(&self, prompt: &Prompt) -> Result<Reply, LlmError> {
+    pub(crate) fn complete(&self, prompt: &Prompt) -> Result<Reply, LlmError> {
         let body = serde_json::to_vec(&self.provider.body(&self.model, prompt))
             .map_err(|e| LlmError::BadReply(e.to_string()))?;
         let attempts = self.retries + 1;
@@ -347,7 +347,7 @@ impl Client {
     /// Sends every prompt, at most `concurrency` at a time, and returns the
     /// answers in the prompts' order. The first fatal refusal stops the
     /// requests not yet sent and is returned as the error.
-    pub fn complete_all(
+    pub(crate) fn complete_all(
         &self,
         prompts: &[Prompt],
     ) -> Result<Vec<Result<Reply, LlmError>>, LlmError> {
@@ -486,7 +486,7 @@ fn base_url(given: Option<String>, default: &str) -> String {
 }
 
 /// `s` cut to at most `max` characters, with "…" when cut.
-pub fn cut(s: &str, max: usize) -> String {
+pub(crate) fn cut(s: &str, max: usize) -> String {
     match s.char_indices().nth(max) {
         Some((i, _)) => format!("{}…", &s[..i]),
         None => s.to_string(),
@@ -496,14 +496,14 @@ pub fn cut(s: &str, max: usize) -> String {
 /// Trace data for a prompt: `value` as JSON between `<trace_data>` tags.
 /// No `<` is left in the JSON (it is written `\u003c`), so nothing in a
 /// trace can close the block and speak outside it.
-pub fn data_block(value: &Value) -> String {
+pub(crate) fn data_block(value: &Value) -> String {
     let json = value.to_string().replace('<', "\\u003c");
     format!("<trace_data>\n{json}\n</trace_data>")
 }
 
 /// The object a model answered with: the text from its first `{` to its
 /// last `}` (models sometimes wrap JSON in a code fence or a sentence).
-pub fn json_answer(text: &str) -> Option<serde_json::Map<String, Value>> {
+pub(crate) fn json_answer(text: &str) -> Option<serde_json::Map<String, Value>> {
     let start = text.find('{')?;
     let end = text.rfind('}')?;
     if end < start {

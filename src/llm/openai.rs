@@ -5,16 +5,16 @@ use serde_json::{Value, json};
 
 use super::{ApiKey, Prompt, Provider, Reply, Usage};
 
-pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
+pub(crate) const DEFAULT_MODEL: &str = "gpt-4o-mini";
 const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
-pub struct OpenAi {
+pub(crate) struct OpenAi {
     base_url: String,
 }
 
 impl OpenAi {
     /// `base_url` as OPENAI_BASE_URL gives it (with `/v1`).
-    pub fn new(base_url: Option<String>) -> Self {
+    pub(crate) fn new(base_url: Option<String>) -> Self {
         OpenAi {
             base_url: super::base_url(base_url, DEFAULT_BASE_URL),
         }

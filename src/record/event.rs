@@ -100,7 +100,7 @@ pub struct EventOut<'a> {
 
 impl<'a> EventOut<'a> {
     /// An event with the required fields set and everything else unknown.
-    pub fn new(
+    pub(crate) fn new(
         event_id: impl Into<Cow<'a, str>>,
         run_id: impl Into<Cow<'a, str>>,
         turn: i64,
@@ -126,7 +126,7 @@ impl<'a> EventOut<'a> {
 
 impl EventOut<'_> {
     /// The event as a stage reads it, without a round trip through JSON.
-    pub fn view(&self, step: u64) -> EventView<'_> {
+    pub(crate) fn view(&self, step: u64) -> EventView<'_> {
         EventView {
             event_id: Cow::Borrowed(&self.event_id),
             run_id: Cow::Borrowed(&self.run_id),
@@ -190,12 +190,12 @@ pub struct EventView<'a> {
 
 impl EventView<'_> {
     /// The reference's failure test: not succeeded, or a classification.
-    pub fn is_failure(&self) -> bool {
+    pub(crate) fn is_failure(&self) -> bool {
         !self.action_succeeded || self.classification().is_some()
     }
 
     /// The classification, with null, "" and "null" meaning none.
-    pub fn classification(&self) -> Option<&str> {
+    pub(crate) fn classification(&self) -> Option<&str> {
         match self.failure_classification.as_deref() {
             None | Some("") | Some("null") => None,
             Some(c) => Some(c),

@@ -31,11 +31,11 @@ pub use run::{Batch, RunCounts, RunRec, SourceRec, shared_run_id};
 pub use verdict::{Candidate, Finding, JudgeNote, Verdict};
 
 /// The record schema this build reads and writes.
-pub const SCHEMA: u64 = 1;
+pub(crate) const SCHEMA: u64 = 1;
 
 /// First record of every stage's output.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
-pub struct Header {
+pub(crate) struct Header {
     pub kind: Cow<'static, str>,
     pub schema: u64,
     pub producer: String,
@@ -43,7 +43,7 @@ pub struct Header {
 
 impl Header {
     /// The header a tool writes: `producer` is "tool version".
-    pub fn for_tool(tool: &str) -> Self {
+    pub(crate) fn for_tool(tool: &str) -> Self {
         Header {
             kind: Cow::Borrowed("header"),
             schema: SCHEMA,
@@ -54,7 +54,7 @@ impl Header {
 
 /// Just enough of any record to route it.
 #[derive(Deserialize)]
-pub struct KindProbe<'a> {
+pub(crate) struct KindProbe<'a> {
     #[serde(borrow, default)]
     pub kind: Option<Cow<'a, str>>,
     #[serde(default)]
@@ -68,7 +68,7 @@ pub struct KindProbe<'a> {
 /// like; and the field at fault first when a value has the wrong type
 /// (`frequency: invalid type: string "x", expected a non-negative
 /// integer`). Every stage words bad records with it.
-pub fn json_reason(line: &[u8], e: &serde_json::Error) -> String {
+pub(crate) fn json_reason(line: &[u8], e: &serde_json::Error) -> String {
     // Rust's type names mean nothing to someone editing a record.
     let msg = crate::io::diag::json_reason(e)
         .replace("expected u64", "expected a non-negative integer")

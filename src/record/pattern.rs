@@ -64,7 +64,7 @@ pub struct Pattern {
 
 impl Pattern {
     /// The members a pattern record is written with.
-    pub const FIELDS: [&'static str; 15] = [
+    pub(crate) const FIELDS: [&'static str; 15] = [
         "kind",
         "pattern_id",
         "display_name",
@@ -83,7 +83,7 @@ impl Pattern {
     ];
 
     /// True when this pattern, written out, has a member named `name`.
-    pub fn writes(&self, name: &str) -> bool {
+    pub(crate) fn writes(&self, name: &str) -> bool {
         Self::FIELDS.contains(&name) || self.score.is_some() && Scores::FIELDS.contains(&name)
     }
 }
@@ -108,14 +108,14 @@ impl Scores {
 impl Pattern {
     /// Reads a pattern record; the error is a [`json_reason`]. Scores that
     /// do not read leave `score` empty: see [`Pattern::check_unscored`].
-    pub fn from_line(line: &[u8]) -> Result<Pattern, String> {
+    pub(crate) fn from_line(line: &[u8]) -> Result<Pattern, String> {
         serde_json::from_slice(line).map_err(|e| json_reason(line, &e))
     }
 
     /// `self`, read from `line` without scores, unless the record has a
     /// score field (`has` says whether it has a member of that name): then
     /// the reason its scores did not read.
-    pub fn check_unscored(
+    pub(crate) fn check_unscored(
         self,
         line: &[u8],
         has: impl Fn(&str) -> bool,

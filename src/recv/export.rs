@@ -13,7 +13,7 @@ use super::proto;
 use super::proto::encode::put_varint;
 
 /// The path OTLP/HTTP exporters post traces to.
-pub const TRACES_PATH: &str = "/v1/traces";
+pub(crate) const TRACES_PATH: &str = "/v1/traces";
 
 /// How a body is encoded, from its Content-Type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,13 +37,13 @@ fn refuse(status: u16, message: impl Into<String>) -> Refusal {
 }
 
 /// What a request head must pass before its body is read.
-pub struct Gate {
+pub(crate) struct Gate {
     /// SHA-256 of the bearer token, when one is required.
     token_digest: Option<[u8; 32]>,
 }
 
 impl Gate {
-    pub fn new(token: Option<&str>) -> Self {
+    pub(crate) fn new(token: Option<&str>) -> Self {
         Gate {
             token_digest: token.map(|t| Sha256::digest(t.as_bytes()).into()),
         }
@@ -51,7 +51,7 @@ impl Gate {
 
     /// The body's encoding and whether it is gzipped, or why the request
     /// is refused.
-    pub fn check(&self, head: &Head) -> Result<(Encoding, bool), Refusal> {
+    pub(crate) fn check(&self, head: &Head) -> Result<(Encoding, bool), Refusal> {
         if head.path != TRACES_PATH {
             return Err(refuse(
                 404,
@@ -216,7 +216,7 @@ fn readable(line: Vec<u8>) -> Result<Option<Vec<u8>>, Refusal> {
 
 /// The success answer: an empty ExportTraceServiceResponse in the
 /// request's encoding.
-pub fn accepted(encoding: Encoding) -> Response {
+pub(crate) fn accepted(encoding: Encoding) -> Response {
     match encoding {
         Encoding::Json => response(200, Encoding::Json, b"{}".to_vec()),
         Encoding::Protobuf => response(200, Encoding::Protobuf, Vec::new()),
@@ -225,7 +225,7 @@ pub fn accepted(encoding: Encoding) -> Response {
 
 /// A refusal as a google.rpc.Status in the request's encoding (JSON when
 /// it is unknown), with the headers its status calls for.
-pub fn refused(r: &Refusal, encoding: Option<Encoding>) -> Response {
+pub(crate) fn refused(r: &Refusal, encoding: Option<Encoding>) -> Response {
     let code = grpc_code(r.status);
     let encoding = encoding.unwrap_or(Encoding::Json);
     let body = match encoding {

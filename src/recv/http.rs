@@ -21,7 +21,7 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How long a connection may take over each part of a request.
 #[derive(Debug, Clone, Copy)]
-pub struct Deadlines {
+pub(crate) struct Deadlines {
     pub head: Duration,
     pub request: Duration,
     pub idle: Duration,
@@ -37,7 +37,7 @@ impl Default for Deadlines {
     }
 }
 /// How often a blocked read looks at the clock and the stop flag.
-pub const POLL: Duration = Duration::from_millis(200);
+pub(crate) const POLL: Duration = Duration::from_millis(200);
 /// At most this much of a refused body is read and thrown away before
 /// closing, so the client sees the answer rather than a reset.
 const DRAIN_LIMIT: u64 = 4 << 20;
@@ -69,7 +69,7 @@ impl Head {
     }
 
     /// True when the client asked to close after this request.
-    pub fn wants_close(&self) -> bool {
+    pub(crate) fn wants_close(&self) -> bool {
         let connection = self.header("connection").unwrap_or_default();
         let has = |token: &str| {
             connection
@@ -80,7 +80,7 @@ impl Head {
     }
 
     /// True when the client waits for `100 Continue` before sending the body.
-    pub fn expects_continue(&self) -> bool {
+    pub(crate) fn expects_continue(&self) -> bool {
         self.header("expect")
             .is_some_and(|v| v.trim().eq_ignore_ascii_case("100-continue"))
     }
@@ -129,12 +129,13 @@ impl Conn {
     }
 
     /// The same connection under other deadlines.
-    pub fn with_deadlines(mut self, deadlines: Deadlines) -> Self {
+    #[cfg(test)]
+    pub(crate) fn with_deadlines(mut self, deadlines: Deadlines) -> Self {
         self.deadlines = deadlines;
         self
     }
 
-    pub fn peer(&self) -> String {
+    pub(crate) fn peer(&self) -> String {
         self.stream
             .peer_addr()
             .map_or_else(|_| "a client".to_string(), |a| a.to_string())
@@ -372,7 +373,7 @@ impl Conn {
     }
 
     /// Writes one response; `close` adds `Connection: close`.
-    pub fn respond(&mut self, resp: &Response, close: bool) -> io::Result<()> {
+    pub(crate) fn respond(&mut self, resp: &Response, close: bool) -> io::Result<()> {
         let mut out = Vec::with_capacity(256 + resp.body.len());
         write!(
             out,
@@ -397,7 +398,7 @@ impl Conn {
     /// Closes after an answer given before the body was read: stop
     /// writing, read and drop what the client still sends (up to a
     /// limit), so it sees the answer instead of a connection reset.
-    pub fn linger_close(mut self) {
+    pub(crate) fn linger_close(mut self) {
         let _ = self.stream.shutdown(Shutdown::Write);
         let _ = self
             .stream
@@ -407,7 +408,7 @@ impl Conn {
     /// Closes without waiting: drops what the client already sent (so the
     /// close is not a reset that could hide the answer) but never blocks,
     /// for the acceptor, which must not stall under load.
-    pub fn close_now(mut self) {
+    pub(crate) fn close_now(mut self) {
         let _ = self.stream.shutdown(Shutdown::Write);
         if self.stream.set_nonblocking(true).is_ok() {
             let _ = io::copy(&mut (&mut self.stream).take(DRAIN_LIMIT), &mut io::sink());
@@ -440,7 +441,7 @@ fn chunk_size(line: &str) -> Option<usize> {
 }
 
 /// An answer to one request.
-pub struct Response {
+pub(crate) struct Response {
     pub status: u16,
     pub content_type: &'static str,
     pub headers: Vec<(&'static str, String)>,

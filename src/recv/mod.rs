@@ -25,7 +25,7 @@ use http::{Conn, ReadError, Response};
 use crate::io::diag::Diag;
 
 /// How the receiver runs.
-pub struct Settings {
+pub(crate) struct Settings {
     /// Largest body taken, before and after gunzip.
     pub max_body: usize,
     /// Requests decoded and written at once.
@@ -38,14 +38,14 @@ pub struct Settings {
 }
 
 /// Where accepted requests go, one line each; shared by the workers.
-pub struct LineSink {
+pub(crate) struct LineSink {
     out: Mutex<Box<dyn Write + Send>>,
     /// The first write error; once set nothing more is taken.
     error: Mutex<Option<io::Error>>,
 }
 
 impl LineSink {
-    pub fn new(out: Box<dyn Write + Send>) -> Self {
+    pub(crate) fn new(out: Box<dyn Write + Send>) -> Self {
         LineSink {
             out: Mutex::new(out),
             error: Mutex::new(None),
@@ -73,7 +73,7 @@ impl LineSink {
     }
 
     /// The first write error, which ends the run.
-    pub fn take_error(&self) -> Option<io::Error> {
+    pub(crate) fn take_error(&self) -> Option<io::Error> {
         self.error
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -83,7 +83,7 @@ impl LineSink {
 
 /// Starts and stops a running [`serve`]; shared with the thread that
 /// waits for signals.
-pub struct Control {
+pub(crate) struct Control {
     /// Where to connect to wake the acceptor.
     wake: SocketAddr,
     stopping: AtomicBool,
@@ -91,7 +91,7 @@ pub struct Control {
 
 impl Control {
     /// The control of a listener bound to `local`.
-    pub fn new(local: SocketAddr) -> Self {
+    pub(crate) fn new(local: SocketAddr) -> Self {
         Control {
             wake: wake_address(local),
             stopping: AtomicBool::new(false),
@@ -100,7 +100,7 @@ impl Control {
 
     /// Asks [`serve`] to stop: no new connections, the requests already
     /// taken are finished. Safe from any thread, and more than once.
-    pub fn stop(&self) {
+    pub(crate) fn stop(&self) {
         if !self.stopping.swap(true, Ordering::SeqCst) {
             // Wake the acceptor blocked in accept().
             let _ = TcpStream::connect_timeout(&self.wake, Duration::from_secs(1));
@@ -113,7 +113,7 @@ impl Control {
 }
 
 /// Binds the listener, naming the address in the error.
-pub fn bind(addr: SocketAddr) -> anyhow::Result<TcpListener> {
+pub(crate) fn bind(addr: SocketAddr) -> anyhow::Result<TcpListener> {
     TcpListener::bind(addr).map_err(|e| {
         anyhow::anyhow!(
             "cannot listen on {addr}: {}",
@@ -145,7 +145,7 @@ struct Shared<'a> {
 /// Serves `listener` until [`Control::stop`] is called or the sink fails.
 /// The listener is closed as soon as it stops accepting, so clients are
 /// refused at once rather than left waiting in its backlog.
-pub fn serve(
+pub(crate) fn serve(
     listener: TcpListener,
     control: &Control,
     settings: &Settings,

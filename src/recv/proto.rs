@@ -13,7 +13,7 @@ const MAX_DEPTH: usize = 64;
 
 /// Why a body is not an ExportTraceServiceRequest.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DecodeError(pub String);
+pub(crate) struct DecodeError(pub String);
 
 impl std::fmt::Display for DecodeError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -202,7 +202,7 @@ static KEY_VALUE_LIST: Message = message(&[(1, "values", Repeated(&KEY_VALUE))])
 
 /// Decodes an ExportTraceServiceRequest and writes its OTLP JSON form to
 /// `out` (one line, no newline). Returns how many ResourceSpans it holds.
-pub fn export_request(msg: &[u8], out: &mut Vec<u8>) -> Result<usize> {
+pub(crate) fn export_request(msg: &[u8], out: &mut Vec<u8>) -> Result<usize> {
     let fields = fields_of(msg)?;
     let resource_spans = fields.iter().filter(|(n, _)| *n == 1).count();
     // The key is there even for an empty request, as the Collector writes it.
@@ -365,7 +365,7 @@ fn write_double(x: f64, out: &mut Vec<u8>) {
 /// The writing side of the wire format, as an exporter encodes a request:
 /// for the tests and for load generators that feed triage-recv.
 pub mod encode {
-    pub fn put_varint(mut n: u64, out: &mut Vec<u8>) {
+    pub(crate) fn put_varint(mut n: u64, out: &mut Vec<u8>) {
         while n >= 0x80 {
             out.push((n as u8) | 0x80);
             n >>= 7;
@@ -395,7 +395,8 @@ pub mod encode {
         out.extend_from_slice(&n.to_le_bytes());
     }
 
-    pub fn put_fixed32(field: u64, n: u32, out: &mut Vec<u8>) {
+    #[cfg(test)]
+    pub(crate) fn put_fixed32(field: u64, n: u32, out: &mut Vec<u8>) {
         put_key(field, 5, out);
         out.extend_from_slice(&n.to_le_bytes());
     }

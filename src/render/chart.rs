@@ -8,7 +8,7 @@ use super::escape::escape;
 
 /// One bar: its short label and its tooltip (raw text), its value as drawn
 /// and as written, and its fill colour (a CSS colour we chose).
-pub struct Bar<'a> {
+pub(crate) struct Bar<'a> {
     pub label: String,
     pub title: &'a str,
     pub value: f64,
@@ -17,7 +17,7 @@ pub struct Bar<'a> {
 }
 
 /// One line: its name, colour and a value per x position.
-pub struct Series<'a> {
+pub(crate) struct Series<'a> {
     pub name: &'a str,
     pub color: &'static str,
     pub values: Vec<f64>,
@@ -30,7 +30,7 @@ const ROW: f64 = 26.0;
 const LABEL_CHARS: usize = 30;
 
 /// Horizontal bars, one row each, scaled to `max`.
-pub fn bar_chart(bars: &[Bar<'_>], max: f64, title: &str) -> String {
+pub(crate) fn bar_chart(bars: &[Bar<'_>], max: f64, title: &str) -> String {
     let height = ROW * bars.len() as f64 + 8.0;
     let plot = WIDTH - LABEL_WIDTH - 56.0;
     let max = if max > 0.0 { max } else { 1.0 };
@@ -73,7 +73,7 @@ fn x_label_shown(i: usize, n: usize) -> bool {
 }
 
 /// Lines over shared x positions, with a zero-based y axis.
-pub fn line_chart(x_labels: &[String], series: &[Series<'_>], title: &str) -> String {
+pub(crate) fn line_chart(x_labels: &[String], series: &[Series<'_>], title: &str) -> String {
     let mut svg = open_svg(LINE_HEIGHT, title);
     let plot_w = WIDTH - LEFT - RIGHT;
     let plot_h = LINE_HEIGHT - TOP - BOTTOM;
@@ -170,7 +170,7 @@ fn nice_ceiling(v: f64) -> f64 {
 }
 
 /// The first `n` characters of `s`, with "…" when cut.
-pub fn cut(s: &str, n: usize) -> String {
+pub(crate) fn cut(s: &str, n: usize) -> String {
     if s.chars().count() <= n {
         return s.to_string();
     }

@@ -14,11 +14,11 @@ use crate::record::{
 };
 
 /// Items a list or table shows before it counts the rest (JSON has them all).
-pub const ROWS_SHOWN: usize = 20;
+pub(crate) const ROWS_SHOWN: usize = 20;
 
 /// The body of a section.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Block {
+pub(crate) enum Block {
     Table {
         columns: Vec<String>,
         rows: Vec<Vec<String>>,
@@ -29,7 +29,7 @@ pub enum Block {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Section {
+pub(crate) struct Section {
     pub title: String,
     pub block: Block,
     /// Rows or items left out (see [`ROWS_SHOWN`]).
@@ -58,7 +58,7 @@ impl Section {
 
 /// A comparison: what each side was read from, then its sections.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Comparison {
+pub(crate) struct Comparison {
     /// "Before: before.ndjson (3 runs, 30 events)" and the same for after.
     pub sides: Vec<(String, String)>,
     pub sections: Vec<Section>,
@@ -66,7 +66,7 @@ pub struct Comparison {
 
 /// The comparison the change records make, or `None` without any.
 /// Pattern lists show at most `rows` rows.
-pub fn comparison(changes: &[Map<String, Value>], rows: usize) -> Option<Comparison> {
+pub(crate) fn comparison(changes: &[Map<String, Value>], rows: usize) -> Option<Comparison> {
     if changes.is_empty() {
         return None;
     }

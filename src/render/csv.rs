@@ -54,7 +54,7 @@ fn row_kind(report: &Report) -> Option<RowKind> {
 
 /// What the CSV leaves out ("3 verdicts and 12 findings"), or None when it
 /// holds every record: the kinds other than the one its rows are.
-pub fn left_out(report: &Report) -> Option<String> {
+pub(crate) fn left_out(report: &Report) -> Option<String> {
     let rows = row_kind(report)?;
     let others: Vec<String> = RowKind::ALL
         .into_iter()
@@ -73,7 +73,7 @@ pub fn left_out(report: &Report) -> Option<String> {
     })
 }
 
-pub fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
+pub(crate) fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     let rows: Vec<Map<String, Value>> = match row_kind(report) {
         None => Vec::new(),
         Some(RowKind::Pattern) => report.patterns.iter().map(|p| p.to_json()).collect(),

@@ -7,7 +7,7 @@ use std::borrow::Cow;
 /// characters but tab and line breaks, and bidi controls, become U+FFFD:
 /// the page may be read as text too (`cat`, `less`), and a bidi override
 /// would reorder what the browser shows.
-pub fn escape(s: &str) -> Cow<'_, str> {
+pub(crate) fn escape(s: &str) -> Cow<'_, str> {
     let s = super::inert_lines(s);
     if !s.contains(['&', '<', '>', '"', '\'']) {
         return s;

@@ -28,7 +28,7 @@ struct Document<'a> {
     changes: &'a [Map<String, Value>],
 }
 
-pub fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
+pub(crate) fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
     let doc = Document {
         generated: opts.generated.to_string(),
         runs_total: report.runs_total(),

@@ -79,7 +79,7 @@ fn text(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-pub fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
+pub(crate) fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
     if report.is_comparison() {
         return write_comparison(report, opts, out);
     }

@@ -50,7 +50,7 @@ pub enum Bucket {
 /// unit ("hour", "day") and (bucket, failures) with every bucket between
 /// the first and the last, so quiet ones show as 0. `None` without
 /// `--bucket` or timestamps.
-pub fn failures_per_bucket(
+pub(crate) fn failures_per_bucket(
     report: &Report,
     bucket: Option<Bucket>,
 ) -> Option<(&'static str, Vec<(String, u64)>)> {
@@ -72,15 +72,15 @@ pub fn failures_per_bucket(
 
 /// Verdicts and findings the markdown report and the terminal table list
 /// at most (the rest are counted; JSON and CSV have them all).
-pub const ROWS_IN_TEXT: usize = 20;
+pub(crate) const ROWS_IN_TEXT: usize = 20;
 
 /// Verdicts and findings the HTML dashboard lists at most.
-pub const ROWS_IN_HTML: usize = 500;
+pub(crate) const ROWS_IN_HTML: usize = 500;
 
 /// The bidi embedding, override and isolate controls (U+202A-U+202E,
 /// U+2066-U+2069): they reorder the text after them on screen, so a name
 /// could show as something else ("Trojan Source").
-pub fn is_bidi_control(c: char) -> bool {
+pub(crate) fn is_bidi_control(c: char) -> bool {
     matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
@@ -88,7 +88,7 @@ pub fn is_bidi_control(c: char) -> bool {
 /// document parses to the same strings, but shows them in order on a
 /// screen. Outside strings JSON is ASCII, so every such character is in
 /// a string.
-pub fn escape_bidi(json: String) -> String {
+pub(crate) fn escape_bidi(json: String) -> String {
     if !json.chars().any(is_bidi_control) {
         return json;
     }
@@ -111,7 +111,7 @@ fn unsafe_char(c: char) -> bool {
 /// Text from a trace on one line: a tab or line break reads as a space,
 /// any other control character (an escape sequence that would drive the
 /// terminal) or bidi control as U+FFFD.
-pub fn one_line(s: &str) -> Cow<'_, str> {
+pub(crate) fn one_line(s: &str) -> Cow<'_, str> {
     if s.chars().any(unsafe_char) {
         Cow::Owned(
             s.chars()
@@ -131,7 +131,7 @@ pub fn one_line(s: &str) -> Cow<'_, str> {
 /// lone carriage return, which would overwrite the line on a terminal,
 /// becomes a line break), any other control character or bidi control
 /// becomes U+FFFD.
-pub fn inert_lines(s: &str) -> Cow<'_, str> {
+pub(crate) fn inert_lines(s: &str) -> Cow<'_, str> {
     if !s.chars().any(|c| unsafe_char(c) && c != '\t' && c != '\n') {
         return Cow::Borrowed(s);
     }
@@ -150,16 +150,16 @@ pub fn inert_lines(s: &str) -> Cow<'_, str> {
 }
 
 /// "and 5 more (all of them in --format json)"
-pub fn more_rows_text(more: usize) -> Option<String> {
+pub(crate) fn more_rows_text(more: usize) -> Option<String> {
     (more > 0).then(|| format!("and {more} more (all of them in --format json)"))
 }
 
 /// Samples a pattern shows at most in a report (JSON has them all).
-pub const SAMPLES_SHOWN: usize = 3;
+pub(crate) const SAMPLES_SHOWN: usize = 3;
 
 /// The first sentence of a verdict's evidence: what a reader needs to
 /// tell whether the root cause is believable.
-pub fn first_evidence(v: &crate::record::Verdict) -> Option<&str> {
+pub(crate) fn first_evidence(v: &crate::record::Verdict) -> Option<&str> {
     let first = v
         .evidence
         .iter()
@@ -172,22 +172,22 @@ pub fn first_evidence(v: &crate::record::Verdict) -> Option<&str> {
 }
 
 /// Input paths a report names before it only counts the rest.
-pub const SOURCES_NAMED: usize = 10;
+pub(crate) const SOURCES_NAMED: usize = 10;
 
 /// The first [`SOURCES_NAMED`] input paths, and how many more there are.
-pub fn named_sources(report: &Report) -> (Vec<&str>, usize) {
+pub(crate) fn named_sources(report: &Report) -> (Vec<&str>, usize) {
     let (named, more) = first_named(report.sources());
     (named.iter().map(|s| s.path.as_str()).collect(), more)
 }
 
 /// The first [`SOURCES_NAMED`] of `all`, and how many more there are.
-pub fn first_named<T>(all: &[T]) -> (&[T], usize) {
+pub(crate) fn first_named<T>(all: &[T]) -> (&[T], usize) {
     let named = &all[..all.len().min(SOURCES_NAMED)];
     (named, all.len() - named.len())
 }
 
 /// " and 5 more"
-pub fn more_sources_text(rest: usize) -> String {
+pub(crate) fn more_sources_text(rest: usize) -> String {
     if rest == 0 {
         String::new()
     } else {
@@ -263,7 +263,7 @@ pub fn render(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> any
 
 /// The time a report is dated: SOURCE_DATE_EPOCH when set (reproducible
 /// output), else now.
-pub fn report_time() -> anyhow::Result<Timestamp> {
+pub(crate) fn report_time() -> anyhow::Result<Timestamp> {
     match std::env::var("SOURCE_DATE_EPOCH") {
         Ok(v) if !v.trim().is_empty() => {
             let secs: i64 = v.trim().parse().map_err(|_| {
@@ -281,14 +281,14 @@ pub fn report_time() -> anyhow::Result<Timestamp> {
 }
 
 /// "2026-04-25 08:38 UTC"
-pub fn date_text(t: Timestamp) -> String {
+pub(crate) fn date_text(t: Timestamp) -> String {
     let rfc = t.to_string();
     format!("{} {} UTC", &rfc[..10], &rfc[11..16])
 }
 
 /// The summary line: "3 runs analyzed, 3 incident patterns, top 3 worth
 /// your attention."
-pub fn summary_text(report: &Report, top: usize) -> String {
+pub(crate) fn summary_text(report: &Report, top: usize) -> String {
     let runs = words::count(report.runs_total(), "run", "runs");
     if report.is_root_causes_only() {
         let what = match report.verdicts.len() {
@@ -314,7 +314,7 @@ pub fn summary_text(report: &Report, top: usize) -> String {
 }
 
 /// "3 input lines could not be read; see stderr."
-pub fn skipped_text(skipped: u64) -> Option<String> {
+pub(crate) fn skipped_text(skipped: u64) -> Option<String> {
     (skipped > 0).then(|| {
         format!(
             "{} could not be read; see stderr.",
@@ -326,7 +326,7 @@ pub fn skipped_text(skipped: u64) -> Option<String> {
 /// The line a report with no patterns shows instead of them: all clear
 /// only when runs were read and none failed. None for a report of root
 /// causes, which never had patterns to show.
-pub fn all_clear_text(report: &Report) -> Option<String> {
+pub(crate) fn all_clear_text(report: &Report) -> Option<String> {
     if report.is_root_causes_only() {
         return None;
     }

@@ -26,24 +26,24 @@ pub struct ReportPattern {
 }
 
 impl ReportPattern {
-    pub fn new(pattern: Pattern) -> Self {
+    pub(crate) fn new(pattern: Pattern) -> Self {
         ReportPattern {
             pattern,
             extra: Map::new(),
         }
     }
 
-    pub fn scores(&self) -> Option<&Scores> {
+    pub(crate) fn scores(&self) -> Option<&Scores> {
         self.pattern.score.as_ref()
     }
 
     /// The LLM narrative triage-explain --narrate added, if any.
-    pub fn narrative(&self) -> Option<&str> {
+    pub(crate) fn narrative(&self) -> Option<&str> {
         self.text_field("narrative")
     }
 
     /// The fix the LLM proposed with its narrative, if any.
-    pub fn fix(&self) -> Option<&str> {
+    pub(crate) fn fix(&self) -> Option<&str> {
         self.text_field("fix")
     }
 
@@ -55,7 +55,7 @@ impl ReportPattern {
     }
 
     /// The pattern as one JSON object: its fields, then the extra ones.
-    pub fn to_json(&self) -> Map<String, Value> {
+    pub(crate) fn to_json(&self) -> Map<String, Value> {
         match serde_json::to_value(self) {
             Ok(Value::Object(m)) => m,
             _ => Map::new(),
@@ -83,7 +83,7 @@ impl Serialize for ReportPattern {
 }
 
 /// Verdicts a pattern's section or card shows at most.
-pub const VERDICTS_PER_PATTERN: usize = 5;
+pub(crate) const VERDICTS_PER_PATTERN: usize = 5;
 
 /// Everything one report shows.
 #[derive(Debug, Clone, Default)]
@@ -114,7 +114,7 @@ pub struct Report {
 /// time and, at the end of a pipeline, most of the time after its input
 /// ended.
 #[derive(Debug)]
-pub enum ReportLine {
+pub(crate) enum ReportLine {
     Batch(Batch),
     Source(SourceRec),
     Pattern(Box<ReportPattern>),
@@ -129,7 +129,7 @@ pub enum ReportLine {
 
 /// Why a line is not in the report; the reason has no location.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum BadLine {
+pub(crate) enum BadLine {
     /// A line that does not read as a record: skipped with a warning, or
     /// an error under `--strict`.
     Skip(String),
@@ -147,7 +147,7 @@ impl std::fmt::Display for BadLine {
 
 impl ReportLine {
     /// Reads one line.
-    pub fn parse(line: &[u8]) -> Result<Self, BadLine> {
+    pub(crate) fn parse(line: &[u8]) -> Result<Self, BadLine> {
         let probe: KindProbe<'_> =
             serde_json::from_slice(line).map_err(|e| BadLine::Skip(json_reason(line, &e)))?;
         let Some(kind) = probe.kind else {
@@ -191,12 +191,12 @@ impl Report {
 
     /// Adds one NDJSON line; kinds a report does not show are ignored. The
     /// error says what is wrong with the line, without its location.
-    pub fn add_line(&mut self, line: &[u8]) -> Result<(), String> {
+    pub(crate) fn add_line(&mut self, line: &[u8]) -> Result<(), String> {
         self.add(ReportLine::parse(line).map_err(|e| e.to_string())?)
     }
 
     /// Adds one line read with [`ReportLine::parse`].
-    pub fn add(&mut self, line: ReportLine) -> Result<(), String> {
+    pub(crate) fn add(&mut self, line: ReportLine) -> Result<(), String> {
         match line {
             ReportLine::Batch(batch) => {
                 if self.batch.is_some() {
@@ -219,20 +219,20 @@ impl Report {
 
     /// Puts scored patterns in rank order (unscored ones after them, in the
     /// order they came).
-    pub fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         self.patterns
             .sort_by_key(|p| p.scores().map_or(u64::MAX, |s| s.rank));
     }
 
     /// True when every pattern carries triage-score's fields.
-    pub fn is_scored(&self) -> bool {
+    pub(crate) fn is_scored(&self) -> bool {
         self.patterns.iter().all(|p| p.scores().is_some())
     }
 
     /// Runs in the batch; without one, the most of what the scored
     /// patterns say, what the `source` records count, and the runs the
     /// verdicts and findings name (triage-explain output has no batch).
-    pub fn runs_total(&self) -> u64 {
+    pub(crate) fn runs_total(&self) -> u64 {
         if let Some(b) = &self.batch {
             return b.runs_total;
         }
@@ -254,14 +254,14 @@ impl Report {
 
     /// True when the report holds root causes (triage-explain output) and
     /// no batch or pattern: it has no pattern figures to show.
-    pub fn is_root_causes_only(&self) -> bool {
+    pub(crate) fn is_root_causes_only(&self) -> bool {
         self.batch.is_none()
             && self.patterns.is_empty()
             && (!self.verdicts.is_empty() || !self.findings.is_empty())
     }
 
     /// The inputs the records came from.
-    pub fn sources(&self) -> &[SourceRec] {
+    pub(crate) fn sources(&self) -> &[SourceRec] {
         match &self.batch {
             Some(b) if !b.sources.is_empty() => &b.sources,
             _ => &self.sources,
@@ -269,7 +269,7 @@ impl Report {
     }
 
     /// Input lines or values that could not be read upstream.
-    pub fn skipped(&self) -> u64 {
+    pub(crate) fn skipped(&self) -> u64 {
         let upstream = match &self.batch {
             Some(b) => b.skipped,
             None => self.sources.iter().map(|s| s.skipped).sum(),
@@ -278,7 +278,7 @@ impl Report {
     }
 
     /// Failure events over all patterns.
-    pub fn failures_total(&self) -> u64 {
+    pub(crate) fn failures_total(&self) -> u64 {
         match &self.batch {
             Some(b) => b.failures_total,
             None => self.patterns.iter().map(|p| p.pattern.frequency).sum(),
@@ -286,7 +286,7 @@ impl Report {
     }
 
     /// Runs in first-appearance order: the batch's, else as the patterns saw them.
-    pub fn run_order(&self) -> Cow<'_, [String]> {
+    pub(crate) fn run_order(&self) -> Cow<'_, [String]> {
         if let Some(b) = &self.batch
             && !b.run_order.is_empty()
         {
@@ -306,7 +306,7 @@ impl Report {
     /// The verdicts of the runs a pattern occurred in, those that blame the
     /// pattern's own agent first, at most [`VERDICTS_PER_PATTERN`] of them;
     /// and how many there are in all.
-    pub fn verdicts_for(&self, p: &Pattern) -> (Vec<&Verdict>, usize) {
+    pub(crate) fn verdicts_for(&self, p: &Pattern) -> (Vec<&Verdict>, usize) {
         let runs: HashSet<&str> = p.run_counts.0.iter().map(|(r, _)| &**r).collect();
         let mut verdicts: Vec<&Verdict> = self
             .verdicts
@@ -320,7 +320,7 @@ impl Report {
     }
 
     /// The comparison report the change records make, if there are any.
-    pub fn comparison(&self) -> Option<Comparison> {
+    pub(crate) fn comparison(&self) -> Option<Comparison> {
         let rows = self.comparison_rows.unwrap_or(comparison::ROWS_SHOWN);
         comparison::comparison(&self.changes, rows)
     }
@@ -328,7 +328,7 @@ impl Report {
     /// The report an explicit `--top n` asks for: markdown, the table and
     /// HTML detail `n` patterns themselves; JSON and CSV keep only the
     /// first `n`; a comparison lists at most `n` rows of each pattern list.
-    pub fn limited_to(&self, n: usize, format: super::OutputFormat) -> Report {
+    pub(crate) fn limited_to(&self, n: usize, format: super::OutputFormat) -> Report {
         let mut r = self.clone();
         if matches!(format, super::OutputFormat::Json | super::OutputFormat::Csv) {
             r.patterns.truncate(n);
@@ -338,7 +338,7 @@ impl Report {
     }
 
     /// True when there is nothing but change records: a comparison.
-    pub fn is_comparison(&self) -> bool {
+    pub(crate) fn is_comparison(&self) -> bool {
         !self.changes.is_empty() && self.patterns.is_empty()
     }
 }
@@ -346,7 +346,7 @@ impl Report {
 /// One row of the per-agent view: an agent's failures of one
 /// classification, summed over its patterns.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct AgentRow {
+pub(crate) struct AgentRow {
     pub agent_id: String,
     pub classification: String,
     pub failures: u64,
@@ -359,7 +359,7 @@ pub struct AgentRow {
 impl Report {
     /// The per-agent view: agent × classification, most failures first
     /// (ties by agent, then classification).
-    pub fn agent_view(&self) -> Vec<AgentRow> {
+    pub(crate) fn agent_view(&self) -> Vec<AgentRow> {
         let mut rows: std::collections::BTreeMap<(&str, &str), (u64, u64, HashSet<&str>)> =
             std::collections::BTreeMap::new();
         for rp in &self.patterns {
@@ -393,7 +393,7 @@ const MAX_TREND_POINTS: usize = 90;
 /// timestamps, or the runs in order when the events do not span two days
 /// (a single point shows no trend).
 #[derive(Debug, Clone, PartialEq)]
-pub struct TrendAxis {
+pub(crate) struct TrendAxis {
     pub by_day: bool,
     /// Hours (`--bucket hour`): labels are hour starts in RFC 3339.
     pub by_hour: bool,
@@ -402,7 +402,7 @@ pub struct TrendAxis {
 
 impl TrendAxis {
     /// A pattern's failures at each point of the axis.
-    pub fn counts(&self, p: &Pattern) -> Vec<f64> {
+    pub(crate) fn counts(&self, p: &Pattern) -> Vec<f64> {
         self.labels
             .iter()
             .map(|label| {
@@ -426,7 +426,7 @@ impl TrendAxis {
 impl Report {
     /// The time series' axis for `--bucket` (`None`: days when the
     /// events span two or more, else runs).
-    pub fn trend_axis_by(&self, bucket: Option<super::Bucket>) -> TrendAxis {
+    pub(crate) fn trend_axis_by(&self, bucket: Option<super::Bucket>) -> TrendAxis {
         let hours: Vec<i64> = self
             .patterns
             .iter()
@@ -458,7 +458,7 @@ impl Report {
         }
     }
 
-    pub fn trend_axis(&self) -> TrendAxis {
+    pub(crate) fn trend_axis(&self) -> TrendAxis {
         let days: Vec<Timestamp> = self
             .patterns
             .iter()

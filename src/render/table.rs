@@ -14,7 +14,7 @@ use super::{
     more_rows_text, one_line, skipped_text, summary_text,
 };
 
-pub fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
+pub(crate) fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
     if !report.is_comparison() {
         writeln!(out, "{}", summary_text(report, opts.top))?;
         if let Some(text) = skipped_text(report.skipped()) {

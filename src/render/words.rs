@@ -8,27 +8,12 @@ use crate::config::{ScoringConfig, TAIL_RISK_WINDOW};
 use crate::record::{Pattern, Scores, Verdict};
 
 /// How a format marks up emphasis, code and plain text from a trace.
-pub trait Markup {
+pub(crate) trait Markup {
     /// Raw text as it appears in running prose (escaped where the format
     /// needs it). `strong` and `code` escape their raw text likewise.
     fn text<'a>(&self, s: &'a str) -> Cow<'a, str>;
     fn strong(&self, s: &str) -> String;
     fn code(&self, s: &str) -> String;
-}
-
-/// Markup for plain terminal text.
-pub struct Plain;
-
-impl Markup for Plain {
-    fn text<'a>(&self, s: &'a str) -> Cow<'a, str> {
-        Cow::Borrowed(s)
-    }
-    fn strong(&self, s: &str) -> String {
-        s.to_string()
-    }
-    fn code(&self, s: &str) -> String {
-        s.to_string()
-    }
 }
 
 /// The classifications the scoring model knows, with their labels.
@@ -42,7 +27,7 @@ const LABELS: &[(&str, &str)] = &[
 
 /// The label of a classification: a known one's name, else the snake_case
 /// label in title case (`tool_misuse` → "Tool Misuse").
-pub fn classification_label(class: &str) -> Cow<'static, str> {
+pub(crate) fn classification_label(class: &str) -> Cow<'static, str> {
     if let Some((_, label)) = LABELS.iter().find(|(k, _)| *k == class) {
         return Cow::Borrowed(label);
     }
@@ -60,7 +45,7 @@ pub fn classification_label(class: &str) -> Cow<'static, str> {
 }
 
 /// What to look at first for a pattern of this classification.
-pub fn next_action(class: &str) -> &'static str {
+pub(crate) fn next_action(class: &str) -> &'static str {
     match class {
         "coordination_failure" => {
             "Check what this agent knew about the other agents when it acted: \
@@ -89,13 +74,13 @@ pub fn next_action(class: &str) -> &'static str {
 /// How soon a pattern needs a person, by its final score: above 10 now,
 /// above 6 soon, else later. Formats colour it their own way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Urgency {
+pub(crate) enum Urgency {
     Now,
     Soon,
     Later,
 }
 
-pub fn urgency(final_score: f64) -> Urgency {
+pub(crate) fn urgency(final_score: f64) -> Urgency {
     if final_score > 10.0 {
         Urgency::Now
     } else if final_score > 6.0 {
@@ -106,19 +91,19 @@ pub fn urgency(final_score: f64) -> Urgency {
 }
 
 /// The highest final score the configuration can give.
-pub fn max_final_score(cfg: &ScoringConfig) -> f64 {
+pub(crate) fn max_final_score(cfg: &ScoringConfig) -> f64 {
     cfg.frequency_weight * 10.0 + cfg.severity_weight * cfg.max_severity()
 }
 
 /// Evidence sentences as one text: they carry no final stop, so each is
 /// set off by "; " rather than run into the next.
-pub fn evidence_text(evidence: &[String]) -> String {
+pub(crate) fn evidence_text(evidence: &[String]) -> String {
     evidence.join("; ")
 }
 
 /// A verdict's evidence as one text, after what the LLM judge said of it:
 /// "The LLM judge (m) moved candidate 2 first: reason. evidence; evidence".
-pub fn verdict_evidence(v: &Verdict) -> String {
+pub(crate) fn verdict_evidence(v: &Verdict) -> String {
     let evidence = evidence_text(&v.evidence);
     let Some(j) = &v.judge else {
         return evidence;
@@ -152,7 +137,7 @@ pub use crate::io::diag::count;
 
 /// A JSON value as a table cell: strings bare, numbers with at most two
 /// decimals, structures as compact JSON.
-pub fn value_text(v: &serde_json::Value) -> String {
+pub(crate) fn value_text(v: &serde_json::Value) -> String {
     match v {
         serde_json::Value::Null => String::new(),
         serde_json::Value::String(s) => s.clone(),
@@ -166,13 +151,13 @@ pub fn value_text(v: &serde_json::Value) -> String {
 }
 
 /// A number as short as it can be said: 2.0 → "2", 2.5 → "2.5".
-pub fn short_number(x: f64) -> String {
+pub(crate) fn short_number(x: f64) -> String {
     format!("{x}")
 }
 
 /// A rate as a whole percentage, rounded down, and never "100%" unless it is
 /// all of them (the reference's rule, so numbers match).
-pub fn percent(rate: f64) -> String {
+pub(crate) fn percent(rate: f64) -> String {
     let r = rate.clamp(0.0, 1.0);
     let mut pct = (r * 100.0 + 1e-9).floor() as u64;
     if r < 1.0 {
@@ -183,7 +168,7 @@ pub fn percent(rate: f64) -> String {
 
 /// Cells of the ten-cell recovery bar that are filled: any recovery shows
 /// at least one.
-pub fn bar_cells(rate: f64) -> usize {
+pub(crate) fn bar_cells(rate: f64) -> usize {
     let r = rate.clamp(0.0, 1.0);
     if r == 0.0 {
         0
@@ -193,7 +178,7 @@ pub fn bar_cells(rate: f64) -> usize {
 }
 
 /// `[###-------] 30%`
-pub fn recovery_bar(rate: f64) -> String {
+pub(crate) fn recovery_bar(rate: f64) -> String {
     let filled = bar_cells(rate);
     format!(
         "[{}{}] {}",
@@ -204,7 +189,7 @@ pub fn recovery_bar(rate: f64) -> String {
 }
 
 /// The median recovery latency, or that nothing recovered.
-pub fn latency_text(median: Option<f64>) -> String {
+pub(crate) fn latency_text(median: Option<f64>) -> String {
     match median {
         None => "no recoveries observed".to_string(),
         Some(m) => format!("{} (median)", turns(m)),
@@ -221,7 +206,7 @@ fn turns(n: f64) -> String {
 }
 
 /// How many failures stayed stuck past the tail-risk window.
-pub fn tail_risk_text(tail: u64) -> String {
+pub(crate) fn tail_risk_text(tail: u64) -> String {
     if tail == 0 {
         return "no tail risk".to_string();
     }
@@ -232,7 +217,7 @@ pub fn tail_risk_text(tail: u64) -> String {
 }
 
 /// "high (11 occurrences)"
-pub fn confidence_text(s: &Scores, frequency: u64) -> String {
+pub(crate) fn confidence_text(s: &Scores, frequency: u64) -> String {
     format!(
         "{} ({})",
         s.confidence_label,
@@ -259,7 +244,12 @@ fn and_list(items: &[String]) -> String {
 
 /// The "why this matters" paragraph: what failed, where, whether the agent
 /// recovered within the configured window, and what the score is made of.
-pub fn why_this_matters(p: &Pattern, s: &Scores, cfg: &ScoringConfig, m: &dyn Markup) -> String {
+pub(crate) fn why_this_matters(
+    p: &Pattern,
+    s: &Scores,
+    cfg: &ScoringConfig,
+    m: &dyn Markup,
+) -> String {
     let mut out = String::new();
     out.push_str(&what_failed(p, s, m));
     out.push_str(&recurrence(s));
@@ -385,6 +375,23 @@ fn score_makeup(p: &Pattern, s: &Scores, cfg: &ScoringConfig) -> String {
         s.severity_score,
         short_number(weight),
     )
+}
+
+/// Markup for plain terminal text.
+#[cfg(test)]
+pub(crate) struct Plain;
+
+#[cfg(test)]
+impl Markup for Plain {
+    fn text<'a>(&self, s: &'a str) -> Cow<'a, str> {
+        Cow::Borrowed(s)
+    }
+    fn strong(&self, s: &str) -> String {
+        s.to_string()
+    }
+    fn code(&self, s: &str) -> String {
+        s.to_string()
+    }
 }
 
 #[cfg(test)]

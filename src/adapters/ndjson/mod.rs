@@ -85,7 +85,7 @@ impl TaskOutput {
 /// the next chunk is read, and by this thread too once that is done.
 /// On a live input (`waiting`), lines are read as they arrive, and those
 /// read are written before the next read waits.
-pub fn read(
+pub(crate) fn read(
     r: impl Read + Send,
     waiting: Option<Waiting>,
     sink: &mut Sink<'_>,

@@ -8,7 +8,7 @@ use super::*;
 /// OpenTelemetry GenAI conventions', OpenInference's, OpenLLMetry's and the
 /// Vercel AI SDK's.
 pub(super) mod keys {
-    pub const AGENT: &[&str] = &[
+    pub(crate) const AGENT: &[&str] = &[
         "agent.id",
         "agent_id",
         "gen_ai.agent.name",
@@ -16,25 +16,26 @@ pub(super) mod keys {
         "agent.name",
     ];
     /// Names that stand for the agent when nothing better does.
-    pub const AGENT_FALLBACK: &[&str] = &[
+    pub(crate) const AGENT_FALLBACK: &[&str] = &[
         "graph.node.id",
         "langgraph_node",
         "langgraph.node",
         "metadata.langgraph_node",
         "ai.telemetry.functionId",
     ];
-    pub const RUN: &[&str] = &["run.id", "run_id"];
-    pub const CONVERSATION: &[&str] = &["gen_ai.conversation.id", "session.id"];
-    pub const TOOL: &[&str] = &[
+    pub(crate) const RUN: &[&str] = &["run.id", "run_id"];
+    pub(crate) const CONVERSATION: &[&str] = &["gen_ai.conversation.id", "session.id"];
+    pub(crate) const TOOL: &[&str] = &[
         "action.tool",
         "tool_name",
         "gen_ai.tool.name",
         "tool.name",
         "ai.toolCall.name",
     ];
-    pub const CLASSIFICATION: &[&str] = &["failure.classification", "failure_classification"];
-    pub const DIVERGENCE: &[&str] = &["divergence.fields", "divergence_fields"];
-    pub const INPUT: &[&str] = &[
+    pub(crate) const CLASSIFICATION: &[&str] =
+        &["failure.classification", "failure_classification"];
+    pub(crate) const DIVERGENCE: &[&str] = &["divergence.fields", "divergence_fields"];
+    pub(crate) const INPUT: &[&str] = &[
         "input.value",
         "gen_ai.tool.call.arguments",
         "gen_ai.tool.args",
@@ -47,7 +48,7 @@ pub(super) mod keys {
         "ai.prompt",
         "input",
     ];
-    pub const OUTPUT: &[&str] = &[
+    pub(crate) const OUTPUT: &[&str] = &[
         "output.value",
         "gen_ai.tool.call.result",
         "ai.toolCall.result",

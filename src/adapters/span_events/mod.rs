@@ -22,7 +22,7 @@ pub(super) use emit::{Emitter, Inherited, id_hash, warn_repeated};
 
 /// What a reader knows of a span outside its attributes.
 #[derive(Debug, Default)]
-pub struct SpanParts {
+pub(crate) struct SpanParts {
     pub trace_id: String,
     pub span_id: String,
     pub parent_id: Option<String>,
@@ -41,7 +41,7 @@ pub struct SpanParts {
 /// What an event needs of a span. Texts are already cut to the configured
 /// size.
 #[derive(Debug)]
-pub struct HeldSpan {
+pub(crate) struct HeldSpan {
     trace_id: String,
     span_id: String,
     parent_id: Option<String>,
@@ -116,7 +116,7 @@ fn kind_from_vercel(op: &str) -> Option<&'static str> {
 }
 
 impl HeldSpan {
-    pub fn new(parts: SpanParts, a: &Attrs<'_>, settings: &DecodeSettings) -> Self {
+    pub(crate) fn new(parts: SpanParts, a: &Attrs<'_>, settings: &DecodeSettings) -> Self {
         let operation = a.text(&["gen_ai.operation.name"]);
         let traceloop = a.text(&["traceloop.span.kind"]);
         let entity = a.text(&["traceloop.entity.name"]);

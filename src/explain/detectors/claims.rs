@@ -50,7 +50,7 @@ const FABRICATION: &[&str] = &[
 const NEGATIONS: &[&str] = &["not ", "n't ", "never ", "avoid ", "without ", "no "];
 
 /// An agent announcing simulated, assumed or placeholder data.
-pub fn fabricated_data(run: &RunView) -> Vec<Hit> {
+pub(crate) fn fabricated_data(run: &RunView) -> Vec<Hit> {
     let mut hits = Vec::new();
     for i in run.agent_steps() {
         let s = &run.steps[i];
@@ -150,7 +150,7 @@ const LOOKED_UP: &[&str] = &[
 
 /// An agent that reports having looked something up when no tool ran for
 /// it: the step before is no tool's result and the message runs no code.
-pub fn claimed_lookup(run: &RunView) -> Vec<Hit> {
+pub(crate) fn claimed_lookup(run: &RunView) -> Vec<Hit> {
     let mut hits = Vec::new();
     for i in run.agent_steps() {
         let s = &run.steps[i];
@@ -191,7 +191,7 @@ pub fn claimed_lookup(run: &RunView) -> Vec<Hit> {
 /// a tool's reply was cut no later message is judged (the reply may hold any
 /// value); after a message was cut, only in a failed run, where a suspect
 /// is sought, and the finding says so.
-pub fn unsourced_values(run: &RunView) -> Vec<Hit> {
+pub(crate) fn unsourced_values(run: &RunView) -> Vec<Hit> {
     // What the run has seen includes numbers inside identifiers
     // ("certificate_7504069"): an agent quoting one did not make it up.
     let mut known: BTreeSet<String> = run.given_values();

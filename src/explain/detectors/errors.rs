@@ -70,7 +70,7 @@ const ENVIRONMENT_FAULTS: &[&str] = &[
 /// the agent's handling failed (it took the failure for a result, or
 /// repeated the same call into it), other detectors suspect the agent;
 /// when a later call succeeded, the fault did not sink the run.
-pub fn environment_fault(run: &RunView) -> Vec<Hit> {
+pub(crate) fn environment_fault(run: &RunView) -> Vec<Hit> {
     let mut hits = Vec::new();
     for (i, s) in run.steps.iter().enumerate() {
         if s.succeeded || !(s.is_tool() || run.is_environment(i)) || run.recovered(i) {
@@ -96,7 +96,7 @@ pub fn environment_fault(run: &RunView) -> Vec<Hit> {
 }
 
 /// Every failed step, as a symptom.
-pub fn explicit_error(run: &RunView) -> Vec<Hit> {
+pub(crate) fn explicit_error(run: &RunView) -> Vec<Hit> {
     run.steps
         .iter()
         .enumerate()
@@ -122,7 +122,7 @@ pub fn explicit_error(run: &RunView) -> Vec<Hit> {
 /// later attempt recovered: where the producer says the run broke. A
 /// label is evidence of where, so it outranks the positional prior; a
 /// detector that finds why (a loop, fabricated data) still outranks it.
-pub fn labelled_failure(run: &RunView) -> Vec<Hit> {
+pub(crate) fn labelled_failure(run: &RunView) -> Vec<Hit> {
     let mut hits = Vec::new();
     for (i, s) in run.steps.iter().enumerate() {
         let Some(class) = s.classification.as_deref() else {
@@ -149,7 +149,7 @@ pub fn labelled_failure(run: &RunView) -> Vec<Hit> {
 
 /// A failed call whose error blames the call itself; the suspect is the
 /// step that made it (for a terminal's reply, the agent that wrote the code).
-pub fn bad_tool_call(run: &RunView) -> Vec<Hit> {
+pub(crate) fn bad_tool_call(run: &RunView) -> Vec<Hit> {
     let mut hits = Vec::new();
     for (i, s) in run.steps.iter().enumerate() {
         if s.succeeded {
@@ -215,7 +215,7 @@ pub fn bad_tool_call(run: &RunView) -> Vec<Hit> {
 /// `labelled_failure`) or that the environment caused (a rate limit on a
 /// model call), and not one the agent then got past (three of its later
 /// steps worked).
-pub fn refused_output(run: &RunView) -> Vec<Hit> {
+pub(crate) fn refused_output(run: &RunView) -> Vec<Hit> {
     let mut hits = Vec::new();
     for (i, s) in run.steps.iter().enumerate() {
         if s.succeeded || s.is_tool() || s.is_user() || s.labelled || run.is_environment(i) {
@@ -285,7 +285,7 @@ fn asks_for_data(run: &RunView, i: usize) -> bool {
 
 /// A tool reply that holds nothing (an empty list, "not found"): a symptom
 /// at the reply, and a suspect at the step that asked.
-pub fn empty_retrieval(run: &RunView) -> Vec<Hit> {
+pub(crate) fn empty_retrieval(run: &RunView) -> Vec<Hit> {
     let mut hits = Vec::new();
     for (i, s) in run.steps.iter().enumerate() {
         if !s.succeeded || !run.came_back_bad(i) || !asks_for_data(run, i) {

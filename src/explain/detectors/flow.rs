@@ -13,7 +13,7 @@ const LOOP_REPEATS: usize = 3;
 
 /// The same agent making the same call with the same result again and
 /// again; the suspect is the first repetition.
-pub fn repeated_call(run: &RunView) -> Vec<Hit> {
+pub(crate) fn repeated_call(run: &RunView) -> Vec<Hit> {
     let mut seen: HashMap<(&str, &str, &str, &str, &str), Vec<usize>> = HashMap::new();
     for (i, s) in run.steps.iter().enumerate() {
         // A user or a harness repeating itself is not an agent's call.
@@ -69,7 +69,7 @@ pub fn repeated_call(run: &RunView) -> Vec<Hit> {
 
 /// For every failed step, the earliest earlier step that produced a value
 /// the failing step uses verbatim (values the task states do not count).
-pub fn value_provenance(run: &RunView) -> Vec<Hit> {
+pub(crate) fn value_provenance(run: &RunView) -> Vec<Hit> {
     let task_values = run.given_values();
     // Each value with the first step whose output shows it: one index, so
     // long runs with many failures stay linear.
@@ -133,7 +133,7 @@ const UNKNOWN_EFFECT: &[&str] = &["timeout", "timed out", "connection reset", "n
 /// is not one; one that timed out may have gone through. Every failed run
 /// that acts has one, right or wrong, so this locates a step and is no
 /// evidence: a verdict resting on it abstains.
-pub fn point_of_no_return(run: &RunView) -> Vec<Hit> {
+pub(crate) fn point_of_no_return(run: &RunView) -> Vec<Hit> {
     if !run.failed() {
         return Vec::new();
     }
@@ -189,7 +189,7 @@ const INJECTION: &[&str] = &[
 
 /// Instructions inside a tool's or retrieval's output that a later agent
 /// step carries out (it repeats what the instruction asked for).
-pub fn prompt_injection(run: &RunView) -> Vec<Hit> {
+pub(crate) fn prompt_injection(run: &RunView) -> Vec<Hit> {
     let mut hits = Vec::new();
     for (i, s) in run.steps.iter().enumerate() {
         let from_outside =
@@ -275,7 +275,7 @@ const STOPWORDS: &[&str] = &[
 /// starts. That is the task statement itself when it already acts (its code
 /// is run right after it), else the first agent step after it. A weak
 /// prior, ranked below real evidence.
-pub fn first_action(run: &RunView) -> Vec<Hit> {
+pub(crate) fn first_action(run: &RunView) -> Vec<Hit> {
     if !run.failed() {
         return Vec::new();
     }

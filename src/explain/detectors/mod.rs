@@ -19,7 +19,7 @@ use super::view::RunView;
 /// What a detector saw at one step; the framework turns it into a
 /// `finding` record with the run, step, agent and detector name.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Hit {
+pub(crate) struct Hit {
     /// Index into `RunView::steps`.
     pub at: usize,
     pub category: &'static str,
@@ -34,7 +34,12 @@ pub struct Hit {
 impl Hit {
     /// A suspected cause at step index `at`; add evidence with
     /// [`Hit::because`].
-    pub fn suspect(at: usize, category: &'static str, confidence: f64, title: String) -> Self {
+    pub(crate) fn suspect(
+        at: usize,
+        category: &'static str,
+        confidence: f64,
+        title: String,
+    ) -> Self {
         Hit {
             at,
             category,
@@ -46,7 +51,12 @@ impl Hit {
     }
 
     /// What visibly went wrong at step index `at`.
-    pub fn symptom(at: usize, category: &'static str, confidence: f64, title: String) -> Self {
+    pub(crate) fn symptom(
+        at: usize,
+        category: &'static str,
+        confidence: f64,
+        title: String,
+    ) -> Self {
         Hit {
             symptom: true,
             ..Hit::suspect(at, category, confidence, title)
@@ -54,22 +64,22 @@ impl Hit {
     }
 
     /// Adds an evidence sentence a person can check against the run.
-    pub fn because(mut self, sentence: String) -> Self {
+    pub(crate) fn because(mut self, sentence: String) -> Self {
         self.evidence.push(sentence);
         self
     }
 }
 
 /// A detector: a small function over a read-only view of one run.
-pub struct Detector {
+pub(crate) struct Detector {
     pub name: &'static str,
-    /// What it looks for, in one line (for --list-detectors and docs/explain.md).
+    /// What it looks for, in one line (`triage-explain --list-detectors`).
     pub about: &'static str,
     pub detect: fn(&RunView) -> Vec<Hit>,
 }
 
 /// Every detector, in the order their findings are written.
-pub static DETECTORS: &[Detector] = &[
+pub(crate) static DETECTORS: &[Detector] = &[
     Detector {
         name: "explicit_error",
         about: "a step that failed: an error, an exception, a non-zero exit (symptom)",
@@ -203,7 +213,7 @@ pub static DETECTORS: &[Detector] = &[
 ];
 
 /// A sentence naming a step for evidence: `step 4 (Verification_Expert)`.
-pub fn step_name(run: &RunView, i: usize) -> String {
+pub(crate) fn step_name(run: &RunView, i: usize) -> String {
     let s = &run.steps[i];
     format!("step {} ({})", s.step, s.agent)
 }

@@ -32,7 +32,7 @@ const GIVING_UP: &[&str] = &[
 
 /// The first claim of success or a final answer made right after a failed
 /// or empty tool reply.
-pub fn unverified_claim(run: &RunView) -> Vec<Hit> {
+pub(crate) fn unverified_claim(run: &RunView) -> Vec<Hit> {
     let mut last_tool: Option<usize> = None;
     for (i, s) in run.steps.iter().enumerate() {
         if run.is_environment(i) || s.is_tool() {
@@ -114,7 +114,7 @@ const OWNS_FAILURE: &[&str] = &[
 /// builds on that reply as if it had succeeded: the failure is carried
 /// forward as a result, so the message, not the call, turns it into a
 /// wrong answer.
-pub fn ignored_failure(run: &RunView) -> Vec<Hit> {
+pub(crate) fn ignored_failure(run: &RunView) -> Vec<Hit> {
     let mut hits = Vec::new();
     for i in run.agent_steps().skip(1) {
         let Some(phrase) = builds_on_failure(run, i) else {
@@ -170,7 +170,7 @@ fn first_sentence(text: &str) -> &str {
 
 /// A failed run whose last agent step gives up, or ends right after a
 /// failed or empty reply.
-pub fn premature_termination(run: &RunView) -> Vec<Hit> {
+pub(crate) fn premature_termination(run: &RunView) -> Vec<Hit> {
     if !run.failed() {
         return Vec::new();
     }

@@ -67,7 +67,7 @@ pub(super) fn affirms(text: &str) -> bool {
 /// did not say yes in their latest message before it, in a run whose policy
 /// requires explicit confirmation. Without such a policy nothing fires:
 /// many systems may act at once.
-pub fn unconfirmed_action(run: &RunView) -> Vec<Hit> {
+pub(crate) fn unconfirmed_action(run: &RunView) -> Vec<Hit> {
     let Some(policy) = run.policy() else {
         return Vec::new();
     };
@@ -136,7 +136,7 @@ const WHO: &[&str] = &[
 /// policy requires one. An identity check is an earlier call that worked,
 /// looks a person up (its name says user, customer, account…) and was given
 /// something the user said (an id, an email, a phone number, a name).
-pub fn before_identity_check(run: &RunView) -> Vec<Hit> {
+pub(crate) fn before_identity_check(run: &RunView) -> Vec<Hit> {
     let Some(policy) = run.policy() else {
         return Vec::new();
     };
@@ -271,7 +271,7 @@ fn gave(told: &str, thing: &str) -> bool {
 /// An agent asking the user (a question, addressed with "your …") for a
 /// thing the user already named with a value in an earlier message ("my
 /// user id is mia_li_3668").
-pub fn asked_again(run: &RunView) -> Vec<Hit> {
+pub(crate) fn asked_again(run: &RunView) -> Vec<Hit> {
     let mut hits = Vec::new();
     let mut told: Vec<(usize, String)> = Vec::new();
     for (i, s) in run.steps.iter().enumerate() {

@@ -59,7 +59,7 @@ const CHANGE: &[&str] = &[
 /// it): the agent acted on an intent the user never stated. Only runs
 /// where a user speaks are judged (an autonomous agent has nobody to ask),
 /// and a refused call changed nothing.
-pub fn unrequested_action(run: &RunView) -> Vec<Hit> {
+pub(crate) fn unrequested_action(run: &RunView) -> Vec<Hit> {
     // The asking words the user has used so far, each looked for once per
     // message, so long runs stay linear.
     let mut asked: HashSet<&str> = HashSet::new();
@@ -132,7 +132,7 @@ fn hands_over(tool: &str) -> bool {
 /// In a failed run, the agent's handoff to a person that the user never
 /// asked for: the agent gave the task up rather than doing it. A user who
 /// asked for a person got what they asked.
-pub fn unrequested_handoff(run: &RunView) -> Vec<Hit> {
+pub(crate) fn unrequested_handoff(run: &RunView) -> Vec<Hit> {
     if !run.failed() {
         return Vec::new();
     }
@@ -189,7 +189,7 @@ const LINKS: &[&str] = &[
 /// field, the reply's value is no value that field had anywhere in the run,
 /// and a number is not the sum, difference or product of two the run
 /// showed (a total, a fare difference).
-pub fn contradicts_tool_output(run: &RunView) -> Vec<Hit> {
+pub(crate) fn contradicts_tool_output(run: &RunView) -> Vec<Hit> {
     let mut read = Fields::new();
     let mut read_at: Option<usize> = None;
     let mut ever = Seen::default();

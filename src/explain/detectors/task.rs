@@ -20,7 +20,7 @@ const DEVIATION: &[&str] = &[
 ];
 
 /// An agent that announces it sets the plan or an instruction aside.
-pub fn ignored_instruction(run: &RunView) -> Vec<Hit> {
+pub(crate) fn ignored_instruction(run: &RunView) -> Vec<Hit> {
     run.agent_steps()
         .filter(|&i| Some(i) != run.task_index() && !run.is_bookkeeping(i))
         .filter_map(|i| {
@@ -40,7 +40,7 @@ pub fn ignored_instruction(run: &RunView) -> Vec<Hit> {
 
 /// A message that names the next agent and hands it work, but keeps none of
 /// the specific values of the task (names, numbers, dates).
-pub fn lossy_handoff(run: &RunView) -> Vec<Hit> {
+pub(crate) fn lossy_handoff(run: &RunView) -> Vec<Hit> {
     if !run.failed() {
         return Vec::new();
     }
@@ -91,7 +91,7 @@ const TASK_MIN_WORDS: usize = 5;
 /// A task statement written by an agent (a manager relaying the user's
 /// question to the team) that keeps less than half of the question's key
 /// words: everyone after it works on a different task.
-pub fn task_drift(run: &RunView) -> Vec<Hit> {
+pub(crate) fn task_drift(run: &RunView) -> Vec<Hit> {
     let Some(question) = run.run.as_ref().and_then(|r| r.task.as_deref()) else {
         return Vec::new();
     };

@@ -6,7 +6,7 @@ use super::{MAX_DEPTH, ScanError, Value};
 /// A line's object split two levels deep: its members, and the members of
 /// each member that is itself an object.
 #[derive(Default)]
-pub struct Split<'a> {
+pub(crate) struct Split<'a> {
     pub members: Vec<(Value<'a>, Value<'a>)>,
     /// The members of nested objects, each object's together.
     pub children: Vec<(Value<'a>, Value<'a>)>,
@@ -25,7 +25,7 @@ struct Scanner<'a> {
 /// object; `members` is cleared and filled. Duplicate keys are all kept, in
 /// order (readers take the last, as Python does). Errors: not an object, or
 /// not valid JSON.
-pub fn object_members<'a>(
+pub(crate) fn object_members<'a>(
     line: &'a str,
     members: &mut Vec<(Value<'a>, Value<'a>)>,
 ) -> Result<(), ScanError> {
@@ -38,7 +38,7 @@ pub fn object_members<'a>(
 }
 
 /// [`object_members`], also splitting the members whose values are objects.
-pub fn split_object<'a>(line: &'a str, split: &mut Split<'a>) -> Result<(), ScanError> {
+pub(crate) fn split_object<'a>(line: &'a str, split: &mut Split<'a>) -> Result<(), ScanError> {
     split.members.clear();
     split.children.clear();
     split.spans.clear();
@@ -97,7 +97,7 @@ fn top_object<'a>(
 }
 
 /// The elements of an array's raw text (as returned by the scanner).
-pub fn array_items<'a>(raw: &'a str, items: &mut Vec<Value<'a>>) -> Result<(), ScanError> {
+pub(crate) fn array_items<'a>(raw: &'a str, items: &mut Vec<Value<'a>>) -> Result<(), ScanError> {
     items.clear();
     let mut sc = Scanner {
         s: raw,

@@ -137,7 +137,7 @@ header+section.panel{margin-top:20px}
 footer{color:#64748b;font-size:12px;margin-top:24px}
 "#;
 
-pub fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
+pub(crate) fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
     let mut page = String::with_capacity(64 * 1024);
     open_page(&mut page, opts);
     write_header(&mut page, report, opts);
