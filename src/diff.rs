@@ -8,8 +8,8 @@ use crate::config::ScoringConfig;
 use crate::group::{median_recovery, recovered_within};
 use crate::pipeline::Analysis;
 use crate::record::{
-    Change, ChangeScope, ClassificationChange, CountChange, Pattern, PatternChange, ScoreChange,
-    SideSummary, SummaryChange,
+    Change, ChangeScope, ClassificationChange, CountChange, Kind, Pattern, PatternChange,
+    ScoreChange, SideSummary, SummaryChange,
 };
 use crate::render::words::classification_label;
 
@@ -187,7 +187,7 @@ pub(crate) fn compare(before: &Analysis, after: &Analysis, cfg: &ScoringConfig) 
 
 fn change(scope: ChangeScope) -> Change {
     Change {
-        kind: "change".into(),
+        kind: Kind::Change,
         change: scope,
     }
 }

@@ -8,7 +8,7 @@ use crate::config::Config;
 use crate::group::{GroupWarning, Grouper};
 use crate::io::diag::Diag;
 use crate::io::input::Input;
-use crate::record::{Batch, Pattern, SourceRec};
+use crate::record::{Batch, Kind, Pattern, SourceRec};
 use crate::score::score;
 use crate::stream::{Record, looks_like_records, read_records_from};
 
@@ -146,18 +146,21 @@ fn feed(
                 }
             }
             Record::Other {
-                kind: "source",
+                kind: Some(Kind::Source),
                 line,
             } => grouper.add_source(parse_record::<SourceRec>(line, loc)?),
             Record::Other {
-                kind: "batch",
+                kind: Some(Kind::Batch),
                 line,
             } => grouper.add_batch(&parse_record(line, loc)?),
             Record::Other {
-                kind: "pattern",
+                kind: Some(Kind::Pattern),
                 line,
             } => grouper.add_pattern(&parse_record(line, loc)?),
-            Record::Other { kind: "run", .. } => {}
+            Record::Other {
+                kind: Some(Kind::Run),
+                ..
+            } => {}
             Record::Other { line, .. } => other.push(line.to_vec()),
         }
         Ok(())

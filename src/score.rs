@@ -162,12 +162,13 @@ fn trend(p: &Pattern, run_pos: &HashMap<&str, usize>, w: &TrendWindows) -> &'sta
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::Kind;
     use crate::record::RunCounts;
     use std::collections::BTreeMap;
 
     fn pattern(class: &str, freq: u64, lat: &[(u64, u64)], runs: &[(&str, u64)]) -> Pattern {
         Pattern {
-            kind: "pattern".into(),
+            kind: Kind::Pattern,
             pattern_id: class.into(),
             display_name: class.into(),
             agent_id: "a".into(),
@@ -188,7 +189,7 @@ mod tests {
 
     fn batch(runs: &[&str]) -> Batch {
         Batch {
-            kind: "batch".into(),
+            kind: Kind::Batch,
             runs_total: runs.len() as u64,
             run_order: runs.iter().map(|r| r.to_string()).collect(),
             ..Default::default()

@@ -14,7 +14,7 @@ use crate::io::json_scan::{
 use crate::io::ndjson::{Chunk, ChunkReader};
 use crate::io::task_share;
 use crate::io::waiting::Waiting;
-use crate::record::{EventView, KindProbe, SCHEMA, json_reason};
+use crate::record::{EventView, Kind, KindProbe, check_schema, json_reason};
 use crate::timestamp::Timestamp;
 
 /// One record as a stage sees it.
@@ -27,8 +27,9 @@ pub enum Record<'a> {
     /// An `event` record, decoded, with its timestamp read (on the decoding
     /// threads, so the stage's own thread need not).
     Event(EventView<'a>, Option<Timestamp>),
-    /// Any other kind, with its raw line.
-    Other { kind: &'a str, line: &'a [u8] },
+    /// Any other kind (none: a kind this build does not know), with its
+    /// raw line.
+    Other { kind: Option<Kind>, line: &'a [u8] },
 }
 
 /// Where a record was read: for messages.
@@ -430,30 +431,15 @@ fn decode<'c>(line: Line<'c>, scratch: &mut Scratch<'c>) -> Result<Record<'c>, B
             "record has no \"kind\" (trace files go through triage-parse first)".to_string(),
         )),
         Some("event") => decode_event(line, scratch),
-        Some("header") => match probe.schema {
-            Some(s) if s > SCHEMA => Err(Bad::Fatal(format!(
-                "schema {s} is newer than this tool reads ({SCHEMA}); upgrade triage"
-            ))),
-            _ => Ok(Record::Header(line.bytes)),
+        Some("header") => match check_schema(probe.schema) {
+            Err(why) => Err(Bad::Fatal(why)),
+            Ok(()) => Ok(Record::Header(line.bytes)),
         },
-        Some(_) => {
-            let kind = kind_of(line.bytes, probe.kind);
-            Ok(Record::Other {
-                kind,
-                line: line.bytes,
-            })
-        }
+        Some(kind) => Ok(Record::Other {
+            kind: Kind::parse(kind),
+            line: line.bytes,
+        }),
     }
-}
-
-/// The kind as a str borrowed from the line (an escaped kind, which no
-/// triage tool writes, reads as "unknown").
-fn kind_of<'a>(line: &'a [u8], probe: Option<Cow<'_, str>>) -> &'a str {
-    let Some(kind) = probe else { return "unknown" };
-    let needle = format!("\"{kind}\"");
-    memchr::memmem::find(line, needle.as_bytes())
-        .and_then(|i| std::str::from_utf8(&line[i + 1..i + 1 + kind.len()]).ok())
-        .unwrap_or("unknown")
 }
 
 #[inline(always)]

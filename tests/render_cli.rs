@@ -25,7 +25,7 @@ fn refuses_a_newer_schema_naming_the_line() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "triage-render: error: <stdin>:1: record schema 2",
+            "triage-render: error: <stdin>:1: schema 2 is newer than this tool reads",
         ));
 }
 

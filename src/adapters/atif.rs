@@ -16,7 +16,7 @@ use super::observations::{
     self, describe, fail_inferred, nanos_of, set_texts, str_of, text_of, unique_id,
 };
 use super::spans;
-use crate::record::{EventOut, JsonVal, RunRec, Src};
+use crate::record::{EventOut, JsonVal, Kind, RunRec, Src};
 
 /// What a message step's action is called.
 const MESSAGE: &str = "message";
@@ -324,7 +324,7 @@ impl<'t> Walk<'t> {
             sink.emit(ev)?;
         }
         sink.emit_run(&RunRec {
-            kind: "run".into(),
+            kind: Kind::Run,
             run_id: ctx.run,
             outcome: outcome.to_string(),
             task: ctx.task,

@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::Sink;
 use super::observations::{self, describe, fail_inferred, nanos_of, set_texts, str_of, text_of};
 use super::spans;
-use crate::record::{ErrorInfo, EventOut, RunRec, Src};
+use crate::record::{ErrorInfo, EventOut, Kind, RunRec, Src};
 
 /// The speaker of a transcript's actions, as τ-bench and chat readers name it.
 const AGENT: &str = "assistant";
@@ -165,7 +165,7 @@ fn emit(
         sink.emit(ev)?;
     }
     sink.emit_run(&RunRec {
-        kind: "run".into(),
+        kind: Kind::Run,
         run_id: run,
         outcome: outcome.to_string(),
         task,

@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::Sink;
 use super::observations::{self, describe, nanos_of, set_texts, str_of, text_of, unique_id};
 use super::spans;
-use crate::record::{ErrorInfo, EventOut, JsonVal, RunRec, Src};
+use crate::record::{ErrorInfo, EventOut, JsonVal, Kind, RunRec, Src};
 
 /// Reads eval logs from `r` into `sink`: per sample its events, then its
 /// `run` record.
@@ -253,7 +253,7 @@ fn emit_sample(
         sink.emit(ev)?;
     }
     sink.emit_run(&RunRec {
-        kind: "run".into(),
+        kind: Kind::Run,
         run_id: run,
         outcome: outcome.to_string(),
         task: task.or_else(|| sample.get("input").and_then(text_of)),

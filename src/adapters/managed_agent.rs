@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::Sink;
 use super::observations::{self, describe, fail_inferred, nanos_of, set_texts, str_of, text_of};
 use super::spans;
-use crate::record::{ErrorInfo, EventOut, JsonVal, RunRec, Src};
+use crate::record::{ErrorInfo, EventOut, JsonVal, Kind, RunRec, Src};
 
 /// What a message event's action is called.
 const MESSAGE: &str = "message";
@@ -176,7 +176,7 @@ impl Stream {
             sink.emit(&ev)?;
         }
         sink.emit_run(&RunRec {
-            kind: "run".into(),
+            kind: Kind::Run,
             run_id: run,
             outcome: if open_failure { "failed" } else { "unknown" }.to_string(),
             task,

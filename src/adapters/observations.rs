@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::spans::{self, TreeNode};
 use super::{DecodeSettings, Sink};
-use crate::record::{ErrorInfo, EventOut, JsonVal, RunRec, Src};
+use crate::record::{ErrorInfo, EventOut, JsonVal, Kind, RunRec, Src};
 use crate::timestamp::Timestamp;
 
 // ---- framing: one document, a list, JSONL, concatenated documents ----
@@ -361,7 +361,7 @@ pub(crate) fn emit_runs(
         }
         let info = runs.get(run).cloned().unwrap_or_default();
         sink.emit_run(&RunRec {
-            kind: "run".into(),
+            kind: Kind::Run,
             run_id: run.clone(),
             outcome: outcome.to_string(),
             task: info.task.or(root_input),

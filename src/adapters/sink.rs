@@ -2,6 +2,7 @@
 //! NDJSON records (triage-parse) or straight into a grouper.
 
 use super::*;
+use crate::record::Kind;
 
 pub(super) fn first_line(s: &str) -> String {
     let line = s.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
@@ -87,7 +88,7 @@ impl<'w> Sink<'w> {
             steps: Vec::new(),
             buf: Vec::with_capacity(4096),
             source: SourceRec {
-                kind: "source".into(),
+                kind: Kind::Source,
                 path: String::new(),
                 format: String::new(),
                 events: 0,

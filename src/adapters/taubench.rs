@@ -13,7 +13,7 @@ use simd_json::{BorrowedValue as Value, StaticNode};
 
 use super::lax::{as_str, describe, python_str};
 use super::{DecodeSettings, Sink};
-use crate::record::{EventOut, JsonVal, RunRec};
+use crate::record::{EventOut, JsonVal, Kind, RunRec};
 
 /// What a message without a tool call is, as an action.
 const MESSAGE: &str = "message";
@@ -129,7 +129,7 @@ fn decode_run<'v>(
     }
     let task = obj.get("info").and_then(|i| i.get("task"));
     let rec = RunRec {
-        kind: "run".into(),
+        kind: Kind::Run,
         run_id,
         outcome: outcome.to_string(),
         task: task

@@ -16,7 +16,7 @@ use super::observations::{
     self, decoded, describe, fail_inferred, set_texts, str_of, text_of, unique_id,
 };
 use super::{openai_chat, spans, terminal};
-use crate::record::{ErrorInfo, EventOut, JsonVal, RunRec, Src};
+use crate::record::{ErrorInfo, EventOut, JsonVal, Kind, RunRec, Src};
 
 /// What a message without a tool call is, as an action.
 const MESSAGE: &str = "message";
@@ -463,7 +463,7 @@ fn emit_conversation(
         sink.emit(ev)?;
     }
     sink.emit_run(&RunRec {
-        kind: "run".into(),
+        kind: Kind::Run,
         run_id: run,
         outcome: outcome.to_string(),
         task,

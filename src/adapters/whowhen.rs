@@ -8,7 +8,7 @@ use std::io::Read;
 use serde_json::{Map, Value};
 
 use super::Sink;
-use crate::record::{ErrorInfo, EventOut, RunRec, Src};
+use crate::record::{ErrorInfo, EventOut, Kind, RunRec, Src};
 
 /// The speaker whose messages are the output of code execution.
 const TOOL_OUTPUT_PREFIX: &str = "exitcode:";
@@ -47,7 +47,7 @@ pub(crate) fn read(mut r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> 
         previous_text = text;
     }
     let run = RunRec {
-        kind: "run".into(),
+        kind: Kind::Run,
         run_id,
         outcome: outcome_of(&obj).to_string(),
         task: obj

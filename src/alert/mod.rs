@@ -6,9 +6,7 @@ pub mod payload;
 pub mod state;
 pub mod webhook;
 
-use std::borrow::Cow;
-
-use crate::record::{Alert, Pattern, Scores};
+use crate::record::{Alert, Kind, Pattern, Scores};
 use crate::timestamp::Timestamp;
 
 /// When a pattern pages: its score reaches `threshold` and it has not fired
@@ -90,7 +88,7 @@ pub(crate) fn alert_record(
         _ => (None, None),
     };
     Alert {
-        kind: Cow::Borrowed("alert"),
+        kind: Kind::Alert,
         pattern_id: pattern.pattern_id.clone(),
         display_name: pattern.display_name.clone(),
         final_score: scores.final_score,

@@ -18,7 +18,7 @@ use crate::io::diag::Diag;
 use crate::io::input::Input;
 use crate::io::ndjson::{RecordWriter, read_all};
 use crate::io::{diag, input};
-use crate::record::{Header, Pattern};
+use crate::record::{Header, Kind, Pattern};
 use crate::stream::{Record, read_records_from};
 
 /// Page someone when a failure pattern crosses the line.
@@ -283,7 +283,7 @@ or `triage report --format json`"
         |rec, loc, diag| {
             match rec {
                 Record::Other {
-                    kind: "pattern",
+                    kind: Some(Kind::Pattern),
                     line,
                 } => {
                     let pattern: Pattern = serde_json::from_slice(line)

@@ -24,7 +24,9 @@ use crate::io::input::Input;
 use crate::io::ndjson::{ChunkReader, RecordWriter};
 use crate::io::{diag, input};
 use crate::llm::{Client, Settings};
-use crate::record::{EventView, Header, KindProbe, Pattern, RunRec, SCHEMA, json_reason};
+use crate::record::{
+    EventView, Header, Kind, KindProbe, Pattern, RunRec, check_schema, json_reason,
+};
 
 /// Trace each failed run back to the agent and step that caused it: run the
 /// detectors over every run's events, write what they found as `finding`
@@ -424,16 +426,12 @@ fn read_line(
 ) -> Result<(), LineError> {
     let bad = |e: serde_json::Error| LineError::Bad(json_reason(bytes, &e));
     let probe: KindProbe = serde_json::from_slice(bytes).map_err(bad)?;
-    match probe.kind.as_deref() {
-        Some("header") => {
-            if let Some(schema) = probe.schema.filter(|&s| s > SCHEMA) {
-                return Err(LineError::Fatal(format!(
-                    "schema {schema} is newer than this tool's ({SCHEMA}); upgrade triage"
-                )));
-            }
+    match probe.kind.as_deref().map(Kind::parse) {
+        Some(Some(Kind::Header)) => {
+            check_schema(probe.schema).map_err(LineError::Fatal)?;
             out.raw_line(bytes).map_err(LineError::Io)
         }
-        Some("event") | None => {
+        Some(Some(Kind::Event)) | None => {
             let ev: EventView = serde_json::from_slice(bytes).map_err(bad)?;
             let extras: EventExtras = serde_json::from_slice(bytes).map_err(bad)?;
             let mut step = Step::from_event(&ev, extras);
@@ -446,13 +444,13 @@ fn read_line(
             run.push(step);
             Ok(())
         }
-        Some("run") => {
+        Some(Some(Kind::Run)) => {
             let rec: RunRec = serde_json::from_slice(bytes).map_err(bad)?;
             runs.slot(&rec.run_id);
             runs.records.insert(rec.run_id.clone(), rec);
             Ok(())
         }
-        Some("pattern") if runs.keep_patterns => {
+        Some(Some(Kind::Pattern)) if runs.keep_patterns => {
             let fields: Map<String, Value> = serde_json::from_slice(bytes).map_err(bad)?;
             let typed = Pattern::deserialize(Value::Object(fields.clone()))
                 .map_err(|e| LineError::Bad(e.to_string()))?;

@@ -12,7 +12,7 @@ use crate::group::{DEFAULT_BUFFER_EVENTS, GroupWarning, Grouper};
 use crate::io::diag::Diag;
 use crate::io::input;
 use crate::io::ndjson::RecordWriter;
-use crate::record::{Batch, Header, Pattern, SourceRec};
+use crate::record::{Batch, Header, Kind, Pattern, SourceRec};
 use crate::stream::{Record, read_records};
 
 /// Cluster failure events into incident patterns (agent, tool,
@@ -83,7 +83,7 @@ ls shards/*.ndjson | parallel 'triage-parse {} | triage-group > {.}.partial'; tr
                     }
                 }
                 Record::Other {
-                    kind: "source",
+                    kind: Some(Kind::Source),
                     line,
                 } => {
                     let s: SourceRec = serde_json::from_slice(line)
@@ -91,7 +91,7 @@ ls shards/*.ndjson | parallel 'triage-parse {} | triage-group > {.}.partial'; tr
                     grouper.add_source(s);
                 }
                 Record::Other {
-                    kind: "batch",
+                    kind: Some(Kind::Batch),
                     line,
                 } if merge => {
                     let b: Batch = serde_json::from_slice(line)
@@ -99,7 +99,7 @@ ls shards/*.ndjson | parallel 'triage-parse {} | triage-group > {.}.partial'; tr
                     grouper.add_batch(&b);
                 }
                 Record::Other {
-                    kind: "pattern",
+                    kind: Some(Kind::Pattern),
                     line,
                 } if merge => {
                     let p: Pattern = serde_json::from_slice(line)
@@ -107,7 +107,7 @@ ls shards/*.ndjson | parallel 'triage-parse {} | triage-group > {.}.partial'; tr
                     grouper.add_pattern(&p);
                 }
                 Record::Other {
-                    kind: kind @ ("batch" | "pattern"),
+                    kind: Some(kind @ (Kind::Batch | Kind::Pattern)),
                     ..
                 } => anyhow::bail!(
                     "{loc}: a {kind} record: this input is grouped already; \

@@ -11,7 +11,7 @@ use crate::config::Config;
 use crate::io::diag::Diag;
 use crate::io::input;
 use crate::io::ndjson::RecordWriter;
-use crate::record::{Batch, Header, Pattern};
+use crate::record::{Batch, Header, Kind, Pattern};
 use crate::score::score;
 use crate::stream::{Record, read_records};
 
@@ -69,7 +69,7 @@ triage-group --merge shards/*.partial | triage-score --config triage.toml",
             match rec {
                 Record::Header(line) => out.raw_line(line)?,
                 Record::Other {
-                    kind: "batch",
+                    kind: Some(Kind::Batch),
                     line,
                 } => {
                     // Errors in input order: a bad pattern line before this.
@@ -85,7 +85,7 @@ triage-group --merge shards/*.partial | triage-score --config triage.toml",
                     );
                 }
                 Record::Other {
-                    kind: "pattern",
+                    kind: Some(Kind::Pattern),
                     line,
                 } => pending.push(loc.to_string(), line, &mut patterns, diag)?,
                 Record::Other { line, .. } => out.raw_line(line)?,
@@ -102,10 +102,7 @@ triage-group --merge shards/*.partial | triage-score --config triage.toml",
         // no events; patterns without their batch cannot be scored.
         let mut batch = match batch {
             Some(batch) => batch,
-            None if patterns.is_empty() => Batch {
-                kind: "batch".into(),
-                ..Batch::default()
-            },
+            None if patterns.is_empty() => Batch::default(),
             None => anyhow::bail!(
                 "pattern records but no batch record in the input: score reads triage-group output"
             ),

@@ -203,6 +203,7 @@ fn environment_replies(steps: &[Step]) -> Vec<bool> {
 #[cfg(test)]
 pub mod tests {
     use super::*;
+    use crate::record::Kind;
 
     /// A step for tests: `tool` "message" makes it a chat message.
     pub(crate) fn step(i: u64, agent: &str, tool: &str, ok: bool, output: &str) -> Step {
@@ -229,7 +230,7 @@ pub mod tests {
 
     pub(crate) fn run(steps: Vec<Step>, outcome: &str) -> RunView {
         let rec = RunRec {
-            kind: "run".into(),
+            kind: Kind::Run,
             run_id: "r".to_string(),
             outcome: outcome.to_string(),
             task: Some("How many stops are between A and B as of 2023?".to_string()),

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use rustc_hash::FxHashMap as HashMap;
 
 use crate::config::TAIL_RISK_WINDOW;
-use crate::record::{Batch, EventView, Pattern, RunCounts, Sample, SourceRec};
+use crate::record::{Batch, EventView, Kind, Pattern, RunCounts, Sample, SourceRec};
 use crate::timestamp::Timestamp;
 
 mod patterns;
@@ -436,7 +436,7 @@ impl Grouper {
         }
         let timed = self.run_first.iter().any(Option::is_some);
         let batch = Batch {
-            kind: "batch".into(),
+            kind: Kind::Batch,
             runs_total: runs_total as u64,
             run_order: order
                 .iter()

@@ -2,6 +2,7 @@
 //! record with its display name and id.
 
 use super::*;
+use crate::record::Kind;
 
 /// A failure signature's running totals.
 pub(super) struct PatternAcc {
@@ -84,7 +85,7 @@ pub(super) fn finish_pattern(
     let tail_unrecovered =
         acc.frequency - recovered_within(&latencies, TAIL_RISK_WINDOW).min(acc.frequency);
     Pattern {
-        kind: "pattern".into(),
+        kind: Kind::Pattern,
         pattern_id: pattern_id(
             &acc.agent_id,
             &acc.tool_name,

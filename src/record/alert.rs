@@ -7,7 +7,7 @@ use super::*;
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 pub struct Alert {
     #[serde(default = "alert_kind")]
-    pub kind: Cow<'static, str>,
+    pub kind: Kind,
     pub pattern_id: String,
     pub display_name: String,
     pub final_score: f64,
@@ -37,6 +37,6 @@ pub struct Alert {
     pub payload: Option<serde_json::Value>,
 }
 
-pub(super) fn alert_kind() -> Cow<'static, str> {
-    Cow::Borrowed("alert")
+pub(super) fn alert_kind() -> Kind {
+    Kind::Alert
 }

@@ -89,7 +89,7 @@ pub enum ChangeScope {
 /// A `change` record (triage-diff).
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 pub struct Change {
-    pub kind: Cow<'static, str>,
+    pub kind: Kind,
     #[serde(flatten)]
     pub change: ChangeScope,
 }

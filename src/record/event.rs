@@ -47,6 +47,7 @@ pub struct ActionOut<'a> {
 /// and written last.
 #[derive(Serialize, Debug, Clone, Default)]
 pub struct EventOut<'a> {
+    /// Always `event`: [`Kind::Event`] as lines spell it.
     pub kind: &'static str,
     pub event_id: Cow<'a, str>,
     pub run_id: Cow<'a, str>,
@@ -109,7 +110,7 @@ impl<'a> EventOut<'a> {
         succeeded: bool,
     ) -> Self {
         EventOut {
-            kind: "event",
+            kind: Kind::Event.as_str(),
             event_id: event_id.into(),
             run_id: run_id.into(),
             turn,

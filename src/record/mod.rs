@@ -30,13 +30,84 @@ pub use pattern::{Pattern, Sample, Scores};
 pub use run::{Batch, RunCounts, RunRec, SourceRec, shared_run_id};
 pub use verdict::{Candidate, Finding, JudgeNote, Verdict};
 
+/// What a record is: the `kind` member every line carries.
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    Header,
+    Event,
+    Run,
+    Source,
+    Batch,
+    Pattern,
+    Finding,
+    Verdict,
+    Change,
+    Alert,
+}
+
+impl Kind {
+    /// Every kind, in pipeline order.
+    pub const ALL: [Kind; 10] = [
+        Kind::Header,
+        Kind::Event,
+        Kind::Run,
+        Kind::Source,
+        Kind::Batch,
+        Kind::Pattern,
+        Kind::Finding,
+        Kind::Verdict,
+        Kind::Change,
+        Kind::Alert,
+    ];
+
+    /// The kind as lines spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Header => "header",
+            Kind::Event => "event",
+            Kind::Run => "run",
+            Kind::Source => "source",
+            Kind::Batch => "batch",
+            Kind::Pattern => "pattern",
+            Kind::Finding => "finding",
+            Kind::Verdict => "verdict",
+            Kind::Change => "change",
+            Kind::Alert => "alert",
+        }
+    }
+
+    /// The kind a line's `kind` member names; none for a kind this build
+    /// does not know (such records pass through the stages unchanged).
+    pub fn parse(s: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The record schema this build reads and writes.
 pub(crate) const SCHEMA: u64 = 1;
+
+/// Refuses a header whose schema is newer than this build reads: every
+/// stage says it the same way.
+pub fn check_schema(schema: Option<u64>) -> Result<(), String> {
+    match schema {
+        Some(s) if s > SCHEMA => Err(format!(
+            "schema {s} is newer than this tool reads ({SCHEMA}); upgrade triage"
+        )),
+        _ => Ok(()),
+    }
+}
 
 /// First record of every stage's output.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 pub(crate) struct Header {
-    pub kind: Cow<'static, str>,
+    pub kind: Kind,
     pub schema: u64,
     pub producer: String,
 }
@@ -45,7 +116,7 @@ impl Header {
     /// The header a tool writes: `producer` is "tool version".
     pub(crate) fn for_tool(tool: &str) -> Self {
         Header {
-            kind: Cow::Borrowed("header"),
+            kind: Kind::Header,
             schema: SCHEMA,
             producer: format!("{tool} {}", env!("CARGO_PKG_VERSION")),
         }

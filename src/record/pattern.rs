@@ -35,7 +35,7 @@ pub struct Scores {
 /// A `pattern` record: one failure signature and what happened to it.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 pub struct Pattern {
-    pub kind: Cow<'static, str>,
+    pub kind: Kind,
     pub pattern_id: String,
     pub display_name: String,
     pub agent_id: String,

@@ -6,7 +6,7 @@ use super::*;
 /// A `run` record: what the source knows of a whole run.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 pub struct RunRec {
-    pub kind: Cow<'static, str>,
+    pub kind: Kind,
     pub run_id: String,
     pub outcome: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -25,7 +25,7 @@ pub struct RunRec {
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
 pub struct SourceRec {
     #[serde(default = "source_kind")]
-    pub kind: Cow<'static, str>,
+    pub kind: Kind,
     pub path: String,
     pub format: String,
     pub events: u64,
@@ -33,14 +33,14 @@ pub struct SourceRec {
     pub skipped: u64,
 }
 
-pub(super) fn source_kind() -> Cow<'static, str> {
-    Cow::Borrowed("source")
+pub(super) fn source_kind() -> Kind {
+    Kind::Source
 }
 
 /// The `batch` record: totals over everything a stage read.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Default)]
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 pub struct Batch {
-    pub kind: Cow<'static, str>,
+    pub kind: Kind,
     pub runs_total: u64,
     /// Runs in time order (each run's earliest event timestamp); runs
     /// without one keep their place after the run they followed in the input.
@@ -60,6 +60,25 @@ pub struct Batch {
     /// triage-score, so a report states the window its numbers mean.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovery_window: Option<u64>,
+}
+
+impl Default for Batch {
+    /// An empty batch: no runs, no events.
+    fn default() -> Self {
+        Batch {
+            kind: Kind::Batch,
+            runs_total: 0,
+            run_order: Vec::new(),
+            run_first_timestamps: Vec::new(),
+            events_total: 0,
+            failures_total: 0,
+            skipped: 0,
+            sources: Vec::new(),
+            first_timestamp: None,
+            last_timestamp: None,
+            recovery_window: None,
+        }
+    }
 }
 
 /// Run id → count, kept in first-appearance order. Run ids are shared

@@ -7,7 +7,7 @@ use super::*;
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 pub struct Finding {
     #[serde(default = "finding_kind")]
-    pub kind: Cow<'static, str>,
+    pub kind: Kind,
     pub run_id: String,
     pub step: u64,
     pub agent_id: String,
@@ -23,8 +23,8 @@ pub struct Finding {
     pub evidence: Vec<String>,
 }
 
-pub(super) fn finding_kind() -> Cow<'static, str> {
-    Cow::Borrowed("finding")
+pub(super) fn finding_kind() -> Kind {
+    Kind::Finding
 }
 
 /// One ranked root-cause candidate of a verdict.
@@ -42,7 +42,7 @@ pub struct Candidate {
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 pub struct Verdict {
     #[serde(default = "verdict_kind")]
-    pub kind: Cow<'static, str>,
+    pub kind: Kind,
     pub run_id: String,
     pub agent_id: String,
     pub step: u64,
@@ -73,6 +73,6 @@ pub struct JudgeNote {
     pub reason: String,
 }
 
-pub(super) fn verdict_kind() -> Cow<'static, str> {
-    Cow::Borrowed("verdict")
+pub(super) fn verdict_kind() -> Kind {
+    Kind::Verdict
 }

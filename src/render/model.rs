@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use super::comparison::{self, Comparison};
 use crate::io::json_scan;
 use crate::record::{
-    Batch, Finding, KindProbe, Pattern, SCHEMA, Scores, SourceRec, Verdict, json_reason,
+    Batch, Finding, Kind, KindProbe, Pattern, Scores, SourceRec, Verdict, check_schema, json_reason,
 };
 use crate::timestamp::Timestamp;
 
@@ -157,19 +157,19 @@ impl ReportLine {
                     .to_string(),
             ));
         };
-        let record = match kind.as_ref() {
-            "header" => {
+        let record = match Kind::parse(&kind) {
+            Some(Kind::Header) => {
                 check_schema(probe.schema).map_err(BadLine::Fatal)?;
                 return Ok(ReportLine::Ignored);
             }
-            "batch" => parse(line).map(ReportLine::Batch),
-            "source" => parse(line).map(ReportLine::Source),
-            "pattern" => parse_pattern(line).map(|p| ReportLine::Pattern(Box::new(p))),
-            "finding" => parse(line).map(ReportLine::Finding),
-            "verdict" => parse(line).map(ReportLine::Verdict),
-            "change" => parse(line).map(ReportLine::Change),
-            "event" => Ok(ReportLine::Event),
-            _ => Ok(ReportLine::Ignored),
+            Some(Kind::Batch) => parse(line).map(ReportLine::Batch),
+            Some(Kind::Source) => parse(line).map(ReportLine::Source),
+            Some(Kind::Pattern) => parse_pattern(line).map(|p| ReportLine::Pattern(Box::new(p))),
+            Some(Kind::Finding) => parse(line).map(ReportLine::Finding),
+            Some(Kind::Verdict) => parse(line).map(ReportLine::Verdict),
+            Some(Kind::Change) => parse(line).map(ReportLine::Change),
+            Some(Kind::Event) => Ok(ReportLine::Event),
+            Some(Kind::Run | Kind::Alert) | None => Ok(ReportLine::Ignored),
         };
         record.map_err(BadLine::Skip)
     }
@@ -496,15 +496,6 @@ fn days_between(first: Timestamp, last: Timestamp) -> Vec<String> {
     }
     days.reverse();
     days
-}
-
-fn check_schema(schema: Option<u64>) -> Result<(), String> {
-    match schema {
-        Some(s) if s > SCHEMA => Err(format!(
-            "record schema {s} is newer than this triage-render reads ({SCHEMA}); upgrade triage"
-        )),
-        _ => Ok(()),
-    }
 }
 
 fn parse<'a, T: Deserialize<'a>>(line: &'a [u8]) -> Result<T, String> {

@@ -397,6 +397,7 @@ impl Markup for Plain {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::Kind;
 
     #[test]
     fn percent_rounds_down_and_keeps_100_for_all() {
@@ -428,7 +429,7 @@ mod tests {
 
     fn scored(freq: u64, recovered: u64, tail: u64, rate: f64, median: Option<f64>) -> Pattern {
         Pattern {
-            kind: "pattern".into(),
+            kind: Kind::Pattern,
             pattern_id: "p".into(),
             display_name: "[a] t / unclassified / no-divergence".into(),
             agent_id: "a".into(),

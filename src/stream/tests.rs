@@ -1,6 +1,7 @@
 //! Tests of `stream`.
 
 use super::*;
+use crate::record::Kind;
 
 fn decode_line(bytes: &[u8]) -> Result<Record<'_>, Bad> {
     let line = Line {
@@ -27,7 +28,10 @@ fn routes_by_kind() {
     ));
     assert!(matches!(
         decode_line(br#"{"kind":"run","run_id":"r"}"#),
-        Ok(Record::Other { kind: "run", .. })
+        Ok(Record::Other {
+            kind: Some(Kind::Run),
+            ..
+        })
     ));
     let ev = br#"{"kind":"event","event_id":"e","run_id":"r","turn":1,"agent_id":"a","action_taken":{"tool_name":"t"},"action_succeeded":true,"step":0}"#;
     assert!(matches!(decode_line(ev), Ok(Record::Event(..))));

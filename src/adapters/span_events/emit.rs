@@ -2,6 +2,7 @@
 //! pre-order, each as an event, and each trace's run.
 
 use super::*;
+use crate::record::Kind;
 
 /// What a span takes from its ancestors.
 #[derive(Clone, Default)]
@@ -148,7 +149,7 @@ impl Runs {
     pub(super) fn add(&mut self, span: &HeldSpan, ev: &EventOut<'_>) {
         let i = *self.index.entry(ev.run_id.to_string()).or_insert_with(|| {
             self.order.push(RunRec {
-                kind: "run".into(),
+                kind: Kind::Run,
                 run_id: ev.run_id.to_string(),
                 outcome: "unknown".to_string(),
                 task: None,
