@@ -346,23 +346,8 @@ pub(crate) fn looks_like_records(head: &[u8]) -> bool {
         .split(|b| *b == b'\n')
         .find(|l| !l.iter().all(u8::is_ascii_whitespace))
         .unwrap_or_default();
-    serde_json::from_slice::<KindProbe>(first).is_ok_and(|p| {
-        matches!(
-            p.kind.as_deref(),
-            Some(
-                "header"
-                    | "event"
-                    | "run"
-                    | "source"
-                    | "batch"
-                    | "pattern"
-                    | "finding"
-                    | "verdict"
-                    | "change"
-                    | "alert"
-            )
-        )
-    })
+    serde_json::from_slice::<KindProbe>(first)
+        .is_ok_and(|p| p.kind.as_deref().and_then(Kind::parse).is_some())
 }
 
 enum Bad {
