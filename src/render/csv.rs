@@ -131,7 +131,8 @@ fn flatten(rec: &Map<String, Value>) -> Map<String, Value> {
 }
 
 /// Writes a header of every field any row has (in first-seen order, without
-/// `kind`), then the rows.
+/// `kind`), then the rows; fields are quoted as RFC 4180 asks, only when
+/// they need it.
 fn write_rows(rows: &[Map<String, Value>], out: &mut dyn Write) -> io::Result<()> {
     let mut columns: Vec<&str> = Vec::new();
     for row in rows {
@@ -144,16 +145,28 @@ fn write_rows(rows: &[Map<String, Value>], out: &mut dyn Write) -> io::Result<()
     if columns.is_empty() {
         return Ok(());
     }
-    write_line(out, columns.iter().map(|c| c.to_string()))?;
+    let mut csv = csv::WriterBuilder::new()
+        .quote_style(csv::QuoteStyle::Necessary)
+        .from_writer(out);
+    csv.write_record(&columns).map_err(io_error)?;
     for row in rows {
-        write_line(
-            out,
+        csv.write_record(
             columns
                 .iter()
                 .map(|c| row.get(*c).map(field_text).unwrap_or_default()),
-        )?;
+        )
+        .map_err(io_error)?;
     }
-    Ok(())
+    csv.flush()
+}
+
+/// The io error under a csv one, so a reader that left (a broken pipe) is
+/// still told from a failure.
+fn io_error(e: csv::Error) -> io::Error {
+    match e.into_kind() {
+        csv::ErrorKind::Io(e) => e,
+        other => io::Error::other(format!("{other:?}")),
+    }
 }
 
 fn field_text(v: &Value) -> String {
@@ -187,28 +200,6 @@ fn inert(s: String) -> String {
     }
 }
 
-fn write_line(out: &mut dyn Write, fields: impl Iterator<Item = String>) -> io::Result<()> {
-    let mut line = String::new();
-    for (i, f) in fields.enumerate() {
-        if i > 0 {
-            line.push(',');
-        }
-        line.push_str(&quote(&f));
-    }
-    line.push('\n');
-    out.write_all(line.as_bytes())
-}
-
-/// RFC 4180 quoting: fields with a comma, quote or line break go in quotes,
-/// their quotes doubled.
-fn quote(field: &str) -> String {
-    if field.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", field.replace('"', "\"\""))
-    } else {
-        field.to_string()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,9 +214,16 @@ mod tests {
 
     #[test]
     fn quotes_only_what_needs_it() {
-        assert_eq!(quote("plain"), "plain");
-        assert_eq!(quote("a,b"), "\"a,b\"");
-        assert_eq!(quote("say \"hi\""), "\"say \"\"hi\"\"\"");
+        let row = |v: Value| v.as_object().unwrap().clone();
+        let rows = [row(
+            serde_json::json!({"a": "plain", "b": "a,b", "c": "say \"hi\"", "d": "two\nlines"}),
+        )];
+        let mut out = Vec::new();
+        write_rows(&rows, &mut out).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "a,b,c,d\nplain,\"a,b\",\"say \"\"hi\"\"\",\"two\nlines\"\n"
+        );
     }
 
     #[test]
