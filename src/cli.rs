@@ -3,6 +3,7 @@
 //! output.
 
 use std::io;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
@@ -30,6 +31,28 @@ pub struct TraceFormatArg {
         default_value = "auto"
     )]
     pub format: crate::adapters::Format,
+}
+
+/// The configuration file flag, declared once for every tool that reads
+/// one; each tool says which sections it reads (`mut_arg` on its `Args`).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct ConfigArg {
+    /// Configuration file (TOML).
+    #[arg(
+        id = "config",
+        long = "config",
+        short = 'c',
+        value_name = "FILE",
+        env = "TRIAGE_CONFIG"
+    )]
+    pub path: Option<PathBuf>,
+}
+
+impl ConfigArg {
+    /// The configuration the flag names, or the defaults without one.
+    pub fn load(&self) -> anyhow::Result<crate::config::Config> {
+        crate::config::Config::load_or_default(self.path.as_deref())
+    }
 }
 
 /// Flags every triage tool accepts.

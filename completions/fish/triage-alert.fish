@@ -8,11 +8,11 @@ complete -c triage-alert -l state -d 'Cooldown state file, shared (under a lock)
 complete -c triage-alert -l timeout -d 'Seconds one attempt may take, connecting included' -r
 complete -c triage-alert -l retries -d 'Further attempts after a send that failed for a reason worth retrying (no answer, 408, 429, 5xx)' -r
 complete -c triage-alert -l backoff -d 'Seconds before the first retry; each later wait doubles (Retry-After is honoured, up to 60)' -r
-complete -c triage-alert -s c -l config -d 'Configuration file ([alerting] webhook_url, threshold, cooldown_seconds)' -r -F
 complete -c triage-alert -l generate -d 'Print this tool\'s man page or shell completions and exit' -r -f -a "man\t''
 bash\t''
 zsh\t''
 fish\t''"
+complete -c triage-alert -s c -l config -d 'Configuration file ([alerting] webhook_url, threshold, cooldown_seconds)' -r -F
 complete -c triage-alert -l dry-run -d 'Decide and write the records (each would_fire alert with the `payload` it would send), but send nothing and leave the state alone'
 complete -c triage-alert -l strict -d 'Stop at the first input that cannot be read, with exit status 2, instead of skipping it with a warning'
 complete -c triage-alert -s q -l quiet -d 'Print no warnings (errors are still printed)'

@@ -1,6 +1,5 @@
 complete -c triage-explain -s n -l top -d 'With --narrate: the patterns narrated, the top N by rank' -r
 complete -c triage-explain -l min-confidence -d 'Hide verdicts whose confidence (a calibrated probability of naming the right agent and step) is below P, from 0 to 1; their findings are still written, and stderr says how many were hidden' -r
-complete -c triage-explain -s c -l config -d 'Configuration file (its [llm] section)' -r -F
 complete -c triage-explain -l provider -d 'LLM provider: anthropic (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL) or openai, any OpenAI-compatible chat-completions server such as a local one (OPENAI_BASE_URL, OPENAI_API_KEY). Default: [llm] provider, else anthropic, or openai when only OPENAI_* variables are set' -r -f -a "anthropic\t'The Anthropic Messages API (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL)'
 openai\t'Any OpenAI-compatible chat-completions server, local ones included (OPENAI_BASE_URL, OPENAI_API_KEY)'"
 complete -c triage-explain -l model -d 'LLM model. Default: [llm] model, else claude-haiku-4-5 (anthropic) or gpt-4o-mini (openai)' -r
@@ -10,6 +9,7 @@ complete -c triage-explain -l generate -d 'Print this tool\'s man page or shell 
 bash\t''
 zsh\t''
 fish\t''"
+complete -c triage-explain -s c -l config -d 'Configuration file (its [llm] section)' -r -F
 complete -c triage-explain -l verdicts-only -d 'Write only the verdicts, not the findings behind them (headers and passed-through records still come first)'
 complete -c triage-explain -l narrate -d 'Add an LLM\'s root-cause narrative and one concrete fix to each of the top N scored pattern records (fields narrative, fix, narrative_model)'
 complete -c triage-explain -l judge -d 'Let an LLM re-rank the top 3 candidates of each failed run\'s verdict; the verdict follows its pick and notes its reason (field judge)'

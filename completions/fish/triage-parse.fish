@@ -17,12 +17,12 @@ complete -c triage-parse -l until -d 'Keep only events before this time (RFC 333
 complete -c triage-parse -l max-text -d 'Cut input and output texts to this many bytes (their digest covers the whole); 0 keeps only the digest and the "…" that marks a text cut short' -r
 complete -c triage-parse -l trace-window -d 'How long a trace of an OTLP span stream waits, after its root span ended, for more of its spans, in span time ("300s", "5m", "1h"); "end" holds every trace to the end of the input. A span that comes later is emitted as a continuation of its run' -r
 complete -c triage-parse -l max-document -d 'Refuse a file larger than this in a format read as one document (all but ndjson; an otlp request per line is held to it too), K, M, G suffixes allowed: the whole document is held in memory, many times over once decoded' -r
-complete -c triage-parse -s c -l config -d 'Configuration file; its [classify] section adds failure classification rules' -r -F
 complete -c triage-parse -s j -l threads -d 'Threads to decode on, the one writing the records included [default: one per core]' -r
 complete -c triage-parse -l generate -d 'Print this tool\'s man page or shell completions and exit' -r -f -a "man\t''
 bash\t''
 zsh\t''
 fish\t''"
+complete -c triage-parse -s c -l config -d 'Configuration file; its [classify] section adds failure classification rules' -r -F
 complete -c triage-parse -l strict -d 'Stop at the first input that cannot be read, with exit status 2, instead of skipping it with a warning'
 complete -c triage-parse -s q -l quiet -d 'Print no warnings (errors are still printed)'
 complete -c triage-parse -l line-buffered -d 'Flush every record as soon as it is written (for `tail -f` pipelines)'

@@ -1,4 +1,3 @@
-complete -c triage-render -s c -l config -d 'Configuration the patterns were scored with (its recovery window, multiplier and weights appear in the report)' -r -F
 complete -c triage-render -s f -l format -d 'Output format' -r -f -a "md\t'The morning report as markdown'
 table\t'A table for the terminal'
 html\t'A self-contained HTML dashboard'
@@ -14,6 +13,7 @@ complete -c triage-render -l generate -d 'Print this tool\'s man page or shell c
 bash\t''
 zsh\t''
 fish\t''"
+complete -c triage-render -s c -l config -d 'Configuration the patterns were scored with (its recovery window, multiplier and weights appear in the report)' -r -F
 complete -c triage-render -l strict -d 'Stop at the first input that cannot be read, with exit status 2, instead of skipping it with a warning'
 complete -c triage-render -s q -l quiet -d 'Print no warnings (errors are still printed)'
 complete -c triage-render -l line-buffered -d 'Flush every record as soon as it is written (for `tail -f` pipelines)'

@@ -38,7 +38,6 @@ complete -c triage -n "__fish_triage_needs_command" -f -a "alert" -d 'Page someo
 complete -c triage -n "__fish_triage_needs_command" -f -a "recv" -d 'Take spans straight from running agents'
 complete -c triage -n "__fish_triage_needs_command" -f -a "gen" -d 'Write deterministic agent traces'
 complete -c triage -n "__fish_triage_needs_command" -f -a "help" -d 'Show the help of triage or of one of its commands'
-complete -c triage -n "__fish_triage_using_subcommand report" -s c -l config -d 'Configuration file ([scoring], [classify])' -r -F
 complete -c triage -n "__fish_triage_using_subcommand report" -l input-format -d 'Trace format of the input files' -r -f -a "auto\t'Decide per input from its first JSON value (never the extension)'
 ndjson\t'agent-triage TraceEvent lines (.ndjson, .jsonl)'
 otel\t'Spans as JSON: OpenTelemetry SDK dumps (Python, JS, Vercel AI SDK), Phoenix/OpenInference spans, attribute maps, agent-triage\'s span list'
@@ -73,6 +72,7 @@ complete -c triage -n "__fish_triage_using_subcommand report" -l generate -d 'Pr
 bash\t''
 zsh\t''
 fish\t''"
+complete -c triage -n "__fish_triage_using_subcommand report" -s c -l config -d 'Configuration file ([scoring], [classify])' -r -F
 complete -c triage -n "__fish_triage_using_subcommand report" -l ai-analysis -d 'Add an LLM\'s root-cause narrative and one fix to each of the top patterns, as triage-explain --narrate does'
 complete -c triage -n "__fish_triage_using_subcommand report" -l explain -d 'Trace each failed run to the agent and step that caused it, as triage-explain does, and list under each top pattern the failed runs it occurred in with their root cause'
 complete -c triage -n "__fish_triage_using_subcommand report" -l strict -d 'Stop at the first input that cannot be read, with exit status 2, instead of skipping it with a warning'
@@ -136,40 +136,39 @@ complete -c triage -n "__fish_triage_using_subcommand parse" -l until -d 'Keep o
 complete -c triage -n "__fish_triage_using_subcommand parse" -l max-text -d 'Cut input and output texts to this many bytes (their digest covers the whole); 0 keeps only the digest and the "…" that marks a text cut short' -r
 complete -c triage -n "__fish_triage_using_subcommand parse" -l trace-window -d 'How long a trace of an OTLP span stream waits, after its root span ended, for more of its spans, in span time ("300s", "5m", "1h"); "end" holds every trace to the end of the input. A span that comes later is emitted as a continuation of its run' -r
 complete -c triage -n "__fish_triage_using_subcommand parse" -l max-document -d 'Refuse a file larger than this in a format read as one document (all but ndjson; an otlp request per line is held to it too), K, M, G suffixes allowed: the whole document is held in memory, many times over once decoded' -r
-complete -c triage -n "__fish_triage_using_subcommand parse" -s c -l config -d 'Configuration file; its [classify] section adds failure classification rules' -r -F
 complete -c triage -n "__fish_triage_using_subcommand parse" -s j -l threads -d 'Threads to decode on, the one writing the records included [default: one per core]' -r
 complete -c triage -n "__fish_triage_using_subcommand parse" -l generate -d 'Print this tool\'s man page or shell completions and exit' -r -f -a "man\t''
 bash\t''
 zsh\t''
 fish\t''"
+complete -c triage -n "__fish_triage_using_subcommand parse" -s c -l config -d 'Configuration file; its [classify] section adds failure classification rules' -r -F
 complete -c triage -n "__fish_triage_using_subcommand parse" -l strict -d 'Stop at the first input that cannot be read, with exit status 2, instead of skipping it with a warning'
 complete -c triage -n "__fish_triage_using_subcommand parse" -s q -l quiet -d 'Print no warnings (errors are still printed)'
 complete -c triage -n "__fish_triage_using_subcommand parse" -l line-buffered -d 'Flush every record as soon as it is written (for `tail -f` pipelines)'
 complete -c triage -n "__fish_triage_using_subcommand parse" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c triage -n "__fish_triage_using_subcommand parse" -s V -l version -d 'Print version'
-complete -c triage -n "__fish_triage_using_subcommand group" -s c -l config -d 'Configuration file ([scoring] recovery_window sets what `recovered` counts)' -r -F
 complete -c triage -n "__fish_triage_using_subcommand group" -l buffer-events -d 'Events held for exact recovery in any order before assuming each run\'s events come in turn order' -r
 complete -c triage -n "__fish_triage_using_subcommand group" -l generate -d 'Print this tool\'s man page or shell completions and exit' -r -f -a "man\t''
 bash\t''
 zsh\t''
 fish\t''"
+complete -c triage -n "__fish_triage_using_subcommand group" -s c -l config -d 'Configuration file ([scoring] recovery_window sets what `recovered` counts)' -r -F
 complete -c triage -n "__fish_triage_using_subcommand group" -l merge -d 'Combine partial `batch` and `pattern` records of shards into the result one pass would give'
 complete -c triage -n "__fish_triage_using_subcommand group" -l strict -d 'Stop at the first input that cannot be read, with exit status 2, instead of skipping it with a warning'
 complete -c triage -n "__fish_triage_using_subcommand group" -s q -l quiet -d 'Print no warnings (errors are still printed)'
 complete -c triage -n "__fish_triage_using_subcommand group" -l line-buffered -d 'Flush every record as soon as it is written (for `tail -f` pipelines)'
 complete -c triage -n "__fish_triage_using_subcommand group" -s h -l help -d 'Print help'
 complete -c triage -n "__fish_triage_using_subcommand group" -s V -l version -d 'Print version'
-complete -c triage -n "__fish_triage_using_subcommand score" -s c -l config -d 'Configuration file: [scoring] recovery_window, no_recovery_multiplier, frequency_weight, severity_weight and [scoring.weights]' -r -F
 complete -c triage -n "__fish_triage_using_subcommand score" -l generate -d 'Print this tool\'s man page or shell completions and exit' -r -f -a "man\t''
 bash\t''
 zsh\t''
 fish\t''"
+complete -c triage -n "__fish_triage_using_subcommand score" -s c -l config -d 'Configuration file: [scoring] recovery_window, no_recovery_multiplier, frequency_weight, severity_weight and [scoring.weights]' -r -F
 complete -c triage -n "__fish_triage_using_subcommand score" -l strict -d 'Stop at the first input that cannot be read, with exit status 2, instead of skipping it with a warning'
 complete -c triage -n "__fish_triage_using_subcommand score" -s q -l quiet -d 'Print no warnings (errors are still printed)'
 complete -c triage -n "__fish_triage_using_subcommand score" -l line-buffered -d 'Flush every record as soon as it is written (for `tail -f` pipelines)'
 complete -c triage -n "__fish_triage_using_subcommand score" -s h -l help -d 'Print help'
 complete -c triage -n "__fish_triage_using_subcommand score" -s V -l version -d 'Print version'
-complete -c triage -n "__fish_triage_using_subcommand render" -s c -l config -d 'Configuration the patterns were scored with (its recovery window, multiplier and weights appear in the report)' -r -F
 complete -c triage -n "__fish_triage_using_subcommand render" -s f -l format -d 'Output format' -r -f -a "md\t'The morning report as markdown'
 table\t'A table for the terminal'
 html\t'A self-contained HTML dashboard'
@@ -185,6 +184,7 @@ complete -c triage -n "__fish_triage_using_subcommand render" -l generate -d 'Pr
 bash\t''
 zsh\t''
 fish\t''"
+complete -c triage -n "__fish_triage_using_subcommand render" -s c -l config -d 'Configuration the patterns were scored with (its recovery window, multiplier and weights appear in the report)' -r -F
 complete -c triage -n "__fish_triage_using_subcommand render" -l strict -d 'Stop at the first input that cannot be read, with exit status 2, instead of skipping it with a warning'
 complete -c triage -n "__fish_triage_using_subcommand render" -s q -l quiet -d 'Print no warnings (errors are still printed)'
 complete -c triage -n "__fish_triage_using_subcommand render" -l line-buffered -d 'Flush every record as soon as it is written (for `tail -f` pipelines)'
@@ -219,7 +219,6 @@ complete -c triage -n "__fish_triage_using_subcommand diff" -s h -l help -d 'Pri
 complete -c triage -n "__fish_triage_using_subcommand diff" -s V -l version -d 'Print version'
 complete -c triage -n "__fish_triage_using_subcommand explain" -s n -l top -d 'With --narrate: the patterns narrated, the top N by rank' -r
 complete -c triage -n "__fish_triage_using_subcommand explain" -l min-confidence -d 'Hide verdicts whose confidence (a calibrated probability of naming the right agent and step) is below P, from 0 to 1; their findings are still written, and stderr says how many were hidden' -r
-complete -c triage -n "__fish_triage_using_subcommand explain" -s c -l config -d 'Configuration file (its [llm] section)' -r -F
 complete -c triage -n "__fish_triage_using_subcommand explain" -l provider -d 'LLM provider: anthropic (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL) or openai, any OpenAI-compatible chat-completions server such as a local one (OPENAI_BASE_URL, OPENAI_API_KEY). Default: [llm] provider, else anthropic, or openai when only OPENAI_* variables are set' -r -f -a "anthropic\t'The Anthropic Messages API (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL)'
 openai\t'Any OpenAI-compatible chat-completions server, local ones included (OPENAI_BASE_URL, OPENAI_API_KEY)'"
 complete -c triage -n "__fish_triage_using_subcommand explain" -l model -d 'LLM model. Default: [llm] model, else claude-haiku-4-5 (anthropic) or gpt-4o-mini (openai)' -r
@@ -229,6 +228,7 @@ complete -c triage -n "__fish_triage_using_subcommand explain" -l generate -d 'P
 bash\t''
 zsh\t''
 fish\t''"
+complete -c triage -n "__fish_triage_using_subcommand explain" -s c -l config -d 'Configuration file (its [llm] section)' -r -F
 complete -c triage -n "__fish_triage_using_subcommand explain" -l verdicts-only -d 'Write only the verdicts, not the findings behind them (headers and passed-through records still come first)'
 complete -c triage -n "__fish_triage_using_subcommand explain" -l narrate -d 'Add an LLM\'s root-cause narrative and one concrete fix to each of the top N scored pattern records (fields narrative, fix, narrative_model)'
 complete -c triage -n "__fish_triage_using_subcommand explain" -l judge -d 'Let an LLM re-rank the top 3 candidates of each failed run\'s verdict; the verdict follows its pick and notes its reason (field judge)'
@@ -249,11 +249,11 @@ complete -c triage -n "__fish_triage_using_subcommand alert" -l state -d 'Cooldo
 complete -c triage -n "__fish_triage_using_subcommand alert" -l timeout -d 'Seconds one attempt may take, connecting included' -r
 complete -c triage -n "__fish_triage_using_subcommand alert" -l retries -d 'Further attempts after a send that failed for a reason worth retrying (no answer, 408, 429, 5xx)' -r
 complete -c triage -n "__fish_triage_using_subcommand alert" -l backoff -d 'Seconds before the first retry; each later wait doubles (Retry-After is honoured, up to 60)' -r
-complete -c triage -n "__fish_triage_using_subcommand alert" -s c -l config -d 'Configuration file ([alerting] webhook_url, threshold, cooldown_seconds)' -r -F
 complete -c triage -n "__fish_triage_using_subcommand alert" -l generate -d 'Print this tool\'s man page or shell completions and exit' -r -f -a "man\t''
 bash\t''
 zsh\t''
 fish\t''"
+complete -c triage -n "__fish_triage_using_subcommand alert" -s c -l config -d 'Configuration file ([alerting] webhook_url, threshold, cooldown_seconds)' -r -F
 complete -c triage -n "__fish_triage_using_subcommand alert" -l dry-run -d 'Decide and write the records (each would_fire alert with the `payload` it would send), but send nothing and leave the state alone'
 complete -c triage -n "__fish_triage_using_subcommand alert" -l strict -d 'Stop at the first input that cannot be read, with exit status 2, instead of skipping it with a warning'
 complete -c triage -n "__fish_triage_using_subcommand alert" -s q -l quiet -d 'Print no warnings (errors are still printed)'

@@ -12,8 +12,7 @@ use crate::alert::payload::{PayloadFormat, payload};
 use crate::alert::state::AlertState;
 use crate::alert::webhook::Webhook;
 use crate::alert::{Decision, Outcome, Policy, alert_record};
-use crate::cli::{self, CommonArgs, Tool};
-use crate::config::Config;
+use crate::cli::{self, CommonArgs, ConfigArg, Tool};
 use crate::io::diag::Diag;
 use crate::io::input::Input;
 use crate::io::ndjson::{RecordWriter, read_all};
@@ -29,6 +28,7 @@ use crate::stream::{Record, read_records_from};
 /// was decided; other records pass through.
 #[derive(Parser, Debug)]
 #[command(name = "triage-alert", version)]
+#[command(mut_arg("config", |a| a.help("Configuration file ([alerting] webhook_url, threshold, cooldown_seconds)")))]
 pub struct Args {
     /// triage-score output, or the document of `triage report --format json`; none or `-` reads stdin.
     #[arg(value_name = "FILE")]
@@ -69,9 +69,8 @@ pub struct Args {
     /// Seconds before the first retry; each later wait doubles (Retry-After is honoured, up to 60).
     #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
     pub backoff: f64,
-    /// Configuration file ([alerting] webhook_url, threshold, cooldown_seconds).
-    #[arg(long, short = 'c', value_name = "FILE", env = "TRIAGE_CONFIG")]
-    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub config: ConfigArg,
     #[command(flatten)]
     pub common: CommonArgs,
 }
@@ -98,7 +97,7 @@ triage report --format json runs/*.ndjson | triage-alert --dry-run | jq -c 'sele
     }
 
     fn run(self, diag: &mut Diag) -> anyhow::Result<u8> {
-        let config = Config::load_or_default(self.config.as_deref())?;
+        let config = self.config.load()?;
         let policy = Policy {
             threshold: self.threshold.unwrap_or(config.alerting.threshold),
             cooldown_secs: self.cooldown.unwrap_or(config.alerting.cooldown_seconds),

@@ -6,8 +6,7 @@ use std::path::{Path, PathBuf};
 use clap::Parser;
 
 use crate::adapters::Format;
-use crate::cli::{self, CommonArgs, Tool, TraceFormatArg};
-use crate::config::Config;
+use crate::cli::{self, CommonArgs, ConfigArg, Tool, TraceFormatArg};
 use crate::diff::{FailOn, GateOptions, compare, failing};
 use crate::io::diag::Diag;
 use crate::io::input::Input;
@@ -33,6 +32,7 @@ pub struct Args {
 /// The two batches, the gates and the configuration: what triage-diff and
 /// `triage compare` share.
 #[derive(clap::Args, Debug)]
+#[command(mut_arg("config", |a| a.help("Configuration file ([scoring] as triage-score reads it)")))]
 pub struct SidesArgs {
     /// The earlier batch: a trace file, a directory of them, or any stage's records; `-` is stdin.
     #[arg(value_name = "BEFORE")]
@@ -52,9 +52,8 @@ pub struct SidesArgs {
     /// (the comparison marks those below 5 "tentative"; `--min-events 5` leaves them out).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub min_events: u64,
-    /// Configuration file ([scoring] as triage-score reads it).
-    #[arg(long, short = 'c', value_name = "FILE", env = "TRIAGE_CONFIG")]
-    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub config: ConfigArg,
 }
 
 impl SidesArgs {
@@ -66,7 +65,7 @@ impl SidesArgs {
         strict: bool,
         diag: &mut Diag,
     ) -> anyhow::Result<(Vec<Change>, AnalyzeOptions)> {
-        let mut opts = AnalyzeOptions::new(Config::load_or_default(self.config.as_deref())?);
+        let mut opts = AnalyzeOptions::new(self.config.load()?);
         opts.format = format;
         opts.strict = strict;
         let changes = diff_sides(&self.before, &self.after, &opts, diag)?;

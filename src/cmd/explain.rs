@@ -11,7 +11,7 @@ use clap::Parser;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::cli::{self, CommonArgs, Tool};
+use crate::cli::{self, CommonArgs, ConfigArg, Tool};
 use crate::config::ProviderKind;
 use crate::config::{Config, LlmConfig};
 use crate::explain::{
@@ -36,6 +36,7 @@ use crate::record::{
 /// candidates.
 #[derive(Parser, Debug)]
 #[command(name = "triage-explain", version)]
+#[command(mut_arg("config", |a| a.help("Configuration file (its [llm] section)")))]
 pub struct Args {
     /// Event and run records (triage-parse output), or scored pattern
     /// records (triage-score output) with --narrate; none or `-` reads stdin.
@@ -72,9 +73,8 @@ pub struct Args {
     /// (tab-separated), and exit.
     #[arg(long)]
     pub list_detectors: bool,
-    /// Configuration file (its [llm] section).
-    #[arg(long, short = 'c', value_name = "FILE", env = "TRIAGE_CONFIG")]
-    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub config: ConfigArg,
     #[command(flatten)]
     pub llm: LlmArgs,
     #[command(flatten)]
@@ -205,7 +205,7 @@ TRIAGE_CONFIG: the configuration file, as --config.",
             self.narrate || self.judge || self.judge_run,
             "--narrate or --judge",
         )?;
-        let config = Config::load_or_default(self.config.as_deref())?;
+        let config = self.config.load()?;
         let judging = self.judge || self.judge_run;
         let client = match (self.narrate, judging) {
             (false, false) => None,

@@ -6,8 +6,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::Parser;
 
-use crate::cli::{self, CommonArgs, Tool};
-use crate::config::Config;
+use crate::cli::{self, CommonArgs, ConfigArg, Tool};
 use crate::group::{DEFAULT_BUFFER_EVENTS, GroupWarning, Grouper};
 use crate::io::diag::Diag;
 use crate::io::input;
@@ -21,6 +20,7 @@ use crate::stream::{Record, read_records};
 /// per signature in first-appearance order; other kinds pass through.
 #[derive(Parser, Debug)]
 #[command(name = "triage-group", version)]
+#[command(mut_arg("config", |a| a.help("Configuration file ([scoring] recovery_window sets what `recovered` counts)")))]
 pub struct Args {
     /// Record files (triage-parse output, or with --merge shard outputs); none or `-` reads stdin.
     #[arg(value_name = "FILE")]
@@ -28,9 +28,8 @@ pub struct Args {
     /// Combine partial `batch` and `pattern` records of shards into the result one pass would give.
     #[arg(long)]
     pub merge: bool,
-    /// Configuration file ([scoring] recovery_window sets what `recovered` counts).
-    #[arg(long, short = 'c', value_name = "FILE", env = "TRIAGE_CONFIG")]
-    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub config: ConfigArg,
     /// Events held for exact recovery in any order before assuming each run's events come in turn order.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_BUFFER_EVENTS)]
     pub buffer_events: usize,
@@ -59,7 +58,7 @@ ls shards/*.ndjson | parallel 'triage-parse {} | triage-group > {.}.partial'; tr
     }
 
     fn run(self, diag: &mut Diag) -> anyhow::Result<u8> {
-        let config = Config::load_or_default(self.config.as_deref())?;
+        let config = self.config.load()?;
         let inputs = input::inputs(&self.files, diag)?;
         let mut out = RecordWriter::stdout(self.common.line_buffered);
         out.record(&Header::for_tool(Self::NAME))?;

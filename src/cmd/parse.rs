@@ -6,8 +6,7 @@ use clap::Parser;
 
 use crate::adapters::{self, DecodeSettings, Sink, TimeFilter};
 use crate::classify::Classifier;
-use crate::cli::{self, CommonArgs, Tool, TraceFormatArg};
-use crate::config::Config;
+use crate::cli::{self, CommonArgs, ConfigArg, Tool, TraceFormatArg};
 use crate::io::diag::Diag;
 use crate::io::input;
 use crate::io::ndjson::RecordWriter;
@@ -19,6 +18,7 @@ use crate::timestamp::Timestamp;
 /// outcome), then one `source` record per input.
 #[derive(Parser, Debug)]
 #[command(name = "triage-parse", version)]
+#[command(mut_arg("config", |a| a.help("Configuration file; its [classify] section adds failure classification rules")))]
 pub struct Args {
     /// Trace files; none or `-` reads stdin.
     #[arg(value_name = "FILE")]
@@ -45,9 +45,8 @@ pub struct Args {
     /// is held in memory, many times over once decoded.
     #[arg(long, value_name = "BYTES", default_value = "256M", value_parser = cli::size)]
     pub max_document: u64,
-    /// Configuration file; its [classify] section adds failure classification rules.
-    #[arg(long, short = 'c', value_name = "FILE", env = "TRIAGE_CONFIG")]
-    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub config: ConfigArg,
     /// Threads to decode on, the one writing the records included [default: one per core].
     #[arg(long, short = 'j', value_name = "N", value_parser = crate::cli::positive::<usize>)]
     pub threads: Option<usize>,
@@ -104,7 +103,7 @@ triage-parse --since 2026-04-25 traces.jsonl | jq -c 'select(.action_succeeded =
         {
             anyhow::bail!("--since {since} is not before --until {until}: no event could be kept");
         }
-        let config = Config::load_or_default(self.config.as_deref())?;
+        let config = self.config.load()?;
         let inputs = input::inputs(&self.files, diag)?;
         let settings = DecodeSettings {
             filter: TimeFilter {

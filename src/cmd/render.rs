@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use clap::Parser;
 use rayon::prelude::*;
 
-use crate::cli::{self, CommonArgs, Tool};
-use crate::config::{Config, LinksConfig, ScoringConfig};
+use crate::cli::{self, CommonArgs, ConfigArg, Tool};
+use crate::config::{LinksConfig, ScoringConfig};
 use crate::io::diag::Diag;
 use crate::io::input::Input;
 use crate::io::ndjson::ChunkReader;
@@ -22,14 +22,13 @@ use crate::render::{self, OutputFormat, RenderOptions, Report, TableStyle};
 /// report, a terminal table, a self-contained HTML dashboard, JSON or CSV.
 #[derive(Parser, Debug)]
 #[command(name = "triage-render", version)]
+#[command(mut_arg("config", |a| a.help("Configuration the patterns were scored with (its recovery window, multiplier and weights appear in the report)")))]
 pub struct Args {
     /// Record files; none or `-` reads stdin.
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
-    /// Configuration the patterns were scored with (its recovery window,
-    /// multiplier and weights appear in the report).
-    #[arg(long, short = 'c', value_name = "FILE", env = "TRIAGE_CONFIG")]
-    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub config: ConfigArg,
     #[command(flatten)]
     pub output: OutputArgs,
     #[command(flatten)]
@@ -183,7 +182,7 @@ triage-render --format csv scored.ndjson > patterns.csv",
 
     fn run(self, diag: &mut Diag) -> anyhow::Result<u8> {
         self.output.check()?;
-        let config = Config::load_or_default(self.config.as_deref())?;
+        let config = self.config.load()?;
         let mut report = Report::default();
         let inputs = input::inputs(&self.files, diag)?;
         for input in &inputs {

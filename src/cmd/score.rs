@@ -6,8 +6,7 @@ use anyhow::Context;
 use clap::Parser;
 use rayon::prelude::*;
 
-use crate::cli::{self, CommonArgs, Tool};
-use crate::config::Config;
+use crate::cli::{self, CommonArgs, ConfigArg, Tool};
 use crate::io::diag::Diag;
 use crate::io::input;
 use crate::io::ndjson::RecordWriter;
@@ -20,14 +19,13 @@ use crate::stream::{Record, read_records};
 /// and write them ranked by final score, highest first.
 #[derive(Parser, Debug)]
 #[command(name = "triage-score", version)]
+#[command(mut_arg("config", |a| a.help("Configuration file: [scoring] recovery_window, no_recovery_multiplier, frequency_weight, severity_weight and [scoring.weights]")))]
 pub struct Args {
     /// triage-group output; none or `-` reads stdin.
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
-    /// Configuration file: [scoring] recovery_window, no_recovery_multiplier, frequency_weight,
-    /// severity_weight and [scoring.weights].
-    #[arg(long, short = 'c', value_name = "FILE", env = "TRIAGE_CONFIG")]
-    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub config: ConfigArg,
     #[command(flatten)]
     pub common: CommonArgs,
 }
@@ -55,7 +53,7 @@ triage-group --merge shards/*.partial | triage-score --config triage.toml",
     }
 
     fn run(self, diag: &mut Diag) -> anyhow::Result<u8> {
-        let config = Config::load_or_default(self.config.as_deref())?;
+        let config = self.config.load()?;
         let inputs = input::inputs(&self.files, diag)?;
         let mut out = RecordWriter::stdout(self.common.line_buffered);
         out.record(&Header::for_tool(Self::NAME))?;

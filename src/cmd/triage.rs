@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 use crate::adapters::Format;
-use crate::cli::{self, CommonArgs, Tool};
+use crate::cli::{self, CommonArgs, ConfigArg, Tool};
 use crate::cmd::diff::SidesArgs;
 use crate::cmd::explain::{LlmArgs, report_usage};
 use crate::cmd::render::{OutputArgs, TopArg};
@@ -51,13 +51,13 @@ pub enum Command {
 }
 
 #[derive(clap::Args, Debug)]
+#[command(mut_arg("config", |a| a.help("Configuration file ([scoring], [classify])")))]
 pub struct ReportArgs {
     /// Trace files or triage records; none or `-` reads stdin.
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
-    /// Configuration file ([scoring], [classify]).
-    #[arg(long, short = 'c', value_name = "FILE", env = "TRIAGE_CONFIG")]
-    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub config: ConfigArg,
     /// Trace format of the input files.
     #[arg(long, value_enum, default_value = "auto")]
     pub input_format: Format,
@@ -175,7 +175,7 @@ fn options(
 fn report(a: ReportArgs, diag: &mut Diag) -> anyhow::Result<u8> {
     a.output.check()?;
     a.llm.refuse_unused(a.ai_analysis, "--ai-analysis")?;
-    let mut opts = options(a.config.as_deref(), a.input_format, &a.common)?;
+    let mut opts = options(a.config.path.as_deref(), a.input_format, &a.common)?;
     opts.document_limit = a.max_document;
     let client = a
         .ai_analysis
