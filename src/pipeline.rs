@@ -5,7 +5,7 @@ use std::io;
 
 use crate::adapters::{self, DecodeSettings, Format, Peeked, Sink};
 use crate::config::Config;
-use crate::group::{GroupWarning, Grouper};
+use crate::group::Grouper;
 use crate::io::diag::Diag;
 use crate::io::input::Input;
 use crate::record::{Batch, Kind, Pattern, SourceRec};
@@ -114,7 +114,7 @@ fn parse_and_feed(
         classifier: crate::classify::Classifier::new(&opts.config.classify),
         ..DecodeSettings::default()
     };
-    let mut sink = Sink::to_grouper(grouper, other, diag, opts.strict, settings);
+    let mut sink = Sink::to_consumer(grouper, other, diag, opts.strict, settings);
     for (input, (head, rest)) in inputs.iter().zip(peeked) {
         adapters::read_peeked(input, head, rest, opts.format, &mut sink)?;
     }
@@ -136,13 +136,8 @@ fn feed(
         match rec {
             Record::Header(_) => {}
             Record::Event(ev, at) => {
-                if let Some(GroupWarning::OutOfOrder { run_id, agent_id }) =
-                    grouper.add_event_at(ev, *at)
-                {
-                    diag.warn(
-                        "out-of-order",
-                        format_args!("{loc}: run {run_id:?} agent {agent_id:?} goes back in turn order; its recovery figures may differ from a sorted read"),
-                    );
+                if let Some(w) = grouper.add_event_at(ev, *at) {
+                    diag.warn("out-of-order", format_args!("{loc}: {w}"));
                 }
             }
             Record::Other {

@@ -34,9 +34,9 @@ use clap::ValueEnum;
 pub use detect::{detect, refusal};
 
 use crate::classify::Classifier;
-use crate::group::{GroupWarning, Grouper, Interner};
 use crate::io::diag::Diag;
 use crate::io::input::Input;
+use crate::io::intern::Interner;
 use crate::io::ndjson::RecordWriter;
 use crate::io::waiting::Waiting;
 use crate::record::{ErrorInfo, EventOut, RunRec, SourceRec};

@@ -2,7 +2,7 @@
 //! NDJSON records (triage-parse) or straight into a grouper.
 
 use super::*;
-use crate::record::Kind;
+use crate::record::{EventConsumer, Kind};
 
 pub(super) fn first_line(s: &str) -> String {
     let line = s.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
@@ -13,10 +13,11 @@ pub(super) fn first_line(s: &str) -> String {
 pub enum SinkTarget<'w> {
     /// Written as NDJSON (triage-parse).
     Records(RecordWriter<Box<dyn Write + 'w>>),
-    /// Handed straight to a grouper, without a round trip through JSON
-    /// (triage report, triage-diff); records of other kinds are kept.
-    Grouper {
-        grouper: &'w mut Grouper,
+    /// Handed straight to a consumer (the grouper of triage report and
+    /// triage-diff), without a round trip through JSON; records of other
+    /// kinds are kept.
+    Consumer {
+        consumer: &'w mut dyn EventConsumer,
         other: &'w mut Vec<Vec<u8>>,
     },
 }
@@ -57,16 +58,16 @@ impl<'w> Sink<'w> {
         Sink::with_target(SinkTarget::Records(out), diag, strict, settings)
     }
 
-    /// A sink that feeds events to `grouper` and keeps other records.
-    pub(crate) fn to_grouper(
-        grouper: &'w mut Grouper,
+    /// A sink that feeds events to `consumer` and keeps other records.
+    pub(crate) fn to_consumer(
+        consumer: &'w mut dyn EventConsumer,
         other: &'w mut Vec<Vec<u8>>,
         diag: &'w mut Diag,
         strict: bool,
         settings: DecodeSettings,
     ) -> Self {
         Sink::with_target(
-            SinkTarget::Grouper { grouper, other },
+            SinkTarget::Consumer { consumer, other },
             diag,
             strict,
             settings,
@@ -103,10 +104,10 @@ impl<'w> Sink<'w> {
         }
     }
 
-    /// True when events go straight to a grouper, so adapters may hand
+    /// True when events go straight to a consumer, so adapters may hand
     /// over decoded views instead of serialized records.
     pub(crate) fn feeds_grouper(&self) -> bool {
-        matches!(self.out, SinkTarget::Grouper { .. })
+        matches!(self.out, SinkTarget::Consumer { .. })
     }
 
     pub(crate) fn path(&self) -> &str {
@@ -173,8 +174,8 @@ impl<'w> Sink<'w> {
         let rec = self.source.clone();
         match &mut self.out {
             SinkTarget::Records(w) => w.record(&rec),
-            SinkTarget::Grouper { grouper, .. } => {
-                grouper.add_source(rec);
+            SinkTarget::Consumer { consumer, .. } => {
+                consumer.add_source(rec);
                 Ok(())
             }
         }
@@ -228,7 +229,7 @@ impl<'w> Sink<'w> {
         let tail = StepTail::new(step);
         match &mut self.out {
             SinkTarget::Records(w) => w.raw_parts(body, tail.bytes()),
-            SinkTarget::Grouper { .. } => {
+            SinkTarget::Consumer { .. } => {
                 let mut line = body.to_vec();
                 line.extend_from_slice(tail.bytes());
                 let view: crate::record::EventView<'_> =
@@ -256,18 +257,12 @@ impl<'w> Sink<'w> {
     }
 
     pub(super) fn feed_at(&mut self, view: &crate::record::EventView<'_>, ts: Option<Timestamp>) {
-        let SinkTarget::Grouper { grouper, .. } = &mut self.out else {
+        let SinkTarget::Consumer { consumer, .. } = &mut self.out else {
             return;
         };
-        if let Some(GroupWarning::OutOfOrder { run_id, agent_id }) = grouper.add_event_at(view, ts)
-        {
-            self.diag.warn(
-                "out-of-order",
-                format_args!(
-                    "{}: run {run_id:?} agent {agent_id:?} goes back in turn order; its recovery figures may differ from a sorted read",
-                    self.source.path
-                ),
-            );
+        if let Some(w) = consumer.add_event_at(view, ts) {
+            self.diag
+                .warn("out-of-order", format_args!("{}: {w}", self.source.path));
         }
     }
 
@@ -282,7 +277,7 @@ impl<'w> Sink<'w> {
     pub(crate) fn emit_run(&mut self, run: &RunRec) -> io::Result<()> {
         match &mut self.out {
             SinkTarget::Records(w) => w.record(run),
-            SinkTarget::Grouper { .. } => Ok(()),
+            SinkTarget::Consumer { .. } => Ok(()),
         }
     }
 
@@ -290,7 +285,7 @@ impl<'w> Sink<'w> {
     pub(crate) fn pass_through(&mut self, line: &[u8]) -> io::Result<()> {
         match &mut self.out {
             SinkTarget::Records(w) => w.raw_line(line),
-            SinkTarget::Grouper { other, .. } => {
+            SinkTarget::Consumer { other, .. } => {
                 other.push(line.to_vec());
                 Ok(())
             }
@@ -316,7 +311,7 @@ impl<'w> Sink<'w> {
     pub fn flush(&mut self) -> io::Result<()> {
         match &mut self.out {
             SinkTarget::Records(w) => w.flush(),
-            SinkTarget::Grouper { .. } => Ok(()),
+            SinkTarget::Consumer { .. } => Ok(()),
         }
     }
 }

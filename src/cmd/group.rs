@@ -7,7 +7,7 @@ use anyhow::Context;
 use clap::Parser;
 
 use crate::cli::{self, CommonArgs, ConfigArg, Tool};
-use crate::group::{DEFAULT_BUFFER_EVENTS, GroupWarning, Grouper};
+use crate::group::{DEFAULT_BUFFER_EVENTS, Grouper};
 use crate::io::diag::Diag;
 use crate::io::input;
 use crate::io::ndjson::RecordWriter;
@@ -68,14 +68,11 @@ ls shards/*.ndjson | parallel 'triage-parse {} | triage-group > {.}.partial'; tr
             match rec {
                 Record::Header(line) => out.raw_line(line)?,
                 Record::Event(ev, at) => {
-                    if let Some(GroupWarning::OutOfOrder { run_id, agent_id }) =
-                        grouper.add_event_at(ev, *at)
-                    {
+                    if let Some(w) = grouper.add_event_at(ev, *at) {
                         diag.warn(
                             "out-of-order",
                             format_args!(
-                                "{loc}: run {run_id:?} agent {agent_id:?} goes back in turn order after the first \
-{} events; its recovery figures may differ from a sorted read (sort by run and turn, or raise --buffer-events)",
+                                "{loc}: {w} (it came after the first {} events: sort by run and turn, or raise --buffer-events)",
                                 self.buffer_events
                             ),
                         );

@@ -7,7 +7,10 @@ use std::fmt::Write as _;
 use rustc_hash::FxHashMap as HashMap;
 
 use crate::config::TAIL_RISK_WINDOW;
-use crate::record::{Batch, EventView, Kind, Pattern, RunCounts, Sample, SourceRec};
+use crate::io::intern::Interner;
+use crate::record::{
+    Batch, EventConsumer, EventView, Kind, OutOfOrder, Pattern, RunCounts, Sample, SourceRec,
+};
 use crate::timestamp::Timestamp;
 
 mod patterns;
@@ -25,53 +28,6 @@ pub(crate) const SAMPLES_PER_PATTERN: usize = 5;
 pub(crate) const DEFAULT_BUFFER_EVENTS: usize = 1 << 20;
 
 const SUCCESS: u32 = u32::MAX;
-
-/// Assigns small numbers to strings, remembering first-appearance order.
-#[derive(Default)]
-pub(crate) struct Interner {
-    ids: HashMap<Box<str>, u32>,
-    names: Vec<Box<str>>,
-    /// The number given last: events of one run mostly come together, so
-    /// comparing with it first saves most lookups.
-    last: u32,
-}
-
-impl Interner {
-    pub(crate) fn intern(&mut self, s: &str) -> u32 {
-        if let Some(name) = self.names.get(self.last as usize)
-            && **name == *s
-        {
-            return self.last;
-        }
-        let id = match self.ids.get(s) {
-            Some(&id) => id,
-            None => {
-                let id = self.names.len() as u32;
-                self.names.push(s.into());
-                self.ids.insert(s.into(), id);
-                id
-            }
-        };
-        self.last = id;
-        id
-    }
-
-    /// The number of `s`, if it has one.
-    pub(crate) fn get(&self, s: &str) -> Option<u32> {
-        self.ids.get(s).copied()
-    }
-
-    pub(crate) fn name(&self, id: u32) -> &str {
-        &self.names[id as usize]
-    }
-}
-
-/// A problem found while grouping that the user should hear about.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum GroupWarning {
-    /// Events of a timeline came out of turn order after buffering stopped.
-    OutOfOrder { run_id: String, agent_id: String },
-}
 
 /// The streaming grouper: feed events (and, to merge shards, partial
 /// batches and patterns), then `finish`.
@@ -135,7 +91,7 @@ impl Grouper {
     }
 
     /// Adds one event.
-    pub fn add_event(&mut self, ev: &EventView<'_>) -> Option<GroupWarning> {
+    pub fn add_event(&mut self, ev: &EventView<'_>) -> Option<OutOfOrder> {
         let ts = ev.timestamp.as_deref().and_then(Timestamp::parse);
         self.add_event_at(ev, ts)
     }
@@ -145,7 +101,7 @@ impl Grouper {
         &mut self,
         ev: &EventView<'_>,
         ts: Option<Timestamp>,
-    ) -> Option<GroupWarning> {
+    ) -> Option<OutOfOrder> {
         self.events_total += 1;
         let run = self.runs.intern(&ev.run_id);
         let agent = self.agents.intern(&ev.agent_id);
@@ -209,14 +165,14 @@ impl Grouper {
         tl.advance(patterns, true, step);
     }
 
-    fn stream_event(&mut self, timeline: (u32, u32), step: TimelineStep) -> Option<GroupWarning> {
+    fn stream_event(&mut self, timeline: (u32, u32), step: TimelineStep) -> Option<OutOfOrder> {
         let (run, agent) = timeline;
         let turn = step.turn;
         let tl = self.timelines.entry(timeline).or_default();
         let mut warning = None;
         if turn < tl.max_turn && !tl.warned {
             tl.warned = true;
-            warning = Some(GroupWarning::OutOfOrder {
+            warning = Some(OutOfOrder {
                 run_id: self.runs.name(run).to_string(),
                 agent_id: self.agents.name(agent).to_string(),
             });
@@ -427,7 +383,7 @@ impl Grouper {
         // Failures still waiting for a success stay unrecovered; their
         // timelines are not needed any more.
         self.timelines = HashMap::default();
-        let runs_total = self.runs.names.len();
+        let runs_total = self.runs.len();
         self.run_first.resize(runs_total, None);
         let order = time_order(&self.run_first);
         let mut position = vec![0u32; runs_total];
@@ -509,6 +465,16 @@ pub(crate) fn time_order(first: &[Option<Timestamp>]) -> Vec<u32> {
         .collect();
     keys.sort_unstable();
     keys.into_iter().map(|(_, i)| i).collect()
+}
+
+impl EventConsumer for Grouper {
+    fn add_source(&mut self, source: SourceRec) {
+        Grouper::add_source(self, source);
+    }
+
+    fn add_event_at(&mut self, ev: &EventView<'_>, at: Option<Timestamp>) -> Option<OutOfOrder> {
+        Grouper::add_event_at(self, ev, at)
+    }
 }
 
 #[cfg(test)]

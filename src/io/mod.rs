@@ -4,6 +4,7 @@
 
 pub mod diag;
 pub mod input;
+pub mod intern;
 pub mod json_scan;
 pub mod ndjson;
 pub mod outfile;

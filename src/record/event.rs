@@ -1,6 +1,7 @@
 //! `event` records: written by the readers (`EventOut`), read by the stages
 //! (`EventView`), and the cut-text convention of their long texts.
 
+use super::run::SourceRec;
 use super::*;
 
 /// Where a record came from in the input.
@@ -233,4 +234,36 @@ pub fn cut_text(text: &str, limit: usize) -> (String, String) {
 /// names, rather than the whole text.
 pub fn is_cut(kept: &str, digest: Option<&str>) -> bool {
     kept.ends_with('…') && digest.is_some_and(|d| d != text_digest(kept))
+}
+
+/// A run's agent whose events came back in turn order after the grouper
+/// stopped buffering: its recovery figures may differ from a sorted read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutOfOrder {
+    pub run_id: String,
+    pub agent_id: String,
+}
+
+impl fmt::Display for OutOfOrder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "run {:?} agent {:?} goes back in turn order; its recovery figures may differ from a sorted read",
+            self.run_id, self.agent_id
+        )
+    }
+}
+
+/// What takes decoded events in process, instead of event records: the
+/// grouper, under `triage report`. The formats feed it without knowing it.
+pub trait EventConsumer {
+    /// Takes a `source` record: one input read.
+    fn add_source(&mut self, source: SourceRec);
+    /// Takes one event, with its timestamp read; says when the event's run
+    /// and agent went back in turn order.
+    fn add_event_at(
+        &mut self,
+        ev: &EventView<'_>,
+        at: Option<crate::timestamp::Timestamp>,
+    ) -> Option<OutOfOrder>;
 }
