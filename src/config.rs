@@ -275,20 +275,29 @@ impl Config {
         path.map_or_else(|| Ok(Config::default()), Config::load)
     }
 
-    /// Parses configuration text; the error starts with the line number.
-    pub(crate) fn parse(text: &str) -> Result<Config, String> {
+    /// Parses configuration text; the error names the line.
+    pub(crate) fn parse(text: &str) -> Result<Config, ConfigError> {
         toml::from_str(text).map_err(|e| {
             let at = e.span().map(|s| s.start.min(text.len()));
             let line = text[..at.unwrap_or(0)].matches('\n').count() + 1;
             let msg = e.message().replace("unknown field", "unknown key");
             let msg = msg.trim();
             // A bad value's message does not say whose it is.
-            match at.and_then(|at| value_key(text, at)) {
-                Some(key) if !msg.contains("key") => format!("{line}: {key} {msg}"),
-                _ => format!("{line}: {msg}"),
-            }
+            let message = match at.and_then(|at| value_key(text, at)) {
+                Some(key) if !msg.contains("key") => format!("{key} {msg}"),
+                _ => msg.to_string(),
+            };
+            ConfigError { line, message }
         })
     }
+}
+
+/// What is wrong in a configuration file, and on which line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{line}: {message}")]
+pub struct ConfigError {
+    pub line: usize,
+    pub message: String,
 }
 
 /// The dotted name (`llm.concurrency`) of the `key = value` line holding
@@ -333,12 +342,16 @@ mod tests {
 
     #[test]
     fn unknown_key_names_line_and_key() {
-        let e = Config::parse("[scoring]\nrecovery_window = 3\nrecovery_windw = 4\n").unwrap_err();
+        let e = Config::parse("[scoring]\nrecovery_window = 3\nrecovery_windw = 4\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("3: "), "{e}");
         assert!(e.contains("recovery_windw"), "{e}");
-        let e = Config::parse("[scoring]\nrecovery_window = \"three\"\n").unwrap_err();
+        let e = Config::parse("[scoring]\nrecovery_window = \"three\"\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("2: "), "{e}");
-        let e = Config::parse("[scorng]\n").unwrap_err();
+        let e = Config::parse("[scorng]\n").unwrap_err().to_string();
         assert!(e.contains("scorng"), "{e}");
     }
 
@@ -349,24 +362,36 @@ mod tests {
         assert_eq!(c.llm.provider, Some(ProviderKind::Openai));
         assert_eq!(c.llm.model.as_deref(), Some("qwen"));
         assert_eq!(c.llm.concurrency, 2);
-        let e = Config::parse("[llm]\napi_key = \"sk-1\"\n").unwrap_err();
+        let e = Config::parse("[llm]\napi_key = \"sk-1\"\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("2: ") && e.contains("api_key"), "{e}");
-        let e = Config::parse("[llm]\nprovider = \"gemini\"\n").unwrap_err();
+        let e = Config::parse("[llm]\nprovider = \"gemini\"\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("2: "), "{e}");
-        let e = Config::parse("[llm]\nconcurrency = 0\n").unwrap_err();
+        let e = Config::parse("[llm]\nconcurrency = 0\n")
+            .unwrap_err()
+            .to_string();
         assert_eq!(e, "2: llm.concurrency must be 1 to 64, not 0");
-        let e = Config::parse("[llm]\nmodel = \"m\"\ntimeout_seconds = 0\n").unwrap_err();
+        let e = Config::parse("[llm]\nmodel = \"m\"\ntimeout_seconds = 0\n")
+            .unwrap_err()
+            .to_string();
         assert_eq!(e, "3: llm.timeout_seconds must be 1 or more, not 0");
     }
 
     #[test]
     fn a_negative_weight_or_multiplier_is_refused_on_its_line() {
-        let e = Config::parse("[scoring.weights]\nagent_error = -1\n").unwrap_err();
+        let e = Config::parse("[scoring.weights]\nagent_error = -1\n")
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             e,
             "2: scoring.weights.agent_error must be a number of zero or more, not -1"
         );
-        let e = Config::parse("[scoring]\n\nno_recovery_multiplier = -2\n").unwrap_err();
+        let e = Config::parse("[scoring]\n\nno_recovery_multiplier = -2\n")
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             e,
             "3: scoring.no_recovery_multiplier must be a number of zero or more, not -2"
@@ -388,7 +413,9 @@ mod tests {
             c.links.span("r", "s1").as_deref(),
             Some("https://lf.example/trace/r?span=s1")
         );
-        let e = Config::parse("[links]\nrun = \"x\"\n").unwrap_err();
+        let e = Config::parse("[links]\nrun = \"x\"\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("2: "), "{e}");
         assert_eq!(Config::default().links.run("r"), None);
     }

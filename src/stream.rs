@@ -417,7 +417,7 @@ fn decode<'c>(line: Line<'c>, scratch: &mut Scratch<'c>) -> Result<Record<'c>, B
         )),
         Some("event") => decode_event(line, scratch),
         Some("header") => match check_schema(probe.schema) {
-            Err(why) => Err(Bad::Fatal(why)),
+            Err(why) => Err(Bad::Fatal(why.to_string())),
             Ok(()) => Ok(Record::Header(line.bytes)),
         },
         Some(kind) => Ok(Record::Other {

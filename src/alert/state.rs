@@ -142,13 +142,19 @@ fn lock_path(path: &Path) -> PathBuf {
     path.with_file_name(name)
 }
 
-fn parse(bytes: &[u8]) -> Result<OnDisk, String> {
-    let on_disk: OnDisk = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+/// Why a state file cannot be read.
+#[derive(Debug, thiserror::Error)]
+enum StateError {
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    #[error("version {0} is newer than this tool's {VERSION}")]
+    Newer(u64),
+}
+
+fn parse(bytes: &[u8]) -> Result<OnDisk, StateError> {
+    let on_disk: OnDisk = serde_json::from_slice(bytes)?;
     if on_disk.version > VERSION {
-        return Err(format!(
-            "version {} is newer than this tool's {VERSION}",
-            on_disk.version
-        ));
+        return Err(StateError::Newer(on_disk.version));
     }
     Ok(on_disk)
 }

@@ -428,7 +428,7 @@ fn read_line(
     let probe: KindProbe = serde_json::from_slice(bytes).map_err(bad)?;
     match probe.kind.as_deref().map(Kind::parse) {
         Some(Some(Kind::Header)) => {
-            check_schema(probe.schema).map_err(LineError::Fatal)?;
+            check_schema(probe.schema).map_err(|e| LineError::Fatal(e.to_string()))?;
             out.raw_line(bytes).map_err(LineError::Io)
         }
         Some(Some(Kind::Event)) | None => {

@@ -10,7 +10,7 @@ use crate::cli::{self, CommonArgs, ConfigArg, Tool};
 use crate::io::diag::Diag;
 use crate::io::input;
 use crate::io::ndjson::RecordWriter;
-use crate::record::{Batch, Header, Kind, Pattern};
+use crate::record::{Batch, Header, Kind, Pattern, RecordError};
 use crate::score::score;
 use crate::stream::{Record, read_records};
 
@@ -166,7 +166,7 @@ impl PendingPatterns {
     /// Decodes the waiting lines in parallel onto `into`. A line that does
     /// not read is skipped with a warning, or is the error under --strict.
     fn decode_into(&mut self, into: &mut Vec<Pattern>, diag: &mut Diag) -> anyhow::Result<()> {
-        let decoded: Vec<Result<Pattern, String>> = self
+        let decoded: Vec<Result<Pattern, RecordError>> = self
             .lines
             .par_iter()
             .map(|(_, line)| Pattern::from_line(line))

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::{ApiKey, Prompt, Provider, Reply, Usage};
+use super::{ApiKey, LlmError, Prompt, Provider, Reply, Usage};
 
 pub(crate) const DEFAULT_MODEL: &str = "claude-haiku-4-5";
 const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
@@ -59,11 +59,11 @@ impl Provider for Anthropic {
         })
     }
 
-    fn reply(&self, body: &Value) -> Result<Reply, String> {
+    fn reply(&self, body: &Value) -> Result<Reply, LlmError> {
         let blocks = body
             .get("content")
             .and_then(Value::as_array)
-            .ok_or("no \"content\" in the answer")?;
+            .ok_or_else(|| LlmError::BadReply("no \"content\" in the answer".to_string()))?;
         let text: String = blocks
             .iter()
             .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))

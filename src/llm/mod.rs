@@ -131,7 +131,7 @@ pub(crate) trait Provider: Send + Sync {
     fn url(&self) -> String;
     fn headers(&self, key: Option<&ApiKey>) -> Vec<(&'static str, String)>;
     fn body(&self, model: &str, prompt: &Prompt) -> Value;
-    fn reply(&self, body: &Value) -> Result<Reply, String>;
+    fn reply(&self, body: &Value) -> Result<Reply, LlmError>;
 }
 
 /// The knobs of [`Client`]: the `[llm]` section, overridden by flags.
@@ -304,7 +304,7 @@ impl Client {
         let reply = self
             .provider
             .reply(&json)
-            .map_err(|why| LlmError::BadReply(self.redact(&why)))?;
+            .map_err(|why| LlmError::BadReply(self.redact(&why.to_string())))?;
         self.usage
             .lock()
             .unwrap_or_else(|e| e.into_inner())

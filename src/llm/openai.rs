@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::{ApiKey, Prompt, Provider, Reply, Usage};
+use super::{ApiKey, LlmError, Prompt, Provider, Reply, Usage};
 
 pub(crate) const DEFAULT_MODEL: &str = "gpt-4o-mini";
 const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
@@ -51,11 +51,13 @@ impl Provider for OpenAi {
         })
     }
 
-    fn reply(&self, body: &Value) -> Result<Reply, String> {
+    fn reply(&self, body: &Value) -> Result<Reply, LlmError> {
         let text = body
             .pointer("/choices/0/message/content")
             .and_then(Value::as_str)
-            .ok_or("no \"choices[0].message.content\" in the answer")?;
+            .ok_or_else(|| {
+                LlmError::BadReply("no \"choices[0].message.content\" in the answer".to_string())
+            })?;
         let n = |path: &str| body.pointer(path).and_then(Value::as_u64).unwrap_or(0);
         Ok(Reply {
             text: text.to_string(),

@@ -93,13 +93,23 @@ impl fmt::Display for Kind {
 /// The record schema this build reads and writes.
 pub(crate) const SCHEMA: u64 = 1;
 
+/// Why a record line cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RecordError {
+    /// A header of a schema newer than this build: every stage stops.
+    #[error("schema {0} is newer than this tool reads ({SCHEMA}); upgrade triage")]
+    NewerSchema(u64),
+    /// A line that does not read as the record it says it is: the reason,
+    /// naming the field where serde can.
+    #[error("{0}")]
+    Unreadable(String),
+}
+
 /// Refuses a header whose schema is newer than this build reads: every
 /// stage says it the same way.
-pub fn check_schema(schema: Option<u64>) -> Result<(), String> {
+pub fn check_schema(schema: Option<u64>) -> Result<(), RecordError> {
     match schema {
-        Some(s) if s > SCHEMA => Err(format!(
-            "schema {s} is newer than this tool reads ({SCHEMA}); upgrade triage"
-        )),
+        Some(s) if s > SCHEMA => Err(RecordError::NewerSchema(s)),
         _ => Ok(()),
     }
 }

@@ -108,8 +108,8 @@ impl Scores {
 impl Pattern {
     /// Reads a pattern record; the error is a [`json_reason`]. Scores that
     /// do not read leave `score` empty: see [`Pattern::check_unscored`].
-    pub(crate) fn from_line(line: &[u8]) -> Result<Pattern, String> {
-        serde_json::from_slice(line).map_err(|e| json_reason(line, &e))
+    pub(crate) fn from_line(line: &[u8]) -> Result<Pattern, RecordError> {
+        serde_json::from_slice(line).map_err(|e| RecordError::Unreadable(json_reason(line, &e)))
     }
 
     /// `self`, read from `line` without scores, unless the record has a
@@ -119,14 +119,16 @@ impl Pattern {
         self,
         line: &[u8],
         has: impl Fn(&str) -> bool,
-    ) -> Result<Pattern, String> {
+    ) -> Result<Pattern, RecordError> {
         if !Scores::FIELDS.iter().any(|f| has(f)) {
             return Ok(self);
         }
         match serde_json::from_slice::<Scores>(line) {
-            Err(e) => Err(json_reason(line, &e)),
+            Err(e) => Err(RecordError::Unreadable(json_reason(line, &e))),
             // Unreachable while `score` reads the same fields; kept an error.
-            Ok(_) => Err("score fields that do not read as scores".to_string()),
+            Ok(_) => Err(RecordError::Unreadable(
+                "score fields that do not read as scores".to_string(),
+            )),
         }
     }
 }

@@ -159,7 +159,7 @@ impl ReportLine {
         };
         let record = match Kind::parse(&kind) {
             Some(Kind::Header) => {
-                check_schema(probe.schema).map_err(BadLine::Fatal)?;
+                check_schema(probe.schema).map_err(|e| BadLine::Fatal(e.to_string()))?;
                 return Ok(ReportLine::Ignored);
             }
             Some(Kind::Batch) => parse(line).map(ReportLine::Batch),
@@ -511,7 +511,9 @@ fn parse<'a, T: Deserialize<'a>>(line: &'a [u8]) -> Result<T, String> {
 fn parse_pattern(line: &[u8]) -> Result<ReportPattern, String> {
     let ReportPattern { pattern, extra } =
         pattern_direct(line).map_or_else(|| pattern_via_map(line), Ok)?;
-    let pattern = pattern.check_unscored(line, |name| extra.contains_key(name))?;
+    let pattern = pattern
+        .check_unscored(line, |name| extra.contains_key(name))
+        .map_err(|e| e.to_string())?;
     Ok(ReportPattern { pattern, extra })
 }
 
@@ -539,7 +541,7 @@ fn pattern_via_map(line: &[u8]) -> Result<ReportPattern, String> {
         Err(e) => {
             return Err(Pattern::from_line(line)
                 .err()
-                .unwrap_or_else(|| e.to_string()));
+                .map_or_else(|| e.to_string(), |why| why.to_string()));
         }
     };
     if let Ok(Value::Object(known)) = serde_json::to_value(&pattern) {
