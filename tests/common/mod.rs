@@ -2,6 +2,8 @@
 //! reading their records, and building records for triage-render.
 #![allow(dead_code)]
 
+pub mod mutation;
+
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
