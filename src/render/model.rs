@@ -11,7 +11,8 @@ use serde_json::{Map, Value};
 use super::comparison::{self, Comparison};
 use crate::io::json_scan;
 use crate::record::{
-    Batch, Finding, Kind, KindProbe, Pattern, Scores, SourceRec, Verdict, check_schema, json_reason,
+    Batch, Finding, Kind, KindProbe, Pattern, RecordError, Scores, SourceRec, Verdict,
+    check_schema, json_reason,
 };
 use crate::timestamp::Timestamp;
 
@@ -128,21 +129,27 @@ pub(crate) enum ReportLine {
 }
 
 /// Why a line is not in the report; the reason has no location.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum BadLine {
     /// A line that does not read as a record: skipped with a warning, or
     /// an error under `--strict`.
+    #[error("{0}")]
     Skip(String),
     /// Records this build must not read on (a newer schema): always an error.
+    #[error("{0}")]
     Fatal(String),
 }
 
-impl std::fmt::Display for BadLine {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            BadLine::Skip(reason) | BadLine::Fatal(reason) => f.write_str(reason),
-        }
-    }
+/// Why a record cannot join a report.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum ReportError {
+    #[error(transparent)]
+    Line(#[from] BadLine),
+    #[error(
+        "a second batch record: a report shows one batch \
+(combine shards with `triage-group --merge`, compare two with triage-diff)"
+    )]
+    SecondBatch,
 }
 
 impl ReportLine {
@@ -171,7 +178,7 @@ impl ReportLine {
             Some(Kind::Event) => Ok(ReportLine::Event),
             Some(Kind::Run | Kind::Alert) | None => Ok(ReportLine::Ignored),
         };
-        record.map_err(BadLine::Skip)
+        record.map_err(|e| BadLine::Skip(e.to_string()))
     }
 }
 
@@ -191,18 +198,16 @@ impl Report {
 
     /// Adds one NDJSON line; kinds a report does not show are ignored. The
     /// error says what is wrong with the line, without its location.
-    pub(crate) fn add_line(&mut self, line: &[u8]) -> Result<(), String> {
-        self.add(ReportLine::parse(line).map_err(|e| e.to_string())?)
+    pub(crate) fn add_line(&mut self, line: &[u8]) -> Result<(), ReportError> {
+        self.add(ReportLine::parse(line)?)
     }
 
     /// Adds one line read with [`ReportLine::parse`].
-    pub(crate) fn add(&mut self, line: ReportLine) -> Result<(), String> {
+    pub(crate) fn add(&mut self, line: ReportLine) -> Result<(), ReportError> {
         match line {
             ReportLine::Batch(batch) => {
                 if self.batch.is_some() {
-                    return Err("a second batch record: a report shows one batch \
-(combine shards with `triage-group --merge`, compare two with triage-diff)"
-                        .to_string());
+                    return Err(ReportError::SecondBatch);
                 }
                 self.batch = Some(batch);
             }
@@ -498,8 +503,8 @@ fn days_between(first: Timestamp, last: Timestamp) -> Vec<String> {
     days
 }
 
-fn parse<'a, T: Deserialize<'a>>(line: &'a [u8]) -> Result<T, String> {
-    serde_json::from_slice(line).map_err(|e| json_reason(line, &e))
+fn parse<'a, T: Deserialize<'a>>(line: &'a [u8]) -> Result<T, RecordError> {
+    serde_json::from_slice(line).map_err(|e| RecordError::Unreadable(json_reason(line, &e)))
 }
 
 /// Reads a pattern record in one pass, keeping as extra fields the members
@@ -508,12 +513,10 @@ fn parse<'a, T: Deserialize<'a>>(line: &'a [u8]) -> Result<T, String> {
 /// duplicates, as Python does, and words the error.
 /// A record with score fields that do not read as scores is refused with
 /// their reason, not shown as an unscored pattern.
-fn parse_pattern(line: &[u8]) -> Result<ReportPattern, String> {
+fn parse_pattern(line: &[u8]) -> Result<ReportPattern, RecordError> {
     let ReportPattern { pattern, extra } =
         pattern_direct(line).map_or_else(|| pattern_via_map(line), Ok)?;
-    let pattern = pattern
-        .check_unscored(line, |name| extra.contains_key(name))
-        .map_err(|e| e.to_string())?;
+    let pattern = pattern.check_unscored(line, |name| extra.contains_key(name))?;
     Ok(ReportPattern { pattern, extra })
 }
 
@@ -533,7 +536,7 @@ fn pattern_direct(line: &[u8]) -> Option<ReportPattern> {
 
 /// The reading of a pattern through a map: four passes, but the last of a
 /// duplicated field wins.
-fn pattern_via_map(line: &[u8]) -> Result<ReportPattern, String> {
+fn pattern_via_map(line: &[u8]) -> Result<ReportPattern, RecordError> {
     let mut fields: Map<String, Value> = parse(line)?;
     // Read from the line itself, so that the reason names the field.
     let pattern = match Pattern::deserialize(Value::Object(fields.clone())) {
@@ -541,7 +544,7 @@ fn pattern_via_map(line: &[u8]) -> Result<ReportPattern, String> {
         Err(e) => {
             return Err(Pattern::from_line(line)
                 .err()
-                .map_or_else(|| e.to_string(), |why| why.to_string()));
+                .unwrap_or_else(|| RecordError::Unreadable(e.to_string())));
         }
     };
     if let Ok(Value::Object(known)) = serde_json::to_value(&pattern) {
@@ -582,13 +585,13 @@ mod tests {
             )
             .unwrap()
         );
-        let partly = parse_pattern(lines[2].as_bytes()).unwrap_err();
+        let partly = parse_pattern(lines[2].as_bytes()).unwrap_err().to_string();
         assert!(partly.starts_with("missing field"), "{partly}");
         let wrong = with(
             r#""frequency_score":1.0,"severity_score":"high","recovery_rate":0.0,"final_score":1.0,"confidence":0.5,"confidence_label":"low","median_recovery_latency":null,"runs_seen":1,"runs_total":1,"trend":"new","rank":1"#,
         );
         assert_eq!(
-            parse_pattern(wrong.as_bytes()).unwrap_err(),
+            parse_pattern(wrong.as_bytes()).unwrap_err().to_string(),
             "severity_score: invalid type: string \"high\", expected a number"
         );
         // A duplicated field is refused by the direct reading only.
@@ -621,15 +624,17 @@ mod tests {
         let mut r = Report::default();
         let e = r
             .add_line(br#"{"kind":"header","schema":99,"producer":"x"}"#)
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("schema 99"), "{e}");
         let e = r
             .add_line(br#"{"kind":"verdict","run_id":"r"}"#)
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("missing field \"agent_id\""), "{e}");
-        let e = r.add_line(b"{nope").unwrap_err();
+        let e = r.add_line(b"{nope").unwrap_err().to_string();
         assert!(!e.contains("at line"), "{e}");
-        let e = r.add_line(br#"{"x":1}"#).unwrap_err();
+        let e = r.add_line(br#"{"x":1}"#).unwrap_err().to_string();
         assert!(e.contains("kind"), "{e}");
     }
 
