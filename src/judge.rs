@@ -133,25 +133,44 @@ fn outline(run: &RunView) -> Vec<String> {
         .collect()
 }
 
+/// Why a judge's answer is not used (the rules' verdict then stands).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum AnswerError {
+    #[error("the answer is not the JSON object asked for")]
+    NotJson,
+    #[error("the answer has no whole-number {0:?}")]
+    NoNumber(&'static str),
+    #[error("the answer gives no \"reason\"")]
+    NoReason,
+    #[error("the answer picks candidate {choice}, but there are {candidates}")]
+    NoSuchCandidate { choice: u64, candidates: usize },
+    #[error("the answer names step {0}, which the run does not have")]
+    NoSuchStep(u64),
+    #[error("the answer says {named:?} acted at step {step}, but {actor} did")]
+    WrongAgent {
+        named: String,
+        step: u64,
+        actor: String,
+    },
+}
+
 /// The judge's pick (1-based) and reason, if its answer is the JSON asked
 /// for with a candidate number in range.
-pub(crate) fn read_answer(text: &str, candidates: usize) -> Result<(u64, String), String> {
-    let m = json_answer(text).ok_or("the answer is not the JSON object asked for")?;
+pub(crate) fn read_answer(text: &str, candidates: usize) -> Result<(u64, String), AnswerError> {
+    let m = json_answer(text).ok_or(AnswerError::NotJson)?;
     let choice = m
         .get("choice")
         .and_then(Value::as_u64)
-        .ok_or("the answer has no whole-number \"choice\"")?;
+        .ok_or(AnswerError::NoNumber("choice"))?;
     if choice == 0 || choice as usize > candidates {
-        return Err(format!(
-            "the answer picks candidate {choice}, but there are {candidates}"
-        ));
+        return Err(AnswerError::NoSuchCandidate { choice, candidates });
     }
     let reason = m
         .get("reason")
         .and_then(Value::as_str)
         .map(str::trim)
         .filter(|r| !r.is_empty())
-        .ok_or("the answer gives no \"reason\"")?;
+        .ok_or(AnswerError::NoReason)?;
     Ok((choice, cut(reason, REASON_CHARS)))
 }
 
@@ -238,31 +257,32 @@ pub(crate) fn prompt_run(run: &RunView, e: &Explanation) -> Option<Prompt> {
 /// The step the whole-run judge named (an index into the run's steps) and
 /// its reason, if the step exists and the agent named acted there (or, for
 /// a tool's reply, asked for it).
-pub(crate) fn read_run_answer(text: &str, run: &RunView) -> Result<(usize, String), String> {
-    let m = json_answer(text).ok_or("the answer is not the JSON object asked for")?;
+pub(crate) fn read_run_answer(text: &str, run: &RunView) -> Result<(usize, String), AnswerError> {
+    let m = json_answer(text).ok_or(AnswerError::NotJson)?;
     let step = m
         .get("step")
         .and_then(Value::as_u64)
-        .ok_or("the answer has no whole-number \"step\"")?;
+        .ok_or(AnswerError::NoNumber("step"))?;
     let at = run
         .steps
         .iter()
         .position(|s| s.step == step)
-        .ok_or_else(|| format!("the answer names step {step}, which the run does not have"))?;
+        .ok_or(AnswerError::NoSuchStep(step))?;
     let agent = m.get("agent").and_then(Value::as_str).unwrap_or("").trim();
     let actor = &run.steps[run.actor_of(at)].agent;
     if agent != run.steps[at].agent && agent != actor {
-        return Err(format!(
-            "the answer says {agent:?} acted at step {step}, but {} did",
-            run.steps[at].agent
-        ));
+        return Err(AnswerError::WrongAgent {
+            named: agent.to_string(),
+            step,
+            actor: run.steps[at].agent.clone(),
+        });
     }
     let reason = m
         .get("reason")
         .and_then(Value::as_str)
         .map(str::trim)
         .filter(|r| !r.is_empty())
-        .ok_or("the answer gives no \"reason\"")?;
+        .ok_or(AnswerError::NoReason)?;
     Ok((at, cut(reason, REASON_CHARS)))
 }
 
@@ -355,10 +375,10 @@ pub(crate) fn judge_all(
         let answer = reply
             .map_err(|err| err.to_string())
             .and_then(|r| match scope {
-                Scope::Candidates => {
-                    read_answer(&r.text, candidates).map(|(c, why)| (c as usize, why))
-                }
-                Scope::Run => read_run_answer(&r.text, run),
+                Scope::Candidates => read_answer(&r.text, candidates)
+                    .map(|(c, why)| (c as usize, why))
+                    .map_err(|e| e.to_string()),
+                Scope::Run => read_run_answer(&r.text, run).map_err(|e| e.to_string()),
             });
         match answer {
             Ok((choice, reason)) if scope == Scope::Candidates => {
