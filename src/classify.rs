@@ -11,6 +11,7 @@ pub(crate) struct Class {
     pub cause: String,
 }
 
+#[derive(Clone)]
 struct Rule {
     classification: String,
     cause: String,
@@ -18,6 +19,7 @@ struct Rule {
 }
 
 /// Ordered rules; the first whose needle occurs in the error text wins.
+#[derive(Clone)]
 pub struct Classifier {
     rules: Vec<Rule>,
 }

@@ -306,6 +306,7 @@ impl TimeFilter {
 pub(crate) const DEFAULT_MAX_DOCUMENT: u64 = 256 << 20;
 
 /// Settings adapters read while decoding, shared across threads.
+#[derive(Clone)]
 pub struct DecodeSettings {
     pub filter: TimeFilter,
     /// Input and output texts are cut to this many bytes.

@@ -6,176 +6,312 @@
 
 use std::io::Read;
 
-use rayon::prelude::*;
+use std::ops::Range;
+
 use serde::Deserialize;
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
-use super::span_events::{self, Attrs, HeldSpan, SpanParts};
+use super::span_events::{self, AttrRef, AttrSource, Attrs, HeldSpan, SpanParts};
 use super::spans::{self, StatusCode};
 use super::trace_window::TraceWindow;
 use super::{DecodeSettings, Sink};
+use crate::io::decode_ahead::{Consumer, Decoder, decode_ahead};
 use crate::io::ndjson::ChunkReader;
 
 // ---- the wire shapes (camelCase as the spec writes them, snake_case too) ----
+// Texts borrow from the request where they hold no escapes: a request's
+// keys and values were each an allocation, the largest cost of reading it.
 
 #[derive(Deserialize)]
-struct ExportRequest {
-    #[serde(rename = "resourceSpans", alias = "resource_spans", default)]
-    resource_spans: Option<Vec<ResourceSpans>>,
+struct ExportRequest<'a> {
+    #[serde(rename = "resourceSpans", alias = "resource_spans", default, borrow)]
+    resource_spans: Option<Vec<ResourceSpans<'a>>>,
 }
 
 #[derive(Deserialize)]
-struct ResourceSpans {
-    #[serde(default)]
-    resource: Option<Resource>,
+struct ResourceSpans<'a> {
+    #[serde(default, borrow)]
+    resource: Option<Resource<'a>>,
     #[serde(
         rename = "scopeSpans",
         alias = "scope_spans",
         alias = "instrumentationLibrarySpans",
         alias = "instrumentation_library_spans",
-        default
+        default,
+        borrow
     )]
-    scope_spans: Option<Vec<ScopeSpans>>,
+    scope_spans: Option<Vec<ScopeSpans<'a>>>,
 }
 
 #[derive(Deserialize)]
-struct Resource {
-    #[serde(default)]
-    attributes: Option<Vec<KeyValue>>,
+struct Resource<'a> {
+    #[serde(default, borrow)]
+    attributes: Option<Vec<KeyValue<'a>>>,
 }
 
 #[derive(Deserialize)]
-struct ScopeSpans {
-    #[serde(default)]
-    spans: Option<Vec<WireSpan>>,
+struct ScopeSpans<'a> {
+    #[serde(default, borrow)]
+    spans: Option<Vec<WireSpan<'a>>>,
 }
 
 #[derive(Deserialize)]
-struct WireSpan {
-    #[serde(rename = "traceId", alias = "trace_id", default)]
-    trace_id: Option<String>,
-    #[serde(rename = "spanId", alias = "span_id", default)]
-    span_id: Option<String>,
-    #[serde(rename = "parentSpanId", alias = "parent_span_id", default)]
-    parent_span_id: Option<String>,
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(rename = "startTimeUnixNano", alias = "start_time_unix_nano", default)]
-    start: Option<Value>,
-    #[serde(rename = "endTimeUnixNano", alias = "end_time_unix_nano", default)]
-    end: Option<Value>,
-    #[serde(default)]
-    attributes: Option<Vec<KeyValue>>,
-    #[serde(default)]
-    events: Option<Vec<WireEvent>>,
-    #[serde(default)]
-    status: Option<WireStatus>,
+struct WireSpan<'a> {
+    #[serde(rename = "traceId", alias = "trace_id", default, borrow)]
+    trace_id: Option<Cow<'a, str>>,
+    #[serde(rename = "spanId", alias = "span_id", default, borrow)]
+    span_id: Option<Cow<'a, str>>,
+    #[serde(rename = "parentSpanId", alias = "parent_span_id", default, borrow)]
+    parent_span_id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(
+        rename = "startTimeUnixNano",
+        alias = "start_time_unix_nano",
+        default,
+        borrow
+    )]
+    start: Option<Scalar<'a>>,
+    #[serde(
+        rename = "endTimeUnixNano",
+        alias = "end_time_unix_nano",
+        default,
+        borrow
+    )]
+    end: Option<Scalar<'a>>,
+    #[serde(default, borrow)]
+    attributes: Option<Vec<KeyValue<'a>>>,
+    #[serde(default, borrow)]
+    events: Option<Vec<WireEvent<'a>>>,
+    #[serde(default, borrow)]
+    status: Option<WireStatus<'a>>,
 }
 
 #[derive(Deserialize)]
-struct WireEvent {
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(default)]
-    attributes: Option<Vec<KeyValue>>,
+struct WireEvent<'a> {
+    #[serde(default, borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    attributes: Option<Vec<KeyValue<'a>>>,
 }
 
 #[derive(Deserialize)]
-struct WireStatus {
-    #[serde(default)]
-    code: Option<Value>,
+struct WireStatus<'a> {
+    #[serde(default, borrow)]
+    code: Option<Scalar<'a>>,
     #[serde(default)]
     message: Option<String>,
 }
 
 #[derive(Deserialize)]
-struct KeyValue {
-    key: String,
-    #[serde(default)]
-    value: Option<AnyValue>,
+struct KeyValue<'a> {
+    #[serde(borrow)]
+    key: Cow<'a, str>,
+    #[serde(default, borrow)]
+    value: Option<AnyValue<'a>>,
 }
 
 /// OTLP's AnyValue: exactly one of its fields is set.
 #[derive(Deserialize, Default)]
-struct AnyValue {
-    #[serde(rename = "stringValue", alias = "string_value", default)]
-    string: Option<String>,
-    #[serde(rename = "boolValue", alias = "bool_value", default)]
-    boolean: Option<Value>,
-    #[serde(rename = "intValue", alias = "int_value", default)]
-    int: Option<Value>,
-    #[serde(rename = "doubleValue", alias = "double_value", default)]
-    double: Option<Value>,
-    #[serde(rename = "arrayValue", alias = "array_value", default)]
-    array: Option<ValueList>,
-    #[serde(rename = "kvlistValue", alias = "kvlist_value", default)]
-    kvlist: Option<KeyValueList>,
-    #[serde(rename = "bytesValue", alias = "bytes_value", default)]
-    bytes: Option<String>,
+struct AnyValue<'a> {
+    #[serde(rename = "stringValue", alias = "string_value", default, borrow)]
+    string: Option<Cow<'a, str>>,
+    #[serde(rename = "boolValue", alias = "bool_value", default, borrow)]
+    boolean: Option<Scalar<'a>>,
+    #[serde(rename = "intValue", alias = "int_value", default, borrow)]
+    int: Option<Scalar<'a>>,
+    #[serde(rename = "doubleValue", alias = "double_value", default, borrow)]
+    double: Option<Scalar<'a>>,
+    #[serde(rename = "arrayValue", alias = "array_value", default, borrow)]
+    array: Option<ValueList<'a>>,
+    #[serde(rename = "kvlistValue", alias = "kvlist_value", default, borrow)]
+    kvlist: Option<KeyValueList<'a>>,
+    #[serde(rename = "bytesValue", alias = "bytes_value", default, borrow)]
+    bytes: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
-struct ValueList {
-    #[serde(default)]
-    values: Option<Vec<AnyValue>>,
+struct ValueList<'a> {
+    #[serde(default, borrow)]
+    values: Option<Vec<AnyValue<'a>>>,
 }
 
 #[derive(Deserialize)]
-struct KeyValueList {
-    #[serde(default)]
-    values: Option<Vec<KeyValue>>,
+struct KeyValueList<'a> {
+    #[serde(default, borrow)]
+    values: Option<Vec<KeyValue<'a>>>,
 }
 
-impl AnyValue {
-    /// The plain JSON value: int64 text becomes a number, bytes stay base64
-    /// text, a key/value list becomes an object.
-    fn into_json(self) -> Value {
+/// A JSON scalar as a request writes numbers and flags: as themselves or
+/// as text (int64s are text in OTLP/JSON). Anything else is kept as JSON.
+enum Scalar<'a> {
+    Text(Cow<'a, str>),
+    Json(Value),
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Scalar<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(ScalarVisitor(std::marker::PhantomData))
+    }
+}
+
+struct ScalarVisitor<'a>(std::marker::PhantomData<&'a ()>);
+
+impl<'de: 'a, 'a> serde::de::Visitor<'de> for ScalarVisitor<'a> {
+    type Value = Scalar<'a>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Scalar<'a>, E> {
+        Ok(Scalar::Text(Cow::Borrowed(v)))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Scalar<'a>, E> {
+        Ok(Scalar::Text(Cow::Owned(v.to_string())))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Scalar<'a>, E> {
+        Ok(Scalar::Text(Cow::Owned(v)))
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Scalar<'a>, E> {
+        Ok(Scalar::Json(Value::Bool(v)))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Scalar<'a>, E> {
+        Ok(Scalar::Json(Value::from(v)))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Scalar<'a>, E> {
+        Ok(Scalar::Json(Value::from(v)))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Scalar<'a>, E> {
+        Ok(Scalar::Json(Value::from(v)))
+    }
+    fn visit_unit<E>(self) -> Result<Scalar<'a>, E> {
+        Ok(Scalar::Json(Value::Null))
+    }
+    fn visit_none<E>(self) -> Result<Scalar<'a>, E> {
+        Ok(Scalar::Json(Value::Null))
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Scalar<'a>, D::Error> {
+        Scalar::deserialize(d)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<Scalar<'a>, A::Error> {
+        Value::deserialize(serde::de::value::SeqAccessDeserializer::new(seq)).map(Scalar::Json)
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Scalar<'a>, A::Error> {
+        Value::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(Scalar::Json)
+    }
+}
+
+/// An attribute's value as the span model reads it.
+enum AttrValue<'a> {
+    Text(Cow<'a, str>),
+    Json(Value),
+}
+
+impl<'a> AnyValue<'a> {
+    /// The value: int64 text becomes a number, bytes stay base64 text, a
+    /// key/value list becomes an object.
+    fn into_attr(self) -> AttrValue<'a> {
         if let Some(s) = self.string {
-            return Value::String(s);
+            return AttrValue::Text(s);
         }
         if let Some(b) = self.boolean {
             return match b {
-                Value::String(s) => {
-                    span_events::bool_from_text(&s).map_or(Value::String(s), Value::Bool)
-                }
-                other => other,
+                Scalar::Text(s) => match span_events::bool_from_text(&s) {
+                    Some(b) => AttrValue::Json(Value::Bool(b)),
+                    None => AttrValue::Text(s),
+                },
+                Scalar::Json(other) => AttrValue::Json(other),
             };
         }
         if let Some(n) = self.int.or(self.double) {
             return match n {
-                Value::String(s) => number_from_text(&s).unwrap_or(Value::String(s)),
-                other => other,
+                Scalar::Text(s) => match number_from_text(&s) {
+                    Some(n) => AttrValue::Json(n),
+                    None => AttrValue::Text(s),
+                },
+                Scalar::Json(other) => AttrValue::Json(other),
             };
         }
         if let Some(list) = self.array {
-            return Value::Array(
+            return AttrValue::Json(Value::Array(
                 list.values
                     .unwrap_or_default()
                     .into_iter()
                     .map(AnyValue::into_json)
                     .collect(),
-            );
+            ));
         }
         if let Some(kv) = self.kvlist {
-            return Value::Object(attributes(kv.values));
+            return AttrValue::Json(Value::Object(attributes(kv.values).into_map()));
         }
-        self.bytes.map_or(Value::Null, Value::String)
+        self.bytes
+            .map_or(AttrValue::Json(Value::Null), AttrValue::Text)
+    }
+
+    fn into_json(self) -> Value {
+        match self.into_attr() {
+            AttrValue::Text(s) => Value::String(s.into_owned()),
+            AttrValue::Json(v) => v,
+        }
+    }
+}
+
+/// Attributes as a request lists them. A span has a dozen or so, which a
+/// scan finds faster than a hash map would; a key listed twice reads as
+/// its last value, as a map would hold it.
+struct AttrList<'a>(Vec<(Cow<'a, str>, AttrValue<'a>)>);
+
+impl AttrList<'_> {
+    fn into_map(self) -> Map<String, Value> {
+        self.0
+            .into_iter()
+            .map(|(k, v)| {
+                let v = match v {
+                    AttrValue::Text(s) => Value::String(s.into_owned()),
+                    AttrValue::Json(v) => v,
+                };
+                (k.into_owned(), v)
+            })
+            .collect()
+    }
+
+    fn text(&self, key: &str) -> Option<String> {
+        self.attr(key)?.as_str().map(str::to_string)
+    }
+}
+
+impl AttrSource for AttrList<'_> {
+    fn attr(&self, key: &str) -> Option<AttrRef<'_>> {
+        let (_, v) = self.0.iter().rev().find(|(k, _)| k == key)?;
+        Some(match v {
+            AttrValue::Text(s) => AttrRef::Text(s),
+            AttrValue::Json(v) => AttrRef::Json(v),
+        })
     }
 }
 
 /// OTLP key/value attributes met outside a request (spans copied out of
 /// one) as a plain map; None when `v` is no such list.
 pub(super) fn key_values(v: Value) -> Option<Map<String, Value>> {
-    serde_json::from_value::<Vec<KeyValue>>(v)
+    Vec::<KeyValue<'static>>::deserialize(v)
         .ok()
-        .map(|list| attributes(Some(list)))
+        .map(|list| attributes(Some(list)).into_map())
 }
 
-fn attributes(list: Option<Vec<KeyValue>>) -> Map<String, Value> {
-    list.unwrap_or_default()
-        .into_iter()
-        .map(|kv| (kv.key, kv.value.map_or(Value::Null, AnyValue::into_json)))
-        .collect()
+fn attributes(list: Option<Vec<KeyValue<'_>>>) -> AttrList<'_> {
+    AttrList(
+        list.unwrap_or_default()
+            .into_iter()
+            .map(|kv| {
+                let v = kv
+                    .value
+                    .map_or(AttrValue::Json(Value::Null), AnyValue::into_attr);
+                (kv.key, v)
+            })
+            .collect(),
+    )
 }
 
 fn number_from_text(s: &str) -> Option<Value> {
@@ -192,33 +328,33 @@ fn number_from_text(s: &str) -> Option<Value> {
         .map(Value::Number)
 }
 
-fn nanos_of(v: Option<&Value>) -> Option<i128> {
+fn nanos_of(v: Option<&Scalar<'_>>) -> Option<i128> {
     match v? {
-        Value::Number(n) => n
+        Scalar::Json(Value::Number(n)) => n
             .as_u64()
             .map(i128::from)
             .or_else(|| n.as_f64().map(|f| f as i128)),
-        Value::String(s) => spans::nanos_from_text(s),
-        _ => None,
+        Scalar::Text(s) => spans::nanos_from_text(s),
+        Scalar::Json(_) => None,
     }
 }
 
-fn status_code_of(v: Option<&Value>) -> StatusCode {
+fn status_code_of(v: Option<&Scalar<'_>>) -> StatusCode {
     match v {
-        None | Some(Value::Null) => StatusCode::Unset,
-        Some(Value::String(s)) => StatusCode::from_name(s),
-        Some(Value::Number(n)) => n
+        None | Some(Scalar::Json(Value::Null)) => StatusCode::Unset,
+        Some(Scalar::Text(s)) => StatusCode::from_name(s),
+        Some(Scalar::Json(Value::Number(n))) => n
             .as_f64()
             .map_or(StatusCode::Unknown, StatusCode::from_number),
-        Some(_) => StatusCode::Unknown,
+        Some(Scalar::Json(_)) => StatusCode::Unknown,
     }
 }
 
 // ---- one span, as the shared span model reads it ----
 
 fn held_span(
-    span: WireSpan,
-    resource: &Map<String, Value>,
+    span: WireSpan<'_>,
+    resource: &AttrList<'_>,
     line: Option<u64>,
     settings: &DecodeSettings,
 ) -> HeldSpan {
@@ -230,8 +366,7 @@ fn held_span(
         .find(|e| e.name.as_deref() == Some("exception"))
         .map(|e| {
             let x = attributes(e.attributes);
-            let text = |k: &str| x.get(k).and_then(Value::as_str).map(str::to_string);
-            (text("exception.type"), text("exception.message"))
+            (x.text("exception.type"), x.text("exception.message"))
         });
     let (status, status_message) = span.status.map_or((StatusCode::Unset, None), |s| {
         (status_code_of(s.code.as_ref()), s.message)
@@ -250,7 +385,7 @@ fn held_span(
             .map(spans::normal_id)
             .unwrap_or_default(),
         parent_id: span.parent_span_id.as_deref().map(spans::normal_id),
-        name: span.name.unwrap_or_default(),
+        name: span.name.map(Cow::into_owned).unwrap_or_default(),
         unended: start.is_some_and(|s| s > 0) && end.is_some_and(|e| e == 0),
         start,
         end,
@@ -269,68 +404,148 @@ fn held_span(
 // ---- reading: one request per line, or one request per file ----
 
 /// Reads OTLP requests from `r` into `sink`, emitting each trace once it
-/// is complete.
+/// is complete. Request lines decode in parallel, ahead of the traces
+/// being emitted.
 pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
-    let mut window = TraceWindow::new(sink.settings.trace_window);
     let limit = sink.settings.document_limit;
     let mut reader = ChunkReader::new(r).max_line(limit);
     let path = sink.path().to_string();
-    let next = |reader: &mut ChunkReader<_>| {
-        reader.next_chunk().map_err(|e| match e.kind() {
-            std::io::ErrorKind::InvalidData => anyhow::anyhow!(
-                "{path}: {e}, the most --max-document lets one OTLP request take; raise \
-                 --max-document"
-            ),
-            _ => anyhow::anyhow!("{path}: {}", crate::io::diag::io_reason(&e)),
-        })
+    let read_error = |e: std::io::Error| match e.kind() {
+        std::io::ErrorKind::InvalidData => anyhow::anyhow!(
+            "{path}: {e}, the most --max-document lets one OTLP request take; raise \
+             --max-document"
+        ),
+        _ => anyhow::anyhow!("{path}: {}", crate::io::diag::io_reason(&e)),
     };
-    // None until the first line shows whether requests are one per line or
-    // one document across lines.
-    let mut document: Option<Option<Vec<u8>>> = None;
-    while let Some(mut chunk) = next(&mut reader)? {
-        sink.repaired(chunk.repaired);
-        if document.is_none() {
-            document = first_line_state(&mut chunk);
+    // The first line shows whether requests are one per line or one
+    // document across lines.
+    let first = loop {
+        let Some(mut chunk) = reader.next_chunk().map_err(read_error)? else {
+            return Ok(());
+        };
+        match first_line_state(&mut chunk) {
+            None => reader.recycle(chunk),
+            Some(Some(doc)) => return read_pretty(reader, chunk, doc, sink, read_error),
+            Some(None) => break chunk.into_scannable(),
         }
-        if let Some(Some(doc)) = document.as_mut() {
-            if (doc.len() + chunk.data.len()) as u64 > limit {
-                return Err(super::too_large(&path, limit));
-            }
-            doc.extend_from_slice(&chunk.data);
-            continue;
-        }
-        // Requests decode in parallel; their spans are held in input order.
-        let lines: Vec<_> = chunk.lines().collect();
-        if let Some(long) = lines.iter().find(|l| l.bytes.len() as u64 > limit) {
-            return Err(super::too_large(&format!("{path}:{}", long.number), limit));
-        }
-        let settings = &sink.settings;
-        let decoded: Vec<_> = lines
-            .par_iter()
-            .map(|line| {
-                let mut spans = Vec::new();
-                let req = decode_request(line.bytes)?;
-                hold(req, Some(line.number), settings, &mut spans);
-                Ok::<_, String>(spans)
-            })
-            .collect();
-        for (line, spans) in lines.iter().zip(decoded) {
-            match spans {
-                Ok(spans) => {
+    };
+    let settings = sink.settings.clone();
+    let decoder = Decoder {
+        lines_per_task: 1,
+        scratch: || (),
+        decode: |_: &mut (), data: &[u8], lines: &[(u64, Range<usize>)]| {
+            lines
+                .iter()
+                .map(|(number, range)| {
+                    let bytes = &data[range.clone()];
+                    let decoded = if bytes.len() as u64 > limit {
+                        RequestLine::TooLarge
+                    } else {
+                        match decode_request(bytes) {
+                            Ok(req) => {
+                                let mut spans = Vec::new();
+                                hold(req, Some(*number), &settings, &mut spans);
+                                RequestLine::Spans(spans)
+                            }
+                            Err(reason) => RequestLine::Skip(reason),
+                        }
+                    };
+                    (*number, decoded)
+                })
+                .collect::<Vec<_>>()
+        },
+    };
+    let mut emitter = WindowFeed {
+        window: TraceWindow::new(sink.settings.trace_window),
+        sink,
+        path: &path,
+        limit,
+        read_error: &read_error,
+    };
+    decode_ahead(&mut reader, Some(first), &decoder, &mut emitter)?;
+    emitter.window.finish(emitter.sink)
+}
+
+/// What one request line became.
+enum RequestLine {
+    Spans(Vec<HeldSpan>),
+    Skip(String),
+    TooLarge,
+}
+
+/// Feeds decoded request lines' spans to the trace window, in input order.
+struct WindowFeed<'f, 's, E> {
+    window: TraceWindow,
+    sink: &'f mut Sink<'s>,
+    path: &'f str,
+    limit: u64,
+    read_error: &'f E,
+}
+
+impl<E: Fn(std::io::Error) -> anyhow::Error> Consumer<Vec<(u64, RequestLine)>>
+    for WindowFeed<'_, '_, E>
+{
+    type Error = anyhow::Error;
+
+    fn repaired(&mut self, repaired: crate::io::surrogates::Repaired) {
+        self.sink.repaired(repaired);
+    }
+
+    fn hand_over(&mut self, tasks: Vec<Vec<(u64, RequestLine)>>) -> anyhow::Result<()> {
+        for (number, line) in tasks.into_iter().flatten() {
+            match line {
+                RequestLine::Spans(spans) => {
                     for span in spans {
-                        window.push(span, sink)?;
+                        self.window.push(span, self.sink)?;
                     }
                 }
-                Err(reason) => sink.skip(Some(line.number), &reason)?,
+                RequestLine::Skip(reason) => self.sink.skip(Some(number), &reason)?,
+                RequestLine::TooLarge => {
+                    return Err(super::too_large(
+                        &format!("{}:{number}", self.path),
+                        self.limit,
+                    ));
+                }
             }
         }
+        Ok(())
     }
-    if let Some(Some(doc)) = document {
-        let mut held = Vec::new();
-        read_document(&doc, sink, &mut held)?;
-        for span in held {
-            window.push(span, sink)?;
+
+    fn caught_up(&mut self) -> anyhow::Result<()> {
+        Ok(())
+    }
+
+    fn read_error(&self, e: std::io::Error) -> anyhow::Error {
+        (self.read_error)(e)
+    }
+}
+
+/// Reads a file whose first request runs over more lines than one: the
+/// whole file, as requests one after another.
+fn read_pretty<R: Read>(
+    mut reader: ChunkReader<R>,
+    first: crate::io::ndjson::Chunk,
+    mut doc: Vec<u8>,
+    sink: &mut Sink<'_>,
+    read_error: impl Fn(std::io::Error) -> anyhow::Error,
+) -> anyhow::Result<()> {
+    let limit = sink.settings.document_limit;
+    let path = sink.path().to_string();
+    let mut chunk = Some(first);
+    while let Some(c) = chunk {
+        sink.repaired(c.repaired);
+        if (doc.len() + c.data.len()) as u64 > limit {
+            return Err(super::too_large(&path, limit));
         }
+        doc.extend_from_slice(&c.data);
+        reader.recycle(c);
+        chunk = reader.next_chunk().map_err(&read_error)?;
+    }
+    let mut window = TraceWindow::new(sink.settings.trace_window);
+    let mut held = Vec::new();
+    read_document(&doc, sink, &mut held)?;
+    for span in held {
+        window.push(span, sink)?;
     }
     window.finish(sink)
 }
@@ -388,15 +603,17 @@ pub fn check_line(bytes: &[u8]) -> Result<usize, String> {
     Ok(req.resource_spans.map_or(0, |r| r.len()))
 }
 
-fn decode_request(bytes: &[u8]) -> Result<ExportRequest, String> {
-    if std::str::from_utf8(bytes).is_err() {
+fn decode_request(bytes: &[u8]) -> Result<ExportRequest<'_>, String> {
+    if simdutf8::basic::from_utf8(bytes).is_err() {
         return Err("not valid UTF-8".to_string());
     }
     checked(serde_json::from_slice::<ExportRequest>(bytes))
 }
 
 /// A decoded request, or why it is none: not JSON, or JSON of another shape.
-fn checked(decoded: serde_json::Result<ExportRequest>) -> Result<ExportRequest, String> {
+fn checked<'a>(
+    decoded: serde_json::Result<ExportRequest<'a>>,
+) -> Result<ExportRequest<'a>, String> {
     let req = decoded.map_err(|e| {
         let why = crate::io::diag::json_reason(&e);
         match e.classify() {
@@ -417,13 +634,13 @@ pub(super) fn hold_value(
     settings: &DecodeSettings,
     held: &mut Vec<HeldSpan>,
 ) -> Result<(), String> {
-    let req = checked(serde_json::from_value(value))?;
+    let req = checked(ExportRequest::deserialize(value))?;
     hold(req, line, settings, held);
     Ok(())
 }
 
 fn hold(
-    req: ExportRequest,
+    req: ExportRequest<'_>,
     line: Option<u64>,
     settings: &DecodeSettings,
     held: &mut Vec<HeldSpan>,

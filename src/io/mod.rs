@@ -2,6 +2,7 @@
 //! framing, the JSON scanner, atomic output files, and the warning printer
 //! and error wording every layer above uses.
 
+pub mod decode_ahead;
 pub mod diag;
 pub mod input;
 pub mod intern;

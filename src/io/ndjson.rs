@@ -64,6 +64,14 @@ impl Chunk {
         }
     }
 
+    /// The chunk made ready to be scanned in place, as
+    /// [`ChunkReader::next_chunk_to_scan`] gives it, and its lines.
+    pub(crate) fn into_scannable(mut self) -> (Chunk, LineSpans) {
+        let spans: LineSpans = self.line_spans().collect();
+        self.end_lines_with_zero(&spans);
+        (self, spans)
+    }
+
     /// Where [`Chunk::lines`] are in `data`, with their numbers. One
     /// newline search over the whole chunk: a search per line cost more
     /// to start than to run.

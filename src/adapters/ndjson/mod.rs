@@ -10,12 +10,12 @@ use std::sync::Mutex;
 
 use super::lax::Scalar;
 use super::{Sink, TimeFilter};
+use crate::io::decode_ahead::{Consumer, Decoder, decode_ahead};
 use crate::io::json_scan::{
     Field, LineScratch, ScanError, Stepped, Value, array_items, object_members, pick,
     visit_object_in,
 };
-use crate::io::ndjson::{Chunk, ChunkReader, LineSpans};
-use crate::io::task_share;
+use crate::io::ndjson::ChunkReader;
 use crate::io::waiting::Waiting;
 use crate::record::{ActionView, ErrorInfo, EventView};
 use crate::timestamp::Timestamp;
@@ -102,43 +102,52 @@ pub(crate) fn read(
         as_views: sink.feeds_grouper(),
         text_limit: sink.settings.text_limit,
     };
-    let mut spans = LineSpans::new();
-    let mut chunk = read_chunk(&mut reader, &mut spans, &path)?;
-    let mut next_spans = LineSpans::new();
-    let mut decoded: Vec<TaskOutput> = Vec::new();
     let spare = SpareOutputs::default();
-    while let Some(current) = chunk.take() {
+    // One scanner buffer per thread and chunk rather than per task: a
+    // fresh one grew again each time.
+    let decoder = Decoder {
+        lines_per_task: LINES_PER_TASK,
+        scratch: LineScratch::default,
+        decode: |scratch: &mut LineScratch, data: &[u8], lines: &[(u64, Range<usize>)]| {
+            decode_group(data, lines, &how, scratch, spare.take())
+        },
+    };
+    let mut writer = Writer {
+        sink,
+        spare: &spare,
+        path,
+    };
+    decode_ahead(&mut reader, None, &decoder, &mut writer)
+}
+
+/// Writes decoded chunks to the sink, which stays on the reading thread (it
+/// may hold stdout, which is not `Send`).
+struct Writer<'w, 's> {
+    sink: &'w mut Sink<'s>,
+    spare: &'w SpareOutputs,
+    path: String,
+}
+
+impl Consumer<TaskOutput> for Writer<'_, '_> {
+    type Error = anyhow::Error;
+
+    fn repaired(&mut self, repaired: crate::io::surrogates::Repaired) {
         // Lines are numbered, so this warning may come before warnings
         // about earlier lines of the chunk being written.
-        sink.repaired(current.repaired);
-        let previous = std::mem::take(&mut decoded);
-        if reader.quiet() {
-            // Nothing more has arrived: this chunk's records go out now,
-            // not once the next chunk does.
-            write_decoded(previous, sink, &spare)?;
-            let (tasks, ()) = decode_chunk(&current, &spans, &how, &spare, || ());
-            write_decoded(tasks, sink, &spare)?;
-            sink.flush()?;
-            reader.recycle(current);
-            chunk = read_chunk(&mut reader, &mut spans, &path)?;
-            continue;
-        }
-        // The sink is not Send (it may hold stdout), so it stays on this
-        // thread, writing the previous chunk while the pool decodes this
-        // one, which this thread then helps to finish.
-        let (tasks, (written, next)) = decode_chunk(&current, &spans, &how, &spare, || {
-            (
-                write_decoded(previous, sink, &spare),
-                read_chunk(&mut reader, &mut next_spans, &path),
-            )
-        });
-        reader.recycle(current);
-        std::mem::swap(&mut spans, &mut next_spans);
-        written?;
-        decoded = tasks;
-        chunk = next?;
+        self.sink.repaired(repaired);
     }
-    write_decoded(decoded, sink, &spare)
+
+    fn hand_over(&mut self, tasks: Vec<TaskOutput>) -> anyhow::Result<()> {
+        write_decoded(tasks, self.sink, self.spare)
+    }
+
+    fn caught_up(&mut self) -> anyhow::Result<()> {
+        Ok(self.sink.flush()?)
+    }
+
+    fn read_error(&self, e: std::io::Error) -> anyhow::Error {
+        anyhow::anyhow!("{}: {}", self.path, crate::io::diag::io_reason(&e))
+    }
 }
 
 /// Task outputs already written, whose buffers the next chunk's tasks fill.
@@ -170,44 +179,6 @@ impl SpareOutputs {
             spares.extend(kept.take(room).map(TaskOutput::cleared));
         }
     }
-}
-
-/// The next chunk and its lines, made ready to be scanned where they stand.
-fn read_chunk(
-    reader: &mut ChunkReader<impl Read>,
-    spans: &mut LineSpans,
-    path: &str,
-) -> anyhow::Result<Option<Chunk>> {
-    reader
-        .next_chunk_to_scan(spans)
-        .map_err(|e| anyhow::anyhow!("{path}: {}", crate::io::diag::io_reason(&e)))
-}
-
-/// Decodes `chunk`'s lines, [`LINES_PER_TASK`] to a task, on the pool
-/// and, once `meanwhile` has returned, on this thread too.
-fn decode_chunk<R>(
-    chunk: &Chunk,
-    spans: &LineSpans,
-    how: &Decoding,
-    spare: &SpareOutputs,
-    meanwhile: impl FnOnce() -> R,
-) -> (Vec<TaskOutput>, R) {
-    let groups: Vec<_> = spans.chunks(LINES_PER_TASK).collect();
-    let mut tasks: Vec<TaskOutput> = std::iter::repeat_with(TaskOutput::default)
-        .take(groups.len())
-        .collect();
-    // One scanner buffer per thread and chunk rather than per task: a
-    // fresh one grew again each time.
-    let r = task_share::fill_while(
-        &mut tasks,
-        1,
-        LineScratch::default,
-        |scratch, i, out| {
-            out[0] = decode_group(&chunk.data, groups[i], how, scratch, spare.take());
-        },
-        meanwhile,
-    );
-    (tasks, r)
 }
 
 /// What decoding a chunk's lines needs to know besides the lines.

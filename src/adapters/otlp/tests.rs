@@ -306,7 +306,7 @@ fn snake_case_numbers_and_enum_names() {
 
 #[test]
 fn any_values_of_every_type() {
-    let any: AnyValue = serde_json::from_value(json!({"kvlistValue": {"values": [
+    let any = AnyValue::deserialize(json!({"kvlistValue": {"values": [
         {"key": "s", "value": {"stringValue": "x"}},
         {"key": "i", "value": {"intValue": "-12"}},
         {"key": "d", "value": {"doubleValue": 1.5}},

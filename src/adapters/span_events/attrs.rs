@@ -65,47 +65,82 @@ pub(super) mod keys {
 
 // ---- attribute lookup: span attributes win over resource attributes ----
 
-/// A span's attributes over its resource's, both flat (dotted keys).
+/// One attribute's value: text as a request lists it, or any JSON value.
+#[derive(Clone, Copy)]
+pub(crate) enum AttrRef<'a> {
+    Text(&'a str),
+    Json(&'a Value),
+}
+
+impl<'a> AttrRef<'a> {
+    pub(crate) fn as_str(self) -> Option<&'a str> {
+        match self {
+            AttrRef::Text(s) => Some(s),
+            AttrRef::Json(Value::String(s)) => Some(s),
+            AttrRef::Json(_) => None,
+        }
+    }
+}
+
+/// A span's or a resource's attributes, found by their flat (dotted) key.
+pub(crate) trait AttrSource {
+    fn attr(&self, key: &str) -> Option<AttrRef<'_>>;
+}
+
+impl AttrSource for Map<String, Value> {
+    fn attr(&self, key: &str) -> Option<AttrRef<'_>> {
+        self.get(key).map(AttrRef::Json)
+    }
+}
+
+/// A span's attributes over its resource's.
 pub struct Attrs<'a> {
-    pub span: &'a Map<String, Value>,
-    pub resource: &'a Map<String, Value>,
+    pub(crate) span: &'a dyn AttrSource,
+    pub(crate) resource: &'a dyn AttrSource,
 }
 
 impl<'a> Attrs<'a> {
-    pub(super) fn get(&self, key: &str) -> Option<&'a Value> {
-        let present = |v: &&Value| !v.is_null();
+    pub(super) fn get(&self, key: &str) -> Option<AttrRef<'a>> {
+        let present = |v: &AttrRef<'_>| !matches!(v, AttrRef::Json(Value::Null));
         self.span
-            .get(key)
+            .attr(key)
             .filter(present)
-            .or_else(|| self.resource.get(key).filter(present))
+            .or_else(|| self.resource.attr(key).filter(present))
     }
 
     /// The first of `keys` whose value is non-empty text (numbers and
     /// booleans as text).
     pub(super) fn text(&self, keys: &[&str]) -> Option<String> {
-        keys.iter().find_map(|k| match self.get(k)? {
-            Value::String(s) if !s.trim().is_empty() => Some(s.clone()),
-            Value::Number(n) => Some(n.to_string()),
-            Value::Bool(b) => Some(b.to_string()),
-            _ => None,
+        keys.iter().find_map(|k| {
+            let v = self.get(k)?;
+            match (v.as_str(), v) {
+                (Some(s), _) => (!s.trim().is_empty()).then(|| s.to_string()),
+                (None, AttrRef::Json(Value::Number(n))) => Some(n.to_string()),
+                (None, AttrRef::Json(Value::Bool(b))) => Some(b.to_string()),
+                _ => None,
+            }
         })
     }
 
     /// Any value of `keys` as text: strings unwrapped from JSON encoding,
     /// other values as compact JSON.
     pub(super) fn any_text(&self, keys: &[&str]) -> Option<String> {
-        keys.iter().find_map(|k| match self.get(k)? {
-            Value::String(s) => Some(unwrap_json_string(s)),
-            other => Some(other.to_string()),
+        keys.iter().find_map(|k| {
+            let v = self.get(k)?;
+            Some(match v {
+                AttrRef::Json(other) if !other.is_string() => other.to_string(),
+                _ => unwrap_json_string(v.as_str()?),
+            })
         })
     }
 
     /// A boolean written as a bool, "true"/"false" or 0/1.
     pub(super) fn flag(&self, key: &str) -> Option<bool> {
-        match self.get(key)? {
-            Value::Bool(b) => Some(*b),
-            Value::String(s) => bool_from_text(s),
-            Value::Number(n) => match n.as_f64() {
+        let v = self.get(key)?;
+        match (v.as_str(), v) {
+            (Some(s), _) => bool_from_text(s),
+            (None, AttrRef::Json(Value::Bool(b))) => Some(*b),
+            (None, AttrRef::Json(Value::Number(n))) => match n.as_f64() {
                 Some(0.0) => Some(false),
                 Some(1.0) => Some(true),
                 _ => None,
@@ -116,13 +151,14 @@ impl<'a> Attrs<'a> {
 
     /// An integer written as a number (without fraction) or as digits.
     pub(super) fn int(&self, key: &str) -> Option<i64> {
-        match self.get(key)? {
-            Value::Number(n) => n.as_i64().or_else(|| {
+        let v = self.get(key)?;
+        match (v.as_str(), v) {
+            (Some(s), _) => s.trim().parse().ok(),
+            (None, AttrRef::Json(Value::Number(n))) => n.as_i64().or_else(|| {
                 n.as_f64()
                     .filter(|f| f.fract() == 0.0 && f.abs() < 9e18)
                     .map(|f| f as i64)
             }),
-            Value::String(s) => s.trim().parse().ok(),
             _ => None,
         }
     }
@@ -132,9 +168,9 @@ impl<'a> Attrs<'a> {
         let Some(v) = keys::DIVERGENCE.iter().find_map(|k| self.get(k)) else {
             return Vec::new();
         };
-        match v {
-            Value::String(s) => spans::split_divergence(s).map(str::to_string).collect(),
-            Value::Array(items) => items
+        match (v.as_str(), v) {
+            (Some(s), _) => spans::split_divergence(s).map(str::to_string).collect(),
+            (None, AttrRef::Json(Value::Array(items))) => items
                 .iter()
                 .filter_map(Value::as_str)
                 .map(str::to_string)
@@ -145,17 +181,16 @@ impl<'a> Attrs<'a> {
 
     /// A non-empty object.
     pub(super) fn object(&self, key: &str) -> Option<Value> {
-        self.get(key)
-            .filter(|v| v.as_object().is_some_and(|o| !o.is_empty()))
-            .cloned()
+        match self.get(key)? {
+            AttrRef::Json(v @ Value::Object(o)) if !o.is_empty() => Some(v.clone()),
+            _ => None,
+        }
     }
 
     /// A key inside an attribute that holds a JSON object as text (as
     /// OpenInference's `metadata` holds `langgraph_node`).
     pub(super) fn inside_json(&self, attr: &str, key: &str) -> Option<String> {
-        let Value::String(text) = self.get(attr)? else {
-            return None;
-        };
+        let text = self.get(attr)?.as_str()?;
         match json_in_text(text)? {
             Value::Object(o) => match o.get(key)? {
                 Value::String(s) if !s.trim().is_empty() => Some(s.clone()),

@@ -15,6 +15,7 @@ mod attrs;
 mod emit;
 
 use attrs::*;
+pub(crate) use attrs::{AttrRef, AttrSource};
 pub use attrs::{Attrs, bool_from_text, json_in_text};
 pub(super) use emit::{Emitter, Inherited, id_hash, warn_repeated};
 
