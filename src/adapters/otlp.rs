@@ -18,6 +18,7 @@ use super::spans::{self, StatusCode};
 use super::trace_window::TraceWindow;
 use super::{DecodeSettings, Sink};
 use crate::io::decode_ahead::{Consumer, Decoder, decode_ahead};
+use crate::io::json_scan::LineScratch;
 use crate::io::ndjson::ChunkReader;
 
 // ---- the wire shapes (camelCase as the spec writes them, snake_case too) ----
@@ -432,23 +433,15 @@ pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let settings = sink.settings.clone();
     let decoder = Decoder {
         lines_per_task: 1,
-        scratch: || (),
-        decode: |_: &mut (), data: &[u8], lines: &[(u64, Range<usize>)]| {
+        scratch: LineScratch::default,
+        decode: |scratch: &mut LineScratch, data: &[u8], lines: &[(u64, Range<usize>)]| {
             lines
                 .iter()
                 .map(|(number, range)| {
-                    let bytes = &data[range.clone()];
-                    let decoded = if bytes.len() as u64 > limit {
+                    let decoded = if range.len() as u64 > limit {
                         RequestLine::TooLarge
                     } else {
-                        match decode_request(bytes) {
-                            Ok(req) => {
-                                let mut spans = Vec::new();
-                                hold(req, Some(*number), &settings, &mut spans);
-                                RequestLine::Spans(spans)
-                            }
-                            Err(reason) => RequestLine::Skip(reason),
-                        }
+                        request_line(data, range.clone(), *number, &settings, scratch)
                     };
                     (*number, decoded)
                 })
@@ -464,6 +457,40 @@ pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     };
     decode_ahead(&mut reader, Some(first), &decoder, &mut emitter)?;
     emitter.window.finish(emitter.sink)
+}
+
+/// Reads the request at `range` of a chunk's `data` (made ready to be
+/// scanned in place): with the scanner, or with serde when the scanner
+/// declines it.
+fn request_line(
+    data: &[u8],
+    range: Range<usize>,
+    number: u64,
+    settings: &DecodeSettings,
+    scratch: &mut LineScratch,
+) -> RequestLine {
+    let bytes = &data[range.clone()];
+    let mut spans = Vec::new();
+    if let Ok(line) = simdutf8::basic::from_utf8(bytes)
+        && scan::hold_line(
+            line,
+            &data[range.start..],
+            scratch,
+            number,
+            settings,
+            &mut spans,
+        )
+        .is_ok()
+    {
+        return RequestLine::Spans(spans);
+    }
+    match decode_request(bytes) {
+        Ok(req) => {
+            hold(req, Some(number), settings, &mut spans);
+            RequestLine::Spans(spans)
+        }
+        Err(reason) => RequestLine::Skip(reason),
+    }
 }
 
 /// What one request line became.
@@ -654,6 +681,8 @@ fn hold(
         }
     }
 }
+
+mod scan;
 
 #[cfg(test)]
 mod tests;

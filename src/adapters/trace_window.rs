@@ -3,7 +3,11 @@
 //! no span of it has come for a window of span time (as the Collector's
 //! tail-sampling processor waits `decision_wait`), or when the input ends.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
+
+// Keys are ids or digests of them: a bucket collision costs a comparison,
+// not a wrong answer, so the fast hash will do.
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::Sink;
 use super::span_events::{Emitter, HeldSpan, Inherited, id_hash, warn_repeated};
@@ -60,10 +64,10 @@ impl TraceWindow {
             window,
             now: None,
             open: VecDeque::new(),
-            index: HashMap::new(),
+            index: HashMap::default(),
             front: 0,
-            closed: HashMap::new(),
-            closed_older: HashMap::new(),
+            closed: HashMap::default(),
+            closed_older: HashMap::default(),
             seq: 0,
             repeated: 0,
             late: 0,
@@ -90,7 +94,7 @@ impl TraceWindow {
                 self.open.push_back(Open {
                     id: id.clone(),
                     spans: Vec::new(),
-                    seen: HashSet::new(),
+                    seen: HashSet::default(),
                     last: None,
                     root_ended: false,
                     continues,
@@ -100,7 +104,7 @@ impl TraceWindow {
             }
         };
         let trace = &mut self.open[(n - self.front) as usize];
-        if !span.span_id().is_empty() && !trace.seen.insert(id_hash(span.span_id())) {
+        if !span.span_id().is_empty() && !trace.seen.insert(span.span_hash()) {
             self.repeated += 1;
             return Ok(());
         }

@@ -83,7 +83,7 @@ pub(crate) struct ScanError {
 }
 
 /// Every reason the scanner gives.
-const REASONS: [&str; 14] = [
+const REASONS: [&str; 15] = [
     "expected a JSON object",
     "trailing characters",
     "unexpected end of line",
@@ -98,6 +98,8 @@ const REASONS: [&str; 14] = [
     "control character in string",
     "invalid \\u escape",
     "invalid escape",
+    // A reader's own: valid JSON, but not the shape it reads.
+    "not the shape read",
 ];
 
 impl ScanError {
@@ -572,6 +574,29 @@ impl<'a> Field<'_, 'a, '_> {
             member(key, Field { sc, at, depth }).map(|s| s.0)
         })?;
         Ok((Value::Object(self.sc.text(self.at, end)), Stepped(end)))
+    }
+
+    /// The value; when it is an array, each of its elements goes to `item`
+    /// on the way, to be scanned as the visitor needs.
+    #[inline(always)]
+    pub(crate) fn items(
+        self,
+        mut item: impl FnMut(Field<'_, 'a, '_>) -> Result<Stepped, ScanError>,
+    ) -> Result<(Value<'a>, Stepped), ScanError> {
+        if self.sc.byte(self.at) != b'[' {
+            return self.value();
+        }
+        let depth = self.depth + 1;
+        let end = self.sc.array(self.at, self.depth, |sc, at| {
+            item(Field { sc, at, depth }).map(|s| s.0)
+        })?;
+        Ok((Value::Array(self.sc.text(self.at, end)), Stepped(end)))
+    }
+
+    /// The first byte of the value: what kind of value it is.
+    #[inline(always)]
+    pub(crate) fn starts_with(&self) -> u8 {
+        self.sc.byte(self.at)
     }
 }
 

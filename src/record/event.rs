@@ -16,6 +16,8 @@ pub struct Src<'a> {
 pub enum JsonVal<'a> {
     Simd(&'a simd_json::BorrowedValue<'a>),
     Serde(serde_json::Value),
+    /// A value the record's source holds.
+    SerdeRef(&'a serde_json::Value),
 }
 
 impl Serialize for JsonVal<'_> {
@@ -23,6 +25,7 @@ impl Serialize for JsonVal<'_> {
         match self {
             JsonVal::Simd(v) => v.serialize(s),
             JsonVal::Serde(v) => v.serialize(s),
+            JsonVal::SerdeRef(v) => v.serialize(s),
         }
     }
 }

@@ -390,3 +390,296 @@ fn event_ids_never_collide() {
     ));
     assert_eq!(field(&evs, "event_id"), ["s", "t2:s", "t3:#2"]);
 }
+
+// ---- the scanner's fast path reads what serde reads ----
+
+mod scanner_agrees_with_serde {
+    use super::super::scan;
+    use super::*;
+    use crate::io::json_scan::LineScratch;
+    use proptest::prelude::*;
+
+    type Member = (String, String);
+
+    fn object(members: Vec<Member>) -> String {
+        let body: Vec<String> = members
+            .iter()
+            .map(|(k, v)| format!("{}:{v}", serde_json::to_string(k).unwrap()))
+            .collect();
+        format!("{{{}}}", body.join(","))
+    }
+
+    fn list(items: Vec<String>) -> String {
+        format!("[{}]", items.join(","))
+    }
+
+    fn pick(options: &'static [&'static str]) -> BoxedStrategy<String> {
+        proptest::sample::select(options)
+            .prop_map(str::to_string)
+            .boxed()
+    }
+
+    /// Values of the wrong shape for any field.
+    fn junk() -> BoxedStrategy<String> {
+        pick(&[
+            "null",
+            "1",
+            "\"x\"",
+            "[]",
+            "{}",
+            "{\"a\":[1,{\"b\":null}]}",
+            "true",
+            "-0.5e3",
+        ])
+    }
+
+    fn text() -> BoxedStrategy<String> {
+        prop_oneof![
+            6 => pick(&[
+                "\"0000000100000000\"", "\"C69A4710966AB62F0000000000000001\"", "\"planner\"",
+                "\"run-1\"", "\"\"", "\"a\\\"b\"", "\"caf\\u00e9\"", "\"line\\nbreak\"",
+                "\"{\\\"k\\\": \\\"v\\\"}\"", "\"execute_tool pay\"", "\"ERROR\"",
+            ]),
+            1 => junk(),
+        ]
+        .boxed()
+    }
+
+    fn scalar() -> BoxedStrategy<String> {
+        pick(&[
+            "\"1777259200000000000\"",
+            "1777259200000000000",
+            "\"12\"",
+            "-3",
+            "1.5",
+            "true",
+            "\"true\"",
+            "\"ERROR\"",
+            "2",
+            "null",
+            "\"STATUS_CODE_OK\"",
+            "{}",
+            "[1]",
+            "\"x\"",
+            "18446744073709551616",
+        ])
+    }
+
+    fn key_name() -> BoxedStrategy<String> {
+        prop_oneof![
+            8 => pick(&[
+                "\"agent.id\"", "\"run.id\"", "\"action.tool\"", "\"turn\"", "\"gen_ai.operation.name\"",
+                "\"error.type\"", "\"input.value\"", "\"exception.type\"", "\"exception.message\"",
+                "\"action.succeeded\"", "\"divergence.fields\"", "\"tool_input\"", "\"service.name\"",
+                "\"openinference.span.kind\"", "\"latency.llm_ms\"",
+            ]),
+            1 => junk(),
+        ]
+        .boxed()
+    }
+
+    fn any_value() -> BoxedStrategy<String> {
+        let member = prop_oneof![
+            text().prop_map(|v| ("stringValue".to_string(), v)),
+            text().prop_map(|v| ("string_value".to_string(), v)),
+            scalar().prop_map(|v| ("boolValue".to_string(), v)),
+            scalar().prop_map(|v| ("intValue".to_string(), v)),
+            scalar().prop_map(|v| ("int_value".to_string(), v)),
+            scalar().prop_map(|v| ("doubleValue".to_string(), v)),
+            text().prop_map(|v| ("bytesValue".to_string(), v)),
+            pick(&[
+                "null",
+                "{\"values\":[{\"intValue\":1},{\"stringValue\":\"two\"}]}",
+                "{}",
+                "[]"
+            ])
+            .prop_map(|v| ("arrayValue".to_string(), v)),
+            pick(&[
+                "null",
+                "{\"values\":[{\"key\":\"k\",\"value\":{\"boolValue\":true}}]}",
+                "{\"values\":[{}]}"
+            ])
+            .prop_map(|v| ("kvlistValue".to_string(), v)),
+            junk().prop_map(|v| ("other".to_string(), v)),
+        ];
+        prop_oneof![
+            9 => proptest::collection::vec(member, 0..3).prop_map(object),
+            1 => junk(),
+        ]
+        .boxed()
+    }
+
+    fn key_value() -> BoxedStrategy<String> {
+        let member = prop_oneof![
+            4 => key_name().prop_map(|v| ("key".to_string(), v)),
+            4 => any_value().prop_map(|v| ("value".to_string(), v)),
+            1 => junk().prop_map(|v| ("note".to_string(), v)),
+        ];
+        prop_oneof![
+            9 => proptest::collection::vec(member, 1..4).prop_map(object),
+            1 => junk(),
+        ]
+        .boxed()
+    }
+
+    fn attributes() -> BoxedStrategy<String> {
+        prop_oneof![
+            9 => proptest::collection::vec(key_value(), 0..6).prop_map(list),
+            1 => junk(),
+        ]
+        .boxed()
+    }
+
+    fn span() -> BoxedStrategy<String> {
+        let event = proptest::collection::vec(
+            prop_oneof![
+                pick(&["\"exception\"", "\"log\"", "null"]).prop_map(|v| ("name".to_string(), v)),
+                attributes().prop_map(|v| ("attributes".to_string(), v)),
+            ],
+            0..3,
+        )
+        .prop_map(object);
+        let status = proptest::collection::vec(
+            prop_oneof![
+                scalar().prop_map(|v| ("code".to_string(), v)),
+                text().prop_map(|v| ("message".to_string(), v)),
+            ],
+            0..3,
+        )
+        .prop_map(object);
+        let member = prop_oneof![
+            text().prop_map(|v| ("traceId".to_string(), v)),
+            text().prop_map(|v| ("trace_id".to_string(), v)),
+            text().prop_map(|v| ("spanId".to_string(), v)),
+            text().prop_map(|v| ("parentSpanId".to_string(), v)),
+            text().prop_map(|v| ("parent_span_id".to_string(), v)),
+            text().prop_map(|v| ("name".to_string(), v)),
+            scalar().prop_map(|v| ("startTimeUnixNano".to_string(), v)),
+            scalar().prop_map(|v| ("end_time_unix_nano".to_string(), v)),
+            scalar().prop_map(|v| ("endTimeUnixNano".to_string(), v)),
+            attributes().prop_map(|v| ("attributes".to_string(), v)),
+            prop_oneof![
+                proptest::collection::vec(event, 0..3).prop_map(list),
+                junk()
+            ]
+            .prop_map(|v| ("events".to_string(), v)),
+            prop_oneof![4 => status, 1 => junk()].prop_map(|v| ("status".to_string(), v)),
+            junk().prop_map(|v| ("kind".to_string(), v)),
+        ];
+        prop_oneof![
+            19 => proptest::collection::vec(member, 0..10).prop_map(object),
+            1 => junk(),
+        ]
+        .boxed()
+    }
+
+    fn request() -> BoxedStrategy<String> {
+        let scope = proptest::collection::vec(
+            prop_oneof![
+                4 => proptest::collection::vec(span(), 0..4)
+                    .prop_map(list)
+                    .prop_map(|v| ("spans".to_string(), v)),
+                1 => junk().prop_map(|v| ("scope".to_string(), v)),
+            ],
+            0..3,
+        )
+        .prop_map(object);
+        let resource = attributes().prop_map(|a| object(vec![("attributes".to_string(), a)]));
+        let resource_spans = proptest::collection::vec(
+            prop_oneof![
+                resource.prop_map(|v| ("resource".to_string(), v)),
+                proptest::collection::vec(scope.clone(), 0..3)
+                    .prop_map(list)
+                    .prop_map(|v| ("scopeSpans".to_string(), v)),
+                proptest::collection::vec(scope, 0..2)
+                    .prop_map(list)
+                    .prop_map(|v| ("instrumentation_library_spans".to_string(), v)),
+                junk().prop_map(|v| ("schemaUrl".to_string(), v)),
+            ],
+            0..4,
+        )
+        .prop_map(object);
+        proptest::collection::vec(
+            prop_oneof![
+                8 => proptest::collection::vec(resource_spans, 0..3)
+                    .prop_map(list)
+                    .prop_map(|v| ("resourceSpans".to_string(), v)),
+                1 => junk().prop_map(|v| ("resource_spans".to_string(), v)),
+            ],
+            0..3,
+        )
+        .prop_map(object)
+        .boxed()
+    }
+
+    /// The spans each reader holds, as text; the scanner's is None when it
+    /// declines the line.
+    fn both(line: &str) -> (Option<String>, Result<String, String>) {
+        let settings = DecodeSettings::default();
+        let mut scratch = LineScratch::default();
+        let mut held = Vec::new();
+        let scanned = scan::hold_line(line, line.as_bytes(), &mut scratch, 7, &settings, &mut held)
+            .ok()
+            .map(|()| format!("{held:?}"));
+        let serde = decode_request(line.as_bytes()).map(|req| {
+            let mut held = Vec::new();
+            hold(req, Some(7), &settings, &mut held);
+            format!("{held:?}")
+        });
+        (scanned, serde)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+        /// Any line the scanner reads, serde reads to the same spans.
+        #[test]
+        fn a_line_the_scanner_reads_serde_reads_alike(line in request()) {
+            let (scanned, serde) = both(&line);
+            if let Some(scanned) = scanned {
+                prop_assert_eq!(Ok(scanned), serde, "{}", line);
+            }
+        }
+    }
+
+    #[test]
+    fn the_scanner_reads_lines_as_exporters_write_them() {
+        let line = super::request(
+            &[("service.name", json!("shop"))],
+            vec![
+                super::span(
+                    "t1",
+                    "c2",
+                    "root",
+                    30,
+                    "execute_tool pay",
+                    &[("agent.id", json!("payer"))],
+                ),
+                super::span(
+                    "t1",
+                    "root",
+                    "",
+                    10,
+                    "invoke_agent planner",
+                    &[("turn", json!(3))],
+                ),
+            ],
+        );
+        let (scanned, serde) = both(&line);
+        assert_eq!(scanned.map(Ok), Some(serde));
+    }
+
+    #[test]
+    fn the_scanner_declines_what_serde_refuses() {
+        for line in [
+            r#"{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"a","trace_id":"b"}]}]}]}"#,
+            r#"{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":1}]}]}]}"#,
+            r#"{"resourceSpans":[{"scopeSpans":[{"spans":[{"attributes":[{"value":{}}]}]}]}]}"#,
+            r#"{"resourceSpans":null}"#,
+            r#"{"resourceSpans":[]"#,
+        ] {
+            let (scanned, serde) = both(line);
+            assert_eq!(scanned, None, "{line}");
+            assert!(serde.is_err(), "{line}");
+        }
+    }
+}

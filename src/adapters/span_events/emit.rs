@@ -1,38 +1,52 @@
 //! Emitting held spans: traces in first-appearance order, spans in tree
 //! pre-order, each as an event, and each trace's run.
 
+use std::borrow::Cow;
+use std::rc::Rc;
+
+use rustc_hash::FxHashSet;
+
 use super::*;
 use crate::record::Kind;
 
-/// What a span takes from its ancestors.
+/// What a span takes from its ancestors. Shared, not copied: every span
+/// of a run inherits the same few names.
 #[derive(Clone, Default)]
 pub(in crate::adapters) struct Inherited {
-    agent: Option<String>,
-    agent_fallback: Option<String>,
-    run: Option<String>,
+    agent: Option<Rc<str>>,
+    agent_fallback: Option<Rc<str>>,
+    run: Option<Rc<str>>,
 }
 
 /// Ids already given to events, as hashes: the last million or two, so
 /// that memory stays bounded on an endless stream of spans.
 #[derive(Default)]
 pub(super) struct RecentIds {
-    current: HashSet<u64>,
-    older: HashSet<u64>,
+    // The keys are hashes already: hashing them again would be waste.
+    current: FxHashSet<u64>,
+    older: FxHashSet<u64>,
 }
 
 impl RecentIds {
     pub(super) const GENERATION: usize = 1 << 20;
 
     pub(super) fn contains(&self, id: &str) -> bool {
-        let h = id_hash(id);
+        self.contains_hash(id_hash(id))
+    }
+
+    fn contains_hash(&self, h: u64) -> bool {
         self.current.contains(&h) || self.older.contains(&h)
     }
 
     pub(super) fn insert(&mut self, id: &str) {
+        self.insert_hash(id_hash(id));
+    }
+
+    fn insert_hash(&mut self, h: u64) {
         if self.current.len() >= Self::GENERATION {
             self.older = std::mem::take(&mut self.current);
         }
-        self.current.insert(id_hash(id));
+        self.current.insert(h);
     }
 }
 
@@ -64,36 +78,49 @@ impl Emitter {
     ) -> anyhow::Result<Option<Inherited>> {
         let members: Vec<usize> = (0..held.len()).collect();
         let order = spans::preorder(&held, &members);
-        let mut resolved: HashMap<usize, Inherited> = HashMap::new();
-        let mut events = Vec::with_capacity(order.len());
+        // What each span has of its own or inherits, parents first.
+        let mut resolved: Vec<Inherited> = vec![Inherited::default(); held.len()];
         // Spans whose parent is not in the trace hang under its root.
         let mut root: Option<Inherited> = continues;
         let mut own_root = None;
+        let own = |text: &Option<String>| text.as_deref().map(Rc::from);
         for &(i, parent) in &order {
             let span = &held[i];
             let from_parent = match parent {
-                Some(p) => resolved.get(&p).cloned(),
-                None if span.parent_id.is_some() => root.clone(),
-                None => None,
-            }
-            .unwrap_or_default();
+                Some(p) => resolved[p].clone(),
+                None if span.parent_id.is_some() => root.clone().unwrap_or_default(),
+                None => Inherited::default(),
+            };
             let mine = Inherited {
-                agent: span.agent.clone().or(from_parent.agent),
-                agent_fallback: span.agent_fallback.clone().or(from_parent.agent_fallback),
-                run: span
-                    .run
-                    .clone()
-                    .or_else(|| span.conversation.clone())
+                agent: own(&span.agent).or(from_parent.agent),
+                agent_fallback: own(&span.agent_fallback).or(from_parent.agent_fallback),
+                run: own(&span.run)
+                    .or_else(|| own(&span.conversation))
                     .or(from_parent.run),
             };
-            events.push(event_of(span, span.seq, &mine, sink, &mut self.used_ids));
             if root.is_none() && span.parent_id.is_none() {
                 root = Some(mine.clone());
             }
             if own_root.is_none() && span.parent_id.is_none() {
                 own_root = Some(mine.clone());
             }
-            resolved.insert(i, mine);
+            resolved[i] = mine;
+        }
+        let path = sink.path().to_string();
+        let mut events = Vec::with_capacity(order.len());
+        for &(i, _) in &order {
+            let span = &held[i];
+            let source = EventSource {
+                path: &path,
+                used_ids: &mut self.used_ids,
+            };
+            events.push(event_of(
+                span,
+                span.seq,
+                &resolved[i],
+                source,
+                &sink.settings,
+            ));
         }
         blame_last_child(&held, &order, &mut events);
         for (ev, (i, _)) in events.iter_mut().zip(&order) {
@@ -221,25 +248,29 @@ pub(super) fn blame_last_child(
     }
 }
 
+/// Where an event comes from: its input's name, and the ids the input's
+/// events have been given.
+pub(super) struct EventSource<'p, 'u> {
+    pub path: &'p str,
+    pub used_ids: &'u mut RecentIds,
+}
+
 /// The event of one span. `resolved` holds the span's own or inherited agent
 /// and run.
 pub(super) fn event_of<'a>(
     span: &'a HeldSpan,
     index: usize,
-    resolved: &Inherited,
-    sink: &Sink<'_>,
-    used_ids: &mut RecentIds,
+    resolved: &'a Inherited,
+    source: EventSource<'a, '_>,
+    settings: &DecodeSettings,
 ) -> EventOut<'a> {
-    let run_id = resolved
-        .run
-        .clone()
-        .unwrap_or_else(|| span.trace_id.clone());
-    let agent_id = resolved
+    let run_id: &str = resolved.run.as_deref().unwrap_or(&span.trace_id);
+    let agent_id: &str = resolved
         .agent
-        .clone()
-        .or_else(|| resolved.agent_fallback.clone())
-        .or_else(|| span.service.clone())
-        .unwrap_or_else(|| "unknown".to_string());
+        .as_deref()
+        .or(resolved.agent_fallback.as_deref())
+        .or(span.service.as_deref())
+        .unwrap_or("unknown");
     let turn = span.turn.unwrap_or_default();
     let tool_name = span
         .tool
@@ -248,7 +279,7 @@ pub(super) fn event_of<'a>(
         .unwrap_or(&span.name);
     let (succeeded, failure_source) = outcome(span);
     let mut ev = EventOut::new(
-        event_id(span, index, used_ids),
+        event_id(span, index, source.used_ids),
         run_id,
         turn,
         agent_id,
@@ -257,21 +288,19 @@ pub(super) fn event_of<'a>(
     );
     ev.action_taken = ActionOut {
         tool_name: tool_name.into(),
-        tool_input: span
-            .tool_input
-            .clone()
-            .or_else(|| {
-                let (text, _) = span.input.as_ref().filter(|_| span.kind == "tool")?;
-                json_in_text(text).filter(Value::is_object)
-            })
-            .map(JsonVal::Serde),
+        tool_input: span.tool_input.as_ref().map(JsonVal::SerdeRef).or_else(|| {
+            let (text, _) = span.input.as_ref().filter(|_| span.kind == "tool")?;
+            json_in_text(text)
+                .filter(Value::is_object)
+                .map(JsonVal::Serde)
+        }),
     };
-    ev.divergence_age = span.divergence_age.clone().map(JsonVal::Serde);
+    ev.divergence_age = span.divergence_age.as_ref().map(JsonVal::SerdeRef);
     ev.timestamp = span.start.and_then(spans::timestamp_from_nanos);
     ev.failure_classification = span.classification.as_deref().map(Into::into);
     ev.failure_source = failure_source;
     ev.divergence_fields = span.divergence.iter().map(|d| d.as_str().into()).collect();
-    ev.latency_ms = latency(span).map(JsonVal::Serde);
+    ev.latency_ms = span.latency.as_ref().map(JsonVal::SerdeRef);
     ev.span_id = (!span.span_id.is_empty()).then(|| span.span_id.as_str().into());
     ev.parent_span_id = span.parent_id.as_deref().map(Into::into);
     ev.span_kind = Some(span.kind);
@@ -289,7 +318,7 @@ pub(super) fn event_of<'a>(
         ev.output_digest = Some(digest.clone());
     }
     ev.src = span.line.map(|line| Src {
-        path: sink.path().to_string().into(),
+        path: Cow::Borrowed(source.path),
         line,
     });
     if span.unanswered && succeeded && span.stated_success.is_none() {
@@ -299,7 +328,7 @@ pub(super) fn event_of<'a>(
             "the tool call never returned a result",
         );
     }
-    sink.settings.infer_failure(&mut ev);
+    settings.infer_failure(&mut ev);
     ev
 }
 
@@ -328,10 +357,12 @@ pub(super) fn outcome(span: &HeldSpan) -> (bool, Option<&'static str>) {
 pub(super) fn event_id(span: &HeldSpan, index: usize, used: &mut RecentIds) -> String {
     let id = if span.span_id.is_empty() {
         format!("{}:#{index}", span.trace_id)
-    } else if used.contains(&span.span_id) {
+    } else if used.contains_hash(span.span_hash) {
         format!("{}:{}", span.trace_id, span.span_id)
     } else {
-        span.span_id.clone()
+        // The common case: the span's own id, whose hash is known.
+        used.insert_hash(span.span_hash);
+        return span.span_id.clone();
     };
     if used.contains(&id) {
         let unique = format!("{id}#{index}");

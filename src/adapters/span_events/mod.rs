@@ -2,7 +2,7 @@
 //! span dumps, Phoenix spans, attribute maps): its attributes read into
 //! agent, tool, run and outcome, and the events of its trace in tree order.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
@@ -81,6 +81,10 @@ pub(crate) struct HeldSpan {
     /// Its position among the input's spans (repeats left out), which
     /// names a span without an id.
     seq: usize,
+    /// [`id_hash`] of its span id, found where spans decode in parallel.
+    span_hash: u64,
+    /// Its `latency_ms`: its duration and the latencies it states.
+    latency: Option<Value>,
 }
 
 impl spans::TreeNode for HeldSpan {
@@ -161,7 +165,8 @@ impl HeldSpan {
             .text(keys::AGENT_FALLBACK)
             .or_else(|| a.inside_json("metadata", "langgraph_node"));
         let cut = |t: String| settings.text(&t);
-        HeldSpan {
+        let span_hash = id_hash(&parts.span_id);
+        let mut span = HeldSpan {
             trace_id: parts.trace_id,
             span_id: parts.span_id,
             parent_id: parts.parent_id.filter(|p| !p.is_empty()),
@@ -194,7 +199,11 @@ impl HeldSpan {
             line: parts.line,
             open: parts.unended,
             seq: 0,
-        }
+            span_hash,
+            latency: None,
+        };
+        span.latency = emit::latency(&span);
+        span
     }
 
     pub(super) fn trace_id(&self) -> &str {
@@ -203,6 +212,10 @@ impl HeldSpan {
 
     pub(super) fn span_id(&self) -> &str {
         &self.span_id
+    }
+
+    pub(super) fn span_hash(&self) -> u64 {
+        self.span_hash
     }
 
     /// A span without a parent that has ended: the root of a finished trace.
