@@ -126,19 +126,66 @@ impl fmt::Display for Timestamp {
         let days = secs.div_euclid(86_400) as i64;
         let sod = secs.rem_euclid(86_400) as u32;
         let (y, m, d) = civil_from_days(days);
-        write!(
-            f,
-            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}",
-            sod / 3600,
-            sod / 60 % 60,
-            sod % 60
-        )?;
-        if nanos != 0 {
-            let frac = format!("{nanos:09}");
-            write!(f, ".{}", frac.trim_end_matches('0'))?;
-        }
-        f.write_str("Z")
+        let Some(year) = u32::try_from(y).ok().filter(|y| *y <= 9999) else {
+            return write_slowly(self, f);
+        };
+        // Written digit by digit into one buffer: every event's time goes
+        // through here, and the formatting machinery cost more than the rest.
+        let mut b = *b"0000-00-00T00:00:00.000000000Z";
+        let mut put = |at: usize, width: usize, mut n: u32| {
+            for i in (at..at + width).rev() {
+                b[i] = b'0' + (n % 10) as u8;
+                n /= 10;
+            }
+        };
+        put(0, 4, year);
+        put(5, 2, m);
+        put(8, 2, d);
+        put(11, 2, sod / 3600);
+        put(14, 2, sod / 60 % 60);
+        put(17, 2, sod % 60);
+        let len = if nanos == 0 {
+            b[19] = b'Z';
+            20
+        } else {
+            put(20, 9, nanos);
+            let digits = 9 - decimal_zeros(nanos);
+            b[20 + digits] = b'Z';
+            21 + digits
+        };
+        // Only ASCII digits and separators were written.
+        f.write_str(std::str::from_utf8(&b[..len]).map_err(|_| fmt::Error)?)
     }
+}
+
+/// The general form, for years outside 0..=9999.
+fn write_slowly(t: &Timestamp, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    let secs = t.0.div_euclid(NANOS_PER_SEC);
+    let nanos = t.0.rem_euclid(NANOS_PER_SEC) as u32;
+    let sod = secs.rem_euclid(86_400) as u32;
+    let (y, m, d) = civil_from_days(secs.div_euclid(86_400) as i64);
+    write!(
+        f,
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}",
+        sod / 3600,
+        sod / 60 % 60,
+        sod % 60
+    )?;
+    if nanos != 0 {
+        let frac = format!("{nanos:09}");
+        write!(f, ".{}", frac.trim_end_matches('0'))?;
+    }
+    f.write_str("Z")
+}
+
+/// Trailing decimal zeros of a fraction's nine digits.
+fn decimal_zeros(mut n: u32) -> usize {
+    let mut zeros = 0;
+    while zeros < 9 && n % 10 == 0 {
+        n /= 10;
+        zeros += 1;
+    }
+    zeros
 }
 
 /// [`Timestamp::parse`] for every spelling it reads.
@@ -406,7 +453,27 @@ mod tests {
         }
     }
 
+    /// Display's general form, for any instant.
+    struct Slowly(Timestamp);
+
+    impl fmt::Display for Slowly {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write_slowly(&self.0, f)
+        }
+    }
+
     proptest::proptest! {
+        /// Display's digit-by-digit form writes what the general form
+        /// writes, fractions and years before the epoch included.
+        #[test]
+        fn display_writes_the_general_form(
+            nanos in -62_135_596_800i128 * NANOS_PER_SEC..253_402_300_800i128 * NANOS_PER_SEC,
+            trim in 0u32..10,
+        ) {
+            let t = Timestamp(nanos - nanos.rem_euclid(10i128.pow(trim)));
+            proptest::prop_assert_eq!(t.to_string(), Slowly(t).to_string());
+        }
+
         /// The fast writer writes what Display writes, for any instant
         /// within ten thousand years of the epoch.
         #[test]

@@ -173,23 +173,32 @@ pub(super) struct Runs {
 }
 
 impl Runs {
-    pub(super) fn add(&mut self, span: &HeldSpan, ev: &EventOut<'_>) {
-        let i = *self.index.entry(ev.run_id.to_string()).or_insert_with(|| {
-            self.order.push(RunRec {
-                kind: Kind::Run,
-                run_id: ev.run_id.to_string(),
-                outcome: "unknown".to_string(),
-                task: None,
-                expected: None,
-                policy: None,
-                src: ev.src.as_ref().map(|s| Src {
-                    path: s.path.to_string().into(),
-                    line: s.line,
-                }),
-            });
-            self.seen.push((false, None));
-            self.order.len() - 1
+    fn new_run(&mut self, ev: &EventOut<'_>) -> usize {
+        self.order.push(RunRec {
+            kind: Kind::Run,
+            run_id: ev.run_id.to_string(),
+            outcome: "unknown".to_string(),
+            task: None,
+            expected: None,
+            policy: None,
+            src: ev.src.as_ref().map(|s| Src {
+                path: s.path.to_string().into(),
+                line: s.line,
+            }),
         });
+        self.seen.push((false, None));
+        self.index
+            .insert(ev.run_id.to_string(), self.order.len() - 1);
+        self.order.len() - 1
+    }
+
+    pub(super) fn add(&mut self, span: &HeldSpan, ev: &EventOut<'_>) {
+        // Looked up before an entry is made: a key for the entry would be a
+        // copy of the run id per event.
+        let i = match self.index.get(ev.run_id.as_ref()) {
+            Some(&i) => i,
+            None => self.new_run(ev),
+        };
         let run = &mut self.order[i];
         let (failed, verdict) = &mut self.seen[i];
         let root = span.parent_id.is_none();
@@ -202,12 +211,14 @@ impl Runs {
                 _ => {}
             }
         }
-        run.outcome = match (*verdict, *failed) {
+        let outcome = match (*verdict, *failed) {
             (Some(true), _) => "succeeded",
             (Some(false), _) | (None, true) => "failed",
             (None, false) => "unknown",
+        };
+        if run.outcome != outcome {
+            run.outcome = outcome.to_string();
         }
-        .to_string();
         if root && run.task.is_none() {
             run.task = span.input.as_ref().map(|(text, _)| text.clone());
         }
