@@ -181,7 +181,7 @@ fn write_slowly(t: &Timestamp, f: &mut fmt::Formatter<'_>) -> fmt::Result {
 /// Trailing decimal zeros of a fraction's nine digits.
 fn decimal_zeros(mut n: u32) -> usize {
     let mut zeros = 0;
-    while zeros < 9 && n % 10 == 0 {
+    while zeros < 9 && n.is_multiple_of(10) {
         n /= 10;
         zeros += 1;
     }
