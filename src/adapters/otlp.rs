@@ -353,13 +353,15 @@ fn status_code_of(v: Option<&Scalar<'_>>) -> StatusCode {
 
 // ---- one span, as the shared span model reads it ----
 
+/// `span_attrs` are the span's attributes, read apart from it (its own
+/// `attributes` field is not read).
 fn held_span(
     span: WireSpan<'_>,
+    span_attrs: &AttrList<'_>,
     resource: &AttrList<'_>,
     line: Option<u64>,
     settings: &DecodeSettings,
 ) -> HeldSpan {
-    let span_attrs = attributes(span.attributes);
     let exception = span
         .events
         .unwrap_or_default()
@@ -396,7 +398,7 @@ fn held_span(
         line,
     };
     let a = Attrs {
-        span: &span_attrs,
+        span: span_attrs,
         resource,
     };
     HeldSpan::new(parts, &a, settings)
@@ -470,7 +472,8 @@ fn request_line(
     scratch: &mut LineScratch,
 ) -> RequestLine {
     let bytes = &data[range.clone()];
-    let mut spans = Vec::new();
+    // Exporters batch tens to hundreds of spans a request.
+    let mut spans = Vec::with_capacity(64);
     if let Ok(line) = simdutf8::basic::from_utf8(bytes)
         && scan::hold_line(
             line,
@@ -676,7 +679,9 @@ fn hold(
         let resource = attributes(rs.resource.and_then(|r| r.attributes));
         for scope in rs.scope_spans.unwrap_or_default() {
             for span in scope.spans.unwrap_or_default() {
-                held.push(held_span(span, &resource, line, settings));
+                let mut span = span;
+                let span_attrs = attributes(span.attributes.take());
+                held.push(held_span(span, &span_attrs, &resource, line, settings));
             }
         }
     }

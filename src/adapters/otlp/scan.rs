@@ -7,8 +7,8 @@
 use std::borrow::Cow;
 
 use super::{
-    AnyValue, KeyValue, KeyValueList, Scalar, ValueList, WireEvent, WireSpan, WireStatus,
-    attributes, held_span,
+    AnyValue, AttrList, AttrValue, KeyValue, KeyValueList, Scalar, ValueList, WireEvent, WireSpan,
+    WireStatus, held_span,
 };
 use crate::adapters::DecodeSettings;
 use crate::adapters::span_events::HeldSpan;
@@ -87,8 +87,9 @@ impl Seen {
     }
 }
 
-/// One element of `resourceSpans`: its spans are held once its resource's
-/// attributes are known, wherever in the object they stand.
+/// One element of `resourceSpans`. Its spans are held as they are read
+/// once its resource's attributes are known, as exporters write them;
+/// spans before the resource wait for it.
 fn resource_spans<'a>(
     field: Field<'_, 'a, '_>,
     number: u64,
@@ -99,8 +100,8 @@ fn resource_spans<'a>(
         return declined();
     }
     let mut seen = Seen::default();
-    let mut resource: Vec<KeyValue<'a>> = Vec::new();
-    let mut spans: Vec<WireSpan<'a>> = Vec::new();
+    let mut resource = AttrList(Vec::new());
+    let mut waiting: Vec<(WireSpan<'a>, AttrList<'a>)> = Vec::new();
     let (_, stepped) = field.members(|key, field| match name(&key).as_ref() {
         "resource" => {
             seen.once(0)?;
@@ -111,7 +112,7 @@ fn resource_spans<'a>(
                     let members = field.members(|key, field| match name(&key).as_ref() {
                         "attributes" => {
                             seen.once(0)?;
-                            list(field, &mut resource, key_value)
+                            list(field, &mut resource.0, key_value)
                         }
                         _ => field.skip(),
                     });
@@ -125,6 +126,7 @@ fn resource_spans<'a>(
         | "instrumentationLibrarySpans"
         | "instrumentation_library_spans" => {
             seen.once(1)?;
+            let resource_known = seen.has(0);
             let mut scopes = Vec::new();
             list(field, &mut scopes, |scope| {
                 if scope.starts_with() != b'{' {
@@ -134,7 +136,21 @@ fn resource_spans<'a>(
                 let stepped = scope.members(|key, field| match name(&key).as_ref() {
                     "spans" => {
                         seen.once(0)?;
-                        list(field, &mut spans, wire_span)
+                        each(field, |f| {
+                            let (span, attrs, stepped) = wire_span(f)?;
+                            if resource_known {
+                                held.push(held_span(
+                                    span,
+                                    &attrs,
+                                    &resource,
+                                    Some(number),
+                                    settings,
+                                ));
+                            } else {
+                                waiting.push((span, attrs));
+                            }
+                            Ok(stepped)
+                        })
                     }
                     _ => field.skip(),
                 })?;
@@ -143,11 +159,19 @@ fn resource_spans<'a>(
         }
         _ => field.skip(),
     })?;
-    let resource = attributes(Some(resource));
-    for span in spans {
-        held.push(held_span(span, &resource, Some(number), settings));
+    for (span, attrs) in waiting {
+        held.push(held_span(span, &attrs, &resource, Some(number), settings));
     }
     Ok(stepped)
+}
+
+/// Each element of a list; null is no list.
+fn each<'a>(field: Field<'_, 'a, '_>, mut item: impl FnMut(Field<'_, 'a, '_>) -> Step) -> Step {
+    match field.starts_with() {
+        b'n' => field.skip(),
+        b'[' => Ok(field.items(&mut item)?.1),
+        _ => declined(),
+    }
 }
 
 /// A list of `item`s into `out`; null is no list.
@@ -156,17 +180,11 @@ fn list<'a, T>(
     out: &mut Vec<T>,
     mut item: impl FnMut(Field<'_, 'a, '_>) -> Result<(T, Stepped), ScanError>,
 ) -> Step {
-    match field.starts_with() {
-        b'n' => field.skip(),
-        b'[' => Ok(field
-            .items(|f| {
-                let (t, stepped) = item(f)?;
-                out.push(t);
-                Ok(stepped)
-            })?
-            .1),
-        _ => declined(),
-    }
+    each(field, |f| {
+        let (t, stepped) = item(f)?;
+        out.push(t);
+        Ok(stepped)
+    })
 }
 
 /// A text or null.
@@ -194,7 +212,10 @@ fn scalar<'a>(field: Field<'_, 'a, '_>, out: &mut Option<Scalar<'a>>) -> Step {
     Ok(stepped)
 }
 
-fn wire_span<'a>(field: Field<'_, 'a, '_>) -> Result<(WireSpan<'a>, Stepped), ScanError> {
+/// A span, and its attributes apart from it.
+fn wire_span<'a>(
+    field: Field<'_, 'a, '_>,
+) -> Result<(WireSpan<'a>, AttrList<'a>, Stepped), ScanError> {
     if field.starts_with() != b'{' {
         return Err(no_reason());
     }
@@ -209,6 +230,7 @@ fn wire_span<'a>(field: Field<'_, 'a, '_>) -> Result<(WireSpan<'a>, Stepped), Sc
         events: None,
         status: None,
     };
+    let mut attrs = AttrList(Vec::new());
     let mut seen = Seen::default();
     let (_, stepped) = field.members(|key, field| match name(&key).as_ref() {
         "traceId" | "trace_id" => {
@@ -237,7 +259,9 @@ fn wire_span<'a>(field: Field<'_, 'a, '_>) -> Result<(WireSpan<'a>, Stepped), Sc
         }
         "attributes" => {
             seen.once(6)?;
-            optional_list(field, &mut span.attributes, key_value)
+            // A span has a dozen or so: room for them at once.
+            attrs.0.reserve(16);
+            list(field, &mut attrs.0, key_value)
         }
         "events" => {
             seen.once(7)?;
@@ -257,7 +281,7 @@ fn wire_span<'a>(field: Field<'_, 'a, '_>) -> Result<(WireSpan<'a>, Stepped), Sc
         }
         _ => field.skip(),
     })?;
-    Ok((span, stepped))
+    Ok((span, attrs, stepped))
 }
 
 /// A list that stays `None` when null, as serde's `Option<Vec<_>>`.
@@ -288,7 +312,7 @@ fn wire_event<'a>(field: Field<'_, 'a, '_>) -> Result<(WireEvent<'a>, Stepped), 
         }
         "attributes" => {
             seen.once(1)?;
-            optional_list(field, &mut event.attributes, key_value)
+            optional_list(field, &mut event.attributes, wire_key_value)
         }
         _ => field.skip(),
     })?;
@@ -318,7 +342,19 @@ fn wire_status<'a>(field: Field<'_, 'a, '_>) -> Result<(WireStatus<'a>, Stepped)
     Ok((status, stepped))
 }
 
-fn key_value<'a>(field: Field<'_, 'a, '_>) -> Result<(KeyValue<'a>, Stepped), ScanError> {
+/// An attribute, its value read as the span model reads it.
+fn key_value<'a>(
+    field: Field<'_, 'a, '_>,
+) -> Result<((Cow<'a, str>, AttrValue<'a>), Stepped), ScanError> {
+    let (KeyValue { key, value }, stepped) = wire_key_value(field)?;
+    let value = value.map_or(
+        AttrValue::Json(serde_json::Value::Null),
+        AnyValue::into_attr,
+    );
+    Ok(((key, value), stepped))
+}
+
+fn wire_key_value<'a>(field: Field<'_, 'a, '_>) -> Result<(KeyValue<'a>, Stepped), ScanError> {
     if field.starts_with() != b'{' {
         return Err(no_reason());
     }
