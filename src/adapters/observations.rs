@@ -451,12 +451,12 @@ fn event_of<'a>(
     ev.parent_span_id = node.parent.as_deref().map(Into::into);
     ev.span_kind = Some(node.kind);
     ev.usage = node.usage.clone().map(JsonVal::Serde);
-    ev.latency_ms = match (node.start, node.end) {
-        (Some(s), Some(e)) if e >= s => Some(JsonVal::Serde(
-            serde_json::json!({"total": ((e - s) / 1_000_000) as i64}),
-        )),
-        _ => None,
-    };
+    ev.latency_ms = spans::duration_ms(node.start, node.end).map(|total| {
+        JsonVal::Latency(crate::record::Latency {
+            total: Some(total),
+            ..Default::default()
+        })
+    });
     if let Some((source, error)) = &node.failure {
         ev.action_succeeded = false;
         ev.failure_source = Some(source);

@@ -212,40 +212,23 @@ enum AttrValue<'a> {
 
 impl<'a> AnyValue<'a> {
     /// The value: int64 text becomes a number, bytes stay base64 text, a
-    /// key/value list becomes an object.
+    /// key/value list becomes an object. One field is set; were there more,
+    /// the first in this order counts.
     fn into_attr(self) -> AttrValue<'a> {
         if let Some(s) = self.string {
             return AttrValue::Text(s);
         }
         if let Some(b) = self.boolean {
-            return match b {
-                Scalar::Text(s) => match span_events::bool_from_text(&s) {
-                    Some(b) => AttrValue::Json(Value::Bool(b)),
-                    None => AttrValue::Text(s),
-                },
-                Scalar::Json(other) => AttrValue::Json(other),
-            };
+            return bool_attr(b);
         }
         if let Some(n) = self.int.or(self.double) {
-            return match n {
-                Scalar::Text(s) => match number_from_text(&s) {
-                    Some(n) => AttrValue::Json(n),
-                    None => AttrValue::Text(s),
-                },
-                Scalar::Json(other) => AttrValue::Json(other),
-            };
+            return number_attr(n);
         }
         if let Some(list) = self.array {
-            return AttrValue::Json(Value::Array(
-                list.values
-                    .unwrap_or_default()
-                    .into_iter()
-                    .map(AnyValue::into_json)
-                    .collect(),
-            ));
+            return array_attr(list);
         }
         if let Some(kv) = self.kvlist {
-            return AttrValue::Json(Value::Object(attributes(kv.values).into_map()));
+            return kvlist_attr(kv);
         }
         self.bytes
             .map_or(AttrValue::Json(Value::Null), AttrValue::Text)
@@ -259,14 +242,74 @@ impl<'a> AnyValue<'a> {
     }
 }
 
+fn bool_attr(b: Scalar<'_>) -> AttrValue<'_> {
+    match b {
+        Scalar::Text(s) => match span_events::bool_from_text(&s) {
+            Some(b) => AttrValue::Json(Value::Bool(b)),
+            None => AttrValue::Text(s),
+        },
+        Scalar::Json(other) => AttrValue::Json(other),
+    }
+}
+
+fn number_attr(n: Scalar<'_>) -> AttrValue<'_> {
+    match n {
+        Scalar::Text(s) => match number_from_text(&s) {
+            Some(n) => AttrValue::Json(n),
+            None => AttrValue::Text(s),
+        },
+        Scalar::Json(other) => AttrValue::Json(other),
+    }
+}
+
+fn array_attr(list: ValueList<'_>) -> AttrValue<'_> {
+    AttrValue::Json(Value::Array(
+        list.values
+            .unwrap_or_default()
+            .into_iter()
+            .map(AnyValue::into_json)
+            .collect(),
+    ))
+}
+
+fn kvlist_attr(kv: KeyValueList<'_>) -> AttrValue<'_> {
+    AttrValue::Json(Value::Object(attributes(kv.values).into_map()))
+}
+
 /// Attributes as a request lists them. A span has a dozen or so, which a
 /// scan finds faster than a hash map would; a key listed twice reads as
-/// its last value, as a map would hold it.
-struct AttrList<'a>(Vec<(Cow<'a, str>, AttrValue<'a>)>);
+/// its last value, as a map would hold it. The span model asks for some
+/// sixty keys, most of them absent: a bit per key's length and ends
+/// answers most of those without a scan.
+struct AttrList<'a> {
+    items: Vec<(Cow<'a, str>, AttrValue<'a>)>,
+    keys: u64,
+}
 
-impl AttrList<'_> {
+type Attr<'a> = (Cow<'a, str>, AttrValue<'a>);
+
+/// The bit of `key` in [`AttrList`]'s key mask.
+fn key_bit(key: &str) -> u64 {
+    let b = key.as_bytes();
+    let (first, last) = (
+        b.first().copied().unwrap_or(0),
+        b.last().copied().unwrap_or(0),
+    );
+    let h = (b.len() as u64)
+        .wrapping_mul(31)
+        .wrapping_add(u64::from(first).wrapping_mul(7))
+        .wrapping_add(u64::from(last).wrapping_mul(13));
+    1 << (h % 64)
+}
+
+impl<'a> AttrList<'a> {
+    fn new(items: Vec<Attr<'a>>) -> Self {
+        let keys = items.iter().fold(0, |m, (k, _)| m | key_bit(k));
+        AttrList { items, keys }
+    }
+
     fn into_map(self) -> Map<String, Value> {
-        self.0
+        self.items
             .into_iter()
             .map(|(k, v)| {
                 let v = match v {
@@ -285,7 +328,10 @@ impl AttrList<'_> {
 
 impl AttrSource for AttrList<'_> {
     fn attr(&self, key: &str) -> Option<AttrRef<'_>> {
-        let (_, v) = self.0.iter().rev().find(|(k, _)| k == key)?;
+        if self.keys & key_bit(key) == 0 {
+            return None;
+        }
+        let (_, v) = self.items.iter().rev().find(|(k, _)| k == key)?;
         Some(match v {
             AttrValue::Text(s) => AttrRef::Text(s),
             AttrValue::Json(v) => AttrRef::Json(v),
@@ -302,7 +348,7 @@ pub(super) fn key_values(v: Value) -> Option<Map<String, Value>> {
 }
 
 fn attributes(list: Option<Vec<KeyValue<'_>>>) -> AttrList<'_> {
-    AttrList(
+    AttrList::new(
         list.unwrap_or_default()
             .into_iter()
             .map(|kv| {
@@ -353,24 +399,34 @@ fn status_code_of(v: Option<&Scalar<'_>>) -> StatusCode {
 
 // ---- one span, as the shared span model reads it ----
 
-/// `span_attrs` are the span's attributes, read apart from it (its own
-/// `attributes` field is not read).
+/// The type and message of a span's first `exception` event.
+type Exception = (Option<String>, Option<String>);
+
+fn exception_of(events: Option<Vec<WireEvent<'_>>>) -> Option<Exception> {
+    events
+        .unwrap_or_default()
+        .into_iter()
+        .find(|e| e.name.as_deref() == Some("exception"))
+        .map(|e| exception_in(&attributes(e.attributes)))
+}
+
+fn exception_in(attrs: &AttrList<'_>) -> Exception {
+    (
+        attrs.text("exception.type"),
+        attrs.text("exception.message"),
+    )
+}
+
+/// The span model's span. Its attributes and exception are read apart from
+/// `span` (whose `attributes` and `events` are not read).
 fn held_span(
     span: WireSpan<'_>,
     span_attrs: &AttrList<'_>,
+    exception: Option<Exception>,
     resource: &AttrList<'_>,
     line: Option<u64>,
     settings: &DecodeSettings,
 ) -> HeldSpan {
-    let exception = span
-        .events
-        .unwrap_or_default()
-        .into_iter()
-        .find(|e| e.name.as_deref() == Some("exception"))
-        .map(|e| {
-            let x = attributes(e.attributes);
-            (x.text("exception.type"), x.text("exception.message"))
-        });
     let (status, status_message) = span.status.map_or((StatusCode::Unset, None), |s| {
         (status_code_of(s.code.as_ref()), s.message)
     });
@@ -681,7 +737,15 @@ fn hold(
             for span in scope.spans.unwrap_or_default() {
                 let mut span = span;
                 let span_attrs = attributes(span.attributes.take());
-                held.push(held_span(span, &span_attrs, &resource, line, settings));
+                let exception = exception_of(span.events.take());
+                held.push(held_span(
+                    span,
+                    &span_attrs,
+                    exception,
+                    &resource,
+                    line,
+                    settings,
+                ));
             }
         }
     }

@@ -2,7 +2,9 @@
 //! status codes, span kinds, divergence lists, span times, the order of a
 //! span tree and the names agents and tools hide behind span-name prefixes.
 
-use std::collections::{HashMap, HashSet};
+// Maps of one trace's spans, never iterated in an order that shows: the
+// fast hash will do.
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::timestamp::Timestamp;
 
@@ -98,6 +100,15 @@ pub(crate) fn timestamp_from_nanos(nanos: i128) -> Option<String> {
     (nanos > 0).then(|| Timestamp::from_unix_nanos(nanos).to_string())
 }
 
+/// Whole milliseconds from `start` to `end`, when both are known and in
+/// order.
+pub(crate) fn duration_ms(start: Option<i128>, end: Option<i128>) -> Option<i64> {
+    match (start, end) {
+        (Some(s), Some(e)) if e >= s => Some(((e - s) / 1_000_000) as i64),
+        _ => None,
+    }
+}
+
 /// Unix nanoseconds written as digits (OTLP/JSON writes int64 as text).
 pub(crate) fn nanos_from_text(text: &str) -> Option<i128> {
     let t = text.trim();
@@ -121,11 +132,11 @@ pub(crate) trait TreeNode {
 /// missing are roots; spans caught in a parent cycle are walked from the
 /// first of them, so every span comes out exactly once.
 pub(crate) fn preorder<T: TreeNode>(nodes: &[T], members: &[usize]) -> Vec<(usize, Option<usize>)> {
-    let mut by_id: HashMap<&str, usize> = HashMap::new();
+    let mut by_id: HashMap<&str, usize> = HashMap::default();
     for &i in members {
         by_id.entry(nodes[i].node_id()).or_insert(i);
     }
-    let mut children: HashMap<usize, Vec<usize>> = HashMap::new();
+    let mut children: HashMap<usize, Vec<usize>> = HashMap::default();
     let mut roots = Vec::new();
     for &i in members {
         match nodes[i].parent_id().and_then(|p| by_id.get(p)) {
@@ -141,7 +152,7 @@ pub(crate) fn preorder<T: TreeNode>(nodes: &[T], members: &[usize]) -> Vec<(usiz
     for list in children.values_mut() {
         list.sort_by(by_start);
     }
-    let mut visited = HashSet::new();
+    let mut visited = HashSet::default();
     let mut out = Vec::with_capacity(members.len());
     for start in roots.iter().chain(members.iter()).copied() {
         if visited.contains(&start) {
@@ -163,7 +174,7 @@ pub(crate) fn preorder<T: TreeNode>(nodes: &[T], members: &[usize]) -> Vec<(usiz
 
 /// Groups `0..n` by a key in first-appearance order (a file's traces).
 pub(crate) fn group_in_order<'a>(keys: impl Iterator<Item = &'a str>) -> Vec<Vec<usize>> {
-    let mut index: HashMap<&str, usize> = HashMap::new();
+    let mut index: HashMap<&str, usize> = HashMap::default();
     let mut groups: Vec<Vec<usize>> = Vec::new();
     for (i, key) in keys.enumerate() {
         let g = *index.entry(key).or_insert_with(|| {

@@ -18,6 +18,20 @@ pub enum JsonVal<'a> {
     Serde(serde_json::Value),
     /// A value the record's source holds.
     SerdeRef(&'a serde_json::Value),
+    /// `latency_ms` as readers of spans find it.
+    Latency(Latency),
+}
+
+/// An event's `latency_ms`: milliseconds spent in the model, in the tool
+/// and in all, each when known.
+#[derive(Serialize, Debug, Clone, Copy, Default, PartialEq)]
+pub struct Latency {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub llm: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total: Option<i64>,
 }
 
 impl Serialize for JsonVal<'_> {
@@ -26,6 +40,7 @@ impl Serialize for JsonVal<'_> {
             JsonVal::Simd(v) => v.serialize(s),
             JsonVal::Serde(v) => v.serialize(s),
             JsonVal::SerdeRef(v) => v.serialize(s),
+            JsonVal::Latency(v) => v.serialize(s),
         }
     }
 }

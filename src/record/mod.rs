@@ -23,8 +23,8 @@ pub use change::{
     SideSummary, SummaryChange,
 };
 pub use event::{
-    ActionOut, ActionView, ErrorInfo, EventConsumer, EventOut, EventView, JsonVal, OutOfOrder, Src,
-    cut_text, is_cut, text_digest,
+    ActionOut, ActionView, ErrorInfo, EventConsumer, EventOut, EventView, JsonVal, Latency,
+    OutOfOrder, Src, cut_text, is_cut, text_digest,
 };
 pub use pattern::{Pattern, Sample, Scores};
 pub use run::{Batch, RunCounts, RunRec, SourceRec, shared_run_id};

@@ -7,8 +7,8 @@
 use std::borrow::Cow;
 
 use super::{
-    AnyValue, AttrList, AttrValue, KeyValue, KeyValueList, Scalar, ValueList, WireEvent, WireSpan,
-    WireStatus, held_span,
+    Attr, AttrList, AttrValue, Exception, KeyValueList, Scalar, ValueList, WireSpan, WireStatus,
+    array_attr, bool_attr, exception_in, held_span, kvlist_attr, number_attr,
 };
 use crate::adapters::DecodeSettings;
 use crate::adapters::span_events::HeldSpan;
@@ -100,8 +100,8 @@ fn resource_spans<'a>(
         return declined();
     }
     let mut seen = Seen::default();
-    let mut resource = AttrList(Vec::new());
-    let mut waiting: Vec<(WireSpan<'a>, AttrList<'a>)> = Vec::new();
+    let mut resource = AttrList::new(Vec::new());
+    let mut waiting: Vec<ScannedSpan<'a>> = Vec::new();
     let (_, stepped) = field.members(|key, field| match name(&key).as_ref() {
         "resource" => {
             seen.once(0)?;
@@ -109,13 +109,15 @@ fn resource_spans<'a>(
                 b'n' => field.skip(),
                 b'{' => {
                     let mut seen = Seen::default();
+                    let mut attrs = Vec::new();
                     let members = field.members(|key, field| match name(&key).as_ref() {
                         "attributes" => {
                             seen.once(0)?;
-                            list(field, &mut resource.0, key_value)
+                            list(field, &mut attrs, key_value)
                         }
                         _ => field.skip(),
                     });
+                    resource = AttrList::new(attrs);
                     Ok(members?.1)
                 }
                 _ => declined(),
@@ -137,17 +139,11 @@ fn resource_spans<'a>(
                     "spans" => {
                         seen.once(0)?;
                         each(field, |f| {
-                            let (span, attrs, stepped) = wire_span(f)?;
+                            let (span, stepped) = wire_span(f)?;
                             if resource_known {
-                                held.push(held_span(
-                                    span,
-                                    &attrs,
-                                    &resource,
-                                    Some(number),
-                                    settings,
-                                ));
+                                held.push(span.held(&resource, number, settings));
                             } else {
-                                waiting.push((span, attrs));
+                                waiting.push(span);
                             }
                             Ok(stepped)
                         })
@@ -159,8 +155,8 @@ fn resource_spans<'a>(
         }
         _ => field.skip(),
     })?;
-    for (span, attrs) in waiting {
-        held.push(held_span(span, &attrs, &resource, Some(number), settings));
+    for span in waiting {
+        held.push(span.held(&resource, number, settings));
     }
     Ok(stepped)
 }
@@ -212,10 +208,27 @@ fn scalar<'a>(field: Field<'_, 'a, '_>, out: &mut Option<Scalar<'a>>) -> Step {
     Ok(stepped)
 }
 
-/// A span, and its attributes apart from it.
-fn wire_span<'a>(
-    field: Field<'_, 'a, '_>,
-) -> Result<(WireSpan<'a>, AttrList<'a>, Stepped), ScanError> {
+/// A span as scanned: its attributes and exception read apart from it.
+struct ScannedSpan<'a> {
+    span: WireSpan<'a>,
+    attrs: AttrList<'a>,
+    exception: Option<Exception>,
+}
+
+impl ScannedSpan<'_> {
+    fn held(self, resource: &AttrList<'_>, number: u64, settings: &DecodeSettings) -> HeldSpan {
+        held_span(
+            self.span,
+            &self.attrs,
+            self.exception,
+            resource,
+            Some(number),
+            settings,
+        )
+    }
+}
+
+fn wire_span<'a>(field: Field<'_, 'a, '_>) -> Result<(ScannedSpan<'a>, Stepped), ScanError> {
     if field.starts_with() != b'{' {
         return Err(no_reason());
     }
@@ -230,7 +243,8 @@ fn wire_span<'a>(
         events: None,
         status: None,
     };
-    let mut attrs = AttrList(Vec::new());
+    let mut attrs = Vec::new();
+    let mut exception = None;
     let mut seen = Seen::default();
     let (_, stepped) = field.members(|key, field| match name(&key).as_ref() {
         "traceId" | "trace_id" => {
@@ -260,12 +274,18 @@ fn wire_span<'a>(
         "attributes" => {
             seen.once(6)?;
             // A span has a dozen or so: room for them at once.
-            attrs.0.reserve(16);
-            list(field, &mut attrs.0, key_value)
+            attrs.reserve(16);
+            list(field, &mut attrs, key_value)
         }
         "events" => {
             seen.once(7)?;
-            optional_list(field, &mut span.events, wire_event)
+            each(field, |event| {
+                let (found, stepped) = exception_event(event)?;
+                if exception.is_none() {
+                    exception = found;
+                }
+                Ok(stepped)
+            })
         }
         "status" => {
             seen.once(8)?;
@@ -281,42 +301,36 @@ fn wire_span<'a>(
         }
         _ => field.skip(),
     })?;
-    Ok((span, attrs, stepped))
+    let span = ScannedSpan {
+        span,
+        attrs: AttrList::new(attrs),
+        exception,
+    };
+    Ok((span, stepped))
 }
 
-/// A list that stays `None` when null, as serde's `Option<Vec<_>>`.
-fn optional_list<'a, T>(
-    field: Field<'_, 'a, '_>,
-    out: &mut Option<Vec<T>>,
-    item: impl FnMut(Field<'_, 'a, '_>) -> Result<(T, Stepped), ScanError>,
-) -> Step {
-    if field.starts_with() == b'n' {
-        return field.skip();
-    }
-    list(field, out.get_or_insert_with(Vec::new), item)
-}
-
-fn wire_event<'a>(field: Field<'_, 'a, '_>) -> Result<(WireEvent<'a>, Stepped), ScanError> {
+/// An event's exception, when it is an `exception` event.
+fn exception_event(field: Field<'_, '_, '_>) -> Result<(Option<Exception>, Stepped), ScanError> {
     if field.starts_with() != b'{' {
         return Err(no_reason());
     }
-    let mut event = WireEvent {
-        name: None,
-        attributes: None,
-    };
+    let mut event_name = None;
+    let mut attrs = Vec::new();
     let mut seen = Seen::default();
     let (_, stepped) = field.members(|key, field| match name(&key).as_ref() {
         "name" => {
             seen.once(0)?;
-            text(field, &mut event.name)
+            text(field, &mut event_name)
         }
         "attributes" => {
             seen.once(1)?;
-            optional_list(field, &mut event.attributes, wire_key_value)
+            list(field, &mut attrs, key_value)
         }
         _ => field.skip(),
     })?;
-    Ok((event, stepped))
+    let exception =
+        (event_name.as_deref() == Some("exception")).then(|| exception_in(&AttrList::new(attrs)));
+    Ok((exception, stepped))
 }
 
 fn wire_status<'a>(field: Field<'_, 'a, '_>) -> Result<(WireStatus<'a>, Stepped), ScanError> {
@@ -343,18 +357,7 @@ fn wire_status<'a>(field: Field<'_, 'a, '_>) -> Result<(WireStatus<'a>, Stepped)
 }
 
 /// An attribute, its value read as the span model reads it.
-fn key_value<'a>(
-    field: Field<'_, 'a, '_>,
-) -> Result<((Cow<'a, str>, AttrValue<'a>), Stepped), ScanError> {
-    let (KeyValue { key, value }, stepped) = wire_key_value(field)?;
-    let value = value.map_or(
-        AttrValue::Json(serde_json::Value::Null),
-        AnyValue::into_attr,
-    );
-    Ok(((key, value), stepped))
-}
-
-fn wire_key_value<'a>(field: Field<'_, 'a, '_>) -> Result<(KeyValue<'a>, Stepped), ScanError> {
+fn key_value<'a>(field: Field<'_, 'a, '_>) -> Result<(Attr<'a>, Stepped), ScanError> {
     if field.starts_with() != b'{' {
         return Err(no_reason());
     }
@@ -382,53 +385,77 @@ fn wire_key_value<'a>(field: Field<'_, 'a, '_>) -> Result<(KeyValue<'a>, Stepped
     })?;
     // A key is required (serde refuses a key/value without one).
     let key = key.ok_or_else(no_reason)?;
-    Ok((KeyValue { key, value }, stepped))
+    let value = value
+        .flatten()
+        .unwrap_or(AttrValue::Json(serde_json::Value::Null));
+    Ok(((key, value), stepped))
 }
 
-fn any_value<'a>(field: Field<'_, 'a, '_>) -> Result<(AnyValue<'a>, Stepped), ScanError> {
-    let mut any = AnyValue::default();
+/// An AnyValue's value, as [`AnyValue::into_attr`] reads it: of the fields
+/// set, the first in its order counts (each field's rank below).
+fn any_value<'a>(field: Field<'_, 'a, '_>) -> Result<(Option<AttrValue<'a>>, Stepped), ScanError> {
+    let mut best: Option<(u32, AttrValue<'a>)> = None;
     let mut seen = Seen::default();
-    let (_, stepped) = field.members(|key, field| match name(&key).as_ref() {
-        "stringValue" | "string_value" => {
-            seen.once(0)?;
-            text(field, &mut any.string)
+    let mut offer = |rank: u32, value: AttrValue<'a>| {
+        if best.as_ref().is_none_or(|(r, _)| rank < *r) {
+            best = Some((rank, value));
         }
-        "boolValue" | "bool_value" => {
-            seen.once(1)?;
-            scalar(field, &mut any.boolean)
-        }
-        "intValue" | "int_value" => {
-            seen.once(2)?;
-            scalar(field, &mut any.int)
-        }
-        "doubleValue" | "double_value" => {
-            seen.once(3)?;
-            scalar(field, &mut any.double)
-        }
-        "bytesValue" | "bytes_value" => {
-            seen.once(4)?;
-            text(field, &mut any.bytes)
-        }
-        // Nested values are rare: serde reads them from their text.
-        "arrayValue" | "array_value" => {
-            seen.once(5)?;
-            let (value, stepped) = field.value()?;
-            if value != Value::Null {
-                any.array = Some(nested::<ValueList<'a>>(value.raw())?);
+    };
+    let (_, stepped) = field.members(|key, field| {
+        let rank = match name(&key).as_ref() {
+            "stringValue" | "string_value" => 0,
+            "boolValue" | "bool_value" => 1,
+            "intValue" | "int_value" => 2,
+            "doubleValue" | "double_value" => 3,
+            "arrayValue" | "array_value" => 4,
+            "kvlistValue" | "kvlist_value" => 5,
+            "bytesValue" | "bytes_value" => 6,
+            _ => return field.skip(),
+        };
+        seen.once(rank)?;
+        match rank {
+            0 | 6 => {
+                let mut s = None;
+                let stepped = text(field, &mut s)?;
+                if let Some(s) = s {
+                    offer(rank, AttrValue::Text(s));
+                }
+                Ok(stepped)
             }
-            Ok(stepped)
-        }
-        "kvlistValue" | "kvlist_value" => {
-            seen.once(6)?;
-            let (value, stepped) = field.value()?;
-            if value != Value::Null {
-                any.kvlist = Some(nested::<KeyValueList<'a>>(value.raw())?);
+            1..=3 => {
+                let mut v = None;
+                let stepped = scalar(field, &mut v)?;
+                if let Some(v) = v {
+                    offer(
+                        rank,
+                        if rank == 1 {
+                            bool_attr(v)
+                        } else {
+                            number_attr(v)
+                        },
+                    );
+                }
+                Ok(stepped)
             }
-            Ok(stepped)
+            // Nested values are rare: serde reads them from their text.
+            _ => {
+                let (value, stepped) = field.value()?;
+                if value != Value::Null {
+                    let raw = value.raw();
+                    offer(
+                        rank,
+                        if rank == 4 {
+                            array_attr(nested::<ValueList<'a>>(raw)?)
+                        } else {
+                            kvlist_attr(nested::<KeyValueList<'a>>(raw)?)
+                        },
+                    );
+                }
+                Ok(stepped)
+            }
         }
-        _ => field.skip(),
     })?;
-    Ok((any, stepped))
+    Ok((best.map(|(_, v)| v), stepped))
 }
 
 fn nested<'a, T: serde::Deserialize<'a>>(raw: &'a str) -> Result<T, ScanError> {

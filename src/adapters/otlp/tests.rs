@@ -419,6 +419,56 @@ mod scanner_agrees_with_serde {
             .boxed()
     }
 
+    /// An object of some of `fields` in any order, now and then with one
+    /// field given twice.
+    fn object_of(fields: Vec<BoxedStrategy<Member>>, most: usize) -> BoxedStrategy<String> {
+        object_with(Vec::new(), fields, most)
+    }
+
+    /// An object of `required` and some of `optional`, in any order, now
+    /// and then with one field given twice.
+    fn object_with(
+        required: Vec<BoxedStrategy<Member>>,
+        optional: Vec<BoxedStrategy<Member>>,
+        most: usize,
+    ) -> BoxedStrategy<String> {
+        let all: Vec<_> = required.iter().chain(&optional).cloned().collect();
+        let n = optional.len();
+        let chosen = proptest::sample::subsequence((0..n).collect::<Vec<_>>(), 0..=most.min(n))
+            .prop_flat_map(move |picked| {
+                required
+                    .iter()
+                    .cloned()
+                    .chain(picked.into_iter().map(|i| optional[i].clone()))
+                    .collect::<Vec<_>>()
+            });
+        let again = proptest::option::weighted(0.004, proptest::strategy::Union::new(all));
+        (chosen, again)
+            .prop_map(|(mut members, again)| {
+                members.extend(again);
+                members
+            })
+            .prop_shuffle()
+            .prop_map(object)
+            .boxed()
+    }
+
+    fn field(name: &'static str, value: BoxedStrategy<String>) -> BoxedStrategy<Member> {
+        value.prop_map(move |v| (name.to_string(), v)).boxed()
+    }
+
+    /// A field under either of its names (OTLP/JSON's or protobuf's).
+    fn either(names: [&'static str; 2], value: BoxedStrategy<String>) -> BoxedStrategy<Member> {
+        (proptest::sample::select(names.to_vec()), value)
+            .prop_map(|(n, v)| (n.to_string(), v))
+            .boxed()
+    }
+
+    /// Now and then a value of the wrong shape instead of `good`.
+    fn mostly(good: BoxedStrategy<String>) -> BoxedStrategy<String> {
+        prop_oneof![300 => good, 1 => junk()].boxed()
+    }
+
     /// Values of the wrong shape for any field.
     fn junk() -> BoxedStrategy<String> {
         pick(&[
@@ -434,15 +484,20 @@ mod scanner_agrees_with_serde {
     }
 
     fn text() -> BoxedStrategy<String> {
-        prop_oneof![
-            6 => pick(&[
-                "\"0000000100000000\"", "\"C69A4710966AB62F0000000000000001\"", "\"planner\"",
-                "\"run-1\"", "\"\"", "\"a\\\"b\"", "\"caf\\u00e9\"", "\"line\\nbreak\"",
-                "\"{\\\"k\\\": \\\"v\\\"}\"", "\"execute_tool pay\"", "\"ERROR\"",
-            ]),
-            1 => junk(),
-        ]
-        .boxed()
+        mostly(pick(&[
+            "\"0000000100000000\"",
+            "\"C69A4710966AB62F0000000000000001\"",
+            "\"planner\"",
+            "\"run-1\"",
+            "\"\"",
+            "\"a\\\"b\"",
+            "\"caf\\u00e9\"",
+            "\"line\\nbreak\"",
+            "\"{\\\"k\\\": \\\"v\\\"}\"",
+            "\"execute_tool pay\"",
+            "\"ERROR\"",
+            "null",
+        ]))
     }
 
     fn scalar() -> BoxedStrategy<String> {
@@ -466,150 +521,168 @@ mod scanner_agrees_with_serde {
     }
 
     fn key_name() -> BoxedStrategy<String> {
-        prop_oneof![
-            8 => pick(&[
-                "\"agent.id\"", "\"run.id\"", "\"action.tool\"", "\"turn\"", "\"gen_ai.operation.name\"",
-                "\"error.type\"", "\"input.value\"", "\"exception.type\"", "\"exception.message\"",
-                "\"action.succeeded\"", "\"divergence.fields\"", "\"tool_input\"", "\"service.name\"",
-                "\"openinference.span.kind\"", "\"latency.llm_ms\"",
-            ]),
-            1 => junk(),
-        ]
-        .boxed()
+        mostly(pick(&[
+            "\"agent.id\"",
+            "\"run.id\"",
+            "\"action.tool\"",
+            "\"turn\"",
+            "\"gen_ai.operation.name\"",
+            "\"error.type\"",
+            "\"input.value\"",
+            "\"exception.type\"",
+            "\"exception.message\"",
+            "\"action.succeeded\"",
+            "\"divergence.fields\"",
+            "\"tool_input\"",
+            "\"service.name\"",
+            "\"openinference.span.kind\"",
+            "\"latency.llm_ms\"",
+        ]))
     }
 
     fn any_value() -> BoxedStrategy<String> {
-        let member = prop_oneof![
-            text().prop_map(|v| ("stringValue".to_string(), v)),
-            text().prop_map(|v| ("string_value".to_string(), v)),
-            scalar().prop_map(|v| ("boolValue".to_string(), v)),
-            scalar().prop_map(|v| ("intValue".to_string(), v)),
-            scalar().prop_map(|v| ("int_value".to_string(), v)),
-            scalar().prop_map(|v| ("doubleValue".to_string(), v)),
-            text().prop_map(|v| ("bytesValue".to_string(), v)),
-            pick(&[
-                "null",
-                "{\"values\":[{\"intValue\":1},{\"stringValue\":\"two\"}]}",
-                "{}",
-                "[]"
-            ])
-            .prop_map(|v| ("arrayValue".to_string(), v)),
-            pick(&[
-                "null",
-                "{\"values\":[{\"key\":\"k\",\"value\":{\"boolValue\":true}}]}",
-                "{\"values\":[{}]}"
-            ])
-            .prop_map(|v| ("kvlistValue".to_string(), v)),
-            junk().prop_map(|v| ("other".to_string(), v)),
+        let fields = vec![
+            either(["stringValue", "string_value"], text()),
+            either(["boolValue", "bool_value"], scalar()),
+            either(["intValue", "int_value"], scalar()),
+            either(["doubleValue", "double_value"], scalar()),
+            either(["bytesValue", "bytes_value"], text()),
+            field(
+                "arrayValue",
+                pick(&[
+                    "null",
+                    "{\"values\":[{\"intValue\":1},{\"stringValue\":\"two\"}]}",
+                    "{}",
+                    "[]",
+                ]),
+            ),
+            field(
+                "kvlistValue",
+                pick(&[
+                    "null",
+                    "{\"values\":[{\"key\":\"k\",\"value\":{\"boolValue\":true}}]}",
+                    "{\"values\":[{}]}",
+                ]),
+            ),
+            field("other", junk()),
         ];
+        // Mostly one field, as exporters write it.
         prop_oneof![
-            9 => proptest::collection::vec(member, 0..3).prop_map(object),
+            60 => proptest::sample::select(fields.clone()).prop_flat_map(|f| f).prop_map(|m| object(vec![m])),
+            10 => object_of(fields, 3),
             1 => junk(),
         ]
         .boxed()
     }
 
     fn key_value() -> BoxedStrategy<String> {
-        let member = prop_oneof![
-            4 => key_name().prop_map(|v| ("key".to_string(), v)),
-            4 => any_value().prop_map(|v| ("value".to_string(), v)),
-            1 => junk().prop_map(|v| ("note".to_string(), v)),
-        ];
-        prop_oneof![
-            9 => proptest::collection::vec(member, 1..4).prop_map(object),
-            1 => junk(),
-        ]
-        .boxed()
+        let plain = (key_name(), any_value())
+            .prop_map(|(k, v)| object(vec![("key".to_string(), k), ("value".to_string(), v)]));
+        let odd = object_of(
+            vec![
+                field("key", key_name()),
+                field("value", any_value()),
+                field("note", junk()),
+            ],
+            3,
+        );
+        prop_oneof![20000 => plain, 2 => odd, 1 => junk()].boxed()
     }
 
     fn attributes() -> BoxedStrategy<String> {
-        prop_oneof![
-            9 => proptest::collection::vec(key_value(), 0..6).prop_map(list),
-            1 => junk(),
-        ]
-        .boxed()
+        mostly(
+            proptest::collection::vec(key_value(), 0..8)
+                .prop_map(list)
+                .boxed(),
+        )
     }
 
     fn span() -> BoxedStrategy<String> {
-        let event = proptest::collection::vec(
-            prop_oneof![
-                pick(&["\"exception\"", "\"log\"", "null"]).prop_map(|v| ("name".to_string(), v)),
-                attributes().prop_map(|v| ("attributes".to_string(), v)),
+        let event = object_of(
+            vec![
+                field("name", pick(&["\"exception\"", "\"log\"", "null"])),
+                field("attributes", attributes()),
             ],
-            0..3,
-        )
-        .prop_map(object);
-        let status = proptest::collection::vec(
-            prop_oneof![
-                scalar().prop_map(|v| ("code".to_string(), v)),
-                text().prop_map(|v| ("message".to_string(), v)),
+            2,
+        );
+        let status = object_of(vec![field("code", scalar()), field("message", text())], 2);
+        object_with(
+            vec![
+                either(["traceId", "trace_id"], text()),
+                either(["spanId", "span_id"], text()),
             ],
-            0..3,
+            vec![
+                either(["parentSpanId", "parent_span_id"], text()),
+                field("name", text()),
+                either(["startTimeUnixNano", "start_time_unix_nano"], scalar()),
+                either(["endTimeUnixNano", "end_time_unix_nano"], scalar()),
+                field("attributes", attributes()),
+                field(
+                    "events",
+                    mostly(
+                        proptest::collection::vec(event, 0..3)
+                            .prop_map(list)
+                            .boxed(),
+                    ),
+                ),
+                field("status", mostly(status)),
+                field("kind", junk()),
+            ],
+            9,
         )
-        .prop_map(object);
-        let member = prop_oneof![
-            text().prop_map(|v| ("traceId".to_string(), v)),
-            text().prop_map(|v| ("trace_id".to_string(), v)),
-            text().prop_map(|v| ("spanId".to_string(), v)),
-            text().prop_map(|v| ("parentSpanId".to_string(), v)),
-            text().prop_map(|v| ("parent_span_id".to_string(), v)),
-            text().prop_map(|v| ("name".to_string(), v)),
-            scalar().prop_map(|v| ("startTimeUnixNano".to_string(), v)),
-            scalar().prop_map(|v| ("end_time_unix_nano".to_string(), v)),
-            scalar().prop_map(|v| ("endTimeUnixNano".to_string(), v)),
-            attributes().prop_map(|v| ("attributes".to_string(), v)),
-            prop_oneof![
-                proptest::collection::vec(event, 0..3).prop_map(list),
-                junk()
-            ]
-            .prop_map(|v| ("events".to_string(), v)),
-            prop_oneof![4 => status, 1 => junk()].prop_map(|v| ("status".to_string(), v)),
-            junk().prop_map(|v| ("kind".to_string(), v)),
-        ];
-        prop_oneof![
-            19 => proptest::collection::vec(member, 0..10).prop_map(object),
-            1 => junk(),
-        ]
-        .boxed()
     }
 
     fn request() -> BoxedStrategy<String> {
-        let scope = proptest::collection::vec(
-            prop_oneof![
-                4 => proptest::collection::vec(span(), 0..4)
-                    .prop_map(list)
-                    .prop_map(|v| ("spans".to_string(), v)),
-                1 => junk().prop_map(|v| ("scope".to_string(), v)),
+        let scope = object_with(
+            vec![field(
+                "spans",
+                mostly(
+                    proptest::collection::vec(span(), 1..6)
+                        .prop_map(list)
+                        .boxed(),
+                ),
+            )],
+            vec![field("scope", junk())],
+            1,
+        );
+        let resource = mostly(
+            attributes()
+                .prop_map(|a| object(vec![("attributes".to_string(), a)]))
+                .boxed(),
+        );
+        let resource_spans = object_with(
+            vec![
+                (
+                    proptest::sample::select(vec![
+                        "scopeSpans",
+                        "scope_spans",
+                        "instrumentationLibrarySpans",
+                        "instrumentation_library_spans",
+                    ]),
+                    mostly(
+                        proptest::collection::vec(scope, 1..3)
+                            .prop_map(list)
+                            .boxed(),
+                    ),
+                )
+                    .prop_map(|(n, v)| (n.to_string(), v))
+                    .boxed(),
             ],
-            0..3,
+            vec![field("resource", resource), field("schemaUrl", junk())],
+            3,
+        );
+        object_with(
+            vec![field(
+                "resourceSpans",
+                mostly(
+                    proptest::collection::vec(resource_spans, 1..3)
+                        .prop_map(list)
+                        .boxed(),
+                ),
+            )],
+            vec![field("resource_spans", junk()), field("extra", junk())],
+            1,
         )
-        .prop_map(object);
-        let resource = attributes().prop_map(|a| object(vec![("attributes".to_string(), a)]));
-        let resource_spans = proptest::collection::vec(
-            prop_oneof![
-                resource.prop_map(|v| ("resource".to_string(), v)),
-                proptest::collection::vec(scope.clone(), 0..3)
-                    .prop_map(list)
-                    .prop_map(|v| ("scopeSpans".to_string(), v)),
-                proptest::collection::vec(scope, 0..2)
-                    .prop_map(list)
-                    .prop_map(|v| ("instrumentation_library_spans".to_string(), v)),
-                junk().prop_map(|v| ("schemaUrl".to_string(), v)),
-            ],
-            0..4,
-        )
-        .prop_map(object);
-        proptest::collection::vec(
-            prop_oneof![
-                8 => proptest::collection::vec(resource_spans, 0..3)
-                    .prop_map(list)
-                    .prop_map(|v| ("resourceSpans".to_string(), v)),
-                1 => junk().prop_map(|v| ("resource_spans".to_string(), v)),
-            ],
-            0..3,
-        )
-        .prop_map(object)
-        .boxed()
     }
 
     /// The spans each reader holds, as text; the scanner's is None when it
@@ -666,6 +739,25 @@ mod scanner_agrees_with_serde {
         );
         let (scanned, serde) = both(&line);
         assert_eq!(scanned.map(Ok), Some(serde));
+    }
+
+    #[test]
+    fn a_value_with_many_fields_set_reads_alike() {
+        // Invalid OTLP, but read the same way: the first field in
+        // AnyValue's order counts.
+        for value in [
+            r#"{"doubleValue":2.5,"intValue":"7","bytesValue":"QQ=="}"#,
+            r#"{"bytesValue":"QQ==","doubleValue":2.5}"#,
+            r#"{"kvlistValue":{"values":[]},"arrayValue":{"values":[{"intValue":1}]}}"#,
+            r#"{"boolValue":"true","stringValue":"s","intValue":1}"#,
+        ] {
+            let line = format!(
+                r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{{"traceId":"t","spanId":"s","attributes":[{{"key":"turn","value":{value}}},{{"key":"agent.id","value":{value}}}]}}]}}]}}]}}"#
+            );
+            let (scanned, serde) = both(&line);
+            assert!(scanned.is_some(), "{line}");
+            assert_eq!(scanned.map(Ok), Some(serde), "{line}");
+        }
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::rc::Rc;
 use rustc_hash::FxHashSet;
 
 use super::*;
-use crate::record::Kind;
+use crate::record::{Kind, Latency};
 
 /// What a span takes from its ancestors. Shared, not copied: every span
 /// of a run inherits the same few names.
@@ -169,7 +169,7 @@ pub(super) struct Runs {
     order: Vec<RunRec>,
     /// Per run: whether an event failed, and the roots' verdict.
     seen: Vec<(bool, Option<bool>)>,
-    index: HashMap<String, usize>,
+    index: rustc_hash::FxHashMap<String, usize>,
 }
 
 impl Runs {
@@ -233,7 +233,7 @@ pub(super) fn blame_last_child(
     order: &[(usize, Option<usize>)],
     events: &mut [EventOut<'_>],
 ) {
-    let position: HashMap<usize, usize> = order
+    let position: rustc_hash::FxHashMap<usize, usize> = order
         .iter()
         .enumerate()
         .map(|(pos, (i, _))| (*i, pos))
@@ -311,7 +311,7 @@ pub(super) fn event_of<'a>(
     ev.failure_classification = span.classification.as_deref().map(Into::into);
     ev.failure_source = failure_source;
     ev.divergence_fields = span.divergence.iter().map(|d| d.as_str().into()).collect();
-    ev.latency_ms = span.latency.as_ref().map(JsonVal::SerdeRef);
+    ev.latency_ms = span.latency.map(JsonVal::Latency);
     ev.span_id = (!span.span_id.is_empty()).then(|| span.span_id.as_str().into());
     ev.parent_span_id = span.parent_id.as_deref().map(Into::into);
     ev.span_kind = Some(span.kind);
@@ -384,23 +384,11 @@ pub(super) fn event_id(span: &HeldSpan, index: usize, used: &mut RecentIds) -> S
     id
 }
 
-pub(super) fn latency(span: &HeldSpan) -> Option<Value> {
-    let total = match (span.start, span.end) {
-        (Some(s), Some(e)) if e >= s => Some(((e - s) / 1_000_000) as i64),
-        _ => None,
+pub(super) fn latency(span: &HeldSpan) -> Option<Latency> {
+    let latency = Latency {
+        llm: span.llm_ms,
+        tool: span.tool_ms,
+        total: spans::duration_ms(span.start, span.end),
     };
-    if total.is_none() && span.llm_ms.is_none() && span.tool_ms.is_none() {
-        return None;
-    }
-    let mut m = Map::new();
-    for (k, v) in [
-        ("llm", span.llm_ms),
-        ("tool", span.tool_ms),
-        ("total", total),
-    ] {
-        if let Some(v) = v {
-            m.insert(k.to_string(), Value::from(v));
-        }
-    }
-    Some(Value::Object(m))
+    (latency != Latency::default()).then_some(latency)
 }

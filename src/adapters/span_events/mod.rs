@@ -2,8 +2,6 @@
 //! span dumps, Phoenix spans, attribute maps): its attributes read into
 //! agent, tool, run and outcome, and the events of its trace in tree order.
 
-use std::collections::HashMap;
-
 use serde_json::{Map, Value};
 
 use super::observations::fail_inferred;
@@ -84,7 +82,7 @@ pub(crate) struct HeldSpan {
     /// [`id_hash`] of its span id, found where spans decode in parallel.
     span_hash: u64,
     /// Its `latency_ms`: its duration and the latencies it states.
-    latency: Option<Value>,
+    latency: Option<crate::record::Latency>,
 }
 
 impl spans::TreeNode for HeldSpan {
