@@ -201,11 +201,24 @@ fn scalar<'a>(field: Field<'_, 'a, '_>, out: &mut Option<Scalar<'a>>) -> Step {
         Value::Null => None,
         Value::Bool(b) => Some(Scalar::Json(serde_json::Value::Bool(b))),
         Value::String { .. } => Some(Scalar::Text(value.as_str().ok_or_else(no_reason)?)),
+        Value::Number(raw) => Some(Scalar::Json(number(raw)?)),
         other => Some(Scalar::Json(
             serde_json::from_str(other.raw()).map_err(|_| no_reason())?,
         )),
     };
     Ok(stepped)
+}
+
+/// A JSON number as serde_json reads it: an integer when it fits 64 bits
+/// (unsigned first), else a float.
+fn number(raw: &str) -> Result<serde_json::Value, ScanError> {
+    if let Ok(n) = raw.parse::<u64>() {
+        return Ok(n.into());
+    }
+    if let Ok(n) = raw.parse::<i64>() {
+        return Ok(n.into());
+    }
+    serde_json::from_str(raw).map_err(|_| no_reason())
 }
 
 /// A span as scanned: its attributes and exception read apart from it.
