@@ -73,6 +73,13 @@ pub struct CommonArgs {
     pub generate: Option<Generate>,
 }
 
+impl CommonArgs {
+    /// What `--strict` makes of input that cannot be read.
+    pub(crate) fn on_bad_input(&self) -> crate::io::diag::OnBadInput {
+        crate::io::diag::OnBadInput::strict(self.strict)
+    }
+}
+
 /// What `--generate` prints.
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Generate {

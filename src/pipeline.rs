@@ -6,7 +6,7 @@ use std::io;
 use crate::adapters::{self, DecodeSettings, Format, Peeked, Sink};
 use crate::config::Config;
 use crate::group::Grouper;
-use crate::io::diag::Diag;
+use crate::io::diag::{Diag, OnBadInput};
 use crate::io::input::Input;
 use crate::record::{Batch, Kind, Pattern, SourceRec};
 use crate::score::score;
@@ -24,7 +24,7 @@ pub(crate) struct Analysis {
 pub struct AnalyzeOptions {
     pub format: Format,
     pub config: Config,
-    pub strict: bool,
+    pub on_bad: OnBadInput,
     pub buffer_events: usize,
     pub text_limit: usize,
     /// `--max-document`: the largest whole-document input read.
@@ -36,7 +36,7 @@ impl AnalyzeOptions {
         AnalyzeOptions {
             format: Format::Auto,
             config,
-            strict: false,
+            on_bad: OnBadInput::Skip,
             buffer_events: crate::group::DEFAULT_BUFFER_EVENTS,
             text_limit: 2000,
             document_limit: adapters::DEFAULT_MAX_DOCUMENT,
@@ -71,7 +71,7 @@ pub(crate) fn analyze(
                 reader,
                 &mut grouper,
                 &mut other,
-                opts.strict,
+                opts.on_bad,
                 diag,
             )?;
         }
@@ -114,7 +114,7 @@ fn parse_and_feed(
         classifier: crate::classify::Classifier::new(&opts.config.classify),
         ..DecodeSettings::default()
     };
-    let mut sink = Sink::to_consumer(grouper, other, diag, opts.strict, settings);
+    let mut sink = Sink::to_consumer(grouper, other, diag, opts.on_bad, settings);
     for (input, (head, rest)) in inputs.iter().zip(peeked) {
         adapters::read_peeked(input, head, rest, opts.format, &mut sink)?;
     }
@@ -129,10 +129,10 @@ fn feed(
     reader: impl io::Read + Send + 'static,
     grouper: &mut Grouper,
     other: &mut Vec<Vec<u8>>,
-    strict: bool,
+    on_bad: OnBadInput,
     diag: &mut Diag,
 ) -> anyhow::Result<u64> {
-    read_records_from(path, reader, None, diag, strict, |rec, loc, diag| {
+    read_records_from(path, reader, None, diag, on_bad, |rec, loc, diag| {
         match rec {
             Record::Header(_) => {}
             Record::Event(ev, at) => {

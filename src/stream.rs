@@ -6,7 +6,7 @@ use std::io::Read;
 use std::ops::Range;
 use std::sync::mpsc;
 
-use crate::io::diag::{Diag, io_reason};
+use crate::io::diag::{Diag, OnBadInput, io_reason};
 use crate::io::input::Input;
 use crate::io::json_scan::{
     Field, LineScratch, ScanError, Stepped, Value, array_items, visit_object_in,
@@ -50,7 +50,7 @@ impl std::fmt::Display for Location<'_> {
 pub(crate) fn read_records(
     inputs: &[Input],
     diag: &mut Diag,
-    strict: bool,
+    on_bad: OnBadInput,
     mut each: impl FnMut(&Record<'_>, &Location<'_>, &mut Diag) -> anyhow::Result<()>,
 ) -> anyhow::Result<u64> {
     let mut skipped = 0;
@@ -61,7 +61,7 @@ pub(crate) fn read_records(
             reader,
             input.waiting(),
             diag,
-            strict,
+            on_bad,
             &mut each,
         )?;
     }
@@ -82,13 +82,13 @@ pub fn read_records_from(
     reader: impl Read + Send + 'static,
     waiting: Option<Waiting>,
     diag: &mut Diag,
-    strict: bool,
+    on_bad: OnBadInput,
     each: impl FnMut(&Record<'_>, &Location<'_>, &mut Diag) -> anyhow::Result<()>,
 ) -> anyhow::Result<u64> {
     let chunks = ReadAhead::spawn(reader, waiting);
     let mut hand = Handover {
         path,
-        strict,
+        on_bad,
         skipped: 0,
         repaired_warned: false,
         diag,
@@ -284,7 +284,7 @@ fn emptied(records: Decoded<'_>) -> Decoded<'static> {
 /// Hands decoded records to the stage in order, reporting bad lines.
 struct Handover<'p, 'd, F> {
     path: &'p str,
-    strict: bool,
+    on_bad: OnBadInput,
     skipped: u64,
     /// Set once the input's lone surrogates were warned of.
     repaired_warned: bool,
@@ -327,11 +327,9 @@ where
         match rec {
             Ok(rec) => (self.each)(rec, &loc, self.diag),
             Err(Bad::Fatal(msg)) => anyhow::bail!("{loc}: {msg}"),
-            Err(Bad::Skip(msg)) if self.strict => anyhow::bail!("{loc}: {msg}"),
             Err(Bad::Skip(msg)) => {
+                self.on_bad.skip(self.diag, "bad-record", loc, msg)?;
                 self.skipped += 1;
-                self.diag
-                    .warn("bad-record", format_args!("{loc}: {msg}; skipped"));
                 Ok(())
             }
         }

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use triage::adapters::{DecodeSettings, Format, Sink, read_from};
-use triage::io::diag::Diag;
+use triage::io::diag::{Diag, OnBadInput};
 use triage::io::ndjson::RecordWriter;
 
 /// Seeds longer than this are cut (at a random point): a mutant of a 4 MB
@@ -86,7 +86,12 @@ fn parsed(file: &Path) -> Vec<u8> {
     let mut diag = Diag::new("triage-parse", true);
     {
         let writer = RecordWriter::new(Box::new(&mut out) as Box<dyn Write + '_>, false);
-        let mut sink = Sink::new(writer, &mut diag, false, DecodeSettings::default());
+        let mut sink = Sink::new(
+            writer,
+            &mut diag,
+            OnBadInput::Skip,
+            DecodeSettings::default(),
+        );
         read_from("seed", None, &bytes[..], Format::Ndjson, &mut sink).unwrap();
         sink.flush().unwrap();
     }
@@ -180,7 +185,12 @@ fn read_with(format: Option<Format>, bytes: &[u8]) -> Result<(), String> {
     let result = match format {
         Some(format) => {
             let writer = RecordWriter::new(Box::new(&mut out) as Box<dyn Write + '_>, false);
-            let mut sink = Sink::new(writer, &mut diag, false, DecodeSettings::default());
+            let mut sink = Sink::new(
+                writer,
+                &mut diag,
+                OnBadInput::Skip,
+                DecodeSettings::default(),
+            );
             let r = read_from("mutant", None, bytes, format, &mut sink);
             sink.flush().map_err(|e| e.to_string())?;
             r
@@ -190,7 +200,7 @@ fn read_with(format: Option<Format>, bytes: &[u8]) -> Result<(), String> {
             Cursor::new(bytes.to_vec()),
             None,
             &mut diag,
-            false,
+            OnBadInput::Skip,
             |rec, _, _| {
                 // The stage's side: what it would pass on must be JSON.
                 if let triage::stream::Record::Other { line, .. } = rec {

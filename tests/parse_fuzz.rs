@@ -11,7 +11,7 @@ use std::path::Path;
 use common::mutation::{apply, mutation};
 use proptest::prelude::*;
 use triage::adapters::{DecodeSettings, Format, Sink, read_from};
-use triage::io::diag::Diag;
+use triage::io::diag::{Diag, OnBadInput};
 use triage::io::ndjson::RecordWriter;
 
 const FORMATS: [Format; 11] = [
@@ -43,7 +43,12 @@ fn run(format: Format, name: &str, bytes: &[u8], strict: bool) -> Outcome {
     let mut diag = Diag::new("triage-parse", true);
     let result = {
         let writer = RecordWriter::new(Box::new(&mut out) as Box<dyn Write + '_>, false);
-        let mut sink = Sink::new(writer, &mut diag, strict, DecodeSettings::default());
+        let mut sink = Sink::new(
+            writer,
+            &mut diag,
+            OnBadInput::strict(strict),
+            DecodeSettings::default(),
+        );
         let r = read_from(name, Some(Path::new(name)), bytes, format, &mut sink);
         sink.flush().unwrap();
         r
@@ -272,7 +277,12 @@ fn span_ids(name: &str, bytes: &[u8]) -> Vec<String> {
     let mut diag = Diag::new("triage-parse", true);
     {
         let writer = RecordWriter::new(Box::new(&mut out) as Box<dyn Write + '_>, false);
-        let mut sink = Sink::new(writer, &mut diag, false, DecodeSettings::default());
+        let mut sink = Sink::new(
+            writer,
+            &mut diag,
+            OnBadInput::Skip,
+            DecodeSettings::default(),
+        );
         read_from(name, Some(Path::new(name)), bytes, Format::Auto, &mut sink).unwrap();
         sink.flush().unwrap();
     }

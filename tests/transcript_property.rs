@@ -40,7 +40,12 @@ fn parse(format: Format, name: &str, bytes: &[u8]) -> Result<Vec<serde_json::Val
     let mut diag = Diag::new("triage-parse", true);
     let result = {
         let writer = RecordWriter::new(Box::new(&mut out) as Box<dyn Write + '_>, false);
-        let mut sink = Sink::new(writer, &mut diag, false, DecodeSettings::default());
+        let mut sink = Sink::new(
+            writer,
+            &mut diag,
+            triage::io::diag::OnBadInput::Skip,
+            DecodeSettings::default(),
+        );
         let r = read_from(name, Some(Path::new(name)), bytes, format, &mut sink);
         sink.flush().unwrap();
         r

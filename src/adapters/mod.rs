@@ -389,7 +389,12 @@ pub(crate) fn records_with(
     let mut diag = Diag::new("test", true);
     {
         let writer = RecordWriter::new(Box::new(&mut out) as Box<dyn Write + '_>, false);
-        let mut sink = Sink::new(writer, &mut diag, false, settings);
+        let mut sink = Sink::new(
+            writer,
+            &mut diag,
+            crate::io::diag::OnBadInput::Skip,
+            settings,
+        );
         read_from(name, Some(Path::new(name)), bytes, format, &mut sink).unwrap();
         sink.flush().unwrap();
     }

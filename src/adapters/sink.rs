@@ -2,6 +2,7 @@
 //! NDJSON records (triage-parse) or straight into a grouper.
 
 use super::*;
+use crate::io::diag::OnBadInput;
 use crate::record::{EventConsumer, Kind};
 
 pub(super) fn first_line(s: &str) -> String {
@@ -27,7 +28,7 @@ pub enum SinkTarget<'w> {
 pub struct Sink<'w> {
     out: SinkTarget<'w>,
     pub(super) diag: &'w mut Diag,
-    strict: bool,
+    on_bad: OnBadInput,
     pub settings: DecodeSettings,
     /// The runs seen, numbered.
     runs: Interner,
@@ -52,10 +53,10 @@ impl<'w> Sink<'w> {
     pub fn new(
         out: RecordWriter<Box<dyn Write + 'w>>,
         diag: &'w mut Diag,
-        strict: bool,
+        on_bad: OnBadInput,
         settings: DecodeSettings,
     ) -> Self {
-        Sink::with_target(SinkTarget::Records(out), diag, strict, settings)
+        Sink::with_target(SinkTarget::Records(out), diag, on_bad, settings)
     }
 
     /// A sink that feeds events to `consumer` and keeps other records.
@@ -63,13 +64,13 @@ impl<'w> Sink<'w> {
         consumer: &'w mut dyn EventConsumer,
         other: &'w mut Vec<Vec<u8>>,
         diag: &'w mut Diag,
-        strict: bool,
+        on_bad: OnBadInput,
         settings: DecodeSettings,
     ) -> Self {
         Sink::with_target(
             SinkTarget::Consumer { consumer, other },
             diag,
-            strict,
+            on_bad,
             settings,
         )
     }
@@ -77,13 +78,13 @@ impl<'w> Sink<'w> {
     pub(super) fn with_target(
         out: SinkTarget<'w>,
         diag: &'w mut Diag,
-        strict: bool,
+        on_bad: OnBadInput,
         settings: DecodeSettings,
     ) -> Self {
         Sink {
             out,
             diag,
-            strict,
+            on_bad,
             settings,
             runs: Interner::default(),
             steps: Vec::new(),
@@ -299,12 +300,9 @@ impl<'w> Sink<'w> {
             Some(n) => format!("{}:{n}", self.source.path),
             None => self.source.path.clone(),
         };
-        if self.strict {
-            anyhow::bail!("{at}: {reason}");
-        }
+        self.on_bad
+            .skip(self.diag, "unreadable-input", at, reason)?;
         self.source.skipped += 1;
-        self.diag
-            .warn("unreadable-input", format_args!("{at}: {reason}; skipped"));
         Ok(())
     }
 

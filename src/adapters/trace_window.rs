@@ -348,7 +348,12 @@ mod tests {
             Box::new(&mut out) as Box<dyn std::io::Write + '_>,
             false,
         );
-        let mut sink = Sink::new(writer, &mut diag, false, DecodeSettings::default());
+        let mut sink = Sink::new(
+            writer,
+            &mut diag,
+            crate::io::diag::OnBadInput::Skip,
+            DecodeSettings::default(),
+        );
         sink.begin_source("t.jsonl", "otlp");
         let mut window = TraceWindow::new(Some(W));
         let mut most = 0;

@@ -299,7 +299,7 @@ mod tests {
             let mut sink = Sink::new(
                 writer,
                 &mut diag,
-                true,
+                crate::io::diag::OnBadInput::Stop,
                 super::super::DecodeSettings::default(),
             );
             read(json.as_bytes(), &mut sink).unwrap();

@@ -13,7 +13,7 @@ use crate::alert::state::AlertState;
 use crate::alert::webhook::Webhook;
 use crate::alert::{Decision, Outcome, Policy, alert_record};
 use crate::cli::{self, CommonArgs, ConfigArg, Tool};
-use crate::io::diag::Diag;
+use crate::io::diag::{Diag, OnBadInput};
 use crate::io::input::Input;
 use crate::io::ndjson::{RecordWriter, read_all};
 use crate::io::{diag, input};
@@ -189,7 +189,7 @@ triage report --format json runs/*.ndjson | triage-alert --dry-run | jq -c 'sele
             Ok(())
         };
         for input in &inputs {
-            for_each_pattern(input, &mut out, diag, self.common.strict, &mut each)?;
+            for_each_pattern(input, &mut out, diag, self.common.on_bad_input(), &mut each)?;
         }
         input::refuse_empty_stdin(&inputs)?;
         out.flush()?;
@@ -251,7 +251,7 @@ fn for_each_pattern(
     input: &Input,
     out: &mut Out,
     diag: &mut Diag,
-    strict: bool,
+    on_bad: OnBadInput,
     each: &mut dyn FnMut(Pattern, &mut Out, &mut Diag) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     let name = input.name();
@@ -278,7 +278,7 @@ or `triage report --format json`"
         reader,
         input.waiting(),
         diag,
-        strict,
+        on_bad,
         |rec, loc, diag| {
             match rec {
                 Record::Other {

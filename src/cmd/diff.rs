@@ -8,7 +8,7 @@ use clap::Parser;
 use crate::adapters::Format;
 use crate::cli::{self, CommonArgs, ConfigArg, Tool, TraceFormatArg};
 use crate::diff::{FailOn, GateOptions, compare, failing};
-use crate::io::diag::Diag;
+use crate::io::diag::{Diag, OnBadInput};
 use crate::io::input::Input;
 use crate::io::ndjson::RecordWriter;
 use crate::io::{diag, input};
@@ -62,12 +62,12 @@ impl SidesArgs {
     pub fn run(
         &self,
         format: Format,
-        strict: bool,
+        on_bad: OnBadInput,
         diag: &mut Diag,
     ) -> anyhow::Result<(Vec<Change>, AnalyzeOptions)> {
         let mut opts = AnalyzeOptions::new(self.config.load()?);
         opts.format = format;
-        opts.strict = strict;
+        opts.on_bad = on_bad;
         let changes = diff_sides(&self.before, &self.after, &opts, diag)?;
         Ok((changes, opts))
     }
@@ -106,7 +106,7 @@ triage-parse new/*.jsonl | triage-diff baseline.ndjson -",
     fn run(self, diag: &mut Diag) -> anyhow::Result<u8> {
         let (changes, _) = self
             .sides
-            .run(self.input.format, self.common.strict, diag)?;
+            .run(self.input.format, self.common.on_bad_input(), diag)?;
         let mut out = RecordWriter::stdout(self.common.line_buffered);
         out.record(&Header::for_tool(Self::NAME))?;
         for c in &changes {

@@ -19,7 +19,7 @@ use crate::explain::{
     step::{EventExtras, Step},
     view::RunView,
 };
-use crate::io::diag::Diag;
+use crate::io::diag::{Diag, OnBadInput};
 use crate::io::input::Input;
 use crate::io::ndjson::{ChunkReader, RecordWriter};
 use crate::io::{diag, input};
@@ -224,7 +224,7 @@ TRIAGE_CONFIG: the configuration file, as --config.",
             ..Runs::default()
         };
         for input in &inputs {
-            read_input(input, &mut runs, &mut out, diag, self.common.strict)?;
+            read_input(input, &mut runs, &mut out, diag, self.common.on_bad_input())?;
         }
         input::refuse_empty_stdin(&inputs)?;
         let mut patterns = std::mem::take(&mut runs.patterns);
@@ -385,7 +385,7 @@ fn read_input(
     runs: &mut Runs,
     out: &mut RecordWriter<Box<dyn Write>>,
     diag: &mut Diag,
-    strict: bool,
+    on_bad: OnBadInput,
 ) -> anyhow::Result<()> {
     let name = input.name();
     let mut reader = ChunkReader::new(input.open()?);
@@ -401,10 +401,7 @@ fn read_input(
                 Ok(()) => {}
                 Err(LineError::Fatal(reason)) => anyhow::bail!("{at}: {reason}"),
                 Err(LineError::Io(e)) => return Err(e.into()),
-                Err(LineError::Bad(reason)) if strict => anyhow::bail!("{at}: {reason}"),
-                Err(LineError::Bad(reason)) => {
-                    diag.warn("unreadable-input", format_args!("{at}: {reason}; skipped"))
-                }
+                Err(LineError::Bad(reason)) => on_bad.skip(diag, "unreadable-input", at, reason)?,
             }
         }
     }
@@ -485,7 +482,7 @@ pub fn verdict_lines(
     inputs: &[Input],
     format: crate::adapters::Format,
     config: &Config,
-    strict: bool,
+    on_bad: OnBadInput,
     diag: &mut Diag,
 ) -> anyhow::Result<Vec<Vec<u8>>> {
     use crate::adapters::{self, DecodeSettings, Sink};
@@ -508,7 +505,7 @@ pub fn verdict_lines(
             let out = RecordWriter::new(Box::new(buf.clone()) as Box<dyn Write>, false);
             // The warnings of this second read were given by the first.
             let mut quiet = Diag::new(diag.tool(), true);
-            let mut sink = Sink::new(out, &mut quiet, strict, settings);
+            let mut sink = Sink::new(out, &mut quiet, on_bad, settings);
             adapters::read_input(input, format, &mut sink)?;
             sink.flush()?;
             drop(sink);

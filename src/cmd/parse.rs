@@ -128,7 +128,7 @@ triage-parse --since 2026-04-25 traces.jsonl | jq -c 'select(.action_succeeded =
             self.common.line_buffered,
         );
         writer.record(&Header::for_tool(Self::NAME))?;
-        let mut sink = Sink::new(writer, diag, self.common.strict, settings);
+        let mut sink = Sink::new(writer, diag, self.common.on_bad_input(), settings);
         for input in &inputs {
             adapters::read_input(input, self.input.format, &mut sink)?;
         }

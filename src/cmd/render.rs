@@ -9,7 +9,7 @@ use rayon::prelude::*;
 
 use crate::cli::{self, CommonArgs, ConfigArg, Tool};
 use crate::config::{LinksConfig, ScoringConfig};
-use crate::io::diag::Diag;
+use crate::io::diag::{Diag, OnBadInput};
 use crate::io::input::Input;
 use crate::io::ndjson::ChunkReader;
 use crate::io::outfile::AtomicFile;
@@ -187,7 +187,7 @@ triage-render --format csv scored.ndjson > patterns.csv",
         let inputs = input::inputs(&self.files, diag)?;
         for input in &inputs {
             let events_before = report.events_not_shown;
-            read_records(input, &mut report, self.common.strict, diag)?;
+            read_records(input, &mut report, self.common.on_bad_input(), diag)?;
             let events = report.events_not_shown - events_before;
             if events > 0 {
                 diag.warn(
@@ -251,7 +251,7 @@ fn refuse_events_only(report: &Report) -> anyhow::Result<()> {
 fn read_records(
     input: &Input,
     report: &mut Report,
-    strict: bool,
+    on_bad: OnBadInput,
     diag: &mut Diag,
 ) -> anyhow::Result<()> {
     let mut reader = ChunkReader::new(input.open()?);
@@ -272,9 +272,9 @@ fn read_records(
                 Ok(line) => report
                     .add(line)
                     .map_err(|e| anyhow::anyhow!("{}: {e}", at()))?,
-                Err(BadLine::Skip(reason)) if !strict => {
+                Err(BadLine::Skip(reason)) => {
+                    on_bad.skip(diag, "bad-record", at(), reason)?;
                     report.lines_skipped += 1;
-                    diag.warn("bad-record", format_args!("{}: {reason}; skipped", at()));
                 }
                 Err(bad) => anyhow::bail!("{}: {bad}", at()),
             }

@@ -7,7 +7,7 @@ use clap::Parser;
 use rayon::prelude::*;
 
 use crate::cli::{self, CommonArgs, ConfigArg, Tool};
-use crate::io::diag::Diag;
+use crate::io::diag::{Diag, OnBadInput};
 use crate::io::input;
 use crate::io::ndjson::RecordWriter;
 use crate::record::{Batch, Header, Kind, Pattern, RecordError};
@@ -60,40 +60,47 @@ triage-group --merge shards/*.partial | triage-score --config triage.toml",
         let mut batch: Option<Batch> = None;
         let mut patterns: Vec<Pattern> = Vec::new();
         let mut pending = PendingPatterns {
-            strict: self.common.strict,
+            on_bad: self.common.on_bad_input(),
             ..PendingPatterns::default()
         };
-        let skipped = read_records(&inputs, diag, self.common.strict, |rec, loc, diag| {
-            match rec {
-                Record::Header(line) => out.raw_line(line)?,
-                Record::Other {
-                    kind: Some(Kind::Batch),
-                    line,
-                } => {
-                    // Errors in input order: a bad pattern line before this.
-                    pending.decode_into(&mut patterns, diag)?;
-                    if batch.is_some() {
-                        anyhow::bail!(
-                            "{loc}: a second batch record; combine shards with `triage-group --merge` first"
+        let skipped = read_records(
+            &inputs,
+            diag,
+            self.common.on_bad_input(),
+            |rec, loc, diag| {
+                match rec {
+                    Record::Header(line) => out.raw_line(line)?,
+                    Record::Other {
+                        kind: Some(Kind::Batch),
+                        line,
+                    } => {
+                        // Errors in input order: a bad pattern line before this.
+                        pending.decode_into(&mut patterns, diag)?;
+                        if batch.is_some() {
+                            anyhow::bail!(
+                                "{loc}: a second batch record; combine shards with `triage-group --merge` first"
+                            );
+                        }
+                        batch = Some(
+                            serde_json::from_slice(line)
+                                .with_context(|| format!("{loc}: bad batch record"))?,
                         );
                     }
-                    batch = Some(
-                        serde_json::from_slice(line)
-                            .with_context(|| format!("{loc}: bad batch record"))?,
-                    );
+                    Record::Other {
+                        kind: Some(Kind::Pattern),
+                        line,
+                    } => pending.push(loc.to_string(), line, &mut patterns, diag)?,
+                    Record::Other { line, .. } => out.raw_line(line)?,
+                    Record::Event(..) => {
+                        pending.decode_into(&mut patterns, diag)?;
+                        anyhow::bail!(
+                            "{loc}: an event record; group events with triage-group first"
+                        )
+                    }
                 }
-                Record::Other {
-                    kind: Some(Kind::Pattern),
-                    line,
-                } => pending.push(loc.to_string(), line, &mut patterns, diag)?,
-                Record::Other { line, .. } => out.raw_line(line)?,
-                Record::Event(..) => {
-                    pending.decode_into(&mut patterns, diag)?;
-                    anyhow::bail!("{loc}: an event record; group events with triage-group first")
-                }
-            }
-            Ok(())
-        })?;
+                Ok(())
+            },
+        )?;
         pending.decode_into(&mut patterns, diag)?;
         input::refuse_empty_stdin(&inputs)?;
         // No records at all is an empty batch, as triage-group writes for
@@ -139,7 +146,7 @@ struct PendingPatterns {
     lines: Vec<(String, Vec<u8>)>,
     bytes: usize,
     /// A pattern that does not read is an error rather than skipped.
-    strict: bool,
+    on_bad: OnBadInput,
     /// Patterns skipped as unreadable.
     skipped: u64,
 }
@@ -174,13 +181,10 @@ impl PendingPatterns {
         for ((loc, _), pattern) in self.lines.iter().zip(decoded) {
             match pattern {
                 Ok(p) => into.push(p),
-                Err(reason) if self.strict => anyhow::bail!("{loc}: bad pattern record: {reason}"),
                 Err(reason) => {
+                    let reason = format!("bad pattern record: {reason}");
+                    self.on_bad.skip(diag, "bad-record", loc, reason)?;
                     self.skipped += 1;
-                    diag.warn(
-                        "bad-record",
-                        format_args!("{loc}: bad pattern record: {reason}; skipped"),
-                    );
                 }
             }
         }

@@ -168,7 +168,7 @@ fn options(
 ) -> anyhow::Result<AnalyzeOptions> {
     let mut opts = AnalyzeOptions::new(Config::load_or_default(config)?);
     opts.format = format;
-    opts.strict = common.strict;
+    opts.on_bad = common.on_bad_input();
     Ok(opts)
 }
 
@@ -196,7 +196,7 @@ fn report(a: ReportArgs, diag: &mut Diag) -> anyhow::Result<u8> {
         }
         let config = &opts.config;
         let verdicts =
-            crate::cmd::explain::verdict_lines(&inputs, opts.format, config, opts.strict, diag)?;
+            crate::cmd::explain::verdict_lines(&inputs, opts.format, config, opts.on_bad, diag)?;
         for line in &verdicts {
             report.add_line(line).map_err(|e| anyhow::anyhow!("{e}"))?;
         }
@@ -220,7 +220,7 @@ fn report(a: ReportArgs, diag: &mut Diag) -> anyhow::Result<u8> {
 
 fn compare(a: CompareArgs, diag: &mut Diag) -> anyhow::Result<u8> {
     a.output.check()?;
-    let (changes, opts) = a.sides.run(a.input_format, a.common.strict, diag)?;
+    let (changes, opts) = a.sides.run(a.input_format, a.common.on_bad_input(), diag)?;
     let mut report = Report::default();
     for c in &changes {
         let line = serde_json::to_vec(c)?;
