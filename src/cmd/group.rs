@@ -64,60 +64,56 @@ ls shards/*.ndjson | parallel 'triage-parse {} | triage-group > {.}.partial'; tr
         out.record(&Header::for_tool(Self::NAME))?;
         let mut grouper = Grouper::with_buffer(config.scoring.recovery_window, self.buffer_events);
         let merge = self.merge;
-        let skipped = read_records(
-            &inputs,
-            diag,
-            self.common.on_bad_input(),
-            |rec, loc, diag| {
-                match rec {
-                    Record::Header(line) => out.raw_line(line)?,
-                    Record::Event(ev, at) => {
-                        if let Some(w) = grouper.add_event_at(ev, *at) {
-                            diag.warn(
+        let on_bad = self.common.on_bad_input();
+        let skipped = read_records(&inputs, diag, on_bad, |rec, loc, diag| {
+            match rec {
+                Record::Header(line) => out.raw_line(line)?,
+                Record::Event(ev, at) => {
+                    if let Some(w) = grouper.add_event_at(ev, *at) {
+                        diag.warn(
                             "out-of-order",
                             format_args!(
                                 "{loc}: {w} (it came after the first {} events: sort by run and turn, or raise --buffer-events)",
                                 self.buffer_events
                             ),
                         );
-                        }
                     }
-                    Record::Other {
-                        kind: Some(Kind::Source),
-                        line,
-                    } => {
-                        let s: SourceRec = serde_json::from_slice(line)
-                            .with_context(|| format!("{loc}: bad source record"))?;
-                        grouper.add_source(s);
-                    }
-                    Record::Other {
-                        kind: Some(Kind::Batch),
-                        line,
-                    } if merge => {
-                        let b: Batch = serde_json::from_slice(line)
-                            .with_context(|| format!("{loc}: bad batch record"))?;
-                        grouper.add_batch(&b);
-                    }
-                    Record::Other {
-                        kind: Some(Kind::Pattern),
-                        line,
-                    } if merge => {
-                        let p: Pattern = serde_json::from_slice(line)
-                            .with_context(|| format!("{loc}: bad pattern record"))?;
-                        grouper.add_pattern(&p);
-                    }
-                    Record::Other {
-                        kind: Some(kind @ (Kind::Batch | Kind::Pattern)),
-                        ..
-                    } => anyhow::bail!(
-                        "{loc}: a {kind} record: this input is grouped already; \
-pass it to triage-score, or combine shards with `triage-group --merge`"
-                    ),
-                    Record::Other { line, .. } => out.raw_line(line)?,
                 }
-                Ok(())
-            },
-        )?;
+                Record::Other {
+                    kind: Some(Kind::Source),
+                    line,
+                } => {
+                    let s: SourceRec = serde_json::from_slice(line)
+                        .with_context(|| format!("{loc}: bad source record"))?;
+                    grouper.add_source(s);
+                }
+                Record::Other {
+                    kind: Some(Kind::Batch),
+                    line,
+                } if merge => {
+                    let b: Batch = serde_json::from_slice(line)
+                        .with_context(|| format!("{loc}: bad batch record"))?;
+                    grouper.add_batch(&b);
+                }
+                Record::Other {
+                    kind: Some(Kind::Pattern),
+                    line,
+                } if merge => {
+                    let p: Pattern = serde_json::from_slice(line)
+                        .with_context(|| format!("{loc}: bad pattern record"))?;
+                    grouper.add_pattern(&p);
+                }
+                Record::Other {
+                    kind: Some(kind @ (Kind::Batch | Kind::Pattern)),
+                    ..
+                } => anyhow::bail!(
+                    "{loc}: a {kind} record: this input is grouped already; \
+pass it to triage-score, or combine shards with `triage-group --merge`"
+                ),
+                Record::Other { line, .. } => out.raw_line(line)?,
+            }
+            Ok(())
+        })?;
         input::refuse_empty_stdin(&inputs)?;
         let (mut batch, patterns) = grouper.finish_lazily();
         batch.skipped += skipped;

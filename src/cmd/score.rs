@@ -63,44 +63,38 @@ triage-group --merge shards/*.partial | triage-score --config triage.toml",
             on_bad: self.common.on_bad_input(),
             ..PendingPatterns::default()
         };
-        let skipped = read_records(
-            &inputs,
-            diag,
-            self.common.on_bad_input(),
-            |rec, loc, diag| {
-                match rec {
-                    Record::Header(line) => out.raw_line(line)?,
-                    Record::Other {
-                        kind: Some(Kind::Batch),
-                        line,
-                    } => {
-                        // Errors in input order: a bad pattern line before this.
-                        pending.decode_into(&mut patterns, diag)?;
-                        if batch.is_some() {
-                            anyhow::bail!(
-                                "{loc}: a second batch record; combine shards with `triage-group --merge` first"
-                            );
-                        }
-                        batch = Some(
-                            serde_json::from_slice(line)
-                                .with_context(|| format!("{loc}: bad batch record"))?,
+        let on_bad = self.common.on_bad_input();
+        let skipped = read_records(&inputs, diag, on_bad, |rec, loc, diag| {
+            match rec {
+                Record::Header(line) => out.raw_line(line)?,
+                Record::Other {
+                    kind: Some(Kind::Batch),
+                    line,
+                } => {
+                    // Errors in input order: a bad pattern line before this.
+                    pending.decode_into(&mut patterns, diag)?;
+                    if batch.is_some() {
+                        anyhow::bail!(
+                            "{loc}: a second batch record; combine shards with `triage-group --merge` first"
                         );
                     }
-                    Record::Other {
-                        kind: Some(Kind::Pattern),
-                        line,
-                    } => pending.push(loc.to_string(), line, &mut patterns, diag)?,
-                    Record::Other { line, .. } => out.raw_line(line)?,
-                    Record::Event(..) => {
-                        pending.decode_into(&mut patterns, diag)?;
-                        anyhow::bail!(
-                            "{loc}: an event record; group events with triage-group first"
-                        )
-                    }
+                    batch = Some(
+                        serde_json::from_slice(line)
+                            .with_context(|| format!("{loc}: bad batch record"))?,
+                    );
                 }
-                Ok(())
-            },
-        )?;
+                Record::Other {
+                    kind: Some(Kind::Pattern),
+                    line,
+                } => pending.push(loc.to_string(), line, &mut patterns, diag)?,
+                Record::Other { line, .. } => out.raw_line(line)?,
+                Record::Event(..) => {
+                    pending.decode_into(&mut patterns, diag)?;
+                    anyhow::bail!("{loc}: an event record; group events with triage-group first")
+                }
+            }
+            Ok(())
+        })?;
         pending.decode_into(&mut patterns, diag)?;
         input::refuse_empty_stdin(&inputs)?;
         // No records at all is an empty batch, as triage-group writes for

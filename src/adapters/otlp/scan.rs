@@ -20,9 +20,9 @@ pub(super) struct Declined;
 
 type Step = Result<Stepped, ScanError>;
 
-/// Why the scan stopped, when the line is well-formed JSON of a shape the
+/// The scan stops: the line is (so far) well-formed JSON of a shape the
 /// serde reader should judge.
-fn no_reason() -> ScanError {
+fn other_shape() -> ScanError {
     ScanError::new("not the shape read", 0)
 }
 
@@ -60,7 +60,7 @@ pub(super) fn hold_line(
 }
 
 fn declined() -> Step {
-    Err(no_reason())
+    Err(other_shape())
 }
 
 /// A member's name, its escapes decoded (as serde compares names).
@@ -76,7 +76,7 @@ struct Seen(u32);
 impl Seen {
     fn once(&mut self, bit: u32) -> Result<(), ScanError> {
         if self.has(bit) {
-            return Err(no_reason());
+            return Err(other_shape());
         }
         self.0 |= 1 << bit;
         Ok(())
@@ -132,7 +132,7 @@ fn resource_spans<'a>(
             let mut scopes = Vec::new();
             list(field, &mut scopes, |scope| {
                 if scope.starts_with() != b'{' {
-                    return Err(no_reason());
+                    return Err(other_shape());
                 }
                 let mut seen = Seen::default();
                 let stepped = scope.members(|key, field| match name(&key).as_ref() {
@@ -188,8 +188,8 @@ fn text<'a>(field: Field<'_, 'a, '_>, out: &mut Option<Cow<'a, str>>) -> Step {
     let (value, stepped) = field.value()?;
     match value {
         Value::Null => {}
-        Value::String { .. } => *out = Some(value.as_str().ok_or_else(no_reason)?),
-        _ => return Err(no_reason()),
+        Value::String { .. } => *out = Some(value.as_str().ok_or_else(other_shape)?),
+        _ => return Err(other_shape()),
     }
     Ok(stepped)
 }
@@ -200,10 +200,10 @@ fn scalar<'a>(field: Field<'_, 'a, '_>, out: &mut Option<Scalar<'a>>) -> Step {
     *out = match value {
         Value::Null => None,
         Value::Bool(b) => Some(Scalar::Json(serde_json::Value::Bool(b))),
-        Value::String { .. } => Some(Scalar::Text(value.as_str().ok_or_else(no_reason)?)),
+        Value::String { .. } => Some(Scalar::Text(value.as_str().ok_or_else(other_shape)?)),
         Value::Number(raw) => Some(Scalar::Json(number(raw)?)),
         other => Some(Scalar::Json(
-            serde_json::from_str(other.raw()).map_err(|_| no_reason())?,
+            serde_json::from_str(other.raw()).map_err(|_| other_shape())?,
         )),
     };
     Ok(stepped)
@@ -218,7 +218,7 @@ fn number(raw: &str) -> Result<serde_json::Value, ScanError> {
     if let Ok(n) = raw.parse::<i64>() {
         return Ok(n.into());
     }
-    serde_json::from_str(raw).map_err(|_| no_reason())
+    serde_json::from_str(raw).map_err(|_| other_shape())
 }
 
 /// A span as scanned: its attributes and exception read apart from it.
@@ -243,7 +243,7 @@ impl ScannedSpan<'_> {
 
 fn wire_span<'a>(field: Field<'_, 'a, '_>) -> Result<(ScannedSpan<'a>, Stepped), ScanError> {
     if field.starts_with() != b'{' {
-        return Err(no_reason());
+        return Err(other_shape());
     }
     let mut span = WireSpan {
         trace_id: None,
@@ -325,7 +325,7 @@ fn wire_span<'a>(field: Field<'_, 'a, '_>) -> Result<(ScannedSpan<'a>, Stepped),
 /// An event's exception, when it is an `exception` event.
 fn exception_event(field: Field<'_, '_, '_>) -> Result<(Option<Exception>, Stepped), ScanError> {
     if field.starts_with() != b'{' {
-        return Err(no_reason());
+        return Err(other_shape());
     }
     let mut event_name = None;
     let mut attrs = Vec::new();
@@ -372,7 +372,7 @@ fn wire_status<'a>(field: Field<'_, 'a, '_>) -> Result<(WireStatus<'a>, Stepped)
 /// An attribute, its value read as the span model reads it.
 fn key_value<'a>(field: Field<'_, 'a, '_>) -> Result<(Attr<'a>, Stepped), ScanError> {
     if field.starts_with() != b'{' {
-        return Err(no_reason());
+        return Err(other_shape());
     }
     let mut key = None;
     let mut value = None;
@@ -397,7 +397,7 @@ fn key_value<'a>(field: Field<'_, 'a, '_>) -> Result<(Attr<'a>, Stepped), ScanEr
         _ => field.skip(),
     })?;
     // A key is required (serde refuses a key/value without one).
-    let key = key.ok_or_else(no_reason)?;
+    let key = key.ok_or_else(other_shape)?;
     let value = value
         .flatten()
         .unwrap_or(AttrValue::Json(serde_json::Value::Null));
@@ -472,5 +472,5 @@ fn any_value<'a>(field: Field<'_, 'a, '_>) -> Result<(Option<AttrValue<'a>>, Ste
 }
 
 fn nested<'a, T: serde::Deserialize<'a>>(raw: &'a str) -> Result<T, ScanError> {
-    serde_json::from_str(raw).map_err(|_| no_reason())
+    serde_json::from_str(raw).map_err(|_| other_shape())
 }
