@@ -78,6 +78,22 @@ row "triage-parse" "*" "$BIN/triage-parse $otlp"
 row "wc -l" "" "wc -l $otlp"
 echo "## Memory: group on 10M spans streamed from the generator" >> "$plan"
 row "triage-gen --format otlp -n 10M | triage-parse | triage-group | triage-score" "*" "$BIN/triage-gen --format otlp -n 10000000 -r 10000 | $BIN/triage-parse | $BIN/triage-group | $BIN/triage-score"
+# Other span and observation formats: a sample export of each, its ids
+# made unique per copy, to about 100 MB (bench/replicate.py).
+SAMPLES=tests/data/export-samples
+others=""
+for spec in \
+  "openinference/vercel-ai-sdk-v6-all-spans.json|OpenInference spans (otel)" \
+  "langfuse/trpc-trace-with-observations/beeai-2025-08-01.trace.json|Langfuse trace with observations" \
+  "langfuse/ui-download-merged/openai-agents-2025-09-30.json|Langfuse UI download" \
+  "langsmith/runs-post-patch/langsmith_py_wrap_openai_.json|LangSmith runs"; do
+  sample="${spec%%|*}"; label="${spec#*|}"
+  out="$DATA/other-$(basename "$sample" .json).jsonl"
+  [ -s "$out" ] || python3 bench/replicate.py "$SAMPLES/$sample" 100000000 > "$out"
+  others="$others $out"
+  echo "## triage-parse on $label ($(du -m "$out" | cut -f1) MB)" >> "$plan"
+  row "triage-parse" "*" "$BIN/triage-parse $out"
+done
 python3 bench/bench.py "$plan"
 bytes=$(stat -c %s "$DATA/1m.ndjson")
-python3 bench/targets.py "$bytes" bench-out/results.md "$(stat -c %s "$otlp")"
+python3 bench/targets.py "$bytes" bench-out/results.md "$(stat -c %s "$otlp")" $(for f in $others; do stat -c %s "$f"; done)

@@ -84,6 +84,17 @@ def main():
         check("OTLP 10M spans streamed: peak memory <= 256 MiB",
               lambda: otlp_stream["triage-gen --format otlp -n 10M | triage-parse | triage-group | triage-score"][1],
               lambda v: v <= 256, lambda v: f"{v:.0f} MiB")
+        # The other formats, in the order run.sh wrote them: within 2x of
+        # OTLP per byte, in the memory OTLP's 1M-span report takes.
+        others = [(t, rows) for t, rows in tables.items() if t.startswith("triage-parse on ")]
+        otlp_rate = lambda: otlp_size / 1e6 / otlp_parse["triage-parse"][0]  # noqa: E731
+        for (title, rows), size in zip(others, map(int, sys.argv[4:])):
+            name = title[len("triage-parse on "):].rsplit(" (", 1)[0]
+            rate = lambda rows=rows, size=size: size / 1e6 / rows["triage-parse"][0]  # noqa: E731
+            check(f"{name}: within 2x of OTLP per byte", lambda rate=rate: otlp_rate() / rate(),
+                  lambda v: v <= 2.0, lambda v, rate=rate: f"{v:.1f}x slower ({rate():.0f} MB/s)")
+            check(f"{name}: peak memory <= 128 MiB", lambda rows=rows: rows["triage-parse"][1],
+                  lambda v: v <= 128, lambda v: f"{v:.0f} MiB")
     lines = ["## Targets", "", "| target | this run | |", "|---|---:|---|"]
     lines += [f"| {n} | {v} | {m} |" for n, v, m in checks]
     text = "\n".join(lines) + "\n"
