@@ -225,11 +225,13 @@ impl EventView<'_> {
 
 /// The `input_digest`/`output_digest` of a text: `sha256:` and the hex.
 pub fn text_digest(text: &str) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let hash = sha2::Sha256::digest(text.as_bytes());
     let mut digest = String::with_capacity(7 + 64);
     digest.push_str("sha256:");
     for b in hash.iter() {
-        digest.push_str(&format!("{b:02x}"));
+        digest.push(char::from(HEX[usize::from(b >> 4)]));
+        digest.push(char::from(HEX[usize::from(b & 0xf)]));
     }
     digest
 }

@@ -84,3 +84,15 @@ fn classification_null_spellings_mean_none() {
         assert_eq!(v.is_failure(), want.is_some());
     }
 }
+
+#[test]
+fn a_digest_is_the_sha256_of_the_text_in_lowercase_hex() {
+    assert_eq!(
+        text_digest("abc"),
+        "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    );
+    assert_eq!(
+        text_digest(""),
+        "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+    );
+}

@@ -229,6 +229,11 @@ pub fn json_in_text(text: &str) -> Option<Value> {
 pub(super) fn unwrap_json_string(text: &str) -> String {
     let mut text = text.to_string();
     for _ in 0..3 {
+        // Only a quoted text can be a JSON string: anything else (an
+        // object of tool arguments, plain prose) is not parsed.
+        if !text.trim_start().starts_with('"') {
+            break;
+        }
         match serde_json::from_str::<Value>(text.trim()) {
             Ok(Value::String(inner)) => text = inner,
             _ => break,
