@@ -204,7 +204,7 @@ fn span_of(mut o: Map<String, Value>, line: u64, sink: &Sink<'_>) -> Result<Held
 }
 
 fn attrs_of<'a>(span: &'a Map<String, Value>, resource: &'a Map<String, Value>) -> Attrs<'a> {
-    Attrs { span, resource }
+    Attrs::new(span, resource)
 }
 
 /// Attributes with nested objects (Phoenix writes `{"llm": {"model_name":

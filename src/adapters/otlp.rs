@@ -276,36 +276,16 @@ fn kvlist_attr(kv: KeyValueList<'_>) -> AttrValue<'_> {
     AttrValue::Json(Value::Object(attributes(kv.values).into_map()))
 }
 
-/// Attributes as a request lists them. A span has a dozen or so, which a
-/// scan finds faster than a hash map would; a key listed twice reads as
-/// its last value, as a map would hold it. The span model asks for some
-/// sixty keys, most of them absent: a bit per key's length and ends
-/// answers most of those without a scan.
+/// Attributes as a request lists them.
 struct AttrList<'a> {
-    items: Vec<(Cow<'a, str>, AttrValue<'a>)>,
-    keys: u64,
+    items: Vec<Attr<'a>>,
 }
 
 type Attr<'a> = (Cow<'a, str>, AttrValue<'a>);
 
-/// The bit of `key` in [`AttrList`]'s key mask.
-fn key_bit(key: &str) -> u64 {
-    let b = key.as_bytes();
-    let (first, last) = (
-        b.first().copied().unwrap_or(0),
-        b.last().copied().unwrap_or(0),
-    );
-    let h = (b.len() as u64)
-        .wrapping_mul(31)
-        .wrapping_add(u64::from(first).wrapping_mul(7))
-        .wrapping_add(u64::from(last).wrapping_mul(13));
-    1 << (h % 64)
-}
-
 impl<'a> AttrList<'a> {
     fn new(items: Vec<Attr<'a>>) -> Self {
-        let keys = items.iter().fold(0, |m, (k, _)| m | key_bit(k));
-        AttrList { items, keys }
+        AttrList { items }
     }
 
     fn into_map(self) -> Map<String, Value> {
@@ -321,21 +301,25 @@ impl<'a> AttrList<'a> {
             .collect()
     }
 
+    /// The text of the last attribute named `key`.
     fn text(&self, key: &str) -> Option<String> {
-        self.attr(key)?.as_str().map(str::to_string)
+        let (_, v) = self.items.iter().rev().find(|(k, _)| k == key)?;
+        attr_ref(v).as_str().map(str::to_string)
+    }
+}
+
+fn attr_ref<'s>(v: &'s AttrValue<'_>) -> AttrRef<'s> {
+    match v {
+        AttrValue::Text(s) => AttrRef::Text(s),
+        AttrValue::Json(v) => AttrRef::Json(v),
     }
 }
 
 impl AttrSource for AttrList<'_> {
-    fn attr(&self, key: &str) -> Option<AttrRef<'_>> {
-        if self.keys & key_bit(key) == 0 {
-            return None;
+    fn each<'s>(&'s self, f: &mut dyn FnMut(&str, AttrRef<'s>)) {
+        for (k, v) in &self.items {
+            f(k, attr_ref(v));
         }
-        let (_, v) = self.items.iter().rev().find(|(k, _)| k == key)?;
-        Some(match v {
-            AttrValue::Text(s) => AttrRef::Text(s),
-            AttrValue::Json(v) => AttrRef::Json(v),
-        })
     }
 }
 
@@ -453,10 +437,7 @@ fn held_span(
         exception,
         line,
     };
-    let a = Attrs {
-        span: span_attrs,
-        resource,
-    };
+    let a = Attrs::new(span_attrs, resource);
     HeldSpan::new(parts, &a, settings)
 }
 

@@ -2,64 +2,164 @@
 //! GenAI, OpenInference, OpenLLMetry, the Vercel AI SDK): the keys, span over
 //! resource, and how their values read.
 
+use std::sync::OnceLock;
+
+use rustc_hash::FxHashMap;
+
 use super::*;
+
+/// Declares [`Key`]: the attributes the span model reads, each with its name.
+macro_rules! attribute_keys {
+    ($($key:ident = $name:literal,)*) => {
+        /// An attribute the span model reads.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub(crate) enum Key {
+            $($key,)*
+        }
+
+        impl Key {
+            const ALL: &'static [Key] = &[$(Key::$key,)*];
+
+            pub(crate) fn name(self) -> &'static str {
+                match self {
+                    $(Key::$key => $name,)*
+                }
+            }
+        }
+    };
+}
+
+attribute_keys! {
+    AgentId = "agent.id",
+    AgentIdSnake = "agent_id",
+    GenAiAgentName = "gen_ai.agent.name",
+    GenAiAgentId = "gen_ai.agent.id",
+    AgentName = "agent.name",
+    GraphNodeId = "graph.node.id",
+    LanggraphNode = "langgraph_node",
+    LanggraphNodeDotted = "langgraph.node",
+    MetadataLanggraphNode = "metadata.langgraph_node",
+    AiTelemetryFunctionId = "ai.telemetry.functionId",
+    RunId = "run.id",
+    RunIdSnake = "run_id",
+    GenAiConversationId = "gen_ai.conversation.id",
+    SessionId = "session.id",
+    ActionTool = "action.tool",
+    ToolNameSnake = "tool_name",
+    GenAiToolName = "gen_ai.tool.name",
+    ToolName = "tool.name",
+    AiToolCallName = "ai.toolCall.name",
+    FailureClassification = "failure.classification",
+    FailureClassificationSnake = "failure_classification",
+    DivergenceFields = "divergence.fields",
+    DivergenceFieldsSnake = "divergence_fields",
+    InputValue = "input.value",
+    GenAiToolCallArguments = "gen_ai.tool.call.arguments",
+    GenAiToolArgs = "gen_ai.tool.args",
+    AiToolCallArgs = "ai.toolCall.args",
+    TraceloopEntityInput = "traceloop.entity.input",
+    GenAiInputMessages = "gen_ai.input.messages",
+    GenAiPrompt = "gen_ai.prompt",
+    GenAiPrompt0Content = "gen_ai.prompt.0.content",
+    AiPromptMessages = "ai.prompt.messages",
+    AiPrompt = "ai.prompt",
+    Input = "input",
+    OutputValue = "output.value",
+    GenAiToolCallResult = "gen_ai.tool.call.result",
+    AiToolCallResult = "ai.toolCall.result",
+    TraceloopEntityOutput = "traceloop.entity.output",
+    GenAiOutputMessages = "gen_ai.output.messages",
+    GenAiOutput = "gen_ai.output",
+    GenAiCompletion = "gen_ai.completion",
+    GenAiCompletion0Content = "gen_ai.completion.0.content",
+    AiResponseText = "ai.response.text",
+    AiResponseObject = "ai.response.object",
+    Output = "output",
+    GenAiOperationName = "gen_ai.operation.name",
+    TraceloopSpanKind = "traceloop.span.kind",
+    TraceloopEntityName = "traceloop.entity.name",
+    OpeninferenceSpanKind = "openinference.span.kind",
+    AiOperationId = "ai.operationId",
+    LlmRequestType = "llm.request.type",
+    ServiceName = "service.name",
+    Turn = "turn",
+    ActionSucceeded = "action.succeeded",
+    ToolInput = "tool_input",
+    DivergenceAge = "divergence_age",
+    LatencyLlmMs = "latency.llm_ms",
+    LatencyToolMs = "latency.tool_ms",
+    ErrorType = "error.type",
+    Metadata = "metadata",
+}
+
+const KEYS: usize = Key::ALL.len();
+
+/// The key of an attribute name, if the span model reads it.
+fn key_of(name: &str) -> Option<Key> {
+    static BY_NAME: OnceLock<FxHashMap<&'static str, Key>> = OnceLock::new();
+    BY_NAME
+        .get_or_init(|| Key::ALL.iter().map(|k| (k.name(), *k)).collect())
+        .get(name)
+        .copied()
+}
 
 /// Attribute names, most specific first: the reference receiver's, then the
 /// OpenTelemetry GenAI conventions', OpenInference's, OpenLLMetry's and the
 /// Vercel AI SDK's.
 pub(super) mod keys {
-    pub(crate) const AGENT: &[&str] = &[
-        "agent.id",
-        "agent_id",
-        "gen_ai.agent.name",
-        "gen_ai.agent.id",
-        "agent.name",
+    use super::Key::{self, *};
+
+    pub(crate) const AGENT: &[Key] = &[
+        AgentId,
+        AgentIdSnake,
+        GenAiAgentName,
+        GenAiAgentId,
+        AgentName,
     ];
     /// Names that stand for the agent when nothing better does.
-    pub(crate) const AGENT_FALLBACK: &[&str] = &[
-        "graph.node.id",
-        "langgraph_node",
-        "langgraph.node",
-        "metadata.langgraph_node",
-        "ai.telemetry.functionId",
+    pub(crate) const AGENT_FALLBACK: &[Key] = &[
+        GraphNodeId,
+        LanggraphNode,
+        LanggraphNodeDotted,
+        MetadataLanggraphNode,
+        AiTelemetryFunctionId,
     ];
-    pub(crate) const RUN: &[&str] = &["run.id", "run_id"];
-    pub(crate) const CONVERSATION: &[&str] = &["gen_ai.conversation.id", "session.id"];
-    pub(crate) const TOOL: &[&str] = &[
-        "action.tool",
-        "tool_name",
-        "gen_ai.tool.name",
-        "tool.name",
-        "ai.toolCall.name",
+    pub(crate) const RUN: &[Key] = &[RunId, RunIdSnake];
+    pub(crate) const CONVERSATION: &[Key] = &[GenAiConversationId, SessionId];
+    pub(crate) const TOOL: &[Key] = &[
+        ActionTool,
+        ToolNameSnake,
+        GenAiToolName,
+        ToolName,
+        AiToolCallName,
     ];
-    pub(crate) const CLASSIFICATION: &[&str] =
-        &["failure.classification", "failure_classification"];
-    pub(crate) const DIVERGENCE: &[&str] = &["divergence.fields", "divergence_fields"];
-    pub(crate) const INPUT: &[&str] = &[
-        "input.value",
-        "gen_ai.tool.call.arguments",
-        "gen_ai.tool.args",
-        "ai.toolCall.args",
-        "traceloop.entity.input",
-        "gen_ai.input.messages",
-        "gen_ai.prompt",
-        "gen_ai.prompt.0.content",
-        "ai.prompt.messages",
-        "ai.prompt",
-        "input",
+    pub(crate) const CLASSIFICATION: &[Key] = &[FailureClassification, FailureClassificationSnake];
+    pub(crate) const DIVERGENCE: &[Key] = &[DivergenceFields, DivergenceFieldsSnake];
+    pub(crate) const INPUT: &[Key] = &[
+        InputValue,
+        GenAiToolCallArguments,
+        GenAiToolArgs,
+        AiToolCallArgs,
+        TraceloopEntityInput,
+        GenAiInputMessages,
+        GenAiPrompt,
+        GenAiPrompt0Content,
+        AiPromptMessages,
+        AiPrompt,
+        Input,
     ];
-    pub(crate) const OUTPUT: &[&str] = &[
-        "output.value",
-        "gen_ai.tool.call.result",
-        "ai.toolCall.result",
-        "traceloop.entity.output",
-        "gen_ai.output.messages",
-        "gen_ai.output",
-        "gen_ai.completion",
-        "gen_ai.completion.0.content",
-        "ai.response.text",
-        "ai.response.object",
-        "output",
+    pub(crate) const OUTPUT: &[Key] = &[
+        OutputValue,
+        GenAiToolCallResult,
+        AiToolCallResult,
+        TraceloopEntityOutput,
+        GenAiOutputMessages,
+        GenAiOutput,
+        GenAiCompletion,
+        GenAiCompletion0Content,
+        AiResponseText,
+        AiResponseObject,
+        Output,
     ];
 }
 
@@ -80,39 +180,61 @@ impl<'a> AttrRef<'a> {
             AttrRef::Json(_) => None,
         }
     }
-}
 
-/// A span's or a resource's attributes, found by their flat (dotted) key.
-pub(crate) trait AttrSource {
-    fn attr(&self, key: &str) -> Option<AttrRef<'_>>;
-}
-
-impl AttrSource for Map<String, Value> {
-    fn attr(&self, key: &str) -> Option<AttrRef<'_>> {
-        self.get(key).map(AttrRef::Json)
+    fn is_null(self) -> bool {
+        matches!(self, AttrRef::Json(Value::Null))
     }
 }
 
-/// A span's attributes over its resource's.
+/// A span's or a resource's attributes, by their flat (dotted) names.
+pub(crate) trait AttrSource {
+    /// Each attribute in order; a name given twice counts at its last.
+    fn each<'s>(&'s self, f: &mut dyn FnMut(&str, AttrRef<'s>));
+}
+
+impl AttrSource for Map<String, Value> {
+    fn each<'s>(&'s self, f: &mut dyn FnMut(&str, AttrRef<'s>)) {
+        for (k, v) in self {
+            f(k, AttrRef::Json(v));
+        }
+    }
+}
+
+/// The attributes the span model reads, a span's over its resource's,
+/// found in one pass over each: the model asks for some sixty names, most
+/// of them absent, and each question is then an index.
 pub struct Attrs<'a> {
-    pub(crate) span: &'a dyn AttrSource,
-    pub(crate) resource: &'a dyn AttrSource,
+    slots: [Option<AttrRef<'a>>; KEYS],
 }
 
 impl<'a> Attrs<'a> {
-    pub(super) fn get(&self, key: &str) -> Option<AttrRef<'a>> {
-        let present = |v: &AttrRef<'_>| !matches!(v, AttrRef::Json(Value::Null));
-        self.span
-            .attr(key)
-            .filter(present)
-            .or_else(|| self.resource.attr(key).filter(present))
+    pub(crate) fn new(span: &'a dyn AttrSource, resource: &'a dyn AttrSource) -> Self {
+        let last = |source: &'a dyn AttrSource| {
+            let mut slots: [Option<AttrRef<'a>>; KEYS] = [None; KEYS];
+            source.each(&mut |name, v| {
+                if let Some(k) = key_of(name) {
+                    slots[k as usize] = Some(v);
+                }
+            });
+            slots
+        };
+        let (own, shared) = (last(span), last(resource));
+        // A null counts as absent, on the span and on its resource alike.
+        let present = |v: &AttrRef<'_>| !v.is_null();
+        Attrs {
+            slots: std::array::from_fn(|i| own[i].filter(present).or(shared[i].filter(present))),
+        }
+    }
+
+    pub(super) fn get(&self, key: Key) -> Option<AttrRef<'a>> {
+        self.slots[key as usize]
     }
 
     /// The first of `keys` whose value is non-empty text (numbers and
     /// booleans as text).
-    pub(super) fn text(&self, keys: &[&str]) -> Option<String> {
+    pub(super) fn text(&self, keys: &[Key]) -> Option<String> {
         keys.iter().find_map(|k| {
-            let v = self.get(k)?;
+            let v = self.get(*k)?;
             match (v.as_str(), v) {
                 (Some(s), _) => (!s.trim().is_empty()).then(|| s.to_string()),
                 (None, AttrRef::Json(Value::Number(n))) => Some(n.to_string()),
@@ -124,9 +246,9 @@ impl<'a> Attrs<'a> {
 
     /// Any value of `keys` as text: strings unwrapped from JSON encoding,
     /// other values as compact JSON.
-    pub(super) fn any_text(&self, keys: &[&str]) -> Option<String> {
+    pub(super) fn any_text(&self, keys: &[Key]) -> Option<String> {
         keys.iter().find_map(|k| {
-            let v = self.get(k)?;
+            let v = self.get(*k)?;
             Some(match v {
                 AttrRef::Json(other) if !other.is_string() => other.to_string(),
                 _ => unwrap_json_string(v.as_str()?),
@@ -135,7 +257,7 @@ impl<'a> Attrs<'a> {
     }
 
     /// A boolean written as a bool, "true"/"false" or 0/1.
-    pub(super) fn flag(&self, key: &str) -> Option<bool> {
+    pub(super) fn flag(&self, key: Key) -> Option<bool> {
         let v = self.get(key)?;
         match (v.as_str(), v) {
             (Some(s), _) => bool_from_text(s),
@@ -150,7 +272,7 @@ impl<'a> Attrs<'a> {
     }
 
     /// An integer written as a number (without fraction) or as digits.
-    pub(super) fn int(&self, key: &str) -> Option<i64> {
+    pub(super) fn int(&self, key: Key) -> Option<i64> {
         let v = self.get(key)?;
         match (v.as_str(), v) {
             (Some(s), _) => s.trim().parse().ok(),
@@ -165,7 +287,7 @@ impl<'a> Attrs<'a> {
 
     /// Divergence fields: a list, or comma-separated text.
     pub(super) fn divergence(&self) -> Vec<String> {
-        let Some(v) = keys::DIVERGENCE.iter().find_map(|k| self.get(k)) else {
+        let Some(v) = keys::DIVERGENCE.iter().find_map(|k| self.get(*k)) else {
             return Vec::new();
         };
         match (v.as_str(), v) {
@@ -180,7 +302,7 @@ impl<'a> Attrs<'a> {
     }
 
     /// A non-empty object.
-    pub(super) fn object(&self, key: &str) -> Option<Value> {
+    pub(super) fn object(&self, key: Key) -> Option<Value> {
         match self.get(key)? {
             AttrRef::Json(v @ Value::Object(o)) if !o.is_empty() => Some(v.clone()),
             _ => None,
@@ -189,7 +311,7 @@ impl<'a> Attrs<'a> {
 
     /// A key inside an attribute that holds a JSON object as text (as
     /// OpenInference's `metadata` holds `langgraph_node`).
-    pub(super) fn inside_json(&self, attr: &str, key: &str) -> Option<String> {
+    pub(super) fn inside_json(&self, attr: Key, key: &str) -> Option<String> {
         let text = self.get(attr)?.as_str()?;
         match json_in_text(text)? {
             Value::Object(o) => match o.get(key)? {

@@ -13,7 +13,7 @@ mod attrs;
 mod emit;
 
 use attrs::*;
-pub(crate) use attrs::{AttrRef, AttrSource};
+pub(crate) use attrs::{AttrRef, AttrSource, Key};
 pub use attrs::{Attrs, bool_from_text, json_in_text};
 pub(super) use emit::{Emitter, Inherited, id_hash, warn_repeated};
 
@@ -120,20 +120,20 @@ fn kind_from_vercel(op: &str) -> Option<&'static str> {
 
 impl HeldSpan {
     pub(crate) fn new(parts: SpanParts, a: &Attrs<'_>, settings: &DecodeSettings) -> Self {
-        let operation = a.text(&["gen_ai.operation.name"]);
-        let traceloop = a.text(&["traceloop.span.kind"]);
-        let entity = a.text(&["traceloop.entity.name"]);
+        let operation = a.text(&[Key::GenAiOperationName]);
+        let traceloop = a.text(&[Key::TraceloopSpanKind]);
+        let entity = a.text(&[Key::TraceloopEntityName]);
         let named_tool = a.text(keys::TOOL);
         let kind = a
-            .text(&["openinference.span.kind"])
+            .text(&[Key::OpeninferenceSpanKind])
             .and_then(|k| spans::kind_from_openinference(&k))
             .or_else(|| operation.as_deref().and_then(spans::kind_from_operation))
             .or_else(|| traceloop.as_deref().and_then(kind_from_traceloop))
             .or_else(|| {
-                a.text(&["ai.operationId"])
+                a.text(&[Key::AiOperationId])
                     .and_then(|op| kind_from_vercel(&op))
             })
-            .or_else(|| a.text(&["llm.request.type"]).map(|_| "llm"))
+            .or_else(|| a.text(&[Key::LlmRequestType]).map(|_| "llm"))
             .unwrap_or(if named_tool.is_some() {
                 "tool"
             } else {
@@ -161,7 +161,7 @@ impl HeldSpan {
         });
         let agent_fallback = a
             .text(keys::AGENT_FALLBACK)
-            .or_else(|| a.inside_json("metadata", "langgraph_node"));
+            .or_else(|| a.inside_json(Key::Metadata, "langgraph_node"));
         let cut = |t: String| settings.text(&t);
         let span_hash = id_hash(&parts.span_id);
         let mut span = HeldSpan {
@@ -175,25 +175,25 @@ impl HeldSpan {
             agent,
             agent_fallback,
             service: a
-                .text(&["service.name"])
+                .text(&[Key::ServiceName])
                 .filter(|s| spans::named_service(s).is_some()),
             run: a.text(keys::RUN),
             conversation: a.text(keys::CONVERSATION),
-            turn: a.int("turn"),
+            turn: a.int(Key::Turn),
             tool,
             operation,
             kind,
             status: parts.status,
-            stated_success: a.flag("action.succeeded"),
+            stated_success: a.flag(Key::ActionSucceeded),
             classification: a.text(keys::CLASSIFICATION).filter(|c| c != "null"),
             divergence: a.divergence(),
             failure,
             input: a.any_text(keys::INPUT).map(cut),
             output: a.any_text(keys::OUTPUT).map(cut),
-            tool_input: a.object("tool_input"),
-            divergence_age: a.object("divergence_age"),
-            llm_ms: a.int("latency.llm_ms"),
-            tool_ms: a.int("latency.tool_ms"),
+            tool_input: a.object(Key::ToolInput),
+            divergence_age: a.object(Key::DivergenceAge),
+            llm_ms: a.int(Key::LatencyLlmMs),
+            tool_ms: a.int(Key::LatencyToolMs),
             line: parts.line,
             open: parts.unended,
             seq: 0,
@@ -235,7 +235,7 @@ impl HeldSpan {
 /// `error.type` attribute, an `exception` event. The error takes its type and
 /// message from whichever gives them.
 fn failure_of(parts: &SpanParts, a: &Attrs<'_>) -> Option<(&'static str, ErrorInfo)> {
-    let error_type = a.text(&["error.type"]);
+    let error_type = a.text(&[Key::ErrorType]);
     let (exception_type, exception_message) = parts.exception.clone().unwrap_or_default();
     // An unrecognised status code stays a failure, as in the reference.
     let source = if matches!(parts.status, StatusCode::Error | StatusCode::Unknown) {
