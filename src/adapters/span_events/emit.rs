@@ -22,7 +22,7 @@ pub(in crate::adapters) struct Inherited {
 /// that memory stays bounded on an endless stream of spans.
 #[derive(Default)]
 pub(super) struct RecentIds {
-    // The keys are hashes already: hashing them again would be waste.
+    // The keys are digests already: the cheap hash spreads them well enough.
     current: FxHashSet<u64>,
     older: FxHashSet<u64>,
 }
