@@ -588,3 +588,33 @@ mod differential {
         }
     }
 }
+
+/// Every element of every array member, as raw text, visited in place.
+fn items_of(line: &str) -> Result<Vec<String>, ScanError> {
+    let mut out = Vec::new();
+    visit_object_in(line, &[], &mut LineScratch::default(), |_, field| {
+        let (_, stepped) = field.items(|item| {
+            let (v, stepped) = item.value()?;
+            out.push(v.raw().to_string());
+            Ok(stepped)
+        })?;
+        Ok(stepped)
+    })?;
+    Ok(out)
+}
+
+#[test]
+fn items_visits_each_element_of_an_array_and_passes_other_values_whole() {
+    let line = r#"{"a": [1, "two", {"x": [3]}, []], "b": {"c": 4}, "d": [ ], "e": null}"#;
+    assert_eq!(
+        items_of(line).unwrap(),
+        ["1", r#""two""#, r#"{"x": [3]}"#, "[]"]
+    );
+    // The value is checked as a whole: a broken element is the line's error.
+    for bad in [r#"{"a": [1, }"#, r#"{"a": [1 2]}"#, r#"{"a": [1,]}"#] {
+        assert!(items_of(bad).is_err(), "{bad}");
+    }
+    // What the visitor reads matches what scanning the whole value says.
+    let whole = members(line).unwrap();
+    assert_eq!(whole[0].1, r#"[1, "two", {"x": [3]}, []]"#);
+}
