@@ -91,21 +91,41 @@ impl Timestamp {
         let secs = nanos / NANOS_PER_SEC as u64;
         let (y, m, d) = civil_from_days((secs / 86_400) as i64);
         let sod = (secs % 86_400) as u32;
-        let mut text = *b"0000-00-00T00:00:00Z";
-        let y = y as u32;
-        for (at, n) in [
-            (0, y / 100),
-            (2, y % 100),
-            (5, m),
-            (8, d),
-            (11, sod / 3600),
-            (14, sod / 60 % 60),
-            (17, sod % 60),
-        ] {
-            text[at..at + 2].copy_from_slice(digit_pair(n));
-        }
-        out.extend_from_slice(&text);
+        // Years to 2554 here: within what `text_of` writes.
+        let (text, len) = text_of(y as u32, m, d, sod, 0);
+        out.extend_from_slice(&text[..len]);
     }
+}
+
+/// The RFC 3339 text of a UTC date (year 0 to 9999), second of the day and
+/// nanoseconds, without formatting machinery: every event's time is
+/// written, and `write!` cost more than the rest of the work. The buffer
+/// and how much of it is the text.
+fn text_of(year: u32, month: u32, day: u32, sod: u32, nanos: u32) -> ([u8; 30], usize) {
+    let mut text = *b"0000-00-00T00:00:00.000000000Z";
+    for (at, n) in [
+        (0, year / 100),
+        (2, year % 100),
+        (5, month),
+        (8, day),
+        (11, sod / 3600),
+        (14, sod / 60 % 60),
+        (17, sod % 60),
+    ] {
+        text[at..at + 2].copy_from_slice(digit_pair(n));
+    }
+    if nanos == 0 {
+        text[19] = b'Z';
+        return (text, 20);
+    }
+    let mut n = nanos;
+    for i in (20..29).rev() {
+        text[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
+    let digits = 9 - decimal_zeros(nanos);
+    text[20 + digits] = b'Z';
+    (text, 21 + digits)
 }
 
 /// The two ASCII digits of `n`, which is below 100.
@@ -129,32 +149,9 @@ impl fmt::Display for Timestamp {
         let Some(year) = u32::try_from(y).ok().filter(|y| *y <= 9999) else {
             return write_slowly(self, f);
         };
-        // Written digit by digit into one buffer: every event's time goes
-        // through here, and the formatting machinery cost more than the rest.
-        let mut b = *b"0000-00-00T00:00:00.000000000Z";
-        let mut put = |at: usize, width: usize, mut n: u32| {
-            for i in (at..at + width).rev() {
-                b[i] = b'0' + (n % 10) as u8;
-                n /= 10;
-            }
-        };
-        put(0, 4, year);
-        put(5, 2, m);
-        put(8, 2, d);
-        put(11, 2, sod / 3600);
-        put(14, 2, sod / 60 % 60);
-        put(17, 2, sod % 60);
-        let len = if nanos == 0 {
-            b[19] = b'Z';
-            20
-        } else {
-            put(20, 9, nanos);
-            let digits = 9 - decimal_zeros(nanos);
-            b[20 + digits] = b'Z';
-            21 + digits
-        };
+        let (text, len) = text_of(year, m, d, sod, nanos);
         // Only ASCII digits and separators were written.
-        f.write_str(std::str::from_utf8(&b[..len]).map_err(|_| fmt::Error)?)
+        f.write_str(std::str::from_utf8(&text[..len]).map_err(|_| fmt::Error)?)
     }
 }
 

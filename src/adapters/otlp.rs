@@ -4,13 +4,11 @@
 //! pre-order of its span tree once it is complete (see `trace_window`); a
 //! file of one request is read whole.
 
+use std::borrow::Cow;
 use std::io::Read;
-
 use std::ops::Range;
 
 use serde::Deserialize;
-use std::borrow::Cow;
-
 use serde_json::{Map, Value};
 
 use super::span_events::{self, AttrRef, AttrSource, Attrs, HeldSpan, SpanParts};
@@ -210,6 +208,15 @@ enum AttrValue<'a> {
     Json(Value),
 }
 
+impl AttrValue<'_> {
+    fn into_json(self) -> Value {
+        match self {
+            AttrValue::Text(s) => Value::String(s.into_owned()),
+            AttrValue::Json(v) => v,
+        }
+    }
+}
+
 impl<'a> AnyValue<'a> {
     /// The value: int64 text becomes a number, bytes stay base64 text, a
     /// key/value list becomes an object. One field is set; were there more,
@@ -235,10 +242,7 @@ impl<'a> AnyValue<'a> {
     }
 
     fn into_json(self) -> Value {
-        match self.into_attr() {
-            AttrValue::Text(s) => Value::String(s.into_owned()),
-            AttrValue::Json(v) => v,
-        }
+        self.into_attr().into_json()
     }
 }
 
@@ -291,13 +295,7 @@ impl<'a> AttrList<'a> {
     fn into_map(self) -> Map<String, Value> {
         self.items
             .into_iter()
-            .map(|(k, v)| {
-                let v = match v {
-                    AttrValue::Text(s) => Value::String(s.into_owned()),
-                    AttrValue::Json(v) => v,
-                };
-                (k.into_owned(), v)
-            })
+            .map(|(k, v)| (k.into_owned(), v.into_json()))
             .collect()
     }
 

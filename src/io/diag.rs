@@ -145,6 +145,44 @@ pub(crate) fn io_reason(e: &io::Error) -> String {
     }
 }
 
+/// What becomes of input that cannot be read: skipped with a warning, or,
+/// under `--strict`, the end of the run (exit status 2).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OnBadInput {
+    #[default]
+    Skip,
+    Stop,
+}
+
+impl OnBadInput {
+    pub fn strict(strict: bool) -> Self {
+        if strict {
+            OnBadInput::Stop
+        } else {
+            OnBadInput::Skip
+        }
+    }
+
+    /// `reason` for not reading what is at `at`: the error `at: reason`
+    /// under `Stop`; else a warning of `kind`, `at: reason; skipped`, and
+    /// the caller counts what it skipped.
+    pub(crate) fn skip(
+        self,
+        diag: &mut Diag,
+        kind: &'static str,
+        at: impl fmt::Display,
+        reason: impl fmt::Display,
+    ) -> anyhow::Result<()> {
+        match self {
+            OnBadInput::Stop => anyhow::bail!("{at}: {reason}"),
+            OnBadInput::Skip => {
+                diag.warn(kind, format_args!("{at}: {reason}; skipped"));
+                Ok(())
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,43 +220,5 @@ mod tests {
     fn size_text_prints_whole_units() {
         assert_eq!(size_text(256 << 20), "256 MiB");
         assert_eq!(size_text(1000), "1000 bytes");
-    }
-}
-
-/// What becomes of input that cannot be read: skipped with a warning, or,
-/// under `--strict`, the end of the run (exit status 2).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum OnBadInput {
-    #[default]
-    Skip,
-    Stop,
-}
-
-impl OnBadInput {
-    pub fn strict(strict: bool) -> Self {
-        if strict {
-            OnBadInput::Stop
-        } else {
-            OnBadInput::Skip
-        }
-    }
-
-    /// `reason` for not reading what is at `at`: the error `at: reason`
-    /// under `Stop`; else a warning of `kind`, `at: reason; skipped`, and
-    /// the caller counts what it skipped.
-    pub(crate) fn skip(
-        self,
-        diag: &mut Diag,
-        kind: &'static str,
-        at: impl fmt::Display,
-        reason: impl fmt::Display,
-    ) -> anyhow::Result<()> {
-        match self {
-            OnBadInput::Stop => anyhow::bail!("{at}: {reason}"),
-            OnBadInput::Skip => {
-                diag.warn(kind, format_args!("{at}: {reason}; skipped"));
-                Ok(())
-            }
-        }
     }
 }

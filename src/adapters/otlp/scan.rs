@@ -129,13 +129,12 @@ fn resource_spans<'a>(
         | "instrumentation_library_spans" => {
             seen.once(1)?;
             let resource_known = seen.has(0);
-            let mut scopes = Vec::new();
-            list(field, &mut scopes, |scope| {
+            each(field, |scope| {
                 if scope.starts_with() != b'{' {
-                    return Err(other_shape());
+                    return declined();
                 }
                 let mut seen = Seen::default();
-                let stepped = scope.members(|key, field| match name(&key).as_ref() {
+                let (_, stepped) = scope.members(|key, field| match name(&key).as_ref() {
                     "spans" => {
                         seen.once(0)?;
                         each(field, |f| {
@@ -150,7 +149,7 @@ fn resource_spans<'a>(
                     }
                     _ => field.skip(),
                 })?;
-                Ok(((), stepped.1))
+                Ok(stepped)
             })
         }
         _ => field.skip(),

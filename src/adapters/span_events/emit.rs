@@ -311,7 +311,7 @@ pub(super) fn event_of<'a>(
     ev.failure_classification = span.classification.as_deref().map(Into::into);
     ev.failure_source = failure_source;
     ev.divergence_fields = span.divergence.iter().map(|d| d.as_str().into()).collect();
-    ev.latency_ms = span.latency.map(JsonVal::Latency);
+    ev.latency_ms = latency(span).map(JsonVal::Latency);
     ev.span_id = (!span.span_id.is_empty()).then(|| span.span_id.as_str().into());
     ev.parent_span_id = span.parent_id.as_deref().map(Into::into);
     ev.span_kind = Some(span.kind);
@@ -384,7 +384,7 @@ pub(super) fn event_id(span: &HeldSpan, index: usize, used: &mut RecentIds) -> S
     id
 }
 
-pub(super) fn latency(span: &HeldSpan) -> Option<Latency> {
+fn latency(span: &HeldSpan) -> Option<Latency> {
     let latency = Latency {
         llm: span.llm_ms,
         tool: span.tool_ms,

@@ -81,8 +81,6 @@ pub(crate) struct HeldSpan {
     seq: usize,
     /// [`id_hash`] of its span id, found where spans decode in parallel.
     span_hash: u64,
-    /// Its `latency_ms`: its duration and the latencies it states.
-    latency: Option<crate::record::Latency>,
 }
 
 impl spans::TreeNode for HeldSpan {
@@ -164,7 +162,7 @@ impl HeldSpan {
             .or_else(|| a.inside_json(Key::Metadata, "langgraph_node"));
         let cut = |t: String| settings.text(&t);
         let span_hash = id_hash(&parts.span_id);
-        let mut span = HeldSpan {
+        HeldSpan {
             trace_id: parts.trace_id,
             span_id: parts.span_id,
             parent_id: parts.parent_id.filter(|p| !p.is_empty()),
@@ -198,10 +196,7 @@ impl HeldSpan {
             open: parts.unended,
             seq: 0,
             span_hash,
-            latency: None,
-        };
-        span.latency = emit::latency(&span);
-        span
+        }
     }
 
     pub(super) fn trace_id(&self) -> &str {
