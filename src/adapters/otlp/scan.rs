@@ -6,9 +6,10 @@
 
 use std::borrow::Cow;
 
-use super::{
+use super::held_span;
+use super::wire::{
     Attr, AttrList, AttrValue, Exception, KeyValueList, Scalar, ValueList, WireSpan, WireStatus,
-    array_attr, bool_attr, exception_in, held_span, kvlist_attr, number_attr,
+    array_attr, bool_attr, exception_in, kvlist_attr, number_attr,
 };
 use crate::adapters::DecodeSettings;
 use crate::adapters::span_events::HeldSpan;
