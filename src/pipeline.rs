@@ -10,7 +10,7 @@ use crate::io::diag::{Diag, OnBadInput};
 use crate::io::input::Input;
 use crate::record::{Batch, Kind, Pattern, SourceRec};
 use crate::score::score;
-use crate::stream::{Record, looks_like_records, read_records_from};
+use crate::stream::{Kindless, Record, looks_like_records, read_records_from};
 
 /// What one side of an analysis gives: the scored batch and patterns, and
 /// the records of other kinds (findings, verdicts, …) for the renderer.
@@ -132,34 +132,42 @@ fn feed(
     on_bad: OnBadInput,
     diag: &mut Diag,
 ) -> anyhow::Result<u64> {
-    read_records_from(path, reader, None, diag, on_bad, |rec, loc, diag| {
-        match rec {
-            Record::Header(_) => {}
-            Record::Event(ev, at) => {
-                if let Some(w) = grouper.add_event_at(ev, *at) {
-                    diag.warn("out-of-order", format_args!("{loc}: {w}"));
+    read_records_from(
+        path,
+        reader,
+        None,
+        diag,
+        on_bad,
+        Kindless::TRACE_FILE,
+        |rec, loc, diag| {
+            match rec {
+                Record::Header(_) => {}
+                Record::Event { event, at, .. } => {
+                    if let Some(w) = grouper.add_event_at(event, *at) {
+                        diag.warn("out-of-order", format_args!("{loc}: {w}"));
+                    }
                 }
+                Record::Other {
+                    kind: Some(Kind::Source),
+                    line,
+                } => grouper.add_source(parse_record::<SourceRec>(line, loc)?),
+                Record::Other {
+                    kind: Some(Kind::Batch),
+                    line,
+                } => grouper.add_batch(&parse_record(line, loc)?),
+                Record::Other {
+                    kind: Some(Kind::Pattern),
+                    line,
+                } => grouper.add_pattern(&parse_record(line, loc)?),
+                Record::Other {
+                    kind: Some(Kind::Run),
+                    ..
+                } => {}
+                Record::Other { line, .. } | Record::Untyped(line) => other.push(line.to_vec()),
             }
-            Record::Other {
-                kind: Some(Kind::Source),
-                line,
-            } => grouper.add_source(parse_record::<SourceRec>(line, loc)?),
-            Record::Other {
-                kind: Some(Kind::Batch),
-                line,
-            } => grouper.add_batch(&parse_record(line, loc)?),
-            Record::Other {
-                kind: Some(Kind::Pattern),
-                line,
-            } => grouper.add_pattern(&parse_record(line, loc)?),
-            Record::Other {
-                kind: Some(Kind::Run),
-                ..
-            } => {}
-            Record::Other { line, .. } => other.push(line.to_vec()),
-        }
-        Ok(())
-    })
+            Ok(())
+        },
+    )
 }
 
 fn parse_record<T: serde::de::DeserializeOwned>(

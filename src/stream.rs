@@ -25,11 +25,34 @@ pub enum Record<'a> {
     /// A `header` record; the raw line, to pass through.
     Header(&'a [u8]),
     /// An `event` record, decoded, with its timestamp read (on the decoding
-    /// threads, so the stage's own thread need not).
-    Event(EventView<'a>, Option<Timestamp>),
+    /// threads, so the stage's own thread need not), and its raw line.
+    Event {
+        event: EventView<'a>,
+        at: Option<Timestamp>,
+        line: &'a [u8],
+    },
     /// Any other kind (none: a kind this build does not know), with its
     /// raw line.
     Other { kind: Option<Kind>, line: &'a [u8] },
+    /// A JSON object with no `kind`, where the stage takes them
+    /// ([`Kindless::Passed`]): the stage reads it itself.
+    Untyped(&'a [u8]),
+}
+
+/// What a stage makes of a line with no `kind` (a trace event given where
+/// records were expected).
+#[derive(Clone, Copy, Debug)]
+pub enum Kindless {
+    /// Skipped as bad (an error under `--strict`), for this reason.
+    Refused(&'static str),
+    /// Handed over as [`Record::Untyped`].
+    Passed,
+}
+
+impl Kindless {
+    /// Refused, naming the stage that reads trace files.
+    pub const TRACE_FILE: Kindless =
+        Kindless::Refused("record has no \"kind\" (trace files go through triage-parse first)");
 }
 
 /// Where a record was read: for messages.
@@ -51,6 +74,7 @@ pub(crate) fn read_records(
     inputs: &[Input],
     diag: &mut Diag,
     on_bad: OnBadInput,
+    kindless: Kindless,
     mut each: impl FnMut(&Record<'_>, &Location<'_>, &mut Diag) -> anyhow::Result<()>,
 ) -> anyhow::Result<u64> {
     let mut skipped = 0;
@@ -62,6 +86,7 @@ pub(crate) fn read_records(
             input.waiting(),
             diag,
             on_bad,
+            kindless,
             &mut each,
         )?;
     }
@@ -83,6 +108,7 @@ pub fn read_records_from(
     waiting: Option<Waiting>,
     diag: &mut Diag,
     on_bad: OnBadInput,
+    kindless: Kindless,
     each: impl FnMut(&Record<'_>, &Location<'_>, &mut Diag) -> anyhow::Result<()>,
 ) -> anyhow::Result<u64> {
     let chunks = ReadAhead::spawn(reader, waiting);
@@ -99,7 +125,7 @@ pub fn read_records_from(
     };
     hand.repaired(&a);
     let mut decoded_a = Vec::new();
-    decode_chunk(&a, &mut decoded_a, || ());
+    decode_chunk(&a, kindless, &mut decoded_a, || ());
     // The vector of records handed over last, emptied, for the next chunk.
     let mut spare = Vec::new();
     loop {
@@ -108,7 +134,7 @@ pub fn read_records_from(
         };
         hand.repaired(&b);
         let mut decoded_b;
-        (decoded_b, spare) = decode_while_handing_over(&b, decoded_a, spare, &mut hand)?;
+        (decoded_b, spare) = decode_while_handing_over(&b, kindless, decoded_a, spare, &mut hand)?;
         chunks.recycle(a);
         let Some(next) = chunks.next_or(path, || hand.over_all(&mut decoded_b))? else {
             hand.over(decoded_b)?;
@@ -116,7 +142,7 @@ pub fn read_records_from(
         };
         a = next;
         hand.repaired(&a);
-        (decoded_a, spare) = decode_while_handing_over(&a, decoded_b, spare, &mut hand)?;
+        (decoded_a, spare) = decode_while_handing_over(&a, kindless, decoded_b, spare, &mut hand)?;
         chunks.recycle(b);
     }
     hand.over(decoded_a)?;
@@ -221,6 +247,7 @@ impl Lines {
 /// and, once `meanwhile` has returned, on this thread too.
 fn decode_chunk<'c, R>(
     lines: &'c Lines,
+    kindless: Kindless,
     out: &mut Decoded<'c>,
     meanwhile: impl FnOnce() -> R,
 ) -> R {
@@ -236,7 +263,7 @@ fn decode_chunk<'c, R>(
         |scratch, first, slots| {
             for (i, slot) in (first..).zip(slots) {
                 let line = scratch.line(data, spans, i);
-                *slot = (spans[i].0, decode(line, scratch));
+                *slot = (spans[i].0, decode(line, kindless, scratch));
             }
         },
         meanwhile,
@@ -257,6 +284,7 @@ struct Line<'c> {
 /// `next`, and `previous` emptied.
 fn decode_while_handing_over<'n, F>(
     next: &'n Lines,
+    kindless: Kindless,
     previous: Decoded<'_>,
     into: Decoded<'n>,
     hand: &mut Handover<'_, '_, F>,
@@ -267,7 +295,9 @@ where
     let mut decoded = into;
     let mut previous = previous;
     // `each` need not be Send: it stays on this thread.
-    decode_chunk(next, &mut decoded, || hand.over_all(&mut previous))?;
+    decode_chunk(next, kindless, &mut decoded, || {
+        hand.over_all(&mut previous)
+    })?;
     Ok((decoded, emptied(previous)))
 }
 
@@ -403,16 +433,21 @@ impl<'c> Scratch<'c> {
 
 /// Decodes one line.
 #[inline(always)]
-fn decode<'c>(line: Line<'c>, scratch: &mut Scratch<'c>) -> Result<Record<'c>, Bad> {
+fn decode<'c>(
+    line: Line<'c>,
+    kindless: Kindless,
+    scratch: &mut Scratch<'c>,
+) -> Result<Record<'c>, Bad> {
     if line.bytes.starts_with(EVENT_PREFIX) {
         return decode_event(line, scratch);
     }
     let probe: KindProbe =
         serde_json::from_slice(line.bytes).map_err(|e| Bad::Skip(json_reason(line.bytes, &e)))?;
     match probe.kind.as_deref() {
-        None => Err(Bad::Skip(
-            "record has no \"kind\" (trace files go through triage-parse first)".to_string(),
-        )),
+        None => match kindless {
+            Kindless::Refused(why) => Err(Bad::Skip(why.to_string())),
+            Kindless::Passed => Ok(Record::Untyped(line.bytes)),
+        },
         Some("event") => decode_event(line, scratch),
         Some("header") => match check_schema(probe.schema) {
             Err(why) => Err(Bad::Fatal(why.to_string())),
@@ -653,8 +688,8 @@ fn scan_event<'c>(line: Line<'c>, scratch: &mut Scratch<'c>) -> Result<Record<'c
     let at = timestamp.as_deref().and_then(Timestamp::parse);
     let output = optional_string(output, "output")?;
     // Built in one expression, so that it is built where it is stored.
-    Ok(Record::Event(
-        EventView {
+    Ok(Record::Event {
+        event: EventView {
             event_id,
             run_id,
             turn,
@@ -669,7 +704,8 @@ fn scan_event<'c>(line: Line<'c>, scratch: &mut Scratch<'c>) -> Result<Record<'c
             output,
         },
         at,
-    ))
+        line: line.bytes,
+    })
 }
 
 #[cfg(test)]

@@ -201,6 +201,7 @@ fn read_with(format: Option<Format>, bytes: &[u8]) -> Result<(), String> {
             None,
             &mut diag,
             OnBadInput::Skip,
+            triage::stream::Kindless::TRACE_FILE,
             |rec, _, _| {
                 // The stage's side: what it would pass on must be JSON.
                 if let triage::stream::Record::Other { line, .. } = rec {

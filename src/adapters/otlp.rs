@@ -78,10 +78,10 @@ pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     // The first line shows whether requests are one per line or one
     // document across lines.
     let first = loop {
-        let Some(mut chunk) = reader.next_chunk().map_err(read_error)? else {
+        let Some(chunk) = reader.next_chunk().map_err(read_error)? else {
             return Ok(());
         };
-        match first_line_state(&mut chunk) {
+        match first_line_state(&chunk) {
             None => reader.recycle(chunk),
             Some(Some(doc)) => return read_pretty(reader, chunk, doc, sink, read_error),
             Some(None) => break chunk.into_scannable(),
@@ -238,10 +238,10 @@ fn read_pretty<R: Read>(
 /// After the chunk holding the first non-blank line: `Some(None)` for one
 /// request per line, `Some(Some(buffer))` when the first request runs over
 /// more lines (a pretty-printed file). `None` while only blank lines came.
-fn first_line_state(chunk: &mut crate::io::ndjson::Chunk) -> Option<Option<Vec<u8>>> {
-    let first = chunk.lines().next()?;
+fn first_line_state(chunk: &crate::io::ndjson::Chunk) -> Option<Option<Vec<u8>>> {
+    let (_, first) = chunk.line_spans().next()?;
     let incomplete = matches!(
-        serde_json::from_slice::<serde::de::IgnoredAny>(first.bytes),
+        serde_json::from_slice::<serde::de::IgnoredAny>(&chunk.data[first]),
         Err(e) if e.is_eof()
     );
     Some(incomplete.then(Vec::new))

@@ -18,7 +18,7 @@ use crate::io::input::Input;
 use crate::io::ndjson::{RecordWriter, read_all};
 use crate::io::{diag, input};
 use crate::record::{Header, Kind, Pattern};
-use crate::stream::{Record, read_records_from};
+use crate::stream::{Kindless, Record, read_records_from};
 
 /// Page someone when a failure pattern crosses the line.
 ///
@@ -279,6 +279,7 @@ or `triage report --format json`"
         input.waiting(),
         diag,
         on_bad,
+        Kindless::TRACE_FILE,
         |rec, loc, diag| {
             match rec {
                 Record::Other {
@@ -289,8 +290,10 @@ or `triage report --format json`"
                         .with_context(|| format!("{loc}: bad pattern record"))?;
                     each(pattern, out, diag).with_context(|| loc.to_string())?;
                 }
-                Record::Header(line) | Record::Other { line, .. } => out.raw_line(line)?,
-                Record::Event(..) => {
+                Record::Header(line) | Record::Other { line, .. } | Record::Untyped(line) => {
+                    out.raw_line(line)?
+                }
+                Record::Event { .. } => {
                     anyhow::bail!(
                         "{loc}: an event record; triage-alert reads scored patterns (triage-score output)"
                     )

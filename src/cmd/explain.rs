@@ -20,13 +20,12 @@ use crate::explain::{
     view::RunView,
 };
 use crate::io::diag::{Diag, OnBadInput};
+use crate::io::input;
 use crate::io::input::Input;
-use crate::io::ndjson::{ChunkReader, RecordWriter};
-use crate::io::{diag, input};
+use crate::io::ndjson::RecordWriter;
 use crate::llm::{Client, Settings};
-use crate::record::{
-    EventView, Header, Kind, KindProbe, Pattern, RunRec, check_schema, json_reason,
-};
+use crate::record::{EventView, Header, Kind, Pattern, RunRec, json_reason};
+use crate::stream::{self, Kindless, Record};
 
 /// Trace each failed run back to the agent and step that caused it: run the
 /// detectors over every run's events, write what they found as `finding`
@@ -223,9 +222,13 @@ TRIAGE_CONFIG: the configuration file, as --config.",
             keep_patterns: self.narrate,
             ..Runs::default()
         };
-        for input in &inputs {
-            read_input(input, &mut runs, &mut out, diag, self.common.on_bad_input())?;
-        }
+        read_inputs(
+            &inputs,
+            &mut runs,
+            &mut out,
+            diag,
+            self.common.on_bad_input(),
+        )?;
         input::refuse_empty_stdin(&inputs)?;
         let mut patterns = std::mem::take(&mut runs.patterns);
         if let Some(client) = client.as_ref().filter(|_| self.narrate) {
@@ -368,6 +371,37 @@ impl Runs {
         self.steps.entry(run_id.to_string()).or_default()
     }
 
+    /// Adds an event, with the fields detectors read beyond the record's
+    /// own read from its `line`. A raw trace event (`untyped`) has no
+    /// `step`: it is numbered by its place in the run, as triage-parse
+    /// would.
+    fn add_event(&mut self, ev: &EventView<'_>, line: &[u8], untyped: bool) -> Result<(), String> {
+        let extras: EventExtras =
+            serde_json::from_slice(line).map_err(|e| json_reason(line, &e))?;
+        let mut step = Step::from_event(ev, extras);
+        let run = self.slot(&ev.run_id);
+        if untyped {
+            step.step = run.len() as u64;
+        }
+        run.push(step);
+        Ok(())
+    }
+
+    fn add_run(&mut self, rec: RunRec) {
+        self.slot(&rec.run_id);
+        self.records.insert(rec.run_id.clone(), rec);
+    }
+
+    /// Keeps a pattern record as read and as typed (for --narrate).
+    fn add_pattern(&mut self, line: &[u8]) -> Result<(), String> {
+        let fields: Map<String, Value> =
+            serde_json::from_slice(line).map_err(|e| json_reason(line, &e))?;
+        let typed =
+            Pattern::deserialize(Value::Object(fields.clone())).map_err(|e| e.to_string())?;
+        self.patterns.push((fields, typed));
+        Ok(())
+    }
+
     fn into_views(mut self) -> impl Iterator<Item = RunView> {
         self.order.into_iter().map(move |id| {
             let steps = self.steps.remove(&id).unwrap_or_default();
@@ -377,85 +411,53 @@ impl Runs {
     }
 }
 
-/// Reads one input: events and runs (and patterns, for --narrate) are
+/// Reads the inputs: events and runs (and patterns, for --narrate) are
 /// kept, headers checked and passed through, every other kind passed
-/// through unchanged.
-fn read_input(
-    input: &Input,
+/// through unchanged. A line with no `kind` is read as a trace event.
+fn read_inputs(
+    inputs: &[Input],
     runs: &mut Runs,
     out: &mut RecordWriter<Box<dyn Write>>,
     diag: &mut Diag,
     on_bad: OnBadInput,
 ) -> anyhow::Result<()> {
-    let name = input.name();
-    let mut reader = ChunkReader::new(input.open()?);
-    let mut warned = false;
-    while let Some(mut chunk) = reader
-        .next_chunk()
-        .map_err(|e| anyhow::anyhow!("{name}: {}", diag::io_reason(&e)))?
-    {
-        crate::io::surrogates::warn_once(chunk.repaired, &name, &mut warned, diag);
-        for line in chunk.lines() {
-            let at = format!("{name}:{}", line.number);
-            match read_line(line.bytes, runs, out) {
-                Ok(()) => {}
-                Err(LineError::Fatal(reason)) => anyhow::bail!("{at}: {reason}"),
-                Err(LineError::Io(e)) => return Err(e.into()),
-                Err(LineError::Bad(reason)) => on_bad.skip(diag, "unreadable-input", at, reason)?,
-            }
-        }
-    }
+    stream::read_records(
+        inputs,
+        diag,
+        on_bad,
+        Kindless::Passed,
+        |rec, loc, diag| match take(rec, runs, out)? {
+            Ok(()) => Ok(()),
+            Err(reason) => on_bad.skip(diag, "bad-record", loc, reason),
+        },
+    )?;
     Ok(())
 }
 
-enum LineError {
-    /// A line that cannot be read: skipped, or an error under --strict.
-    Bad(String),
-    /// Input this tool must refuse (a newer schema).
-    Fatal(String),
-    Io(std::io::Error),
-}
-
-fn read_line(
-    bytes: &[u8],
+/// Keeps what explain reads of one record in `runs` and passes the rest on
+/// to `out`. The inner error says why a record does not read.
+fn take(
+    rec: &Record<'_>,
     runs: &mut Runs,
     out: &mut RecordWriter<Box<dyn Write>>,
-) -> Result<(), LineError> {
-    let bad = |e: serde_json::Error| LineError::Bad(json_reason(bytes, &e));
-    let probe: KindProbe = serde_json::from_slice(bytes).map_err(bad)?;
-    match probe.kind.as_deref().map(Kind::parse) {
-        Some(Some(Kind::Header)) => {
-            check_schema(probe.schema).map_err(|e| LineError::Fatal(e.to_string()))?;
-            out.raw_line(bytes).map_err(LineError::Io)
-        }
-        Some(Some(Kind::Event)) | None => {
-            let ev: EventView = serde_json::from_slice(bytes).map_err(bad)?;
-            let extras: EventExtras = serde_json::from_slice(bytes).map_err(bad)?;
-            let mut step = Step::from_event(&ev, extras);
-            let run = runs.slot(&ev.run_id);
-            if probe.kind.is_none() {
-                // A raw TraceEvent line has no `step`: number it by its
-                // place in the run, as triage-parse would.
-                step.step = run.len() as u64;
-            }
-            run.push(step);
-            Ok(())
-        }
-        Some(Some(Kind::Run)) => {
-            let rec: RunRec = serde_json::from_slice(bytes).map_err(bad)?;
-            runs.slot(&rec.run_id);
-            runs.records.insert(rec.run_id.clone(), rec);
-            Ok(())
-        }
-        Some(Some(Kind::Pattern)) if runs.keep_patterns => {
-            let fields: Map<String, Value> = serde_json::from_slice(bytes).map_err(bad)?;
-            let typed = Pattern::deserialize(Value::Object(fields.clone()))
-                .map_err(|e| LineError::Bad(e.to_string()))?;
-            runs.patterns.push((fields, typed));
-            Ok(())
-        }
-        Some(_) => out.raw_line(bytes).map_err(LineError::Io),
-    }
+) -> std::io::Result<Result<(), String>> {
+    Ok(match rec {
+        Record::Event { event, line, .. } => runs.add_event(event, line, false),
+        Record::Untyped(line) => serde_json::from_slice::<EventView>(line)
+            .map_err(|e| json_reason(line, &e))
+            .and_then(|event| runs.add_event(&event, line, true)),
+        Record::Other {
+            kind: Some(Kind::Run),
+            line,
+        } => serde_json::from_slice::<RunRec>(line)
+            .map(|rec| runs.add_run(rec))
+            .map_err(|e| json_reason(line, &e)),
+        Record::Other {
+            kind: Some(Kind::Pattern),
+            line,
+        } if runs.keep_patterns => runs.add_pattern(line),
+        Record::Header(line) | Record::Other { line, .. } => return out.raw_line(line).map(Ok),
+    })
 }
 
 /// A buffer several writers share: the records explained in-process.
@@ -491,10 +493,10 @@ pub fn verdict_lines(
     for input in inputs {
         let name = input.name();
         let (head, mut rest) = adapters::peek(input)?;
-        let records = if crate::stream::looks_like_records(&head) {
+        let records = if stream::looks_like_records(&head) {
             let mut records = head;
             rest.read_to_end(&mut records)
-                .map_err(|e| anyhow::anyhow!("{name}: {}", diag::io_reason(&e)))?;
+                .map_err(|e| anyhow::anyhow!("{name}: {}", crate::io::diag::io_reason(&e)))?;
             records
         } else {
             let settings = DecodeSettings {
@@ -511,15 +513,23 @@ pub fn verdict_lines(
             drop(sink);
             std::mem::take(&mut *buf.0.lock().expect("one thread"))
         };
-        for line in records.split(|b| *b == b'\n') {
-            if line.trim_ascii().is_empty() {
-                continue;
-            }
-            // Lines that do not read were counted by the report's own read.
-            if let Err(LineError::Io(e)) = read_line(line, &mut runs, &mut passed) {
-                return Err(e.into());
-            }
-        }
+        // Lines that do not read were counted by the report's own read.
+        let mut quiet = Diag::new(diag.tool(), true);
+        let reader = std::io::Cursor::new(records);
+        let skip = OnBadInput::Skip;
+        stream::read_records_from(
+            &name,
+            reader,
+            None,
+            &mut quiet,
+            skip,
+            Kindless::Passed,
+            |rec, _, _| {
+                // A record that does not read is left out.
+                let _ = take(rec, &mut runs, &mut passed)?;
+                Ok(())
+            },
+        )?;
     }
     let buf = SharedBuf::default();
     let mut out = RecordWriter::new(Box::new(buf.clone()) as Box<dyn Write>, false);

@@ -12,7 +12,7 @@ use crate::io::diag::Diag;
 use crate::io::input;
 use crate::io::ndjson::RecordWriter;
 use crate::record::{Batch, Header, Kind, Pattern, SourceRec};
-use crate::stream::{Record, read_records};
+use crate::stream::{Kindless, Record, read_records};
 
 /// Cluster failure events into incident patterns (agent, tool,
 /// classification, divergence fields) and follow each failure to the
@@ -65,55 +65,61 @@ ls shards/*.ndjson | parallel 'triage-parse {} | triage-group > {.}.partial'; tr
         let mut grouper = Grouper::with_buffer(config.scoring.recovery_window, self.buffer_events);
         let merge = self.merge;
         let on_bad = self.common.on_bad_input();
-        let skipped = read_records(&inputs, diag, on_bad, |rec, loc, diag| {
-            match rec {
-                Record::Header(line) => out.raw_line(line)?,
-                Record::Event(ev, at) => {
-                    if let Some(w) = grouper.add_event_at(ev, *at) {
-                        diag.warn(
+        let skipped = read_records(
+            &inputs,
+            diag,
+            on_bad,
+            Kindless::TRACE_FILE,
+            |rec, loc, diag| {
+                match rec {
+                    Record::Header(line) => out.raw_line(line)?,
+                    Record::Event { event, at, .. } => {
+                        if let Some(w) = grouper.add_event_at(event, *at) {
+                            diag.warn(
                             "out-of-order",
                             format_args!(
                                 "{loc}: {w} (it came after the first {} events: sort by run and turn, or raise --buffer-events)",
                                 self.buffer_events
                             ),
                         );
+                        }
                     }
-                }
-                Record::Other {
-                    kind: Some(Kind::Source),
-                    line,
-                } => {
-                    let s: SourceRec = serde_json::from_slice(line)
-                        .with_context(|| format!("{loc}: bad source record"))?;
-                    grouper.add_source(s);
-                }
-                Record::Other {
-                    kind: Some(Kind::Batch),
-                    line,
-                } if merge => {
-                    let b: Batch = serde_json::from_slice(line)
-                        .with_context(|| format!("{loc}: bad batch record"))?;
-                    grouper.add_batch(&b);
-                }
-                Record::Other {
-                    kind: Some(Kind::Pattern),
-                    line,
-                } if merge => {
-                    let p: Pattern = serde_json::from_slice(line)
-                        .with_context(|| format!("{loc}: bad pattern record"))?;
-                    grouper.add_pattern(&p);
-                }
-                Record::Other {
-                    kind: Some(kind @ (Kind::Batch | Kind::Pattern)),
-                    ..
-                } => anyhow::bail!(
-                    "{loc}: a {kind} record: this input is grouped already; \
+                    Record::Other {
+                        kind: Some(Kind::Source),
+                        line,
+                    } => {
+                        let s: SourceRec = serde_json::from_slice(line)
+                            .with_context(|| format!("{loc}: bad source record"))?;
+                        grouper.add_source(s);
+                    }
+                    Record::Other {
+                        kind: Some(Kind::Batch),
+                        line,
+                    } if merge => {
+                        let b: Batch = serde_json::from_slice(line)
+                            .with_context(|| format!("{loc}: bad batch record"))?;
+                        grouper.add_batch(&b);
+                    }
+                    Record::Other {
+                        kind: Some(Kind::Pattern),
+                        line,
+                    } if merge => {
+                        let p: Pattern = serde_json::from_slice(line)
+                            .with_context(|| format!("{loc}: bad pattern record"))?;
+                        grouper.add_pattern(&p);
+                    }
+                    Record::Other {
+                        kind: Some(kind @ (Kind::Batch | Kind::Pattern)),
+                        ..
+                    } => anyhow::bail!(
+                        "{loc}: a {kind} record: this input is grouped already; \
 pass it to triage-score, or combine shards with `triage-group --merge`"
-                ),
-                Record::Other { line, .. } => out.raw_line(line)?,
-            }
-            Ok(())
-        })?;
+                    ),
+                    Record::Other { line, .. } | Record::Untyped(line) => out.raw_line(line)?,
+                }
+                Ok(())
+            },
+        )?;
         input::refuse_empty_stdin(&inputs)?;
         let (mut batch, patterns) = grouper.finish_lazily();
         batch.skipped += skipped;

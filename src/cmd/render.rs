@@ -5,17 +5,16 @@ use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 
 use clap::Parser;
-use rayon::prelude::*;
 
 use crate::cli::{self, CommonArgs, ConfigArg, Tool};
 use crate::config::{LinksConfig, ScoringConfig};
 use crate::io::diag::{Diag, OnBadInput};
+use crate::io::input;
 use crate::io::input::Input;
-use crate::io::ndjson::ChunkReader;
 use crate::io::outfile::AtomicFile;
-use crate::io::{diag, input};
-use crate::render::model::{BadLine, ReportLine};
+use crate::render::model::ReportLine;
 use crate::render::{self, OutputFormat, RenderOptions, Report, TableStyle};
+use crate::stream::{self, Kindless, Record};
 
 /// Render scored triage records (batch and pattern from triage-score, and
 /// finding, verdict and change records) as a report: the markdown morning
@@ -243,9 +242,8 @@ fn refuse_events_only(report: &Report) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Reads every record of one input into the report, each chunk's lines
-/// parsed in parallel and added in order. A line that does not read is
-/// skipped with a warning naming the file and line (an error under
+/// Reads every record of one input into the report. A line that does not
+/// read is skipped with a warning naming the file and line (an error under
 /// `strict`), and counted in the report; a newer schema or a second batch
 /// is an error.
 fn read_records(
@@ -254,34 +252,32 @@ fn read_records(
     on_bad: OnBadInput,
     diag: &mut Diag,
 ) -> anyhow::Result<()> {
-    let mut reader = ChunkReader::new(input.open()?);
-    let mut warned = false;
-    while let Some(mut chunk) = reader
-        .next_chunk()
-        .map_err(|e| anyhow::anyhow!("{}: {}", input.name(), diag::io_reason(&e)))?
-    {
-        crate::io::surrogates::warn_once(chunk.repaired, &input.name(), &mut warned, diag);
-        let lines: Vec<(u64, &[u8])> = chunk.lines().map(|l| (l.number, &*l.bytes)).collect();
-        let parsed: Vec<_> = lines
-            .par_iter()
-            .map(|&(number, bytes)| (number, ReportLine::parse(bytes)))
-            .collect();
-        for (number, line) in parsed {
-            let at = || format!("{}:{number}", input.name());
-            match line {
-                Ok(line) => report
-                    .add(line)
-                    .map_err(|e| anyhow::anyhow!("{}: {e}", at()))?,
-                Err(BadLine::Skip(reason)) => {
-                    on_bad.skip(diag, "bad-record", at(), reason)?;
+    let inputs = std::slice::from_ref(input);
+    let skipped = stream::read_records(inputs, diag, on_bad, KINDLESS, |rec, loc, diag| {
+        let line = match rec {
+            Record::Header(_) => return Ok(()),
+            Record::Event { .. } => ReportLine::Event,
+            Record::Other { kind, line } => match ReportLine::of_kind(*kind, line) {
+                Ok(line) => line,
+                Err(reason) => {
+                    on_bad.skip(diag, "bad-record", loc, reason)?;
                     report.lines_skipped += 1;
+                    return Ok(());
                 }
-                Err(bad) => anyhow::bail!("{}: {bad}", at()),
-            }
-        }
-    }
+            },
+            Record::Untyped(_) => unreachable!("kindless lines are refused"),
+        };
+        report.add(line).map_err(|e| anyhow::anyhow!("{loc}: {e}"))
+    })?;
+    report.lines_skipped += skipped;
     Ok(())
 }
+
+/// Raw trace lines given where records were expected.
+const KINDLESS: Kindless = Kindless::Refused(
+    "not a triage record: no \"kind\" field (a trace file goes through \
+     triage-parse | triage-group | triage-score first, or `triage report FILE`)",
+);
 
 /// The table fits the terminal (its size, else $COLUMNS, else 80 columns) and is coloured
 /// there, unless NO_COLOR is set (to anything) or the terminal is dumb.

@@ -12,7 +12,7 @@ use crate::io::input;
 use crate::io::ndjson::RecordWriter;
 use crate::record::{Batch, Header, Kind, Pattern, RecordError};
 use crate::score::score;
-use crate::stream::{Record, read_records};
+use crate::stream::{Kindless, Record, read_records};
 
 /// Score each pattern (frequency, severity by classification, the
 /// no-recovery multiplier, confidence, recovery latency, tail risk, trend)
@@ -64,37 +64,45 @@ triage-group --merge shards/*.partial | triage-score --config triage.toml",
             ..PendingPatterns::default()
         };
         let on_bad = self.common.on_bad_input();
-        let skipped = read_records(&inputs, diag, on_bad, |rec, loc, diag| {
-            match rec {
-                Record::Header(line) => out.raw_line(line)?,
-                Record::Other {
-                    kind: Some(Kind::Batch),
-                    line,
-                } => {
-                    // Errors in input order: a bad pattern line before this.
-                    pending.decode_into(&mut patterns, diag)?;
-                    if batch.is_some() {
-                        anyhow::bail!(
-                            "{loc}: a second batch record; combine shards with `triage-group --merge` first"
+        let skipped = read_records(
+            &inputs,
+            diag,
+            on_bad,
+            Kindless::TRACE_FILE,
+            |rec, loc, diag| {
+                match rec {
+                    Record::Header(line) => out.raw_line(line)?,
+                    Record::Other {
+                        kind: Some(Kind::Batch),
+                        line,
+                    } => {
+                        // Errors in input order: a bad pattern line before this.
+                        pending.decode_into(&mut patterns, diag)?;
+                        if batch.is_some() {
+                            anyhow::bail!(
+                                "{loc}: a second batch record; combine shards with `triage-group --merge` first"
+                            );
+                        }
+                        batch = Some(
+                            serde_json::from_slice(line)
+                                .with_context(|| format!("{loc}: bad batch record"))?,
                         );
                     }
-                    batch = Some(
-                        serde_json::from_slice(line)
-                            .with_context(|| format!("{loc}: bad batch record"))?,
-                    );
+                    Record::Other {
+                        kind: Some(Kind::Pattern),
+                        line,
+                    } => pending.push(loc.to_string(), line, &mut patterns, diag)?,
+                    Record::Other { line, .. } | Record::Untyped(line) => out.raw_line(line)?,
+                    Record::Event { .. } => {
+                        pending.decode_into(&mut patterns, diag)?;
+                        anyhow::bail!(
+                            "{loc}: an event record; group events with triage-group first"
+                        )
+                    }
                 }
-                Record::Other {
-                    kind: Some(Kind::Pattern),
-                    line,
-                } => pending.push(loc.to_string(), line, &mut patterns, diag)?,
-                Record::Other { line, .. } => out.raw_line(line)?,
-                Record::Event(..) => {
-                    pending.decode_into(&mut patterns, diag)?;
-                    anyhow::bail!("{loc}: an event record; group events with triage-group first")
-                }
-            }
-            Ok(())
-        })?;
+                Ok(())
+            },
+        )?;
         pending.decode_into(&mut patterns, diag)?;
         input::refuse_empty_stdin(&inputs)?;
         // No records at all is an empty batch, as triage-group writes for

@@ -30,29 +30,7 @@ pub(crate) struct Chunk {
 /// line's number and its range in the chunk's data.
 pub(crate) type LineSpans = Vec<(u64, Range<usize>)>;
 
-/// One line of a chunk, without its terminator (`\n` or `\r\n`).
-pub(crate) struct Line<'a> {
-    pub number: u64,
-    pub bytes: &'a mut [u8],
-}
-
 impl Chunk {
-    /// The lines of the chunk that hold something other than white space.
-    pub(crate) fn lines(&mut self) -> impl Iterator<Item = Line<'_>> {
-        let mut rest: &mut [u8] = &mut self.data;
-        let mut number = self.first_line;
-        std::iter::from_fn(move || {
-            let next = next_line(rest)?;
-            let (head, tail) = std::mem::take(&mut rest).split_at_mut(next.consumed);
-            rest = tail;
-            number += next.lines;
-            Some(Line {
-                number: number - 1,
-                bytes: &mut head[next.line],
-            })
-        })
-    }
-
     /// Makes the lines at `spans` ready to be scanned where they stand
     /// (`json_scan`'s `*_in` entry points): each line's terminator (its
     /// `\r` or `\n`) overwritten with 0, and [`PAD`] zero bytes after the
@@ -72,7 +50,9 @@ impl Chunk {
         (self, spans)
     }
 
-    /// Where [`Chunk::lines`] are in `data`, with their numbers. One
+    /// Where the lines of the chunk that hold something other than white
+    /// space are in `data` (without their terminator, `\n` or `\r\n`),
+    /// with their numbers. One
     /// newline search over the whole chunk: a search per line cost more
     /// to start than to run.
     pub(crate) fn line_spans(&self) -> impl Iterator<Item = (u64, Range<usize>)> + '_ {
@@ -102,38 +82,6 @@ impl Chunk {
             }
         })
     }
-}
-
-/// The first line of some data that holds something other than white space.
-struct NextLine {
-    /// The line, without its terminator (`\n` or `\r\n`).
-    line: Range<usize>,
-    /// The bytes up to the end of its terminator.
-    consumed: usize,
-    /// The lines up to and including it (blank lines are passed over).
-    lines: u64,
-}
-
-fn next_line(data: &[u8]) -> Option<NextLine> {
-    let mut start = 0;
-    let mut lines = 0;
-    while start < data.len() {
-        let end = memchr::memchr(b'\n', &data[start..]).map_or(data.len(), |i| start + i);
-        lines += 1;
-        let line = match data[start..end] {
-            [.., b'\r'] => start..end - 1,
-            _ => start..end,
-        };
-        if !data[line.clone()].iter().all(u8::is_ascii_whitespace) {
-            return Some(NextLine {
-                line,
-                consumed: (end + 1).min(data.len()),
-                lines,
-            });
-        }
-        start = end + 1;
-    }
-    None
 }
 
 /// Reads an input as chunks of whole lines of about 1 MiB.
@@ -504,9 +452,9 @@ mod tests {
     fn all_lines(input: &[u8], chunk: usize) -> Vec<(u64, String)> {
         let mut r = ChunkReader::with_chunk_size(input, chunk);
         let mut out = Vec::new();
-        while let Some(mut c) = r.next_chunk().unwrap() {
-            for l in c.lines() {
-                out.push((l.number, String::from_utf8_lossy(l.bytes).into_owned()));
+        while let Some(c) = r.next_chunk().unwrap() {
+            for (number, line) in c.line_spans() {
+                out.push((number, String::from_utf8_lossy(&c.data[line]).into_owned()));
             }
         }
         out
@@ -542,13 +490,10 @@ mod tests {
                 .map(|(i, l)| (i as u64 + 1, l.strip_suffix(b"\r").unwrap_or(l).to_vec()))
                 .filter(|(_, l)| !l.iter().all(u8::is_ascii_whitespace))
                 .collect();
-            let mut chunk = Chunk { data: input.clone(), first_line: 1, repaired: Repaired::default() };
+            let chunk = Chunk { data: input.clone(), first_line: 1, repaired: Repaired::default() };
             let spans: Vec<(u64, Vec<u8>)> =
                 chunk.line_spans().map(|(n, r)| (n, input[r].to_vec())).collect();
-            let lines: Vec<(u64, Vec<u8>)> =
-                chunk.lines().map(|l| (l.number, l.bytes.to_vec())).collect();
             proptest::prop_assert_eq!(&spans, &want);
-            proptest::prop_assert_eq!(&lines, &want);
         }
     }
 

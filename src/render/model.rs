@@ -164,11 +164,19 @@ impl ReportLine {
                     .to_string(),
             ));
         };
-        let record = match Kind::parse(&kind) {
+        match Kind::parse(&kind) {
             Some(Kind::Header) => {
                 check_schema(probe.schema).map_err(|e| BadLine::Fatal(e.to_string()))?;
-                return Ok(ReportLine::Ignored);
+                Ok(ReportLine::Ignored)
             }
+            kind => Self::of_kind(kind, line).map_err(|e| BadLine::Skip(e.to_string())),
+        }
+    }
+
+    /// Reads a line whose kind is known (none: one this build does not
+    /// know); a header's schema is checked by whoever found its kind.
+    pub(crate) fn of_kind(kind: Option<Kind>, line: &[u8]) -> Result<Self, RecordError> {
+        match kind {
             Some(Kind::Batch) => parse(line).map(ReportLine::Batch),
             Some(Kind::Source) => parse(line).map(ReportLine::Source),
             Some(Kind::Pattern) => parse_pattern(line).map(|p| ReportLine::Pattern(Box::new(p))),
@@ -176,9 +184,8 @@ impl ReportLine {
             Some(Kind::Verdict) => parse(line).map(ReportLine::Verdict),
             Some(Kind::Change) => parse(line).map(ReportLine::Change),
             Some(Kind::Event) => Ok(ReportLine::Event),
-            Some(Kind::Run | Kind::Alert) | None => Ok(ReportLine::Ignored),
-        };
-        record.map_err(|e| BadLine::Skip(e.to_string()))
+            Some(Kind::Header | Kind::Run | Kind::Alert) | None => Ok(ReportLine::Ignored),
+        }
     }
 }
 

@@ -9,7 +9,7 @@ fn decode_line(bytes: &[u8]) -> Result<Record<'_>, Bad> {
         text: std::str::from_utf8(bytes).ok(),
         tail: bytes,
     };
-    decode(line, &mut Scratch::default())
+    decode(line, Kindless::TRACE_FILE, &mut Scratch::default())
 }
 
 #[test]
@@ -34,7 +34,7 @@ fn routes_by_kind() {
         })
     ));
     let ev = br#"{"kind":"event","event_id":"e","run_id":"r","turn":1,"agent_id":"a","action_taken":{"tool_name":"t"},"action_succeeded":true,"step":0}"#;
-    assert!(matches!(decode_line(ev), Ok(Record::Event(..))));
+    assert!(matches!(decode_line(ev), Ok(Record::Event { .. })));
 }
 
 #[test]
@@ -51,11 +51,11 @@ fn a_line_that_is_not_utf8_is_the_only_one_skipped() {
         .unwrap()
         .unwrap();
     let mut decoded = Vec::new();
-    decode_chunk(&lines, &mut decoded, || ());
+    decode_chunk(&lines, Kindless::TRACE_FILE, &mut decoded, || ());
     let ids: Vec<(u64, Option<String>)> = decoded
         .iter()
         .map(|(n, r)| match r {
-            Ok(Record::Event(ev, _)) => (*n, Some(ev.event_id.to_string())),
+            Ok(Record::Event { event, .. }) => (*n, Some(event.event_id.to_string())),
             Err(Bad::Skip(m)) => (*n, Some(m.clone())),
             _ => (*n, None),
         })
@@ -95,4 +95,18 @@ fn newer_schema_is_fatal_and_bad_lines_skip() {
         Err(Bad::Skip(m)) => assert!(m.contains("triage-parse"), "{m}"),
         _ => panic!("expected a skip"),
     }
+}
+
+#[test]
+fn a_line_without_a_kind_is_refused_or_passed_as_the_stage_asks() {
+    let raw = br#"{"event_id":"e","run_id":"r","turn":1}"#;
+    let line = Line {
+        bytes: raw,
+        text: std::str::from_utf8(raw).ok(),
+        tail: raw,
+    };
+    let refused = decode(line, Kindless::Refused("give records"), &mut Scratch::default());
+    assert!(matches!(refused, Err(Bad::Skip(why)) if why == "give records"));
+    let passed = decode(line, Kindless::Passed, &mut Scratch::default());
+    assert!(matches!(passed, Ok(Record::Untyped(l)) if l == raw));
 }
