@@ -286,7 +286,7 @@ or `triage report --format json`"
                     kind: Some(Kind::Pattern),
                     line,
                 } => {
-                    let pattern: Pattern = serde_json::from_slice(line)
+                    let pattern = Pattern::from_line(line)
                         .with_context(|| format!("{loc}: bad pattern record"))?;
                     each(pattern, out, diag).with_context(|| loc.to_string())?;
                 }

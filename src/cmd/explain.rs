@@ -8,7 +8,6 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Parser;
-use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::cli::{self, CommonArgs, ConfigArg, Tool};
@@ -396,8 +395,7 @@ impl Runs {
     fn add_pattern(&mut self, line: &[u8]) -> Result<(), String> {
         let fields: Map<String, Value> =
             serde_json::from_slice(line).map_err(|e| json_reason(line, &e))?;
-        let typed =
-            Pattern::deserialize(Value::Object(fields.clone())).map_err(|e| e.to_string())?;
+        let typed = Pattern::from_line(line).map_err(|e| e.to_string())?;
         self.patterns.push((fields, typed));
         Ok(())
     }

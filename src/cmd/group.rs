@@ -104,7 +104,7 @@ ls shards/*.ndjson | parallel 'triage-parse {} | triage-group > {.}.partial'; tr
                         kind: Some(Kind::Pattern),
                         line,
                     } if merge => {
-                        let p: Pattern = serde_json::from_slice(line)
+                        let p = Pattern::from_line(line)
                             .with_context(|| format!("{loc}: bad pattern record"))?;
                         grouper.add_pattern(&p);
                     }

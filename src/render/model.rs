@@ -528,7 +528,7 @@ fn parse_pattern(line: &[u8]) -> Result<ReportPattern, RecordError> {
 }
 
 fn pattern_direct(line: &[u8]) -> Option<ReportPattern> {
-    let pattern: Pattern = serde_json::from_slice(line).ok()?;
+    let pattern = Pattern::from_line(line).ok()?;
     let mut members = Vec::new();
     json_scan::object_members(std::str::from_utf8(line).ok()?, &mut members).ok()?;
     let mut extra = Map::new();

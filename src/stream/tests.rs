@@ -105,7 +105,11 @@ fn a_line_without_a_kind_is_refused_or_passed_as_the_stage_asks() {
         text: std::str::from_utf8(raw).ok(),
         tail: raw,
     };
-    let refused = decode(line, Kindless::Refused("give records"), &mut Scratch::default());
+    let refused = decode(
+        line,
+        Kindless::Refused("give records"),
+        &mut Scratch::default(),
+    );
     assert!(matches!(refused, Err(Bad::Skip(why)) if why == "give records"));
     let passed = decode(line, Kindless::Passed, &mut Scratch::default());
     assert!(matches!(passed, Ok(Record::Untyped(l)) if l == raw));
