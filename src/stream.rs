@@ -14,7 +14,7 @@ use crate::io::json_scan::{
 use crate::io::ndjson::{Chunk, ChunkReader};
 use crate::io::task_share;
 use crate::io::waiting::Waiting;
-use crate::record::{EventView, Kind, KindProbe, check_schema, json_reason};
+use crate::record::{EventView, Kind, KindProbe, RecordError, check_schema, json_reason};
 use crate::timestamp::Timestamp;
 
 /// One record as a stage sees it.
@@ -221,7 +221,7 @@ impl ReadAhead {
 }
 
 /// The records of a chunk with their line numbers, or why a line is bad.
-type Decoded<'c> = Vec<(u64, Result<Record<'c>, Bad>)>;
+type Decoded<'c> = Vec<(u64, Result<Record<'c>, RecordError>)>;
 
 /// Lines decoded by one task, and checked as UTF-8 together.
 const LINES_PER_TASK: usize = 256;
@@ -349,15 +349,15 @@ where
     }
 
     #[inline(always)]
-    fn one(&mut self, line: u64, rec: &Result<Record<'_>, Bad>) -> anyhow::Result<()> {
+    fn one(&mut self, line: u64, rec: &Result<Record<'_>, RecordError>) -> anyhow::Result<()> {
         let loc = Location {
             path: self.path,
             line,
         };
         match rec {
             Ok(rec) => (self.each)(rec, &loc, self.diag),
-            Err(Bad::Fatal(msg)) => anyhow::bail!("{loc}: {msg}"),
-            Err(Bad::Skip(msg)) => {
+            Err(fatal @ RecordError::NewerSchema(_)) => anyhow::bail!("{loc}: {fatal}"),
+            Err(RecordError::Unreadable(msg)) => {
                 self.on_bad.skip(self.diag, "bad-record", loc, msg)?;
                 self.skipped += 1;
                 Ok(())
@@ -378,9 +378,8 @@ pub(crate) fn looks_like_records(head: &[u8]) -> bool {
         .is_ok_and(|p| p.kind.as_deref().and_then(Kind::parse).is_some())
 }
 
-enum Bad {
-    Skip(String),
-    Fatal(String),
+fn unreadable(why: impl Into<String>) -> RecordError {
+    RecordError::Unreadable(why.into())
 }
 
 const EVENT_PREFIX: &[u8] = br#"{"kind":"event","#;
@@ -437,22 +436,19 @@ fn decode<'c>(
     line: Line<'c>,
     kindless: Kindless,
     scratch: &mut Scratch<'c>,
-) -> Result<Record<'c>, Bad> {
+) -> Result<Record<'c>, RecordError> {
     if line.bytes.starts_with(EVENT_PREFIX) {
         return decode_event(line, scratch);
     }
     let probe: KindProbe =
-        serde_json::from_slice(line.bytes).map_err(|e| Bad::Skip(json_reason(line.bytes, &e)))?;
+        serde_json::from_slice(line.bytes).map_err(|e| unreadable(json_reason(line.bytes, &e)))?;
     match probe.kind.as_deref() {
         None => match kindless {
-            Kindless::Refused(why) => Err(Bad::Skip(why.to_string())),
+            Kindless::Refused(why) => Err(unreadable(why)),
             Kindless::Passed => Ok(Record::Untyped(line.bytes)),
         },
         Some("event") => decode_event(line, scratch),
-        Some("header") => match check_schema(probe.schema) {
-            Err(why) => Err(Bad::Fatal(why.to_string())),
-            Ok(()) => Ok(Record::Header(line.bytes)),
-        },
+        Some("header") => check_schema(probe.schema).map(|()| Record::Header(line.bytes)),
         Some(kind) => Ok(Record::Other {
             kind: Kind::parse(kind),
             line: line.bytes,
@@ -461,8 +457,8 @@ fn decode<'c>(
 }
 
 #[inline(always)]
-fn decode_event<'c>(line: Line<'c>, scratch: &mut Scratch<'c>) -> Result<Record<'c>, Bad> {
-    scan_event(line, scratch).map_err(|e| Bad::Skip(format!("bad event record: {e}")))
+fn decode_event<'c>(line: Line<'c>, scratch: &mut Scratch<'c>) -> Result<Record<'c>, RecordError> {
+    scan_event(line, scratch).map_err(|e| unreadable(format!("bad event record: {e}")))
 }
 
 const EVENT_FIELDS: [&str; 12] = [

@@ -47,7 +47,7 @@ pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
                 }
             }
             Ok(v) => take(v, line, None, &mut trajectories, &mut reasons),
-            Err(reason) => reasons.push(reason),
+            Err(reason) => reasons.push(reason.to_string()),
         }
         for reason in reasons {
             sink.skip(Some(line), &reason)?;

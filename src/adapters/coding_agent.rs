@@ -11,9 +11,9 @@ use std::io::Read;
 
 use serde_json::Value;
 
-use super::Sink;
 use super::observations::{self, describe, fail_inferred, nanos_of, set_texts, str_of, text_of};
 use super::spans;
+use super::{Sink, Unreadable};
 use crate::record::{ErrorInfo, EventOut, Kind, RunRec, Src};
 
 /// The speaker of a transcript's actions, as τ-bench and chat readers name it.
@@ -57,10 +57,10 @@ enum Trajectory<'v> {
 }
 
 impl<'v> Trajectory<'v> {
-    fn of(v: &'v Value) -> Result<Self, String> {
-        let list = |key: &str| match v.get(key) {
+    fn of(v: &'v Value) -> Result<Self, Unreadable> {
+        let list = |key: &'static str| match v.get(key) {
             Some(Value::Array(items)) => Ok(Some(items.as_slice())),
-            Some(other) => Err(format!("{key}: expected a list, got {}", describe(other))),
+            Some(other) => Err(Unreadable::mistyped(key, "a list", describe(other))),
             None => Ok(None),
         };
         if let Some(steps) = list("trajectory")? {
@@ -69,10 +69,10 @@ impl<'v> Trajectory<'v> {
         if let Some(messages) = list("messages")? {
             return Ok(Trajectory::Messages(messages));
         }
-        Err(format!(
+        Err(Unreadable::shape(format!(
             "not a coding-agent trajectory: {} without \"messages\" or \"trajectory\"",
             describe(v)
-        ))
+        )))
     }
 }
 

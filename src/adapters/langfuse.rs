@@ -43,7 +43,7 @@ pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     for (line, value) in observations::json_values(&data) {
         let reasons = match value {
             Ok(v) => found.collect(&v, line, None, &sink.settings),
-            Err(reason) => vec![reason],
+            Err(reason) => vec![reason.to_string()],
         };
         for reason in reasons {
             sink.skip(Some(line), &reason)?;

@@ -6,6 +6,7 @@ use std::borrow::Cow;
 
 use simd_json::{BorrowedValue, StaticNode};
 
+use super::Unreadable;
 use crate::io::json_scan;
 use crate::timestamp::Timestamp;
 
@@ -79,7 +80,7 @@ impl Scalar<'_> {
 
     /// An integer: integers, floats without a fraction, booleans, and
     /// strings of digits (with sign, underscores or a zero fraction).
-    pub(crate) fn int(&self, name: &str) -> Result<i64, String> {
+    pub(crate) fn int(&self, name: &str) -> Result<i64, Unreadable> {
         let got = match self {
             Scalar::Int(n) => Some(*n),
             Scalar::Float(f) => float_to_int(*f),
@@ -87,11 +88,11 @@ impl Scalar<'_> {
             Scalar::Str(s) => int_from_text(s),
             _ => None,
         };
-        got.ok_or_else(|| format!("{name}: expected an integer, got {}", self.describe()))
+        got.ok_or_else(|| Unreadable::mistyped(name.to_string(), "an integer", self.describe()))
     }
 
     /// A boolean: true/false, 0/1, and the strings pydantic accepts.
-    pub(crate) fn bool(&self, name: &str) -> Result<bool, String> {
+    pub(crate) fn bool(&self, name: &str) -> Result<bool, Unreadable> {
         let got = match self {
             Scalar::Bool(b) => Some(*b),
             Scalar::Int(0) => Some(false),
@@ -105,18 +106,18 @@ impl Scalar<'_> {
             },
             _ => None,
         };
-        got.ok_or_else(|| format!("{name}: expected true or false, got {}", self.describe()))
+        got.ok_or_else(|| Unreadable::mistyped(name.to_string(), "true or false", self.describe()))
     }
 
     /// A date-time: a string in ISO 8601 or an epoch number.
-    pub(crate) fn timestamp(&self) -> Result<Timestamp, String> {
+    pub(crate) fn timestamp(&self) -> Result<Timestamp, Unreadable> {
         let got = match self {
             Scalar::Str(s) => Timestamp::parse(s),
             Scalar::Int(n) => Timestamp::from_epoch_number(*n as f64),
             Scalar::Float(f) => Timestamp::from_epoch_number(*f),
             _ => None,
         };
-        got.ok_or_else(|| format!("timestamp: expected a date-time, got {}", self.describe()))
+        got.ok_or_else(|| Unreadable::mistyped("timestamp", "a date-time", self.describe()))
     }
 
     /// What Python's `str()` gives, so a non-string label reads as in the

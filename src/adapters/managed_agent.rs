@@ -11,9 +11,9 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::Sink;
 use super::observations::{self, describe, fail_inferred, nanos_of, set_texts, str_of, text_of};
 use super::spans;
+use super::{Sink, Unreadable};
 use crate::record::{ErrorInfo, EventOut, JsonVal, Kind, RunRec, Src};
 
 /// What a message event's action is called.
@@ -67,7 +67,7 @@ impl Stream {
 
     /// Takes one JSON value: an event, a recorded `[call, payload]`, a list
     /// of events or `{"data": [...]}` as the list endpoint returns them.
-    fn take(&mut self, v: Value, line: u64) -> Result<(), String> {
+    fn take(&mut self, v: Value, line: u64) -> Result<(), Unreadable> {
         match v {
             Value::Array(pair) if pair.first().is_some_and(Value::is_string) => {
                 self.take_call(pair, line)
@@ -79,7 +79,7 @@ impl Stream {
                 }
                 let event = Value::Object(obj);
                 if event.get("type").and_then(Value::as_str).is_none() {
-                    return Err("not a session event: no \"type\"".to_string());
+                    return Err(Unreadable::shape("not a session event: no \"type\""));
                 }
                 if event["type"] == "session" {
                     self.take_session(&event);
@@ -88,14 +88,14 @@ impl Stream {
                 }
                 Ok(())
             }
-            other => Err(format!(
+            other => Err(Unreadable::shape(format!(
                 "expected a session event, got {}",
                 describe(&other)
-            )),
+            ))),
         }
     }
 
-    fn take_call(&mut self, mut pair: Vec<Value>, line: u64) -> Result<(), String> {
+    fn take_call(&mut self, mut pair: Vec<Value>, line: u64) -> Result<(), Unreadable> {
         let call = pair[0].as_str().unwrap_or_default().to_string();
         let payload = if pair.len() > 1 {
             pair.swap_remove(1)
@@ -112,7 +112,9 @@ impl Stream {
         } else if call.contains("events.") {
             return self.take(payload, line);
         } else {
-            return Err(format!("not a session event: unknown call {call:?}"));
+            return Err(Unreadable::shape(format!(
+                "not a session event: unknown call {call:?}"
+            )));
         }
         Ok(())
     }

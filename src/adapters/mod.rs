@@ -42,10 +42,12 @@ use crate::io::waiting::Waiting;
 use crate::record::{ErrorInfo, EventOut, RunRec, SourceRec};
 use crate::timestamp::Timestamp;
 mod sink;
+mod unreadable;
 mod whole_document;
 
 use sink::*;
 pub use sink::{Sink, SinkTarget};
+pub use unreadable::Unreadable;
 use whole_document::*;
 pub use whole_document::{DocumentLoss, too_large};
 

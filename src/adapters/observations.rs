@@ -9,7 +9,7 @@ use std::collections::{HashMap, HashSet};
 use serde_json::Value;
 
 use super::spans::{self, TreeNode};
-use super::{DecodeSettings, Sink};
+use super::{DecodeSettings, Sink, Unreadable};
 use crate::record::{ErrorInfo, EventOut, JsonVal, Kind, RunRec, Src};
 use crate::timestamp::Timestamp;
 
@@ -22,7 +22,7 @@ use crate::timestamp::Timestamp;
 /// until the first one that is broken (what follows cannot be told apart).
 pub(crate) fn json_values(
     doc: &[u8],
-) -> Box<dyn Iterator<Item = (u64, Result<Value, String>)> + '_> {
+) -> Box<dyn Iterator<Item = (u64, Result<Value, Unreadable>)> + '_> {
     let doc = doc.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(doc);
     let mut lines = doc.split(|b| *b == b'\n');
     let first = lines.find(|l| !l.trim_ascii().is_empty());
@@ -39,7 +39,7 @@ pub(crate) fn json_values(
     }
     if let Err(e) = std::str::from_utf8(doc) {
         let line = 1 + memchr::memchr_iter(b'\n', &doc[..e.valid_up_to()]).count() as u64;
-        return Box::new(std::iter::once((line, Err("not valid UTF-8".to_string()))));
+        return Box::new(std::iter::once((line, Err(Unreadable::NotUtf8))));
     }
     Box::new(Documents {
         doc,
@@ -49,12 +49,11 @@ pub(crate) fn json_values(
     })
 }
 
-fn value_of_line(line: &[u8]) -> Result<Value, String> {
+fn value_of_line(line: &[u8]) -> Result<Value, Unreadable> {
     if std::str::from_utf8(line).is_err() {
-        return Err("not valid UTF-8".to_string());
+        return Err(Unreadable::NotUtf8);
     }
-    serde_json::from_slice(line)
-        .map_err(|e| format!("not valid JSON: {}", crate::io::diag::json_reason(&e)))
+    serde_json::from_slice(line).map_err(|e| Unreadable::Json(crate::io::diag::json_reason(&e)))
 }
 
 /// Documents one after another, up to the first broken one.
@@ -66,7 +65,7 @@ struct Documents<'d> {
 }
 
 impl Iterator for Documents<'_> {
-    type Item = (u64, Result<Value, String>);
+    type Item = (u64, Result<Value, Unreadable>);
 
     fn next(&mut self) -> Option<Self::Item> {
         if self.done {
@@ -83,7 +82,7 @@ impl Iterator for Documents<'_> {
                 self.done = true;
                 let at = if e.line() > 0 { e.line() as u64 } else { line };
                 let why = crate::io::diag::json_reason(&e);
-                Some((at, Err(format!("not valid JSON: {why}"))))
+                Some((at, Err(Unreadable::Json(why))))
             }
         }
     }
@@ -513,7 +512,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn lines_and_values(doc: &str) -> Vec<(u64, Result<Value, String>)> {
+    fn lines_and_values(doc: &str) -> Vec<(u64, Result<Value, Unreadable>)> {
         json_values(doc.as_bytes()).collect()
     }
 
@@ -546,7 +545,7 @@ mod tests {
         assert_eq!(bad, [2, 5]);
         let got: Vec<_> = json_values(b"{\"a\":1}\r\n\xff\r\n{\"a\":3}\r\n").collect();
         assert_eq!(got.len(), 3);
-        assert_eq!(got[1], (2, Err("not valid UTF-8".to_string())));
+        assert_eq!(got[1], (2, Err(Unreadable::NotUtf8)));
         assert_eq!(got[2].0, 3);
         assert!(json_values(b"").next().is_none());
     }
@@ -562,7 +561,7 @@ mod tests {
         assert!(got[0].1.is_ok());
         assert_eq!((got.len(), got[1].0), (2, 5));
         let got: Vec<_> = json_values(b"{\n \"a\": \"\xff\"\n}\n").collect();
-        assert_eq!(got, [(2, Err("not valid UTF-8".to_string()))]);
+        assert_eq!(got, [(2, Err(Unreadable::NotUtf8))]);
     }
 
     #[test]

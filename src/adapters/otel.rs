@@ -16,7 +16,7 @@ use super::observations::{describe, json_values};
 use super::span_events::{Attrs, HeldSpan, SpanParts};
 use super::spans::{self, StatusCode};
 use super::trace_window;
-use super::{DecodeSettings, Sink};
+use super::{DecodeSettings, Sink, Unreadable};
 use crate::timestamp::Timestamp;
 
 /// Reads one span file from `r` into `sink`.
@@ -46,7 +46,7 @@ fn read_value(
         other => {
             return sink.skip(
                 Some(line),
-                &format!(
+                format!(
                     "expected spans (an object or a list), got {}",
                     describe(&other)
                 ),
@@ -84,11 +84,14 @@ fn read_list(
     for (i, item) in items.into_iter().enumerate() {
         let span = match item {
             Value::Object(o) => span_of(o, line, sink),
-            other => Err(format!("expected a span object, got {}", describe(&other))),
+            other => Err(Unreadable::shape(format!(
+                "expected a span object, got {}",
+                describe(&other)
+            ))),
         };
         match span {
             Ok(span) => held.push(span),
-            Err(reason) => sink.skip(Some(line), &format!("{key}[{i}]: {reason}"))?,
+            Err(reason) => sink.skip(Some(line), reason.inside(format!("{key}[{i}]")))?,
         }
     }
     Ok(())
@@ -135,14 +138,13 @@ fn is_span(o: &Map<String, Value>) -> bool {
 
 /// The held span of one span object, or of an attribute map (named after
 /// the file and line, as nothing else names it).
-fn span_of(mut o: Map<String, Value>, line: u64, sink: &Sink<'_>) -> Result<HeldSpan, String> {
+fn span_of(mut o: Map<String, Value>, line: u64, sink: &Sink<'_>) -> Result<HeldSpan, Unreadable> {
     let settings: &DecodeSettings = &sink.settings;
     if !is_span(&o) {
         if !o.keys().any(|k| is_attribute_key(k)) {
-            return Err(
-                "not a span: no span id, trace id, context or name, and no span attributes"
-                    .to_string(),
-            );
+            return Err(Unreadable::shape(
+                "not a span: no span id, trace id, context or name, and no span attributes",
+            ));
         }
         let file = std::path::Path::new(sink.path()).file_name().map_or_else(
             || sink.path().to_string(),
@@ -164,12 +166,18 @@ fn span_of(mut o: Map<String, Value>, line: u64, sink: &Sink<'_>) -> Result<Held
     let mut attrs = match o.remove("attributes") {
         Some(Value::Object(a)) => flat(a),
         None | Some(Value::Null) => Map::new(),
-        Some(list @ Value::Array(_)) => super::otlp::key_values(list)
-            .ok_or("attributes: expected an object or OTLP key/value pairs, got another list")?,
+        Some(list @ Value::Array(_)) => {
+            super::otlp::key_values(list).ok_or(Unreadable::mistyped(
+                "attributes",
+                "an object or OTLP key/value pairs",
+                "another list",
+            ))?
+        }
         Some(other) => {
-            return Err(format!(
-                "attributes: expected an object, got {}",
-                describe(&other)
+            return Err(Unreadable::mistyped(
+                "attributes",
+                "an object",
+                describe(&other),
             ));
         }
     };

@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::span_events::{Attrs, HeldSpan, SpanParts};
 use super::spans::{self, StatusCode};
 use super::trace_window::TraceWindow;
-use super::{DecodeSettings, Sink};
+use super::{DecodeSettings, Sink, Unreadable};
 use crate::io::decode_ahead::{Consumer, Decoder, decode_ahead};
 use crate::io::json_scan::LineScratch;
 use crate::io::ndjson::ChunkReader;
@@ -154,7 +154,7 @@ fn request_line(
 /// What one request line became.
 enum RequestLine {
     Spans(Vec<HeldSpan>),
-    Skip(String),
+    Skip(Unreadable),
     TooLarge,
 }
 
@@ -251,7 +251,7 @@ fn first_line_state(chunk: &crate::io::ndjson::Chunk) -> Option<Option<Vec<u8>>>
 fn read_document(doc: &[u8], sink: &mut Sink<'_>, held: &mut Vec<HeldSpan>) -> anyhow::Result<()> {
     if let Err(e) = std::str::from_utf8(doc) {
         let line = 1 + memchr::memchr_iter(b'\n', &doc[..e.valid_up_to()]).count() as u64;
-        return sink.skip(Some(line), "not valid UTF-8");
+        return sink.skip(Some(line), Unreadable::NotUtf8);
     }
     let mut stream = serde_json::Deserializer::from_slice(doc).into_iter::<ExportRequest>();
     let line_at = |offset: usize| 1 + memchr::memchr_iter(b'\n', &doc[..offset]).count() as u64;
@@ -283,14 +283,14 @@ fn leading_space(bytes: &[u8]) -> usize {
 /// Reads one line as [`read`] reads a line of its input: the number of
 /// `resourceSpans` the request holds, or why the line would be skipped.
 /// A receiver checks each request with it before acknowledging it.
-pub fn check_line(bytes: &[u8]) -> Result<usize, String> {
+pub fn check_line(bytes: &[u8]) -> Result<usize, Unreadable> {
     let req = decode_request(bytes)?;
     Ok(req.resource_spans.map_or(0, |r| r.len()))
 }
 
-fn decode_request(bytes: &[u8]) -> Result<ExportRequest<'_>, String> {
+fn decode_request(bytes: &[u8]) -> Result<ExportRequest<'_>, Unreadable> {
     if simdutf8::basic::from_utf8(bytes).is_err() {
-        return Err("not valid UTF-8".to_string());
+        return Err(Unreadable::NotUtf8);
     }
     checked(serde_json::from_slice::<ExportRequest>(bytes))
 }
@@ -298,16 +298,20 @@ fn decode_request(bytes: &[u8]) -> Result<ExportRequest<'_>, String> {
 /// A decoded request, or why it is none: not JSON, or JSON of another shape.
 fn checked<'a>(
     decoded: serde_json::Result<ExportRequest<'a>>,
-) -> Result<ExportRequest<'a>, String> {
+) -> Result<ExportRequest<'a>, Unreadable> {
     let req = decoded.map_err(|e| {
         let why = crate::io::diag::json_reason(&e);
         match e.classify() {
-            serde_json::error::Category::Data => format!("not an OTLP trace request: {why}"),
-            _ => format!("not valid JSON: {why}"),
+            serde_json::error::Category::Data => {
+                Unreadable::shape(format!("not an OTLP trace request: {why}"))
+            }
+            _ => Unreadable::Json(why),
         }
     })?;
     if req.resource_spans.is_none() {
-        return Err("not an OTLP trace request: no \"resourceSpans\"".to_string());
+        return Err(Unreadable::shape(
+            "not an OTLP trace request: no \"resourceSpans\"",
+        ));
     }
     Ok(req)
 }
@@ -318,7 +322,7 @@ pub(super) fn hold_value(
     line: Option<u64>,
     settings: &DecodeSettings,
     held: &mut Vec<HeldSpan>,
-) -> Result<(), String> {
+) -> Result<(), Unreadable> {
     let req = checked(ExportRequest::deserialize(value))?;
     hold(req, line, settings, held);
     Ok(())

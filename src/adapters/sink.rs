@@ -295,7 +295,11 @@ impl<'w> Sink<'w> {
 
     /// Reports input that could not be read: an error under `--strict`,
     /// otherwise a warning and a count in the source record.
-    pub(crate) fn skip(&mut self, line: Option<u64>, reason: &str) -> anyhow::Result<()> {
+    pub(crate) fn skip(
+        &mut self,
+        line: Option<u64>,
+        reason: impl std::fmt::Display,
+    ) -> anyhow::Result<()> {
         let at = match line {
             Some(n) => format!("{}:{n}", self.source.path),
             None => self.source.path.clone(),

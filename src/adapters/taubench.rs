@@ -12,7 +12,7 @@ use simd_json::prelude::*;
 use simd_json::{BorrowedValue as Value, StaticNode};
 
 use super::lax::{as_str, describe, python_str};
-use super::{DecodeSettings, Sink};
+use super::{DecodeSettings, Sink, Unreadable};
 use crate::record::{EventOut, JsonVal, Kind, RunRec};
 
 /// What a message without a tool call is, as an action.
@@ -33,7 +33,7 @@ pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let Value::Array(runs) = &doc else {
         return sink.skip(
             None,
-            &format!("expected a list of runs, got {}", describe(&doc)),
+            format!("expected a list of runs, got {}", describe(&doc)),
         );
     };
     let prefix = run_prefix(sink.path());
@@ -46,7 +46,7 @@ pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
                 }
                 sink.emit_run(&rec)?;
             }
-            Err(reason) => sink.skip(None, &format!("runs[{i}]: {reason}"))?,
+            Err(reason) => sink.skip(None, reason.inside(format!("runs[{i}]")))?,
         }
     }
     Ok(())
@@ -69,14 +69,17 @@ fn decode_run<'v>(
     index: usize,
     prefix: &str,
     settings: &DecodeSettings,
-) -> Result<(Vec<EventOut<'v>>, RunRec), String> {
+) -> Result<(Vec<EventOut<'v>>, RunRec), Unreadable> {
     let Value::Object(obj) = run else {
-        return Err(format!("expected a run object, got {}", describe(run)));
+        return Err(Unreadable::shape(format!(
+            "expected a run object, got {}",
+            describe(run)
+        )));
     };
     let traj = match obj.get("traj") {
         Some(Value::Array(t)) => t,
-        Some(other) => return Err(format!("traj: expected a list, got {}", describe(other))),
-        None => return Err("missing field \"traj\"".to_string()),
+        Some(other) => return Err(Unreadable::mistyped("traj", "a list", describe(other))),
+        None => return Err(Unreadable::Missing("traj".into())),
     };
     let run_id = run_id(obj.get("task_id"), obj.get("trial"), index, prefix);
     let outcome = outcome(obj.get("reward"))?;
@@ -85,9 +88,10 @@ fn decode_run<'v>(
     let mut policy: Option<String> = None;
     for (turn, msg) in traj.iter().enumerate() {
         let Value::Object(m) = msg else {
-            return Err(format!(
-                "traj[{turn}]: expected a message object, got {}",
-                describe(msg)
+            return Err(Unreadable::mistyped(
+                format!("traj[{turn}]"),
+                "a message object",
+                describe(msg),
             ));
         };
         let role = m.get("role").and_then(as_str).unwrap_or("");
@@ -123,7 +127,7 @@ fn decode_run<'v>(
         }
         for (k, call) in calls.iter().enumerate() {
             let ev = tool_event(call, &mut replies, settings, (&run_id, turn, k), agent)
-                .map_err(|e| format!("traj[{turn}].tool_calls[{k}]: {e}"))?;
+                .map_err(|e| e.inside(format!("traj[{turn}].tool_calls[{k}]")))?;
             events.push(ev);
         }
     }
@@ -158,13 +162,13 @@ fn run_id(
 }
 
 /// τ-bench rewards are 1.0 for a solved task and 0.0 otherwise.
-fn outcome(reward: Option<&Value<'_>>) -> Result<&'static str, String> {
+fn outcome(reward: Option<&Value<'_>>) -> Result<&'static str, Unreadable> {
     match reward {
         None | Some(Value::Static(StaticNode::Null)) => Ok("unknown"),
         Some(v) => match v.cast_f64() {
             Some(r) if r >= 1.0 - 1e-9 => Ok("succeeded"),
             Some(_) => Ok("failed"),
-            None => Err(format!("reward: expected a number, got {}", describe(v))),
+            None => Err(Unreadable::mistyped("reward", "a number", describe(v))),
         },
     }
 }
@@ -210,12 +214,12 @@ fn tool_event<'v>(
     settings: &DecodeSettings,
     (run_id, turn, k): (&str, usize, usize),
     agent: &'v str,
-) -> Result<EventOut<'v>, String> {
+) -> Result<EventOut<'v>, Unreadable> {
     let function = call.get("function").unwrap_or(call);
     let name = function
         .get("name")
         .and_then(as_str)
-        .ok_or("missing function name")?;
+        .ok_or(Unreadable::shape("missing function name"))?;
     let mut ev = EventOut::new(
         format!("{run_id}#{turn}.{k}"),
         run_id.to_string(),
@@ -284,7 +288,7 @@ mod tests {
         let mut bytes = json.as_bytes().to_vec();
         let v = simd_json::to_borrowed_value(&mut bytes).unwrap();
         let settings = DecodeSettings::default();
-        let (events, rec) = decode_run(&v, 0, "air", &settings)?;
+        let (events, rec) = decode_run(&v, 0, "air", &settings).map_err(|e| e.to_string())?;
         let events = events
             .into_iter()
             .map(|mut ev| {

@@ -54,7 +54,7 @@ pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
         let mut reasons = Vec::new();
         match value {
             Ok(v) => take(v, line, &mut conversations, &mut loose, &mut reasons),
-            Err(reason) => reasons.push(reason),
+            Err(reason) => reasons.push(reason.to_string()),
         }
         for reason in reasons {
             sink.skip(Some(line), &reason)?;
@@ -350,7 +350,7 @@ fn emit_conversation(
         if msg.is_none() {
             sink.skip(
                 Some(*line),
-                &format!(
+                format!(
                     "{run}: messages[{i}]: expected a message, got {}",
                     describe(v)
                 ),

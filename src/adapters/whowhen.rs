@@ -38,7 +38,7 @@ pub(crate) fn read(mut r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> 
     let mut previous_text = "";
     for (step, message) in history.iter().enumerate() {
         let Some(msg) = message.as_object() else {
-            sink.skip(None, &format!("history[{step}]: expected an object"))?;
+            sink.skip(None, format!("history[{step}]: expected an object"))?;
             continue;
         };
         let text = msg.get("content").and_then(Value::as_str).unwrap_or("");

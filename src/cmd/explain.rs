@@ -23,7 +23,7 @@ use crate::io::input;
 use crate::io::input::Input;
 use crate::io::ndjson::RecordWriter;
 use crate::llm::{Client, Settings};
-use crate::record::{EventView, Header, Kind, Pattern, RunRec, json_reason};
+use crate::record::{EventView, Header, Kind, Pattern, RecordError, RunRec, json_reason};
 use crate::stream::{self, Kindless, Record};
 
 /// Trace each failed run back to the agent and step that caused it: run the
@@ -374,9 +374,13 @@ impl Runs {
     /// own read from its `line`. A raw trace event (`untyped`) has no
     /// `step`: it is numbered by its place in the run, as triage-parse
     /// would.
-    fn add_event(&mut self, ev: &EventView<'_>, line: &[u8], untyped: bool) -> Result<(), String> {
-        let extras: EventExtras =
-            serde_json::from_slice(line).map_err(|e| json_reason(line, &e))?;
+    fn add_event(
+        &mut self,
+        ev: &EventView<'_>,
+        line: &[u8],
+        untyped: bool,
+    ) -> Result<(), RecordError> {
+        let extras: EventExtras = serde_json::from_slice(line).map_err(|e| unreadable(line, &e))?;
         let mut step = Step::from_event(ev, extras);
         let run = self.slot(&ev.run_id);
         if untyped {
@@ -392,10 +396,10 @@ impl Runs {
     }
 
     /// Keeps a pattern record as read and as typed (for --narrate).
-    fn add_pattern(&mut self, line: &[u8]) -> Result<(), String> {
+    fn add_pattern(&mut self, line: &[u8]) -> Result<(), RecordError> {
         let fields: Map<String, Value> =
-            serde_json::from_slice(line).map_err(|e| json_reason(line, &e))?;
-        let typed = Pattern::from_line(line).map_err(|e| e.to_string())?;
+            serde_json::from_slice(line).map_err(|e| unreadable(line, &e))?;
+        let typed = Pattern::from_line(line)?;
         self.patterns.push((fields, typed));
         Ok(())
     }
@@ -432,24 +436,28 @@ fn read_inputs(
     Ok(())
 }
 
+fn unreadable(line: &[u8], e: &serde_json::Error) -> RecordError {
+    RecordError::Unreadable(json_reason(line, e))
+}
+
 /// Keeps what explain reads of one record in `runs` and passes the rest on
 /// to `out`. The inner error says why a record does not read.
 fn take(
     rec: &Record<'_>,
     runs: &mut Runs,
     out: &mut RecordWriter<Box<dyn Write>>,
-) -> std::io::Result<Result<(), String>> {
+) -> std::io::Result<Result<(), RecordError>> {
     Ok(match rec {
         Record::Event { event, line, .. } => runs.add_event(event, line, false),
         Record::Untyped(line) => serde_json::from_slice::<EventView>(line)
-            .map_err(|e| json_reason(line, &e))
+            .map_err(|e| unreadable(line, &e))
             .and_then(|event| runs.add_event(&event, line, true)),
         Record::Other {
             kind: Some(Kind::Run),
             line,
         } => serde_json::from_slice::<RunRec>(line)
             .map(|rec| runs.add_run(rec))
-            .map_err(|e| json_reason(line, &e)),
+            .map_err(|e| unreadable(line, &e)),
         Record::Other {
             kind: Some(Kind::Pattern),
             line,

@@ -365,7 +365,11 @@ mod tests {
                 Err(r) => {
                     assert_eq!(r.status, 400, "{text}");
                     let why = crate::adapters::otlp::check_line(&body).unwrap_err();
-                    assert!(r.message.ends_with(&why), "{text}: {}", r.message);
+                    assert!(
+                        r.message.ends_with(&why.to_string()),
+                        "{text}: {}",
+                        r.message
+                    );
                 }
             }
         }

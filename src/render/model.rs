@@ -128,23 +128,12 @@ pub(crate) enum ReportLine {
     Ignored,
 }
 
-/// Why a line is not in the report; the reason has no location.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum BadLine {
-    /// A line that does not read as a record: skipped with a warning, or
-    /// an error under `--strict`.
-    #[error("{0}")]
-    Skip(String),
-    /// Records this build must not read on (a newer schema): always an error.
-    #[error("{0}")]
-    Fatal(String),
-}
-
 /// Why a record cannot join a report.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum ReportError {
+    /// The line does not read (the reason has no location).
     #[error(transparent)]
-    Line(#[from] BadLine),
+    Line(#[from] RecordError),
     #[error(
         "a second batch record: a report shows one batch \
 (combine shards with `triage-group --merge`, compare two with triage-diff)"
@@ -154,11 +143,11 @@ pub(crate) enum ReportError {
 
 impl ReportLine {
     /// Reads one line.
-    pub(crate) fn parse(line: &[u8]) -> Result<Self, BadLine> {
-        let probe: KindProbe<'_> =
-            serde_json::from_slice(line).map_err(|e| BadLine::Skip(json_reason(line, &e)))?;
+    pub(crate) fn parse(line: &[u8]) -> Result<Self, RecordError> {
+        let probe: KindProbe<'_> = serde_json::from_slice(line)
+            .map_err(|e| RecordError::Unreadable(json_reason(line, &e)))?;
         let Some(kind) = probe.kind else {
-            return Err(BadLine::Skip(
+            return Err(RecordError::Unreadable(
                 "not a triage record: no \"kind\" field (a trace file goes through \
                  triage-parse | triage-group | triage-score first, or `triage report FILE`)"
                     .to_string(),
@@ -166,10 +155,10 @@ impl ReportLine {
         };
         match Kind::parse(&kind) {
             Some(Kind::Header) => {
-                check_schema(probe.schema).map_err(|e| BadLine::Fatal(e.to_string()))?;
+                check_schema(probe.schema)?;
                 Ok(ReportLine::Ignored)
             }
-            kind => Self::of_kind(kind, line).map_err(|e| BadLine::Skip(e.to_string())),
+            kind => Self::of_kind(kind, line),
         }
     }
 

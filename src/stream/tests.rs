@@ -3,7 +3,7 @@
 use super::*;
 use crate::record::Kind;
 
-fn decode_line(bytes: &[u8]) -> Result<Record<'_>, Bad> {
+fn decode_line(bytes: &[u8]) -> Result<Record<'_>, RecordError> {
     let line = Line {
         bytes,
         text: std::str::from_utf8(bytes).ok(),
@@ -56,7 +56,7 @@ fn a_line_that_is_not_utf8_is_the_only_one_skipped() {
         .iter()
         .map(|(n, r)| match r {
             Ok(Record::Event { event, .. }) => (*n, Some(event.event_id.to_string())),
-            Err(Bad::Skip(m)) => (*n, Some(m.clone())),
+            Err(RecordError::Unreadable(m)) => (*n, Some(m.clone())),
             _ => (*n, None),
         })
         .collect();
@@ -84,15 +84,18 @@ fn an_emptied_vector_of_records_keeps_its_memory() {
 fn newer_schema_is_fatal_and_bad_lines_skip() {
     assert!(matches!(
         decode_line(br#"{"kind":"header","schema":2}"#),
-        Err(Bad::Fatal(_))
+        Err(RecordError::NewerSchema(_))
     ));
-    assert!(matches!(decode_line(b"nope"), Err(Bad::Skip(_))));
+    assert!(matches!(
+        decode_line(b"nope"),
+        Err(RecordError::Unreadable(_))
+    ));
     match decode_line(br#"{"kind":"event","turn":1}"#) {
-        Err(Bad::Skip(m)) => assert!(m.contains("missing field \"event_id\""), "{m}"),
+        Err(RecordError::Unreadable(m)) => assert!(m.contains("missing field \"event_id\""), "{m}"),
         _ => panic!("expected a skip"),
     }
     match decode_line(br#"{"event_id":"e"}"#) {
-        Err(Bad::Skip(m)) => assert!(m.contains("triage-parse"), "{m}"),
+        Err(RecordError::Unreadable(m)) => assert!(m.contains("triage-parse"), "{m}"),
         _ => panic!("expected a skip"),
     }
 }
@@ -110,7 +113,7 @@ fn a_line_without_a_kind_is_refused_or_passed_as_the_stage_asks() {
         Kindless::Refused("give records"),
         &mut Scratch::default(),
     );
-    assert!(matches!(refused, Err(Bad::Skip(why)) if why == "give records"));
+    assert!(matches!(refused, Err(RecordError::Unreadable(why)) if why == "give records"));
     let passed = decode(line, Kindless::Passed, &mut Scratch::default());
     assert!(matches!(passed, Ok(Record::Untyped(l)) if l == raw));
 }

@@ -154,9 +154,9 @@ impl<'c> TopLevel<'c> {
     }
 
     #[inline]
-    pub(super) fn required(&self, field: Top) -> Result<Value<'c>, String> {
+    pub(super) fn required(&self, field: Top) -> Result<Value<'c>, Unreadable> {
         self.get(field)
-            .ok_or_else(|| format!("missing field \"{}\"", TOP_FIELDS[field as usize]))
+            .ok_or(Unreadable::Missing(TOP_FIELDS[field as usize].into()))
     }
 }
 
@@ -263,7 +263,7 @@ pub(super) struct TraceEvent<'c> {
 
 impl<'c> TraceEvent<'c> {
     /// Accepts exactly what agent-triage 0.1.0 accepts.
-    pub(super) fn read(obj: &TopLevel<'c>) -> Result<Self, String> {
+    pub(super) fn read(obj: &TopLevel<'c>) -> Result<Self, Unreadable> {
         let event_id = strict_str(obj.required(Top::EventId)?, "event_id")?;
         let run = strict_str(obj.required(Top::RunId)?, "run_id")?;
         let agent_id = strict_str(obj.required(Top::AgentId)?, "agent_id")?;
@@ -275,7 +275,7 @@ impl<'c> TraceEvent<'c> {
             None => None,
             Some(Value::Array(raw)) => {
                 let mut items = Vec::new();
-                array_items(raw, &mut items).map_err(|e| e.to_string())?;
+                array_items(raw, &mut items).map_err(|e| Unreadable::shape(e.to_string()))?;
                 for (i, v) in items.iter().enumerate() {
                     strict_str(*v, &format!("divergence_fields[{i}]"))?;
                 }
@@ -283,9 +283,10 @@ impl<'c> TraceEvent<'c> {
                 Some(raw)
             }
             Some(v) => {
-                return Err(format!(
-                    "divergence_fields: expected a list, got {}",
-                    describe(&v)
+                return Err(Unreadable::mistyped(
+                    "divergence_fields",
+                    "a list",
+                    describe(&v),
                 ));
             }
         };
@@ -320,7 +321,9 @@ impl<'c> TraceEvent<'c> {
         .filter(|raw| !is_empty_object(raw));
         Ok(TraceEvent {
             event_id,
-            run_id: run.as_str().ok_or("run_id: not a readable string")?,
+            run_id: run
+                .as_str()
+                .ok_or(Unreadable::shape("run_id: not a readable string"))?,
             run_id_raw: run.raw(),
             turn,
             agent_id,

@@ -9,7 +9,7 @@ use std::ops::Range;
 use std::sync::Mutex;
 
 use super::lax::Scalar;
-use super::{Sink, TimeFilter};
+use super::{Sink, TimeFilter, Unreadable};
 use crate::io::decode_ahead::{Consumer, Decoder, decode_ahead};
 use crate::io::json_scan::{
     Field, LineScratch, ScanError, Stepped, Value, array_items, object_members, pick,
@@ -50,7 +50,7 @@ enum Outcome {
     Filtered,
     Skip {
         line: u64,
-        reason: String,
+        reason: Unreadable,
     },
 }
 
@@ -247,8 +247,9 @@ fn decode_group(
         // these are character boundaries.
         let line = match group_text {
             Some(text) => Ok(&text[range.start - first.start..range.end - first.start]),
-            None => simdutf8::basic::from_utf8(&data[range.clone()])
-                .map_err(|_| "not valid UTF-8".to_string()),
+            None => {
+                simdutf8::basic::from_utf8(&data[range.clone()]).map_err(|_| Unreadable::NotUtf8)
+            }
         };
         let outcome = line
             .and_then(|line| {
@@ -272,10 +273,10 @@ fn decode_line<'c>(
     how: &Decoding,
     out: &mut TaskOutput,
     scratch: &mut LineScratch,
-) -> Result<Outcome, String> {
+) -> Result<Outcome, Unreadable> {
     let obj = TopLevel::scan(line, tail, scratch).map_err(|e| match e.reason() {
-        "expected a JSON object" => e.reason().to_string(),
-        _ => format!("not valid JSON: {e}"),
+        "expected a JSON object" => Unreadable::shape("expected a JSON object"),
+        _ => Unreadable::Json(e.to_string()),
     })?;
     let buf = &mut out.buf;
     if let Some(kind) = obj.get(Top::Kind).and_then(|k| k.as_str())

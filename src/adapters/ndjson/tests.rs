@@ -5,7 +5,7 @@ use super::*;
 
 fn parse(json: &str) -> Result<String, String> {
     let top = TopLevel::scan(json, &[], &mut LineScratch::default()).map_err(|e| e.to_string())?;
-    let ev = TraceEvent::read(&top)?;
+    let ev = TraceEvent::read(&top).map_err(|e| e.to_string())?;
     let mut buf = Vec::new();
     ev.write_json(&mut buf, ",\"src\":{\"path\":\"t.ndjson\",\"line\":", 1);
     buf.push(b'}');

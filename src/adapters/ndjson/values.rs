@@ -18,22 +18,24 @@ pub(super) fn is_empty_object(raw: &str) -> bool {
 pub(super) fn action<'c>(
     v: Value<'c>,
     [tool, input]: [Option<Value<'c>>; 2],
-) -> Result<(Value<'c>, Option<&'c str>), String> {
+) -> Result<(Value<'c>, Option<&'c str>), Unreadable> {
     let Value::Object(_) = v else {
-        return Err(format!(
-            "action_taken: expected an object, got {}",
-            describe(&v)
+        return Err(Unreadable::mistyped(
+            "action_taken",
+            "an object",
+            describe(&v),
         ));
     };
-    let tool = tool.ok_or("missing field \"action_taken.tool_name\"")?;
+    let tool = tool.ok_or(Unreadable::Missing("action_taken.tool_name".into()))?;
     let tool = strict_str(tool, "action_taken.tool_name")?;
     let input = match input {
         None => None,
         Some(Value::Object(raw)) => Some(raw).filter(|raw| !is_empty_object(raw)),
         Some(v) => {
-            return Err(format!(
-                "action_taken.tool_input: expected an object, got {}",
-                describe(&v)
+            return Err(Unreadable::mistyped(
+                "action_taken.tool_input",
+                "an object",
+                describe(&v),
             ));
         }
     };
@@ -53,7 +55,7 @@ pub(super) fn object_field<'c, const N: usize>(
     v: Option<(Value<'c>, bool)>,
     name: &str,
     ints: IntKeys<N>,
-) -> Result<Option<&'c str>, String> {
+) -> Result<Option<&'c str>, Unreadable> {
     match v {
         None => Ok(None),
         Some((Value::Object(raw), plain)) => {
@@ -64,7 +66,11 @@ pub(super) fn object_field<'c, const N: usize>(
             }
             Ok(Some(raw))
         }
-        Some((v, _)) => Err(format!("{name}: expected an object, got {}", describe(&v))),
+        Some((v, _)) => Err(Unreadable::mistyped(
+            name.to_string(),
+            "an object",
+            describe(&v),
+        )),
     }
 }
 
@@ -75,9 +81,9 @@ pub(super) fn check_int_members<const N: usize>(
     object: &str,
     name: &str,
     ints: IntKeys<N>,
-) -> Result<(), String> {
+) -> Result<(), Unreadable> {
     let mut members = Vec::new();
-    object_members(object, &mut members).map_err(|e| format!("not valid JSON: {e}"))?;
+    object_members(object, &mut members).map_err(|e| Unreadable::Json(e.to_string()))?;
     let members = members.as_slice();
     match ints {
         IntKeys::All => {
@@ -108,7 +114,7 @@ pub(super) fn lax_int_member<'k>(
     v: &Value<'_>,
     name: &str,
     key: impl FnOnce() -> Cow<'k, str>,
-) -> Result<(), String> {
+) -> Result<(), Unreadable> {
     if is_plain_digits(v) {
         return Ok(());
     }
@@ -118,7 +124,7 @@ pub(super) fn lax_int_member<'k>(
 /// [`lax_int_member`] past plain digits; the member is only named when
 /// its value is refused.
 #[cold]
-pub(super) fn lax_int_slow(v: &Value<'_>, name: &str, key: &str) -> Result<(), String> {
+pub(super) fn lax_int_slow(v: &Value<'_>, name: &str, key: &str) -> Result<(), Unreadable> {
     Scalar::from(v)
         .int("")
         .map(|_| ())
@@ -161,12 +167,13 @@ pub(super) fn describe(v: &Value<'_>) -> String {
 
 /// A string, and nothing else (pydantic does not turn numbers into strings).
 #[inline(always)]
-pub(super) fn strict_str<'c>(v: Value<'c>, name: &str) -> Result<Value<'c>, String> {
+pub(super) fn strict_str<'c>(v: Value<'c>, name: &str) -> Result<Value<'c>, Unreadable> {
     match v {
         Value::String { .. } => Ok(v),
-        other => Err(format!(
-            "{name}: expected a string, got {}",
-            describe(&other)
+        other => Err(Unreadable::mistyped(
+            name.to_string(),
+            "a string",
+            describe(&other),
         )),
     }
 }
@@ -176,7 +183,7 @@ pub(super) fn strict_str<'c>(v: Value<'c>, name: &str) -> Result<Value<'c>, Stri
 // general rules, whose dispatch cost about 100 instructions a value.
 
 #[inline(always)]
-pub(super) fn lax_int(v: &Value<'_>, name: &str) -> Result<i64, String> {
+pub(super) fn lax_int(v: &Value<'_>, name: &str) -> Result<i64, Unreadable> {
     if let Value::Number(digits) = v
         && is_plain_digits(v)
     {
@@ -186,7 +193,7 @@ pub(super) fn lax_int(v: &Value<'_>, name: &str) -> Result<i64, String> {
 }
 
 #[inline(always)]
-pub(super) fn lax_bool(v: &Value<'_>, name: &str) -> Result<bool, String> {
+pub(super) fn lax_bool(v: &Value<'_>, name: &str) -> Result<bool, Unreadable> {
     if let Value::Bool(b) = v {
         return Ok(*b);
     }
@@ -195,7 +202,7 @@ pub(super) fn lax_bool(v: &Value<'_>, name: &str) -> Result<bool, String> {
 
 /// The timestamp and, when the input spelled it in UTC, its text for
 /// [`TraceEvent::utc_text`].
-pub(super) fn lax_timestamp<'c>(v: &Value<'c>) -> Result<(Timestamp, Option<&'c str>), String> {
+pub(super) fn lax_timestamp<'c>(v: &Value<'c>) -> Result<(Timestamp, Option<&'c str>), Unreadable> {
     if let Value::String {
         raw,
         escaped: false,

@@ -294,7 +294,7 @@ fn request() -> BoxedStrategy<String> {
 
 /// The spans each reader holds, as text; the scanner's is None when it
 /// declines the line.
-fn both(line: &str) -> (Option<String>, Result<String, String>) {
+fn both(line: &str) -> (Option<String>, Result<String, Unreadable>) {
     let settings = DecodeSettings::default();
     let mut scratch = LineScratch::default();
     let mut held = Vec::new();
