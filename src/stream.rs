@@ -578,32 +578,49 @@ enum Nested {
     ErrorMessage,
 }
 
-fn missing(name: &str) -> String {
-    format!("missing field \"{name}\"")
+/// Why an event record does not read.
+#[derive(Debug, thiserror::Error)]
+enum BadEvent {
+    #[error("not valid UTF-8")]
+    NotUtf8,
+    #[error("{0}")]
+    Json(ScanError),
+    #[error("missing field \"{0}\"")]
+    Missing(&'static str),
+    #[error("{0}: expected {1}")]
+    Expected(&'static str, &'static str),
 }
 
-fn string<'a>(v: Option<Value<'a>>, name: &str) -> Result<Cow<'a, str>, String> {
-    let v = v.ok_or_else(|| missing(name))?;
-    v.as_str()
-        .ok_or_else(|| format!("{name}: expected a string"))
+impl From<ScanError> for BadEvent {
+    fn from(e: ScanError) -> Self {
+        BadEvent::Json(e)
+    }
 }
 
-fn optional_string<'a>(v: Option<Value<'a>>, name: &str) -> Result<Option<Cow<'a, str>>, String> {
+fn string<'a>(v: Option<Value<'a>>, name: &'static str) -> Result<Cow<'a, str>, BadEvent> {
+    let v = v.ok_or(BadEvent::Missing(name))?;
+    v.as_str().ok_or(BadEvent::Expected(name, "a string"))
+}
+
+fn optional_string<'a>(
+    v: Option<Value<'a>>,
+    name: &'static str,
+) -> Result<Option<Cow<'a, str>>, BadEvent> {
     match v {
         None | Some(Value::Null) => Ok(None),
         Some(v) => v
             .as_str()
             .map(Some)
-            .ok_or_else(|| format!("{name}: expected a string")),
+            .ok_or(BadEvent::Expected(name, "a string")),
     }
 }
 
-fn integer(v: Option<Value<'_>>, name: &str) -> Result<i64, String> {
-    match v.ok_or_else(|| missing(name))? {
+fn integer(v: Option<Value<'_>>, name: &'static str) -> Result<i64, BadEvent> {
+    match v.ok_or(BadEvent::Missing(name))? {
         Value::Number(n) => n
             .parse()
-            .map_err(|_| format!("{name}: expected an integer")),
-        _ => Err(format!("{name}: expected an integer")),
+            .map_err(|_| BadEvent::Expected(name, "an integer")),
+        _ => Err(BadEvent::Expected(name, "an integer")),
     }
 }
 
@@ -611,17 +628,13 @@ fn integer(v: Option<Value<'_>>, name: &str) -> Result<i64, String> {
 /// stages use, borrowed from the line, typed as triage-parse writes them,
 /// and its timestamp read.
 #[inline(always)]
-fn scan_event<'c>(line: Line<'c>, scratch: &mut Scratch<'c>) -> Result<Record<'c>, String> {
+fn scan_event<'c>(line: Line<'c>, scratch: &mut Scratch<'c>) -> Result<Record<'c>, BadEvent> {
     let text = match line.text {
         Some(text) => text,
-        None => {
-            simdutf8::basic::from_utf8(line.bytes).map_err(|_| "not valid UTF-8".to_string())?
-        }
+        None => simdutf8::basic::from_utf8(line.bytes).map_err(|_| BadEvent::NotUtf8)?,
     };
     let slots = &mut scratch.slots;
-    slots
-        .visit(text, line.tail, &mut scratch.scan)
-        .map_err(|e| e.to_string())?;
+    slots.visit(text, line.tail, &mut scratch.scan)?;
     let value = |i: usize| slots.fields[i];
     let [
         event_id,
@@ -638,26 +651,26 @@ fn scan_event<'c>(line: Line<'c>, scratch: &mut Scratch<'c>) -> Result<Record<'c
         output,
     ] = std::array::from_fn(value);
     let (event_id, run_id) = (string(event_id, "event_id")?, string(run_id, "run_id")?);
-    let tool_name = match action.ok_or_else(|| missing("action_taken"))? {
+    let tool_name = match action.ok_or(BadEvent::Missing("action_taken"))? {
         Value::Object(_) => string(slots.tool_name, "action_taken.tool_name")?,
-        _ => return Err("action_taken: expected an object".to_string()),
+        _ => return Err(BadEvent::Expected("action_taken", "an object")),
     };
     let divergence_fields = match divs {
         None | Some(Value::Null) => None,
         Some(Value::Array(raw)) => {
             let items = &mut scratch.items;
-            array_items(raw, items).map_err(|e| e.to_string())?;
+            array_items(raw, items)?;
             Some(
                 items
                     .iter()
                     .map(|v| {
                         v.as_str()
-                            .ok_or_else(|| "divergence_fields: expected strings".to_string())
+                            .ok_or(BadEvent::Expected("divergence_fields", "strings"))
                     })
                     .collect::<Result<Vec<_>, _>>()?,
             )
         }
-        Some(_) => return Err("divergence_fields: expected a list".to_string()),
+        Some(_) => return Err(BadEvent::Expected("divergence_fields", "a list")),
     };
     let error = match error {
         None | Some(Value::Null) => None,
@@ -665,19 +678,19 @@ fn scan_event<'c>(line: Line<'c>, scratch: &mut Scratch<'c>) -> Result<Record<'c
             kind: optional_string(slots.error_type, "error.type")?.map(Cow::into_owned),
             message: optional_string(slots.error_message, "error.message")?.map(Cow::into_owned),
         })),
-        Some(_) => return Err("error: expected an object".to_string()),
+        Some(_) => return Err(BadEvent::Expected("error", "an object")),
     };
     let turn = integer(turn, "turn")?;
     let step = match step {
         None => 0,
         s => {
-            u64::try_from(integer(s, "step")?).map_err(|_| "step: expected a count".to_string())?
+            u64::try_from(integer(s, "step")?).map_err(|_| BadEvent::Expected("step", "a count"))?
         }
     };
     let agent_id = string(agent_id, "agent_id")?;
-    let action_succeeded = match succeeded.ok_or_else(|| missing("action_succeeded"))? {
+    let action_succeeded = match succeeded.ok_or(BadEvent::Missing("action_succeeded"))? {
         Value::Bool(b) => b,
-        _ => return Err("action_succeeded: expected true or false".to_string()),
+        _ => return Err(BadEvent::Expected("action_succeeded", "true or false")),
     };
     let failure_classification = optional_string(class, "failure_classification")?;
     let timestamp = optional_string(ts, "timestamp")?;
