@@ -2,24 +2,24 @@
 //! traces. A library with thin binaries that exchange NDJSON records.
 
 pub mod adapters;
-pub mod alert;
-pub mod classify;
-pub mod cli;
+pub(crate) mod alert;
+pub(crate) mod classify;
+pub(crate) mod cli;
 pub mod cmd;
 pub mod config;
-pub mod diff;
-pub mod explain;
+pub(crate) mod diff;
+pub(crate) mod explain;
 pub mod group;
-pub mod http_retry;
+pub(crate) mod http_retry;
 pub mod io;
-pub mod judge;
-pub mod llm;
-pub mod narrate;
-pub mod pipeline;
+pub(crate) mod judge;
+pub(crate) mod llm;
+pub(crate) mod narrate;
+pub(crate) mod pipeline;
 pub mod record;
 pub mod recv;
 pub mod render;
 pub mod score;
 pub mod stream;
 pub mod timestamp;
-pub mod tracegen;
+pub(crate) mod tracegen;
