@@ -1,8 +1,10 @@
 //! agent-triage 0.1.0's lax value rules (pydantic's lax mode) over one view
 //! of a JSON scalar, whichever parser read it: the scanner of the ndjson
-//! hot path or serde_json's tree in the document formats.
+//! hot path or simd-json's tree in the document formats.
 
 use std::borrow::Cow;
+
+use simd_json::{BorrowedValue, StaticNode};
 
 use super::Unreadable;
 use crate::io::json_scan;
@@ -42,20 +44,18 @@ impl<'a> From<&json_scan::Value<'a>> for Scalar<'a> {
     }
 }
 
-impl<'a> From<&'a serde_json::Value> for Scalar<'a> {
-    fn from(v: &'a serde_json::Value) -> Self {
-        use serde_json::Value as V;
+impl<'a> From<&'a BorrowedValue<'a>> for Scalar<'a> {
+    fn from(v: &'a BorrowedValue<'a>) -> Self {
         match v {
-            V::Null => Scalar::Null,
-            V::Bool(b) => Scalar::Bool(*b),
-            V::Number(n) => match (n.as_i64(), n.as_u64()) {
-                (Some(i), _) => Scalar::Int(i),
-                (None, Some(u)) => Scalar::BigInt(Cow::Owned(u.to_string())),
-                (None, None) => Scalar::Float(n.as_f64().unwrap_or(f64::NAN)),
-            },
-            V::String(s) => Scalar::Str(Cow::Borrowed(s)),
-            V::Array(_) => Scalar::List,
-            V::Object(_) => Scalar::Object,
+            BorrowedValue::Static(StaticNode::Null) => Scalar::Null,
+            BorrowedValue::Static(StaticNode::Bool(b)) => Scalar::Bool(*b),
+            BorrowedValue::Static(StaticNode::I64(n)) => Scalar::Int(*n),
+            BorrowedValue::Static(StaticNode::U64(n)) => i64::try_from(*n)
+                .map_or_else(|_| Scalar::BigInt(Cow::Owned(n.to_string())), Scalar::Int),
+            BorrowedValue::Static(StaticNode::F64(f)) => Scalar::Float(*f),
+            BorrowedValue::String(s) => Scalar::Str(Cow::Borrowed(s.as_ref())),
+            BorrowedValue::Array(_) => Scalar::List,
+            BorrowedValue::Object(_) => Scalar::Object,
         }
     }
 }
@@ -163,15 +163,24 @@ fn int_from_text(s: &str) -> Option<i64> {
     digits.replace('_', "").parse().ok()
 }
 
-// The same rules on serde_json's tree, for the document formats.
+// The same rules on simd-json's tree, for the document formats.
 
-pub(super) fn describe(v: &serde_json::Value) -> String {
+pub(super) fn as_str<'v>(v: &'v BorrowedValue<'v>) -> Option<&'v str> {
+    match v {
+        BorrowedValue::String(s) => Some(s.as_ref()),
+        _ => None,
+    }
+}
+
+pub(super) fn describe(v: &BorrowedValue<'_>) -> String {
     Scalar::from(v).describe()
 }
 
-pub(super) fn python_str(v: &serde_json::Value) -> String {
+pub(super) fn python_str(v: &BorrowedValue<'_>) -> String {
     match v {
-        serde_json::Value::Array(_) | serde_json::Value::Object(_) => v.to_string(),
+        BorrowedValue::Array(_) | BorrowedValue::Object(_) => {
+            simd_json::to_string(v).unwrap_or_default()
+        }
         _ => Scalar::from(v).python_str(),
     }
 }

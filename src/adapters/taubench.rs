@@ -8,9 +8,10 @@ use std::collections::{HashMap, VecDeque};
 use std::io::Read;
 use std::path::Path;
 
-use serde_json::Value;
+use simd_json::prelude::*;
+use simd_json::{BorrowedValue as Value, StaticNode};
 
-use super::lax::{describe, python_str};
+use super::lax::{as_str, describe, python_str};
 use super::{DecodeSettings, Sink, Unreadable};
 use crate::record::{EventOut, JsonVal, Kind, RunRec};
 
@@ -64,7 +65,7 @@ fn run_prefix(path: &str) -> String {
 
 /// The events of one run in trajectory order, and its `run` record.
 fn decode_run<'v>(
-    run: &'v Value,
+    run: &'v Value<'v>,
     index: usize,
     prefix: &str,
     settings: &DecodeSettings,
@@ -93,10 +94,10 @@ fn decode_run<'v>(
                 describe(msg),
             ));
         };
-        let role = m.get("role").and_then(Value::as_str).unwrap_or("");
+        let role = m.get("role").and_then(as_str).unwrap_or("");
         if role == "system" {
             // The policy prompt: the rules the run is judged by.
-            policy = m.get("content").and_then(Value::as_str).map(str::to_string);
+            policy = m.get("content").and_then(as_str).map(str::to_string);
             continue;
         }
         if matches!(role, "tool" | "function") {
@@ -105,7 +106,7 @@ fn decode_run<'v>(
         let agent = if role.is_empty() { "unknown" } else { role };
         let content = m
             .get("content")
-            .and_then(Value::as_str)
+            .and_then(as_str)
             .filter(|c| !c.trim().is_empty());
         let calls = match m.get("tool_calls") {
             Some(Value::Array(calls)) => calls.as_slice(),
@@ -137,17 +138,22 @@ fn decode_run<'v>(
         outcome: outcome.to_string(),
         task: task
             .and_then(|t| t.get("instruction"))
-            .and_then(Value::as_str)
+            .and_then(as_str)
             .map(str::to_string),
-        expected: task.and_then(|t| t.get("actions")).map(Value::to_string),
+        expected: task.and_then(|t| t.get("actions")).map(|a| a.encode()),
         policy,
         src: None,
     };
     Ok((events, rec))
 }
 
-fn run_id(task_id: Option<&Value>, trial: Option<&Value>, index: usize, prefix: &str) -> String {
-    let id = |v: &Value| v.as_str().map_or_else(|| python_str(v), str::to_string);
+fn run_id(
+    task_id: Option<&Value<'_>>,
+    trial: Option<&Value<'_>>,
+    index: usize,
+    prefix: &str,
+) -> String {
+    let id = |v: &Value<'_>| as_str(v).map_or_else(|| python_str(v), str::to_string);
     match (task_id, trial) {
         (Some(t), Some(n)) => format!("{prefix}/task-{}/trial-{}", id(t), id(n)),
         (Some(t), None) => format!("{prefix}/task-{}", id(t)),
@@ -156,10 +162,10 @@ fn run_id(task_id: Option<&Value>, trial: Option<&Value>, index: usize, prefix: 
 }
 
 /// τ-bench rewards are 1.0 for a solved task and 0.0 otherwise.
-fn outcome(reward: Option<&Value>) -> Result<&'static str, Unreadable> {
+fn outcome(reward: Option<&Value<'_>>) -> Result<&'static str, Unreadable> {
     match reward {
-        None | Some(Value::Null) => Ok("unknown"),
-        Some(v) => match v.as_f64() {
+        None | Some(Value::Static(StaticNode::Null)) => Ok("unknown"),
+        Some(v) => match v.cast_f64() {
             Some(r) if r >= 1.0 - 1e-9 => Ok("succeeded"),
             Some(_) => Ok("failed"),
             None => Err(Unreadable::mistyped("reward", "a number", describe(v))),
@@ -173,15 +179,15 @@ fn outcome(reward: Option<&Value>) -> Result<&'static str, Unreadable> {
 struct Replies<'v>(HashMap<&'v str, VecDeque<(usize, &'v str)>>);
 
 impl<'v> Replies<'v> {
-    fn of(traj: &'v [Value]) -> Self {
+    fn of(traj: &'v [Value<'v>]) -> Self {
         let mut map: HashMap<&str, VecDeque<(usize, &str)>> = HashMap::new();
         for (i, m) in traj.iter().enumerate() {
-            if m.get("role").and_then(Value::as_str) != Some("tool") {
+            if m.get("role").and_then(as_str) != Some("tool") {
                 continue;
             }
             if let (Some(id), Some(content)) = (
-                m.get("tool_call_id").and_then(Value::as_str),
-                m.get("content").and_then(Value::as_str),
+                m.get("tool_call_id").and_then(as_str),
+                m.get("content").and_then(as_str),
             ) {
                 map.entry(id).or_default().push_back((i, content));
             }
@@ -203,7 +209,7 @@ impl<'v> Replies<'v> {
 /// and the reply as output (an "Error: ..." reply reads as a failure when the
 /// sink infers failures).
 fn tool_event<'v>(
-    call: &'v Value,
+    call: &'v Value<'v>,
     replies: &mut Replies<'v>,
     settings: &DecodeSettings,
     (run_id, turn, k): (&str, usize, usize),
@@ -212,7 +218,7 @@ fn tool_event<'v>(
     let function = call.get("function").unwrap_or(call);
     let name = function
         .get("name")
-        .and_then(Value::as_str)
+        .and_then(as_str)
         .ok_or(Unreadable::shape("missing function name"))?;
     let mut ev = EventOut::new(
         format!("{run_id}#{turn}.{k}"),
@@ -225,17 +231,15 @@ fn tool_event<'v>(
     ev.span_kind = Some("tool");
     let arguments = function.get("arguments");
     ev.action_taken.tool_input = match arguments {
-        Some(v @ Value::Object(_)) => Some(JsonVal::SerdeRef(v)),
-        Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
-            Ok(v @ Value::Object(_)) => Some(JsonVal::Serde(v)),
+        Some(v @ Value::Object(_)) => Some(JsonVal::Simd(v)),
+        Some(Value::String(s)) => match serde_json::from_str::<serde_json::Value>(s) {
+            Ok(v @ serde_json::Value::Object(_)) => Some(JsonVal::Serde(v)),
             _ => None,
         },
         _ => None,
     };
-    let args_text = arguments.map(|a| {
-        a.as_str()
-            .map_or_else(|| Cow::Owned(a.to_string()), Cow::Borrowed)
-    });
+    let args_text =
+        arguments.map(|a| as_str(a).map_or_else(|| Cow::Owned(a.encode()), Cow::Borrowed));
     set_text(
         &mut ev.input,
         &mut ev.input_digest,
@@ -244,7 +248,7 @@ fn tool_event<'v>(
     );
     let reply = call
         .get("id")
-        .and_then(Value::as_str)
+        .and_then(as_str)
         .and_then(|id| replies.take(id, turn));
     set_text(&mut ev.output, &mut ev.output_digest, reply, settings);
     Ok(ev)
@@ -280,8 +284,9 @@ mod tests {
         {"role": "assistant", "content": "Sorry, that flight is full."}
       ]}"#;
 
-    fn decode(json: &str) -> Result<(Vec<Value>, RunRec), String> {
-        let v: Value = serde_json::from_str(json).unwrap();
+    fn decode(json: &str) -> Result<(Vec<serde_json::Value>, RunRec), String> {
+        let mut bytes = json.as_bytes().to_vec();
+        let v = simd_json::to_borrowed_value(&mut bytes).unwrap();
         let settings = DecodeSettings::default();
         let (events, rec) = decode_run(&v, 0, "air", &settings).map_err(|e| e.to_string())?;
         let events = events

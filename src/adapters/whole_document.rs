@@ -89,34 +89,43 @@ pub(super) fn is_number_byte(b: u8) -> bool {
 pub type DocumentLoss = (Option<u64>, String);
 
 /// Parses a whole JSON document. On failure: the line where it went wrong
-/// (when known) and why, in serde_json's words.
+/// (when known) and why, in serde_json's words (simd-json's are terse).
 /// A list cut short (a download or copy that stopped early) keeps its
 /// complete items: the document comes back with them, and the loss too.
 pub(super) fn parse_document(
     data: &mut Vec<u8>,
-) -> Result<(serde_json::Value, Option<DocumentLoss>), DocumentLoss> {
+) -> Result<(simd_json::BorrowedValue<'_>, Option<DocumentLoss>), DocumentLoss> {
     if let Some(bad) = not_utf8(data) {
         return Err(bad);
     }
-    let e = match serde_json::from_slice(data) {
-        Ok(doc) => return Ok((doc, None)),
-        Err(e) => e,
-    };
-    let line = Some(e.line() as u64).filter(|l| *l > 0);
-    let reason = document_reason(&e);
-    // Only a document that ends too soon can have been cut short.
-    let salvage = e.is_eof().then(|| complete_items(data)).flatten();
-    let Some((end, n)) = salvage.filter(|&(_, n)| n > 0) else {
-        return Err((line, reason));
-    };
-    data.truncate(end);
-    data.push(b']');
-    let items = if n == 1 { "item" } else { "items" };
-    let loss = format!(
-        "{reason}: the file is cut short; the {n} complete {items} before the cut are read"
-    );
-    let doc = serde_json::from_slice(data).map_err(|e| (None, document_reason(&e)))?;
-    Ok((doc, Some((line, loss))))
+    let mut loss = None;
+    if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(data) {
+        let line = Some(e.line() as u64).filter(|l| *l > 0);
+        let reason = document_reason(&e);
+        // Only a document that ends too soon can have been cut short.
+        let salvage = e.is_eof().then(|| complete_items(data)).flatten();
+        match salvage.filter(|&(_, n)| n > 0) {
+            Some((end, n)) => {
+                data.truncate(end);
+                data.push(b']');
+                let items = if n == 1 { "item" } else { "items" };
+                loss = Some((
+                    line,
+                    format!(
+                        "{reason}: the file is cut short; the {n} complete {items} before the cut are read"
+                    ),
+                ));
+            }
+            None => return Err((line, reason)),
+        }
+    }
+    let doc = simd_json::to_borrowed_value(data).map_err(|_| {
+        (
+            None,
+            "not valid JSON: nested too deeply or too large".to_string(),
+        )
+    })?;
+    Ok((doc, loss))
 }
 
 /// Where a whole-document input stops being UTF-8, and why all of it is

@@ -14,6 +14,7 @@ pub struct Src<'a> {
 /// A JSON value taken over from the input unchanged, whichever parser read it.
 #[derive(Debug, Clone)]
 pub enum JsonVal<'a> {
+    Simd(&'a simd_json::BorrowedValue<'a>),
     Serde(serde_json::Value),
     /// A value the record's source holds.
     SerdeRef(&'a serde_json::Value),
@@ -36,6 +37,7 @@ pub struct Latency {
 impl Serialize for JsonVal<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
+            JsonVal::Simd(v) => v.serialize(s),
             JsonVal::Serde(v) => v.serialize(s),
             JsonVal::SerdeRef(v) => v.serialize(s),
             JsonVal::Latency(v) => v.serialize(s),
