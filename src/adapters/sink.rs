@@ -216,8 +216,7 @@ impl<'w> Sink<'w> {
         }
         let mut body = std::mem::take(&mut self.buf);
         body.clear();
-        serde_json::to_writer(&mut body, ev).map_err(io::Error::other)?;
-        body.pop(); // the closing brace; emit_prepared adds the step and closes
+        ev.write_open(&mut body); // emit_prepared adds the step and closes
         let r = self.emit_prepared(&ev.run_id, &body);
         self.buf = body;
         r

@@ -234,6 +234,15 @@ pub(crate) fn named_service(name: &str) -> Option<&str> {
 /// decimal string past 64 bits (a 128-bit integer id, quoted on reading)
 /// becomes 32 hex digits.
 pub(crate) fn normal_id(id: &str) -> String {
+    let bytes = id.as_bytes();
+    // Ids as the SDKs write them: lowercase hex of 16 or 32 digits.
+    if matches!(bytes.len(), 16 | 32)
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(b))
+    {
+        return id.to_string();
+    }
     let id = id.trim();
     let hex = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_hexdigit());
     if let Some(rest) = id.strip_prefix("0x").or_else(|| id.strip_prefix("0X"))

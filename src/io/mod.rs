@@ -7,6 +7,7 @@ pub mod diag;
 pub mod input;
 pub mod intern;
 pub mod json_scan;
+pub mod json_text;
 pub mod ndjson;
 pub mod outfile;
 pub mod surrogates;

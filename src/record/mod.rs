@@ -13,6 +13,7 @@ use sha2::Digest;
 mod alert;
 mod change;
 mod event;
+mod event_writer;
 mod pattern;
 mod run;
 mod verdict;
