@@ -1,10 +1,9 @@
 //! Inline SVG charts for the HTML dashboard, drawn here so the page needs no
 //! script and no network: a ranked horizontal bar chart and a line chart.
-//! Every label is escaped; callers pass raw text.
+//! They are written through [`html!`], so every label is escaped; callers
+//! pass raw text.
 
-use std::fmt::Write;
-
-use super::escape::escape;
+use super::html::markup::{Markup, Page, html};
 
 /// One bar: its short label and its tooltip (raw text), its value as drawn
 /// and as written, and its fill colour (a CSS colour we chose).
@@ -30,7 +29,7 @@ const ROW: f64 = 26.0;
 const LABEL_CHARS: usize = 30;
 
 /// Horizontal bars, one row each, scaled to `max`.
-pub(crate) fn bar_chart(bars: &[Bar<'_>], max: f64, title: &str) -> String {
+pub(crate) fn bar_chart(bars: &[Bar<'_>], max: f64, title: &str) -> Markup {
     let height = ROW * bars.len() as f64 + 8.0;
     let plot = WIDTH - LABEL_WIDTH - 56.0;
     let max = if max > 0.0 { max } else { 1.0 };
@@ -38,22 +37,24 @@ pub(crate) fn bar_chart(bars: &[Bar<'_>], max: f64, title: &str) -> String {
     for (i, b) in bars.iter().enumerate() {
         let y = 4.0 + ROW * i as f64;
         let w = (b.value.max(0.0) / max * plot).clamp(0.0, plot);
-        let _ = write!(
+        html!(
             svg,
             r##"<g><title>{full}: {value}</title><text x="{lx}" y="{ty}" class="lbl" text-anchor="end">{label}</text><rect x="{bx}" y="{by}" width="{plot}" height="16" rx="4" class="track"/><rect x="{bx}" y="{by}" width="{w:.1}" height="16" rx="4" fill="{color}"/><text x="{vx:.1}" y="{ty}" class="val">{value}</text></g>"##,
-            full = escape(b.title),
-            label = escape(&cut(&b.label, LABEL_CHARS)),
+            full = b.title,
+            label = cut(&b.label, LABEL_CHARS),
             lx = LABEL_WIDTH - 8.0,
             ty = y + 13.0,
             bx = LABEL_WIDTH,
             by = y + 1.0,
+            plot = plot,
+            w = w,
             color = b.color,
             vx = LABEL_WIDTH + w + 6.0,
-            value = escape(&b.value_text),
+            value = b.value_text,
         );
     }
-    svg.push_str("</svg>");
-    svg
+    svg.lit("</svg>");
+    svg.into_markup()
 }
 
 const LINE_HEIGHT: f64 = 220.0;
@@ -73,7 +74,7 @@ fn x_label_shown(i: usize, n: usize) -> bool {
 }
 
 /// Lines over shared x positions, with a zero-based y axis.
-pub(crate) fn line_chart(x_labels: &[String], series: &[Series<'_>], title: &str) -> String {
+pub(crate) fn line_chart(x_labels: &[String], series: &[Series<'_>], title: &str) -> Markup {
     let mut svg = open_svg(LINE_HEIGHT, title);
     let plot_w = WIDTH - LEFT - RIGHT;
     let plot_h = LINE_HEIGHT - TOP - BOTTOM;
@@ -94,12 +95,15 @@ pub(crate) fn line_chart(x_labels: &[String], series: &[Series<'_>], title: &str
     for k in 0..=2 {
         let v = y_max * k as f64 / 2.0;
         let y = y_at(v);
-        let _ = write!(
+        html!(
             svg,
-            r##"<line x1="{LEFT}" y1="{y:.1}" x2="{x2}" y2="{y:.1}" class="grid"/><text x="{tx}" y="{ty:.1}" class="tick" text-anchor="end">{v}</text>"##,
+            r##"<line x1="{x1}" y1="{y:.1}" x2="{x2}" y2="{y:.1}" class="grid"/><text x="{tx}" y="{ty:.1}" class="tick" text-anchor="end">{v}</text>"##,
+            x1 = LEFT,
+            y = y,
             x2 = WIDTH - RIGHT,
             tx = LEFT - 6.0,
             ty = y + 4.0,
+            v = v,
         );
     }
     for (i, label) in x_labels.iter().enumerate() {
@@ -111,48 +115,60 @@ pub(crate) fn line_chart(x_labels: &[String], series: &[Series<'_>], title: &str
                 _ if i + 1 == n => "end",
                 _ => "middle",
             };
-            let _ = write!(
+            html!(
                 svg,
                 r##"<text x="{x:.1}" y="{y}" class="tick" text-anchor="{anchor}">{label}</text>"##,
                 x = x_at(i),
                 y = LINE_HEIGHT - 8.0,
-                label = escape(&cut(label, 12)),
+                anchor = anchor,
+                label = cut(label, 12),
             );
         }
     }
     for s in series {
-        let points: Vec<String> = s
+        let points: Vec<(f64, f64)> = s
             .values
             .iter()
             .enumerate()
-            .map(|(i, v)| format!("{:.1},{:.1}", x_at(i), y_at(*v)))
+            .map(|(i, v)| (x_at(i), y_at(*v)))
             .collect();
-        let _ = write!(
+        html!(svg, r##"<g><title>{}</title><polyline points=""##, s.name);
+        for (k, (x, y)) in points.iter().enumerate() {
+            if k > 0 {
+                svg.lit(" ");
+            }
+            html!(svg, "{:.1},{:.1}", x, y);
+        }
+        html!(
             svg,
-            r##"<g><title>{name}</title><polyline points="{pts}" fill="none" stroke="{c}" stroke-width="2"/>"##,
-            name = escape(s.name),
-            pts = points.join(" "),
-            c = s.color,
+            r##"" fill="none" stroke="{}" stroke-width="2"/>"##,
+            s.color
         );
-        for p in &points {
-            let (x, y) = p.split_once(',').unwrap_or(("0", "0"));
-            let _ = write!(
+        for (x, y) in &points {
+            html!(
                 svg,
-                r##"<circle cx="{x}" cy="{y}" r="3" fill="{}"/>"##,
+                r##"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{}"/>"##,
+                x,
+                y,
                 s.color
             );
         }
-        svg.push_str("</g>");
+        svg.lit("</g>");
     }
-    svg.push_str("</svg>");
-    svg
+    svg.lit("</svg>");
+    svg.into_markup()
 }
 
-fn open_svg(height: f64, title: &str) -> String {
-    format!(
-        r##"<svg class="chart" viewBox="0 0 {WIDTH} {height}" width="100%" role="img" aria-label="{t}" xmlns="http://www.w3.org/2000/svg"><title>{t}</title>"##,
-        t = escape(title)
-    )
+fn open_svg(height: f64, title: &str) -> Page {
+    let mut svg = Page::default();
+    html!(
+        svg,
+        r##"<svg class="chart" viewBox="0 0 {w} {h}" width="100%" role="img" aria-label="{t}" xmlns="http://www.w3.org/2000/svg"><title>{t}</title>"##,
+        w = WIDTH,
+        h = height,
+        t = title,
+    );
+    svg
 }
 
 /// The smallest of 2, 4, 10 × 10^k at or above `v` (at least 2), so the
@@ -218,6 +234,7 @@ mod tests {
             color: "#fff",
         }];
         let svg = bar_chart(&bars, 10.0, "t");
+        let svg = svg.as_str();
         assert!(!svg.contains("<script>"));
         assert!(svg.contains("&lt;script&gt;"));
         assert_eq!(cut("abcdef", 4), "abc…");

@@ -1,5 +1,5 @@
-//! Text made safe for HTML: the one escaping function the dashboard and its
-//! charts use.
+//! Text made safe for HTML: the one escaping function, which the dashboard
+//! and its charts apply through `html::markup`.
 
 use std::borrow::Cow;
 

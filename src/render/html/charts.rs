@@ -3,12 +3,12 @@
 
 use super::*;
 
-pub(super) fn write_charts(page: &mut String, report: &Report, opts: &RenderOptions) {
-    page.push_str("<div class=\"grid\">");
+pub(super) fn write_charts(page: &mut Page, report: &Report, opts: &RenderOptions) {
+    page.lit("<div class=\"grid\">");
     write_severity_chart(page, report, opts);
     write_recovery_panel(page, report, opts);
     write_trend_charts(page, report, opts);
-    page.push_str("</div>\n");
+    page.lit("</div>\n");
 }
 
 /// A pattern's bar: "#1 planner · dispatch_subtask", its full name as the
@@ -29,7 +29,7 @@ pub(super) fn pattern_bar<'a>(
     }
 }
 
-pub(super) fn write_severity_chart(page: &mut String, report: &Report, opts: &RenderOptions) {
+pub(super) fn write_severity_chart(page: &mut Page, report: &Report, opts: &RenderOptions) {
     let bars: Vec<Bar<'_>> = report
         .patterns
         .iter()
@@ -45,19 +45,20 @@ pub(super) fn write_severity_chart(page: &mut String, report: &Report, opts: &Re
         })
         .collect();
     let max = words::max_final_score(&opts.scoring);
-    let _ = write!(
-        page,
-        "<section class=\"panel\"><h2>Patterns by final score</h2>{}",
-        chart::bar_chart(&bars, max, "Final score of each pattern, highest first")
-    );
+    page.lit("<section class=\"panel\"><h2>Patterns by final score</h2>");
+    page.markup(&chart::bar_chart(
+        &bars,
+        max,
+        "Final score of each pattern, highest first",
+    ));
     write_more_patterns(page, report);
     write_class_legend(page, report);
-    page.push_str("</section>");
+    page.lit("</section>");
 }
 
-pub(super) fn write_more_patterns(page: &mut String, report: &Report) {
+pub(super) fn write_more_patterns(page: &mut Page, report: &Report) {
     if report.patterns.len() > MAX_BARS {
-        let _ = write!(
+        html!(
             page,
             "<p class=\"empty\">and {} more patterns below</p>",
             report.patterns.len() - MAX_BARS
@@ -65,7 +66,7 @@ pub(super) fn write_more_patterns(page: &mut String, report: &Report) {
     }
 }
 
-pub(super) fn write_class_legend(page: &mut String, report: &Report) {
+pub(super) fn write_class_legend(page: &mut Page, report: &Report) {
     let mut classes: Vec<&str> = Vec::new();
     for p in &report.patterns {
         let c = p.pattern.failure_classification.as_str();
@@ -73,19 +74,19 @@ pub(super) fn write_class_legend(page: &mut String, report: &Report) {
             classes.push(c);
         }
     }
-    page.push_str("<div class=\"legend\">");
+    page.lit("<div class=\"legend\">");
     for c in classes {
-        let _ = write!(
+        html!(
             page,
             "<span><i style=\"background:{}\"></i>{}</span>",
             class_color(c),
-            escape(&words::classification_label(c))
+            words::classification_label(c)
         );
     }
-    page.push_str("</div>");
+    page.lit("</div>");
 }
 
-pub(super) fn write_recovery_panel(page: &mut String, report: &Report, opts: &RenderOptions) {
+pub(super) fn write_recovery_panel(page: &mut Page, report: &Report, opts: &RenderOptions) {
     let window = words::count(opts.scoring.recovery_window, "turn", "turns");
     let bars: Vec<Bar<'_>> = report
         .patterns
@@ -98,9 +99,10 @@ pub(super) fn write_recovery_panel(page: &mut String, report: &Report, opts: &Re
         })
         .collect();
     let title = format!("Recovered within {window}");
-    let _ = write!(
+    html!(
         page,
-        "<section class=\"panel\"><h2>{title}</h2>{}",
+        "<section class=\"panel\"><h2>{}</h2>{}",
+        title,
         chart::bar_chart(
             &bars,
             100.0,
@@ -108,18 +110,22 @@ pub(super) fn write_recovery_panel(page: &mut String, report: &Report, opts: &Re
         )
     );
     write_more_patterns(page, report);
-    page.push_str("</section>");
+    page.lit("</section>");
 }
 
 /// A recovery bar: as wide as the share of failures that recovered.
-pub(super) fn recovery_bar(s: &Scores, window: &str) -> String {
-    let pct = words::percent(s.recovery_rate);
-    format!(
-        "<div class=\"track\"><div class=\"fill\" style=\"width:{pct}\"></div></div><span>{pct} recovered within {window}</span>"
-    )
+pub(super) fn recovery_bar(s: &Scores, window: &str) -> Markup {
+    let mut bar = Page::default();
+    html!(
+        bar,
+        "<div class=\"track\"><div class=\"fill\" style=\"width:{pct}\"></div></div><span>{pct} recovered within {window}</span>",
+        pct = words::percent(s.recovery_rate),
+        window = window,
+    );
+    bar.into_markup()
 }
 
-pub(super) fn write_trend_charts(page: &mut String, report: &Report, opts: &RenderOptions) {
+pub(super) fn write_trend_charts(page: &mut Page, report: &Report, opts: &RenderOptions) {
     let axis = report.trend_axis_by(opts.bucket);
     let unit = if axis.by_hour {
         "hour"
@@ -160,9 +166,10 @@ pub(super) fn write_trend_charts(page: &mut String, report: &Report, opts: &Rend
             true,
         ),
     ] {
-        let _ = write!(
+        html!(
             page,
-            "<section class=\"panel\"><h2>{title}</h2>{}<div class=\"legend\">",
+            "<section class=\"panel\"><h2>{}</h2>{}<div class=\"legend\">",
+            title,
             chart::line_chart(&axis.labels, series, &title)
         );
         for s in series.iter() {
@@ -171,13 +178,13 @@ pub(super) fn write_trend_charts(page: &mut String, report: &Report, opts: &Rend
             } else {
                 chart::cut(s.name, 60)
             };
-            let _ = write!(
+            html!(
                 page,
                 "<span><i style=\"background:{}\"></i>{}</span>",
                 s.color,
-                escape(&name)
+                name
             );
         }
-        page.push_str("</div></section>");
+        page.lit("</div></section>");
     }
 }

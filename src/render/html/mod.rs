@@ -1,17 +1,15 @@
 //! The HTML dashboard: one self-contained page that works offline and
 //! without JavaScript (a content security policy forbids any script), with
 //! summary tiles, inline SVG charts, a card per pattern and the root causes.
-//! Every text that came from a trace goes through [`escape`].
+//! The page is written through [`markup::Page`], which escapes every text
+//! unless the code says it is markup.
 
-use std::borrow::Cow;
-use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use super::chart::{self, Bar, Series};
 use super::comparison::{Block, Section};
-use super::escape::escape;
 use super::model::{Report, ReportPattern};
-use super::words::{self, Markup, Urgency};
+use super::words::{self, Urgency};
 use super::{
     ROWS_IN_HTML, RenderOptions, SAMPLES_SHOWN, all_clear_text, date_text, more_rows_text,
     more_sources_text, named_sources, skipped_text, summary_text,
@@ -22,24 +20,11 @@ use crate::record::{Scores, Verdict};
 
 mod cards;
 mod charts;
+pub(crate) mod markup;
 
 use cards::*;
 use charts::*;
-
-/// HTML markup for the shared texts.
-struct Html;
-
-impl Markup for Html {
-    fn text<'a>(&self, s: &'a str) -> Cow<'a, str> {
-        escape(s)
-    }
-    fn strong(&self, s: &str) -> String {
-        format!("<strong>{}</strong>", escape(s))
-    }
-    fn code(&self, s: &str) -> String {
-        format!("<code>{}</code>", escape(s))
-    }
-}
+use markup::{Html, Markup, Page, html};
 
 /// The colour of a classification (the same hues as the terminal table);
 /// other labels get one of a few more, the same one for the same label.
@@ -138,7 +123,7 @@ footer{color:#64748b;font-size:12px;margin-top:24px}
 "#;
 
 pub(crate) fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
-    let mut page = String::with_capacity(64 * 1024);
+    let mut page = Page::with_capacity(64 * 1024);
     open_page(&mut page, opts);
     write_header(&mut page, report, opts);
     // A report of root causes alone has no pattern figures for the tiles.
@@ -146,86 +131,90 @@ pub(crate) fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) 
         write_tiles(&mut page, report, opts);
         if report.patterns.is_empty() {
             if let Some(text) = all_clear_text(report) {
-                let _ = write!(page, r#"<p class="panel">{}</p>"#, escape(&text));
+                html!(page, r#"<p class="panel">{}</p>"#, text);
             }
         } else {
             // The first screen (1400×900): summary, top patterns, per agent;
             // the rest opens in place.
             write_top_table(&mut page, report, opts);
             write_agents(&mut page, report);
-            page.push_str("<div id=\"fold\"></div>\n");
-            page.push_str(
+            page.lit("<div id=\"fold\"></div>\n");
+            page.lit(
                 "<details class=\"more\"><summary>Charts: scores, recovery, failures over time</summary>",
             );
             write_charts(&mut page, report, opts);
-            page.push_str("</details>\n");
+            page.lit("</details>\n");
             write_cards(&mut page, report, opts);
         }
     }
     write_verdicts(&mut page, report, &opts.links);
     write_changes(&mut page, report);
-    let _ = write!(
+    html!(
         page,
         "<footer>triage-render {}</footer>\n</body>\n</html>\n",
         env!("CARGO_PKG_VERSION")
     );
-    out.write_all(page.as_bytes())
+    out.write_all(page.as_str().as_bytes())
 }
 
-fn open_page(page: &mut String, opts: &RenderOptions) {
-    page.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
-    page.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
+fn open_page(page: &mut Page, opts: &RenderOptions) {
+    page.lit("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    page.lit("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
     // No script may run, whatever a trace smuggles in; styles and images
     // are inline.
-    page.push_str(
+    page.lit(
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\n",
     );
     if let Some(secs) = opts.refresh {
-        let _ = writeln!(page, "<meta http-equiv=\"refresh\" content=\"{secs}\">");
+        html!(page, "<meta http-equiv=\"refresh\" content=\"{}\">\n", secs);
     }
-    let _ = writeln!(
+    html!(
         page,
-        "<title>Triage report {}</title>\n<style>{STYLE}</style>\n</head>\n<body>",
+        "<title>Triage report {}</title>\n<style>",
         date_text(opts.generated)
     );
+    page.lit(STYLE);
+    page.lit("</style>\n</head>\n<body>\n");
 }
 
-fn write_header(page: &mut String, report: &Report, opts: &RenderOptions) {
+fn write_header(page: &mut Page, report: &Report, opts: &RenderOptions) {
     let title = if report.is_comparison() {
         "Triage comparison"
     } else {
         "Triage report"
     };
     let (named, rest) = named_sources(report);
-    let sources: Vec<Cow<'_, str>> = named.into_iter().map(escape).collect();
-    let _ = write!(
+    html!(
         page,
-        "<header><h1>{title}</h1><p class=\"sub\">Generated {}",
+        "<header><h1>{}</h1><p class=\"sub\">Generated {}",
+        title,
         date_text(opts.generated)
     );
-    if !sources.is_empty() {
-        let _ = write!(
-            page,
-            " · sources: {}{}",
-            sources.join(", "),
-            more_sources_text(rest)
-        );
+    if !named.is_empty() {
+        page.lit(" · sources: ");
+        for (i, source) in named.iter().enumerate() {
+            if i > 0 {
+                page.lit(", ");
+            }
+            page.text(source);
+        }
+        page.text(&more_sources_text(rest));
     }
-    page.push_str("</p>");
+    page.lit("</p>");
     if !report.is_comparison() {
-        let _ = write!(
+        html!(
             page,
             "<p class=\"summary\">{}</p>",
-            escape(&summary_text(report, opts.top))
+            summary_text(report, opts.top)
         );
     }
     if let Some(text) = skipped_text(report.skipped()) {
-        let _ = write!(page, "<p class=\"warn\">{text}</p>");
+        html!(page, "<p class=\"warn\">{}</p>", text);
     }
-    page.push_str("</header>\n");
+    page.lit("</header>\n");
 }
 
-fn write_tiles(page: &mut String, report: &Report, opts: &RenderOptions) {
+fn write_tiles(page: &mut Page, report: &Report, opts: &RenderOptions) {
     let top = report
         .patterns
         .first()
@@ -259,101 +248,103 @@ fn write_tiles(page: &mut String, report: &Report, opts: &RenderOptions) {
             format!("out of {max_final:.2}"),
         ),
     ];
-    page.push_str("<section class=\"tiles\">");
+    page.lit("<section class=\"tiles\">");
     for (n, label, sub) in tiles {
-        let _ = write!(
+        html!(
             page,
-            "<div class=\"tile\"><div class=\"n\">{n}</div><div class=\"l\">{label}</div><div class=\"s\">{sub}</div></div>"
+            "<div class=\"tile\"><div class=\"n\">{}</div><div class=\"l\">{}</div><div class=\"s\">{}</div></div>",
+            n,
+            label,
+            sub
         );
     }
-    page.push_str("</section>\n");
+    page.lit("</section>\n");
 }
 
 /// Rows of the per-agent view on the first screen; the rest open in place.
 const AGENT_ROWS_FIRST: usize = 6;
 
 /// The top patterns, one row each, linking to their details below.
-fn write_top_table(page: &mut String, report: &Report, opts: &RenderOptions) {
-    page.push_str(
+fn write_top_table(page: &mut Page, report: &Report, opts: &RenderOptions) {
+    page.lit(
         "<section class=\"panel\" id=\"top\"><h2>Top patterns</h2><table><tr><th>#</th><th>Pattern</th>\
          <th>Category</th><th>Events</th><th>Runs</th><th>Trend</th><th>Recovered</th><th>Score</th></tr>",
     );
     for rp in report.patterns.iter().take(opts.top.clamp(1, MAX_CARDS)) {
         let Some(s) = rp.scores() else { continue };
         let p = &rp.pattern;
-        let _ = write!(
+        html!(
             page,
-            "<tr><td>{rank}</td><td><a href=\"#pattern-{rank}\">{}</a></td><td style=\"color:{}\">{}</td>\
-             <td>{}</td><td>{}/{}</td><td>{}</td><td>{}</td><td style=\"color:{}\"><b>{:.2}</b></td></tr>",
-            escape(&p.display_name),
-            class_color(&p.failure_classification),
-            escape(&words::classification_label(&p.failure_classification)),
-            p.frequency,
-            s.runs_seen,
-            s.runs_total,
-            escape(&s.trend),
-            words::percent(s.recovery_rate),
-            score_color(s.final_score),
-            s.final_score,
+            "<tr><td>{rank}</td><td><a href=\"#pattern-{rank}\">{name}</a></td><td style=\"color:{color}\">{label}</td>\
+             <td>{events}</td><td>{seen}/{total}</td><td>{trend}</td><td>{recovered}</td><td style=\"color:{sc}\"><b>{score:.2}</b></td></tr>",
             rank = s.rank,
+            name = p.display_name,
+            color = class_color(&p.failure_classification),
+            label = words::classification_label(&p.failure_classification),
+            events = p.frequency,
+            seen = s.runs_seen,
+            total = s.runs_total,
+            trend = s.trend,
+            recovered = words::percent(s.recovery_rate),
+            sc = score_color(s.final_score),
+            score = s.final_score,
         );
     }
-    page.push_str("</table></section>\n");
+    page.lit("</table></section>\n");
 }
 
 /// The per-agent view: agent × classification, failures, unrecovered and
 /// runs affected; the first rows on the first screen.
-fn write_agents(page: &mut String, report: &Report) {
+fn write_agents(page: &mut Page, report: &Report) {
     let rows = report.agent_view();
     let head = "<table><tr><th>Agent</th><th>Classification</th><th>Failures</th>\
                 <th>Unrecovered</th><th>Runs affected</th></tr>";
-    let row = |page: &mut String, r: &super::model::AgentRow| {
-        let _ = write!(
+    let row = |page: &mut Page, r: &super::model::AgentRow| {
+        html!(
             page,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}/{}</td></tr>",
-            escape(&r.agent_id),
-            escape(&words::classification_label(&r.classification)),
+            r.agent_id,
+            words::classification_label(&r.classification),
             r.failures,
             r.unrecovered,
             r.runs_affected,
             report.runs_total()
         );
     };
-    let _ = write!(
-        page,
-        "<section class=\"panel\" id=\"agents\"><h2>Per agent</h2>{head}"
-    );
+    page.lit("<section class=\"panel\" id=\"agents\"><h2>Per agent</h2>");
+    page.lit(head);
     let first = &rows[..rows.len().min(AGENT_ROWS_FIRST)];
     for r in first {
         row(page, r);
     }
-    page.push_str("</table>");
+    page.lit("</table>");
     let rest = &rows[first.len()..rows.len().min(ROWS_IN_HTML)];
     if !rest.is_empty() {
-        let _ = write!(
+        html!(
             page,
-            "<details><summary>{} more agent rows</summary>{head}",
+            "<details><summary>{} more agent rows</summary>",
             rest.len()
         );
+        page.lit(head);
         for r in rest {
             row(page, r);
         }
-        page.push_str("</table></details>");
+        page.lit("</table></details>");
     }
     write_more_rows(page, rows.len().saturating_sub(ROWS_IN_HTML));
-    page.push_str("</section>\n");
+    page.lit("</section>\n");
 }
 
-fn write_changes(page: &mut String, report: &Report) {
+fn write_changes(page: &mut Page, report: &Report) {
     let Some(c) = report.comparison() else {
         return;
     };
     if !c.sides.is_empty() {
-        page.push_str("<section class=\"panel\"><dl class=\"metrics\">");
+        page.lit("<section class=\"panel\"><dl class=\"metrics\">");
         for (name, side) in &c.sides {
-            let _ = write!(page, "<div><dt>{name}</dt><dd>{}</dd></div>", escape(side));
+            html!(page, "<div><dt>{}</dt><dd>{}</dd></div>", name, side);
         }
-        page.push_str("</dl></section>\n");
+        page.lit("</dl></section>\n");
     }
     for section in &c.sections {
         write_section(page, section);
@@ -361,48 +352,41 @@ fn write_changes(page: &mut String, report: &Report) {
 }
 
 /// "and 7 more (all of them in --format json)" under a list that was cut.
-fn write_more_rows(page: &mut String, more: usize) {
+fn write_more_rows(page: &mut Page, more: usize) {
     if let Some(more) = more_rows_text(more) {
-        let _ = write!(page, "<p class=\"empty\">{}</p>", escape(&more));
+        html!(page, "<p class=\"empty\">{}</p>", more);
     }
 }
 
-fn write_section(page: &mut String, section: &Section) {
-    let _ = write!(
-        page,
-        "<section class=\"panel\"><h2>{}</h2>",
-        escape(&section.title)
-    );
+fn write_section(page: &mut Page, section: &Section) {
+    html!(page, "<section class=\"panel\"><h2>{}</h2>", section.title);
     match &section.block {
         Block::Table { columns, rows } => {
-            page.push_str("<table><tr>");
+            page.lit("<table><tr>");
             for c in columns {
-                let _ = write!(page, "<th>{}</th>", escape(c));
+                html!(page, "<th>{}</th>", c);
             }
-            page.push_str("</tr>");
+            page.lit("</tr>");
             for row in rows {
-                page.push_str("<tr>");
+                page.lit("<tr>");
                 for c in row {
-                    let _ = write!(page, "<td>{}</td>", escape(c));
+                    html!(page, "<td>{}</td>", c);
                 }
-                page.push_str("</tr>");
+                page.lit("</tr>");
             }
-            page.push_str("</table>");
+            page.lit("</table>");
         }
         Block::List(items) => {
-            page.push_str("<ul>");
+            page.lit("<ul>");
             for item in items {
-                let _ = write!(page, "<li>{}</li>", escape(item));
+                html!(page, "<li>{}</li>", item);
             }
-            page.push_str("</ul>");
+            page.lit("</ul>");
         }
         Block::Line(line) => {
-            let _ = write!(page, "<p class=\"empty\">{}</p>", escape(line));
+            html!(page, "<p class=\"empty\">{}</p>", line);
         }
     }
     write_more_rows(page, section.more);
-    page.push_str("</section>\n");
+    page.lit("</section>\n");
 }
-
-#[cfg(test)]
-mod tests;
