@@ -3,7 +3,7 @@
 //! They are written through [`html!`], so every label is escaped; callers
 //! pass raw text.
 
-use super::html::markup::{Markup, Page, html};
+use super::markup::{Markup, Page, html};
 
 /// One bar: its short label and its tooltip (raw text), its value as drawn
 /// and as written, and its fill colour (a CSS colour we chose).

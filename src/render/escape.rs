@@ -1,5 +1,5 @@
 //! Text made safe for HTML: the one escaping function, which the dashboard
-//! and its charts apply through `html::markup`.
+//! and its charts apply through `render::markup`.
 
 use std::borrow::Cow;
 

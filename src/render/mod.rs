@@ -8,6 +8,7 @@ pub mod csv;
 mod escape;
 pub mod html;
 pub mod json;
+mod markup;
 pub mod md;
 pub mod model;
 pub mod table;

@@ -1,7 +1,7 @@
 //! The HTML dashboard: one self-contained page that works offline and
 //! without JavaScript (a content security policy forbids any script), with
 //! summary tiles, inline SVG charts, a card per pattern and the root causes.
-//! The page is written through [`markup::Page`], which escapes every text
+//! The page is written through [`super::markup::Page`], which escapes every text
 //! unless the code says it is markup.
 
 use std::io::{self, Write};
@@ -20,11 +20,10 @@ use crate::record::{Scores, Verdict};
 
 mod cards;
 mod charts;
-pub(crate) mod markup;
 
+use super::markup::{Html, Markup, Page, html};
 use cards::*;
 use charts::*;
-use markup::{Html, Markup, Page, html};
 
 /// The colour of a classification (the same hues as the terminal table);
 /// other labels get one of a few more, the same one for the same label.

@@ -205,7 +205,7 @@ macro_rules! html {
     ($page:expr, $fmt:literal, $($name:ident = $value:expr),+ $(,)?) => {{
         const {
             assert!(
-                $crate::render::html::markup::takes_only_arguments(
+                $crate::render::markup::takes_only_arguments(
                     $fmt,
                     &[$(stringify!($name)),+],
                 ),
@@ -214,19 +214,19 @@ macro_rules! html {
         };
         $page.write_interpolated(format_args!(
             $fmt,
-            $($name = $crate::render::html::markup::Interpolate::shown(&$value)),+
+            $($name = $crate::render::markup::Interpolate::shown(&$value)),+
         ))
     }};
     ($page:expr, $fmt:literal $(, $arg:expr)* $(,)?) => {{
         const {
             assert!(
-                $crate::render::html::markup::takes_only_arguments($fmt, &[]),
+                $crate::render::markup::takes_only_arguments($fmt, &[]),
                 "html!: pass every value as an argument, so it is escaped",
             )
         };
         $page.write_interpolated(format_args!(
             $fmt,
-            $($crate::render::html::markup::Interpolate::shown(&$arg)),*
+            $($crate::render::markup::Interpolate::shown(&$arg)),*
         ))
     }};
 }
