@@ -8,6 +8,7 @@ pub mod ndjson;
 pub mod otel;
 pub mod otlp;
 mod span_events;
+mod span_lines;
 mod spans;
 pub mod taubench;
 pub mod trace_window;

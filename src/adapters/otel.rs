@@ -5,96 +5,138 @@
 //! bare attribute maps (one span's attributes, no envelope). The input is
 //! one value, a list, one value per line, or values one after another
 //! (pretty-printed); each value is read by its own shape, OTLP requests
-//! too. Spans are held to the end, then emitted trace by trace in tree
-//! order.
+//! too. Traces are emitted in tree order once complete (see `span_lines`).
 
 use std::io::Read;
+use std::ops::Range;
 
 use serde_json::{Map, Value};
 
 use super::observations::{describe, json_values};
 use super::span_events::{Attrs, HeldSpan, SpanParts};
+use super::span_lines::{self, LineFormat, SpanLine};
 use super::spans::{self, StatusCode};
-use super::trace_window;
 use super::{DecodeSettings, Sink, Unreadable};
+use crate::io::json_scan::LineScratch;
 use crate::timestamp::Timestamp;
 
-/// Reads one span file from `r` into `sink`.
+/// Reads one span file from `r` into `sink`: one value per line as the
+/// lines come (see `span_lines`), or the whole file when its first value
+/// runs over several lines.
 pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
-    let data = super::read_document(r, sink)?;
-    let mut held = Vec::new();
-    for (line, value) in json_values(&data) {
-        match value {
-            Ok(value) => read_value(value, line, sink, &mut held)?,
-            Err(reason) => sink.skip(Some(line), &reason)?,
-        }
+    let settings = sink.settings.clone();
+    let path = sink.path().to_string();
+    let from = From {
+        path: &path,
+        settings: &settings,
+    };
+    let format = LineFormat {
+        one_line: "one line of spans",
+        decode: |_: &mut LineScratch, data: &[u8], range: Range<usize>, number: u64| {
+            line_spans(&data[range], number, &from)
+        },
+        whole: |doc: Vec<u8>, sink: &mut Sink<'_>| {
+            let doc = super::quote_wide_integers(doc);
+            let mut held = Vec::new();
+            for (line, value) in json_values(&doc) {
+                let mut found = Found::default();
+                match value {
+                    Ok(value) => spans_of(value, line, &from, &mut found),
+                    Err(reason) => found.skipped.push(reason),
+                }
+                for reason in found.skipped {
+                    sink.skip(Some(line), reason)?;
+                }
+                held.extend(found.spans);
+            }
+            Ok(held)
+        },
+    };
+    span_lines::read(r, sink, format)
+}
+
+/// The spans of one line.
+fn line_spans(bytes: &[u8], number: u64, from: &From<'_>) -> SpanLine {
+    if std::str::from_utf8(bytes).is_err() {
+        return SpanLine::Skip(Unreadable::NotUtf8);
     }
-    trace_window::emit_traces(held, sink)
+    let bytes = super::quote_wide_integers(bytes.to_vec());
+    match serde_json::from_slice(&bytes) {
+        Ok(value) => {
+            let mut found = Found::default();
+            spans_of(value, number, from, &mut found);
+            SpanLine::Read {
+                spans: found.spans,
+                skipped: found.skipped,
+            }
+        }
+        Err(e) => SpanLine::Skip(Unreadable::Json(crate::io::diag::json_reason(&e))),
+    }
+}
+
+/// Where spans are read from: spans without an id are named after the
+/// file.
+struct From<'a> {
+    path: &'a str,
+    settings: &'a DecodeSettings,
+}
+
+/// The spans of one value, and why parts of it were not read.
+#[derive(Default)]
+struct Found {
+    spans: Vec<HeldSpan>,
+    skipped: Vec<Unreadable>,
 }
 
 /// One top-level value: a span, a list of spans, {"spans"|"data": [...]},
 /// an OTLP request or an attribute map.
-fn read_value(
-    value: Value,
-    line: u64,
-    sink: &mut Sink<'_>,
-    held: &mut Vec<HeldSpan>,
-) -> anyhow::Result<()> {
+fn spans_of(value: Value, line: u64, from: &From<'_>, found: &mut Found) {
     let mut object = match value {
-        Value::Array(items) => return read_list(items, "", line, sink, held),
+        Value::Array(items) => return list_spans(items, "", line, from, found),
         Value::Object(o) => o,
         other => {
-            return sink.skip(
-                Some(line),
-                format!(
-                    "expected spans (an object or a list), got {}",
-                    describe(&other)
-                ),
-            );
+            found.skipped.push(Unreadable::shape(format!(
+                "expected spans (an object or a list), got {}",
+                describe(&other)
+            )));
+            return;
         }
     };
     if object.contains_key("resourceSpans") || object.contains_key("resource_spans") {
-        let settings = &sink.settings;
-        return match super::otlp::hold_value(Value::Object(object), Some(line), settings, held) {
-            Ok(()) => Ok(()),
-            Err(reason) => sink.skip(Some(line), &reason),
-        };
+        let request = Value::Object(object);
+        let held = &mut found.spans;
+        if let Err(reason) = super::otlp::hold_value(request, Some(line), from.settings, held) {
+            found.skipped.push(reason);
+        }
+        return;
     }
     for key in ["spans", "data"] {
         if let Some(Value::Array(_)) = object.get(key)
             && let Some(Value::Array(items)) = object.remove(key)
         {
-            return read_list(items, key, line, sink, held);
+            return list_spans(items, key, line, from, found);
         }
     }
-    match span_of(object, line, sink) {
-        Ok(span) => held.push(span),
-        Err(reason) => sink.skip(Some(line), &reason)?,
+    match span_of(object, line, from) {
+        Ok(span) => found.spans.push(span),
+        Err(reason) => found.skipped.push(reason),
     }
-    Ok(())
 }
 
-fn read_list(
-    items: Vec<Value>,
-    key: &str,
-    line: u64,
-    sink: &mut Sink<'_>,
-    held: &mut Vec<HeldSpan>,
-) -> anyhow::Result<()> {
+fn list_spans(items: Vec<Value>, key: &str, line: u64, from: &From<'_>, found: &mut Found) {
     for (i, item) in items.into_iter().enumerate() {
         let span = match item {
-            Value::Object(o) => span_of(o, line, sink),
+            Value::Object(o) => span_of(o, line, from),
             other => Err(Unreadable::shape(format!(
                 "expected a span object, got {}",
                 describe(&other)
             ))),
         };
         match span {
-            Ok(span) => held.push(span),
-            Err(reason) => sink.skip(Some(line), reason.inside(format!("{key}[{i}]")))?,
+            Ok(span) => found.spans.push(span),
+            Err(reason) => found.skipped.push(reason.inside(format!("{key}[{i}]"))),
         }
     }
-    Ok(())
 }
 
 /// Keys that hold a span's ids (at its top, in its context, or dotted as
@@ -138,16 +180,16 @@ fn is_span(o: &Map<String, Value>) -> bool {
 
 /// The held span of one span object, or of an attribute map (named after
 /// the file and line, as nothing else names it).
-fn span_of(mut o: Map<String, Value>, line: u64, sink: &Sink<'_>) -> Result<HeldSpan, Unreadable> {
-    let settings: &DecodeSettings = &sink.settings;
+fn span_of(mut o: Map<String, Value>, line: u64, from: &From<'_>) -> Result<HeldSpan, Unreadable> {
+    let settings = from.settings;
     if !is_span(&o) {
         if !o.keys().any(|k| is_attribute_key(k)) {
             return Err(Unreadable::shape(
                 "not a span: no span id, trace id, context or name, and no span attributes",
             ));
         }
-        let file = std::path::Path::new(sink.path()).file_name().map_or_else(
-            || sink.path().to_string(),
+        let file = std::path::Path::new(from.path).file_name().map_or_else(
+            || from.path.to_string(),
             |f| f.to_string_lossy().into_owned(),
         );
         let parts = SpanParts {

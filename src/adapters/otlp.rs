@@ -12,12 +12,10 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::span_events::{Attrs, HeldSpan, SpanParts};
+use super::span_lines::{self, LineFormat, SpanLine};
 use super::spans::{self, StatusCode};
-use super::trace_window::TraceWindow;
 use super::{DecodeSettings, Sink, Unreadable};
-use crate::io::decode_ahead::{Consumer, Decoder, decode_ahead};
 use crate::io::json_scan::LineScratch;
-use crate::io::ndjson::ChunkReader;
 
 /// The span model's span. Its attributes and exception are read apart from
 /// `span` (whose `attributes` and `events` are not read).
@@ -62,58 +60,21 @@ fn held_span(
 // ---- reading: one request per line, or one request per file ----
 
 /// Reads OTLP requests from `r` into `sink`, emitting each trace once it
-/// is complete. Request lines decode in parallel, ahead of the traces
-/// being emitted.
+/// is complete (see `span_lines`).
 pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
-    let limit = sink.settings.document_limit;
-    let mut reader = ChunkReader::new(r).max_line(limit);
-    let path = sink.path().to_string();
-    let read_error = |e: std::io::Error| match e.kind() {
-        std::io::ErrorKind::InvalidData => anyhow::anyhow!(
-            "{path}: {e}, the most --max-document lets one OTLP request take; raise \
-             --max-document"
-        ),
-        _ => anyhow::anyhow!("{path}: {}", crate::io::diag::io_reason(&e)),
-    };
-    // The first line shows whether requests are one per line or one
-    // document across lines.
-    let first = loop {
-        let Some(chunk) = reader.next_chunk().map_err(read_error)? else {
-            return Ok(());
-        };
-        match first_line_state(&chunk) {
-            None => reader.recycle(chunk),
-            Some(Some(doc)) => return read_pretty(reader, chunk, doc, sink, read_error),
-            Some(None) => break chunk.into_scannable(),
-        }
-    };
     let settings = sink.settings.clone();
-    let decoder = Decoder {
-        lines_per_task: 1,
-        scratch: LineScratch::default,
-        decode: |scratch: &mut LineScratch, data: &[u8], lines: &[(u64, Range<usize>)]| {
-            lines
-                .iter()
-                .map(|(number, range)| {
-                    let decoded = if range.len() as u64 > limit {
-                        RequestLine::TooLarge
-                    } else {
-                        request_line(data, range.clone(), *number, &settings, scratch)
-                    };
-                    (*number, decoded)
-                })
-                .collect::<Vec<_>>()
+    let format = LineFormat {
+        one_line: "one OTLP request",
+        decode: |scratch: &mut LineScratch, data: &[u8], range: Range<usize>, number: u64| {
+            request_line(data, range, number, &settings, scratch)
+        },
+        whole: |doc: Vec<u8>, sink: &mut Sink<'_>| {
+            let mut held = Vec::new();
+            read_document(&doc, sink, &mut held)?;
+            Ok(held)
         },
     };
-    let mut emitter = WindowFeed {
-        window: TraceWindow::new(sink.settings.trace_window),
-        sink,
-        path: &path,
-        limit,
-        read_error: &read_error,
-    };
-    decode_ahead(&mut reader, Some(first), &decoder, &mut emitter)?;
-    emitter.window.finish(emitter.sink)
+    span_lines::read(r, sink, format)
 }
 
 /// Reads the request at `range` of a chunk's `data` (made ready to be
@@ -125,7 +86,7 @@ fn request_line(
     number: u64,
     settings: &DecodeSettings,
     scratch: &mut LineScratch,
-) -> RequestLine {
+) -> SpanLine {
     let bytes = &data[range.clone()];
     // Exporters batch tens to hundreds of spans a request.
     let mut spans = Vec::with_capacity(64);
@@ -140,111 +101,22 @@ fn request_line(
         )
         .is_ok()
     {
-        return RequestLine::Spans(spans);
+        return read_spans(spans);
     }
     match decode_request(bytes) {
         Ok(req) => {
             hold(req, Some(number), settings, &mut spans);
-            RequestLine::Spans(spans)
+            read_spans(spans)
         }
-        Err(reason) => RequestLine::Skip(reason),
+        Err(reason) => SpanLine::Skip(reason),
     }
 }
 
-/// What one request line became.
-enum RequestLine {
-    Spans(Vec<HeldSpan>),
-    Skip(Unreadable),
-    TooLarge,
-}
-
-/// Feeds decoded request lines' spans to the trace window, in input order.
-struct WindowFeed<'f, 's, E> {
-    window: TraceWindow,
-    sink: &'f mut Sink<'s>,
-    path: &'f str,
-    limit: u64,
-    read_error: &'f E,
-}
-
-impl<E: Fn(std::io::Error) -> anyhow::Error> Consumer<Vec<(u64, RequestLine)>>
-    for WindowFeed<'_, '_, E>
-{
-    type Error = anyhow::Error;
-
-    fn repaired(&mut self, repaired: crate::io::surrogates::Repaired) {
-        self.sink.repaired(repaired);
+fn read_spans(spans: Vec<HeldSpan>) -> SpanLine {
+    SpanLine::Read {
+        spans,
+        skipped: Vec::new(),
     }
-
-    fn hand_over(&mut self, tasks: Vec<Vec<(u64, RequestLine)>>) -> anyhow::Result<()> {
-        for (number, line) in tasks.into_iter().flatten() {
-            match line {
-                RequestLine::Spans(spans) => {
-                    for span in spans {
-                        self.window.push(span, self.sink)?;
-                    }
-                }
-                RequestLine::Skip(reason) => self.sink.skip(Some(number), &reason)?,
-                RequestLine::TooLarge => {
-                    return Err(super::too_large(
-                        &format!("{}:{number}", self.path),
-                        self.limit,
-                    ));
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn caught_up(&mut self) -> anyhow::Result<()> {
-        Ok(())
-    }
-
-    fn read_error(&self, e: std::io::Error) -> anyhow::Error {
-        (self.read_error)(e)
-    }
-}
-
-/// Reads a file whose first request runs over more lines than one: the
-/// whole file, as requests one after another.
-fn read_pretty<R: Read>(
-    mut reader: ChunkReader<R>,
-    first: crate::io::ndjson::Chunk,
-    mut doc: Vec<u8>,
-    sink: &mut Sink<'_>,
-    read_error: impl Fn(std::io::Error) -> anyhow::Error,
-) -> anyhow::Result<()> {
-    let limit = sink.settings.document_limit;
-    let path = sink.path().to_string();
-    let mut chunk = Some(first);
-    while let Some(c) = chunk {
-        sink.repaired(c.repaired);
-        if (doc.len() + c.data.len()) as u64 > limit {
-            return Err(super::too_large(&path, limit));
-        }
-        doc.extend_from_slice(&c.data);
-        reader.recycle(c);
-        chunk = reader.next_chunk().map_err(&read_error)?;
-    }
-    let mut window = TraceWindow::new(sink.settings.trace_window);
-    let mut held = Vec::new();
-    read_document(&doc, sink, &mut held)?;
-    for span in held {
-        window.push(span, sink)?;
-    }
-    window.finish(sink)
-}
-
-/// After the chunk holding the first non-blank line: `Some(None)` for one
-/// request per line, `Some(Some(buffer))` when the first request runs over
-/// more lines (a pretty-printed file). `None` while only blank lines came.
-fn first_line_state(chunk: &crate::io::ndjson::Chunk) -> Option<Option<Vec<u8>>> {
-    let (_, first) = chunk.line_spans().next()?;
-    let incomplete = matches!(
-        serde_json::from_slice::<serde::de::IgnoredAny>(&chunk.data[first]),
-        Err(e) if e.is_eof()
-    );
-    Some(incomplete.then(Vec::new))
 }
 
 /// Reads requests written as JSON documents one after another.

@@ -180,16 +180,6 @@ of span time after its last span); each is emitted as a continuation of its run"
     }
 }
 
-/// Emits every held span, trace by trace in the order traces first appear,
-/// each trace's spans parent first and siblings by start time.
-pub(crate) fn emit_traces(held: Vec<HeldSpan>, sink: &mut Sink<'_>) -> anyhow::Result<()> {
-    let mut window = TraceWindow::new(None);
-    for span in held {
-        window.push(span, sink)?;
-    }
-    window.finish(sink)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
