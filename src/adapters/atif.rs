@@ -36,9 +36,8 @@ struct Traj {
 /// Reads trajectories from `r` into `sink`: per top-level trajectory its
 /// events (sub-agents inline), then its `run` record.
 pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
-    let data = super::read_document(r, sink)?;
     let mut trajectories: Vec<Traj> = Vec::new();
-    for (line, value) in observations::json_values(&data) {
+    super::json_lines::values(r, sink, |line, value, sink| {
         let mut reasons = Vec::new();
         match value {
             Ok(Value::Array(items)) => {
@@ -52,7 +51,8 @@ pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
         for reason in reasons {
             sink.skip(Some(line), &reason)?;
         }
-    }
+        Ok(())
+    })?;
     // A trajectory is found by its session id or its trajectory id; the
     // first one with an id keeps it.
     let mut by_id: HashMap<String, usize> = HashMap::new();

@@ -24,15 +24,14 @@ const SHELL: &str = "bash";
 
 /// Reads coding-agent trajectories from `r` into `sink`.
 pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
-    let data = super::read_document(r, sink)?;
     let mut k = 0usize;
-    for (line, value) in observations::json_values(&data) {
+    super::json_lines::values(r, sink, |line, value, sink| {
         let values = match value {
             Ok(Value::Array(items)) => items,
             Ok(v) => vec![v],
             Err(reason) => {
                 sink.skip(Some(line), &reason)?;
-                continue;
+                return Ok(());
             }
         };
         for v in values {
@@ -44,7 +43,8 @@ pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
                 Err(reason) => sink.skip(Some(line), &reason)?,
             }
         }
-    }
+        Ok(())
+    })?;
     Ok(())
 }
 

@@ -18,13 +18,12 @@ use crate::record::{ErrorInfo, EventOut, JsonVal, Kind, RunRec, Src};
 /// Reads eval logs from `r` into `sink`: per sample its events, then its
 /// `run` record.
 pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
-    let data = super::read_document(r, sink)?;
-    for (line, value) in observations::json_values(&data) {
+    super::json_lines::values(r, sink, |line, value, sink| {
         let log = match value {
             Ok(v) => v,
             Err(reason) => {
                 sink.skip(Some(line), &reason)?;
-                continue;
+                return Ok(());
             }
         };
         let samples = match log.get("samples") {
@@ -36,12 +35,12 @@ pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
                     Some(line),
                     "an Inspect eval log without samples (written with --no-log-samples, or stopped before any): no runs to read",
                 )?;
-                continue;
+                return Ok(());
             }
             Some(other) => {
                 let reason = format!("samples: expected a list, got {}", describe(other));
                 sink.skip(Some(line), &reason)?;
-                continue;
+                return Ok(());
             }
         };
         let eval = log.get("eval").cloned().unwrap_or(Value::Null);
@@ -54,7 +53,8 @@ pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
             }
             emit_sample(&eval, sample, line, &mut used, sink)?;
         }
-    }
+        Ok(())
+    })?;
     Ok(())
 }
 

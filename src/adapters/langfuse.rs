@@ -38,9 +38,8 @@ mod keys {
 
 /// Reads Langfuse exports from `r` into `sink`; emits every trace at the end.
 pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
-    let data = super::read_document(r, sink)?;
     let mut found = Found::default();
-    for (line, value) in observations::json_values(&data) {
+    super::json_lines::values(r, sink, |line, value, sink| {
         let reasons = match value {
             Ok(v) => found.collect(&v, line, None, &sink.settings),
             Err(reason) => vec![reason.to_string()],
@@ -48,7 +47,8 @@ pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
         for reason in reasons {
             sink.skip(Some(line), &reason)?;
         }
-    }
+        Ok(())
+    })?;
     observations::emit_runs(&found.nodes, &found.runs, sink)
 }
 

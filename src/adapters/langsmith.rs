@@ -25,9 +25,8 @@ const AGENT_KEYS: &[&str] = &[
 
 /// Reads LangSmith runs from `r` into `sink`; emits every trace at the end.
 pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
-    let data = super::read_document(r, sink)?;
     let mut runs = Runs::default();
-    for (line, value) in observations::json_values(&data) {
+    super::json_lines::values(r, sink, |line, value, sink| {
         let reasons = match value {
             Ok(v) => runs.collect(v, line),
             Err(reason) => vec![reason.to_string()],
@@ -35,7 +34,8 @@ pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
         for reason in reasons {
             sink.skip(Some(line), &reason)?;
         }
-    }
+        Ok(())
+    })?;
     let nodes = runs.into_nodes(&sink.settings);
     observations::emit_runs(&nodes, &HashMap::new(), sink)
 }

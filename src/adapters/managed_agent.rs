@@ -11,7 +11,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::observations::{self, describe, fail_inferred, nanos_of, set_texts, str_of, text_of};
+use super::observations::{describe, fail_inferred, nanos_of, set_texts, str_of, text_of};
 use super::spans;
 use super::{Sink, Unreadable};
 use crate::record::{ErrorInfo, EventOut, JsonVal, Kind, RunRec, Src};
@@ -22,9 +22,8 @@ const MESSAGE: &str = "message";
 /// Reads session event streams from `r` into `sink`: per session its events
 /// in processing order, then its `run` record.
 pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
-    let data = super::read_document(r, sink)?;
     let mut stream = Stream::new(sink.path());
-    for (line, value) in observations::json_values(&data) {
+    super::json_lines::values(r, sink, |line, value, sink| {
         let reason = match value {
             Ok(v) => stream.take(v, line).err(),
             Err(reason) => Some(reason),
@@ -32,7 +31,8 @@ pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
         if let Some(reason) = reason {
             sink.skip(Some(line), &reason)?;
         }
-    }
+        Ok(())
+    })?;
     stream.emit(sink)
 }
 

@@ -3,12 +3,12 @@
 
 mod detect;
 mod documents;
+mod json_lines;
 pub mod lax;
 pub mod ndjson;
 pub mod otel;
 pub mod otlp;
 mod span_events;
-mod span_lines;
 mod spans;
 pub mod taubench;
 pub mod trace_window;

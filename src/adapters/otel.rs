@@ -5,23 +5,23 @@
 //! bare attribute maps (one span's attributes, no envelope). The input is
 //! one value, a list, one value per line, or values one after another
 //! (pretty-printed); each value is read by its own shape, OTLP requests
-//! too. Traces are emitted in tree order once complete (see `span_lines`).
+//! too. Traces are emitted in tree order once complete (see `json_lines`).
 
 use std::io::Read;
 use std::ops::Range;
 
 use serde_json::{Map, Value};
 
+use super::json_lines::{self, LineFormat, SpanLine};
 use super::observations::{describe, json_values};
 use super::span_events::{Attrs, HeldSpan, SpanParts};
-use super::span_lines::{self, LineFormat, SpanLine};
 use super::spans::{self, StatusCode};
 use super::{DecodeSettings, Sink, Unreadable};
 use crate::io::json_scan::LineScratch;
 use crate::timestamp::Timestamp;
 
 /// Reads one span file from `r` into `sink`: one value per line as the
-/// lines come (see `span_lines`), or the whole file when its first value
+/// lines come (see `json_lines`), or the whole file when its first value
 /// runs over several lines.
 pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let settings = sink.settings.clone();
@@ -52,7 +52,7 @@ pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
             Ok(held)
         },
     };
-    span_lines::read(r, sink, format)
+    json_lines::spans(r, sink, format)
 }
 
 /// The spans of one line.

@@ -11,8 +11,8 @@ use std::ops::Range;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::json_lines::{self, LineFormat, SpanLine};
 use super::span_events::{Attrs, HeldSpan, SpanParts};
-use super::span_lines::{self, LineFormat, SpanLine};
 use super::spans::{self, StatusCode};
 use super::{DecodeSettings, Sink, Unreadable};
 use crate::io::json_scan::LineScratch;
@@ -60,7 +60,7 @@ fn held_span(
 // ---- reading: one request per line, or one request per file ----
 
 /// Reads OTLP requests from `r` into `sink`, emitting each trace once it
-/// is complete (see `span_lines`).
+/// is complete (see `json_lines`).
 pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let settings = sink.settings.clone();
     let format = LineFormat {
@@ -74,7 +74,7 @@ pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
             Ok(held)
         },
     };
-    span_lines::read(r, sink, format)
+    json_lines::spans(r, sink, format)
 }
 
 /// Reads the request at `range` of a chunk's `data` (made ready to be

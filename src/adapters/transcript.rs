@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use super::Sink;
 use super::message::{Message, Part};
 use super::observations::{
-    self, decoded, describe, fail_inferred, set_texts, str_of, text_of, unique_id,
+    decoded, describe, fail_inferred, set_texts, str_of, text_of, unique_id,
 };
 use super::{openai_chat, spans, terminal};
 use crate::record::{ErrorInfo, EventOut, JsonVal, Kind, RunRec, Src};
@@ -46,11 +46,10 @@ impl Conversation {
 /// events, then its `run` record. Messages that stand alone (one per line)
 /// make one conversation.
 pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
-    let data = super::read_document(r, sink)?;
     let mut conversations = Vec::new();
     // Messages standing alone, one conversation per session they name.
     let mut loose: Vec<Conversation> = Vec::new();
-    for (line, value) in observations::json_values(&data) {
+    super::json_lines::values(r, sink, |line, value, sink| {
         let mut reasons = Vec::new();
         match value {
             Ok(v) => take(v, line, &mut conversations, &mut loose, &mut reasons),
@@ -59,7 +58,8 @@ pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
         for reason in reasons {
             sink.skip(Some(line), &reason)?;
         }
-    }
+        Ok(())
+    })?;
     conversations.extend(loose);
     let stem = run_stem(sink.path());
     let single = conversations.len() == 1;

@@ -1,12 +1,16 @@
-//! Span formats written one value per line (OTLP request lines, span
-//! dumps): the lines decoded in parallel, ahead of the traces being
-//! emitted, each trace emitted once complete (see `trace_window`), so that
-//! memory holds open traces rather than the file. A file whose first
-//! value runs over several lines is read whole instead.
+//! Formats written one JSON value per line: the lines decoded in parallel
+//! and handed over in input order. Spans (OTLP request lines, span dumps)
+//! go to the trace window, each trace emitted once complete (see
+//! `trace_window`), so that memory holds open traces rather than the file;
+//! other formats get each line's value. A file whose first value runs over
+//! several lines is read whole instead.
 
 use std::io::Read;
 use std::ops::Range;
 
+use serde_json::Value;
+
+use super::observations::json_values;
 use super::span_events::HeldSpan;
 use super::trace_window::TraceWindow;
 use super::{Sink, Unreadable};
@@ -40,9 +44,9 @@ pub(super) struct LineFormat<D, W> {
     pub whole: W,
 }
 
-/// Reads `r` into `sink` line by line, or whole when its first value is
-/// written over several lines.
-pub(super) fn read<D, W>(
+/// Reads spans from `r` into `sink` line by line, or whole when its first
+/// value is written over several lines.
+pub(super) fn spans<D, W>(
     r: impl Read,
     sink: &mut Sink<'_>,
     format: LineFormat<D, W>,
@@ -194,4 +198,132 @@ fn first_line_state(chunk: &Chunk) -> Option<Option<Vec<u8>>> {
         Err(e) if e.is_eof()
     );
     Some(incomplete.then(Vec::new))
+}
+
+/// What one line of a value format became.
+enum LineValue {
+    Read(Result<Value, Unreadable>),
+    TooLarge,
+}
+
+/// Reads the JSON values of `r`, one per line or documents one after
+/// another, handing each to `each` with the line it starts on, in input
+/// order. Lines are parsed on the pool. The input as a whole is held to
+/// `--max-document`, as a document is: these formats keep what they read
+/// to the end.
+pub(super) fn values(
+    r: impl Read,
+    sink: &mut Sink<'_>,
+    mut each: impl FnMut(u64, Result<Value, Unreadable>, &mut Sink<'_>) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let limit = sink.settings.document_limit;
+    let mut reader = ChunkReader::new(r).max_line(limit);
+    let path = sink.path().to_string();
+    let read_error = |e: std::io::Error| match e.kind() {
+        std::io::ErrorKind::InvalidData => super::too_large(&path, limit),
+        _ => anyhow::anyhow!("{path}: {}", crate::io::diag::io_reason(&e)),
+    };
+    let first = loop {
+        let Some(chunk) = reader.next_chunk().map_err(read_error)? else {
+            return Ok(());
+        };
+        match first_line_state(&chunk) {
+            None => reader.recycle(chunk),
+            Some(Some(doc)) => {
+                let doc = read_rest(reader, chunk, doc, sink, read_error)?;
+                let doc = super::quote_wide_integers(doc);
+                for (line, value) in json_values(&doc) {
+                    each(line, value, sink)?;
+                }
+                return Ok(());
+            }
+            Some(None) => break chunk.into_scannable(),
+        }
+    };
+    let decoder = Decoder {
+        lines_per_task: 64,
+        scratch: || (),
+        decode: |(): &mut (), data: &[u8], lines: &[(u64, Range<usize>)]| {
+            lines
+                .iter()
+                .map(|(number, range)| {
+                    let value = if range.len() as u64 > limit {
+                        LineValue::TooLarge
+                    } else {
+                        LineValue::Read(value_of_line(&data[range.clone()]))
+                    };
+                    (*number, range.len() as u64 + 1, value)
+                })
+                .collect::<Vec<_>>()
+        },
+    };
+    let mut feed = ValueFeed {
+        sink,
+        each: &mut each,
+        path: &path,
+        limit,
+        read: 0,
+        read_error: &read_error,
+    };
+    decode_ahead(&mut reader, Some(first), &decoder, &mut feed)
+}
+
+/// One line's value, wide integers quoted first (see
+/// [`super::quote_wide_integers`]).
+fn value_of_line(bytes: &[u8]) -> Result<Value, Unreadable> {
+    if simdutf8::basic::from_utf8(bytes).is_err() {
+        return Err(Unreadable::NotUtf8);
+    }
+    let bytes = super::quote_wide_integers(bytes.to_vec());
+    serde_json::from_slice(&bytes).map_err(|e| Unreadable::Json(crate::io::diag::json_reason(&e)))
+}
+
+/// Hands decoded lines' values to the format, in input order.
+struct ValueFeed<'f, 's, F, E> {
+    sink: &'f mut Sink<'s>,
+    each: &'f mut F,
+    path: &'f str,
+    limit: u64,
+    /// Bytes of the input handed over so far.
+    read: u64,
+    read_error: &'f E,
+}
+
+impl<F, E> Consumer<Vec<(u64, u64, LineValue)>> for ValueFeed<'_, '_, F, E>
+where
+    F: FnMut(u64, Result<Value, Unreadable>, &mut Sink<'_>) -> anyhow::Result<()>,
+    E: Fn(std::io::Error) -> anyhow::Error,
+{
+    type Error = anyhow::Error;
+
+    fn repaired(&mut self, repaired: crate::io::surrogates::Repaired) {
+        self.sink.repaired(repaired);
+    }
+
+    fn hand_over(&mut self, tasks: Vec<Vec<(u64, u64, LineValue)>>) -> anyhow::Result<()> {
+        for (number, bytes, line) in tasks.into_iter().flatten() {
+            self.read += bytes;
+            match line {
+                _ if self.read > self.limit => {
+                    return Err(super::too_large(self.path, self.limit));
+                }
+                LineValue::Read(value) => (self.each)(number, value, self.sink)?,
+                LineValue::TooLarge => {
+                    return Err(super::too_large(
+                        &format!("{}:{number}", self.path),
+                        self.limit,
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn caught_up(&mut self) -> anyhow::Result<()> {
+        Ok(())
+    }
+
+    fn read_error(&self, e: std::io::Error) -> anyhow::Error {
+        (self.read_error)(e)
+    }
 }
