@@ -200,9 +200,10 @@ fn first_line_state(chunk: &Chunk) -> Option<Option<Vec<u8>>> {
     Some(incomplete.then(Vec::new))
 }
 
-/// What one line of a value format became.
-enum LineValue {
-    Read(Result<Value, Unreadable>),
+/// What one line of a value format became: what the format made of its
+/// value on the pool.
+enum LineValue<T> {
+    Read(T),
     TooLarge,
 }
 
@@ -214,7 +215,19 @@ enum LineValue {
 pub(super) fn values(
     r: impl Read,
     sink: &mut Sink<'_>,
-    mut each: impl FnMut(u64, Result<Value, Unreadable>, &mut Sink<'_>) -> anyhow::Result<()>,
+    each: impl FnMut(u64, Result<Value, Unreadable>, &mut Sink<'_>) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    values_with(r, sink, |_, value| value, each)
+}
+
+/// [`values`], with what each value becomes made on the pool too
+/// (`on_pool`), so that only the joining of lines is left to `each`; a
+/// value is then also dropped where it was made.
+pub(super) fn values_with<T: Send>(
+    r: impl Read,
+    sink: &mut Sink<'_>,
+    on_pool: impl Fn(u64, Result<Value, Unreadable>) -> T + Sync,
+    mut each: impl FnMut(u64, T, &mut Sink<'_>) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     let limit = sink.settings.document_limit;
     let mut reader = ChunkReader::new(r).max_line(limit);
@@ -233,15 +246,16 @@ pub(super) fn values(
                 let doc = read_rest(reader, chunk, doc, sink, read_error)?;
                 let doc = super::quote_wide_integers(doc);
                 for (line, value) in json_values(&doc) {
-                    each(line, value, sink)?;
+                    each(line, on_pool(line, value), sink)?;
                 }
                 return Ok(());
             }
             Some(None) => break chunk.into_scannable(),
         }
     };
+    let on_pool = &on_pool;
     let decoder = Decoder {
-        lines_per_task: 64,
+        lines_per_task: 1,
         scratch: || (),
         decode: |(): &mut (), data: &[u8], lines: &[(u64, Range<usize>)]| {
             lines
@@ -250,7 +264,8 @@ pub(super) fn values(
                     let value = if range.len() as u64 > limit {
                         LineValue::TooLarge
                     } else {
-                        LineValue::Read(value_of_line(&data[range.clone()]))
+                        let value = value_of_line(&data[range.clone()]);
+                        LineValue::Read(on_pool(*number, value))
                     };
                     (*number, range.len() as u64 + 1, value)
                 })
@@ -289,9 +304,9 @@ struct ValueFeed<'f, 's, F, E> {
     read_error: &'f E,
 }
 
-impl<F, E> Consumer<Vec<(u64, u64, LineValue)>> for ValueFeed<'_, '_, F, E>
+impl<T, F, E> Consumer<Vec<(u64, u64, LineValue<T>)>> for ValueFeed<'_, '_, F, E>
 where
-    F: FnMut(u64, Result<Value, Unreadable>, &mut Sink<'_>) -> anyhow::Result<()>,
+    F: FnMut(u64, T, &mut Sink<'_>) -> anyhow::Result<()>,
     E: Fn(std::io::Error) -> anyhow::Error,
 {
     type Error = anyhow::Error;
@@ -300,7 +315,7 @@ where
         self.sink.repaired(repaired);
     }
 
-    fn hand_over(&mut self, tasks: Vec<Vec<(u64, u64, LineValue)>>) -> anyhow::Result<()> {
+    fn hand_over(&mut self, tasks: Vec<Vec<(u64, u64, LineValue<T>)>>) -> anyhow::Result<()> {
         for (number, bytes, line) in tasks.into_iter().flatten() {
             self.read += bytes;
             match line {

@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use super::observations::{self, Node, RunInfo, decoded, describe, nanos_of, text_of};
 use super::spans;
-use super::{DecodeSettings, Sink};
+use super::{DecodeSettings, Sink, Unreadable};
 use crate::record::ErrorInfo;
 
 /// Attribute names, most specific first.
@@ -38,12 +38,20 @@ mod keys {
 
 /// Reads Langfuse exports from `r` into `sink`; emits every trace at the end.
 pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
+    let settings = sink.settings.clone();
     let mut found = Found::default();
-    super::json_lines::values(r, sink, |line, value, sink| {
+    // Each line's observations are made on the pool; joined here in order.
+    let on_pool = |line: u64, value: Result<Value, Unreadable>| {
+        let mut one = Found::default();
         let reasons = match value {
-            Ok(v) => found.collect(&v, line, None, &sink.settings),
+            Ok(v) => one.collect(&v, line, None, &settings),
             Err(reason) => vec![reason.to_string()],
         };
+        (one, reasons)
+    };
+    super::json_lines::values_with(r, sink, on_pool, |line, (one, reasons), sink| {
+        found.nodes.extend(one.nodes);
+        found.runs.extend(one.runs);
         for reason in reasons {
             sink.skip(Some(line), &reason)?;
         }

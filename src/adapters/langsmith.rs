@@ -7,11 +7,12 @@
 use std::collections::HashMap;
 use std::io::Read;
 
+use rayon::prelude::*;
 use serde_json::{Map, Value};
 
 use super::observations::{self, Node, decoded, describe, nanos_of, str_of, text_of};
 use super::spans;
-use super::{DecodeSettings, Sink};
+use super::{DecodeSettings, Sink, Unreadable};
 use crate::record::ErrorInfo;
 use crate::timestamp::Timestamp;
 
@@ -26,18 +27,82 @@ const AGENT_KEYS: &[&str] = &[
 /// Reads LangSmith runs from `r` into `sink`; emits every trace at the end.
 pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let mut runs = Runs::default();
-    super::json_lines::values(r, sink, |line, value, sink| {
-        let reasons = match value {
-            Ok(v) => runs.collect(v, line),
-            Err(reason) => vec![reason.to_string()],
-        };
-        for reason in reasons {
+    // Each line's payloads are found and cut to what is read on the pool;
+    // merged here in order.
+    let on_pool = |_: u64, value: Result<Value, Unreadable>| {
+        let mut found = Payloads::default();
+        match value {
+            Ok(v) => found.collect(v),
+            Err(reason) => found.reasons.push(reason.to_string()),
+        }
+        found
+    };
+    super::json_lines::values_with(r, sink, on_pool, |line, found, sink| {
+        for (key, payload) in found.payloads {
+            runs.merge(key, payload, line);
+        }
+        for reason in found.reasons {
             sink.skip(Some(line), &reason)?;
         }
         Ok(())
     })?;
     let nodes = runs.into_nodes(&sink.settings);
     observations::emit_runs(&nodes, &HashMap::new(), sink)
+}
+
+/// The run payloads one JSON value holds, by run id, and why parts of it
+/// were not read.
+#[derive(Default)]
+struct Payloads {
+    payloads: Vec<(String, Map<String, Value>)>,
+    reasons: Vec<String>,
+}
+
+/// The members of a payload a run's node reads: the others are dropped as
+/// soon as it is read.
+const READ: &[&str] = &[
+    "dotted_order",
+    "extra",
+    "name",
+    "run_type",
+    "parent_run_id",
+    "trace_id",
+    "inputs",
+    "start_time",
+    "end_time",
+    "error",
+    "status",
+    "outputs",
+];
+
+impl Payloads {
+    fn collect(&mut self, v: Value) {
+        match v {
+            Value::Array(items) => items.into_iter().for_each(|item| self.collect(item)),
+            Value::Object(mut obj) => {
+                let batch: Vec<Value> = ["post", "patch", "runs"]
+                    .iter()
+                    .filter_map(|k| obj.remove(*k))
+                    .collect();
+                if !batch.is_empty() {
+                    return batch.into_iter().for_each(|b| self.collect(b));
+                }
+                match run_key(&obj) {
+                    Some(key) => {
+                        obj.retain(|k, _| READ.contains(&k.as_str()));
+                        self.payloads.push((key, obj));
+                    }
+                    None => self
+                        .reasons
+                        .push("not a LangSmith run: no \"id\" or \"dotted_order\"".to_string()),
+                }
+            }
+            other => self.reasons.push(format!(
+                "expected a LangSmith run, got {}",
+                describe(&other)
+            )),
+        }
+    }
 }
 
 /// Run payloads merged by run id, in first-appearance order, with the line
@@ -49,39 +114,6 @@ struct Runs {
 }
 
 impl Runs {
-    /// Takes the runs one JSON value holds; returns why parts were not read.
-    fn collect(&mut self, v: Value, line: u64) -> Vec<String> {
-        match v {
-            Value::Array(items) => items
-                .into_iter()
-                .flat_map(|item| self.collect(item, line))
-                .collect(),
-            Value::Object(mut obj) => {
-                let batch: Vec<Value> = ["post", "patch", "runs"]
-                    .iter()
-                    .filter_map(|k| obj.remove(*k))
-                    .collect();
-                if !batch.is_empty() {
-                    return batch
-                        .into_iter()
-                        .flat_map(|b| self.collect(b, line))
-                        .collect();
-                }
-                match run_key(&obj) {
-                    Some(key) => {
-                        self.merge(key, obj, line);
-                        Vec::new()
-                    }
-                    None => vec!["not a LangSmith run: no \"id\" or \"dotted_order\"".to_string()],
-                }
-            }
-            other => vec![format!(
-                "expected a LangSmith run, got {}",
-                describe(&other)
-            )],
-        }
-    }
-
     /// Merges a payload into its run: fields it sets win, except that an
     /// empty value never hides a filled one (a create payload's `"outputs":
     /// {}` read after the update's outputs).
@@ -104,14 +136,17 @@ impl Runs {
         }
     }
 
+    /// The runs' nodes, in first-appearance order, made on the pool.
     fn into_nodes(mut self, settings: &DecodeSettings) -> Vec<Node> {
-        let order = std::mem::take(&mut self.order);
-        order
-            .iter()
+        let runs: Vec<_> = std::mem::take(&mut self.order)
+            .into_iter()
             .filter_map(|key| {
-                let (run, line) = self.merged.remove(key)?;
-                Some(node_of(key, &run, line).cut(settings))
+                let (run, line) = self.merged.remove(&key)?;
+                Some((key, run, line))
             })
+            .collect();
+        runs.into_par_iter()
+            .map(|(key, run, line)| node_of(&key, &run, line).cut(settings))
             .collect()
     }
 }
