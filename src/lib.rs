@@ -23,10 +23,3 @@ pub mod score;
 pub mod stream;
 pub mod timestamp;
 pub(crate) mod tracegen;
-
-// The decoding threads allocate what the stage's thread frees; glibc's
-// arenas took a lock for each such free. Unit tests keep the system
-// allocator, so valgrind's memcheck sees their heap.
-#[cfg(not(test))]
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -182,6 +182,55 @@ fn documents_past_max_document_are_refused_naming_the_file_and_flag() {
     assert!(err.contains("--max-document"), "{err}");
 }
 
+/// Span lines stream: the limit holds each line, not the file. Formats
+/// that keep what they read to the end hold the whole input to it.
+#[test]
+fn span_lines_stream_past_max_document_and_held_formats_do_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let spans: String = (0..2000)
+        .map(|i| {
+            format!(
+                "{{\"name\":\"llm\",\"context\":{{\"trace_id\":\"t{}\",\"span_id\":\"s{i}\"}},\"attributes\":{{\"agent.id\":\"a\",\"input.value\":\"{}\"}}}}\n",
+                i / 10,
+                "x".repeat(100)
+            )
+        })
+        .collect();
+    let path = dir.path().join("spans.jsonl");
+    std::fs::write(&path, &spans).unwrap();
+    let f = path.to_str().unwrap();
+    let out = ok(
+        "triage-parse",
+        &["-f", "otel", "--max-document", "64K", f],
+        b"",
+    );
+    assert_eq!(of_kind(&records(&out), "event").len(), 2000);
+    let observations: String = (0..2000)
+        .map(|i| {
+            format!(
+                "{{\"id\":\"o{i}\",\"trace_id\":\"t{}\",\"type\":\"SPAN\",\"name\":\"step\",\"input\":\"{}\"}}\n",
+                i / 10,
+                "x".repeat(100)
+            )
+        })
+        .collect();
+    let path = dir.path().join("observations.jsonl");
+    std::fs::write(&path, &observations).unwrap();
+    let f = path.to_str().unwrap();
+    let (code, _, err) = run(
+        "triage-parse",
+        &["-f", "langfuse", "--max-document", "64K", f],
+        b"",
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("observations.jsonl") && err.contains("--max-document"),
+        "{err}"
+    );
+    let out = ok("triage-parse", &["-f", "langfuse", f], b"");
+    assert_eq!(of_kind(&records(&out), "event").len(), 2000);
+}
+
 #[test]
 fn an_endless_document_stops_at_the_limit() {
     // /dev/zero never ends: the read must stop at the limit, not at memory.
