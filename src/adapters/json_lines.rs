@@ -16,9 +16,9 @@ use super::trace_window::TraceWindow;
 use super::{Sink, Unreadable};
 use crate::io::decode_ahead::{Consumer, Decoder, decode_ahead};
 use crate::io::json_scan::LineScratch;
-use crate::io::ndjson::{Chunk, ChunkReader};
+use crate::io::ndjson::{Chunk, ChunkReader, LineSpans};
 
-/// What one line became.
+/// What one line of a span format became.
 pub(super) enum SpanLine {
     /// Its spans, and why parts of it were not read.
     Read {
@@ -27,8 +27,6 @@ pub(super) enum SpanLine {
     },
     /// Not read at all.
     Skip(Unreadable),
-    /// Past `--max-document`: an error, as for a document.
-    TooLarge,
 }
 
 /// How a span format reads its lines and, when its first value runs over
@@ -55,76 +53,196 @@ where
     D: Fn(&mut LineScratch, &[u8], Range<usize>, u64) -> SpanLine + Sync,
     W: FnOnce(Vec<u8>, &mut Sink<'_>) -> anyhow::Result<Vec<HeldSpan>>,
 {
+    let mut window = TraceWindow::new(sink.settings.trace_window);
+    match open(r, sink, format.one_line)? {
+        Opened::Empty => return Ok(()),
+        Opened::Whole(doc) => {
+            for span in (format.whole)(doc, sink)? {
+                window.push(span, sink)?;
+            }
+        }
+        Opened::Lines(lines) => {
+            lines.decode(sink, &format.decode, |number, _, line, sink| match line {
+                SpanLine::Read { spans, skipped } => {
+                    for reason in skipped {
+                        sink.skip(Some(number), reason)?;
+                    }
+                    spans
+                        .into_iter()
+                        .try_for_each(|span| window.push(span, sink))
+                }
+                SpanLine::Skip(reason) => sink.skip(Some(number), reason),
+            })?;
+        }
+    }
+    window.finish(sink)
+}
+
+/// Reads the JSON values of `r`, one per line or documents one after
+/// another, handing each to `each` with the line it starts on, in input
+/// order. Lines are parsed on the pool. The input as a whole is held to
+/// `--max-document`, as a document is: these formats keep what they read
+/// to the end.
+pub(super) fn values(
+    r: impl Read,
+    sink: &mut Sink<'_>,
+    each: impl FnMut(u64, Result<Value, Unreadable>, &mut Sink<'_>) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    values_with(r, sink, |_, value| value, each)
+}
+
+/// [`values`], with what each value becomes made on the pool too
+/// (`on_pool`), so that only the joining of lines is left to `each`; a
+/// value is then also dropped where it was made.
+pub(super) fn values_with<T: Send>(
+    r: impl Read,
+    sink: &mut Sink<'_>,
+    on_pool: impl Fn(u64, Result<Value, Unreadable>) -> T + Sync,
+    mut each: impl FnMut(u64, T, &mut Sink<'_>) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    match open(r, sink, "one line")? {
+        Opened::Empty => Ok(()),
+        Opened::Whole(doc) => {
+            let doc = super::quote_wide_integers(doc);
+            for (line, value) in json_values(&doc) {
+                each(line, on_pool(line, value), sink)?;
+            }
+            Ok(())
+        }
+        Opened::Lines(lines) => {
+            let (path, limit) = (sink.path().to_string(), sink.settings.document_limit);
+            let mut read = 0u64;
+            let decode = |_: &mut LineScratch, data: &[u8], range: Range<usize>, number| {
+                on_pool(number, value_of_line(&data[range]))
+            };
+            lines.decode(sink, &decode, |number, bytes, value, sink| {
+                read += bytes;
+                if read > limit {
+                    return Err(super::too_large(&path, limit));
+                }
+                each(number, value, sink)
+            })
+        }
+    }
+}
+
+/// One line's value, wide integers quoted first (see
+/// [`super::quote_wide_integers`]).
+fn value_of_line(bytes: &[u8]) -> Result<Value, Unreadable> {
+    if simdutf8::basic::from_utf8(bytes).is_err() {
+        return Err(Unreadable::NotUtf8);
+    }
+    let bytes = super::quote_wide_integers(bytes.to_vec());
+    serde_json::from_slice(&bytes).map_err(|e| Unreadable::Json(crate::io::diag::json_reason(&e)))
+}
+
+/// An input opened: nothing in it, a whole document (its first value runs
+/// over several lines), or lines.
+enum Opened<R> {
+    Empty,
+    Whole(Vec<u8>),
+    Lines(Lines<R>),
+}
+
+/// An input of one value per line, its first chunk read.
+struct Lines<R> {
+    reader: ChunkReader<R>,
+    first: (Chunk, LineSpans),
+    one_line: &'static str,
+}
+
+/// Opens `r`: the first line shows whether values are one per line or one
+/// document across lines. A whole document is read up to
+/// `--max-document`; a line may be as long.
+fn open<R: Read>(r: R, sink: &mut Sink<'_>, one_line: &'static str) -> anyhow::Result<Opened<R>> {
     let limit = sink.settings.document_limit;
     let mut reader = ChunkReader::new(r).max_line(limit);
-    let path = sink.path().to_string();
-    let one_line = format.one_line;
-    let read_error = |e: std::io::Error| match e.kind() {
-        std::io::ErrorKind::InvalidData => anyhow::anyhow!(
-            "{path}: {e}, the most --max-document lets {one_line} take; raise --max-document"
-        ),
-        _ => anyhow::anyhow!("{path}: {}", crate::io::diag::io_reason(&e)),
-    };
-    // The first line shows whether values are one per line or one
-    // document across lines.
-    let first = loop {
-        let Some(chunk) = reader.next_chunk().map_err(read_error)? else {
-            return Ok(());
+    let read_error = read_error(sink.path(), one_line);
+    loop {
+        let Some(chunk) = reader.next_chunk().map_err(&read_error)? else {
+            return Ok(Opened::Empty);
         };
         match first_line_state(&chunk) {
             None => reader.recycle(chunk),
             Some(Some(doc)) => {
                 let doc = read_rest(reader, chunk, doc, sink, read_error)?;
-                let held = (format.whole)(doc, sink)?;
-                let mut window = TraceWindow::new(sink.settings.trace_window);
-                for span in held {
-                    window.push(span, sink)?;
-                }
-                return window.finish(sink);
+                return Ok(Opened::Whole(doc));
             }
-            Some(None) => break chunk.into_scannable(),
+            Some(None) => {
+                let first = chunk.into_scannable();
+                return Ok(Opened::Lines(Lines {
+                    reader,
+                    first,
+                    one_line,
+                }));
+            }
         }
-    };
-    let decode = &format.decode;
-    let decoder = Decoder {
-        lines_per_task: 1,
-        scratch: LineScratch::default,
-        decode: |scratch: &mut LineScratch, data: &[u8], lines: &[(u64, Range<usize>)]| {
-            lines
-                .iter()
-                .map(|(number, range)| {
-                    let decoded = if range.len() as u64 > limit {
-                        SpanLine::TooLarge
-                    } else {
-                        decode(scratch, data, range.clone(), *number)
-                    };
-                    (*number, decoded)
-                })
-                .collect::<Vec<_>>()
-        },
-    };
-    let mut feed = WindowFeed {
-        window: TraceWindow::new(sink.settings.trace_window),
-        sink,
-        path: &path,
-        limit,
-        read_error: &read_error,
-    };
-    decode_ahead(&mut reader, Some(first), &decoder, &mut feed)?;
-    feed.window.finish(feed.sink)
+    }
 }
 
-/// Feeds decoded lines' spans to the trace window, in input order.
-struct WindowFeed<'f, 's, E> {
-    window: TraceWindow,
+/// How a read fails: a line past `--max-document` names the flag.
+fn read_error(
+    path: &str,
+    one_line: &'static str,
+) -> impl Fn(std::io::Error) -> anyhow::Error + use<> {
+    let path = path.to_string();
+    move |e| match e.kind() {
+        std::io::ErrorKind::InvalidData => anyhow::anyhow!(
+            "{path}: {e}, the most --max-document lets {one_line} take; raise --max-document"
+        ),
+        _ => anyhow::anyhow!("{path}: {}", crate::io::diag::io_reason(&e)),
+    }
+}
+
+impl<R: Read> Lines<R> {
+    /// Decodes every line with `decode` on the pool and hands each to
+    /// `each` in input order, with its number and length in bytes.
+    fn decode<T: Send>(
+        mut self,
+        sink: &mut Sink<'_>,
+        decode: &(impl Fn(&mut LineScratch, &[u8], Range<usize>, u64) -> T + Sync),
+        each: impl FnMut(u64, u64, T, &mut Sink<'_>) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
+        let limit = sink.settings.document_limit;
+        let decoder = Decoder {
+            lines_per_task: 1,
+            scratch: LineScratch::default,
+            decode: |scratch: &mut LineScratch, data: &[u8], lines: &[(u64, Range<usize>)]| {
+                lines
+                    .iter()
+                    .map(|(number, range)| {
+                        let bytes = range.len() as u64;
+                        let decoded =
+                            (bytes <= limit).then(|| decode(scratch, data, range.clone(), *number));
+                        (*number, bytes + 1, decoded)
+                    })
+                    .collect::<Vec<_>>()
+            },
+        };
+        let read_error = read_error(sink.path(), self.one_line);
+        let mut feed = Feed {
+            path: sink.path().to_string(),
+            sink,
+            each,
+            read_error,
+        };
+        decode_ahead(&mut self.reader, Some(self.first), &decoder, &mut feed)
+    }
+}
+
+/// Hands decoded lines to `each`, in input order; a line past
+/// `--max-document` (decoded as `None`) is an error.
+struct Feed<'f, 's, F, E> {
+    path: String,
     sink: &'f mut Sink<'s>,
-    path: &'f str,
-    limit: u64,
-    read_error: &'f E,
+    each: F,
+    read_error: E,
 }
 
-impl<E: Fn(std::io::Error) -> anyhow::Error> Consumer<Vec<(u64, SpanLine)>>
-    for WindowFeed<'_, '_, E>
+impl<T, F, E> Consumer<Vec<(u64, u64, Option<T>)>> for Feed<'_, '_, F, E>
+where
+    F: FnMut(u64, u64, T, &mut Sink<'_>) -> anyhow::Result<()>,
+    E: Fn(std::io::Error) -> anyhow::Error,
 {
     type Error = anyhow::Error;
 
@@ -132,25 +250,13 @@ impl<E: Fn(std::io::Error) -> anyhow::Error> Consumer<Vec<(u64, SpanLine)>>
         self.sink.repaired(repaired);
     }
 
-    fn hand_over(&mut self, tasks: Vec<Vec<(u64, SpanLine)>>) -> anyhow::Result<()> {
-        for (number, line) in tasks.into_iter().flatten() {
-            match line {
-                SpanLine::Read { spans, skipped } => {
-                    for reason in skipped {
-                        self.sink.skip(Some(number), reason)?;
-                    }
-                    for span in spans {
-                        self.window.push(span, self.sink)?;
-                    }
-                }
-                SpanLine::Skip(reason) => self.sink.skip(Some(number), reason)?,
-                SpanLine::TooLarge => {
-                    return Err(super::too_large(
-                        &format!("{}:{number}", self.path),
-                        self.limit,
-                    ));
-                }
-            }
+    fn hand_over(&mut self, tasks: Vec<Vec<(u64, u64, Option<T>)>>) -> anyhow::Result<()> {
+        for (number, bytes, line) in tasks.into_iter().flatten() {
+            let Some(line) = line else {
+                let at = format!("{}:{number}", self.path);
+                return Err(super::too_large(&at, self.sink.settings.document_limit));
+            };
+            (self.each)(number, bytes, line, self.sink)?;
         }
         Ok(())
     }
@@ -198,147 +304,4 @@ fn first_line_state(chunk: &Chunk) -> Option<Option<Vec<u8>>> {
         Err(e) if e.is_eof()
     );
     Some(incomplete.then(Vec::new))
-}
-
-/// What one line of a value format became: what the format made of its
-/// value on the pool.
-enum LineValue<T> {
-    Read(T),
-    TooLarge,
-}
-
-/// Reads the JSON values of `r`, one per line or documents one after
-/// another, handing each to `each` with the line it starts on, in input
-/// order. Lines are parsed on the pool. The input as a whole is held to
-/// `--max-document`, as a document is: these formats keep what they read
-/// to the end.
-pub(super) fn values(
-    r: impl Read,
-    sink: &mut Sink<'_>,
-    each: impl FnMut(u64, Result<Value, Unreadable>, &mut Sink<'_>) -> anyhow::Result<()>,
-) -> anyhow::Result<()> {
-    values_with(r, sink, |_, value| value, each)
-}
-
-/// [`values`], with what each value becomes made on the pool too
-/// (`on_pool`), so that only the joining of lines is left to `each`; a
-/// value is then also dropped where it was made.
-pub(super) fn values_with<T: Send>(
-    r: impl Read,
-    sink: &mut Sink<'_>,
-    on_pool: impl Fn(u64, Result<Value, Unreadable>) -> T + Sync,
-    mut each: impl FnMut(u64, T, &mut Sink<'_>) -> anyhow::Result<()>,
-) -> anyhow::Result<()> {
-    let limit = sink.settings.document_limit;
-    let mut reader = ChunkReader::new(r).max_line(limit);
-    let path = sink.path().to_string();
-    let read_error = |e: std::io::Error| match e.kind() {
-        std::io::ErrorKind::InvalidData => super::too_large(&path, limit),
-        _ => anyhow::anyhow!("{path}: {}", crate::io::diag::io_reason(&e)),
-    };
-    let first = loop {
-        let Some(chunk) = reader.next_chunk().map_err(read_error)? else {
-            return Ok(());
-        };
-        match first_line_state(&chunk) {
-            None => reader.recycle(chunk),
-            Some(Some(doc)) => {
-                let doc = read_rest(reader, chunk, doc, sink, read_error)?;
-                let doc = super::quote_wide_integers(doc);
-                for (line, value) in json_values(&doc) {
-                    each(line, on_pool(line, value), sink)?;
-                }
-                return Ok(());
-            }
-            Some(None) => break chunk.into_scannable(),
-        }
-    };
-    let on_pool = &on_pool;
-    let decoder = Decoder {
-        lines_per_task: 1,
-        scratch: || (),
-        decode: |(): &mut (), data: &[u8], lines: &[(u64, Range<usize>)]| {
-            lines
-                .iter()
-                .map(|(number, range)| {
-                    let value = if range.len() as u64 > limit {
-                        LineValue::TooLarge
-                    } else {
-                        let value = value_of_line(&data[range.clone()]);
-                        LineValue::Read(on_pool(*number, value))
-                    };
-                    (*number, range.len() as u64 + 1, value)
-                })
-                .collect::<Vec<_>>()
-        },
-    };
-    let mut feed = ValueFeed {
-        sink,
-        each: &mut each,
-        path: &path,
-        limit,
-        read: 0,
-        read_error: &read_error,
-    };
-    decode_ahead(&mut reader, Some(first), &decoder, &mut feed)
-}
-
-/// One line's value, wide integers quoted first (see
-/// [`super::quote_wide_integers`]).
-fn value_of_line(bytes: &[u8]) -> Result<Value, Unreadable> {
-    if simdutf8::basic::from_utf8(bytes).is_err() {
-        return Err(Unreadable::NotUtf8);
-    }
-    let bytes = super::quote_wide_integers(bytes.to_vec());
-    serde_json::from_slice(&bytes).map_err(|e| Unreadable::Json(crate::io::diag::json_reason(&e)))
-}
-
-/// Hands decoded lines' values to the format, in input order.
-struct ValueFeed<'f, 's, F, E> {
-    sink: &'f mut Sink<'s>,
-    each: &'f mut F,
-    path: &'f str,
-    limit: u64,
-    /// Bytes of the input handed over so far.
-    read: u64,
-    read_error: &'f E,
-}
-
-impl<T, F, E> Consumer<Vec<(u64, u64, LineValue<T>)>> for ValueFeed<'_, '_, F, E>
-where
-    F: FnMut(u64, T, &mut Sink<'_>) -> anyhow::Result<()>,
-    E: Fn(std::io::Error) -> anyhow::Error,
-{
-    type Error = anyhow::Error;
-
-    fn repaired(&mut self, repaired: crate::io::surrogates::Repaired) {
-        self.sink.repaired(repaired);
-    }
-
-    fn hand_over(&mut self, tasks: Vec<Vec<(u64, u64, LineValue<T>)>>) -> anyhow::Result<()> {
-        for (number, bytes, line) in tasks.into_iter().flatten() {
-            self.read += bytes;
-            match line {
-                _ if self.read > self.limit => {
-                    return Err(super::too_large(self.path, self.limit));
-                }
-                LineValue::Read(value) => (self.each)(number, value, self.sink)?,
-                LineValue::TooLarge => {
-                    return Err(super::too_large(
-                        &format!("{}:{number}", self.path),
-                        self.limit,
-                    ));
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn caught_up(&mut self) -> anyhow::Result<()> {
-        Ok(())
-    }
-
-    fn read_error(&self, e: std::io::Error) -> anyhow::Error {
-        (self.read_error)(e)
-    }
 }

@@ -102,43 +102,45 @@ fn value(out: &mut Vec<u8>, name: &str, v: &JsonVal<'_>) {
         let _ = serde_json::to_writer(&mut *out, v);
         return;
     };
-    out.push(b'{');
-    let mut first = true;
-    for (name, ms) in [
+    let members = [
         ("llm", latency.llm),
         ("tool", latency.tool),
         ("total", latency.total),
-    ] {
-        if let Some(ms) = ms {
-            if !first {
-                out.push(b',');
-            }
-            first = false;
-            out.push(b'"');
-            out.extend_from_slice(name.as_bytes());
-            out.extend_from_slice(b"\":");
-            out.extend_from_slice(itoa::Buffer::new().format(ms).as_bytes());
+    ];
+    object(out, members, |out, ms| {
+        out.extend_from_slice(itoa::Buffer::new().format(ms).as_bytes());
+    });
+}
+
+/// An object of the members that are set, each value written by `write`.
+fn object<T>(
+    out: &mut Vec<u8>,
+    members: impl IntoIterator<Item = (&'static str, Option<T>)>,
+    write: impl Fn(&mut Vec<u8>, T),
+) {
+    out.push(b'{');
+    let mut first = true;
+    for (name, value) in members {
+        let Some(value) = value else { continue };
+        if !first {
+            out.push(b',');
         }
+        first = false;
+        out.push(b'"');
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(b"\":");
+        write(out, value);
     }
     out.push(b'}');
 }
 
 fn write_error(out: &mut Vec<u8>, e: &ErrorInfo) {
-    out.extend_from_slice(b",\"error\":{");
-    let mut first = true;
-    for (name, t) in [("type", &e.kind), ("message", &e.message)] {
-        if let Some(t) = t {
-            if !first {
-                out.push(b',');
-            }
-            first = false;
-            out.push(b'"');
-            out.extend_from_slice(name.as_bytes());
-            out.extend_from_slice(b"\":");
-            write_str(out, t);
-        }
-    }
-    out.push(b'}');
+    out.extend_from_slice(b",\"error\":");
+    let members = [
+        ("type", e.kind.as_deref()),
+        ("message", e.message.as_deref()),
+    ];
+    object(out, members, write_str);
 }
 
 #[cfg(test)]
