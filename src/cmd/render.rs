@@ -265,7 +265,8 @@ fn read_records(
                     return Ok(());
                 }
             },
-            Record::Untyped(_) => unreachable!("kindless lines are refused"),
+            // Refused by the reader (`KINDLESS`): never handed over.
+            Record::Untyped(_) => return Ok(()),
         };
         report.add(line).map_err(|e| anyhow::anyhow!("{loc}: {e}"))
     })?;
