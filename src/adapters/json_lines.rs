@@ -128,7 +128,7 @@ pub(super) fn values_with<T: Send>(
 
 /// One line's value, wide integers quoted first (see
 /// [`super::quote_wide_integers`]).
-fn value_of_line(bytes: &[u8]) -> Result<Value, Unreadable> {
+pub(super) fn value_of_line(bytes: &[u8]) -> Result<Value, Unreadable> {
     if simdutf8::basic::from_utf8(bytes).is_err() {
         return Err(Unreadable::NotUtf8);
     }

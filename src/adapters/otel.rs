@@ -57,11 +57,7 @@ pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
 
 /// The spans of one line.
 fn line_spans(bytes: &[u8], number: u64, from: &From<'_>) -> SpanLine {
-    if std::str::from_utf8(bytes).is_err() {
-        return SpanLine::Skip(Unreadable::NotUtf8);
-    }
-    let bytes = super::quote_wide_integers(bytes.to_vec());
-    match serde_json::from_slice(&bytes) {
+    match json_lines::value_of_line(bytes) {
         Ok(value) => {
             let mut found = Found::default();
             spans_of(value, number, from, &mut found);
@@ -70,7 +66,7 @@ fn line_spans(bytes: &[u8], number: u64, from: &From<'_>) -> SpanLine {
                 skipped: found.skipped,
             }
         }
-        Err(e) => SpanLine::Skip(Unreadable::Json(crate::io::diag::json_reason(&e))),
+        Err(reason) => SpanLine::Skip(reason),
     }
 }
 
