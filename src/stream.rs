@@ -4,15 +4,17 @@
 use std::borrow::Cow;
 use std::io::Read;
 use std::ops::Range;
-use std::sync::mpsc;
+use std::sync::Mutex;
 
+use crate::io::decode_ahead::{Consumer, LineDecoder, decode_ahead};
 use crate::io::diag::{Diag, OnBadInput, io_reason};
 use crate::io::input::Input;
 use crate::io::json_scan::{
     Field, LineScratch, ScanError, Stepped, Value, array_items, visit_object_in,
 };
-use crate::io::ndjson::{Chunk, ChunkReader};
-use crate::io::task_share;
+use crate::io::ndjson::ChunkReader;
+use crate::io::read_ahead::ReadThread;
+use crate::io::surrogates::Repaired;
 use crate::io::waiting::Waiting;
 use crate::record::{EventView, Kind, KindProbe, RecordError, check_schema, json_reason};
 use crate::timestamp::Timestamp;
@@ -97,11 +99,10 @@ pub(crate) fn read_records(
 ///
 /// Three things happen at once: a thread reads chunks ahead (so the stage
 /// upstream never waits on a full pipe), the pool decodes one chunk, and
-/// this thread hands the chunk before it to `each`. The two chunks being
-/// decoded and handed over live in two slots, `a` and `b`, so that the
-/// records of one borrow it while the other is filled. On a live input
-/// (`waiting`), chunks hold what has arrived, and what was decoded is
-/// handed over while the next is awaited.
+/// this thread hands the chunk before it to `each`
+/// ([`crate::io::decode_ahead`]). On a live input (`waiting`), chunks
+/// hold what has arrived, and what was decoded is handed over while the
+/// next is awaited.
 pub fn read_records_from(
     path: &str,
     reader: impl Read + Send + 'static,
@@ -111,7 +112,11 @@ pub fn read_records_from(
     kindless: Kindless,
     each: impl FnMut(&Record<'_>, &Location<'_>, &mut Diag) -> anyhow::Result<()>,
 ) -> anyhow::Result<u64> {
-    let chunks = ReadAhead::spawn(reader, waiting);
+    let mut source = ReadThread::spawn(ChunkReader::new(reader).live(waiting));
+    let decoder = RecordLines {
+        kindless,
+        spare: Mutex::new(Vec::new()),
+    };
     let mut hand = Handover {
         path,
         on_bad,
@@ -119,155 +124,79 @@ pub fn read_records_from(
         repaired_warned: false,
         diag,
         each,
+        spare: &decoder.spare,
     };
-    let Some(mut a) = chunks.next(path)? else {
-        return Ok(0);
-    };
-    hand.repaired(&a);
-    let mut decoded_a = Vec::new();
-    decode_chunk(&a, kindless, &mut decoded_a, || ());
-    // The vector of records handed over last, emptied, for the next chunk.
-    let mut spare = Vec::new();
-    loop {
-        let Some(b) = chunks.next_or(path, || hand.over_all(&mut decoded_a))? else {
-            break;
-        };
-        hand.repaired(&b);
-        let mut decoded_b;
-        (decoded_b, spare) = decode_while_handing_over(&b, kindless, decoded_a, spare, &mut hand)?;
-        chunks.recycle(a);
-        let Some(next) = chunks.next_or(path, || hand.over_all(&mut decoded_b))? else {
-            hand.over(decoded_b)?;
-            return Ok(hand.skipped);
-        };
-        a = next;
-        hand.repaired(&a);
-        (decoded_a, spare) = decode_while_handing_over(&a, kindless, decoded_b, spare, &mut hand)?;
-        chunks.recycle(b);
-    }
-    hand.over(decoded_a)?;
+    decode_ahead(&mut source, &decoder, &mut hand)?;
     Ok(hand.skipped)
 }
-
-/// Chunks to read ahead of the one being decoded: enough to absorb a
-/// burst from upstream, few enough to keep memory small (1 MiB each).
-const READ_AHEAD_CHUNKS: usize = 2;
-
-/// Chunks of an input read on their own thread, and the buffers of handed
-/// over chunks sent back to be filled again.
-struct ReadAhead {
-    chunks: mpsc::Receiver<std::io::Result<Lines>>,
-    spent: mpsc::Sender<Chunk>,
-}
-
-impl ReadAhead {
-    // The thread is not joined: when a stage stops early on an error, a
-    // read blocked on a quiet stdin must not keep it from exiting. It ends
-    // at end of input, or at its next send once the receiver is gone.
-    fn spawn(reader: impl Read + Send + 'static, waiting: Option<Waiting>) -> Self {
-        let (chunk_tx, chunks) = mpsc::sync_channel(READ_AHEAD_CHUNKS);
-        let (spent, spent_rx) = mpsc::channel::<Chunk>();
-        std::thread::spawn(move || {
-            let mut reader = ChunkReader::new(reader).live(waiting);
-            loop {
-                while let Ok(chunk) = spent_rx.try_recv() {
-                    reader.recycle(chunk);
-                }
-                let next = Lines::read(&mut reader).transpose();
-                let last = !matches!(next, Some(Ok(_)));
-                if next.is_none_or(|n| chunk_tx.send(n).is_err()) || last {
-                    return;
-                }
-            }
-        });
-        ReadAhead { chunks, spent }
-    }
-
-    /// The next chunk, or `None` at end of input.
-    fn next(&self, path: &str) -> anyhow::Result<Option<Lines>> {
-        Self::opened(path, self.chunks.recv().ok())
-    }
-
-    /// [`ReadAhead::next`], running `meanwhile` first when the chunk has
-    /// not been read yet: the records decoded so far are handed over while
-    /// the input is awaited, rather than once it arrives (a quiet upstream
-    /// held them back, and a stage's work on them waited for its end).
-    fn next_or(
-        &self,
-        path: &str,
-        meanwhile: impl FnOnce() -> anyhow::Result<()>,
-    ) -> anyhow::Result<Option<Lines>> {
-        let chunk = match self.chunks.try_recv() {
-            Ok(chunk) => Some(chunk),
-            Err(mpsc::TryRecvError::Disconnected) => None,
-            Err(mpsc::TryRecvError::Empty) => {
-                meanwhile()?;
-                self.chunks.recv().ok()
-            }
-        };
-        Self::opened(path, chunk)
-    }
-
-    fn opened(path: &str, chunk: Option<std::io::Result<Lines>>) -> anyhow::Result<Option<Lines>> {
-        chunk
-            .transpose()
-            .map_err(|e| anyhow::anyhow!("{path}: {}", io_reason(&e)))
-    }
-
-    fn recycle(&self, lines: Lines) {
-        // The reader may have finished: then the buffer is simply freed.
-        let _ = self.spent.send(lines.chunk);
-    }
-}
-
-/// The records of a chunk with their line numbers, or why a line is bad.
-type Decoded<'c> = Vec<(u64, Result<Record<'c>, RecordError>)>;
 
 /// Lines decoded by one task, and checked as UTF-8 together.
 const LINES_PER_TASK: usize = 256;
 
-/// A chunk made ready to be scanned in place: its lines found, each line's
-/// terminator overwritten with 0, and `json_scan::PAD` zero bytes after the last
-/// line. Done on the reading thread, beside the decoding.
-struct Lines {
-    chunk: Chunk,
-    spans: Vec<(u64, Range<usize>)>,
-}
+/// The records of a task's lines with their line numbers, or why a line is
+/// bad.
+type Decoded<'c> = Vec<(u64, Result<Record<'c>, RecordError>)>;
 
-impl Lines {
-    /// The next chunk of `reader`, its lines found as it is numbered.
-    fn read(reader: &mut ChunkReader<impl Read>) -> std::io::Result<Option<Self>> {
-        let mut spans = Vec::new();
-        let chunk = reader.next_chunk_to_scan(&mut spans)?;
-        Ok(chunk.map(|chunk| Lines { chunk, spans }))
-    }
-}
+/// Vectors of records handed over and emptied, for tasks to fill again: a
+/// new vector per task page-faulted as it grew.
+type SpareRecords = Mutex<Vec<Decoded<'static>>>;
 
-/// Decodes a chunk's lines into `out`, keeping their order, on the pool
-/// and, once `meanwhile` has returned, on this thread too.
-fn decode_chunk<'c, R>(
-    lines: &'c Lines,
+/// Vectors kept for reuse: those of two chunks of short lines.
+const KEEP_SPARE: usize = 64;
+
+/// Decodes record lines, each task's into a recycled vector.
+struct RecordLines {
     kindless: Kindless,
-    out: &mut Decoded<'c>,
-    meanwhile: impl FnOnce() -> R,
-) -> R {
-    let (data, spans) = (&lines.chunk.data[..], &lines.spans);
-    // Each record is decoded into its slot: a collected one was moved there
-    // through rayon's plumbing, a memcpy call per move.
-    out.clear();
-    out.resize_with(spans.len(), || (0, Ok(Record::Header(&[]))));
-    task_share::fill_while(
-        out,
-        LINES_PER_TASK,
-        Scratch::default,
-        |scratch, first, slots| {
-            for (i, slot) in (first..).zip(slots) {
-                let line = scratch.line(data, spans, i);
-                *slot = (spans[i].0, decode(line, kindless, scratch));
-            }
-        },
-        meanwhile,
-    )
+    spare: SpareRecords,
+}
+
+impl LineDecoder for RecordLines {
+    type Scratch<'c> = Scratch<'c>;
+    type Out<'c> = Decoded<'c>;
+
+    fn lines_per_task(&self) -> usize {
+        LINES_PER_TASK
+    }
+
+    fn scratch<'c>(&self) -> Self::Scratch<'c> {
+        Scratch::default()
+    }
+
+    fn decode<'c>(
+        &self,
+        scratch: &mut Scratch<'c>,
+        data: &'c [u8],
+        lines: &[(u64, Range<usize>)],
+    ) -> Decoded<'c> {
+        let mut out: Decoded<'c> = self
+            .spare
+            .lock()
+            .ok()
+            .and_then(|mut spare| spare.pop())
+            .unwrap_or_default();
+        // Each record is decoded into its slot: a collected one was moved
+        // there, a memcpy call per move.
+        out.resize_with(lines.len(), || (0, Ok(Record::Header(&[]))));
+        // The task's lines are checked as UTF-8 in one pass (a check per
+        // line cost 300 instructions an event); where that fails, each
+        // line is checked, to name the bad one.
+        let (from, to) = match (lines.first(), lines.last()) {
+            (Some(first), Some(last)) => (first.1.start, last.1.end),
+            _ => (0, 0),
+        };
+        let text = simdutf8::basic::from_utf8(&data[from..to]).ok();
+        for (slot, (number, span)) in out.iter_mut().zip(lines) {
+            let line = Line {
+                // Lines start and end next to a newline or the chunk's
+                // ends, so these are character boundaries.
+                text: text.map(|t| &t[span.start - from..span.end - from]),
+                tail: &data[span.start..],
+                bytes: &data[span.clone()],
+            };
+            *slot = (*number, decode(line, self.kindless, scratch));
+        }
+        out
+    }
 }
 
 /// One line, and its text when it is known to be UTF-8.
@@ -279,32 +208,8 @@ struct Line<'c> {
     tail: &'c [u8],
 }
 
-/// Decodes `next` into `into` on the pool while this thread hands
-/// `previous` over, and then on this thread too; returns the records of
-/// `next`, and `previous` emptied.
-fn decode_while_handing_over<'n, F>(
-    next: &'n Lines,
-    kindless: Kindless,
-    previous: Decoded<'_>,
-    into: Decoded<'n>,
-    hand: &mut Handover<'_, '_, F>,
-) -> anyhow::Result<(Decoded<'n>, Decoded<'static>)>
-where
-    F: FnMut(&Record<'_>, &Location<'_>, &mut Diag) -> anyhow::Result<()>,
-{
-    let mut decoded = into;
-    let mut previous = previous;
-    // `each` need not be Send: it stays on this thread.
-    decode_chunk(next, kindless, &mut decoded, || {
-        hand.over_all(&mut previous)
-    })?;
-    Ok((decoded, emptied(previous)))
-}
-
 /// An emptied vector of records with its allocation kept, free of the chunk
 /// it borrowed from: collecting nothing from it in place reuses its memory.
-// A new vector of records per chunk (1 MiB) page-faulted about 30k times
-// over 1M events.
 // `filter` would keep the chunk's lifetime; `filter_map` drops it.
 #[allow(clippy::unnecessary_filter_map)]
 fn emptied(records: Decoded<'_>) -> Decoded<'static> {
@@ -312,7 +217,7 @@ fn emptied(records: Decoded<'_>) -> Decoded<'static> {
 }
 
 /// Hands decoded records to the stage in order, reporting bad lines.
-struct Handover<'p, 'd, F> {
+struct Handover<'p, 'd, 's, F> {
     path: &'p str,
     on_bad: OnBadInput,
     skipped: u64,
@@ -320,34 +225,54 @@ struct Handover<'p, 'd, F> {
     repaired_warned: bool,
     diag: &'d mut Diag,
     each: F,
+    spare: &'s SpareRecords,
 }
 
-impl<F> Handover<'_, '_, F>
+impl<F> Consumer<RecordLines> for Handover<'_, '_, '_, F>
 where
     F: FnMut(&Record<'_>, &Location<'_>, &mut Diag) -> anyhow::Result<()>,
 {
+    type Error = anyhow::Error;
+
     /// Warns, once per input, that a chunk had lone surrogate escapes
     /// replaced (see [`crate::io::surrogates`]).
-    fn repaired(&mut self, lines: &Lines) {
-        let r = lines.chunk.repaired;
-        crate::io::surrogates::warn_once(r, self.path, &mut self.repaired_warned, self.diag);
+    fn repaired(&mut self, repaired: Repaired) {
+        crate::io::surrogates::warn_once(repaired, self.path, &mut self.repaired_warned, self.diag);
     }
 
-    fn over(&mut self, mut decoded: Decoded<'_>) -> anyhow::Result<()> {
-        self.over_all(&mut decoded)
-    }
-
-    /// Hands over every record of `decoded`, leaving it empty.
-    /// Records are lent, not moved, to `each`: an event record is some
-    /// three hundred bytes, and each move of it was a memcpy call.
-    fn over_all(&mut self, decoded: &mut Decoded<'_>) -> anyhow::Result<()> {
-        for (line, rec) in decoded.iter() {
-            self.one(*line, rec)?;
+    /// Hands over every record. Records are lent, not moved, to `each`: an
+    /// event record is some three hundred bytes, and each move of it was a
+    /// memcpy call.
+    fn hand_over(&mut self, tasks: Vec<Decoded<'_>>) -> anyhow::Result<()> {
+        for mut task in tasks {
+            for (line, rec) in &task {
+                self.one(*line, rec)?;
+            }
+            // Dropped where they stand: moved out one by one, each record
+            // was a memcpy call.
+            task.clear();
+            if let Ok(mut spare) = self.spare.lock()
+                && spare.len() < KEEP_SPARE
+            {
+                spare.push(emptied(task));
+            }
         }
-        decoded.clear();
         Ok(())
     }
 
+    fn caught_up(&mut self) -> anyhow::Result<()> {
+        Ok(())
+    }
+
+    fn read_error(&self, e: std::io::Error) -> anyhow::Error {
+        anyhow::anyhow!("{}: {}", self.path, io_reason(&e))
+    }
+}
+
+impl<F> Handover<'_, '_, '_, F>
+where
+    F: FnMut(&Record<'_>, &Location<'_>, &mut Diag) -> anyhow::Result<()>,
+{
     #[inline(always)]
     fn one(&mut self, line: u64, rec: &Result<Record<'_>, RecordError>) -> anyhow::Result<()> {
         let loc = Location {
@@ -390,44 +315,6 @@ struct Scratch<'c> {
     scan: LineScratch,
     slots: EventSlots<'c>,
     items: Vec<Value<'c>>,
-    group: Option<GroupText<'c>>,
-}
-
-/// The text of the lines of one task-sized group, when it is UTF-8.
-struct GroupText<'c> {
-    index: usize,
-    /// Where the group starts in the chunk.
-    from: usize,
-    text: Option<&'c str>,
-}
-
-impl<'c> Scratch<'c> {
-    /// Line `i` of `spans` in `data`. Its group of lines is checked as UTF-8
-    /// in one pass (a check per line cost 300 instructions an event); where
-    /// that fails, each line is checked, to name the bad one.
-    fn line(&mut self, data: &'c [u8], spans: &[(u64, Range<usize>)], i: usize) -> Line<'c> {
-        let index = i / LINES_PER_TASK;
-        if self.group.as_ref().is_none_or(|g| g.index != index) {
-            let first = &spans[index * LINES_PER_TASK].1;
-            let last = &spans[((index + 1) * LINES_PER_TASK).min(spans.len()) - 1].1;
-            self.group = Some(GroupText {
-                index,
-                from: first.start,
-                text: simdutf8::basic::from_utf8(&data[first.start..last.end]).ok(),
-            });
-        }
-        let group = self.group.as_ref().expect("set above");
-        let span = spans[i].1.clone();
-        Line {
-            // Lines start and end next to a newline or the chunk's ends, so
-            // these are character boundaries.
-            text: group
-                .text
-                .map(|t| &t[span.start - group.from..span.end - group.from]),
-            tail: &data[span.start..],
-            bytes: &data[span],
-        }
-    }
 }
 
 /// Decodes one line.
@@ -597,11 +484,13 @@ impl From<ScanError> for BadEvent {
     }
 }
 
+#[inline(always)]
 fn string<'a>(v: Option<Value<'a>>, name: &'static str) -> Result<Cow<'a, str>, BadEvent> {
     let v = v.ok_or(BadEvent::Missing(name))?;
     v.as_str().ok_or(BadEvent::Expected(name, "a string"))
 }
 
+#[inline(always)]
 fn optional_string<'a>(
     v: Option<Value<'a>>,
     name: &'static str,
@@ -615,6 +504,7 @@ fn optional_string<'a>(
     }
 }
 
+#[inline(always)]
 fn integer(v: Option<Value<'_>>, name: &'static str) -> Result<i64, BadEvent> {
     match v.ok_or(BadEvent::Missing(name))? {
         Value::Number(n) => n

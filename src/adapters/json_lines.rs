@@ -14,9 +14,10 @@ use super::observations::json_values;
 use super::span_events::HeldSpan;
 use super::trace_window::TraceWindow;
 use super::{Sink, Unreadable};
-use crate::io::decode_ahead::{Consumer, Decoder, decode_ahead};
+use crate::io::decode_ahead::{Consumer, LineDecoder, decode_ahead};
 use crate::io::json_scan::LineScratch;
-use crate::io::ndjson::{Chunk, ChunkReader, LineSpans};
+use crate::io::ndjson::{Chunk, ChunkReader, ScanChunk};
+use crate::io::read_ahead::ReadInline;
 
 /// What one line of a span format became.
 pub(super) enum SpanLine {
@@ -147,7 +148,7 @@ enum Opened<R> {
 /// An input of one value per line, its first chunk read.
 struct Lines<R> {
     reader: ChunkReader<R>,
-    first: (Chunk, LineSpans),
+    first: ScanChunk,
     one_line: &'static str,
 }
 
@@ -198,26 +199,14 @@ impl<R: Read> Lines<R> {
     /// Decodes every line with `decode` on the pool and hands each to
     /// `each` in input order, with its number and length in bytes.
     fn decode<T: Send>(
-        mut self,
+        self,
         sink: &mut Sink<'_>,
         decode: &(impl Fn(&mut LineScratch, &[u8], Range<usize>, u64) -> T + Sync),
         each: impl FnMut(u64, u64, T, &mut Sink<'_>) -> anyhow::Result<()>,
     ) -> anyhow::Result<()> {
-        let limit = sink.settings.document_limit;
-        let decoder = Decoder {
-            lines_per_task: 1,
-            scratch: LineScratch::default,
-            decode: |scratch: &mut LineScratch, data: &[u8], lines: &[(u64, Range<usize>)]| {
-                lines
-                    .iter()
-                    .map(|(number, range)| {
-                        let bytes = range.len() as u64;
-                        let decoded =
-                            (bytes <= limit).then(|| decode(scratch, data, range.clone(), *number));
-                        (*number, bytes + 1, decoded)
-                    })
-                    .collect::<Vec<_>>()
-            },
+        let decoder = EachLine {
+            limit: sink.settings.document_limit,
+            decode,
         };
         let read_error = read_error(sink.path(), self.one_line);
         let mut feed = Feed {
@@ -226,7 +215,50 @@ impl<R: Read> Lines<R> {
             each,
             read_error,
         };
-        decode_ahead(&mut self.reader, Some(self.first), &decoder, &mut feed)
+        let mut source = ReadInline::starting_with(self.reader, self.first);
+        decode_ahead(&mut source, &decoder, &mut feed)
+    }
+}
+
+/// Decodes each line by `decode`, but for a line past `--max-document`
+/// (`limit`), decoded as `None`.
+struct EachLine<'d, D> {
+    limit: u64,
+    decode: &'d D,
+}
+
+impl<T, D> LineDecoder for EachLine<'_, D>
+where
+    T: Send,
+    D: Fn(&mut LineScratch, &[u8], Range<usize>, u64) -> T + Sync,
+{
+    type Scratch<'c> = LineScratch;
+    /// Each line's number, length with its newline, and value.
+    type Out<'c> = Vec<(u64, u64, Option<T>)>;
+
+    fn lines_per_task(&self) -> usize {
+        1
+    }
+
+    fn scratch<'c>(&self) -> Self::Scratch<'c> {
+        LineScratch::default()
+    }
+
+    fn decode<'c>(
+        &self,
+        scratch: &mut LineScratch,
+        data: &'c [u8],
+        lines: &[(u64, Range<usize>)],
+    ) -> Self::Out<'c> {
+        lines
+            .iter()
+            .map(|(number, range)| {
+                let bytes = range.len() as u64;
+                let decoded = (bytes <= self.limit)
+                    .then(|| (self.decode)(scratch, data, range.clone(), *number));
+                (*number, bytes + 1, decoded)
+            })
+            .collect()
     }
 }
 
@@ -239,8 +271,10 @@ struct Feed<'f, 's, F, E> {
     read_error: E,
 }
 
-impl<T, F, E> Consumer<Vec<(u64, u64, Option<T>)>> for Feed<'_, '_, F, E>
+impl<T, D, F, E> Consumer<EachLine<'_, D>> for Feed<'_, '_, F, E>
 where
+    T: Send,
+    D: Fn(&mut LineScratch, &[u8], Range<usize>, u64) -> T + Sync,
     F: FnMut(u64, u64, T, &mut Sink<'_>) -> anyhow::Result<()>,
     E: Fn(std::io::Error) -> anyhow::Error,
 {

@@ -1,17 +1,45 @@
-//! The read-ahead/decode driver of line formats: while the pool decodes one
-//! chunk's lines, this thread hands the chunk before it over and reads the
-//! next, so that reading, decoding and the consumer's work overlap.
+//! The read-ahead/decode driver of every line reader (trace formats and
+//! record streams alike): while the pool decodes one chunk's lines, the
+//! driver's thread hands the chunk before it over, and the next chunk is
+//! read meanwhile, so that reading, decoding and the consumer's work
+//! overlap.
 
-use std::io::{self, Read};
+use std::io;
 use std::ops::Range;
 
-use crate::io::ndjson::{Chunk, ChunkReader, LineSpans};
+use crate::io::ndjson::ScanChunk;
+use crate::io::read_ahead::ChunkSource;
 use crate::io::surrogates::Repaired;
 use crate::io::task_share;
 
-/// What the driver hands a chunk's decoded lines to, in input order, on
+/// How a chunk's lines are decoded: a task's worth at a time, each task on
+/// some thread of the pool. What a task gives may borrow the chunk, which
+/// outlives it until it has been handed over.
+pub(crate) trait LineDecoder: Sync {
+    /// Space a thread reuses from task to task within a chunk.
+    type Scratch<'c>;
+    /// What one task gives.
+    type Out<'c>: Send;
+
+    /// Lines one task decodes.
+    fn lines_per_task(&self) -> usize;
+
+    fn scratch<'c>(&self) -> Self::Scratch<'c>;
+
+    /// Decodes `lines`, ranges of `data` made ready to be scanned in place
+    /// ([`crate::io::ndjson::ChunkReader::next_to_scan`]) with their
+    /// numbers.
+    fn decode<'c>(
+        &self,
+        scratch: &mut Self::Scratch<'c>,
+        data: &'c [u8],
+        lines: &[(u64, Range<usize>)],
+    ) -> Self::Out<'c>;
+}
+
+/// What the driver hands a chunk's decoded tasks to, in input order, on
 /// the thread that called [`decode_ahead`] (so it need not be `Send`).
-pub(crate) trait Consumer<T> {
+pub(crate) trait Consumer<D: LineDecoder> {
     type Error;
 
     /// A chunk's lone surrogate escapes were replaced as it was read; said
@@ -19,131 +47,161 @@ pub(crate) trait Consumer<T> {
     fn repaired(&mut self, repaired: Repaired);
 
     /// The outputs of one chunk's tasks, in order.
-    fn hand_over(&mut self, tasks: Vec<T>) -> Result<(), Self::Error>;
+    fn hand_over(&mut self, tasks: Vec<D::Out<'_>>) -> Result<(), Self::Error>;
 
-    /// A live input has nothing more waiting: what was handed over should
-    /// go out now rather than with the next chunk.
+    /// The input has nothing more waiting: what was handed over should go
+    /// out now rather than with the next chunk.
     fn caught_up(&mut self) -> Result<(), Self::Error>;
 
     fn read_error(&self, e: io::Error) -> Self::Error;
 }
 
-/// How a chunk's lines are decoded: `lines_per_task` at a time, each task
-/// by `decode(scratch, data, lines)` where `lines` are ranges of `data`
-/// made ready to be scanned in place
-/// ([`ChunkReader::next_chunk_to_scan`]). One scratch per thread and chunk.
-pub(crate) struct Decoder<S, F> {
-    pub lines_per_task: usize,
-    pub scratch: S,
-    pub decode: F,
-}
-
-/// Decodes every chunk of `reader`, `first` (already read, with its lines)
-/// before the rest, and hands each chunk's outputs to `consumer` while the
-/// next chunk is decoded.
-pub(crate) fn decode_ahead<R, T, C, Sc, S, F>(
-    reader: &mut ChunkReader<R>,
-    first: Option<(Chunk, LineSpans)>,
-    decoder: &Decoder<S, F>,
+/// Decodes every chunk of `source` and hands each chunk's outputs to
+/// `consumer` while the next chunk is decoded.
+///
+/// The chunks being decoded and handed over live in two slots, `a` and
+/// `b`, so that the outputs of one may borrow it while the other is
+/// filled: the loop goes round both.
+pub(crate) fn decode_ahead<D, C>(
+    source: &mut impl ChunkSource,
+    decoder: &D,
     consumer: &mut C,
 ) -> Result<(), C::Error>
 where
-    R: Read,
-    T: Send,
-    C: Consumer<T>,
-    S: Fn() -> Sc + Sync,
-    F: Fn(&mut Sc, &[u8], &[(u64, Range<usize>)]) -> T + Sync,
+    D: LineDecoder,
+    C: Consumer<D>,
 {
-    let (mut chunk, mut spans) = match first {
-        Some((chunk, spans)) => (Some(chunk), spans),
-        None => {
-            let mut spans = LineSpans::new();
-            let chunk = reader
-                .next_chunk_to_scan(&mut spans)
-                .map_err(|e| consumer.read_error(e))?;
-            (chunk, spans)
-        }
+    let first = source.next(|| Ok(()))?;
+    let Some(mut a) = first.map_err(|e| consumer.read_error(e))? else {
+        return Ok(());
     };
-    let mut next_spans = LineSpans::new();
-    let mut decoded: Vec<T> = Vec::new();
-    while let Some(current) = chunk.take() {
-        consumer.repaired(current.repaired);
-        let previous = std::mem::take(&mut decoded);
-        if reader.quiet() {
-            // Nothing more has arrived: this chunk's outputs go out now,
-            // not once the next chunk does.
-            consumer.hand_over(previous)?;
-            let (tasks, ()) = decode_chunk(&current, &spans, decoder, || ());
-            consumer.hand_over(tasks)?;
-            consumer.caught_up()?;
-            reader.recycle(current);
-            chunk = reader
-                .next_chunk_to_scan(&mut spans)
-                .map_err(|e| consumer.read_error(e))?;
-            continue;
-        }
-        let (tasks, (handed, next)) = decode_chunk(&current, &spans, decoder, || {
-            (
-                consumer.hand_over(previous),
-                reader.next_chunk_to_scan(&mut next_spans),
-            )
-        });
-        reader.recycle(current);
-        std::mem::swap(&mut spans, &mut next_spans);
-        handed?;
-        decoded = tasks;
-        chunk = next.map_err(|e| consumer.read_error(e))?;
+    consumer.repaired(a.chunk.repaired);
+    let mut decoded_a = decode_chunk(&a, decoder, || source.read_ahead());
+    loop {
+        let Some(b) = next(source, consumer, &mut decoded_a)? else {
+            break;
+        };
+        consumer.repaired(b.chunk.repaired);
+        let decoded_b = decode_while_handing_over(&b, decoder, decoded_a, source, consumer)?;
+        source.recycle(a);
+        let mut decoded_b = decoded_b;
+        let Some(next_a) = next(source, consumer, &mut decoded_b)? else {
+            return consumer.hand_over(decoded_b);
+        };
+        a = next_a;
+        consumer.repaired(a.chunk.repaired);
+        decoded_a = decode_while_handing_over(&a, decoder, decoded_b, source, consumer)?;
+        source.recycle(b);
     }
-    consumer.hand_over(decoded)
+    consumer.hand_over(decoded_a)
+}
+
+/// The next chunk of `source`; when it has not been read yet, `decoded`
+/// (the outputs of the chunk before) is handed over while it is awaited.
+fn next<D, C>(
+    source: &mut impl ChunkSource,
+    consumer: &mut C,
+    decoded: &mut Vec<D::Out<'_>>,
+) -> Result<Option<ScanChunk>, C::Error>
+where
+    D: LineDecoder,
+    C: Consumer<D>,
+{
+    let next = source.next(|| {
+        consumer.hand_over(std::mem::take(decoded))?;
+        consumer.caught_up()
+    })?;
+    next.map_err(|e| consumer.read_error(e))
+}
+
+/// Decodes `next` on the pool while this thread hands `previous` over and
+/// lets `source` read ahead, and then on this thread too.
+fn decode_while_handing_over<'n, D, C>(
+    next: &'n ScanChunk,
+    decoder: &D,
+    previous: Vec<D::Out<'_>>,
+    source: &mut impl ChunkSource,
+    consumer: &mut C,
+) -> Result<Vec<D::Out<'n>>, C::Error>
+where
+    D: LineDecoder,
+    C: Consumer<D>,
+{
+    let mut handed = Ok(());
+    let decoded = decode_chunk(next, decoder, || {
+        handed = consumer.hand_over(previous);
+        source.read_ahead();
+    });
+    handed.map(|()| decoded)
 }
 
 /// Decodes `chunk`'s lines on the pool and, once `meanwhile` has returned,
 /// on this thread too.
-fn decode_chunk<T, Sc, S, F, M>(
-    chunk: &Chunk,
-    spans: &LineSpans,
-    decoder: &Decoder<S, F>,
-    meanwhile: impl FnOnce() -> M,
-) -> (Vec<T>, M)
-where
-    T: Send,
-    S: Fn() -> Sc + Sync,
-    F: Fn(&mut Sc, &[u8], &[(u64, Range<usize>)]) -> T + Sync,
-{
-    let groups: Vec<_> = spans.chunks(decoder.lines_per_task.max(1)).collect();
-    let mut tasks: Vec<Option<T>> = std::iter::repeat_with(|| None).take(groups.len()).collect();
-    let r = task_share::fill_while(
+fn decode_chunk<'c, D: LineDecoder>(
+    chunk: &'c ScanChunk,
+    decoder: &D,
+    meanwhile: impl FnOnce(),
+) -> Vec<D::Out<'c>> {
+    let data = &chunk.chunk.data[..];
+    let groups: Vec<_> = chunk
+        .lines
+        .chunks(decoder.lines_per_task().max(1))
+        .collect();
+    let mut tasks: Vec<Option<D::Out<'c>>> =
+        std::iter::repeat_with(|| None).take(groups.len()).collect();
+    task_share::fill_while(
         &mut tasks,
         1,
-        &decoder.scratch,
-        |scratch, i, out| out[0] = Some((decoder.decode)(scratch, &chunk.data, groups[i])),
+        || decoder.scratch(),
+        |scratch, i, out| out[0] = Some(decoder.decode(scratch, data, groups[i])),
         meanwhile,
     );
     // Every slot is filled before fill_while returns.
-    (tasks.into_iter().flatten().collect(), r)
+    tasks.into_iter().flatten().collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::io::ndjson::ChunkReader;
+    use crate::io::read_ahead::{ReadInline, ReadThread};
 
-    /// Collects line numbers and texts, noting when it caught up.
+    /// Decodes each line to its number and text, borrowed from the chunk.
+    struct Texts;
+
+    impl LineDecoder for Texts {
+        type Scratch<'c> = ();
+        type Out<'c> = Vec<(u64, &'c [u8])>;
+        fn lines_per_task(&self) -> usize {
+            3
+        }
+        fn scratch<'c>(&self) -> Self::Scratch<'c> {}
+        fn decode<'c>(
+            &self,
+            _: &mut (),
+            data: &'c [u8],
+            lines: &[(u64, Range<usize>)],
+        ) -> Vec<(u64, &'c [u8])> {
+            lines.iter().map(|(n, r)| (*n, &data[r.clone()])).collect()
+        }
+    }
+
+    /// Collects line numbers and texts.
     #[derive(Default)]
     struct Collect {
         lines: Vec<(u64, String)>,
-        handed: usize,
     }
 
-    impl Consumer<Vec<(u64, String)>> for Collect {
+    impl Consumer<Texts> for Collect {
         type Error = String;
         fn repaired(&mut self, _: Repaired) {}
-        fn hand_over(&mut self, tasks: Vec<Vec<(u64, String)>>) -> Result<(), String> {
-            self.handed += 1;
-            for task in tasks {
-                if task.iter().any(|(_, t)| t == "stop") {
+        fn hand_over(&mut self, tasks: Vec<Vec<(u64, &[u8])>>) -> Result<(), String> {
+            for (n, text) in tasks.into_iter().flatten() {
+                if text == b"stop" {
                     return Err("stopped".to_string());
                 }
-                self.lines.extend(task);
+                self.lines
+                    .push((n, String::from_utf8_lossy(text).into_owned()));
             }
             Ok(())
         }
@@ -155,20 +213,18 @@ mod tests {
         }
     }
 
+    /// Runs the driver over `input` in chunks of `chunk_bytes`, read inline
+    /// and on a thread of their own; both must agree.
     fn run(input: &str, chunk_bytes: usize) -> Result<Collect, String> {
-        let mut reader = ChunkReader::with_chunk_size(input.as_bytes(), chunk_bytes);
-        let decoder = Decoder {
-            lines_per_task: 3,
-            scratch: || (),
-            decode: |_: &mut (), data: &[u8], lines: &[(u64, Range<usize>)]| {
-                lines
-                    .iter()
-                    .map(|(n, r)| (*n, String::from_utf8_lossy(&data[r.clone()]).into_owned()))
-                    .collect::<Vec<_>>()
-            },
-        };
+        let mut inline =
+            ReadInline::new(ChunkReader::with_chunk_size(input.as_bytes(), chunk_bytes));
         let mut out = Collect::default();
-        decode_ahead(&mut reader, None, &decoder, &mut out)?;
+        decode_ahead(&mut inline, &Texts, &mut out)?;
+        let owned = io::Cursor::new(input.to_string());
+        let mut thread = ReadThread::spawn(ChunkReader::with_chunk_size(owned, chunk_bytes));
+        let mut by_thread = Collect::default();
+        decode_ahead(&mut thread, &Texts, &mut by_thread)?;
+        assert_eq!(by_thread.lines, out.lines, "chunks of {chunk_bytes} bytes");
         Ok(out)
     }
 

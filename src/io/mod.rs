@@ -10,6 +10,7 @@ pub mod json_scan;
 pub mod json_text;
 pub mod ndjson;
 pub mod outfile;
+pub mod read_ahead;
 pub mod surrogates;
 pub mod task_share;
 pub mod waiting;

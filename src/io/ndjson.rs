@@ -30,6 +30,14 @@ pub(crate) struct Chunk {
 /// line's number and its range in the chunk's data.
 pub(crate) type LineSpans = Vec<(u64, Range<usize>)>;
 
+/// A chunk made ready to be scanned where it stands
+/// ([`Chunk::end_lines_with_zero`]), and where its lines are: what the
+/// line readers decode from.
+pub(crate) struct ScanChunk {
+    pub chunk: Chunk,
+    pub lines: LineSpans,
+}
+
 impl Chunk {
     /// Makes the lines at `spans` ready to be scanned where they stand
     /// (`json_scan`'s `*_in` entry points): each line's terminator (its
@@ -43,11 +51,11 @@ impl Chunk {
     }
 
     /// The chunk made ready to be scanned in place, as
-    /// [`ChunkReader::next_chunk_to_scan`] gives it, and its lines.
-    pub(crate) fn into_scannable(mut self) -> (Chunk, LineSpans) {
-        let spans: LineSpans = self.line_spans().collect();
-        self.end_lines_with_zero(&spans);
-        (self, spans)
+    /// [`ChunkReader::next_to_scan`] gives it, with its lines.
+    pub(crate) fn into_scannable(mut self) -> ScanChunk {
+        let lines: LineSpans = self.line_spans().collect();
+        self.end_lines_with_zero(&lines);
+        ScanChunk { chunk: self, lines }
     }
 
     /// Where the lines of the chunk that hold something other than white
@@ -91,6 +99,8 @@ pub(crate) struct ChunkReader<R> {
     /// Buffers handed back by [`ChunkReader::recycle`], filled next
     /// instead of new allocations.
     spares: Vec<Vec<u8>>,
+    /// Lists of lines handed back with their chunks.
+    spare_lines: Vec<LineSpans>,
     next_line: u64,
     at_start: bool,
     eof: bool,
@@ -116,6 +126,7 @@ impl<R: Read> ChunkReader<R> {
             inner,
             carry: Vec::new(),
             spares: Vec::new(),
+            spare_lines: Vec::new(),
             next_line: 1,
             at_start: true,
             eof: false,
@@ -174,19 +185,26 @@ impl<R: Read> ChunkReader<R> {
         Ok(Some(chunk))
     }
 
-    /// The next chunk with its lines at `spans`, made ready to be scanned
-    /// where they stand ([`Chunk::end_lines_with_zero`]): what the readers
+    /// The next chunk made ready to be scanned where its lines stand
+    /// ([`Chunk::end_lines_with_zero`]), with its lines: what the readers
     /// of NDJSON and of records decode from. A copy of each line for the
     /// scanner cost about 60 instructions an event.
-    pub(crate) fn next_chunk_to_scan(
-        &mut self,
-        spans: &mut LineSpans,
-    ) -> io::Result<Option<Chunk>> {
-        let mut chunk = self.next_chunk_and_spans(spans)?;
-        if let Some(chunk) = &mut chunk {
-            chunk.end_lines_with_zero(spans);
+    pub(crate) fn next_to_scan(&mut self) -> io::Result<Option<ScanChunk>> {
+        let mut lines = self.spare_lines.pop().unwrap_or_default();
+        let chunk = self.next_chunk_and_spans(&mut lines)?;
+        Ok(chunk.map(|mut chunk| {
+            chunk.end_lines_with_zero(&lines);
+            ScanChunk { chunk, lines }
+        }))
+    }
+
+    /// [`ChunkReader::recycle`] for a chunk [`ChunkReader::next_to_scan`]
+    /// gave, its list of lines kept too.
+    pub(crate) fn recycle_scanned(&mut self, scanned: ScanChunk) {
+        if self.spare_lines.len() < MAX_SPARE_CHUNKS {
+            self.spare_lines.push(scanned.lines);
         }
-        Ok(chunk)
+        self.recycle(scanned.chunk);
     }
 
     /// The bytes of the next chunk: whole lines, or the input's last line.

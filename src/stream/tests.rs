@@ -47,11 +47,15 @@ fn a_line_that_is_not_utf8_is_the_only_one_skipped() {
     let mut data = format!("{}\n\n", ev("é1")).into_bytes();
     data.extend_from_slice(b"{\"kind\":\"event\",\"event_id\":\"\xff\"}\r\n");
     data.extend_from_slice(format!("{}\n", ev("e3")).as_bytes());
-    let lines = Lines::read(&mut ChunkReader::new(data.as_slice()))
+    let chunk = ChunkReader::new(data.as_slice())
+        .next_to_scan()
         .unwrap()
         .unwrap();
-    let mut decoded = Vec::new();
-    decode_chunk(&lines, Kindless::TRACE_FILE, &mut decoded, || ());
+    let decoder = RecordLines {
+        kindless: Kindless::TRACE_FILE,
+        spare: Mutex::new(Vec::new()),
+    };
+    let decoded = decoder.decode(&mut Scratch::default(), &chunk.chunk.data, &chunk.lines);
     let ids: Vec<(u64, Option<String>)> = decoded
         .iter()
         .map(|(n, r)| match r {

@@ -10,12 +10,13 @@ use std::sync::Mutex;
 
 use super::lax::Scalar;
 use super::{Sink, TimeFilter, Unreadable};
-use crate::io::decode_ahead::{Consumer, Decoder, decode_ahead};
+use crate::io::decode_ahead::{Consumer, LineDecoder, decode_ahead};
 use crate::io::json_scan::{
     Field, LineScratch, ScanError, Stepped, Value, array_items, object_members, pick,
     visit_object_in,
 };
 use crate::io::ndjson::ChunkReader;
+use crate::io::read_ahead::ReadInline;
 use crate::io::waiting::Waiting;
 use crate::record::{ActionView, ErrorInfo, EventView};
 use crate::timestamp::Timestamp;
@@ -90,7 +91,7 @@ pub(crate) fn read(
     waiting: Option<Waiting>,
     sink: &mut Sink<'_>,
 ) -> anyhow::Result<()> {
-    let mut reader = ChunkReader::new(r).live(waiting);
+    let reader = ChunkReader::new(r).live(waiting);
     let path = sink.path().to_string();
     let how = Decoding {
         // The start of the `src` member, once per input rather than per event.
@@ -102,22 +103,46 @@ pub(crate) fn read(
         as_views: sink.feeds_grouper(),
         text_limit: sink.settings.text_limit,
     };
-    let spare = SpareOutputs::default();
-    // One scanner buffer per thread and chunk rather than per task: a
-    // fresh one grew again each time.
-    let decoder = Decoder {
-        lines_per_task: LINES_PER_TASK,
-        scratch: LineScratch::default,
-        decode: |scratch: &mut LineScratch, data: &[u8], lines: &[(u64, Range<usize>)]| {
-            decode_group(data, lines, &how, scratch, spare.take())
-        },
+    let decoder = EventLines {
+        how,
+        spare: SpareOutputs::default(),
     };
     let mut writer = Writer {
         sink,
-        spare: &spare,
+        spare: &decoder.spare,
         path,
     };
-    decode_ahead(&mut reader, None, &decoder, &mut writer)
+    decode_ahead(&mut ReadInline::new(reader), &decoder, &mut writer)
+}
+
+/// Decodes TraceEvent lines into task outputs, whose buffers are recycled.
+struct EventLines {
+    how: Decoding,
+    spare: SpareOutputs,
+}
+
+impl LineDecoder for EventLines {
+    // One scanner buffer per thread and chunk rather than per task: a
+    // fresh one grew again each time.
+    type Scratch<'c> = LineScratch;
+    type Out<'c> = TaskOutput;
+
+    fn lines_per_task(&self) -> usize {
+        LINES_PER_TASK
+    }
+
+    fn scratch<'c>(&self) -> Self::Scratch<'c> {
+        LineScratch::default()
+    }
+
+    fn decode(
+        &self,
+        scratch: &mut LineScratch,
+        data: &[u8],
+        lines: &[(u64, Range<usize>)],
+    ) -> TaskOutput {
+        decode_group(data, lines, &self.how, scratch, self.spare.take())
+    }
 }
 
 /// Writes decoded chunks to the sink, which stays on the reading thread (it
@@ -128,7 +153,7 @@ struct Writer<'w, 's> {
     path: String,
 }
 
-impl Consumer<TaskOutput> for Writer<'_, '_> {
+impl Consumer<EventLines> for Writer<'_, '_> {
     type Error = anyhow::Error;
 
     fn repaired(&mut self, repaired: crate::io::surrogates::Repaired) {
@@ -216,7 +241,7 @@ fn write_decoded(
 }
 
 /// Decodes the lines at `lines` of a chunk's `data`, made ready to be
-/// scanned in place ([`crate::io::ndjson::ChunkReader::next_chunk_to_scan`]).
+/// scanned in place ([`crate::io::ndjson::ChunkReader::next_to_scan`]).
 fn decode_group(
     data: &[u8],
     lines: &[(u64, Range<usize>)],

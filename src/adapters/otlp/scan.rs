@@ -65,6 +65,7 @@ fn declined() -> Step {
 }
 
 /// A member's name, its escapes decoded (as serde compares names).
+#[inline(always)]
 fn name<'a>(key: &Value<'a>) -> Cow<'a, str> {
     key.as_str().unwrap_or_default()
 }
