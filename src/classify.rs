@@ -1,7 +1,11 @@
-//! Classifying unlabeled failures from their error type and message, with
-//! built-in rules that the `[classify]` section of triage.toml extends.
+//! Failure inference: classifying unlabeled failures from their error type
+//! and message, with built-in rules that the `[classify]` section of
+//! triage.toml extends, and failures read from outputs or concluded by a
+//! reader.
 
 use std::collections::BTreeMap;
+
+use crate::record::{ErrorInfo, EventOut};
 
 /// A failure class found by a rule: the scoring classification and the
 /// finer cause behind it.
@@ -197,6 +201,59 @@ impl Classifier {
                 cause: r.cause.clone(),
             })
     }
+}
+
+impl Classifier {
+    /// Marks an unlabeled failure's cause from its error, or a success whose
+    /// output reads as a failure. Explicit labels always win.
+    pub(crate) fn infer_failure(&self, ev: &mut EventOut<'_>) {
+        if ev.action_succeeded
+            && ev.failure_classification.is_none()
+            && let Some(out) = ev.output.as_deref()
+            && output_reads_as_failure(out)
+        {
+            ev.action_succeeded = false;
+            ev.failure_source = Some("output");
+            ev.failure_inferred = true;
+            if ev.error.is_none() {
+                ev.error = Some(ErrorInfo {
+                    kind: None,
+                    message: Some(first_line(out)),
+                });
+            }
+        }
+        if ev.action_succeeded || ev.failure_classification.is_some() {
+            return;
+        }
+        let err = ev.error.as_ref();
+        let class = self.classify(
+            err.and_then(|e| e.kind.as_deref()),
+            err.and_then(|e| e.message.as_deref()),
+        );
+        if let Some(c) = class {
+            ev.failure_classification = Some(c.classification.into());
+            ev.failure_cause = Some(c.cause);
+        }
+    }
+}
+
+/// Marks a failure no record states but the reader concluded (a tool call
+/// never answered, a run that ends without an answer).
+pub(crate) fn mark_inferred(ev: &mut EventOut<'_>, source: &'static str, message: &str) {
+    ev.action_succeeded = false;
+    ev.failure_source = Some(source);
+    ev.failure_inferred = true;
+    ev.error = Some(ErrorInfo {
+        kind: None,
+        message: Some(message.to_string()),
+    });
+}
+
+/// The first line of `s` that holds something, cut to 200 characters: an
+/// output's failure message.
+pub(crate) fn first_line(s: &str) -> String {
+    let line = s.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    line.chars().take(200).collect()
 }
 
 /// True when a tool's output reports a failure although no status said so:

@@ -12,10 +12,9 @@ use std::io::Read;
 use serde_json::Value;
 
 use super::Sink;
-use super::observations::{
-    self, describe, fail_inferred, nanos_of, set_texts, str_of, text_of, unique_id,
-};
+use super::observations::{self, describe, nanos_of, set_texts, str_of, text_of, unique_id};
 use super::spans;
+use crate::classify::mark_inferred;
 use crate::record::{EventOut, JsonVal, Kind, RunRec, Src};
 
 /// What a message step's action is called.
@@ -310,13 +309,13 @@ impl<'t> Walk<'t> {
         }
         for &k in &ctx.unanswered {
             let ev = &mut ctx.events[k];
-            fail_inferred(ev, "no_result", "the tool call has no observation");
+            mark_inferred(ev, "no_result", "the tool call has no observation");
             sink.settings.infer_failure(ev);
         }
         // A trajectory that stops without an answer failed, though no step says so.
         let last = ctx.events.iter_mut().rev().find(|e| e.agent_id != "user");
         if !answered && let Some(last) = last.filter(|e| e.action_succeeded) {
-            fail_inferred(last, "no_answer", "the trajectory ends without an answer");
+            mark_inferred(last, "no_answer", "the trajectory ends without an answer");
         }
         let stopped = !answered || ctx.events.last().is_some_and(|e| !e.action_succeeded);
         let outcome = verdict(t).unwrap_or(if stopped { "failed" } else { "unknown" });

@@ -11,9 +11,10 @@ use std::io::Read;
 
 use serde_json::Value;
 
-use super::observations::{self, describe, fail_inferred, nanos_of, set_texts, str_of, text_of};
+use super::observations::{self, describe, nanos_of, set_texts, str_of, text_of};
 use super::spans;
 use super::{Sink, Unreadable};
+use crate::classify::mark_inferred;
 use crate::record::{ErrorInfo, EventOut, Kind, RunRec, Src};
 
 /// The speaker of a transcript's actions, as τ-bench and chat readers name it.
@@ -196,7 +197,7 @@ fn judge(ev: &mut EventOut<'_>, step: &Step, codes_expected: bool) {
             });
         }
         None if step.command.is_none() || codes_expected => {
-            fail_inferred(ev, "output", first_line(reply));
+            mark_inferred(ev, "output", first_line(reply));
         }
         None => {}
     }

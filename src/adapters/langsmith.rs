@@ -269,7 +269,7 @@ fn failure_of(run: &Map<String, Value>) -> Option<(&'static str, ErrorInfo)> {
 /// The type and message of a Python or JS error text: `ValueError('boom')`,
 /// `ValueError: boom`, or a traceback after either.
 fn error_info(text: &str) -> ErrorInfo {
-    let line = super::first_line(text);
+    let line = crate::classify::first_line(text);
     let ident_end = line
         .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
         .unwrap_or(line.len());

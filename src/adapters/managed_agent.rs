@@ -11,9 +11,10 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::observations::{describe, fail_inferred, nanos_of, set_texts, str_of, text_of};
+use super::observations::{describe, nanos_of, set_texts, str_of, text_of};
 use super::spans;
 use super::{Sink, Unreadable};
+use crate::classify::mark_inferred;
 use crate::record::{ErrorInfo, EventOut, JsonVal, Kind, RunRec, Src};
 
 /// What a message event's action is called.
@@ -340,11 +341,11 @@ fn tool_event<'e>(
         fail(&mut ev, "status", kind, Some(message));
     } else if let Some(result) = result {
         if result.get("is_error").and_then(Value::as_bool) == Some(true) {
-            let message = output.as_deref().map(super::first_line);
+            let message = output.as_deref().map(crate::classify::first_line);
             fail(&mut ev, "error", None, message);
         }
     } else {
-        fail_inferred(&mut ev, "no_result", "the tool use never got a result");
+        mark_inferred(&mut ev, "no_result", "the tool use never got a result");
     }
     ev
 }

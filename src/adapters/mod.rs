@@ -40,13 +40,12 @@ use crate::io::input::Input;
 use crate::io::intern::Interner;
 use crate::io::ndjson::RecordWriter;
 use crate::io::waiting::Waiting;
-use crate::record::{ErrorInfo, EventOut, RunRec, SourceRec};
+use crate::record::{EventOut, RunRec, SourceRec};
 use crate::timestamp::Timestamp;
 mod sink;
 mod unreadable;
 mod whole_document;
 
-use sink::*;
 pub use sink::{Sink, SinkTarget};
 pub use unreadable::Unreadable;
 use whole_document::*;
@@ -341,36 +340,9 @@ impl DecodeSettings {
         crate::record::cut_text(text, self.text_limit)
     }
 
-    /// Marks an unlabeled failure's cause from its error, or a success whose
-    /// output reads as a failure. Explicit labels always win.
+    /// Marks an unlabeled failure's cause ([`Classifier::infer_failure`]).
     pub(crate) fn infer_failure(&self, ev: &mut EventOut<'_>) {
-        if ev.action_succeeded
-            && ev.failure_classification.is_none()
-            && let Some(out) = ev.output.as_deref()
-            && crate::classify::output_reads_as_failure(out)
-        {
-            ev.action_succeeded = false;
-            ev.failure_source = Some("output");
-            ev.failure_inferred = true;
-            if ev.error.is_none() {
-                ev.error = Some(ErrorInfo {
-                    kind: None,
-                    message: Some(first_line(out)),
-                });
-            }
-        }
-        if ev.action_succeeded || ev.failure_classification.is_some() {
-            return;
-        }
-        let err = ev.error.as_ref();
-        let class = self.classifier.classify(
-            err.and_then(|e| e.kind.as_deref()),
-            err.and_then(|e| e.message.as_deref()),
-        );
-        if let Some(c) = class {
-            ev.failure_classification = Some(c.classification.into());
-            ev.failure_cause = Some(c.cause);
-        }
+        self.classifier.infer_failure(ev);
     }
 }
 

@@ -372,17 +372,6 @@ pub(crate) fn emit_runs(
     Ok(())
 }
 
-/// Marks a failure no record states but the reader concluded.
-pub(crate) fn fail_inferred(ev: &mut EventOut<'_>, source: &'static str, message: &str) {
-    ev.action_succeeded = false;
-    ev.failure_source = Some(source);
-    ev.failure_inferred = true;
-    ev.error = Some(ErrorInfo {
-        kind: None,
-        message: Some(message.to_string()),
-    });
-}
-
 /// A failure a span states (status, error, exception) while none of its
 /// children records one surfaced in one of them: the last child gets it
 /// too, marked inferred with `failure_source` "inherited". `parents` holds

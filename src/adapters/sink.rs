@@ -5,11 +5,6 @@ use super::*;
 use crate::io::diag::OnBadInput;
 use crate::record::{EventConsumer, Kind};
 
-pub(super) fn first_line(s: &str) -> String {
-    let line = s.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-    line.chars().take(200).collect()
-}
-
 /// Where a sink's records go.
 pub enum SinkTarget<'w> {
     /// Written as NDJSON (triage-parse).

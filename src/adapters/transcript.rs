@@ -12,10 +12,9 @@ use serde_json::{Value, json};
 
 use super::Sink;
 use super::message::{Message, Part};
-use super::observations::{
-    decoded, describe, fail_inferred, set_texts, str_of, text_of, unique_id,
-};
+use super::observations::{decoded, describe, set_texts, str_of, text_of, unique_id};
 use super::{openai_chat, spans, terminal};
+use crate::classify::mark_inferred;
 use crate::record::{ErrorInfo, EventOut, JsonVal, Kind, RunRec, Src};
 
 /// What a message without a tool call is, as an action.
@@ -533,7 +532,7 @@ fn call_event(
         _ => {
             set_texts(&mut ev, input.as_deref(), None, &sink.settings);
             if !ends && !terminal::is_terminal_name(name) {
-                fail_inferred(&mut ev, "no_result", "the tool call never got a result");
+                mark_inferred(&mut ev, "no_result", "the tool call never got a result");
             }
         }
     }

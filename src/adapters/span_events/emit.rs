@@ -333,7 +333,7 @@ pub(super) fn event_of<'a>(
         line,
     });
     if span.unanswered && succeeded && span.stated_success.is_none() {
-        fail_inferred(
+        mark_inferred(
             &mut ev,
             "no_result",
             "the tool call never returned a result",

@@ -4,9 +4,9 @@
 
 use serde_json::{Map, Value};
 
-use super::observations::fail_inferred;
 use super::spans::{self, StatusCode};
 use super::{DecodeSettings, Sink};
+use crate::classify::mark_inferred;
 use crate::record::{ActionOut, ErrorInfo, EventOut, JsonVal, RunRec, Src};
 
 mod attrs;
