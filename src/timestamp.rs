@@ -141,9 +141,20 @@ fn digit_pair(n: u32) -> &'static [u8] {
 
 impl fmt::Display for Timestamp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let secs = self.0.div_euclid(NANOS_PER_SEC);
-        let nanos = self.0.rem_euclid(NANOS_PER_SEC) as u32;
-        let days = secs.div_euclid(86_400) as i64;
+        // Instants from 1970 to 2554 fit a u64 of nanoseconds, whose
+        // divisions by constants compile to multiplications; an i128's are
+        // library calls. Spans' times are written once per event.
+        let (secs, nanos) = match u64::try_from(self.0) {
+            Ok(n) => (
+                (n / NANOS_PER_SEC as u64) as i64,
+                (n % NANOS_PER_SEC as u64) as u32,
+            ),
+            Err(_) => match i64::try_from(self.0.div_euclid(NANOS_PER_SEC)) {
+                Ok(secs) => (secs, self.0.rem_euclid(NANOS_PER_SEC) as u32),
+                Err(_) => return write_slowly(self, f),
+            },
+        };
+        let days = secs.div_euclid(86_400);
         let sod = secs.rem_euclid(86_400) as u32;
         let (y, m, d) = civil_from_days(days);
         let Some(year) = u32::try_from(y).ok().filter(|y| *y <= 9999) else {

@@ -13,7 +13,6 @@ use serde_json::Value;
 
 use super::Sink;
 use super::observations::{self, describe, nanos_of, set_texts, str_of, text_of, unique_id};
-use super::spans;
 use crate::classify::mark_inferred;
 use crate::record::{EventOut, JsonVal, Kind, RunRec, Src};
 
@@ -607,7 +606,7 @@ struct Base<'s> {
 
 impl Base<'_> {
     fn finish(&self, ev: &mut EventOut<'_>, sink: &Sink<'_>) {
-        ev.timestamp = nanos_of(self.step.get("timestamp")).and_then(spans::timestamp_from_nanos);
+        ev.set_time_nanos(nanos_of(self.step.get("timestamp")));
         ev.src = Some(Src {
             path: sink.path().to_string().into(),
             line: self.line,

@@ -146,7 +146,7 @@ fn emit(
         });
         let input = step.command.as_deref().or(step.thought.as_deref());
         set_texts(&mut ev, input, step.reply.as_deref(), &sink.settings);
-        ev.timestamp = step.timestamp.and_then(spans::timestamp_from_nanos);
+        ev.set_time_nanos(step.timestamp);
         ev.src = Some(src.clone());
         judge(&mut ev, step, states_codes && i != last);
         sink.settings.infer_failure(&mut ev);

@@ -12,7 +12,6 @@ use serde_json::Value;
 
 use super::Sink;
 use super::observations::{self, describe, nanos_of, set_texts, str_of, text_of, unique_id};
-use super::spans;
 use crate::record::{ErrorInfo, EventOut, JsonVal, Kind, RunRec, Src};
 
 /// Reads eval logs from `r` into `sink`: per sample its events, then its
@@ -147,7 +146,7 @@ fn emit_sample(
                 let mut ev = new_event(&out, used, msg_id, "user", "message".to_string());
                 ev.span_kind = Some("message");
                 set_texts(&mut ev, None, text.as_deref(), &sink.settings);
-                ev.timestamp = started.and_then(spans::timestamp_from_nanos);
+                ev.set_time_nanos(started);
                 out.push(ev);
             }
             "assistant" => {
@@ -167,7 +166,7 @@ fn emit_sample(
                     );
                     ev.span_kind = Some("message");
                     set_texts(&mut ev, None, text.as_deref(), &sink.settings);
-                    ev.timestamp = when.and_then(spans::timestamp_from_nanos);
+                    ev.set_time_nanos(when);
                     sink.settings.infer_failure(&mut ev);
                     out.push(ev);
                 }
@@ -189,7 +188,7 @@ fn emit_sample(
                     let at = call_id
                         .as_ref()
                         .and_then(|c| call_times.get(c).copied().flatten());
-                    ev.timestamp = at.or(when).and_then(spans::timestamp_from_nanos);
+                    ev.set_time_nanos(at.or(when));
                     pending.push((out.len(), call_id));
                     out.push(ev);
                 }

@@ -12,7 +12,6 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::observations::{describe, nanos_of, set_texts, str_of, text_of};
-use super::spans;
 use super::{Sink, Unreadable};
 use crate::classify::mark_inferred;
 use crate::record::{ErrorInfo, EventOut, JsonVal, Kind, RunRec, Src};
@@ -288,7 +287,7 @@ fn event_of<'e>(
         }
         _ => return None,
     };
-    ev.timestamp = nanos_of(e.get("processed_at")).and_then(spans::timestamp_from_nanos);
+    ev.set_time_nanos(nanos_of(e.get("processed_at")));
     Some(ev)
 }
 

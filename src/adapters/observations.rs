@@ -434,7 +434,7 @@ fn event_of<'a>(
         .filter(|_| node.kind == "tool")
         .filter(Value::is_object)
         .map(JsonVal::Serde);
-    ev.timestamp = node.start.and_then(spans::timestamp_from_nanos);
+    ev.set_time_nanos(node.start);
     ev.span_id = (!node.id.is_empty()).then(|| node.id.as_str().into());
     ev.parent_span_id = node.parent.as_deref().map(Into::into);
     ev.span_kind = Some(node.kind);

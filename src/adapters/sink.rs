@@ -197,7 +197,7 @@ impl<'w> Sink<'w> {
 
     /// Writes an event unless the time filter drops it.
     pub(crate) fn emit(&mut self, ev: &EventOut<'_>) -> io::Result<()> {
-        let ts = ev.timestamp.as_deref().and_then(Timestamp::parse);
+        let ts = ev.instant();
         if !self.settings.filter.keeps(ts) {
             return Ok(());
         }
@@ -206,7 +206,7 @@ impl<'w> Sink<'w> {
         }
         if self.feeds_grouper() {
             let step = self.take_step(&ev.run_id);
-            self.feed(&ev.view(step));
+            self.feed_at(&ev.view(step), ts);
             return Ok(());
         }
         let mut body = std::mem::take(&mut self.buf);

@@ -57,18 +57,26 @@ impl<'a> Value<'a> {
     }
 
     /// A string's decoded text (borrowed unless it has escapes).
+    // Small enough to inline where texts are read per member; the rare
+    // escaped string is decoded out of line.
+    #[inline]
     pub(crate) fn as_str(&self) -> Option<Cow<'a, str>> {
         match *self {
             Value::String {
                 raw,
                 escaped: false,
             } => Some(Cow::Borrowed(&raw[1..raw.len() - 1])),
-            Value::String { raw, escaped: true } => {
-                serde_json::from_str::<String>(raw).ok().map(Cow::Owned)
-            }
+            Value::String { raw, escaped: true } => unescaped(raw),
             _ => None,
         }
     }
+}
+
+/// The text of a string with escapes, `raw` with its quotes.
+#[cold]
+#[inline(never)]
+fn unescaped(raw: &str) -> Option<Cow<'_, str>> {
+    serde_json::from_str::<String>(raw).ok().map(Cow::Owned)
 }
 
 /// Why a line is not the JSON it should be. Eight bytes, so that the

@@ -1,6 +1,7 @@
 //! `event` records: written by the readers (`EventOut`), read by the stages
 //! (`EventView`), and the cut-text convention of their long texts.
 
+use crate::timestamp::Timestamp;
 use super::run::SourceRec;
 use super::*;
 
@@ -76,6 +77,11 @@ pub struct EventOut<'a> {
     pub action_succeeded: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timestamp: Option<String>,
+    /// The instant `timestamp` spells, when the reader had it as a number
+    /// ([`EventOut::set_time_nanos`]): the time filter and the grouper then need
+    /// not parse the text back.
+    #[serde(skip)]
+    pub at: Option<Timestamp>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure_classification: Option<Cow<'a, str>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -145,6 +151,20 @@ impl<'a> EventOut<'a> {
 }
 
 impl EventOut<'_> {
+    /// Sets the event's time, its text and its instant, from Unix
+    /// nanoseconds; none, or 0 (an unset time in OTLP), leaves it unset.
+    pub(crate) fn set_time_nanos(&mut self, nanos: Option<i128>) {
+        self.at = nanos.filter(|n| *n > 0).map(Timestamp::from_unix_nanos);
+        self.timestamp = self.at.map(|at| at.to_string());
+    }
+
+    /// The instant of the event's time, read from its text unless the
+    /// reader gave it ([`EventOut::set_time_nanos`]).
+    pub(crate) fn instant(&self) -> Option<Timestamp> {
+        self.at
+            .or_else(|| self.timestamp.as_deref().and_then(Timestamp::parse))
+    }
+
     /// The event as a stage reads it, without a round trip through JSON.
     pub(crate) fn view(&self, step: u64) -> EventView<'_> {
         EventView {
@@ -284,6 +304,6 @@ pub trait EventConsumer {
     fn add_event_at(
         &mut self,
         ev: &EventView<'_>,
-        at: Option<crate::timestamp::Timestamp>,
+        at: Option<Timestamp>,
     ) -> Option<OutOfOrder>;
 }

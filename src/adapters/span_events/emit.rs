@@ -307,7 +307,7 @@ pub(super) fn event_of<'a>(
         }),
     };
     ev.divergence_age = span.divergence_age.as_ref().map(JsonVal::SerdeRef);
-    ev.timestamp = span.start.and_then(spans::timestamp_from_nanos);
+    ev.set_time_nanos(span.start);
     ev.failure_classification = span.classification.as_deref().map(Into::into);
     ev.failure_source = failure_source;
     ev.divergence_fields = span.divergence.iter().map(|d| d.as_str().into()).collect();
