@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::json_lines::{self, LineFormat, SpanLine};
-use super::span_events::{Attrs, HeldSpan, SpanParts};
+use super::span_events::{Attrs, HeldSpan, SharedAttrs, SpanParts};
 use super::spans::{self, StatusCode};
 use super::{DecodeSettings, Sink, Unreadable};
 use crate::io::json_scan::LineScratch;
@@ -23,7 +23,7 @@ fn held_span(
     span: WireSpan<'_>,
     span_attrs: &AttrList<'_>,
     exception: Option<Exception>,
-    resource: &AttrList<'_>,
+    resource: &SharedAttrs<'_>,
     line: Option<u64>,
     settings: &DecodeSettings,
 ) -> HeldSpan {
@@ -53,7 +53,7 @@ fn held_span(
         exception,
         line,
     };
-    let a = Attrs::new(span_attrs, resource);
+    let a = Attrs::over(span_attrs, resource);
     HeldSpan::new(parts, &a, settings)
 }
 
@@ -208,6 +208,7 @@ fn hold(
 ) {
     for rs in req.resource_spans.unwrap_or_default() {
         let resource = attributes(rs.resource.and_then(|r| r.attributes));
+        let resource = SharedAttrs::new(&resource);
         for scope in rs.scope_spans.unwrap_or_default() {
             for span in scope.spans.unwrap_or_default() {
                 let mut span = span;

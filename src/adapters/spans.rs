@@ -235,12 +235,10 @@ pub(crate) fn named_service(name: &str) -> Option<&str> {
 /// becomes 32 hex digits.
 pub(crate) fn normal_id(id: &str) -> String {
     let bytes = id.as_bytes();
-    // Ids as the SDKs write them: lowercase hex of 16 or 32 digits.
-    if matches!(bytes.len(), 16 | 32)
-        && bytes
-            .iter()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(b))
-    {
+    // Ids as the SDKs write them: lowercase hex of 16 or 32 digits. A
+    // table answers for a byte in one load; two range tests per byte were
+    // most of the time ids took.
+    if matches!(bytes.len(), 16 | 32) && bytes.iter().all(|b| LOWER_HEX[usize::from(*b)]) {
         return id.to_string();
     }
     let id = id.trim();
@@ -266,6 +264,17 @@ pub(crate) fn normal_id(id: &str) -> String {
     }
     id.to_string()
 }
+
+/// Which bytes are lowercase hex digits.
+static LOWER_HEX: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = matches!(b as u8, b'0'..=b'9' | b'a'..=b'f');
+        b += 1;
+    }
+    table
+};
 
 /// An integer id in hex: trace ids 32 digits, span ids 16.
 pub(crate) fn int_id(n: u128, trace: bool) -> String {

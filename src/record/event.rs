@@ -1,9 +1,9 @@
 //! `event` records: written by the readers (`EventOut`), read by the stages
 //! (`EventView`), and the cut-text convention of their long texts.
 
-use crate::timestamp::Timestamp;
 use super::run::SourceRec;
 use super::*;
+use crate::timestamp::Timestamp;
 
 /// Where a record came from in the input.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
@@ -301,9 +301,5 @@ pub trait EventConsumer {
     fn add_source(&mut self, source: SourceRec);
     /// Takes one event, with its timestamp read; says when the event's run
     /// and agent went back in turn order.
-    fn add_event_at(
-        &mut self,
-        ev: &EventView<'_>,
-        at: Option<Timestamp>,
-    ) -> Option<OutOfOrder>;
+    fn add_event_at(&mut self, ev: &EventView<'_>, at: Option<Timestamp>) -> Option<OutOfOrder>;
 }

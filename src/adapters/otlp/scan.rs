@@ -12,7 +12,7 @@ use super::wire::{
     array_attr, bool_attr, exception_in, kvlist_attr, number_attr,
 };
 use crate::adapters::DecodeSettings;
-use crate::adapters::span_events::HeldSpan;
+use crate::adapters::span_events::{HeldSpan, SharedAttrs};
 use crate::io::json_scan::{Field, LineScratch, ScanError, Stepped, Value, visit_object_in};
 
 /// The line is left to the serde reader.
@@ -130,7 +130,7 @@ fn resource_spans<'a>(
         | "instrumentationLibrarySpans"
         | "instrumentation_library_spans" => {
             seen.once(1)?;
-            let resource_known = seen.has(0);
+            let resource_known = seen.has(0).then(|| SharedAttrs::new(&resource));
             each(field, |scope| {
                 if scope.starts_with() != b'{' {
                     return declined();
@@ -141,8 +141,8 @@ fn resource_spans<'a>(
                         seen.once(0)?;
                         each(field, |f| {
                             let (span, stepped) = wire_span(f)?;
-                            if resource_known {
-                                held.push(span.held(&resource, number, settings));
+                            if let Some(resource) = &resource_known {
+                                held.push(span.held(resource, number, settings));
                             } else {
                                 waiting.push(span);
                             }
@@ -156,8 +156,9 @@ fn resource_spans<'a>(
         }
         _ => field.skip(),
     })?;
+    let shared = SharedAttrs::new(&resource);
     for span in waiting {
-        held.push(span.held(&resource, number, settings));
+        held.push(span.held(&shared, number, settings));
     }
     Ok(stepped)
 }
@@ -230,7 +231,7 @@ struct ScannedSpan<'a> {
 }
 
 impl ScannedSpan<'_> {
-    fn held(self, resource: &AttrList<'_>, number: u64, settings: &DecodeSettings) -> HeldSpan {
+    fn held(self, resource: &SharedAttrs<'_>, number: u64, settings: &DecodeSettings) -> HeldSpan {
         held_span(
             self.span,
             &self.attrs,

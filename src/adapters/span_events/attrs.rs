@@ -207,23 +207,50 @@ pub struct Attrs<'a> {
     slots: [Option<AttrRef<'a>>; KEYS],
 }
 
+/// A resource's attributes the span model reads, indexed once for all of
+/// its spans rather than once per span.
+pub(crate) struct SharedAttrs<'a> {
+    slots: [Option<AttrRef<'a>>; KEYS],
+}
+
+impl<'a> SharedAttrs<'a> {
+    pub(crate) fn new(resource: &'a dyn AttrSource) -> Self {
+        let mut slots: [Option<AttrRef<'a>>; KEYS] = [None; KEYS];
+        resource.each(&mut |name, v| {
+            if let Some(k) = key_of(name) {
+                slots[k as usize] = Some(v);
+            }
+        });
+        // A null counts as absent, on the span and on its resource alike.
+        for slot in &mut slots {
+            if slot.is_some_and(AttrRef::is_null) {
+                *slot = None;
+            }
+        }
+        SharedAttrs { slots }
+    }
+}
+
 impl<'a> Attrs<'a> {
     pub(crate) fn new(span: &'a dyn AttrSource, resource: &'a dyn AttrSource) -> Self {
-        let last = |source: &'a dyn AttrSource| {
-            let mut slots: [Option<AttrRef<'a>>; KEYS] = [None; KEYS];
-            source.each(&mut |name, v| {
-                if let Some(k) = key_of(name) {
-                    slots[k as usize] = Some(v);
-                }
-            });
-            slots
-        };
-        let (own, shared) = (last(span), last(resource));
-        // A null counts as absent, on the span and on its resource alike.
-        let present = |v: &AttrRef<'_>| !v.is_null();
-        Attrs {
-            slots: std::array::from_fn(|i| own[i].filter(present).or(shared[i].filter(present))),
-        }
+        Attrs::over(span, &SharedAttrs::new(resource))
+    }
+
+    /// A span's attributes over its resource's: the last value of a name
+    /// on the span, unless it is null, else the resource's.
+    pub(crate) fn over(span: &'a dyn AttrSource, shared: &SharedAttrs<'a>) -> Self {
+        let mut slots = shared.slots;
+        span.each(&mut |name, v| {
+            if let Some(k) = key_of(name) {
+                let k = k as usize;
+                slots[k] = if v.is_null() {
+                    shared.slots[k]
+                } else {
+                    Some(v)
+                };
+            }
+        });
+        Attrs { slots }
     }
 
     pub(super) fn get(&self, key: Key) -> Option<AttrRef<'a>> {
@@ -362,4 +389,59 @@ pub(super) fn unwrap_json_string(text: &str) -> String {
         }
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap()
+    }
+
+    fn text(a: &Attrs<'_>, key: Key) -> Option<String> {
+        a.text(&[key])
+    }
+
+    /// A span's value wins over its resource's, and a null counts as
+    /// absent on either side; the resource indexed once reads as the
+    /// resource indexed per span.
+    #[test]
+    fn a_span_over_its_resource_the_last_value_wins_and_null_is_absent() {
+        let resource = map(serde_json::json!({
+            "service.name": "svc",
+            "gen_ai.agent.name": "from-resource",
+            "gen_ai.operation.name": null,
+        }));
+        let span = map(serde_json::json!({
+            "gen_ai.agent.name": "first",
+            "gen_ai.operation.name": "chat",
+        }));
+        let shared = SharedAttrs::new(&resource);
+        let a = Attrs::over(&span, &shared);
+        assert_eq!(text(&a, Key::ServiceName).as_deref(), Some("svc"));
+        assert_eq!(text(&a, Key::GenAiAgentName).as_deref(), Some("first"));
+        assert_eq!(text(&a, Key::GenAiOperationName).as_deref(), Some("chat"));
+
+        // A null on the span falls back to the resource.
+        let nulled = map(serde_json::json!({"gen_ai.agent.name": null}));
+        let a = Attrs::over(&nulled, &shared);
+        assert_eq!(
+            text(&a, Key::GenAiAgentName).as_deref(),
+            Some("from-resource")
+        );
+        let b = Attrs::new(&nulled, &resource);
+        assert_eq!(
+            text(&b, Key::GenAiAgentName).as_deref(),
+            Some("from-resource")
+        );
+        // A null on the resource is no value at all.
+        assert_eq!(
+            text(
+                &Attrs::over(&map(serde_json::json!({})), &shared),
+                Key::GenAiOperationName
+            ),
+            None
+        );
+    }
 }

@@ -13,7 +13,7 @@ mod attrs;
 mod emit;
 
 use attrs::*;
-pub(crate) use attrs::{AttrRef, AttrSource, Key};
+pub(crate) use attrs::{AttrRef, AttrSource, Key, SharedAttrs};
 pub use attrs::{Attrs, bool_from_text, json_in_text};
 pub(super) use emit::{Emitter, Inherited, id_hash, warn_repeated};
 
