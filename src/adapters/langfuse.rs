@@ -15,7 +15,7 @@ use super::observations::{
     self, Continued, Node, RunEmitter, RunInfo, decoded, describe, nanos_of, text_of,
 };
 use super::spans;
-use super::trace_window::{Hold, Traces, Window, warn_late};
+use super::trace_window::{Hold, Traces, Window, push_held, warn_late};
 use super::{DecodeSettings, Sink, Unreadable};
 use crate::record::ErrorInfo;
 
@@ -109,7 +109,7 @@ impl Traces for Observations {
         node.seq = self.seq;
         self.seq += 1;
         let ends_root = node.parent.is_none() && node.end.is_some();
-        trace.nodes.push(node);
+        push_held(&mut trace.nodes, node);
         Hold::Kept { ends_root }
     }
 

@@ -15,7 +15,7 @@ use super::observations::{
     self, Continued, Node, RunEmitter, decoded, describe, nanos_of, str_of, text_of,
 };
 use super::spans;
-use super::trace_window::{Hold, Traces, Window, warn_late};
+use super::trace_window::{Hold, Traces, Window, push_held, warn_late};
 use super::{DecodeSettings, Sink, Unreadable};
 use crate::record::ErrorInfo;
 use crate::timestamp::Timestamp;
@@ -177,8 +177,9 @@ struct Fields {
     end_time: Slot<Option<i128>>,
     error: Slot<Option<ErrorInfo>>,
     status: Slot<Option<String>>,
-    /// The output text and its digest, and the usage.
-    outputs: Slot<(Option<(String, String)>, Option<Value>)>,
+    /// The output text and its digest, and the usage as JSON text: held
+    /// as a value, a map of maps takes ten times the room.
+    outputs: Slot<(Option<(String, String)>, Option<String>)>,
 }
 
 /// What a dotted order says: the run's start, its parent and the trace's
@@ -232,7 +233,10 @@ impl Fields {
             error: Slot::of(run.get("error"), |v| text_of(v).map(|e| error_info(&e))),
             status: Slot::of(run.get("status"), |v| str_of(Some(v))),
             outputs: Slot::of(run.get("outputs"), |v| {
-                let usage = v.get("usage_metadata").filter(|u| u.is_object()).cloned();
+                let usage = v
+                    .get("usage_metadata")
+                    .filter(|u| u.is_object())
+                    .map(Value::to_string);
                 (text(output_text(v)), usage)
             }),
         }
@@ -356,7 +360,7 @@ impl Fields {
             tool_input: tool_input.filter(|_| kind == "tool"),
             output,
             output_digest,
-            usage,
+            usage: usage.and_then(|u| serde_json::from_str(&u).ok()),
             name,
             ..Node::default()
         }
@@ -425,12 +429,13 @@ impl Traces for Runs {
             None => {
                 self.held.insert(payload.key.clone(), payload.trace);
                 trace.index.insert(payload.key.clone(), trace.runs.len());
-                trace.runs.push(HeldRun {
+                let run = HeldRun {
                     key: payload.key,
                     fields: payload.fields,
                     line,
                     seq: self.seq,
-                });
+                };
+                push_held(&mut trace.runs, run);
                 self.seq += 1;
                 &trace.runs[trace.runs.len() - 1]
             }
