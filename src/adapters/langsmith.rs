@@ -172,15 +172,18 @@ struct Fields {
     parent_run_id: Slot<Option<String>>,
     trace_id: Slot<Option<String>>,
     /// The input text and its digest, and the inputs of a tool run.
-    inputs: Slot<(Option<(String, String)>, Option<Value>)>,
+    inputs: Slot<(Option<CutText>, Option<Value>)>,
     start_time: Slot<Option<i128>>,
     end_time: Slot<Option<i128>>,
     error: Slot<Option<ErrorInfo>>,
     status: Slot<Option<String>>,
     /// The output text and its digest, and the usage as JSON text: held
     /// as a value, a map of maps takes ten times the room.
-    outputs: Slot<(Option<(String, String)>, Option<String>)>,
+    outputs: Slot<(Option<CutText>, Option<String>)>,
 }
+
+/// A text cut to the configured size, and the digest of the whole.
+type CutText = (String, String);
 
 /// What a dotted order says: the run's start, its parent and the trace's
 /// root.
