@@ -149,6 +149,13 @@ impl<T> Slot<T> {
     }
 }
 
+impl<T: Clone> Slot<Option<T>> {
+    /// What the member says, if it says anything.
+    fn value(&self) -> Option<T> {
+        self.get().cloned().flatten()
+    }
+}
+
 fn is_empty(v: &Value) -> bool {
     match v {
         Value::Null => true,
@@ -273,29 +280,25 @@ impl Fields {
     /// The trace its `trace_id` or its dotted order's root names.
     fn trace(&self) -> Option<String> {
         self.trace_id
-            .get()
-            .cloned()
-            .flatten()
+            .value()
             .or_else(|| self.dotted()?.root.clone())
     }
 
     fn parent(&self) -> Option<String> {
         self.parent_run_id
-            .get()
-            .cloned()
-            .flatten()
+            .value()
             .or_else(|| self.dotted()?.parent.clone())
     }
 
     fn end(&self) -> Option<i128> {
-        self.end_time.get().copied().flatten()
+        self.end_time.value()
     }
 
     /// The dotted order is the order: its last segment is the run's start.
     fn start(&self) -> Option<i128> {
         self.dotted()
             .and_then(|d| d.start)
-            .or_else(|| self.start_time.get().copied().flatten())
+            .or_else(|| self.start_time.value())
     }
 
     fn kind(&self) -> &'static str {
@@ -305,7 +308,7 @@ impl Fields {
     /// An `error` text is a failure the run states (`error`); `status:
     /// error` without one is its status.
     fn failure(&self) -> Option<(&'static str, ErrorInfo)> {
-        if let Some(error) = self.error.get().cloned().flatten() {
+        if let Some(error) = self.error.value() {
             return Some(("error", error));
         }
         let status = self.status.get()?.as_deref()?;
@@ -324,7 +327,7 @@ impl Fields {
     /// The run's node; `id` its id, `trace` the trace it was held in.
     fn into_node(self, id: &str, trace: &str) -> Node {
         let kind = self.kind();
-        let name = self.name.get().cloned().flatten().unwrap_or_default();
+        let name = self.name.value().unwrap_or_default();
         let failure = self.failure();
         let stated_ok = self
             .status
