@@ -182,10 +182,11 @@ fn documents_past_max_document_are_refused_naming_the_file_and_flag() {
     assert!(err.contains("--max-document"), "{err}");
 }
 
-/// Span lines stream: the limit holds each line, not the file. Formats
-/// that keep what they read to the end hold the whole input to it.
+/// Span and observation lines stream: the limit holds each line, not the
+/// file. Formats that keep what they read to the end hold the whole input
+/// to it.
 #[test]
-fn span_lines_stream_past_max_document_and_held_formats_do_not() {
+fn span_and_observation_lines_stream_past_max_document_and_held_formats_do_not() {
     let dir = tempfile::tempdir().unwrap();
     let spans: String = (0..2000)
         .map(|i| {
@@ -217,9 +218,17 @@ fn span_lines_stream_past_max_document_and_held_formats_do_not() {
     let path = dir.path().join("observations.jsonl");
     std::fs::write(&path, &observations).unwrap();
     let f = path.to_str().unwrap();
+    for format in ["langfuse", "langsmith"] {
+        let out = ok(
+            "triage-parse",
+            &["-f", format, "--max-document", "64K", f],
+            b"",
+        );
+        assert_eq!(of_kind(&records(&out), "event").len(), 2000, "{format}");
+    }
     let (code, _, err) = run(
         "triage-parse",
-        &["-f", "langfuse", "--max-document", "64K", f],
+        &["-f", "managed-agent", "--max-document", "64K", f],
         b"",
     );
     assert_eq!(code, 2, "{err}");
@@ -227,8 +236,6 @@ fn span_lines_stream_past_max_document_and_held_formats_do_not() {
         err.contains("observations.jsonl") && err.contains("--max-document"),
         "{err}"
     );
-    let out = ok("triage-parse", &["-f", "langfuse", f], b"");
-    assert_eq!(of_kind(&records(&out), "event").len(), 2000);
 }
 
 #[test]

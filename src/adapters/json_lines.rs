@@ -2,8 +2,9 @@
 //! and handed over in input order. Spans (OTLP request lines, span dumps)
 //! go to the trace window, each trace emitted once complete (see
 //! `trace_window`), so that memory holds open traces rather than the file;
-//! other formats get each line's value. A file whose first value runs over
-//! several lines is read whole instead.
+//! other formats get each line's value (LangSmith and Langfuse hold them in
+//! a window of their own). A file whose first value runs over several
+//! lines is read whole instead.
 
 use std::io::Read;
 use std::ops::Range;
@@ -99,6 +100,37 @@ pub(super) fn values_with<T: Send>(
     r: impl Read,
     sink: &mut Sink<'_>,
     on_pool: impl Fn(u64, Result<Value, Unreadable>) -> T + Sync,
+    each: impl FnMut(u64, T, &mut Sink<'_>) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    read_values(r, sink, Held::Whole, on_pool, each)
+}
+
+/// [`values_with`] for a format that holds what it reads in a trace
+/// window, not to the end: `--max-document` holds each line, not the
+/// input (as for spans).
+pub(super) fn streamed_values<T: Send>(
+    r: impl Read,
+    sink: &mut Sink<'_>,
+    on_pool: impl Fn(u64, Result<Value, Unreadable>) -> T + Sync,
+    each: impl FnMut(u64, T, &mut Sink<'_>) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    read_values(r, sink, Held::Lines, on_pool, each)
+}
+
+/// What a format of values holds of its input while it reads.
+#[derive(Clone, Copy, PartialEq)]
+enum Held {
+    /// All of it, to the end: held to `--max-document` as a whole.
+    Whole,
+    /// Lines of open traces: each line held to `--max-document`.
+    Lines,
+}
+
+fn read_values<T: Send>(
+    r: impl Read,
+    sink: &mut Sink<'_>,
+    held: Held,
+    on_pool: impl Fn(u64, Result<Value, Unreadable>) -> T + Sync,
     mut each: impl FnMut(u64, T, &mut Sink<'_>) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     match open(r, sink, "one line")? {
@@ -118,7 +150,7 @@ pub(super) fn values_with<T: Send>(
             };
             lines.decode(sink, &decode, |number, bytes, value, sink| {
                 read += bytes;
-                if read > limit {
+                if held == Held::Whole && read > limit {
                     return Err(super::too_large(&path, limit));
                 }
                 each(number, value, sink)

@@ -1,18 +1,21 @@
 //! The `langfuse` format: Langfuse exports. A trace with its observations
 //! (the public API and the UI's download, camelCase), a list of
 //! observations (`{"data": [...]}` or a bare list), and blob-export JSONL of
-//! observations (snake_case). Each trace is one run; its observations come
-//! out in tree order, their agents and tools read from the observation or,
-//! when it does not say, from the OpenTelemetry attributes Langfuse keeps
-//! in `metadata`.
+//! observations (snake_case). Each trace is one run, emitted once complete
+//! (see `trace_window`); its observations come out in tree order, their
+//! agents and tools read from the observation or, when it does not say,
+//! from the OpenTelemetry attributes Langfuse keeps in `metadata`.
 
 use std::collections::HashMap;
 use std::io::Read;
 
 use serde_json::{Map, Value};
 
-use super::observations::{self, Node, RunInfo, decoded, describe, nanos_of, text_of};
+use super::observations::{
+    self, Continued, Node, RunEmitter, RunInfo, decoded, describe, nanos_of, text_of,
+};
 use super::spans;
+use super::trace_window::{Hold, Traces, Window, push_held, warn_late};
 use super::{DecodeSettings, Sink, Unreadable};
 use crate::record::ErrorInfo;
 
@@ -36,88 +39,148 @@ mod keys {
     pub(crate) const OUTPUT: &[&str] = &["output.value", "gen_ai.tool.call.result"];
 }
 
-/// Reads Langfuse exports from `r` into `sink`; emits every trace at the end.
+/// Reads Langfuse exports from `r` into `sink`; emits each trace once
+/// complete (see `trace_window`).
 pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let settings = sink.settings.clone();
-    let mut found = Found::default();
+    let mut window = Window::new(sink.settings.trace_window, Observations::default());
     // Each line's observations are made on the pool; joined here in order.
     let on_pool = |line: u64, value: Result<Value, Unreadable>| {
-        let mut one = Found::default();
+        let mut found = Vec::new();
         let reasons = match value {
-            Ok(v) => one.collect(&v, line, None, &settings),
+            Ok(v) => collect(&mut found, &v, line, None, &settings),
             Err(reason) => vec![reason.to_string()],
         };
-        (one, reasons)
+        (found, reasons)
     };
-    super::json_lines::values_with(r, sink, on_pool, |line, (one, reasons), sink| {
-        found.nodes.extend(one.nodes);
-        found.runs.extend(one.runs);
+    super::json_lines::streamed_values(r, sink, on_pool, |line, (found, reasons), sink| {
         for reason in reasons {
             sink.skip(Some(line), &reason)?;
         }
-        Ok(())
+        found.into_iter().try_for_each(|o| window.push(o, sink))
     })?;
-    observations::emit_runs(&found.nodes, &found.runs, sink)
+    let (_, late) = window.finish(sink)?;
+    warn_late(
+        late,
+        "late-observation",
+        ("observations", "observation"),
+        sink,
+    );
+    Ok(())
 }
 
-/// Observations and traces read so far.
+/// An observation, and the traces (id and task) whose list it is the
+/// first of.
+struct Observed {
+    node: Node,
+    traces: Vec<(String, RunInfo)>,
+}
+
+/// One trace's observations, and the tasks its traces give.
 #[derive(Default)]
-struct Found {
+struct HeldTrace {
     nodes: Vec<Node>,
     runs: HashMap<String, RunInfo>,
 }
 
-impl Found {
-    /// Takes what one JSON value holds; returns why parts of it were not read.
-    fn collect(
+/// How observations are held and emitted: numbered in arrival order.
+#[derive(Default)]
+struct Observations {
+    seq: usize,
+    emitter: RunEmitter,
+}
+
+impl Traces for Observations {
+    type Item = Observed;
+    type Held = HeldTrace;
+    type HandsOn = Continued;
+
+    fn trace_id(o: &Observed) -> &str {
+        &o.node.run
+    }
+
+    fn time(o: &Observed) -> Option<i128> {
+        o.node.end.or(o.node.start)
+    }
+
+    fn hold(&mut self, trace: &mut HeldTrace, o: Observed) -> Hold {
+        trace.runs.extend(o.traces);
+        let mut node = o.node;
+        node.seq = self.seq;
+        self.seq += 1;
+        let ends_root = node.parent.is_none() && node.end.is_some();
+        push_held(&mut trace.nodes, node);
+        Hold::Kept { ends_root }
+    }
+
+    fn emit(
         &mut self,
-        v: &Value,
-        line: u64,
-        trace: Option<&str>,
-        settings: &DecodeSettings,
-    ) -> Vec<String> {
-        let obj = match v {
-            Value::Array(items) => {
-                return items
-                    .iter()
-                    .flat_map(|item| self.collect(item, line, trace, settings))
-                    .collect();
-            }
-            Value::Object(obj) => obj,
-            other => {
-                return vec![format!(
-                    "expected a Langfuse trace or observation, got {}",
-                    describe(other)
-                )];
-            }
-        };
-        if let Some(list) = observation_list(obj) {
-            let trace_obj = obj.get("trace").and_then(Value::as_object).unwrap_or(obj);
-            let id = observations::str_of(trace_obj.get("id"));
-            if let Some(id) = &id {
-                let task = trace_obj.get("input").and_then(text_of);
-                self.runs.insert(id.clone(), RunInfo { task });
-            }
-            return list
-                .iter()
-                .flat_map(|o| self.collect(o, line, id.as_deref().or(trace), settings))
-                .collect();
-        }
-        if let Some(Value::Array(items)) = obj.get("data") {
+        trace: HeldTrace,
+        continues: Option<Continued>,
+        sink: &mut Sink<'_>,
+    ) -> anyhow::Result<Option<Continued>> {
+        self.emitter
+            .emit_trace(&trace.nodes, &trace.runs, continues, sink)
+    }
+}
+
+/// Takes the observations one JSON value holds into `found`; returns why
+/// parts of it were not read.
+fn collect(
+    found: &mut Vec<Observed>,
+    v: &Value,
+    line: u64,
+    trace: Option<&str>,
+    settings: &DecodeSettings,
+) -> Vec<String> {
+    let obj = match v {
+        Value::Array(items) => {
             return items
                 .iter()
-                .flat_map(|o| self.collect(o, line, trace, settings))
+                .flat_map(|item| collect(found, item, line, trace, settings))
                 .collect();
         }
-        if field(obj, "traceId", "trace_id").is_none() && trace.is_none() {
-            return vec![
-                "not a Langfuse trace or observation: no \"observations\", \"traceId\" or \"trace_id\""
-                    .to_string(),
-            ];
+        Value::Object(obj) => obj,
+        other => {
+            return vec![format!(
+                "expected a Langfuse trace or observation, got {}",
+                describe(other)
+            )];
         }
-        self.nodes.push(node_of(obj, trace, line).cut(settings));
-        Vec::new()
+    };
+    if let Some(list) = observation_list(obj) {
+        let trace_obj = obj.get("trace").and_then(Value::as_object).unwrap_or(obj);
+        let id = observations::str_of(trace_obj.get("id"));
+        let first = found.len();
+        let reasons = list
+            .iter()
+            .flat_map(|o| collect(found, o, line, id.as_deref().or(trace), settings))
+            .collect();
+        // The trace's task goes with its first observation, before those
+        // of traces inside it.
+        if let (Some(id), Some(o)) = (id, found.get_mut(first)) {
+            let task = trace_obj.get("input").and_then(text_of);
+            o.traces.insert(0, (id, RunInfo { task }));
+        }
+        return reasons;
     }
+    if let Some(Value::Array(items)) = obj.get("data") {
+        return items
+            .iter()
+            .flat_map(|o| collect(found, o, line, trace, settings))
+            .collect();
+    }
+    if field(obj, "traceId", "trace_id").is_none() && trace.is_none() {
+        return vec![
+            "not a Langfuse trace or observation: no \"observations\", \"traceId\" or \"trace_id\""
+                .to_string(),
+        ];
+    }
+    found.push(Observed {
+        node: node_of(obj, trace, line).cut(settings),
+        traces: Vec::new(),
+    });
+    Vec::new()
 }
 
 /// A trace's observations: beside it (`{"trace": ..., "observations": ...}`)

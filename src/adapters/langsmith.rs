@@ -2,16 +2,20 @@
 //! (`{"post": [...], "patch": [...]}`), lists of runs and JSONL of runs, as
 //! `client.list_runs` exports them. A run's create and update payloads are
 //! merged by run id (an update may carry only its `dotted_order`); each
-//! trace is one run of triage, its runs in `dotted_order`.
+//! trace is one run of triage, its runs in `dotted_order`, emitted once
+//! complete (see `trace_window`): an update that comes after is late.
 
-use std::collections::HashMap;
 use std::io::Read;
 
-use rayon::prelude::*;
+// Maps of one trace's runs, never iterated: the fast hash will do.
+use rustc_hash::FxHashMap as HashMap;
 use serde_json::{Map, Value};
 
-use super::observations::{self, Node, decoded, describe, nanos_of, str_of, text_of};
+use super::observations::{
+    self, Continued, Node, RunEmitter, decoded, describe, nanos_of, str_of, text_of,
+};
 use super::spans;
+use super::trace_window::{Hold, Traces, Window, push_held, warn_late};
 use super::{DecodeSettings, Sink, Unreadable};
 use crate::record::ErrorInfo;
 use crate::timestamp::Timestamp;
@@ -24,73 +28,66 @@ const AGENT_KEYS: &[&str] = &[
     "agent.name",
 ];
 
-/// Reads LangSmith runs from `r` into `sink`; emits every trace at the end.
+/// Reads LangSmith runs from `r` into `sink`; emits each trace once
+/// complete (see `trace_window`).
 pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
-    let mut runs = Runs::default();
-    // Each line's payloads are found and cut to what is read on the pool;
-    // merged here in order.
+    let settings = sink.settings.clone();
+    let mut window = Window::new(sink.settings.trace_window, Runs::default());
+    // Each line's payloads are found and read on the pool; merged here in
+    // order.
     let on_pool = |_: u64, value: Result<Value, Unreadable>| {
         let mut found = Payloads::default();
         match value {
-            Ok(v) => found.collect(v),
+            Ok(v) => found.collect(v, &settings),
             Err(reason) => found.reasons.push(reason.to_string()),
         }
         found
     };
-    super::json_lines::values_with(r, sink, on_pool, |line, found, sink| {
-        for (key, payload) in found.payloads {
-            runs.merge(key, payload, line);
-        }
+    super::json_lines::streamed_values(r, sink, on_pool, |line, found, sink| {
         for reason in found.reasons {
             sink.skip(Some(line), &reason)?;
         }
+        for payload in found.payloads {
+            // An update goes to the trace its run is held in, whatever
+            // it says of its trace.
+            let trace = window.traces().trace_of(&payload.key);
+            let trace = trace.map_or(payload.trace, str::to_string);
+            window.push((Payload { trace, ..payload }, line), sink)?;
+        }
         Ok(())
     })?;
-    let nodes = runs.into_nodes(&sink.settings);
-    observations::emit_runs(&nodes, &HashMap::new(), sink)
+    let (_, late) = window.finish(sink)?;
+    warn_late(late, "late-run", ("run payloads", "payload"), sink);
+    Ok(())
 }
 
-/// The run payloads one JSON value holds, by run id, and why parts of it
-/// were not read.
+/// The run payloads one JSON value holds, each read into what its run's
+/// node needs, and why parts of it were not read.
 #[derive(Default)]
 struct Payloads {
-    payloads: Vec<(String, Map<String, Value>)>,
+    payloads: Vec<Payload>,
     reasons: Vec<String>,
 }
 
-/// The members of a payload a run's node reads: the others are dropped as
-/// soon as it is read.
-const READ: &[&str] = &[
-    "dotted_order",
-    "extra",
-    "name",
-    "run_type",
-    "parent_run_id",
-    "trace_id",
-    "inputs",
-    "start_time",
-    "end_time",
-    "error",
-    "status",
-    "outputs",
-];
-
 impl Payloads {
-    fn collect(&mut self, v: Value) {
+    fn collect(&mut self, v: Value, settings: &DecodeSettings) {
         match v {
-            Value::Array(items) => items.into_iter().for_each(|item| self.collect(item)),
+            Value::Array(items) => items
+                .into_iter()
+                .for_each(|item| self.collect(item, settings)),
             Value::Object(mut obj) => {
                 let batch: Vec<Value> = ["post", "patch", "runs"]
                     .iter()
                     .filter_map(|k| obj.remove(*k))
                     .collect();
                 if !batch.is_empty() {
-                    return batch.into_iter().for_each(|b| self.collect(b));
+                    return batch.into_iter().for_each(|b| self.collect(b, settings));
                 }
                 match run_key(&obj) {
                     Some(key) => {
-                        obj.retain(|k, _| READ.contains(&k.as_str()));
-                        self.payloads.push((key, obj));
+                        let fields = Fields::of(&obj, settings);
+                        let trace = fields.trace().unwrap_or_else(|| key.clone());
+                        self.payloads.push(Payload { trace, key, fields });
                     }
                     None => self
                         .reasons
@@ -105,49 +102,374 @@ impl Payloads {
     }
 }
 
-/// Run payloads merged by run id, in first-appearance order, with the line
-/// each was first seen on.
-#[derive(Default)]
-struct Runs {
-    order: Vec<String>,
-    merged: HashMap<String, (Map<String, Value>, u64)>,
+/// One create or update payload of a run.
+struct Payload {
+    /// The trace it belongs to.
+    trace: String,
+    /// The run's id.
+    key: String,
+    fields: Fields,
 }
 
-impl Runs {
-    /// Merges a payload into its run: fields it sets win, except that an
-    /// empty value never hides a filled one (a create payload's `"outputs":
-    /// {}` read after the update's outputs).
-    fn merge(&mut self, key: String, obj: Map<String, Value>, line: u64) {
-        let (run, _) = self.merged.entry(key.clone()).or_insert_with(|| {
-            self.order.push(key);
-            (Map::new(), line)
-        });
-        for (k, v) in obj {
-            let empty = match &v {
-                Value::Null => true,
-                Value::String(s) => s.is_empty(),
-                Value::Array(a) => a.is_empty(),
-                Value::Object(o) => o.is_empty(),
-                _ => false,
-            };
-            if !empty || !run.contains_key(&k) {
-                run.insert(k, v);
-            }
+/// A member of a run as a payload sets it: not at all, to an empty value
+/// (`null`, `""`, `[]`, `{}`), or to a value; what the node reads of it
+/// either way.
+#[derive(Debug, Default)]
+enum Slot<T> {
+    #[default]
+    Absent,
+    Empty(T),
+    Set(T),
+}
+
+impl<T> Slot<T> {
+    fn of(v: Option<&Value>, read: impl FnOnce(&Value) -> T) -> Self {
+        match v {
+            None => Slot::Absent,
+            Some(v) if is_empty(v) => Slot::Empty(read(v)),
+            Some(v) => Slot::Set(read(v)),
         }
     }
 
-    /// The runs' nodes, in first-appearance order, made on the pool.
-    fn into_nodes(mut self, settings: &DecodeSettings) -> Vec<Node> {
-        let runs: Vec<_> = std::mem::take(&mut self.order)
+    /// Merges what a later payload sets: a value wins, except that an
+    /// empty one never hides a filled one (a create payload's `"outputs":
+    /// {}` read after the update's outputs).
+    fn merge(&mut self, later: Slot<T>) {
+        match (&*self, later) {
+            (_, Slot::Absent) | (Slot::Empty(_) | Slot::Set(_), Slot::Empty(_)) => {}
+            (_, later) => *self = later,
+        }
+    }
+
+    fn get(&self) -> Option<&T> {
+        match self {
+            Slot::Absent => None,
+            Slot::Empty(t) | Slot::Set(t) => Some(t),
+        }
+    }
+}
+
+impl<T: Clone> Slot<Option<T>> {
+    /// What the member says, if it says anything.
+    fn value(&self) -> Option<T> {
+        self.get().cloned().flatten()
+    }
+}
+
+fn is_empty(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::String(s) => s.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        Value::Object(o) => o.is_empty(),
+        _ => false,
+    }
+}
+
+/// What a run's node reads of its payloads, member by member, each read
+/// (texts cut) as soon as its payload is: a run held until its trace is
+/// complete is held small.
+#[derive(Debug, Default)]
+struct Fields {
+    dotted_order: Slot<Dotted>,
+    /// The agent and the fallback agent `extra.metadata` names.
+    extra: Slot<(Option<String>, Option<String>)>,
+    name: Slot<Option<String>>,
+    run_type: Slot<Option<String>>,
+    parent_run_id: Slot<Option<String>>,
+    trace_id: Slot<Option<String>>,
+    /// The input text and its digest, and the inputs of a tool run.
+    inputs: Slot<(Option<CutText>, Option<Value>)>,
+    start_time: Slot<Option<i128>>,
+    end_time: Slot<Option<i128>>,
+    error: Slot<Option<ErrorInfo>>,
+    status: Slot<Option<String>>,
+    /// The output text and its digest, and the usage as JSON text: held
+    /// as a value, a map of maps takes ten times the room.
+    outputs: Slot<(Option<CutText>, Option<String>)>,
+}
+
+/// A text cut to the configured size, and the digest of the whole.
+type CutText = (String, String);
+
+/// What a dotted order says: the run's start, its parent and the trace's
+/// root.
+#[derive(Debug)]
+struct Dotted {
+    start: Option<i128>,
+    parent: Option<String>,
+    root: Option<String>,
+}
+
+impl Fields {
+    fn of(run: &Map<String, Value>, settings: &DecodeSettings) -> Self {
+        let text = |t: Option<String>| t.map(|t| settings.text(&t));
+        let run_type = Slot::of(run.get("run_type"), |v| str_of(Some(v)));
+        let tool_or_unknown = run_type
+            .get()
+            .is_none_or(|t| kind_of(t.as_deref()) == "tool");
+        Fields {
+            dotted_order: Slot::of(run.get("dotted_order"), |v| {
+                let dotted = str_of(Some(v)).unwrap_or_default();
+                let segments = dotted_segments(&dotted);
+                let n = segments.len();
+                Dotted {
+                    start: segments.last().and_then(|(t, _)| *t),
+                    parent: (n >= 2).then(|| segments[n - 2].1.to_string()),
+                    root: segments.first().map(|(_, root)| root.to_string()),
+                }
+            }),
+            extra: Slot::of(run.get("extra"), |extra| {
+                let metadata = match extra.get("metadata").map(decoded) {
+                    Some(Value::Object(m)) => m,
+                    _ => Map::new(),
+                };
+                let name = |keys: &[&str]| keys.iter().find_map(|k| str_of(metadata.get(*k)));
+                (name(AGENT_KEYS), name(&["langgraph_node"]))
+            }),
+            name: Slot::of(run.get("name"), |v| str_of(Some(v))),
+            run_type,
+            parent_run_id: Slot::of(run.get("parent_run_id"), |v| str_of(Some(v))),
+            trace_id: Slot::of(run.get("trace_id"), |v| str_of(Some(v))),
+            inputs: Slot::of(run.get("inputs"), |v| {
+                let tool_input = Some(v)
+                    .filter(|_| tool_or_unknown)
+                    .map(decoded)
+                    .filter(Value::is_object);
+                (text(input_text(v)), tool_input)
+            }),
+            start_time: Slot::of(run.get("start_time"), |v| nanos_of(Some(v))),
+            end_time: Slot::of(run.get("end_time"), |v| nanos_of(Some(v))),
+            error: Slot::of(run.get("error"), |v| text_of(v).map(|e| error_info(&e))),
+            status: Slot::of(run.get("status"), |v| str_of(Some(v))),
+            outputs: Slot::of(run.get("outputs"), |v| {
+                let usage = v
+                    .get("usage_metadata")
+                    .filter(|u| u.is_object())
+                    .map(Value::to_string);
+                (text(output_text(v)), usage)
+            }),
+        }
+    }
+
+    /// Merges a later payload of the same run.
+    fn merge(&mut self, later: Fields) {
+        self.dotted_order.merge(later.dotted_order);
+        self.extra.merge(later.extra);
+        self.name.merge(later.name);
+        self.run_type.merge(later.run_type);
+        self.parent_run_id.merge(later.parent_run_id);
+        self.trace_id.merge(later.trace_id);
+        self.inputs.merge(later.inputs);
+        self.start_time.merge(later.start_time);
+        self.end_time.merge(later.end_time);
+        self.error.merge(later.error);
+        self.status.merge(later.status);
+        self.outputs.merge(later.outputs);
+        if self.kind() != "tool"
+            && let Slot::Empty((_, tool_input)) | Slot::Set((_, tool_input)) = &mut self.inputs
+        {
+            *tool_input = None;
+        }
+    }
+
+    fn dotted(&self) -> Option<&Dotted> {
+        self.dotted_order.get()
+    }
+
+    /// The trace its `trace_id` or its dotted order's root names.
+    fn trace(&self) -> Option<String> {
+        self.trace_id
+            .value()
+            .or_else(|| self.dotted()?.root.clone())
+    }
+
+    fn parent(&self) -> Option<String> {
+        self.parent_run_id
+            .value()
+            .or_else(|| self.dotted()?.parent.clone())
+    }
+
+    fn end(&self) -> Option<i128> {
+        self.end_time.value()
+    }
+
+    /// The dotted order is the order: its last segment is the run's start.
+    fn start(&self) -> Option<i128> {
+        self.dotted()
+            .and_then(|d| d.start)
+            .or_else(|| self.start_time.value())
+    }
+
+    fn kind(&self) -> &'static str {
+        kind_of(self.run_type.get().and_then(Option::as_deref))
+    }
+
+    /// An `error` text is a failure the run states (`error`); `status:
+    /// error` without one is its status.
+    fn failure(&self) -> Option<(&'static str, ErrorInfo)> {
+        if let Some(error) = self.error.value() {
+            return Some(("error", error));
+        }
+        let status = self.status.get()?.as_deref()?;
+        status.eq_ignore_ascii_case("error").then(|| {
+            let message = Some("the run's status is error".to_string());
+            (
+                "status",
+                ErrorInfo {
+                    kind: None,
+                    message,
+                },
+            )
+        })
+    }
+
+    /// The run's node; `id` its id, `trace` the trace it was held in.
+    fn into_node(self, id: &str, trace: &str) -> Node {
+        let kind = self.kind();
+        let name = self.name.value().unwrap_or_default();
+        let failure = self.failure();
+        let stated_ok = self
+            .status
+            .get()
+            .and_then(Option::as_deref)
+            .is_some_and(|s| s.eq_ignore_ascii_case("success"))
+            && failure.is_none();
+        let (agent, fallback_agent) = self.extra.get().cloned().unwrap_or_default();
+        let (start, end, parent) = (self.start(), self.end(), self.parent());
+        let run = self.trace().unwrap_or_else(|| trace.to_string());
+        let (input, tool_input) = match self.inputs {
+            Slot::Absent => (None, None),
+            Slot::Empty(i) | Slot::Set(i) => i,
+        };
+        let (output, usage) = match self.outputs {
+            Slot::Absent => (None, None),
+            Slot::Empty(o) | Slot::Set(o) => o,
+        };
+        let (input, input_digest) = input.unzip();
+        let (output, output_digest) = output.unzip();
+        Node {
+            run,
+            id: id.to_string(),
+            parent,
+            start,
+            end,
+            kind,
+            agent,
+            span_agent: None,
+            fallback_agent,
+            tool: (kind == "tool").then(|| spans::tool_from_span_name(&name).to_string()),
+            failure,
+            stated_ok,
+            input,
+            input_digest,
+            tool_input: tool_input.filter(|_| kind == "tool"),
+            output,
+            output_digest,
+            usage: usage.and_then(|u| serde_json::from_str(&u).ok()),
+            name,
+            ..Node::default()
+        }
+    }
+}
+
+/// The event kind of a run type; "other" when it has none.
+fn kind_of(run_type: Option<&str>) -> &'static str {
+    run_type
+        .and_then(observations::kind_from_run_type)
+        .unwrap_or("other")
+}
+
+/// One run of a held trace, its payloads merged.
+struct HeldRun {
+    key: String,
+    fields: Fields,
+    /// The line it was first seen on.
+    line: u64,
+    seq: usize,
+}
+
+/// One trace's runs, in first-appearance order.
+#[derive(Default)]
+struct HeldRuns {
+    runs: Vec<HeldRun>,
+    index: HashMap<String, usize>,
+}
+
+/// How run payloads are held and emitted: merged by run id, numbered in
+/// first-appearance order.
+#[derive(Default)]
+struct Runs {
+    seq: usize,
+    /// The trace each run of a held trace is held in.
+    held: HashMap<String, String>,
+    emitter: RunEmitter,
+}
+
+impl Runs {
+    /// The trace the run `key` is held in, if it is.
+    fn trace_of(&self, key: &str) -> Option<&str> {
+        self.held.get(key).map(String::as_str)
+    }
+}
+
+impl Traces for Runs {
+    type Item = (Payload, u64);
+    type Held = HeldRuns;
+    type HandsOn = Continued;
+
+    fn trace_id((payload, _): &(Payload, u64)) -> &str {
+        &payload.trace
+    }
+
+    fn time((payload, _): &(Payload, u64)) -> Option<i128> {
+        payload.fields.end().or_else(|| payload.fields.start())
+    }
+
+    fn hold(&mut self, trace: &mut HeldRuns, (payload, line): (Payload, u64)) -> Hold {
+        let run = match trace.index.get(&payload.key) {
+            Some(&i) => {
+                trace.runs[i].fields.merge(payload.fields);
+                &trace.runs[i]
+            }
+            None => {
+                self.held.insert(payload.key.clone(), payload.trace);
+                trace.index.insert(payload.key.clone(), trace.runs.len());
+                let run = HeldRun {
+                    key: payload.key,
+                    fields: payload.fields,
+                    line,
+                    seq: self.seq,
+                };
+                push_held(&mut trace.runs, run);
+                self.seq += 1;
+                &trace.runs[trace.runs.len() - 1]
+            }
+        };
+        let ends_root = run.fields.parent().is_none() && run.fields.end().is_some();
+        Hold::Kept { ends_root }
+    }
+
+    fn emit(
+        &mut self,
+        trace: HeldRuns,
+        continues: Option<Continued>,
+        sink: &mut Sink<'_>,
+    ) -> anyhow::Result<Option<Continued>> {
+        let nodes: Vec<Node> = trace
+            .runs
             .into_iter()
-            .filter_map(|key| {
-                let (run, line) = self.merged.remove(&key)?;
-                Some((key, run, line))
+            .map(|run| {
+                let held = self.held.remove(&run.key).unwrap_or_default();
+                Node {
+                    line: Some(run.line),
+                    seq: run.seq,
+                    ..run.fields.into_node(&run.key, &held)
+                }
             })
             .collect();
-        runs.into_par_iter()
-            .map(|(key, run, line)| node_of(&key, &run, line).cut(settings))
-            .collect()
+        self.emitter
+            .emit_trace(&nodes, &std::collections::HashMap::new(), continues, sink)
     }
 }
 
@@ -189,81 +511,6 @@ fn dotted_time(t: &str) -> Option<i128> {
         &t[15..]
     );
     Timestamp::parse(&iso).map(|ts| ts.0)
-}
-
-fn node_of(id: &str, run: &Map<String, Value>, line: u64) -> Node {
-    let dotted = str_of(run.get("dotted_order")).unwrap_or_default();
-    let segments = dotted_segments(&dotted);
-    let metadata = match run
-        .get("extra")
-        .and_then(|e| e.get("metadata"))
-        .map(decoded)
-    {
-        Some(Value::Object(m)) => m,
-        _ => Map::new(),
-    };
-    let meta_name = |keys: &[&str]| keys.iter().find_map(|k| str_of(metadata.get(*k)));
-    let name = str_of(run.get("name")).unwrap_or_default();
-    let kind = str_of(run.get("run_type"))
-        .and_then(|t| observations::kind_from_run_type(&t))
-        .unwrap_or("other");
-    let parent = str_of(run.get("parent_run_id")).or_else(|| {
-        let n = segments.len();
-        (n >= 2).then(|| segments[n - 2].1.to_string())
-    });
-    let trace = str_of(run.get("trace_id"))
-        .or_else(|| segments.first().map(|(_, root)| root.to_string()))
-        .unwrap_or_else(|| id.to_string());
-    let inputs = run.get("inputs");
-    Node {
-        run: trace,
-        id: id.to_string(),
-        parent,
-        // The dotted order is the order: its last segment is the run's start.
-        start: segments
-            .last()
-            .and_then(|(t, _)| *t)
-            .or_else(|| nanos_of(run.get("start_time"))),
-        end: nanos_of(run.get("end_time")),
-        kind,
-        agent: meta_name(AGENT_KEYS),
-        span_agent: None,
-        fallback_agent: meta_name(&["langgraph_node"]),
-        tool: (kind == "tool").then(|| spans::tool_from_span_name(&name).to_string()),
-        failure: failure_of(run),
-        stated_ok: str_of(run.get("status")).is_some_and(|s| s.eq_ignore_ascii_case("success"))
-            && failure_of(run).is_none(),
-        input: inputs.and_then(input_text),
-        tool_input: inputs.map(decoded),
-        output: run.get("outputs").and_then(output_text),
-        usage: run
-            .get("outputs")
-            .and_then(|o| o.get("usage_metadata"))
-            .filter(|u| u.is_object())
-            .cloned(),
-        line: Some(line),
-        name,
-        ..Node::default()
-    }
-}
-
-/// An `error` text is a failure the run states (`error`); `status: error`
-/// without one is its status.
-fn failure_of(run: &Map<String, Value>) -> Option<(&'static str, ErrorInfo)> {
-    if let Some(error) = run.get("error").and_then(text_of) {
-        return Some(("error", error_info(&error)));
-    }
-    let status = str_of(run.get("status"))?;
-    status.eq_ignore_ascii_case("error").then(|| {
-        let message = Some("the run's status is error".to_string());
-        (
-            "status",
-            ErrorInfo {
-                kind: None,
-                message,
-            },
-        )
-    })
 }
 
 /// The type and message of a Python or JS error text: `ValueError('boom')`,

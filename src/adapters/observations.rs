@@ -2,13 +2,14 @@
 //! (`langfuse`, `langsmith`, `managed-agent`, `atif`): reading a file as a
 //! stream of JSON values whatever its framing, JSON nested inside strings,
 //! texts of inputs and outputs, and emitting a trace's observations as
-//! events in tree order with each one's agent resolved.
+//! events in tree order with each one's agent resolved (a trace at a time,
+//! once the reader's window has it complete).
 
 use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
-use super::spans::{self, TreeNode};
+use super::spans::{self, RecentIds, TreeNode};
 use super::{DecodeSettings, Sink, Unreadable};
 use crate::record::{ErrorInfo, EventOut, JsonVal, Kind, RunRec, Src};
 use crate::timestamp::Timestamp;
@@ -254,6 +255,9 @@ pub(crate) struct Node {
     pub output_digest: Option<String>,
     pub usage: Option<Value>,
     pub line: Option<u64>,
+    /// Its position among the input's observations, which tells apart
+    /// events that share an id.
+    pub seq: usize,
 }
 
 impl Node {
@@ -295,29 +299,110 @@ pub(crate) struct RunInfo {
     pub task: Option<String>,
 }
 
-/// Emits the nodes of each run (in first-appearance order) in pre-order of
-/// their tree, then the run's record: failed when its root failed, else
-/// unknown (no error recorded is not proof of success); its task is the
-/// one `runs` gives, else the first root's input.
-pub(crate) fn emit_runs(
-    nodes: &[Node],
-    runs: &HashMap<String, RunInfo>,
-    sink: &mut Sink<'_>,
-) -> anyhow::Result<()> {
-    let mut used = HashSet::new();
-    for members in spans::group_in_order(nodes.iter().map(|n| n.run.as_str())) {
+/// What an emitted trace's run hands on to observations of it that come
+/// late: the agent its root names, and what its run record says so far.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Continued {
+    agent: Option<String>,
+    verdict: Verdict,
+    task: Option<String>,
+}
+
+/// What a run's outcome is made of: its roots, how many state success,
+/// whether one failed, and whether any event failed.
+#[derive(Debug, Clone, Copy, Default)]
+struct Verdict {
+    roots: usize,
+    roots_ok: usize,
+    root_failed: bool,
+    failed: bool,
+}
+
+impl Verdict {
+    /// A root that states its outcome is the run's verdict: a failure
+    /// below it that the run recovered from stays an event. Otherwise, as
+    /// in span formats, a failure recorded anywhere fails the run.
+    fn outcome(&self) -> &'static str {
+        if self.root_failed {
+            "failed"
+        } else if self.roots > 0 && self.roots_ok == self.roots {
+            "succeeded"
+        } else if self.failed {
+            "failed"
+        } else {
+            "unknown"
+        }
+    }
+}
+
+/// Turns complete traces of observations into events and run records:
+/// what the traces of one input share (the event ids given).
+#[derive(Default)]
+pub(crate) struct RunEmitter {
+    used: RecentIds,
+}
+
+impl RunEmitter {
+    /// Emits the nodes of each run of a trace (in first-appearance order)
+    /// in pre-order of their tree, then the run's record: failed when its
+    /// root failed, else unknown (no error recorded is not proof of
+    /// success); its task is the one `runs` gives, else the first root's
+    /// input. `continues` is what a part of the trace emitted before hands
+    /// on: nodes whose parent is not here hang under its root. Returns
+    /// what this part hands on.
+    pub(crate) fn emit_trace(
+        &mut self,
+        nodes: &[Node],
+        runs: &HashMap<String, RunInfo>,
+        continues: Option<Continued>,
+        sink: &mut Sink<'_>,
+    ) -> anyhow::Result<Option<Continued>> {
+        let mut hands_on = None;
+        for members in spans::group_in_order(nodes.iter().map(|n| n.run.as_str())) {
+            let part = Part {
+                nodes,
+                members: &members,
+                continues: continues.clone(),
+            };
+            hands_on = Some(self.emit_run(part, runs, sink)?);
+        }
+        Ok(hands_on)
+    }
+
+    fn emit_run(
+        &mut self,
+        part: Part<'_>,
+        runs: &HashMap<String, RunInfo>,
+        sink: &mut Sink<'_>,
+    ) -> anyhow::Result<Continued> {
+        let Part {
+            nodes,
+            members,
+            continues,
+        } = part;
         let run = &nodes[members[0]].run;
         let first_turn = sink.next_step(run) as i64;
+        let late = continues.is_some();
+        let Continued {
+            agent: root_agent,
+            mut verdict,
+            task,
+        } = continues.unwrap_or_default();
         let mut agents: HashMap<usize, Option<String>> = HashMap::new();
         let mut position: HashMap<usize, usize> = HashMap::new();
         let mut events = Vec::with_capacity(members.len());
         let mut parents = Vec::with_capacity(members.len());
         let mut root_input = None;
-        // The run's own verdict, where its roots state one.
-        let (mut roots, mut roots_ok, mut root_failed) = (0, 0, false);
-        for (i, parent) in spans::preorder(nodes, &members) {
+        let mut own_root_agent = None;
+        for (i, parent) in spans::preorder(nodes, members) {
             let node = &nodes[i];
-            let inherited = parent.and_then(|p| agents.get(&p).cloned().flatten());
+            // Late, a node whose parent was emitted before is not a root.
+            let orphan = late && parent.is_none() && node.parent.is_some();
+            let inherited = match parent {
+                Some(p) => agents.get(&p).cloned().flatten(),
+                None if orphan => root_agent.clone(),
+                None => None,
+            };
             let own = node
                 .agent
                 .clone()
@@ -325,51 +410,54 @@ pub(crate) fn emit_runs(
                 .or_else(|| node.span_agent.clone());
             agents.insert(i, own.clone());
             let agent = own
+                .clone()
                 .or_else(|| node.fallback_agent.clone())
                 .unwrap_or_else(|| "unknown".to_string());
-            let id = unique_id(&node.id, i, &mut used);
+            let id = unique_id(&node.id, node.seq, &mut self.used);
             let turn = first_turn + events.len() as i64;
-            if parent.is_none() {
+            if parent.is_none() && !orphan {
                 root_input = root_input.or_else(|| node.input.clone());
-                roots += 1;
-                roots_ok += usize::from(node.stated_ok);
-                root_failed |= node.failure.is_some();
+                own_root_agent = own_root_agent.or(Some(own));
+                verdict.roots += 1;
+                verdict.roots_ok += usize::from(node.stated_ok);
+                verdict.root_failed |= node.failure.is_some();
             }
             position.insert(i, events.len());
             parents.push(parent.and_then(|p| position.get(&p).copied()));
             events.push(event_of(node, id, agent, turn, sink));
         }
         inherit_failures(&mut events, &parents);
-        // A root that states its outcome is the run's verdict: a failure
-        // below it that the run recovered from stays an event. Otherwise, as
-        // in span formats, a failure recorded anywhere fails the run.
-        let failed = events
+        verdict.failed |= events
             .iter()
             .any(|ev| !ev.action_succeeded || ev.failure_classification.is_some());
-        let outcome = if root_failed {
-            "failed"
-        } else if roots > 0 && roots_ok == roots {
-            "succeeded"
-        } else if failed {
-            "failed"
-        } else {
-            "unknown"
-        };
         for ev in &events {
             sink.emit(ev)?;
         }
         let info = runs.get(run).cloned().unwrap_or_default();
+        let task = info.task.or(task).or(root_input);
         sink.emit_run(&RunRec {
             kind: Kind::Run,
             run_id: run.clone(),
-            outcome: outcome.to_string(),
-            task: info.task.or(root_input),
+            outcome: verdict.outcome().to_string(),
+            task: task.clone(),
             expected: None,
             policy: None,
             src: None,
         })?;
+        Ok(Continued {
+            agent: own_root_agent.flatten().or(root_agent),
+            verdict,
+            task,
+        })
     }
-    Ok(())
+}
+
+/// The nodes of one run of a trace (`members` of `nodes`), and what a
+/// part of it emitted before hands on.
+struct Part<'n> {
+    nodes: &'n [Node],
+    members: &'n [usize],
+    continues: Option<Continued>,
 }
 
 /// A failure a span states (status, error, exception) while none of its
@@ -402,14 +490,38 @@ fn inherit_failures(events: &mut [EventOut<'_>], parents: &[Option<usize>]) {
     }
 }
 
+/// The ids an input's events have been given.
+pub(crate) trait UsedIds {
+    fn has(&self, id: &str) -> bool;
+    fn add(&mut self, id: &str);
+}
+
+impl UsedIds for HashSet<String> {
+    fn has(&self, id: &str) -> bool {
+        self.contains(id)
+    }
+    fn add(&mut self, id: &str) {
+        self.insert(id.to_string());
+    }
+}
+
+impl UsedIds for RecentIds {
+    fn has(&self, id: &str) -> bool {
+        self.contains(id)
+    }
+    fn add(&mut self, id: &str) {
+        self.insert(id);
+    }
+}
+
 /// The id, unless an earlier event of the input had it.
-pub(crate) fn unique_id(id: &str, index: usize, used: &mut HashSet<String>) -> String {
-    let id = if id.is_empty() || used.contains(id) {
+pub(crate) fn unique_id(id: &str, index: usize, used: &mut impl UsedIds) -> String {
+    let id = if id.is_empty() || used.has(id) {
         format!("{id}#{index}")
     } else {
         id.to_string()
     };
-    used.insert(id.clone());
+    used.add(&id);
     id
 }
 

@@ -1,12 +1,53 @@
 //! What the span formats (`otel`, `otlp`, `langfuse`, `langsmith`) share:
 //! status codes, span kinds, divergence lists, span times, the order of a
-//! span tree and the names agents and tools hide behind span-name prefixes.
+//! span tree, the names agents and tools hide behind span-name prefixes and
+//! the ids already given to events.
 
 // Maps of one trace's spans, never iterated in an order that shows: the
 // fast hash will do.
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::timestamp::Timestamp;
+
+/// Ids already given to events, as hashes: the last million or two, so
+/// that memory stays bounded on an endless stream of spans.
+#[derive(Default)]
+pub(crate) struct RecentIds {
+    // The keys are digests already: the cheap hash spreads them well enough.
+    current: HashSet<u64>,
+    older: HashSet<u64>,
+}
+
+impl RecentIds {
+    pub(crate) const GENERATION: usize = 1 << 20;
+
+    pub(crate) fn contains(&self, id: &str) -> bool {
+        self.contains_hash(id_hash(id))
+    }
+
+    pub(crate) fn contains_hash(&self, h: u64) -> bool {
+        self.current.contains(&h) || self.older.contains(&h)
+    }
+
+    pub(crate) fn insert(&mut self, id: &str) {
+        self.insert_hash(id_hash(id));
+    }
+
+    pub(crate) fn insert_hash(&mut self, h: u64) {
+        if self.current.len() >= Self::GENERATION {
+            self.older = std::mem::take(&mut self.current);
+        }
+        self.current.insert(h);
+    }
+}
+
+/// A hash of an id, the same in every run.
+pub(crate) fn id_hash(id: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    id.hash(&mut h);
+    h.finish()
+}
 
 /// A span's status code, from the name or number a trace file spells it with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -35,14 +35,15 @@ pub struct Args {
     /// only the digest and the "…" that marks a text cut short.
     #[arg(long, value_name = "BYTES", default_value_t = 2000)]
     pub max_text: usize,
-    /// How long a trace of an OTLP span stream waits, after its root span ended, for more of
-    /// its spans, in span time ("300s", "5m", "1h"); "end" holds every trace to the end of
-    /// the input. A span that comes later is emitted as a continuation of its run.
+    /// How long a trace of a stream of spans or observations (otlp, otel, langfuse and
+    /// langsmith lines) waits, after its root ended, for more of it, in span time ("300s",
+    /// "5m", "1h"); "end" holds every trace to the end of the input. A span, observation or
+    /// run payload that comes later is emitted as a continuation of its run.
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_window)]
     pub trace_window: Window,
-    /// Refuse a file larger than this in a format read as one document (all but ndjson; an
-    /// otlp request per line is held to it too), K, M, G suffixes allowed: the whole document
-    /// is held in memory, many times over once decoded.
+    /// Refuse a file larger than this in a format read as one document (all but ndjson; a
+    /// line of otlp, otel, langfuse or langsmith lines is held to it instead), K, M, G suffixes
+    /// allowed: the whole document is held in memory, many times over once decoded.
     #[arg(long, value_name = "BYTES", default_value = "256M", value_parser = cli::size)]
     pub max_document: u64,
     #[command(flatten)]

@@ -4,9 +4,8 @@
 use std::borrow::Cow;
 use std::rc::Rc;
 
-use rustc_hash::FxHashSet;
-
 use super::*;
+use crate::adapters::spans::RecentIds;
 use crate::record::{Kind, Latency};
 
 /// What a span takes from its ancestors. Shared, not copied: every span
@@ -16,46 +15,6 @@ pub(in crate::adapters) struct Inherited {
     agent: Option<Rc<str>>,
     agent_fallback: Option<Rc<str>>,
     run: Option<Rc<str>>,
-}
-
-/// Ids already given to events, as hashes: the last million or two, so
-/// that memory stays bounded on an endless stream of spans.
-#[derive(Default)]
-pub(super) struct RecentIds {
-    // The keys are digests already: the cheap hash spreads them well enough.
-    current: FxHashSet<u64>,
-    older: FxHashSet<u64>,
-}
-
-impl RecentIds {
-    pub(super) const GENERATION: usize = 1 << 20;
-
-    pub(super) fn contains(&self, id: &str) -> bool {
-        self.contains_hash(id_hash(id))
-    }
-
-    fn contains_hash(&self, h: u64) -> bool {
-        self.current.contains(&h) || self.older.contains(&h)
-    }
-
-    pub(super) fn insert(&mut self, id: &str) {
-        self.insert_hash(id_hash(id));
-    }
-
-    fn insert_hash(&mut self, h: u64) {
-        if self.current.len() >= Self::GENERATION {
-            self.older = std::mem::take(&mut self.current);
-        }
-        self.current.insert(h);
-    }
-}
-
-/// A hash of an id, the same in every run.
-pub(in crate::adapters) fn id_hash(id: &str) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::hash::DefaultHasher::new();
-    id.hash(&mut h);
-    h.finish()
 }
 
 /// Turns complete traces into events: what the traces of one input share

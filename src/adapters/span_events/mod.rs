@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value};
 
-use super::spans::{self, StatusCode};
+use super::spans::{self, StatusCode, id_hash};
 use super::{DecodeSettings, Sink};
 use crate::classify::mark_inferred;
 use crate::record::{ActionOut, ErrorInfo, EventOut, JsonVal, RunRec, Src};
@@ -15,7 +15,7 @@ mod emit;
 use attrs::*;
 pub(crate) use attrs::{AttrRef, AttrSource, Key, SharedAttrs};
 pub use attrs::{Attrs, bool_from_text, json_in_text};
-pub(super) use emit::{Emitter, Inherited, id_hash, warn_repeated};
+pub(super) use emit::{Emitter, Inherited, warn_repeated};
 
 // ---- one span, decoded and held until its trace is emitted ----
 
