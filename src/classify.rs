@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::io::json_scan;
 use crate::record::{ErrorInfo, EventOut};
 
 /// A failure class found by a rule: the scoring classification and the
@@ -262,28 +263,44 @@ pub(crate) fn first_line(s: &str) -> String {
 /// that starts with "Error:".
 pub(crate) fn output_reads_as_failure(out: &str) -> bool {
     let t = out.trim_start();
-    if t.starts_with('{')
-        && let Ok(serde_json::Value::Object(m)) = serde_json::from_str::<serde_json::Value>(t)
-    {
-        let truthy = |k: &str| match m.get(k) {
-            None | Some(serde_json::Value::Null) | Some(serde_json::Value::Bool(false)) => false,
-            Some(serde_json::Value::String(s)) => !s.is_empty(),
-            Some(serde_json::Value::Object(o)) => !o.is_empty(),
-            Some(_) => true,
-        };
-        let is = |k: &str, v: &serde_json::Value| m.get(k) == Some(v);
-        return truthy("error")
-            || is("success", &serde_json::Value::Bool(false))
-            || is("isError", &serde_json::Value::Bool(true))
-            || is("is_error", &serde_json::Value::Bool(true))
-            || m.iter()
-                .any(|(k, v)| is_status_key(k) && v.as_str().is_some_and(names_failure));
+    if t.starts_with('{') {
+        // Scanned in place, not built into a map: outputs are often whole
+        // model responses, and only a few top-level members matter.
+        let mut members = Vec::new();
+        if json_scan::object_members(t, &mut members).is_ok() {
+            return object_reads_as_failure(&members);
+        }
     }
     out.contains("Traceback (most recent call last)")
         || out.lines().any(|l| {
             let l = l.trim_start();
             l.starts_with("Error:") || l.starts_with("ERROR:") || l.starts_with("Exception:")
         })
+}
+
+/// Whether an object's members say it failed: a truthy `error`, `success`
+/// false, `isError` true, or a status naming failure. Of duplicate keys the
+/// last counts, as in a parsed map.
+fn object_reads_as_failure(members: &[(json_scan::Value<'_>, json_scan::Value<'_>)]) -> bool {
+    use json_scan::Value;
+    let says_failure = |key: &str, v: &Value<'_>| match key {
+        "error" => match v {
+            Value::Null | Value::Bool(false) => false,
+            Value::String { raw, .. } => raw.len() > 2,
+            Value::Object(raw) => !raw[1..raw.len() - 1].trim().is_empty(),
+            _ => true,
+        },
+        "success" => *v == Value::Bool(false),
+        "isError" | "is_error" => *v == Value::Bool(true),
+        key => is_status_key(key) && v.as_str().is_some_and(|s| names_failure(&s)),
+    };
+    members.iter().enumerate().any(|(i, (k, v))| {
+        let Some(key) = k.as_str() else { return false };
+        says_failure(&key, v)
+            && !members[i + 1..]
+                .iter()
+                .any(|(later, _)| later.as_str().as_deref() == Some(&*key))
+    })
 }
 
 /// A member that holds the call's own status: `status`, or
@@ -379,6 +396,15 @@ mod tests {
         assert!(!output_reads_as_failure(r#"{"error": null, "result": 3}"#));
         assert!(!output_reads_as_failure("The error rate fell to 2%."));
         assert!(!output_reads_as_failure(r#"{"success": true}"#));
+        // The last of duplicate keys counts; nested members do not.
+        assert!(!output_reads_as_failure(r#"{"error": "x", "error": ""}"#));
+        assert!(output_reads_as_failure(
+            r#"{"status": "ok", "status": "FAILED"}"#
+        ));
+        assert!(!output_reads_as_failure(
+            r#"{"error": {}, "data": {"error": "x"}}"#
+        ));
+        assert!(output_reads_as_failure(r#"{"error": [], "result": 3}"#));
         // A status member named after what the tool returns (a Langfuse
         // export's tool observation).
         assert!(output_reads_as_failure(
@@ -413,5 +439,51 @@ mod tests {
         assert_eq!(got.classification, "coordination_failure");
         let got = c.classify(None, Some("timeout")).unwrap();
         assert_eq!(got.classification, "environment_constraint");
+    }
+
+    /// The reading of an output object as it was written before the
+    /// scanner: through a parsed map.
+    fn parsed_reads_as_failure(t: &str) -> bool {
+        let serde_json::Value::Object(m) = serde_json::from_str(t).unwrap() else {
+            unreachable!()
+        };
+        let truthy = |k: &str| match m.get(k) {
+            None | Some(serde_json::Value::Null) | Some(serde_json::Value::Bool(false)) => false,
+            Some(serde_json::Value::String(s)) => !s.is_empty(),
+            Some(serde_json::Value::Object(o)) => !o.is_empty(),
+            Some(_) => true,
+        };
+        let is = |k: &str, v: &serde_json::Value| m.get(k) == Some(v);
+        truthy("error")
+            || is("success", &serde_json::Value::Bool(false))
+            || is("isError", &serde_json::Value::Bool(true))
+            || is("is_error", &serde_json::Value::Bool(true))
+            || m.iter()
+                .any(|(k, v)| is_status_key(k) && v.as_str().is_some_and(names_failure))
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn scanned_objects_read_as_parsed_ones(
+            members in proptest::collection::vec((0..7usize, 0..11usize), 0..6)
+        ) {
+            const KEYS: [&str; 7] =
+                ["error", "success", "isError", "is_error", "Tool_Status", "status", "x"];
+            const VALUES: [&str; 11] = [
+                "null", "true", "false", "\"\"", "\"failed\"", "\"ok\"", "{}", "{ }",
+                "{\"a\": 1}", "[]", "0",
+            ];
+            let body: Vec<String> = members
+                .iter()
+                .map(|(k, v)| format!("\"{}\": {}", KEYS[*k], VALUES[*v]))
+                .collect();
+            let text = format!("{{{}}}", body.join(", "));
+            proptest::prop_assert_eq!(
+                output_reads_as_failure(&text),
+                parsed_reads_as_failure(&text),
+                "{}",
+                text
+            );
+        }
     }
 }

@@ -547,7 +547,9 @@ impl<'t> Walk<'t> {
             true,
         );
         ev.span_kind = Some("tool");
-        let args = call.get("arguments").map(observations::decoded);
+        let args = call
+            .get("arguments")
+            .map(|a| observations::decoded(a).into_owned());
         ev.action_taken.tool_input = args.clone().filter(Value::is_object).map(JsonVal::Serde);
         let output = result.and_then(|r| r.get("content")).and_then(text_of);
         let delegated = result.map(refs).unwrap_or_default();

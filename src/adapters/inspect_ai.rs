@@ -176,7 +176,9 @@ fn emit_sample(
                     let id = call_id.clone().unwrap_or_else(|| format!("{msg_id}.{k}"));
                     let mut ev = new_event(&out, used, id, "assistant", name);
                     ev.span_kind = Some("tool");
-                    let args = call.get("arguments").map(observations::decoded);
+                    let args = call
+                        .get("arguments")
+                        .map(|a| observations::decoded(a).into_owned());
                     ev.action_taken.tool_input =
                         args.clone().filter(Value::is_object).map(JsonVal::Serde);
                     set_texts(

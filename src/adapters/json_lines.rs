@@ -12,6 +12,7 @@ use std::ops::Range;
 use serde_json::Value;
 
 use super::observations::json_values;
+use super::pruned_value::Members;
 use super::span_events::HeldSpan;
 use super::trace_window::TraceWindow;
 use super::{Sink, Unreadable};
@@ -102,19 +103,21 @@ pub(super) fn values_with<T: Send>(
     on_pool: impl Fn(u64, Result<Value, Unreadable>) -> T + Sync,
     each: impl FnMut(u64, T, &mut Sink<'_>) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
-    read_values(r, sink, Held::Whole, on_pool, each)
+    read_values(r, sink, Held::Whole, None, on_pool, each)
 }
 
 /// [`values_with`] for a format that holds what it reads in a trace
 /// window, not to the end: `--max-document` holds each line, not the
 /// input (as for spans).
+/// Lines are read with only `members` (a whole document is read in full).
 pub(super) fn streamed_values<T: Send>(
     r: impl Read,
     sink: &mut Sink<'_>,
+    members: Option<&'static Members>,
     on_pool: impl Fn(u64, Result<Value, Unreadable>) -> T + Sync,
     each: impl FnMut(u64, T, &mut Sink<'_>) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
-    read_values(r, sink, Held::Lines, on_pool, each)
+    read_values(r, sink, Held::Lines, members, on_pool, each)
 }
 
 /// What a format of values holds of its input while it reads.
@@ -130,6 +133,7 @@ fn read_values<T: Send>(
     r: impl Read,
     sink: &mut Sink<'_>,
     held: Held,
+    members: Option<&'static Members>,
     on_pool: impl Fn(u64, Result<Value, Unreadable>) -> T + Sync,
     mut each: impl FnMut(u64, T, &mut Sink<'_>) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
@@ -146,7 +150,7 @@ fn read_values<T: Send>(
             let (path, limit) = (sink.path().to_string(), sink.settings.document_limit);
             let mut read = 0u64;
             let decode = |_: &mut LineScratch, data: &[u8], range: Range<usize>, number| {
-                on_pool(number, value_of_line(&data[range]))
+                on_pool(number, value_of_line(&data[range], members))
             };
             lines.decode(sink, &decode, |number, bytes, value, sink| {
                 read += bytes;
@@ -160,13 +164,24 @@ fn read_values<T: Send>(
 }
 
 /// One line's value, wide integers quoted first (see
-/// [`super::quote_wide_integers`]).
-pub(super) fn value_of_line(bytes: &[u8]) -> Result<Value, Unreadable> {
+/// [`super::quote_wide_integers`]); with `members`, only those (see
+/// [`Members`]).
+pub(super) fn value_of_line(
+    bytes: &[u8],
+    members: Option<&'static Members>,
+) -> Result<Value, Unreadable> {
     if simdutf8::basic::from_utf8(bytes).is_err() {
         return Err(Unreadable::NotUtf8);
     }
-    let bytes = super::quote_wide_integers(bytes.to_vec());
-    serde_json::from_slice(&bytes).map_err(|e| Unreadable::Json(crate::io::diag::json_reason(&e)))
+    let quoted = super::wide_integers_quoted(bytes);
+    if let Some(members) = members {
+        let mut text = quoted.clone().unwrap_or_else(|| bytes.to_vec());
+        if let Some(value) = members.parse(&mut text) {
+            return Ok(value);
+        }
+    }
+    serde_json::from_slice(quoted.as_deref().unwrap_or(bytes))
+        .map_err(|e| Unreadable::Json(crate::io::diag::json_reason(&e)))
 }
 
 /// An input opened: nothing in it, a whole document (its first value runs

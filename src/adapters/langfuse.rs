@@ -6,14 +6,16 @@
 //! agents and tools read from the observation or, when it does not say,
 //! from the OpenTelemetry attributes Langfuse keeps in `metadata`.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::Read;
 
 use serde_json::{Map, Value};
 
 use super::observations::{
-    self, Continued, Node, RunEmitter, RunInfo, decoded, describe, nanos_of, text_of,
+    self, Continued, Node, RunEmitter, RunInfo, decoded, decoded_owned, describe, nanos_of, text_of,
 };
+use super::pruned_value::Members;
 use super::spans;
 use super::trace_window::{Hold, Traces, Window, push_held, warn_late};
 use super::{DecodeSettings, Sink, Unreadable};
@@ -39,6 +41,35 @@ mod keys {
     pub(crate) const OUTPUT: &[&str] = &["output.value", "gen_ai.tool.call.result"];
 }
 
+/// The members of traces, observations and the pages and lines that hold
+/// them that this reader looks at; the rest of each line is skipped as it
+/// is parsed.
+static MEMBERS: Members = Members {
+    nested: &["trace", "observations", "data"],
+    kept: &[
+        "id",
+        "traceId",
+        "trace_id",
+        "name",
+        "type",
+        "level",
+        "statusMessage",
+        "status_message",
+        "parentObservationId",
+        "parent_observation_id",
+        "startTime",
+        "start_time",
+        "endTime",
+        "end_time",
+        "input",
+        "output",
+        "metadata",
+        "usageDetails",
+        "usage_details",
+        "usage",
+    ],
+};
+
 /// Reads Langfuse exports from `r` into `sink`; emits each trace once
 /// complete (see `trace_window`).
 pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
@@ -53,12 +84,18 @@ pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
         };
         (found, reasons)
     };
-    super::json_lines::streamed_values(r, sink, on_pool, |line, (found, reasons), sink| {
-        for reason in reasons {
-            sink.skip(Some(line), &reason)?;
-        }
-        found.into_iter().try_for_each(|o| window.push(o, sink))
-    })?;
+    super::json_lines::streamed_values(
+        r,
+        sink,
+        Some(&MEMBERS),
+        on_pool,
+        |line, (found, reasons), sink| {
+            for reason in reasons {
+                sink.skip(Some(line), &reason)?;
+            }
+            found.into_iter().try_for_each(|o| window.push(o, sink))
+        },
+    )?;
     let (_, late) = window.finish(sink)?;
     warn_late(
         late,
@@ -74,6 +111,9 @@ pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
 struct Observed {
     node: Node,
     traces: Vec<(String, RunInfo)>,
+    /// The last of its trace's observation list: with it, the trace is
+    /// whole.
+    completes: bool,
 }
 
 /// One trace's observations, and the tasks its traces give.
@@ -110,7 +150,11 @@ impl Traces for Observations {
         self.seq += 1;
         let ends_root = node.parent.is_none() && node.end.is_some();
         push_held(&mut trace.nodes, node);
-        Hold::Kept { ends_root }
+        if o.completes {
+            Hold::Completes
+        } else {
+            Hold::Kept { ends_root }
+        }
     }
 
     fn emit(
@@ -156,6 +200,13 @@ fn collect(
             .iter()
             .flat_map(|o| collect(found, o, line, id.as_deref().or(trace), settings))
             .collect();
+        // A trace given with its list is whole once the last observation
+        // of it in the list is held.
+        if let Some(id) = &id
+            && let Some(last) = found[first..].iter_mut().rev().find(|o| o.node.run == *id)
+        {
+            last.completes = true;
+        }
         // The trace's task goes with its first observation, before those
         // of traces inside it.
         if let (Some(id), Some(o)) = (id, found.get_mut(first)) {
@@ -179,6 +230,7 @@ fn collect(
     found.push(Observed {
         node: node_of(obj, trace, line).cut(settings),
         traces: Vec::new(),
+        completes: false,
     });
     Vec::new()
 }
@@ -201,23 +253,42 @@ fn field<'a>(obj: &'a Map<String, Value>, camel: &str, snake: &str) -> Option<&'
 
 /// An observation's metadata: its OpenTelemetry span attributes, the rest
 /// of the metadata, and the resource attributes, looked up in that order.
-struct Metadata {
-    attributes: Map<String, Value>,
-    rest: Map<String, Value>,
-    resource: Map<String, Value>,
+struct Metadata<'a> {
+    attributes: Cow<'a, Map<String, Value>>,
+    rest: Cow<'a, Map<String, Value>>,
+    resource: Cow<'a, Map<String, Value>>,
 }
 
-impl Metadata {
-    fn of(v: Option<&Value>) -> Self {
-        let object = |v: Option<&Value>| match v.map(decoded) {
-            Some(Value::Object(m)) => m,
-            _ => Map::new(),
-        };
-        let rest = object(v);
-        Metadata {
-            attributes: object(rest.get("attributes")),
-            resource: object(rest.get("resourceAttributes")),
-            rest,
+/// The object a value is or holds as JSON text; empty for anything else.
+fn object_in(v: Option<Cow<'_, Value>>) -> Cow<'_, Map<String, Value>> {
+    match v {
+        Some(Cow::Borrowed(Value::Object(m))) => Cow::Borrowed(m),
+        Some(Cow::Owned(Value::Object(m))) => Cow::Owned(m),
+        _ => Cow::Owned(Map::new()),
+    }
+}
+
+impl<'a> Metadata<'a> {
+    /// Borrowed where the export wrote objects, decoded where it wrote
+    /// JSON text; never copied.
+    fn of(v: Option<&'a Value>) -> Self {
+        match object_in(v.map(decoded)) {
+            Cow::Borrowed(rest) => Metadata {
+                attributes: object_in(rest.get("attributes").map(decoded)),
+                resource: object_in(rest.get("resourceAttributes").map(decoded)),
+                rest: Cow::Borrowed(rest),
+            },
+            // Taken out of the rest: no name looked up is one of these two.
+            Cow::Owned(mut rest) => {
+                let mut take = |key: &str| {
+                    object_in(rest.shift_remove(key).map(|v| Cow::Owned(decoded_owned(v))))
+                };
+                Metadata {
+                    attributes: take("attributes"),
+                    resource: take("resourceAttributes"),
+                    rest: Cow::Owned(rest),
+                }
+            }
         }
     }
 
@@ -229,11 +300,12 @@ impl Metadata {
 
     /// The first of `keys` whose value is a non-empty name.
     fn name(&self, keys: &[&str]) -> Option<String> {
-        keys.iter().find_map(|k| match decoded(self.get(k)?) {
-            Value::String(s) if !s.trim().is_empty() => Some(s),
-            Value::Number(n) => Some(n.to_string()),
-            _ => None,
-        })
+        keys.iter()
+            .find_map(|k| match decoded(self.get(k)?).as_ref() {
+                Value::String(s) if !s.trim().is_empty() => Some(s.clone()),
+                Value::Number(n) => Some(n.to_string()),
+                _ => None,
+            })
     }
 
     fn text(&self, keys: &[&str]) -> Option<String> {
@@ -277,9 +349,11 @@ fn node_of(o: &Map<String, Value>, trace: Option<&str>, line: u64) -> Node {
         tool,
         failure: failure_of(o, &meta),
         input: input.and_then(text_of).or_else(|| meta.text(keys::INPUT)),
+        // Only a tool's event takes its input as arguments.
         tool_input: input
-            .map(decoded)
-            .or_else(|| meta.get("input.value").map(decoded)),
+            .or_else(|| meta.get("input.value"))
+            .filter(|_| kind == "tool")
+            .map(|v| decoded(v).into_owned()),
         output: field(o, "output", "output")
             .and_then(text_of)
             .or_else(|| meta.text(keys::OUTPUT)),
@@ -295,7 +369,7 @@ fn node_of(o: &Map<String, Value>, trace: Option<&str>, line: u64) -> Node {
 
 /// The event `span_kind` of an observation: its type, and for the generic
 /// types (SPAN, CHAIN, …) the attributes of the span it came from.
-fn kind_of_observation(o: &Map<String, Value>, meta: &Metadata) -> &'static str {
+fn kind_of_observation(o: &Map<String, Value>, meta: &Metadata<'_>) -> &'static str {
     let ty = observations::str_of(o.get("type")).unwrap_or_default();
     let by_type = match ty.to_ascii_uppercase().as_str() {
         "GENERATION" => Some("llm"),
@@ -328,7 +402,7 @@ fn kind_of_observation(o: &Map<String, Value>, meta: &Metadata) -> &'static str 
 /// Level ERROR is a failure stated by the trace (`status`), an
 /// `error.type` attribute one stated by the span (`error`). WARNING and
 /// DEFAULT are not failures.
-fn failure_of(o: &Map<String, Value>, meta: &Metadata) -> Option<(&'static str, ErrorInfo)> {
+fn failure_of(o: &Map<String, Value>, meta: &Metadata<'_>) -> Option<(&'static str, ErrorInfo)> {
     let level = observations::str_of(o.get("level")).unwrap_or_default();
     let error_type = meta.name(&["error.type", "exception.type"]);
     let source = if level.eq_ignore_ascii_case("ERROR") {
@@ -371,6 +445,38 @@ mod tests {
         json!({"id": id, "traceId": "t1", "parentObservationId": parent, "type": ty, "name": name,
                "startTime": start, "level": "DEFAULT", "statusMessage": null,
                "metadata": json!({"attributes": attrs}).to_string()})
+    }
+
+    /// Every member the reader looks at is in [`super::MEMBERS`]: each
+    /// real export, written as one line, reads the same pruned as whole.
+    #[test]
+    fn real_exports_read_the_same_with_only_the_members_read() {
+        let settings = super::DecodeSettings::default();
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/export-samples/langfuse"
+        );
+        let mut read = 0;
+        for sub in std::fs::read_dir(dir).unwrap() {
+            for file in std::fs::read_dir(sub.unwrap().path()).unwrap() {
+                let path = file.unwrap().path();
+                let whole: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+                let mut line = whole.to_string().into_bytes();
+                let pruned = super::MEMBERS.parse(&mut line).unwrap();
+                assert_ne!(pruned, whole, "{path:?}: nothing was pruned");
+                let nodes = |v: &Value| {
+                    let mut found = Vec::new();
+                    let reasons = super::collect(&mut found, v, 1, None, &settings);
+                    let nodes: Vec<_> = found.iter().map(|o| format!("{:?}", o.node)).collect();
+                    (nodes, reasons)
+                };
+                let (from_whole, from_pruned) = (nodes(&whole), nodes(&pruned));
+                assert!(!from_whole.0.is_empty(), "{path:?}");
+                assert_eq!(from_whole, from_pruned, "{path:?}");
+                read += 1;
+            }
+        }
+        assert!(read >= 20, "{read} exports");
     }
 
     #[test]

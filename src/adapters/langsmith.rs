@@ -43,7 +43,7 @@ pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
         }
         found
     };
-    super::json_lines::streamed_values(r, sink, on_pool, |line, found, sink| {
+    super::json_lines::streamed_values(r, sink, None, on_pool, |line, found, sink| {
         for reason in found.reasons {
             sink.skip(Some(line), &reason)?;
         }
@@ -220,11 +220,12 @@ impl Fields {
                 }
             }),
             extra: Slot::of(run.get("extra"), |extra| {
-                let metadata = match extra.get("metadata").map(decoded) {
-                    Some(Value::Object(m)) => m,
-                    _ => Map::new(),
+                let metadata = extra.get("metadata").map(decoded);
+                let metadata = metadata.as_deref().and_then(Value::as_object);
+                let name = |keys: &[&str]| {
+                    keys.iter()
+                        .find_map(|k| str_of(metadata.and_then(|m| m.get(*k))))
                 };
-                let name = |keys: &[&str]| keys.iter().find_map(|k| str_of(metadata.get(*k)));
                 (name(AGENT_KEYS), name(&["langgraph_node"]))
             }),
             name: Slot::of(run.get("name"), |v| str_of(Some(v))),
@@ -234,7 +235,7 @@ impl Fields {
             inputs: Slot::of(run.get("inputs"), |v| {
                 let tool_input = Some(v)
                     .filter(|_| tool_or_unknown)
-                    .map(decoded)
+                    .map(|v| decoded(v).into_owned())
                     .filter(Value::is_object);
                 (text(input_text(v)), tool_input)
             }),

@@ -8,6 +8,7 @@ pub mod lax;
 pub mod ndjson;
 pub mod otel;
 pub mod otlp;
+mod pruned_value;
 mod span_events;
 mod spans;
 pub mod taubench;

@@ -5,6 +5,7 @@
 //! events in tree order with each one's agent resolved (a trace at a time,
 //! once the reader's window has it complete).
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
@@ -107,29 +108,44 @@ impl LineCounter {
 // ---- values: nested JSON, texts, times ----
 
 /// A value with JSON written inside strings decoded (twice-encoded JSON
-/// too); texts that are not JSON objects or lists stay as they are.
-pub(crate) fn decoded(v: &Value) -> Value {
-    let mut v = v.clone();
+/// too); texts that are not JSON objects or lists stay as they are, and
+/// are borrowed, not copied.
+pub(crate) fn decoded(v: &Value) -> Cow<'_, Value> {
+    let mut out = Cow::Borrowed(v);
     for _ in 0..2 {
-        let Value::String(s) = &v else { break };
-        let t = s.trim_start();
-        if !(t.starts_with('{') || t.starts_with('[') || t.starts_with('"')) {
-            break;
-        }
-        match serde_json::from_str::<Value>(s) {
-            Ok(inner) => v = inner,
-            Err(_) => break,
+        let inner = match out.as_ref() {
+            Value::String(s) if holds_json(s) => serde_json::from_str::<Value>(s).ok(),
+            _ => None,
+        };
+        match inner {
+            Some(inner) => out = Cow::Owned(inner),
+            None => break,
         }
     }
-    v
+    out
+}
+
+/// [`decoded`], of a value the caller owns.
+pub(crate) fn decoded_owned(v: Value) -> Value {
+    match decoded(&v) {
+        Cow::Owned(inner) => inner,
+        Cow::Borrowed(_) => v,
+    }
+}
+
+/// Whether a text may be JSON worth decoding: an object, a list or a
+/// string.
+fn holds_json(s: &str) -> bool {
+    let t = s.trim_start();
+    t.starts_with('{') || t.starts_with('[') || t.starts_with('"')
 }
 
 /// The text of an input or output: a string (decoded when it holds JSON
 /// text), the text parts of a content list, or compact JSON.
 pub(crate) fn text_of(v: &Value) -> Option<String> {
-    match decoded(v) {
+    match decoded(v).as_ref() {
         Value::Null => None,
-        Value::String(s) => Some(s),
+        Value::String(s) => Some(s.clone()),
         Value::Array(parts) if !parts.is_empty() && parts.iter().all(is_text_part) => Some(
             parts
                 .iter()
@@ -667,9 +683,9 @@ mod tests {
 
     #[test]
     fn json_inside_strings_is_decoded_even_twice() {
-        assert_eq!(decoded(&json!("{\"a\":1}")), json!({"a": 1}));
-        assert_eq!(decoded(&json!("\"{\\\"a\\\":1}\"")), json!({"a": 1}));
-        assert_eq!(decoded(&json!("plain")), json!("plain"));
+        assert_eq!(*decoded(&json!("{\"a\":1}")), json!({"a": 1}));
+        assert_eq!(*decoded(&json!("\"{\\\"a\\\":1}\"")), json!({"a": 1}));
+        assert_eq!(*decoded(&json!("plain")), json!("plain"));
         assert_eq!(text_of(&json!("\"Say hi\"")).unwrap(), "Say hi");
         assert_eq!(
             text_of(&json!([{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]))

@@ -57,7 +57,7 @@ pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
 
 /// The spans of one line.
 fn line_spans(bytes: &[u8], number: u64, from: &From<'_>) -> SpanLine {
-    match json_lines::value_of_line(bytes) {
+    match json_lines::value_of_line(bytes, None) {
         Ok(value) => {
             let mut found = Found::default();
             spans_of(value, number, from, &mut found);

@@ -510,7 +510,7 @@ fn call_event(
 ) -> EventOut<'static> {
     let mut ev = new_event(format!("{run}#{turn}.{p}"), run, turn, agent, name);
     ev.span_kind = Some("tool");
-    let args = args.map(decoded);
+    let args = args.map(|a| decoded(a).into_owned());
     ev.action_taken.tool_input = args.clone().filter(Value::is_object).map(JsonVal::Serde);
     let input = args.as_ref().and_then(text_of);
     match result {

@@ -33,24 +33,19 @@ pub fn too_large(path: &str, limit: u64) -> anyhow::Error {
 /// serializes them) as JSON strings of the same digits, so no parser turns
 /// them into floats and loses their low digits.
 pub(super) fn quote_wide_integers(data: Vec<u8>) -> Vec<u8> {
+    wide_integers_quoted(&data).unwrap_or(data)
+}
+
+/// `data` with its integers past 64 bits quoted, or `None` when it has
+/// none (the common case, which then costs no copy).
+pub(super) fn wide_integers_quoted(data: &[u8]) -> Option<Vec<u8>> {
     let mut out: Option<Vec<u8>> = None;
-    let mut in_string = false;
     let mut copied = 0;
     let mut i = 0;
     while i < data.len() {
         let b = data[i];
-        if in_string {
-            match b {
-                b'\\' => i += 1,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            i += 1;
-            continue;
-        }
         if b == b'"' {
-            in_string = true;
-            i += 1;
+            i = past_string(data, i + 1);
             continue;
         }
         if !b.is_ascii_digit() || (i > 0 && is_number_byte(data[i - 1])) {
@@ -71,13 +66,27 @@ pub(super) fn quote_wide_integers(data: Vec<u8>) -> Vec<u8> {
         }
         i = end;
     }
-    match out {
-        Some(mut o) => {
-            o.extend_from_slice(&data[copied..]);
-            o
+    out.map(|mut o| {
+        o.extend_from_slice(&data[copied..]);
+        o
+    })
+}
+
+/// The position just past the string whose text starts at `from` (or the
+/// end of `data` when it is not closed). Strings are most of a document's
+/// bytes, so they are crossed by `memchr`, not byte by byte.
+fn past_string(data: &[u8], mut from: usize) -> usize {
+    while let Some(k) = memchr::memchr2(b'"', b'\\', &data[from..]) {
+        let at = from + k;
+        if data[at] == b'"' {
+            return at + 1;
         }
-        None => data,
+        from = at + 2;
+        if from >= data.len() {
+            break;
+        }
     }
+    data.len()
 }
 
 pub(super) fn is_number_byte(b: u8) -> bool {

@@ -55,6 +55,10 @@ pub(super) enum Hold {
     Repeat,
     /// Held; `ends_root` once the trace's root is known to have ended.
     Kept { ends_root: bool },
+    /// Held, and its trace is whole with it: the input gave the trace
+    /// with all its items at once (a trace with its observation list), so
+    /// there is nothing of it to wait for.
+    Completes,
 }
 
 /// One trace whose items are held.
@@ -64,6 +68,8 @@ struct Open<H, C> {
     /// The stream's clock when its last item came.
     last: Option<i128>,
     root_ended: bool,
+    /// The input gave the whole trace (see [`Hold::Completes`]).
+    whole: bool,
     /// What an already emitted part of the trace hands on.
     continues: Option<C>,
 }
@@ -133,6 +139,7 @@ impl<T: Traces> Window<T> {
                     held: T::Held::default(),
                     last: None,
                     root_ended: false,
+                    whole: false,
                     continues,
                 });
                 self.index.insert(id, n);
@@ -140,14 +147,17 @@ impl<T: Traces> Window<T> {
             }
         };
         let trace = &mut self.open[(n - self.front) as usize];
-        let Hold::Kept { ends_root } = self.traces.hold(&mut trace.held, item) else {
-            return Ok(());
+        let (ends_root, whole) = match self.traces.hold(&mut trace.held, item) {
+            Hold::Repeat => return Ok(()),
+            Hold::Kept { ends_root } => (ends_root, false),
+            Hold::Completes => (true, true),
         };
         if trace.continues.is_some() {
             self.late += 1;
         }
         trace.last = self.now;
         trace.root_ended |= ends_root;
+        trace.whole |= whole;
         while self.open.front().is_some_and(|t| self.complete(t)) {
             self.emit_front(sink)?;
         }
@@ -170,6 +180,9 @@ impl<T: Traces> Window<T> {
     }
 
     fn complete(&self, trace: &Open<T::Held, T::HandsOn>) -> bool {
+        if trace.whole && self.window.is_some() {
+            return true;
+        }
         let (Some(window), Some(now), Some(last)) = (self.window, self.now, trace.last) else {
             return false;
         };

@@ -355,35 +355,74 @@ fn observation_traces_are_emitted_before_the_input_ends() {
         .map(|m| pad(langfuse_line(m).1) + "\n")
         .collect();
     for (format, input) in [(Format::Langsmith, langsmith), (Format::Langfuse, langfuse)] {
-        let read = std::sync::Arc::default();
-        let mut seen = ReadAt {
-            read: std::sync::Arc::clone(&read),
-            events: Vec::new(),
-        };
-        let mut other = Vec::new();
-        let mut diag = crate::io::diag::Diag::new("test", true);
-        let mut sink = Sink::to_consumer(
-            &mut seen,
-            &mut other,
-            &mut diag,
-            crate::io::diag::OnBadInput::Skip,
-            DecodeSettings::default(),
-        );
-        let input = Counted {
-            rest: input.as_bytes(),
-            read: std::sync::Arc::clone(&read),
-        };
-        crate::adapters::read_from("t.jsonl", None, input, format, &mut sink).unwrap();
-        drop(sink);
-        let total = read.load(std::sync::atomic::Ordering::SeqCst);
-        assert_eq!(seen.events.len(), 1000, "{format:?}");
-        let (run, at) = &seen.events[0];
+        let (events, total) = events_read_at(format, &input);
+        assert_eq!(events.len(), 1000, "{format:?}");
+        let (run, at) = &events[0];
         assert_eq!(run, "t1");
         assert!(
             *at < total / 4,
             "{format:?}: the first trace came after {at} of {total} bytes"
         );
     }
+}
+
+/// A trace given with all its observations (the Langfuse API's and UI's
+/// shape) is emitted as soon as it is read, even when the clock stands
+/// still: nothing of it is left to wait for.
+#[test]
+fn a_trace_given_whole_is_emitted_at_once() {
+    let input: String = (1..=200u64)
+        .map(|t| {
+            let observations: Vec<Value> = (0..5u64)
+                .map(|j| {
+                    json!({"id": format!("o{t}-{j}"), "traceId": format!("t{t}"),
+                        "parentObservationId": (j > 0).then(|| format!("o{t}-0")),
+                        "type": "SPAN", "name": format!("step{j}"),
+                        "startTime": "2025-01-01T00:00:00Z", "endTime": "2025-01-01T00:00:01Z",
+                        "input": "x".repeat(10_000)})
+                })
+                .collect();
+            let trace = json!({"id": format!("t{t}"), "timestamp": "2025-01-01T00:00:00Z"});
+            json!({"trace": trace, "observations": observations}).to_string() + "\n"
+        })
+        .collect();
+    let (events, total) = events_read_at(Format::Langfuse, &input);
+    assert_eq!(events.len(), 1000);
+    assert_eq!(events[0].0, "t1");
+    assert!(
+        events[0].1 < total / 4,
+        "the first trace came after {} of {total} bytes",
+        events[0].1
+    );
+    // Its observations are emitted together, in tree order.
+    assert!(events[..5].iter().all(|(run, _)| run == "t1"));
+}
+
+/// Reads `input` as `format`; returns each event's run with how much of
+/// the input had been read when it came, and the input's size.
+fn events_read_at(format: Format, input: &str) -> (Vec<(String, usize)>, usize) {
+    let read = std::sync::Arc::default();
+    let mut seen = ReadAt {
+        read: std::sync::Arc::clone(&read),
+        events: Vec::new(),
+    };
+    let mut other = Vec::new();
+    let mut diag = crate::io::diag::Diag::new("test", true);
+    let mut sink = Sink::to_consumer(
+        &mut seen,
+        &mut other,
+        &mut diag,
+        crate::io::diag::OnBadInput::Skip,
+        DecodeSettings::default(),
+    );
+    let counted = Counted {
+        rest: input.as_bytes(),
+        read: std::sync::Arc::clone(&read),
+    };
+    crate::adapters::read_from("t.jsonl", None, counted, format, &mut sink).unwrap();
+    drop(sink);
+    let total = read.load(std::sync::atomic::Ordering::SeqCst);
+    (seen.events, total)
 }
 
 #[test]

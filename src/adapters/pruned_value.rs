@@ -1,0 +1,193 @@
+//! A JSON value read with only the members a format looks at: the rest of
+//! each object is skipped as it is parsed, never built, so an export's
+//! scores, costs and settings cost a scan rather than a map each.
+
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Number, Value};
+
+/// The members of a format's objects that its reader looks at.
+pub(crate) struct Members {
+    /// Members whose values are themselves objects (or lists of objects)
+    /// of the format, pruned the same way.
+    pub nested: &'static [&'static str],
+    /// Members read whole.
+    pub kept: &'static [&'static str],
+}
+
+/// What a member's key says to do with its value.
+enum Member {
+    Nested(String),
+    Kept(String),
+    Skipped,
+}
+
+impl Members {
+    /// `text` parsed with only these members kept; `None` when simd-json
+    /// cannot read it (the caller then parses it in full, for serde_json's
+    /// words on what is wrong). `text` is overwritten (simd-json parses in
+    /// place).
+    pub(crate) fn parse(&'static self, text: &mut [u8]) -> Option<Value> {
+        let mut de = simd_json::Deserializer::from_slice(text).ok()?;
+        Pruned(self).deserialize(&mut de).ok()
+    }
+
+    fn member(&self, key: &str) -> Member {
+        if self.nested.contains(&key) {
+            Member::Nested(key.to_string())
+        } else if self.kept.contains(&key) {
+            Member::Kept(key.to_string())
+        } else {
+            Member::Skipped
+        }
+    }
+}
+
+/// A value at a place the format's objects stand (the top, a nested
+/// member, an item of a list there).
+#[derive(Clone, Copy)]
+struct Pruned(&'static Members);
+
+impl<'de> DeserializeSeed<'de> for Pruned {
+    type Value = Value;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Pruned {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(member) = map.next_key_seed(KeyOf(self.0))? {
+            // Of duplicate keys the last wins, as in a parsed map.
+            match member {
+                Member::Nested(key) => {
+                    out.insert(key, map.next_value_seed(self)?);
+                }
+                Member::Kept(key) => {
+                    out.insert(key, map.next_value::<Value>()?);
+                }
+                Member::Skipped => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(Value::Object(out))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        while let Some(item) = seq.next_element_seed(self)? {
+            out.push(item);
+        }
+        Ok(Value::Array(out))
+    }
+
+    // Scalars as serde_json's own `Value` reads them.
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_some<D: de::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+/// Reads a key and says what to do with its value, allocating only for
+/// the members kept.
+struct KeyOf(&'static Members);
+
+impl<'de> DeserializeSeed<'de> for KeyOf {
+    type Value = Member;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Member, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeyOf {
+    type Value = Member;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a member's name")
+    }
+
+    fn visit_str<E>(self, key: &str) -> Result<Member, E> {
+        Ok(self.0.member(key))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    static MEMBERS: Members = Members {
+        nested: &["trace", "observations"],
+        kept: &["id", "input"],
+    };
+
+    fn pruned(text: &str) -> Option<Value> {
+        MEMBERS.parse(&mut text.as_bytes().to_vec())
+    }
+
+    #[test]
+    fn only_named_members_are_kept_and_nested_ones_are_pruned_too() {
+        let text = r#"{"trace": {"id": "t", "scores": [{"id": 1}], "input": {"deep": {"scores": 2}}},
+            "observations": [{"id": "o", "cost": 3}, 7, "x", null, [{"id": 2, "y": 1}]],
+            "scores": {"id": 1}, "id": 1.5, "input": [1, {"y": true}]}"#;
+        assert_eq!(
+            pruned(text).unwrap(),
+            json!({"trace": {"id": "t", "input": {"deep": {"scores": 2}}},
+                "observations": [{"id": "o"}, 7, "x", null, [{"id": 2}]],
+                "id": 1.5, "input": [1, {"y": true}]})
+        );
+    }
+
+    #[test]
+    fn the_last_of_duplicate_keys_wins_and_scalars_stand_alone() {
+        assert_eq!(
+            pruned(r#"{"id": 1, "id": "two"}"#).unwrap(),
+            json!({"id": "two"})
+        );
+        assert_eq!(pruned("-3").unwrap(), json!(-3));
+        assert_eq!(pruned(r#""text""#).unwrap(), json!("text"));
+        assert_eq!(
+            pruned("18446744073709551615").unwrap(),
+            json!(18446744073709551615u64)
+        );
+    }
+
+    #[test]
+    fn what_is_not_json_is_not_read() {
+        assert!(pruned(r#"{"id": 1"#).is_none());
+        assert!(pruned(r#"{"id": 1} x"#).is_none());
+        assert!(pruned("").is_none());
+    }
+}
