@@ -89,7 +89,7 @@ for spec in \
   "langsmith/runs-post-patch/langsmith_py_wrap_openai_.json|LangSmith runs"; do
   sample="${spec%%|*}"; label="${spec#*|}"
   out="$DATA/other-$(basename "$sample" .json).jsonl"
-  [ -s "$out" ] || python3 bench/replicate.py "$SAMPLES/$sample" 100000000 > "$out"
+  { [ -s "$out" ] && [ "$out" -nt bench/replicate.py ]; } || python3 bench/replicate.py "$SAMPLES/$sample" 100000000 > "$out"
   others="$others $out"
   echo "## triage-parse on $label ($(du -m "$out" | cut -f1) MB)" >> "$plan"
   row "triage-parse" "*" "$BIN/triage-parse $out"

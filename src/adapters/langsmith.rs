@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 use super::observations::{
     self, Continued, Node, RunEmitter, decoded, describe, nanos_of, str_of, text_of,
 };
+use super::pruned_value::Members;
 use super::spans;
 use super::trace_window::{Hold, Traces, Window, push_held, warn_late};
 use super::{DecodeSettings, Sink, Unreadable};
@@ -27,6 +28,28 @@ const AGENT_KEYS: &[&str] = &[
     "agent_name",
     "agent.name",
 ];
+
+/// The members of run payloads and of the batches that hold them that
+/// this reader looks at; the rest of each line (a run's `serialized`
+/// signature, its events) is skipped as it is parsed.
+static MEMBERS: Members = Members {
+    nested: &["post", "patch", "runs"],
+    kept: &[
+        "id",
+        "dotted_order",
+        "trace_id",
+        "parent_run_id",
+        "name",
+        "run_type",
+        "start_time",
+        "end_time",
+        "status",
+        "error",
+        "inputs",
+        "outputs",
+        "extra",
+    ],
+};
 
 /// Reads LangSmith runs from `r` into `sink`; emits each trace once
 /// complete (see `trace_window`).
@@ -43,7 +66,7 @@ pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
         }
         found
     };
-    super::json_lines::streamed_values(r, sink, None, on_pool, |line, found, sink| {
+    super::json_lines::streamed_values(r, sink, Some(&MEMBERS), on_pool, |line, found, sink| {
         for reason in found.reasons {
             sink.skip(Some(line), &reason)?;
         }
@@ -571,6 +594,46 @@ mod tests {
     }
 
     const ROOT: &str = "20250101T000000000000Zaaaa";
+
+    /// Every member the reader looks at is in [`super::MEMBERS`]: each
+    /// line of each real export reads the same pruned as whole.
+    #[test]
+    fn real_exports_read_the_same_with_only_the_members_read() {
+        let settings = super::DecodeSettings::default();
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/export-samples/langsmith"
+        );
+        let mut read = 0;
+        for sub in std::fs::read_dir(dir).unwrap() {
+            for file in std::fs::read_dir(sub.unwrap().path()).unwrap() {
+                let path = file.unwrap().path();
+                let text = std::fs::read_to_string(&path).unwrap();
+                let values: Vec<Value> = serde_json::Deserializer::from_str(&text)
+                    .into_iter()
+                    .map(Result::unwrap)
+                    .collect();
+                for whole in values {
+                    let mut line = whole.to_string().into_bytes();
+                    let pruned = super::MEMBERS.parse(&mut line).unwrap();
+                    let payloads = |v: Value| {
+                        let mut found = super::Payloads::default();
+                        found.collect(v, &settings);
+                        let payloads: Vec<_> = found
+                            .payloads
+                            .iter()
+                            .map(|p| format!("{} {} {:?}", p.trace, p.key, p.fields))
+                            .collect();
+                        (payloads, found.reasons)
+                    };
+                    let (from_whole, from_pruned) = (payloads(whole), payloads(pruned));
+                    assert_eq!(from_whole, from_pruned, "{path:?}");
+                    read += from_whole.0.len();
+                }
+            }
+        }
+        assert!(read >= 20, "{read} payloads");
+    }
 
     #[test]
     fn updates_merge_into_creates_and_dotted_order_orders() {
