@@ -77,4 +77,11 @@ fn integers_past_64_bits_are_quoted_and_nothing_else_is() {
     );
     let untouched = r#"{"a": "123456789012345678901234", "b": 1.5e300, "c": -12345678901234567890123, "d": "\"99999999999999999999999\""}"#;
     assert_eq!(quoted(untouched), untouched);
+    // Strings are crossed whole, escaped quotes and backslashes included.
+    assert_eq!(
+        quoted(r#"["a\\", 99999999999999999999999, "b\"c", 99999999999999999999999]"#),
+        r#"["a\\", "99999999999999999999999", "b\"c", "99999999999999999999999"]"#
+    );
+    let unclosed = r#"["x\"#;
+    assert_eq!(quoted(unclosed), unclosed);
 }
