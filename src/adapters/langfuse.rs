@@ -39,7 +39,43 @@ mod keys {
     ];
     pub(crate) const INPUT: &[&str] = &["input.value", "gen_ai.tool.call.arguments"];
     pub(crate) const OUTPUT: &[&str] = &["output.value", "gen_ai.tool.call.result"];
+    pub(crate) const ERROR_TYPE: &[&str] = &["error.type", "exception.type"];
 }
+
+/// The names looked up in an observation's metadata (see [`Metadata`]); a
+/// line's metadata objects are read with only these.
+static METADATA: Members = Members {
+    nested: &["attributes", "resourceAttributes"],
+    kept: &[
+        // keys::AGENT
+        "gen_ai.agent.name",
+        "gen_ai.agent.id",
+        "agent.name",
+        "agent_name",
+        "agent.id",
+        "graph.node.id",
+        // keys::TOOL
+        "gen_ai.tool.name",
+        "tool.name",
+        "ai.toolCall.name",
+        "tool_name",
+        // keys::INPUT, keys::OUTPUT
+        "input.value",
+        "gen_ai.tool.call.arguments",
+        "output.value",
+        "gen_ai.tool.call.result",
+        // keys::ERROR_TYPE
+        "error.type",
+        "exception.type",
+        "exception.message",
+        "langgraph_node",
+        "service.name",
+        "gen_ai.operation.name",
+        "openinference.span.kind",
+        "langsmith.span.kind",
+    ],
+    within: &[],
+};
 
 /// The members of traces, observations and the pages and lines that hold
 /// them that this reader looks at; the rest of each line is skipped as it
@@ -63,11 +99,11 @@ static MEMBERS: Members = Members {
         "end_time",
         "input",
         "output",
-        "metadata",
         "usageDetails",
         "usage_details",
         "usage",
     ],
+    within: &[("metadata", &METADATA)],
 };
 
 /// Reads Langfuse exports from `r` into `sink`; emits each trace once
@@ -293,6 +329,10 @@ impl<'a> Metadata<'a> {
     }
 
     fn get(&self, key: &str) -> Option<&Value> {
+        debug_assert!(
+            METADATA.kept.contains(&key),
+            "{key} is looked up in metadata but not read: add it to METADATA"
+        );
         [&self.attributes, &self.rest, &self.resource]
             .into_iter()
             .find_map(|m| m.get(key).filter(|v| !v.is_null()))
@@ -404,7 +444,7 @@ fn kind_of_observation(o: &Map<String, Value>, meta: &Metadata<'_>) -> &'static 
 /// DEFAULT are not failures.
 fn failure_of(o: &Map<String, Value>, meta: &Metadata<'_>) -> Option<(&'static str, ErrorInfo)> {
     let level = observations::str_of(o.get("level")).unwrap_or_default();
-    let error_type = meta.name(&["error.type", "exception.type"]);
+    let error_type = meta.name(keys::ERROR_TYPE);
     let source = if level.eq_ignore_ascii_case("ERROR") {
         "status"
     } else if error_type.is_some() {

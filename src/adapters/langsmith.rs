@@ -49,6 +49,7 @@ static MEMBERS: Members = Members {
         "outputs",
         "extra",
     ],
+    within: &[],
 };
 
 /// Reads LangSmith runs from `r` into `sink`; emits each trace once

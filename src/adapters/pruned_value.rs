@@ -12,11 +12,14 @@ pub(crate) struct Members {
     pub nested: &'static [&'static str],
     /// Members read whole.
     pub kept: &'static [&'static str],
+    /// Members whose objects are pruned to members of their own.
+    pub within: &'static [(&'static str, &'static Members)],
 }
 
 /// What a member's key says to do with its value.
 enum Member {
     Nested(String),
+    Within(String, &'static Members),
     Kept(String),
     Skipped,
 }
@@ -32,7 +35,9 @@ impl Members {
     }
 
     fn member(&self, key: &str) -> Member {
-        if self.nested.contains(&key) {
+        if let Some((_, members)) = self.within.iter().find(|(name, _)| *name == key) {
+            Member::Within(key.to_string(), members)
+        } else if self.nested.contains(&key) {
             Member::Nested(key.to_string())
         } else if self.kept.contains(&key) {
             Member::Kept(key.to_string())
@@ -69,6 +74,9 @@ impl<'de> Visitor<'de> for Pruned {
             match member {
                 Member::Nested(key) => {
                     out.insert(key, map.next_value_seed(self)?);
+                }
+                Member::Within(key, members) => {
+                    out.insert(key, map.next_value_seed(Pruned(members))?);
                 }
                 Member::Kept(key) => {
                     out.insert(key, map.next_value::<Value>()?);
@@ -151,6 +159,13 @@ mod tests {
     static MEMBERS: Members = Members {
         nested: &["trace", "observations"],
         kept: &["id", "input"],
+        within: &[("meta", &META)],
+    };
+
+    static META: Members = Members {
+        nested: &["attributes"],
+        kept: &["name"],
+        within: &[],
     };
 
     fn pruned(text: &str) -> Option<Value> {
@@ -167,6 +182,18 @@ mod tests {
             json!({"trace": {"id": "t", "input": {"deep": {"scores": 2}}},
                 "observations": [{"id": "o"}, 7, "x", null, [{"id": 2}]],
                 "id": 1.5, "input": [1, {"y": true}]})
+        );
+    }
+
+    #[test]
+    fn members_within_are_pruned_to_their_own() {
+        let text = r#"{"observations": [{"id": "o", "meta": {"name": "a", "id": "x",
+            "attributes": {"name": "b", "input": "y", "attributes": {"name": "c", "k": 1}}}}],
+            "meta": "text"}"#;
+        assert_eq!(
+            pruned(text).unwrap(),
+            json!({"observations": [{"id": "o", "meta": {"name": "a",
+                "attributes": {"name": "b", "attributes": {"name": "c"}}}}], "meta": "text"})
         );
     }
 

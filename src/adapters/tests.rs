@@ -85,3 +85,15 @@ fn integers_past_64_bits_are_quoted_and_nothing_else_is() {
     let unclosed = r#"["x\"#;
     assert_eq!(quoted(unclosed), unclosed);
 }
+
+proptest::proptest! {
+    /// The probe that skips most of a line agrees with counting every run.
+    #[test]
+    fn digit_runs_are_found_as_by_counting(text in "[0-9a\"]{0,80}", n in 1usize..24) {
+        let counted = text
+            .as_bytes()
+            .split(|b| !b.is_ascii_digit())
+            .any(|run| run.len() >= n);
+        proptest::prop_assert_eq!(super::whole_document::has_digit_run(text.as_bytes(), n), counted);
+    }
+}

@@ -39,6 +39,9 @@ pub(super) fn quote_wide_integers(data: Vec<u8>) -> Vec<u8> {
 /// `data` with its integers past 64 bits quoted, or `None` when it has
 /// none (the common case, which then costs no copy).
 pub(super) fn wide_integers_quoted(data: &[u8]) -> Option<Vec<u8>> {
+    if !has_digit_run(data, 20) {
+        return None;
+    }
     let mut out: Option<Vec<u8>> = None;
     let mut copied = 0;
     let mut i = 0;
@@ -70,6 +73,39 @@ pub(super) fn wide_integers_quoted(data: &[u8]) -> Option<Vec<u8>> {
         o.extend_from_slice(&data[copied..]);
         o
     })
+}
+
+/// Whether `data` holds `n` ASCII digits in a row (an integer past 64 bits
+/// has at least 20). A run of `n` starting anywhere in the next `n` bytes
+/// covers the last of them, so the search probes one byte in `n` where
+/// there are few digits.
+pub(super) fn has_digit_run(data: &[u8], n: usize) -> bool {
+    // Invariant: no run of `n` starts before `from`, and the byte before
+    // `from` is not a digit.
+    let mut from = 0;
+    while from + n <= data.len() {
+        let probe = from + n - 1;
+        if !data[probe].is_ascii_digit() {
+            from = probe + 1;
+            continue;
+        }
+        let start = from
+            + data[from..probe]
+                .iter()
+                .rposition(|b| !b.is_ascii_digit())
+                .map_or(0, |k| k + 1);
+        let end = probe
+            + 1
+            + data[probe + 1..]
+                .iter()
+                .take_while(|b| b.is_ascii_digit())
+                .count();
+        if end - start >= n {
+            return true;
+        }
+        from = end + 1;
+    }
+    false
 }
 
 /// The position just past the string whose text starts at `from` (or the
