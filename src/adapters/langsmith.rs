@@ -47,7 +47,27 @@ static MEMBERS: Members = Members {
         "error",
         "inputs",
         "outputs",
-        "extra",
+    ],
+    within: &[("extra", &EXTRA)],
+};
+
+/// What is read of a run's `extra`: the names of its metadata that say
+/// the agent.
+static EXTRA: Members = Members {
+    nested: &[],
+    kept: &[],
+    within: &[("metadata", &EXTRA_METADATA)],
+};
+
+static EXTRA_METADATA: Members = Members {
+    nested: &[],
+    kept: &[
+        // AGENT_KEYS
+        "gen_ai.agent.name",
+        "lc_agent_name",
+        "agent_name",
+        "agent.name",
+        "langgraph_node",
     ],
     within: &[],
 };
@@ -247,6 +267,10 @@ impl Fields {
                 let metadata = extra.get("metadata").map(decoded);
                 let metadata = metadata.as_deref().and_then(Value::as_object);
                 let name = |keys: &[&str]| {
+                    debug_assert!(
+                        keys.iter().all(|k| EXTRA_METADATA.kept.contains(k)),
+                        "{keys:?} are looked up in extra.metadata but not all read"
+                    );
                     keys.iter()
                         .find_map(|k| str_of(metadata.and_then(|m| m.get(*k))))
                 };
