@@ -108,8 +108,8 @@ pub(super) fn values_with<T: Send>(
 
 /// [`values_with`] for a format that holds what it reads in a trace
 /// window, not to the end: `--max-document` holds each line, not the
-/// input (as for spans).
-/// Lines are read with only `members` (a whole document is read in full).
+/// input (as for spans). Lines are read with only `members` (a whole
+/// document is read in full).
 pub(super) fn streamed_values<T: Send>(
     r: impl Read,
     sink: &mut Sink<'_>,

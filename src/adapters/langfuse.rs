@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 use super::observations::{
     self, Continued, Node, RunEmitter, RunInfo, decoded, decoded_owned, describe, nanos_of, text_of,
 };
-use super::pruned_value::Members;
+use super::pruned_value::{Members, names};
 use super::spans;
 use super::trace_window::{Hold, Traces, Window, push_held, warn_late};
 use super::{DecodeSettings, Sink, Unreadable};
@@ -46,27 +46,17 @@ mod keys {
 /// line's metadata objects are read with only these.
 static METADATA: Members = Members {
     nested: &["attributes", "resourceAttributes"],
-    kept: &[
-        // keys::AGENT
-        "gen_ai.agent.name",
-        "gen_ai.agent.id",
-        "agent.name",
-        "agent_name",
-        "agent.id",
-        "graph.node.id",
-        // keys::TOOL
-        "gen_ai.tool.name",
-        "tool.name",
-        "ai.toolCall.name",
-        "tool_name",
-        // keys::INPUT, keys::OUTPUT
-        "input.value",
-        "gen_ai.tool.call.arguments",
-        "output.value",
-        "gen_ai.tool.call.result",
-        // keys::ERROR_TYPE
-        "error.type",
-        "exception.type",
+    kept: &METADATA_NAMES,
+    within: &[],
+};
+
+const METADATA_NAMES: [&str; 22] = names(&[
+    keys::AGENT,
+    keys::TOOL,
+    keys::INPUT,
+    keys::OUTPUT,
+    keys::ERROR_TYPE,
+    &[
         "exception.message",
         "langgraph_node",
         "service.name",
@@ -74,8 +64,7 @@ static METADATA: Members = Members {
         "openinference.span.kind",
         "langsmith.span.kind",
     ],
-    within: &[],
-};
+]);
 
 /// The members of traces, observations and the pages and lines that hold
 /// them that this reader looks at; the rest of each line is skipped as it
@@ -492,31 +481,22 @@ mod tests {
     #[test]
     fn real_exports_read_the_same_with_only_the_members_read() {
         let settings = super::DecodeSettings::default();
-        let dir = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/data/export-samples/langfuse"
-        );
-        let mut read = 0;
-        for sub in std::fs::read_dir(dir).unwrap() {
-            for file in std::fs::read_dir(sub.unwrap().path()).unwrap() {
-                let path = file.unwrap().path();
-                let whole: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-                let mut line = whole.to_string().into_bytes();
-                let pruned = super::MEMBERS.parse(&mut line).unwrap();
-                assert_ne!(pruned, whole, "{path:?}: nothing was pruned");
-                let nodes = |v: &Value| {
-                    let mut found = Vec::new();
-                    let reasons = super::collect(&mut found, v, 1, None, &settings);
-                    let nodes: Vec<_> = found.iter().map(|o| format!("{:?}", o.node)).collect();
-                    (nodes, reasons)
-                };
-                let (from_whole, from_pruned) = (nodes(&whole), nodes(&pruned));
-                assert!(!from_whole.0.is_empty(), "{path:?}");
-                assert_eq!(from_whole, from_pruned, "{path:?}");
-                read += 1;
-            }
+        let exports = super::super::pruned_value::export_values("langfuse");
+        for (path, whole) in &exports {
+            let mut line = whole.to_string().into_bytes();
+            let pruned = super::MEMBERS.parse(&mut line).unwrap();
+            assert_ne!(pruned, *whole, "{path:?}: nothing was pruned");
+            let nodes = |v: &Value| {
+                let mut found = Vec::new();
+                let reasons = super::collect(&mut found, v, 1, None, &settings);
+                let nodes: Vec<_> = found.iter().map(|o| format!("{:?}", o.node)).collect();
+                (nodes, reasons)
+            };
+            let (from_whole, from_pruned) = (nodes(whole), nodes(&pruned));
+            assert!(!from_whole.0.is_empty(), "{path:?}");
+            assert_eq!(from_whole, from_pruned, "{path:?}");
         }
-        assert!(read >= 20, "{read} exports");
+        assert!(exports.len() >= 20, "{} exports", exports.len());
     }
 
     #[test]

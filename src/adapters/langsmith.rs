@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use super::observations::{
     self, Continued, Node, RunEmitter, decoded, describe, nanos_of, str_of, text_of,
 };
-use super::pruned_value::Members;
+use super::pruned_value::{Members, names};
 use super::spans;
 use super::trace_window::{Hold, Traces, Window, push_held, warn_late};
 use super::{DecodeSettings, Sink, Unreadable};
@@ -61,16 +61,11 @@ static EXTRA: Members = Members {
 
 static EXTRA_METADATA: Members = Members {
     nested: &[],
-    kept: &[
-        // AGENT_KEYS
-        "gen_ai.agent.name",
-        "lc_agent_name",
-        "agent_name",
-        "agent.name",
-        "langgraph_node",
-    ],
+    kept: &EXTRA_METADATA_NAMES,
     within: &[],
 };
+
+const EXTRA_METADATA_NAMES: [&str; 5] = names(&[AGENT_KEYS, &["langgraph_node"]]);
 
 /// Reads LangSmith runs from `r` into `sink`; emits each trace once
 /// complete (see `trace_window`).
@@ -625,37 +620,23 @@ mod tests {
     #[test]
     fn real_exports_read_the_same_with_only_the_members_read() {
         let settings = super::DecodeSettings::default();
-        let dir = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/data/export-samples/langsmith"
-        );
         let mut read = 0;
-        for sub in std::fs::read_dir(dir).unwrap() {
-            for file in std::fs::read_dir(sub.unwrap().path()).unwrap() {
-                let path = file.unwrap().path();
-                let text = std::fs::read_to_string(&path).unwrap();
-                let values: Vec<Value> = serde_json::Deserializer::from_str(&text)
-                    .into_iter()
-                    .map(Result::unwrap)
+        for (path, whole) in super::super::pruned_value::export_values("langsmith") {
+            let mut line = whole.to_string().into_bytes();
+            let pruned = super::MEMBERS.parse(&mut line).unwrap();
+            let payloads = |v: Value| {
+                let mut found = super::Payloads::default();
+                found.collect(v, &settings);
+                let payloads: Vec<_> = found
+                    .payloads
+                    .iter()
+                    .map(|p| format!("{} {} {:?}", p.trace, p.key, p.fields))
                     .collect();
-                for whole in values {
-                    let mut line = whole.to_string().into_bytes();
-                    let pruned = super::MEMBERS.parse(&mut line).unwrap();
-                    let payloads = |v: Value| {
-                        let mut found = super::Payloads::default();
-                        found.collect(v, &settings);
-                        let payloads: Vec<_> = found
-                            .payloads
-                            .iter()
-                            .map(|p| format!("{} {} {:?}", p.trace, p.key, p.fields))
-                            .collect();
-                        (payloads, found.reasons)
-                    };
-                    let (from_whole, from_pruned) = (payloads(whole), payloads(pruned));
-                    assert_eq!(from_whole, from_pruned, "{path:?}");
-                    read += from_whole.0.len();
-                }
-            }
+                (payloads, found.reasons)
+            };
+            let (from_whole, from_pruned) = (payloads(whole), payloads(pruned));
+            assert_eq!(from_whole, from_pruned, "{path:?}");
+            read += from_whole.0.len();
         }
         assert!(read >= 20, "{read} payloads");
     }

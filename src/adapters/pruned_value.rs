@@ -16,6 +16,45 @@ pub(crate) struct Members {
     pub within: &'static [(&'static str, &'static Members)],
 }
 
+/// The names of `parts` in one list of `N`, at compile time: a format's
+/// member list made of the name lists its lookups use.
+pub(crate) const fn names<const N: usize>(parts: &[&[&'static str]]) -> [&'static str; N] {
+    let mut out = [""; N];
+    let (mut k, mut i) = (0, 0);
+    while i < parts.len() {
+        let mut j = 0;
+        while j < parts[i].len() {
+            out[k] = parts[i][j];
+            k += 1;
+            j += 1;
+        }
+        i += 1;
+    }
+    assert!(k == N, "the names do not fill the list");
+    out
+}
+
+/// Every JSON value of every file under `tests/data/export-samples/{dir}`
+/// (a document, or each line), with its file: real exports to check a
+/// member list against.
+#[cfg(test)]
+pub(crate) fn export_values(dir: &str) -> Vec<(std::path::PathBuf, Value)> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/export-samples")
+        .join(dir);
+    let mut found = Vec::new();
+    for sub in std::fs::read_dir(root).unwrap() {
+        for file in std::fs::read_dir(sub.unwrap().path()).unwrap() {
+            let path = file.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            for value in serde_json::Deserializer::from_str(&text).into_iter() {
+                found.push((path.clone(), value.unwrap()));
+            }
+        }
+    }
+    found
+}
+
 /// What a member's key says to do with its value.
 enum Member {
     Nested(String),
@@ -209,6 +248,12 @@ mod tests {
             pruned("18446744073709551615").unwrap(),
             json!(18446744073709551615u64)
         );
+    }
+
+    #[test]
+    fn name_lists_are_joined_in_order() {
+        const JOINED: [&str; 3] = names(&[&["a", "b"], &[], &["c"]]);
+        assert_eq!(JOINED, ["a", "b", "c"]);
     }
 
     #[test]
