@@ -45,9 +45,8 @@ mod keys {
 /// The names looked up in an observation's metadata (see [`Metadata`]); a
 /// line's metadata objects are read with only these.
 static METADATA: Members = Members {
-    nested: &["attributes", "resourceAttributes"],
     kept: &METADATA_NAMES,
-    within: &[],
+    within: &[("attributes", &METADATA), ("resourceAttributes", &METADATA)],
 };
 
 const METADATA_NAMES: [&str; 22] = names(&[
@@ -70,7 +69,6 @@ const METADATA_NAMES: [&str; 22] = names(&[
 /// them that this reader looks at; the rest of each line is skipped as it
 /// is parsed.
 static MEMBERS: Members = Members {
-    nested: &["trace", "observations", "data"],
     kept: &[
         "id",
         "traceId",
@@ -92,7 +90,12 @@ static MEMBERS: Members = Members {
         "usage_details",
         "usage",
     ],
-    within: &[("metadata", &METADATA)],
+    within: &[
+        ("trace", &MEMBERS),
+        ("observations", &MEMBERS),
+        ("data", &MEMBERS),
+        ("metadata", &METADATA),
+    ],
 };
 
 /// Reads Langfuse exports from `r` into `sink`; emits each trace once

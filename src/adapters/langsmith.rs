@@ -33,7 +33,6 @@ const AGENT_KEYS: &[&str] = &[
 /// this reader looks at; the rest of each line (a run's `serialized`
 /// signature, its events) is skipped as it is parsed.
 static MEMBERS: Members = Members {
-    nested: &["post", "patch", "runs"],
     kept: &[
         "id",
         "dotted_order",
@@ -48,19 +47,22 @@ static MEMBERS: Members = Members {
         "inputs",
         "outputs",
     ],
-    within: &[("extra", &EXTRA)],
+    within: &[
+        ("post", &MEMBERS),
+        ("patch", &MEMBERS),
+        ("runs", &MEMBERS),
+        ("extra", &EXTRA),
+    ],
 };
 
 /// What is read of a run's `extra`: the names of its metadata that say
 /// the agent.
 static EXTRA: Members = Members {
-    nested: &[],
     kept: &[],
     within: &[("metadata", &EXTRA_METADATA)],
 };
 
 static EXTRA_METADATA: Members = Members {
-    nested: &[],
     kept: &EXTRA_METADATA_NAMES,
     within: &[],
 };

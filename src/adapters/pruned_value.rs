@@ -7,12 +7,11 @@ use serde_json::{Map, Number, Value};
 
 /// The members of a format's objects that its reader looks at.
 pub(crate) struct Members {
-    /// Members whose values are themselves objects (or lists of objects)
-    /// of the format, pruned the same way.
-    pub nested: &'static [&'static str],
     /// Members read whole.
     pub kept: &'static [&'static str],
-    /// Members whose objects are pruned to members of their own.
+    /// Members whose objects (or lists of objects) are pruned to the
+    /// members given with them: these same ones for objects of the format
+    /// nested in each other, others for an object read for a few names.
     pub within: &'static [(&'static str, &'static Members)],
 }
 
@@ -57,7 +56,6 @@ pub(crate) fn export_values(dir: &str) -> Vec<(std::path::PathBuf, Value)> {
 
 /// What a member's key says to do with its value.
 enum Member {
-    Nested(String),
     Within(String, &'static Members),
     Kept(String),
     Skipped,
@@ -76,8 +74,6 @@ impl Members {
     fn member(&self, key: &str) -> Member {
         if let Some((_, members)) = self.within.iter().find(|(name, _)| *name == key) {
             Member::Within(key.to_string(), members)
-        } else if self.nested.contains(&key) {
-            Member::Nested(key.to_string())
         } else if self.kept.contains(&key) {
             Member::Kept(key.to_string())
         } else {
@@ -86,8 +82,8 @@ impl Members {
     }
 }
 
-/// A value at a place the format's objects stand (the top, a nested
-/// member, an item of a list there).
+/// A value at a place the format's objects stand (the top, a member
+/// pruned within, an item of a list there).
 #[derive(Clone, Copy)]
 struct Pruned(&'static Members);
 
@@ -111,9 +107,6 @@ impl<'de> Visitor<'de> for Pruned {
         while let Some(member) = map.next_key_seed(KeyOf(self.0))? {
             // Of duplicate keys the last wins, as in a parsed map.
             match member {
-                Member::Nested(key) => {
-                    out.insert(key, map.next_value_seed(self)?);
-                }
                 Member::Within(key, members) => {
                     out.insert(key, map.next_value_seed(Pruned(members))?);
                 }
@@ -196,15 +189,17 @@ mod tests {
     use serde_json::json;
 
     static MEMBERS: Members = Members {
-        nested: &["trace", "observations"],
         kept: &["id", "input"],
-        within: &[("meta", &META)],
+        within: &[
+            ("trace", &MEMBERS),
+            ("observations", &MEMBERS),
+            ("meta", &META),
+        ],
     };
 
     static META: Members = Members {
-        nested: &["attributes"],
         kept: &["name"],
-        within: &[],
+        within: &[("attributes", &META)],
     };
 
     fn pruned(text: &str) -> Option<Value> {
