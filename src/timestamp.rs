@@ -78,22 +78,25 @@ impl Timestamp {
     /// Appends the RFC 3339 text (as Display gives it) without formatting
     /// machinery: this runs once per event on the parse hot path.
     pub(crate) fn write_rfc3339(&self, out: &mut Vec<u8>) {
-        // Whole seconds from 1970 to 2554 fit a u64 of nanoseconds, whose
-        // divisions by constants compile to multiplications; an i128's are
-        // library calls (about 300 instructions an event).
-        let whole_secs = u64::try_from(self.0)
-            .ok()
-            .filter(|n| n % NANOS_PER_SEC as u64 == 0);
-        let Some(nanos) = whole_secs else {
-            out.extend_from_slice(self.to_string().as_bytes());
-            return;
-        };
-        let secs = nanos / NANOS_PER_SEC as u64;
+        match self.ascii() {
+            Some((text, len)) => out.extend_from_slice(&text[..len]),
+            None => out.extend_from_slice(self.to_string().as_bytes()),
+        }
+    }
+
+    /// The RFC 3339 text of an instant from 1970 to 2554 (a buffer and how
+    /// much of it is the text); None for others, which go the slow way.
+    fn ascii(&self) -> Option<([u8; 30], usize)> {
+        // Such instants fit a u64 of nanoseconds, whose divisions by
+        // constants compile to multiplications; an i128's are library
+        // calls (about 300 instructions an event).
+        let n = u64::try_from(self.0).ok()?;
+        let secs = n / NANOS_PER_SEC as u64;
+        let nanos = (n % NANOS_PER_SEC as u64) as u32;
         let (y, m, d) = civil_from_days((secs / 86_400) as i64);
         let sod = (secs % 86_400) as u32;
         // Years to 2554 here: within what `text_of` writes.
-        let (text, len) = text_of(y as u32, m, d, sod, 0);
-        out.extend_from_slice(&text[..len]);
+        Some(text_of(y as u32, m, d, sod, nanos))
     }
 }
 
@@ -141,28 +144,18 @@ fn digit_pair(n: u32) -> &'static [u8] {
 
 impl fmt::Display for Timestamp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // Instants from 1970 to 2554 fit a u64 of nanoseconds, whose
-        // divisions by constants compile to multiplications; an i128's are
-        // library calls. Spans' times are written once per event.
-        let (secs, nanos) = match u64::try_from(self.0) {
-            Ok(n) => (
-                (n / NANOS_PER_SEC as u64) as i64,
-                (n % NANOS_PER_SEC as u64) as u32,
-            ),
-            Err(_) => match i64::try_from(self.0.div_euclid(NANOS_PER_SEC)) {
-                Ok(secs) => (secs, self.0.rem_euclid(NANOS_PER_SEC) as u32),
-                Err(_) => return write_slowly(self, f),
-            },
-        };
-        let days = secs.div_euclid(86_400);
-        let sod = secs.rem_euclid(86_400) as u32;
-        let (y, m, d) = civil_from_days(days);
-        let Some(year) = u32::try_from(y).ok().filter(|y| *y <= 9999) else {
+        let Some((text, len)) = self.ascii() else {
             return write_slowly(self, f);
         };
-        let (text, len) = text_of(year, m, d, sod, nanos);
         // Only ASCII digits and separators were written.
         f.write_str(std::str::from_utf8(&text[..len]).map_err(|_| fmt::Error)?)
+    }
+}
+
+impl serde::Serialize for Timestamp {
+    /// As RFC 3339 text, as records spell times.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
     }
 }
 

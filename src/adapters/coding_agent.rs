@@ -12,7 +12,6 @@ use std::io::Read;
 use serde_json::Value;
 
 use super::observations::{self, describe, nanos_of, set_texts, str_of, text_of};
-use super::spans;
 use super::{Sink, Unreadable};
 use crate::classify::mark_inferred;
 use crate::record::{ErrorInfo, EventOut, Kind, RunRec, Src};
@@ -122,10 +121,7 @@ fn emit(
         let mut ev = EventOut::new(format!("{run}#0"), run.clone(), 0, "user", "message", true);
         ev.span_kind = Some("message");
         set_texts(&mut ev, None, Some(task), &sink.settings);
-        ev.timestamp = steps
-            .first()
-            .and_then(|s| s.timestamp)
-            .and_then(spans::timestamp_from_nanos);
+        ev.set_time_nanos(steps.first().and_then(|s| s.timestamp));
         ev.src = Some(src.clone());
         events.push(ev);
     }

@@ -197,7 +197,7 @@ impl<'w> Sink<'w> {
 
     /// Writes an event unless the time filter drops it.
     pub(crate) fn emit(&mut self, ev: &EventOut<'_>) -> io::Result<()> {
-        let ts = ev.instant();
+        let ts = ev.timestamp;
         if !self.settings.filter.keeps(ts) {
             return Ok(());
         }

@@ -7,8 +7,6 @@
 // fast hash will do.
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use crate::timestamp::Timestamp;
-
 /// Ids already given to events, as hashes: the last million or two, so
 /// that memory stays bounded on an endless stream of spans.
 #[derive(Default)]
@@ -135,12 +133,6 @@ pub(crate) fn split_divergence(text: &str) -> impl Iterator<Item = &str> {
     text.split(',').map(str::trim).filter(|f| !f.is_empty())
 }
 
-/// A span time in Unix nanoseconds as an RFC 3339 timestamp; zero (unset in
-/// OTLP) is no time.
-pub(crate) fn timestamp_from_nanos(nanos: i128) -> Option<String> {
-    (nanos > 0).then(|| Timestamp::from_unix_nanos(nanos).to_string())
-}
-
 /// Whole milliseconds from `start` to `end`, when both are known and in
 /// order.
 pub(crate) fn duration_ms(start: Option<i128>, end: Option<i128>) -> Option<i64> {
@@ -173,41 +165,68 @@ pub(crate) trait TreeNode {
 /// missing are roots; spans caught in a parent cycle are walked from the
 /// first of them, so every span comes out exactly once.
 pub(crate) fn preorder<T: TreeNode>(nodes: &[T], members: &[usize]) -> Vec<(usize, Option<usize>)> {
+    // Positions in `members` throughout, and the children of each in one
+    // array (by parent, then start): every trace is ordered once, so its
+    // bookkeeping is vectors rather than maps.
+    let n = members.len();
     let mut by_id: HashMap<&str, usize> = HashMap::default();
-    for &i in members {
-        by_id.entry(nodes[i].node_id()).or_insert(i);
+    by_id.reserve(n);
+    for (k, &i) in members.iter().enumerate() {
+        by_id.entry(nodes[i].node_id()).or_insert(k);
     }
-    let mut children: HashMap<usize, Vec<usize>> = HashMap::default();
+    let parent: Vec<Option<usize>> = (0..n)
+        .map(|k| {
+            let p = *by_id.get(nodes[members[k]].parent_id()?)?;
+            (p != k).then_some(p)
+        })
+        .collect();
+    let start = |k: usize| {
+        let i = members[k];
+        (nodes[i].start_nanos().unwrap_or(i128::MAX), i)
+    };
+    // Children of k are kids[first[k]..first[k + 1]].
+    let mut first = vec![0usize; n + 1];
+    for p in parent.iter().flatten() {
+        first[p + 1] += 1;
+    }
+    for k in 0..n {
+        first[k + 1] += first[k];
+    }
+    let mut kids = vec![0usize; first[n]];
+    let mut filled = first.clone();
     let mut roots = Vec::new();
-    for &i in members {
-        match nodes[i].parent_id().and_then(|p| by_id.get(p)) {
-            Some(&parent) if parent != i => children.entry(parent).or_default().push(i),
-            _ => roots.push(i),
+    for (k, p) in parent.iter().enumerate() {
+        match p {
+            Some(p) => {
+                kids[filled[*p]] = k;
+                filled[*p] += 1;
+            }
+            None => roots.push(k),
         }
     }
-    let by_start = |a: &usize, b: &usize| {
-        let key = |i: usize| (nodes[i].start_nanos().unwrap_or(i128::MAX), i);
-        key(*a).cmp(&key(*b))
-    };
-    roots.sort_by(by_start);
-    for list in children.values_mut() {
-        list.sort_by(by_start);
+    roots.sort_by_key(|&k| start(k));
+    for k in 0..n {
+        kids[first[k]..first[k + 1]].sort_by_key(|&c| start(c));
     }
-    let mut visited = HashSet::default();
-    let mut out = Vec::with_capacity(members.len());
-    for start in roots.iter().chain(members.iter()).copied() {
-        if visited.contains(&start) {
+    let mut visited = vec![false; n];
+    let mut out = Vec::with_capacity(n);
+    let mut stack = Vec::new();
+    for from in roots.into_iter().chain(0..n) {
+        if visited[from] {
             continue;
         }
-        let mut stack = vec![(start, None)];
-        while let Some((i, parent)) = stack.pop() {
-            if !visited.insert(i) {
+        stack.push((from, None));
+        while let Some((k, parent)) = stack.pop() {
+            if std::mem::replace(&mut visited[k], true) {
                 continue;
             }
-            if let Some(kids) = children.get(&i) {
-                stack.extend(kids.iter().rev().map(|&k| (k, Some(i))));
-            }
-            out.push((i, parent));
+            stack.extend(
+                kids[first[k]..first[k + 1]]
+                    .iter()
+                    .rev()
+                    .map(|&c| (c, Some(k))),
+            );
+            out.push((members[k], parent.map(|p: usize| members[p])));
         }
     }
     out
@@ -397,11 +416,6 @@ mod tests {
             Some(1_544_712_660_000_000_000)
         );
         assert_eq!(nanos_from_text("-1"), None);
-        assert_eq!(timestamp_from_nanos(0), None);
-        assert_eq!(
-            timestamp_from_nanos(1_544_712_660_000_000_000).unwrap(),
-            "2018-12-13T14:51:00Z"
-        );
     }
 
     struct N(&'static str, Option<&'static str>, Option<i128>);

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use super::Sink;
 use super::message::{Message, Part};
 use super::observations::{decoded, describe, set_texts, str_of, text_of, unique_id};
-use super::{openai_chat, spans, terminal};
+use super::{openai_chat, terminal};
 use crate::classify::mark_inferred;
 use crate::record::{ErrorInfo, EventOut, JsonVal, Kind, RunRec, Src};
 
@@ -437,9 +437,8 @@ fn emit_conversation(
             head.message_context = Some(JsonVal::Serde(json!({ "reasoning": kept })));
         }
         head.usage = msg.usage.clone().map(JsonVal::Serde);
-        let at = msg.timestamp.and_then(spans::timestamp_from_nanos);
         for ev in &mut events[first..] {
-            ev.timestamp = at.clone();
+            ev.set_time_nanos(msg.timestamp);
             ev.src = Some(Src {
                 path: sink.path().to_string().into(),
                 line: conv.messages[turn].0,

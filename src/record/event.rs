@@ -75,13 +75,11 @@ pub struct EventOut<'a> {
     pub agent_id: Cow<'a, str>,
     pub action_taken: ActionOut<'a>,
     pub action_succeeded: bool,
+    /// Kept as an instant and written as RFC 3339 text: the time filter
+    /// and the grouper take the instant, and only a record written out
+    /// needs the text.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub timestamp: Option<String>,
-    /// The instant `timestamp` spells, when the reader had it as a number
-    /// ([`EventOut::set_time_nanos`]): the time filter and the grouper then need
-    /// not parse the text back.
-    #[serde(skip)]
-    pub at: Option<Timestamp>,
+    pub timestamp: Option<Timestamp>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure_classification: Option<Cow<'a, str>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -151,21 +149,15 @@ impl<'a> EventOut<'a> {
 }
 
 impl EventOut<'_> {
-    /// Sets the event's time, its text and its instant, from Unix
-    /// nanoseconds; none, or 0 (an unset time in OTLP), leaves it unset.
+    /// Sets the event's time from Unix nanoseconds; none, or 0 (an unset
+    /// time in OTLP), leaves it unset.
     pub(crate) fn set_time_nanos(&mut self, nanos: Option<i128>) {
-        self.at = nanos.filter(|n| *n > 0).map(Timestamp::from_unix_nanos);
-        self.timestamp = self.at.map(|at| at.to_string());
-    }
-
-    /// The instant of the event's time, read from its text unless the
-    /// reader gave it ([`EventOut::set_time_nanos`]).
-    pub(crate) fn instant(&self) -> Option<Timestamp> {
-        self.at
-            .or_else(|| self.timestamp.as_deref().and_then(Timestamp::parse))
+        self.timestamp = nanos.filter(|n| *n > 0).map(Timestamp::from_unix_nanos);
     }
 
     /// The event as a stage reads it, without a round trip through JSON.
+    /// Its time is not in it as text: it goes beside it as the instant
+    /// (`timestamp`), which is what a stage reads of it.
     pub(crate) fn view(&self, step: u64) -> EventView<'_> {
         EventView {
             event_id: Cow::Borrowed(&self.event_id),
@@ -184,7 +176,7 @@ impl EventOut<'_> {
                     .map(|d| Cow::Borrowed(d.as_ref()))
                     .collect(),
             ),
-            timestamp: self.timestamp.as_deref().map(Cow::Borrowed),
+            timestamp: None,
             error: self.error.clone().map(Box::new),
             output: self.output.as_deref().map(Cow::Borrowed),
         }

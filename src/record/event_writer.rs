@@ -26,7 +26,11 @@ impl EventOut<'_> {
         } else {
             b"},\"action_succeeded\":false"
         });
-        optional_text(out, "timestamp", self.timestamp.as_deref());
+        if let Some(t) = self.timestamp {
+            out.extend_from_slice(b",\"timestamp\":\"");
+            t.write_rfc3339(out);
+            out.push(b'"');
+        }
         optional_text(
             out,
             "failure_classification",
@@ -168,7 +172,8 @@ mod tests {
             ids in proptest::collection::vec(text(), 5),
             turn in any::<i64>(),
             succeeded in any::<bool>(),
-            optional in proptest::collection::vec(proptest::option::of(text()), 12),
+            optional in proptest::collection::vec(proptest::option::of(text()), 11),
+            time in proptest::option::of(-(10i128.pow(20))..10i128.pow(21)),
             inferred in any::<bool>(),
             divergence in proptest::collection::vec(text(), 0..3),
             latency in proptest::option::of((any::<Option<i64>>(), any::<Option<i64>>())),
@@ -177,11 +182,11 @@ mod tests {
             source in any::<bool>(),
         ) -> EventOut<'static> {
             let [event_id, run_id, agent_id, tool_name, path] = <[String; 5]>::try_from(ids).unwrap();
-            let [timestamp, class, cause, span, parent, error_type, error_message, text_in, digest_in, text_out, digest_out, usage] =
-                <[Option<String>; 12]>::try_from(optional).unwrap();
+            let [class, cause, span, parent, error_type, error_message, text_in, digest_in, text_out, digest_out, usage] =
+                <[Option<String>; 11]>::try_from(optional).unwrap();
             let mut ev = EventOut::new(event_id, run_id, turn, agent_id, tool_name, succeeded);
             ev.action_taken.tool_input = input.map(|m| JsonVal::Serde(serde_json::json!(m)));
-            ev.timestamp = timestamp;
+            ev.timestamp = time.map(crate::timestamp::Timestamp::from_unix_nanos);
             ev.failure_classification = class.map(Cow::Owned);
             ev.failure_source = cause.as_ref().map(|_| "span_status");
             ev.failure_inferred = inferred;
@@ -211,5 +216,18 @@ mod tests {
         fn writes_what_serde_writes(ev in event()) {
             prop_assert_eq!(by_hand(&ev), serde_json::to_string(&ev).unwrap());
         }
+    }
+
+    /// A time given in nanoseconds is written as RFC 3339 text; zero (an
+    /// unset OTLP time) is no time.
+    #[test]
+    fn a_time_in_nanoseconds_is_written_as_text() {
+        let mut ev = EventOut::new("e", "r", 0, "a", "t", true);
+        ev.set_time_nanos(Some(0));
+        assert!(!by_hand(&ev).contains("timestamp"));
+        ev.set_time_nanos(Some(1_544_712_660_000_000_000));
+        assert!(by_hand(&ev).contains(r#""timestamp":"2018-12-13T14:51:00Z""#));
+        ev.set_time_nanos(Some(1_544_712_660_250_000_000));
+        assert!(by_hand(&ev).contains(r#""timestamp":"2018-12-13T14:51:00.25Z""#));
     }
 }

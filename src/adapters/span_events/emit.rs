@@ -25,6 +25,35 @@ pub(in crate::adapters) struct Emitter {
     runs: Runs,
 }
 
+/// What a span has of its own or inherits, borrowed from the spans of its
+/// trace (or from what an earlier part of it handed on).
+#[derive(Clone, Copy, Default)]
+pub(super) struct Resolved<'a> {
+    agent: Option<&'a str>,
+    agent_fallback: Option<&'a str>,
+    run: Option<&'a str>,
+}
+
+impl<'a> Resolved<'a> {
+    fn owned(self) -> Inherited {
+        Inherited {
+            agent: self.agent.map(Rc::from),
+            agent_fallback: self.agent_fallback.map(Rc::from),
+            run: self.run.map(Rc::from),
+        }
+    }
+}
+
+impl Inherited {
+    fn borrowed(&self) -> Resolved<'_> {
+        Resolved {
+            agent: self.agent.as_deref(),
+            agent_fallback: self.agent_fallback.as_deref(),
+            run: self.run.as_deref(),
+        }
+    }
+}
+
 impl Emitter {
     /// Emits one trace's spans (in arrival order); `continues` is what a
     /// trace emitted before hands on to spans of it that came late.
@@ -37,34 +66,36 @@ impl Emitter {
     ) -> anyhow::Result<Option<Inherited>> {
         let members: Vec<usize> = (0..held.len()).collect();
         let order = spans::preorder(&held, &members);
-        // What each span has of its own or inherits, parents first.
-        let mut resolved: Vec<Inherited> = vec![Inherited::default(); held.len()];
+        // What each span has of its own or inherits, parents first,
+        // borrowed: only what the trace hands on is made to outlive it.
+        let mut resolved: Vec<Resolved<'_>> = vec![Resolved::default(); held.len()];
         // Spans whose parent is not in the trace hang under its root.
-        let mut root: Option<Inherited> = continues;
+        let mut root: Option<Resolved<'_>> = continues.as_ref().map(Inherited::borrowed);
         let mut own_root = None;
-        let own = |text: &Option<String>| text.as_deref().map(Rc::from);
         for &(i, parent) in &order {
             let span = &held[i];
             let from_parent = match parent {
-                Some(p) => resolved[p].clone(),
-                None if span.parent_id.is_some() => root.clone().unwrap_or_default(),
-                None => Inherited::default(),
+                Some(p) => resolved[p],
+                None if span.parent_id.is_some() => root.unwrap_or_default(),
+                None => Resolved::default(),
             };
-            let mine = Inherited {
-                agent: own(&span.agent).or(from_parent.agent),
-                agent_fallback: own(&span.agent_fallback).or(from_parent.agent_fallback),
-                run: own(&span.run)
-                    .or_else(|| own(&span.conversation))
+            let mine = Resolved {
+                agent: span.agent.as_deref().or(from_parent.agent),
+                agent_fallback: span
+                    .agent_fallback
+                    .as_deref()
+                    .or(from_parent.agent_fallback),
+                run: (span.run.as_deref())
+                    .or(span.conversation.as_deref())
                     .or(from_parent.run),
             };
-            if root.is_none() && span.parent_id.is_none() {
-                root = Some(mine.clone());
-            }
-            if own_root.is_none() && span.parent_id.is_none() {
-                own_root = Some(mine.clone());
+            if span.parent_id.is_none() {
+                root.get_or_insert(mine);
+                own_root.get_or_insert(mine);
             }
             resolved[i] = mine;
         }
+        let hands_on = own_root.or(root).map(Resolved::owned);
         let path = sink.path().to_string();
         let mut events = Vec::with_capacity(order.len());
         for &(i, _) in &order {
@@ -90,7 +121,7 @@ impl Emitter {
             self.runs.add(&held[*i], ev);
             sink.emit(ev)?;
         }
-        Ok(own_root.or(root))
+        Ok(hands_on)
     }
 
     /// Writes the run records, once every trace is out.
@@ -192,17 +223,16 @@ pub(super) fn blame_last_child(
     order: &[(usize, Option<usize>)],
     events: &mut [EventOut<'_>],
 ) {
-    let position: rustc_hash::FxHashMap<usize, usize> = order
-        .iter()
-        .enumerate()
-        .map(|(pos, (i, _))| (*i, pos))
-        .collect();
+    let mut position = vec![0; held.len()];
+    for (pos, (i, _)) in order.iter().enumerate() {
+        position[*i] = pos;
+    }
     // Whether anything below a span failed, filled children first.
     let mut failed_below = vec![false; events.len()];
     let mut last_child: Vec<Option<usize>> = vec![None; events.len()];
     for pos in (0..order.len()).rev() {
         let Some(parent) = order[pos].1 else { continue };
-        let p = position[&parent];
+        let p = position[parent];
         failed_below[p] |= failed_below[pos] || !events[pos].action_succeeded;
         last_child[p] = Some(last_child[p].map_or(pos, |c: usize| c.max(pos)));
     }
@@ -230,15 +260,14 @@ pub(super) struct EventSource<'p, 'u> {
 pub(super) fn event_of<'a>(
     span: &'a HeldSpan,
     index: usize,
-    resolved: &'a Inherited,
+    resolved: &Resolved<'a>,
     source: EventSource<'a, '_>,
     settings: &DecodeSettings,
 ) -> EventOut<'a> {
-    let run_id: &str = resolved.run.as_deref().unwrap_or(&span.trace_id);
+    let run_id: &str = resolved.run.unwrap_or(&span.trace_id);
     let agent_id: &str = resolved
         .agent
-        .as_deref()
-        .or(resolved.agent_fallback.as_deref())
+        .or(resolved.agent_fallback)
         .or(span.service.as_deref())
         .unwrap_or("unknown");
     let turn = span.turn.unwrap_or_default();
