@@ -608,6 +608,80 @@ impl<'a> Field<'_, 'a, '_> {
     }
 }
 
+/// A reading of a value in one exact spelling, byte by byte: see
+/// [`Field::exact`].
+pub(crate) struct Exact<'s, 'a, 'p> {
+    sc: &'s Scanner<'a, 'p>,
+    at: usize,
+}
+
+impl<'a> Field<'_, 'a, '_> {
+    /// The value read by `read` when it is spelled the way `read` expects
+    /// (compact, names in one order, no escapes), with the position past
+    /// it; None when it is spelled any other way, and then nothing is
+    /// read. A reader of one writer's output reads it so, far faster than
+    /// member by member, and leaves every other spelling to the general
+    /// scan. Objects `read` opens count to the nesting limit as the
+    /// general scan counts them: `levels` of them at most.
+    #[inline(always)]
+    pub(crate) fn exact<T>(
+        &self,
+        levels: usize,
+        read: impl FnOnce(&mut Exact<'_, 'a, '_>) -> Option<T>,
+    ) -> Option<(T, Stepped)> {
+        if self.depth + levels > MAX_DEPTH {
+            return None;
+        }
+        let mut exact = Exact {
+            sc: self.sc,
+            at: self.at,
+        };
+        let value = read(&mut exact)?;
+        Some((value, Stepped(exact.at)))
+    }
+}
+
+impl<'a> Exact<'_, 'a, '_> {
+    /// Steps over `bytes`, which must come next.
+    #[inline(always)]
+    pub(crate) fn expect(&mut self, bytes: &[u8]) -> Option<()> {
+        // The PAD zero bytes past the line, none of them in `bytes`, stop
+        // a comparison that reaches the end.
+        debug_assert!(bytes.len() <= PAD && !bytes.contains(&0));
+        (self.sc.b.get(self.at..self.at + bytes.len())? == bytes).then(|| self.at += bytes.len())
+    }
+
+    /// The next byte (0 at the end).
+    #[inline(always)]
+    pub(crate) fn peek(&self) -> u8 {
+        self.sc.byte(self.at)
+    }
+
+    /// A string without escapes: its text between the quotes.
+    #[inline(always)]
+    pub(crate) fn plain_string(&mut self) -> Option<&'a str> {
+        if self.peek() != b'"' {
+            return None;
+        }
+        let (escaped, end) = self.sc.string(self.at).ok()?;
+        if escaped {
+            return None;
+        }
+        let text = self.sc.text(self.at + 1, end - 1);
+        self.at = end;
+        Some(text)
+    }
+
+    /// A number: its text.
+    #[inline(always)]
+    pub(crate) fn number(&mut self) -> Option<&'a str> {
+        let end = self.sc.number(self.at).ok()?;
+        let text = self.sc.text(self.at, end);
+        self.at = end;
+        Some(text)
+    }
+}
+
 /// Scans a line that must hold one object, handing each member to
 /// `member`. The line is read where it stands when `tail` (its buffer from
 /// the line's start) holds a 0 byte right after it and runs at least

@@ -381,3 +381,33 @@ fn the_scanner_declines_what_serde_refuses() {
         assert!(serde.is_err(), "{line}");
     }
 }
+
+#[test]
+fn attributes_read_alike_compact_or_spaced() {
+    // Compact, as exporters write them, each is read in one pass; spaced
+    // out, member by member. Both as serde reads them.
+    for attr in [
+        r#"{"key":"turn","value":{"intValue":"3"}}"#,
+        r#"{"key":"turn","value":{"intValue":-3}}"#,
+        r#"{"key":"agent.id","value":{"stringValue":"planner"}}"#,
+        r#"{"key":"agent.id","value":{"stringValue":"caf\u00e9"}}"#,
+        r#"{"key":"action.succeeded","value":{"boolValue":false}}"#,
+        r#"{"key":"action.succeeded","value":{"boolValue":"true"}}"#,
+        r#"{"key":"latency.llm_ms","value":{"doubleValue":12.5}}"#,
+        r#"{"key":"latency.llm_ms","value":{"doubleValue":"12"}}"#,
+        r#"{"key":"turn","value":{"intValue":18446744073709551616}}"#,
+        r#"{"key":"turn","value":{"intValue":"7","stringValue":"x"}}"#,
+        r#"{"key":"turn","value":{"intValue":null}}"#,
+    ] {
+        let spaced = attr.replace(',', ", ").replace("\":", "\": ");
+        let read = |attr: &str| {
+            let line = format!(
+                r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{{"traceId":"t","spanId":"s","attributes":[{attr}]}}]}}]}}]}}"#
+            );
+            let (scanned, serde) = both(&line);
+            assert_eq!(scanned.clone().map(Ok), Some(serde), "{line}");
+            scanned
+        };
+        assert_eq!(read(attr), read(&spaced), "{attr}");
+    }
+}
