@@ -33,7 +33,7 @@ struct Traj {
 
 /// Reads trajectories from `r` into `sink`: per top-level trajectory its
 /// events (sub-agents inline), then its `run` record.
-pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
+pub(crate) fn read(r: impl Read + Send, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let mut trajectories: Vec<Traj> = Vec::new();
     super::json_lines::values(r, sink, |line, value, sink| {
         let mut reasons = Vec::new();

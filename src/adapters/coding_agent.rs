@@ -23,7 +23,7 @@ const AGENT: &str = "assistant";
 const SHELL: &str = "bash";
 
 /// Reads coding-agent trajectories from `r` into `sink`.
-pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
+pub(crate) fn read(r: impl Read + Send, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let mut k = 0usize;
     super::json_lines::values(r, sink, |line, value, sink| {
         let values = match value {

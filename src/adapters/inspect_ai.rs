@@ -16,7 +16,7 @@ use crate::record::{ErrorInfo, EventOut, JsonVal, Kind, RunRec, Src};
 
 /// Reads eval logs from `r` into `sink`: per sample its events, then its
 /// `run` record.
-pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
+pub(crate) fn read(r: impl Read + Send, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     super::json_lines::values(r, sink, |line, value, sink| {
         let log = match value {
             Ok(v) => v,

@@ -48,7 +48,7 @@ pub(super) struct LineFormat<D, W> {
 /// Reads spans from `r` into `sink` line by line, or whole when its first
 /// value is written over several lines.
 pub(super) fn spans<D, W>(
-    r: impl Read,
+    r: impl Read + Send,
     sink: &mut Sink<'_>,
     format: LineFormat<D, W>,
 ) -> anyhow::Result<()>
@@ -87,7 +87,7 @@ where
 /// `--max-document`, as a document is: these formats keep what they read
 /// to the end.
 pub(super) fn values(
-    r: impl Read,
+    r: impl Read + Send,
     sink: &mut Sink<'_>,
     each: impl FnMut(u64, Result<Value, Unreadable>, &mut Sink<'_>) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
@@ -98,7 +98,7 @@ pub(super) fn values(
 /// (`on_pool`), so that only the joining of lines is left to `each`; a
 /// value is then also dropped where it was made.
 pub(super) fn values_with<T: Send>(
-    r: impl Read,
+    r: impl Read + Send,
     sink: &mut Sink<'_>,
     on_pool: impl Fn(u64, Result<Value, Unreadable>) -> T + Sync,
     each: impl FnMut(u64, T, &mut Sink<'_>) -> anyhow::Result<()>,
@@ -111,7 +111,7 @@ pub(super) fn values_with<T: Send>(
 /// input (as for spans). Lines are read with only `members` (a whole
 /// document is read in full).
 pub(super) fn streamed_values<T: Send>(
-    r: impl Read,
+    r: impl Read + Send,
     sink: &mut Sink<'_>,
     members: Option<&'static Members>,
     on_pool: impl Fn(u64, Result<Value, Unreadable>) -> T + Sync,
@@ -130,7 +130,7 @@ enum Held {
 }
 
 fn read_values<T: Send>(
-    r: impl Read,
+    r: impl Read + Send,
     sink: &mut Sink<'_>,
     held: Held,
     members: Option<&'static Members>,
@@ -242,7 +242,7 @@ fn read_error(
     }
 }
 
-impl<R: Read> Lines<R> {
+impl<R: Read + Send> Lines<R> {
     /// Decodes every line with `decode` on the pool and hands each to
     /// `each` in input order, with its number and length in bytes.
     fn decode<T: Send>(

@@ -100,7 +100,7 @@ static MEMBERS: Members = Members {
 
 /// Reads Langfuse exports from `r` into `sink`; emits each trace once
 /// complete (see `trace_window`).
-pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
+pub(crate) fn read(r: impl Read + Send, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let settings = sink.settings.clone();
     let mut window = Window::new(sink.settings.trace_window, Observations::default());
     // Each line's observations are made on the pool; joined here in order.

@@ -71,7 +71,7 @@ const EXTRA_METADATA_NAMES: [&str; 5] = names(&[AGENT_KEYS, &["langgraph_node"]]
 
 /// Reads LangSmith runs from `r` into `sink`; emits each trace once
 /// complete (see `trace_window`).
-pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
+pub(crate) fn read(r: impl Read + Send, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let settings = sink.settings.clone();
     let mut window = Window::new(sink.settings.trace_window, Runs::default());
     // Each line's payloads are found and read on the pool; merged here in

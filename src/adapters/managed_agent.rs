@@ -21,7 +21,7 @@ const MESSAGE: &str = "message";
 
 /// Reads session event streams from `r` into `sink`: per session its events
 /// in processing order, then its `run` record.
-pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
+pub(crate) fn read(r: impl Read + Send, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let mut stream = Stream::new(sink.path());
     super::json_lines::values(r, sink, |line, value, sink| {
         let reason = match value {

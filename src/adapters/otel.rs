@@ -23,7 +23,7 @@ use crate::timestamp::Timestamp;
 /// Reads one span file from `r` into `sink`: one value per line as the
 /// lines come (see `json_lines`), or the whole file when its first value
 /// runs over several lines.
-pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
+pub(crate) fn read(r: impl Read + Send, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let settings = sink.settings.clone();
     let path = sink.path().to_string();
     let from = From {

@@ -61,7 +61,7 @@ fn held_span(
 
 /// Reads OTLP requests from `r` into `sink`, emitting each trace once it
 /// is complete (see `json_lines`).
-pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
+pub(crate) fn read(r: impl Read + Send, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let settings = sink.settings.clone();
     let format = LineFormat {
         one_line: "one OTLP request",

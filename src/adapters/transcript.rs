@@ -44,7 +44,7 @@ impl Conversation {
 /// Reads chat transcripts from `r` into `sink`: per conversation its
 /// events, then its `run` record. Messages that stand alone (one per line)
 /// make one conversation.
-pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
+pub(crate) fn read(r: impl Read + Send, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let mut conversations = Vec::new();
     // Messages standing alone, one conversation per session they name.
     let mut loose: Vec<Conversation> = Vec::new();

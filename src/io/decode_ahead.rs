@@ -76,7 +76,7 @@ where
         return Ok(());
     };
     consumer.repaired(a.chunk.repaired);
-    let mut decoded_a = decode_chunk(&a, decoder, || source.read_ahead());
+    let mut decoded_a = decode_chunk(&a, decoder, || (), reading_ahead(source));
     loop {
         let Some(b) = next(source, consumer, &mut decoded_a)? else {
             break;
@@ -128,19 +128,28 @@ where
     C: Consumer<D>,
 {
     let mut handed = Ok(());
-    let decoded = decode_chunk(next, decoder, || {
-        handed = consumer.hand_over(previous);
-        source.read_ahead();
-    });
+    let decoded = decode_chunk(
+        next,
+        decoder,
+        || handed = consumer.hand_over(previous),
+        reading_ahead(source),
+    );
     handed.map(|()| decoded)
 }
 
+/// The read of `source`'s next chunk, to run on the pool beside the
+/// decoding, when it reads ahead on this side at all.
+fn reading_ahead(source: &mut impl ChunkSource) -> Option<impl FnOnce() + Send + '_> {
+    source.reads_ahead().then(|| || source.read_ahead())
+}
+
 /// Decodes `chunk`'s lines on the pool and, once `meanwhile` has returned,
-/// on this thread too.
+/// on this thread too; `beside` runs on the pool meanwhile.
 fn decode_chunk<'c, D: LineDecoder>(
     chunk: &'c ScanChunk,
     decoder: &D,
     meanwhile: impl FnOnce(),
+    beside: Option<impl FnOnce() + Send>,
 ) -> Vec<D::Out<'c>> {
     let data = &chunk.chunk.data[..];
     let groups: Vec<_> = chunk
@@ -155,6 +164,7 @@ fn decode_chunk<'c, D: LineDecoder>(
         || decoder.scratch(),
         |scratch, i, out| out[0] = Some(decoder.decode(scratch, data, groups[i])),
         meanwhile,
+        beside,
     );
     // Every slot is filled before fill_while returns.
     tasks.into_iter().flatten().collect()

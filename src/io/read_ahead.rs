@@ -1,5 +1,5 @@
-//! Where the decode driver's chunks come from: read on the driver's own
-//! thread while the pool decodes, or on a reading thread of their own.
+//! Where the decode driver's chunks come from: read on the pool beside the
+//! decoding, or on a reading thread of their own.
 
 use std::io::{self, Read};
 use std::sync::mpsc;
@@ -8,10 +8,14 @@ use crate::io::ndjson::{ChunkReader, ScanChunk};
 
 /// Chunks of one input, ready to be scanned, for
 /// [`crate::io::decode_ahead::decode_ahead`].
-pub(crate) trait ChunkSource {
-    /// Runs while a chunk is decoded, on the thread that hands chunks over:
-    /// a source read on that thread reads its next chunk here.
+pub(crate) trait ChunkSource: Send {
+    /// Runs on the pool while a chunk is decoded and the one before is
+    /// handed over, when [`ChunkSource::reads_ahead`]: a source read on
+    /// the driver's side reads its next chunk here.
     fn read_ahead(&mut self);
+
+    /// Whether [`ChunkSource::read_ahead`] does anything.
+    fn reads_ahead(&self) -> bool;
 
     /// The next chunk, `None` at the end of input. When it has not been
     /// read yet, `meanwhile` runs first: what was decoded is handed over
@@ -25,7 +29,7 @@ pub(crate) trait ChunkSource {
     fn recycle(&mut self, chunk: ScanChunk);
 }
 
-/// An input read on the driver's thread, while the pool decodes.
+/// An input read on the driver's side, by the pool while it decodes.
 pub(crate) struct ReadInline<R> {
     reader: ChunkReader<R>,
     /// The chunk read ahead, or why it could not be.
@@ -49,7 +53,11 @@ impl<R: Read> ReadInline<R> {
     }
 }
 
-impl<R: Read> ChunkSource for ReadInline<R> {
+impl<R: Read + Send> ChunkSource for ReadInline<R> {
+    fn reads_ahead(&self) -> bool {
+        true
+    }
+
     fn read_ahead(&mut self) {
         // On a live input with nothing waiting, reading now would hold the
         // decoded chunk back until the writer writes again.
@@ -110,6 +118,10 @@ impl ReadThread {
 }
 
 impl ChunkSource for ReadThread {
+    fn reads_ahead(&self) -> bool {
+        false
+    }
+
     fn read_ahead(&mut self) {}
 
     fn next<E>(

@@ -9,7 +9,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// by `fill(scratch, first, task_slots)`, where `first` is the index of
 /// `task_slots[0]` in `slots`. All of the pool's threads but one start at
 /// once; this thread runs `meanwhile` first and then takes tasks too, so
-/// the tasks run on as many threads as the pool has.
+/// the tasks run on as many threads as the pool has. `beside`, when
+/// given, runs on the pool too (the next chunk's read), so that this
+/// thread's own work is `meanwhile` alone.
 ///
 /// Waiting for the pool instead left a core idle whenever this thread's
 /// own work ran out first: on 2 cores the four-process pipeline on 1M
@@ -20,6 +22,7 @@ pub(crate) fn fill_while<T, S, R>(
     scratch: impl Fn() -> S + Sync,
     fill: impl Fn(&mut S, usize, &mut [T]) + Sync,
     meanwhile: impl FnOnce() -> R,
+    beside: Option<impl FnOnce() + Send>,
 ) -> R
 where
     T: Send,
@@ -48,6 +51,9 @@ where
         for _ in 0..helpers {
             scope.spawn(|_| take_tasks());
         }
+        if let Some(beside) = beside {
+            scope.spawn(|_| beside());
+        }
         let r = meanwhile();
         take_tasks();
         r
@@ -74,6 +80,7 @@ mod tests {
                     }
                 },
                 || "meanwhile ran",
+                None::<fn()>,
             );
             assert_eq!(ran, "meanwhile ran");
             // One scratch per thread, not one per task.
@@ -115,6 +122,7 @@ mod tests {
                     }
                     filled.load(Ordering::SeqCst) > 0
                 },
+                None::<fn()>,
             )
         });
         assert!(seen_while_busy, "no task was decoded while `meanwhile` ran");
@@ -143,8 +151,45 @@ mod tests {
                     task.fill(Some(std::thread::current().id()));
                 },
                 || busy_done.store(true, Ordering::SeqCst),
+                None::<fn()>,
             );
             assert!(slots.iter().all(|s| *s == Some(here)));
         });
+    }
+
+    #[test]
+    fn what_runs_beside_runs_on_the_pool_while_this_thread_is_busy() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        let beside_ran = std::sync::atomic::AtomicBool::new(false);
+        let mut slots = vec![0u8; 4];
+        let (seen, here, beside_thread) = pool.install(|| {
+            let beside_thread = Mutex::new(None);
+            let seen = fill_while(
+                &mut slots,
+                1,
+                || (),
+                |_, _, task| task[0] = 1,
+                || {
+                    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+                    while !beside_ran.load(Ordering::SeqCst) && std::time::Instant::now() < deadline
+                    {
+                        std::thread::yield_now();
+                    }
+                    beside_ran.load(Ordering::SeqCst)
+                },
+                Some(|| {
+                    *beside_thread.lock().unwrap() = Some(std::thread::current().id());
+                    beside_ran.store(true, Ordering::SeqCst);
+                }),
+            );
+            let thread = beside_thread.lock().unwrap().take();
+            (seen, std::thread::current().id(), thread)
+        });
+        assert!(seen, "`beside` did not run while `meanwhile` ran");
+        assert_ne!(beside_thread, Some(here));
+        assert!(slots.iter().all(|s| *s == 1));
     }
 }
