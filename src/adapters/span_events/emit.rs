@@ -353,7 +353,7 @@ pub(super) fn outcome(span: &HeldSpan) -> (bool, Option<&'static str>) {
 
 /// The span id, unless an earlier span of the input had it (then trace and
 /// span id); a span without one is named by its trace and position.
-pub(super) fn event_id(span: &HeldSpan, index: usize, used: &mut RecentIds) -> String {
+pub(super) fn event_id<'a>(span: &'a HeldSpan, index: usize, used: &mut RecentIds) -> Cow<'a, str> {
     let id = if span.span_id.is_empty() {
         format!("{}:#{index}", span.trace_id)
     } else if used.contains_hash(span.span_hash) {
@@ -361,15 +361,15 @@ pub(super) fn event_id(span: &HeldSpan, index: usize, used: &mut RecentIds) -> S
     } else {
         // The common case: the span's own id, whose hash is known.
         used.insert_hash(span.span_hash);
-        return span.span_id.clone();
+        return Cow::Borrowed(&span.span_id);
     };
     if used.contains(&id) {
         let unique = format!("{id}#{index}");
         used.insert(&unique);
-        return unique;
+        return Cow::Owned(unique);
     }
     used.insert(&id);
-    id
+    Cow::Owned(id)
 }
 
 fn latency(span: &HeldSpan) -> Option<Latency> {
