@@ -140,7 +140,7 @@ where
 /// The read of `source`'s next chunk, to run on the pool beside the
 /// decoding, when it reads ahead on this side at all.
 fn reading_ahead(source: &mut impl ChunkSource) -> Option<impl FnOnce() + Send + '_> {
-    source.reads_ahead().then(|| || source.read_ahead())
+    source.reads_ahead().then_some(|| source.read_ahead())
 }
 
 /// Decodes `chunk`'s lines on the pool and, once `meanwhile` has returned,
