@@ -49,7 +49,7 @@ impl Timestamp {
 
     /// Days since 1970-01-01, UTC.
     pub(crate) fn day_number(&self) -> i64 {
-        self.0.div_euclid(NANOS_PER_SEC * 86_400) as i64
+        self.units_of(NANOS_PER_SEC * 86_400)
     }
 
     /// Midnight, UTC, of a day number.
@@ -59,7 +59,18 @@ impl Timestamp {
 
     /// Hours since the epoch, UTC.
     pub(crate) fn hour_number(&self) -> i64 {
-        self.0.div_euclid(NANOS_PER_SEC * 3600) as i64
+        self.units_of(NANOS_PER_SEC * 3600)
+    }
+
+    /// Whole `unit`s (of nanoseconds) since the epoch, rounded down.
+    fn units_of(&self, unit: i128) -> i64 {
+        // Instants within 292 years of 1970 fit an i64, whose division
+        // compiles inline; an i128's is a library call, made for every
+        // failure the grouper counts.
+        match (i64::try_from(self.0), i64::try_from(unit)) {
+            (Ok(n), Ok(unit)) => n.div_euclid(unit),
+            _ => self.0.div_euclid(unit) as i64,
+        }
     }
 
     /// The start of an hour number.
@@ -372,6 +383,34 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Days and hours since the epoch round down, before 1970 too, and
+    /// past what an i64 of nanoseconds holds.
+    #[test]
+    fn days_and_hours_round_down_at_any_instant() {
+        let day = NANOS_PER_SEC * 86_400;
+        for n in [
+            0,
+            1,
+            -1,
+            day,
+            day - 1,
+            -day,
+            -day - 1,
+            i128::from(i64::MAX),
+            i128::from(i64::MIN),
+            1i128 << 70,
+            -(1i128 << 70),
+        ] {
+            let t = Timestamp(n);
+            assert_eq!(t.day_number(), n.div_euclid(day) as i64, "{n}");
+            assert_eq!(
+                t.hour_number(),
+                n.div_euclid(NANOS_PER_SEC * 3600) as i64,
+                "{n}"
+            );
+        }
+    }
 
     fn norm(s: &str) -> Option<String> {
         Timestamp::parse(s).map(|t| t.to_string())

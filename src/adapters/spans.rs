@@ -137,7 +137,11 @@ pub(crate) fn split_divergence(text: &str) -> impl Iterator<Item = &str> {
 /// order.
 pub(crate) fn duration_ms(start: Option<i128>, end: Option<i128>) -> Option<i64> {
     match (start, end) {
-        (Some(s), Some(e)) if e >= s => Some(((e - s) / 1_000_000) as i64),
+        // In i64 where it fits: an i128's division is a library call.
+        (Some(s), Some(e)) if e >= s => Some(match i64::try_from(e - s) {
+            Ok(d) => d / 1_000_000,
+            Err(_) => ((e - s) / 1_000_000) as i64,
+        }),
         _ => None,
     }
 }
