@@ -140,18 +140,27 @@ fn summary_top_patterns_and_agents_fit_the_first_screen() {
         "<style>#fold{height:8px;background:#ff00fe}</style></head>",
     );
     std::fs::write(&page, marked).unwrap();
-    run_chromium_at(
-        &page,
-        &dir.path().join("profile"),
-        &format!("--screenshot={}", shot.display()),
-        "1400,900",
-    );
-    let (counts, _) = colour_counts(&shot);
-    let fold = counts
-        .iter()
-        .filter(|(c, _)| c[0] > 240 && c[1] < 16 && c[2] > 240)
-        .map(|(_, n)| n)
-        .sum::<u64>();
+    let fold_pixels = || {
+        run_chromium_at(
+            &page,
+            &dir.path().join("profile"),
+            &format!("--screenshot={}", shot.display()),
+            "1400,900",
+        );
+        let (counts, _) = colour_counts(&shot);
+        counts
+            .iter()
+            .filter(|(c, _)| c[0] > 240 && c[1] < 16 && c[2] > 240)
+            .map(|(_, n)| n)
+            .sum::<u64>()
+    };
+    // A second look before failing: once in some twenty runs the first
+    // screenshot showed nothing of #fold, on a page that was the same
+    // byte for byte as one that passed.
+    let mut fold = fold_pixels();
+    if fold == 0 {
+        fold = fold_pixels();
+    }
     assert!(
         fold > 1000,
         "the end of the summary (#fold) is not in the first 900 px ({fold} pixels of it)"
