@@ -8,9 +8,9 @@ use super::*;
 use crate::adapters::spans::RecentIds;
 use crate::record::{Kind, Latency};
 
-/// What a span takes from its ancestors. Shared, not copied: every span
-/// of a run inherits the same few names.
-#[derive(Clone, Default)]
+/// What an emitted trace hands on to spans of it that come late: the
+/// names its root has or inherits, shared by each part that continues it.
+#[derive(Clone)]
 pub(in crate::adapters) struct Inherited {
     agent: Option<Rc<str>>,
     agent_fallback: Option<Rc<str>>,
