@@ -15,6 +15,7 @@ pub mod io;
 pub(crate) mod judge;
 pub(crate) mod llm;
 pub(crate) mod narrate;
+pub(crate) mod outcomes;
 pub(crate) mod pipeline;
 pub mod record;
 pub mod recv;

@@ -8,7 +8,7 @@ use crate::config::Config;
 use crate::group::Grouper;
 use crate::io::diag::{Diag, OnBadInput};
 use crate::io::input::Input;
-use crate::record::{Batch, Kind, Pattern, SourceRec};
+use crate::record::{Batch, Kind, Pattern, RunRec, SourceRec};
 use crate::score::score;
 use crate::stream::{Kindless, Record, looks_like_records, read_records_from};
 
@@ -16,6 +16,8 @@ use crate::stream::{Kindless, Record, looks_like_records, read_records_from};
 /// the records of other kinds (findings, verdicts, …) for the renderer.
 pub(crate) struct Analysis {
     pub batch: Batch,
+    /// One per run, in the batch's run order.
+    pub runs: Vec<RunRec>,
     pub patterns: Vec<Pattern>,
     pub other: Vec<Vec<u8>>,
 }
@@ -89,12 +91,13 @@ pub(crate) fn analyze(
     } else {
         parse_and_feed(inputs, peeked, opts, &mut grouper, &mut other, diag)?
     };
-    let (mut batch, mut patterns) = grouper.finish();
+    let (mut batch, runs, mut patterns) = grouper.finish();
     batch.skipped += skipped;
     batch.recovery_window = Some(opts.config.scoring.recovery_window);
     score(&batch, &mut patterns, &opts.config.scoring);
     Ok(Analysis {
         batch,
+        runs,
         patterns,
         other,
     })
@@ -161,8 +164,8 @@ fn feed(
                 } => grouper.add_pattern(&parse_record(line, loc)?),
                 Record::Other {
                     kind: Some(Kind::Run),
-                    ..
-                } => {}
+                    line,
+                } => grouper.add_run(&parse_record(line, loc)?),
                 Record::Other { line, .. } | Record::Untyped(line) => other.push(line.to_vec()),
             }
             Ok(())

@@ -14,7 +14,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["pipeline", "diff", "judge", "narrate", "recv", "tracegen"],
     ),
     ("formats", &["adapters"]),
-    ("analysis", &["group", "score", "classify", "explain"]),
+    ("analysis", &["group", "score", "classify", "explain", "outcomes"]),
     ("output", &["render", "alert"]),
     ("services", &["llm", "http_retry"]),
     ("contract", &["record", "config", "timestamp", "stream"]),

@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::Sink;
 use super::observations::{self, describe, nanos_of, set_texts, str_of, text_of, unique_id};
 use crate::classify::mark_inferred;
-use crate::record::{EventOut, JsonVal, Kind, RunRec, Src};
+use crate::record::{EventOut, JsonVal, Outcome, OutcomeReason, RunRec, Src};
 
 /// What a message step's action is called.
 const MESSAGE: &str = "message";
@@ -317,18 +317,24 @@ impl<'t> Walk<'t> {
             mark_inferred(last, "no_answer", "the trajectory ends without an answer");
         }
         let stopped = !answered || ctx.events.last().is_some_and(|e| !e.action_succeeded);
-        let outcome = verdict(t).unwrap_or(if stopped { "failed" } else { "unknown" });
+        let reason = if answered {
+            OutcomeReason::Error
+        } else {
+            OutcomeReason::NotSubmitted
+        };
+        let stated = verdict(t, &ctx.run).unwrap_or_else(|| {
+            if stopped {
+                RunRec::failed(ctx.run.as_str(), reason)
+            } else {
+                RunRec::new(ctx.run.as_str(), Outcome::Unknown)
+            }
+        });
         for ev in &ctx.events {
             sink.emit(ev)?;
         }
         sink.emit_run(&RunRec {
-            kind: Kind::Run,
-            run_id: ctx.run,
-            outcome: outcome.to_string(),
             task: ctx.task,
-            expected: None,
-            policy: None,
-            src: None,
+            ..stated
         })?;
         Ok(())
     }
@@ -574,7 +580,7 @@ impl<'t> Walk<'t> {
 /// score (1 solved, less not), or a boolean `success`, `is_correct`,
 /// `resolved` or `passed`, at the top, in `extra` or in `final_metrics`
 /// (and its `extra`).
-fn verdict(t: &Value) -> Option<&'static str> {
+fn verdict(t: &Value, run: &str) -> Option<RunRec> {
     let places = [
         Some(t),
         t.get("extra"),
@@ -584,16 +590,12 @@ fn verdict(t: &Value) -> Option<&'static str> {
     places.into_iter().flatten().find_map(|place| {
         for key in ["success", "is_correct", "resolved", "passed"] {
             if let Some(b) = place.get(key).and_then(Value::as_bool) {
-                return Some(if b { "succeeded" } else { "failed" });
+                return Some(RunRec::judged(run, b));
             }
         }
         ["reward", "score"].iter().find_map(|key| {
             let r = place.get(*key).and_then(Value::as_f64)?;
-            Some(if r >= 1.0 - 1e-9 {
-                "succeeded"
-            } else {
-                "failed"
-            })
+            Some(RunRec::scored(run, r))
         })
     })
 }

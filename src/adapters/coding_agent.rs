@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::observations::{self, describe, nanos_of, set_texts, str_of, text_of};
 use super::{Sink, Unreadable};
 use crate::classify::mark_inferred;
-use crate::record::{ErrorInfo, EventOut, Kind, RunRec, Src};
+use crate::record::{ErrorInfo, EventOut, Outcome, OutcomeReason, RunRec, Src};
 
 /// The speaker of a transcript's actions, as τ-bench and chat readers name it.
 const AGENT: &str = "assistant";
@@ -157,18 +157,20 @@ fn emit(
         events.push(ev);
     }
     let stopped = events.last().is_some_and(|e| !e.action_succeeded);
-    let outcome = verdict(v).unwrap_or(if stopped { "failed" } else { "unknown" });
+    let stated = verdict(v, &run).unwrap_or_else(|| {
+        if stopped {
+            RunRec::failed(run.as_str(), OutcomeReason::Error)
+        } else {
+            RunRec::new(run.as_str(), Outcome::Unknown)
+        }
+    });
     for ev in &events {
         sink.emit(ev)?;
     }
     sink.emit_run(&RunRec {
-        kind: Kind::Run,
-        run_id: run,
-        outcome: outcome.to_string(),
+        task_id: Some(run.clone()),
         task,
-        expected: None,
-        policy: None,
-        src: None,
+        ..stated
     })?;
     Ok(())
 }
@@ -322,23 +324,35 @@ fn command_name(action: &str) -> String {
 /// solved, less not), a boolean `resolved`, `success` or `is_correct`, or
 /// SWE-agent's and mini-SWE-agent's `info.exit_status` when the run ended
 /// without submitting (cost or step limit, format errors, a crash).
-fn verdict(v: &Value) -> Option<&'static str> {
+fn verdict(v: &Value, run: &str) -> Option<RunRec> {
     for key in ["gold_score", "score", "reward"] {
         if let Some(r) = v.get(key).and_then(Value::as_f64) {
-            return Some(if r >= 1.0 - 1e-9 {
-                "succeeded"
-            } else {
-                "failed"
-            });
+            return Some(RunRec::scored(run, r));
         }
     }
     for key in ["resolved", "success", "is_correct"] {
         if let Some(b) = v.get(key).and_then(Value::as_bool) {
-            return Some(if b { "succeeded" } else { "failed" });
+            return Some(RunRec::judged(run, b));
         }
     }
-    let status = str_of(v.pointer("/info/exit_status"))?;
-    (!status.to_ascii_lowercase().contains("submit")).then_some("failed")
+    // SWE-agent's exit status: `submitted` (perhaps with what forced it)
+    // ends a run with an answer; anything else (`exit_cost`,
+    // `exit_context`, `exit_format`, `early_exit`, an error) without one.
+    let status = str_of(v.pointer("/info/exit_status"))?.to_ascii_lowercase();
+    if status.contains("submit") {
+        return None;
+    }
+    let reason = if ["cost", "context", "time", "limit", "step"]
+        .iter()
+        .any(|w| status.contains(w))
+    {
+        OutcomeReason::Timeout
+    } else if status.contains("error") {
+        OutcomeReason::Error
+    } else {
+        OutcomeReason::NotSubmitted
+    };
+    Some(RunRec::failed(run, reason))
 }
 
 #[cfg(test)]

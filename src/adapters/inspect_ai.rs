@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::Sink;
 use super::observations::{self, describe, nanos_of, set_texts, str_of, text_of, unique_id};
-use crate::record::{ErrorInfo, EventOut, JsonVal, Kind, RunRec, Src};
+use crate::record::{ErrorInfo, EventOut, JsonVal, Outcome, OutcomeReason, RunRec, Src};
 
 /// Reads eval logs from `r` into `sink`: per sample its events, then its
 /// `run` record.
@@ -245,22 +245,31 @@ fn emit_sample(
     for ev in &mut out {
         ev.src = Some(src.clone());
     }
-    let outcome = score_outcome(sample).unwrap_or(if sample_error.is_some() {
-        "failed"
-    } else {
-        "unknown"
+    let (mut outcome, mut reason, score) = score_outcome(sample).unwrap_or(match sample_error {
+        Some(_) => (Outcome::Failed, Some(OutcomeReason::Error), None),
+        None => (Outcome::Unknown, None, None),
     });
+    // A limit (time, tokens, messages) that ended the sample is why it
+    // failed, whatever the scorer made of what was left.
+    if sample.get("limit").is_some_and(|l| !l.is_null()) && outcome != Outcome::Succeeded {
+        outcome = Outcome::Failed;
+        reason = Some(OutcomeReason::Timeout);
+    }
     for ev in &out {
         sink.emit(ev)?;
     }
     sink.emit_run(&RunRec {
-        kind: Kind::Run,
-        run_id: run,
-        outcome: outcome.to_string(),
+        reason,
+        score,
+        task_id: str_of(sample.get("id")).map(|id| {
+            let name = str_of(eval.get("task")).unwrap_or_else(|| "eval".to_string());
+            format!("{name}/{id}")
+        }),
+        trial: sample.get("epoch").and_then(Value::as_u64),
         task: task.or_else(|| sample.get("input").and_then(text_of)),
         expected: sample.get("target").and_then(text_of),
         policy,
-        src: None,
+        ..RunRec::new(run, outcome)
     })?;
     Ok(())
 }
@@ -278,34 +287,30 @@ fn exception_type(message: &str) -> Option<String> {
 /// success and `I`, `N` (no answer), `P` (partial) failure; a number is 1
 /// for solved; a boolean says it; `correct`/`incorrect`, `pass`/`fail` and
 /// the like too. A score of several values decides nothing.
-fn score_outcome(sample: &Value) -> Option<&'static str> {
+fn score_outcome(sample: &Value) -> Option<(Outcome, Option<OutcomeReason>, Option<f64>)> {
     let scores = sample.get("scores")?.as_object()?;
     let value = scores
         .values()
         .find_map(|s| s.get("value"))
         .or_else(|| sample.pointer("/score/value"))?;
-    match value {
-        Value::Bool(b) => Some(if *b { "succeeded" } else { "failed" }),
-        Value::Number(n) => {
-            let r = n.as_f64()?;
-            Some(if r >= 1.0 - 1e-9 {
-                "succeeded"
-            } else {
-                "failed"
-            })
+    let graded = |r: f64| {
+        if r >= 1.0 - 1e-9 {
+            (Outcome::Succeeded, None, Some(r))
+        } else {
+            (Outcome::Failed, Some(OutcomeReason::LowScore), Some(r))
         }
+    };
+    let wrong = (Outcome::Failed, Some(OutcomeReason::WrongAnswer), None);
+    let right = (Outcome::Succeeded, None, None);
+    match value {
+        Value::Bool(b) => Some(if *b { right } else { wrong }),
+        Value::Number(n) => n.as_f64().map(graded),
         Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
-            "c" | "correct" | "pass" | "passed" | "true" | "yes" | "success" => Some("succeeded"),
-            "i" | "incorrect" | "n" | "p" | "partial" | "fail" | "failed" | "false" | "no" => {
-                Some("failed")
-            }
-            other => other.parse::<f64>().ok().map(|r| {
-                if r >= 1.0 - 1e-9 {
-                    "succeeded"
-                } else {
-                    "failed"
-                }
-            }),
+            "c" | "correct" | "pass" | "passed" | "true" | "yes" | "success" => Some(right),
+            "i" | "incorrect" | "fail" | "failed" | "false" | "no" => Some(wrong),
+            "n" | "noanswer" => Some((Outcome::Failed, Some(OutcomeReason::NotSubmitted), None)),
+            "p" | "partial" => Some((Outcome::Failed, Some(OutcomeReason::LowScore), None)),
+            other => other.parse::<f64>().ok().map(graded),
         },
         _ => None,
     }

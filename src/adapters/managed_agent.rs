@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::observations::{describe, nanos_of, set_texts, str_of, text_of};
 use super::{Sink, Unreadable};
 use crate::classify::mark_inferred;
-use crate::record::{ErrorInfo, EventOut, JsonVal, Kind, RunRec, Src};
+use crate::record::{ErrorInfo, EventOut, JsonVal, Outcome, OutcomeReason, RunRec, Src};
 
 /// What a message event's action is called.
 const MESSAGE: &str = "message";
@@ -177,15 +177,12 @@ impl Stream {
             }
             sink.emit(&ev)?;
         }
-        sink.emit_run(&RunRec {
-            kind: Kind::Run,
-            run_id: run,
-            outcome: if open_failure { "failed" } else { "unknown" }.to_string(),
-            task,
-            expected: None,
-            policy: None,
-            src: None,
-        })?;
+        let stated = if open_failure {
+            RunRec::failed(run, OutcomeReason::Error)
+        } else {
+            RunRec::new(run, Outcome::Unknown)
+        };
+        sink.emit_run(&RunRec { task, ..stated })?;
         Ok(())
     }
 }

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::spans::{self, RecentIds, TreeNode};
 use super::{DecodeSettings, Sink, Unreadable};
-use crate::record::{ErrorInfo, EventOut, JsonVal, Kind, RunRec, Src};
+use crate::record::{ErrorInfo, EventOut, JsonVal, Outcome, OutcomeReason, RunRec, Src};
 use crate::timestamp::Timestamp;
 
 // ---- framing: one document, a list, JSONL, concatenated documents ----
@@ -338,15 +338,15 @@ impl Verdict {
     /// A root that states its outcome is the run's verdict: a failure
     /// below it that the run recovered from stays an event. Otherwise, as
     /// in span formats, a failure recorded anywhere fails the run.
-    fn outcome(&self) -> &'static str {
+    fn outcome(&self) -> Outcome {
         if self.root_failed {
-            "failed"
+            Outcome::Failed
         } else if self.roots > 0 && self.roots_ok == self.roots {
-            "succeeded"
+            Outcome::Succeeded
         } else if self.failed {
-            "failed"
+            Outcome::Failed
         } else {
-            "unknown"
+            Outcome::Unknown
         }
     }
 }
@@ -451,14 +451,11 @@ impl RunEmitter {
         }
         let info = runs.get(run).cloned().unwrap_or_default();
         let task = info.task.or(task).or(root_input);
+        let outcome = verdict.outcome();
         sink.emit_run(&RunRec {
-            kind: Kind::Run,
-            run_id: run.clone(),
-            outcome: verdict.outcome().to_string(),
+            reason: (outcome == Outcome::Failed).then_some(OutcomeReason::Error),
             task: task.clone(),
-            expected: None,
-            policy: None,
-            src: None,
+            ..RunRec::new(run.as_str(), outcome)
         })?;
         Ok(Continued {
             agent: own_root_agent.flatten().or(root_agent),

@@ -272,7 +272,10 @@ impl<'w> Sink<'w> {
     pub(crate) fn emit_run(&mut self, run: &RunRec) -> io::Result<()> {
         match &mut self.out {
             SinkTarget::Records(w) => w.record(run),
-            SinkTarget::Consumer { .. } => Ok(()),
+            SinkTarget::Consumer { consumer, .. } => {
+                consumer.add_run(run);
+                Ok(())
+            }
         }
     }
 

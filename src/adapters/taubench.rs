@@ -13,7 +13,7 @@ use simd_json::{BorrowedValue as Value, StaticNode};
 
 use super::lax::{as_str, describe, python_str};
 use super::{DecodeSettings, Sink, Unreadable};
-use crate::record::{EventOut, JsonVal, Kind, RunRec};
+use crate::record::{EventOut, JsonVal, Outcome, OutcomeReason, RunRec};
 
 /// What a message without a tool call is, as an action.
 const MESSAGE: &str = "message";
@@ -82,7 +82,7 @@ fn decode_run<'v>(
         None => return Err(Unreadable::Missing("traj".into())),
     };
     let run_id = run_id(obj.get("task_id"), obj.get("trial"), index, prefix);
-    let outcome = outcome(obj.get("reward"))?;
+    let (outcome, reward) = outcome(obj.get("reward"))?;
     let mut replies = Replies::of(traj);
     let mut events = Vec::new();
     let mut policy: Option<String> = None;
@@ -132,17 +132,19 @@ fn decode_run<'v>(
         }
     }
     let task = obj.get("info").and_then(|i| i.get("task"));
+    let id = |v: &Value<'_>| as_str(v).map_or_else(|| python_str(v), str::to_string);
     let rec = RunRec {
-        kind: Kind::Run,
-        run_id,
-        outcome: outcome.to_string(),
+        reason: (outcome == Outcome::Failed).then_some(OutcomeReason::LowScore),
+        score: reward,
+        task_id: obj.get("task_id").map(id),
+        trial: obj.get("trial").and_then(|t| t.as_u64()),
         task: task
             .and_then(|t| t.get("instruction"))
             .and_then(as_str)
             .map(str::to_string),
         expected: task.and_then(|t| t.get("actions")).map(|a| a.encode()),
         policy,
-        src: None,
+        ..RunRec::new(run_id, outcome)
     };
     Ok((events, rec))
 }
@@ -162,12 +164,14 @@ fn run_id(
 }
 
 /// τ-bench rewards are 1.0 for a solved task and 0.0 otherwise.
-fn outcome(reward: Option<&Value<'_>>) -> Result<&'static str, Unreadable> {
+/// The outcome the reward states (1 passes; τ-bench's rewards are 0 or
+/// 1), and the reward.
+fn outcome(reward: Option<&Value<'_>>) -> Result<(Outcome, Option<f64>), Unreadable> {
     match reward {
-        None | Some(Value::Static(StaticNode::Null)) => Ok("unknown"),
+        None | Some(Value::Static(StaticNode::Null)) => Ok((Outcome::Unknown, None)),
         Some(v) => match v.cast_f64() {
-            Some(r) if r >= 1.0 - 1e-9 => Ok("succeeded"),
-            Some(_) => Ok("failed"),
+            Some(r) if r >= 1.0 - 1e-9 => Ok((Outcome::Succeeded, Some(r))),
+            Some(r) => Ok((Outcome::Failed, Some(r))),
             None => Err(Unreadable::mistyped("reward", "a number", describe(v))),
         },
     }

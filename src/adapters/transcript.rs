@@ -15,7 +15,7 @@ use super::message::{Message, Part};
 use super::observations::{decoded, describe, set_texts, str_of, text_of, unique_id};
 use super::{openai_chat, terminal};
 use crate::classify::mark_inferred;
-use crate::record::{ErrorInfo, EventOut, JsonVal, Kind, RunRec, Src};
+use crate::record::{ErrorInfo, EventOut, JsonVal, Outcome, OutcomeReason, RunRec, Src};
 
 /// What a message without a tool call is, as an action.
 const MESSAGE: &str = "message";
@@ -24,7 +24,8 @@ const MESSAGE: &str = "message";
 struct Conversation {
     id: Option<String>,
     task: Option<String>,
-    verdict: Option<&'static str>,
+    /// What the envelope states of the run (its id filled in later).
+    verdict: Option<RunRec>,
     /// Each message with the line it was read from.
     messages: Vec<(u64, Value)>,
 }
@@ -126,7 +127,10 @@ fn take(
                 .find_map(|k| str_of(v.get(*k)));
             match unwrap_session_line(v) {
                 SessionLine::Message(m) => session(loose, id, line).messages.push((line, m)),
-                SessionLine::Failed => session(loose, id, line).verdict = Some("failed"),
+                SessionLine::Failed => {
+                    session(loose, id, line).verdict =
+                        Some(RunRec::failed(String::new(), OutcomeReason::Error));
+                }
                 SessionLine::Other => {}
             }
         }
@@ -247,7 +251,7 @@ fn task_text(v: &Value) -> Option<String> {
 /// The verdict an envelope records on its run: a reward or score (1 is a
 /// pass, below it a failure, as τ-bench scores), a boolean, or scores by
 /// name (a pass when every one passes).
-fn verdict(v: &Value) -> Option<&'static str> {
+fn verdict(v: &Value) -> Option<RunRec> {
     const KEYS: &[&str] = &[
         "reward",
         "gold_score",
@@ -258,29 +262,27 @@ fn verdict(v: &Value) -> Option<&'static str> {
         "resolved",
         "passed",
     ];
-    if let Some(found) = KEYS.iter().find_map(|k| v.get(*k).and_then(pass)) {
-        return Some(if found { "succeeded" } else { "failed" });
+    if let Some((found, score)) = KEYS.iter().find_map(|k| v.get(*k).and_then(pass)) {
+        return Some(match score {
+            Some(r) => RunRec::scored(String::new(), r),
+            None => RunRec::judged(String::new(), found),
+        });
     }
     let scores = v.get("scores")?.as_object()?;
-    let each: Vec<bool> = scores.values().filter_map(pass).collect();
-    (!each.is_empty()).then(|| {
-        if each.iter().all(|p| *p) {
-            "succeeded"
-        } else {
-            "failed"
-        }
-    })
+    let each: Vec<bool> = scores.values().filter_map(pass).map(|p| p.0).collect();
+    (!each.is_empty()).then(|| RunRec::judged(String::new(), each.iter().all(|p| *p)))
 }
 
 /// Whether one recorded score is a pass: a boolean, or a number on τ-bench's
-/// scale (1 passes, 0 to 1 fails); other numbers say nothing.
-fn pass(v: &Value) -> Option<bool> {
+/// scale (1 passes, 0 to 1 fails); other numbers say nothing. With the
+/// number, when it was one.
+fn pass(v: &Value) -> Option<(bool, Option<f64>)> {
     match v {
-        Value::Bool(b) => Some(*b),
+        Value::Bool(b) => Some((*b, None)),
         Value::Number(n) => n
             .as_f64()
             .filter(|r| (0.0..=1.0).contains(r))
-            .map(|r| r >= 1.0 - 1e-9),
+            .map(|r| (r >= 1.0 - 1e-9, Some(r))),
         Value::Object(o) => o.get("value").and_then(pass),
         _ => None,
     }
@@ -454,20 +456,21 @@ fn emit_conversation(
         .rev()
         .find(|e| e.agent_id != "user")
         .is_some_and(|e| !e.action_succeeded);
-    let outcome = conv
-        .verdict
-        .unwrap_or(if last_failed { "failed" } else { "unknown" });
+    let stated = conv.verdict.clone().unwrap_or_else(|| {
+        if last_failed {
+            RunRec::failed(String::new(), OutcomeReason::Error)
+        } else {
+            RunRec::new(String::new(), Outcome::Unknown)
+        }
+    });
     for ev in &events {
         sink.emit(ev)?;
     }
     sink.emit_run(&RunRec {
-        kind: Kind::Run,
         run_id: run,
-        outcome: outcome.to_string(),
         task,
-        expected: None,
         policy,
-        src: None,
+        ..stated
     })?;
     Ok(())
 }

@@ -8,7 +8,7 @@ use std::io::Read;
 use serde_json::{Map, Value};
 
 use super::Sink;
-use crate::record::{ErrorInfo, EventOut, Kind, RunRec, Src};
+use crate::record::{ErrorInfo, EventOut, RunRec, Src};
 
 /// The speaker whose messages are the output of code execution.
 const TOOL_OUTPUT_PREFIX: &str = "exitcode:";
@@ -47,9 +47,7 @@ pub(crate) fn read(mut r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> 
         previous_text = text;
     }
     let run = RunRec {
-        kind: Kind::Run,
-        run_id,
-        outcome: outcome_of(&obj).to_string(),
+        task_id: obj.get("question_ID").and_then(scalar_text),
         task: obj
             .get("question")
             .and_then(Value::as_str)
@@ -58,11 +56,11 @@ pub(crate) fn read(mut r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> 
             .get("ground_truth")
             .or_else(|| obj.get("groundtruth"))
             .and_then(scalar_text),
-        policy: None,
         src: Some(Src {
             path: path.into(),
             line: 1,
         }),
+        ..RunRec::judged(run_id, outcome_of(&obj))
     };
     sink.emit_run(&run)?;
     Ok(())
@@ -72,11 +70,8 @@ pub(crate) fn read(mut r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> 
 /// (`is_correct`), and "failed" without one, as every run of the benchmark
 /// is a failure. (The hand-crafted set's `is_corrected` is not read: what it
 /// says is not documented.)
-fn outcome_of(obj: &Map<String, Value>) -> &'static str {
-    match obj.get("is_correct") {
-        Some(Value::Bool(true)) => "succeeded",
-        _ => "failed",
-    }
+fn outcome_of(obj: &Map<String, Value>) -> bool {
+    matches!(obj.get("is_correct"), Some(Value::Bool(true)))
 }
 
 /// The task id when the file has one (ids are unique across the benchmark),

@@ -11,13 +11,15 @@ use crate::group::{DEFAULT_BUFFER_EVENTS, Grouper};
 use crate::io::diag::Diag;
 use crate::io::input;
 use crate::io::ndjson::RecordWriter;
-use crate::record::{Batch, Header, Kind, Pattern, SourceRec};
+use crate::record::{Batch, Header, Kind, Pattern, RunRec, SourceRec};
 use crate::stream::{Kindless, Record, read_records};
 
 /// Cluster failure events into incident patterns (agent, tool,
 /// classification, divergence fields) and follow each failure to the
-/// agent's next success. Writes a `batch` record and one `pattern` record
-/// per signature in first-appearance order; other kinds pass through.
+/// agent's next success. Writes a `batch` record, one `run` record per run
+/// (its outcome, why, task and trial, and its failure events) and one
+/// `pattern` record per signature in first-appearance order; other kinds
+/// pass through.
 #[derive(Parser, Debug)]
 #[command(name = "triage-group", version)]
 #[command(mut_arg("config", |a| a.help("Configuration file ([scoring] recovery_window sets what `recovered` counts)")))]
@@ -93,6 +95,14 @@ ls shards/*.ndjson | parallel 'triage-parse {} | triage-group > {.}.partial'; tr
                         grouper.add_source(s);
                     }
                     Record::Other {
+                        kind: Some(Kind::Run),
+                        line,
+                    } => {
+                        let r: RunRec = serde_json::from_slice(line)
+                            .with_context(|| format!("{loc}: bad run record"))?;
+                        grouper.add_run(&r);
+                    }
+                    Record::Other {
                         kind: Some(Kind::Batch),
                         line,
                     } if merge => {
@@ -121,9 +131,12 @@ pass it to triage-score, or combine shards with `triage-group --merge`"
             },
         )?;
         input::refuse_empty_stdin(&inputs)?;
-        let (mut batch, patterns) = grouper.finish_lazily();
+        let (mut batch, runs, patterns) = grouper.finish_lazily();
         batch.skipped += skipped;
         out.record(&batch)?;
+        for r in &runs {
+            out.record(r)?;
+        }
         for p in patterns {
             out.record(&p)?;
         }

@@ -59,6 +59,8 @@ triage-group --merge shards/*.partial | triage-score --config triage.toml",
         out.record(&Header::for_tool(Self::NAME))?;
         let mut batch: Option<Batch> = None;
         let mut patterns: Vec<Pattern> = Vec::new();
+        // Run records follow the batch out, as triage-group wrote them.
+        let mut runs: Vec<Vec<u8>> = Vec::new();
         let mut pending = PendingPatterns {
             on_bad: self.common.on_bad_input(),
             ..PendingPatterns::default()
@@ -92,6 +94,10 @@ triage-group --merge shards/*.partial | triage-score --config triage.toml",
                         kind: Some(Kind::Pattern),
                         line,
                     } => pending.push(loc.to_string(), line, &mut patterns, diag)?,
+                    Record::Other {
+                        kind: Some(Kind::Run),
+                        line,
+                    } => runs.push(line.to_vec()),
                     Record::Other { line, .. } | Record::Untyped(line) => out.raw_line(line)?,
                     Record::Event { .. } => {
                         pending.decode_into(&mut patterns, diag)?;
@@ -130,6 +136,9 @@ the same --config)",
             );
         }
         out.record(&batch)?;
+        for line in &runs {
+            out.raw_line(line)?;
+        }
         for p in &patterns {
             out.record(p)?;
         }

@@ -184,7 +184,7 @@ fn report(a: ReportArgs, diag: &mut Diag) -> anyhow::Result<u8> {
     let inputs = input::inputs(&a.files, diag)?;
     let analysis = analyze(&inputs, &opts, diag)?;
     input::refuse_empty_stdin(&inputs)?;
-    let mut report = Report::from_scored(analysis.batch, analysis.patterns);
+    let mut report = Report::from_scored(analysis.batch, analysis.runs, analysis.patterns);
     for line in &analysis.other {
         report.add_line(line).map_err(|e| anyhow::anyhow!("{e}"))?;
     }

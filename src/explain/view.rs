@@ -1,7 +1,7 @@
 //! The read-only view of one run that detectors work on: its steps in step
 //! order, who acted at each, and the run record.
 
-use crate::record::RunRec;
+use crate::record::{Outcome, RunRec};
 
 use super::protocol::Role;
 use super::step::Step;
@@ -100,9 +100,9 @@ impl RunView {
     /// when any of its events failed: a run whose last step went well
     /// after a failure still failed, as a run read from spans does.
     pub(crate) fn failed(&self) -> bool {
-        match self.run.as_ref().map(|r| r.outcome.as_str()) {
-            Some("failed") => true,
-            Some("succeeded") => false,
+        match self.run.as_ref().map(|r| r.outcome) {
+            Some(Outcome::Failed) => true,
+            Some(Outcome::Succeeded) => false,
             _ => self.steps.iter().any(|s| !s.succeeded),
         }
     }
@@ -230,13 +230,8 @@ pub mod tests {
 
     pub(crate) fn run(steps: Vec<Step>, outcome: &str) -> RunView {
         let rec = RunRec {
-            kind: Kind::Run,
-            run_id: "r".to_string(),
-            outcome: outcome.to_string(),
             task: Some("How many stops are between A and B as of 2023?".to_string()),
-            expected: None,
-            policy: None,
-            src: None,
+            ..RunRec::new("r", Outcome::parse(outcome).expect("an outcome"))
         };
         RunView::new("r".to_string(), steps, Some(rec))
     }

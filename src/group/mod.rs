@@ -9,7 +9,8 @@ use rustc_hash::FxHashMap as HashMap;
 use crate::config::TAIL_RISK_WINDOW;
 use crate::io::intern::Interner;
 use crate::record::{
-    Batch, EventConsumer, EventView, Kind, OutOfOrder, Pattern, RunCounts, Sample, SourceRec,
+    Batch, EventConsumer, EventView, Kind, Outcome, OutOfOrder, Pattern, RunCounts, RunRec,
+    Sample, SourceRec,
 };
 use crate::timestamp::Timestamp;
 
@@ -50,6 +51,11 @@ pub struct Grouper {
     last_ts: Option<Timestamp>,
     /// Each run's earliest event timestamp, by run number.
     run_first: Vec<Option<Timestamp>>,
+    /// What the run records say of each run (outcome, why, task and
+    /// trial; no long texts), by run number.
+    run_facts: Vec<Option<RunRec>>,
+    /// Failure events of each run, by run number.
+    run_failures: Vec<u64>,
 }
 
 impl Grouper {
@@ -77,7 +83,41 @@ impl Grouper {
             first_ts: None,
             last_ts: None,
             run_first: Vec::new(),
+            run_facts: Vec::new(),
+            run_failures: Vec::new(),
         }
+    }
+
+    /// Takes a `run` record: what a format states of a run, or a shard's
+    /// merged record (whose `failure_events` it adds). Statements about
+    /// one run merge whatever order they come in ([`RunRec::merge`]).
+    pub fn add_run(&mut self, rec: &RunRec) {
+        let run = self.runs.intern(&rec.run_id) as usize;
+        if run >= self.run_facts.len() {
+            self.run_facts.resize(run + 1, None);
+        }
+        let slim = RunRec {
+            failure_events: None,
+            task: None,
+            expected: None,
+            policy: None,
+            src: None,
+            ..rec.clone()
+        };
+        match &mut self.run_facts[run] {
+            Some(facts) => facts.merge(&slim),
+            slot => *slot = Some(slim),
+        }
+        if let Some(n) = rec.failure_events {
+            self.count_run_failures(run, n);
+        }
+    }
+
+    fn count_run_failures(&mut self, run: usize, n: u64) {
+        if run >= self.run_failures.len() {
+            self.run_failures.resize(run + 1, 0);
+        }
+        self.run_failures[run] += n;
     }
 
     /// Counts `t` into the earliest timestamp of run number `run`.
@@ -112,6 +152,7 @@ impl Grouper {
         }
         let failure = if ev.is_failure() {
             self.failures_total += 1;
+            self.count_run_failures(run as usize, 1);
             Some(self.count_failure(ev, run, ts))
         } else {
             None
@@ -368,15 +409,17 @@ impl Grouper {
     /// Resolves what is left and returns the batch, its runs in time order
     /// ([`time_order`]), and the patterns in the order they first appear
     /// in those runs.
-    pub fn finish(self) -> (Batch, Vec<Pattern>) {
-        let (batch, patterns) = self.finish_lazily();
-        (batch, patterns.collect())
+    pub fn finish(self) -> (Batch, Vec<RunRec>, Vec<Pattern>) {
+        let (batch, runs, patterns) = self.finish_lazily();
+        (batch, runs, patterns.collect())
     }
 
     /// As [`Grouper::finish`], with each pattern built only when the
     /// iterator reaches it, so a writer holds one at a time beside the
     /// running totals rather than all of them.
-    pub(crate) fn finish_lazily(mut self) -> (Batch, impl Iterator<Item = Pattern>) {
+    pub(crate) fn finish_lazily(
+        mut self,
+    ) -> (Batch, Vec<RunRec>, impl Iterator<Item = Pattern>) {
         if !self.streaming {
             self.start_streaming();
         }
@@ -385,7 +428,20 @@ impl Grouper {
         self.timelines = HashMap::default();
         let runs_total = self.runs.len();
         self.run_first.resize(runs_total, None);
-        let order = time_order(&self.run_first);
+        self.run_facts.resize(runs_total, None);
+        self.run_failures.resize(runs_total, 0);
+        let order = time_order(&self.run_first, &self.runs);
+        let run_records: Vec<RunRec> = order
+            .iter()
+            .map(|&r| {
+                let facts = self.run_facts[r as usize].take();
+                RunRec {
+                    failure_events: Some(self.run_failures[r as usize]),
+                    ..facts.unwrap_or_else(|| RunRec::new(self.runs.name(r), Outcome::Unknown))
+                }
+            })
+            .collect();
+        let count = |o: Outcome| run_records.iter().filter(|r| r.outcome == o).count() as u64;
         let mut position = vec![0u32; runs_total];
         for (i, &run) in order.iter().enumerate() {
             position[run as usize] = i as u32;
@@ -413,6 +469,8 @@ impl Grouper {
             first_timestamp: self.first_ts.map(|t| t.to_string()),
             last_timestamp: self.last_ts.map(|t| t.to_string()),
             recovery_window: None,
+            runs_failed: count(Outcome::Failed),
+            runs_succeeded: count(Outcome::Succeeded),
         };
         let window = self.window;
         let runs = self.runs;
@@ -446,30 +504,38 @@ impl Grouper {
         let patterns = accs
             .into_iter()
             .map(move |acc| finish_pattern(acc, &runs, &position, window));
-        (batch, patterns)
+        (batch, run_records, patterns)
     }
 }
 
-/// Run numbers in time order: by each run's earliest timestamp, a run
-/// without one taking that of the run before it in the input (so it stays
-/// after it), ties in input order. Without timestamps, input order.
-pub(crate) fn time_order(first: &[Option<Timestamp>]) -> Vec<u32> {
+/// Run numbers in time order: by each run's earliest timestamp, runs that
+/// started at the same instant by their ids (so the order does not depend
+/// on the order the inputs came in), a run without a timestamp taking that
+/// of the run before it in the input (so it stays after it). Without
+/// timestamps, input order.
+pub(crate) fn time_order(first: &[Option<Timestamp>], runs: &Interner) -> Vec<u32> {
     let mut carried = None;
-    let mut keys: Vec<(Option<Timestamp>, u32)> = first
+    let mut keys: Vec<(Option<Timestamp>, bool, &str, u32)> = first
         .iter()
         .enumerate()
         .map(|(i, t)| {
             carried = t.or(carried);
-            (carried, i as u32)
+            // Untimed runs keep their input order after the timed ones.
+            let name = if t.is_some() { runs.name(i as u32) } else { "" };
+            (carried, t.is_none(), name, i as u32)
         })
         .collect();
     keys.sort_unstable();
-    keys.into_iter().map(|(_, i)| i).collect()
+    keys.into_iter().map(|(.., i)| i).collect()
 }
 
 impl EventConsumer for Grouper {
     fn add_source(&mut self, source: SourceRec) {
         Grouper::add_source(self, source);
+    }
+
+    fn add_run(&mut self, run: &RunRec) {
+        Grouper::add_run(self, run);
     }
 
     fn add_event_at(&mut self, ev: &EventView<'_>, at: Option<Timestamp>) -> Option<OutOfOrder> {

@@ -291,6 +291,8 @@ impl fmt::Display for OutOfOrder {
 pub trait EventConsumer {
     /// Takes a `source` record: one input read.
     fn add_source(&mut self, source: SourceRec);
+    /// Takes a `run` record: what the format states of a whole run.
+    fn add_run(&mut self, run: &RunRec);
     /// Takes one event, with its timestamp read; says when the event's run
     /// and agent went back in turn order.
     fn add_event_at(&mut self, ev: &EventView<'_>, at: Option<Timestamp>) -> Option<OutOfOrder>;

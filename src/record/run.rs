@@ -3,12 +3,124 @@
 
 use super::*;
 
-/// A `run` record: what the source knows of a whole run.
+/// How a run ended, as its source states it.
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    Failed,
+    Succeeded,
+    /// The source does not say (a span dump, events without a verdict).
+    #[default]
+    Unknown,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Failed => "failed",
+            Outcome::Succeeded => "succeeded",
+            Outcome::Unknown => "unknown",
+        }
+    }
+
+    /// The outcome a line spells; none for another word.
+    pub fn parse(s: &str) -> Option<Outcome> {
+        [Outcome::Failed, Outcome::Succeeded, Outcome::Unknown]
+            .into_iter()
+            .find(|o| o.as_str() == s)
+    }
+
+    /// Two statements of one run's outcome combined: a failure anywhere
+    /// fails the run, a success stands over silence. Commutative and
+    /// associative, so shards merge to what one pass gives.
+    pub fn merge(self, other: Outcome) -> Outcome {
+        self.min(other)
+    }
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why a run failed, as its source says it: what a report groups failed
+/// runs without a failing step by.
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum OutcomeReason {
+    /// A scorer marked the answer incorrect (a score of I, `is_correct`
+    /// false).
+    WrongAnswer,
+    /// A numeric score or reward below what passes.
+    LowScore,
+    /// The run ended without submitting an answer.
+    NotSubmitted,
+    /// The run stopped on an error (a sample error, a failed root span).
+    Error,
+    /// A time, token or step limit ended the run.
+    Timeout,
+}
+
+impl OutcomeReason {
+    pub const ALL: [OutcomeReason; 5] = [
+        OutcomeReason::WrongAnswer,
+        OutcomeReason::LowScore,
+        OutcomeReason::NotSubmitted,
+        OutcomeReason::Error,
+        OutcomeReason::Timeout,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OutcomeReason::WrongAnswer => "wrong_answer",
+            OutcomeReason::LowScore => "low_score",
+            OutcomeReason::NotSubmitted => "not_submitted",
+            OutcomeReason::Error => "error",
+            OutcomeReason::Timeout => "timeout",
+        }
+    }
+
+    /// The words a report heads a group of failed runs with.
+    pub fn label(self) -> &'static str {
+        match self {
+            OutcomeReason::WrongAnswer => "wrong answer",
+            OutcomeReason::LowScore => "low score",
+            OutcomeReason::NotSubmitted => "not submitted",
+            OutcomeReason::Error => "error",
+            OutcomeReason::Timeout => "timeout",
+        }
+    }
+}
+
+/// A `run` record: what the source knows of a whole run. triage-parse
+/// writes one per run a format states something of; triage-group writes
+/// one per run of the batch, merged across inputs and shards, without the
+/// long texts and with the run's failure events counted.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 pub struct RunRec {
+    #[serde(default = "run_kind")]
     pub kind: Kind,
     pub run_id: String,
-    pub outcome: String,
+    #[serde(default)]
+    pub outcome: Outcome,
+    /// Why a failed run failed, when its source says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<OutcomeReason>,
+    /// The score or reward the outcome was read from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<f64>,
+    /// The task's id where the file names one (a τ-bench `task_id`, an
+    /// Inspect sample id, a SWE-bench instance): trials of one task share it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<String>,
+    /// Which attempt at the task this run was (a τ-bench trial, an Inspect
+    /// epoch).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trial: Option<u64>,
+    /// Failure events of the run (written by triage-group).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_events: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -37,6 +149,108 @@ pub(super) fn source_kind() -> Kind {
     Kind::Source
 }
 
+fn run_kind() -> Kind {
+    Kind::Run
+}
+
+impl Default for RunRec {
+    fn default() -> Self {
+        RunRec {
+            kind: Kind::Run,
+            run_id: String::new(),
+            outcome: Outcome::Unknown,
+            reason: None,
+            score: None,
+            task_id: None,
+            trial: None,
+            failure_events: None,
+            task: None,
+            expected: None,
+            policy: None,
+            src: None,
+        }
+    }
+}
+
+impl RunRec {
+    /// A run record with nothing known but its id and outcome.
+    pub fn new(run_id: impl Into<String>, outcome: Outcome) -> Self {
+        RunRec {
+            kind: Kind::Run,
+            run_id: run_id.into(),
+            outcome,
+            ..RunRec::default()
+        }
+    }
+
+    /// A run its source scored: 1 (or more) passes, anything less is a
+    /// low score. Every format's scores and rewards read this way.
+    pub fn scored(run_id: impl Into<String>, score: f64) -> Self {
+        let passed = score >= 1.0 - 1e-9;
+        RunRec {
+            score: Some(score),
+            reason: (!passed).then_some(OutcomeReason::LowScore),
+            ..RunRec::new(
+                run_id,
+                if passed {
+                    Outcome::Succeeded
+                } else {
+                    Outcome::Failed
+                },
+            )
+        }
+    }
+
+    /// A run its source judged right or wrong.
+    pub fn judged(run_id: impl Into<String>, correct: bool) -> Self {
+        if correct {
+            RunRec::new(run_id, Outcome::Succeeded)
+        } else {
+            RunRec {
+                reason: Some(OutcomeReason::WrongAnswer),
+                ..RunRec::new(run_id, Outcome::Failed)
+            }
+        }
+    }
+
+    /// A failed run, and why.
+    pub fn failed(run_id: impl Into<String>, reason: OutcomeReason) -> Self {
+        RunRec {
+            reason: Some(reason),
+            ..RunRec::new(run_id, Outcome::Failed)
+        }
+    }
+
+    /// Folds another statement about the same run in: the outcomes merge
+    /// ([`Outcome::merge`]); of the rest the least value wins, so the result
+    /// does not depend on the order the statements came in.
+    pub fn merge(&mut self, other: &RunRec) {
+        fn least<T: PartialOrd + Clone>(a: &mut Option<T>, b: &Option<T>) {
+            if let Some(b) = b
+                && a.as_ref().is_none_or(|a| b < a)
+            {
+                *a = Some(b.clone());
+            }
+        }
+        let merged = self.outcome.merge(other.outcome);
+        if merged != self.outcome {
+            // The statement that decided the outcome says why.
+            self.reason = other.reason;
+            self.score = other.score;
+        } else if other.outcome == merged {
+            least(&mut self.reason, &other.reason);
+            least(&mut self.score, &other.score);
+        }
+        self.outcome = merged;
+        least(&mut self.task_id, &other.task_id);
+        least(&mut self.trial, &other.trial);
+        self.failure_events = match (self.failure_events, other.failure_events) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+        };
+    }
+}
+
 /// The `batch` record: totals over everything a stage read.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 pub struct Batch {
@@ -60,6 +274,12 @@ pub struct Batch {
     /// triage-score, so a report states the window its numbers mean.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovery_window: Option<u64>,
+    /// Runs whose outcome is failed, and succeeded (the rest are unknown):
+    /// counted from the `run` records that follow the batch.
+    #[serde(default)]
+    pub runs_failed: u64,
+    #[serde(default)]
+    pub runs_succeeded: u64,
 }
 
 impl Default for Batch {
@@ -77,7 +297,17 @@ impl Default for Batch {
             first_timestamp: None,
             last_timestamp: None,
             recovery_window: None,
+            runs_failed: 0,
+            runs_succeeded: 0,
         }
+    }
+}
+
+impl Batch {
+    /// Runs with no known outcome.
+    pub fn runs_unknown(&self) -> u64 {
+        self.runs_total
+            .saturating_sub(self.runs_failed + self.runs_succeeded)
     }
 }
 

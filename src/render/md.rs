@@ -8,8 +8,9 @@ use super::comparison::{Block, Section};
 use super::model::{Report, ReportPattern};
 use super::words::{self, Markup};
 use super::{
-    ROWS_IN_TEXT, RenderOptions, SAMPLES_SHOWN, all_clear_text, date_text, first_evidence,
-    more_rows_text, more_sources_text, named_sources, one_line, skipped_text, summary_text,
+    ROWS_IN_TEXT, RUNS_NAMED, RenderOptions, SAMPLES_SHOWN, WORST_TASKS, all_clear_text,
+    date_text, first_evidence, more_rows_text, more_sources_text, named_sources, one_line,
+    silent_explanation, silent_heading, silent_lead, skipped_text, summary_text, tasks_text,
 };
 use crate::record::Scores;
 
@@ -96,6 +97,8 @@ pub(crate) fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) 
     for p in report.patterns.iter().take(opts.top) {
         write_pattern(report, p, opts, out)?;
     }
+    write_silent_failures(report, opts, out)?;
+    write_tasks(report, out)?;
     write_agents(report, out)?;
     if let Some((unit, series)) = super::failures_per_bucket(report, opts.bucket) {
         writeln!(out, "## Failures per {unit}\n")?;
@@ -107,6 +110,92 @@ pub(crate) fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) 
     }
     write_verdicts(report, opts, out)?;
     write_changes(report, out)
+}
+
+/// Failed runs no failure event explains, by what their outcome says,
+/// each named with its root cause when verdicts came with the report.
+fn write_silent_failures(
+    report: &Report,
+    opts: &RenderOptions,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let groups = report.silent_failures();
+    if groups.is_empty() {
+        return Ok(());
+    }
+    let silent: usize = groups.iter().map(|g| g.runs.len()).sum();
+    writeln!(out, "## Failed runs with no failing step
+")?;
+    writeln!(
+        out,
+        "{}\n",
+        silent_lead(silent as u64, report.outcomes().failed)
+    )?;
+    for g in &groups {
+        writeln!(out, "### {}\n", text(&silent_heading(g)))?;
+        writeln!(out, "{}.\n", capitalized(silent_explanation(g)))?;
+        for run in g.runs.iter().take(RUNS_NAMED) {
+            let cause = report
+                .verdict_of(run)
+                .map(|v| {
+                    let evidence = first_evidence(v)
+                        .map(|e| format!(": {}", text(e)))
+                        .unwrap_or_default();
+                    format!(
+                        ": root cause {} at step {} ({}, blame: {}){evidence}",
+                        text(&v.agent_id),
+                        v.step,
+                        text(&v.category),
+                        text(&v.blame)
+                    )
+                })
+                .unwrap_or_default();
+            writeln!(
+                out,
+                "- run {}{cause}",
+                run_link(run, opts.links.run(run))
+            )?;
+        }
+        if let Some(more) = more_rows_text(g.runs.len().saturating_sub(RUNS_NAMED)) {
+            writeln!(out, "\n{more}")?;
+        }
+        writeln!(out)?;
+    }
+    writeln!(out, "---\n")
+}
+
+/// Pass counts and pass^k where tasks ran several times, the worst tasks
+/// first.
+fn write_tasks(report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    let Some(tasks) = report.tasks() else {
+        return Ok(());
+    };
+    writeln!(out, "## Tasks\n")?;
+    writeln!(out, "{}\n", tasks_text(&tasks))?;
+    writeln!(out, "| Task | Passed | pass^{} |", tasks.pass_hat.len())?;
+    writeln!(out, "|---|---|---|")?;
+    let k = tasks.pass_hat.len() as u64;
+    for t in tasks.tasks.iter().take(WORST_TASKS) {
+        writeln!(
+            out,
+            "| {} | {}/{} | {:.2} |",
+            text(&t.task_id),
+            t.passed,
+            t.trials,
+            crate::outcomes::pass_hat_k(t.passed, t.trials, k)
+        )?;
+    }
+    if let Some(more) = more_rows_text(tasks.tasks.len().saturating_sub(WORST_TASKS)) {
+        writeln!(out, "\n{more}")?;
+    }
+    writeln!(out, "\n---\n")
+}
+
+fn capitalized(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
 }
 
 /// The per-agent view: which agent fails how, and how many runs it hurt.

@@ -287,8 +287,9 @@ pub(crate) fn date_text(t: Timestamp) -> String {
     format!("{} {} UTC", &rfc[..10], &rfc[11..16])
 }
 
-/// The summary line: "3 runs analyzed, 3 incident patterns, top 3 worth
-/// your attention."
+/// The summary line: "116 of 200 runs failed (58%), 3 incident patterns,
+/// top 3 worth your attention." Without a known outcome: "3 runs analyzed
+/// (no outcome known), …".
 pub(crate) fn summary_text(report: &Report, top: usize) -> String {
     let runs = words::count(report.runs_total(), "run", "runs");
     if report.is_root_causes_only() {
@@ -298,9 +299,10 @@ pub(crate) fn summary_text(report: &Report, top: usize) -> String {
         };
         return format!("{runs} analyzed, {what}.");
     }
+    let lead = runs_text(report).unwrap_or_else(|| format!("{runs} analyzed"));
     let n = report.patterns.len();
     if n == 0 {
-        return format!("{runs} analyzed, no incident patterns.");
+        return format!("{lead}, no incident patterns.");
     }
     let shown = top.min(n);
     let top_part = if shown == 1 {
@@ -309,9 +311,109 @@ pub(crate) fn summary_text(report: &Report, top: usize) -> String {
         format!("top {shown}")
     };
     format!(
-        "{runs} analyzed, {}, {top_part} worth your attention.",
+        "{lead}, {}, {top_part} worth your attention.",
         words::count(n as u64, "incident pattern", "incident patterns")
     )
+}
+
+/// "116 of 200 runs failed (58%)", with ", 12 with no known outcome" when
+/// some state none, or "3 runs analyzed (no outcome known)"; none without
+/// runs.
+pub(crate) fn runs_text(report: &Report) -> Option<String> {
+    let c = report.outcomes();
+    if c.total == 0 {
+        return None;
+    }
+    if c.known() == 0 {
+        return Some(format!(
+            "{} analyzed (no outcome known)",
+            words::count(c.total, "run", "runs")
+        ));
+    }
+    let mut text = format!(
+        "{} of {} failed ({})",
+        c.failed,
+        words::count(c.total, "run", "runs"),
+        words::percent(c.failed as f64 / c.total as f64)
+    );
+    if c.unknown() > 0 {
+        text.push_str(&format!(", {} with no known outcome", c.unknown()));
+    }
+    Some(text)
+}
+
+/// Where tasks ran several times: "50 tasks × 4 trials: pass^1 0.42,
+/// pass^2 0.27, …; 20 tasks never passed."
+pub(crate) fn tasks_text(t: &crate::outcomes::TaskSummary) -> String {
+    let trials: Vec<u64> = t.tasks.iter().map(|t| t.trials).collect();
+    let (lo, hi) = (
+        trials.iter().min().copied().unwrap_or(0),
+        trials.iter().max().copied().unwrap_or(0),
+    );
+    let each = if lo == hi {
+        format!("{lo} trials each")
+    } else {
+        format!("{lo} to {hi} trials each")
+    };
+    let ks: Vec<String> = t
+        .pass_hat
+        .iter()
+        .map(|(k, p)| format!("pass^{k} {p:.2}"))
+        .collect();
+    let never = match t.never_passed() {
+        0 => String::new(),
+        n => format!("; {} never passed", words::count(n as u64, "task", "tasks")),
+    };
+    format!(
+        "{}, {each}: {}{never}.",
+        words::count(t.tasks.len() as u64, "task", "tasks"),
+        ks.join(", ")
+    )
+}
+
+/// Tasks a report lists as the worst.
+pub(crate) const WORST_TASKS: usize = 5;
+
+/// Run ids a report names per group of failed runs with no failing step.
+pub(crate) const RUNS_NAMED: usize = 10;
+
+/// "89 of the 116 failed runs have no failure event: only their outcome
+/// says they failed."
+pub(crate) fn silent_lead(silent: u64, failed: u64) -> String {
+    match (silent, failed) {
+        (1, 1) => "The failed run has no failure event: only its outcome says it failed.".into(),
+        (s, f) if s == f => format!(
+            "All {s} failed runs have no failure event: only their outcome says they failed."
+        ),
+        (1, f) => format!(
+            "1 of the {f} failed runs has no failure event: only its outcome says it failed."
+        ),
+        (s, f) => format!(
+            "{s} of the {f} failed runs have no failure event: only their outcome says they failed."
+        ),
+    }
+}
+
+/// The heading of a group of failed runs with no failing step.
+pub(crate) fn silent_heading(g: &crate::outcomes::SilentFailures) -> String {
+    let why = g.reason.map_or("failed, no reason stated", |r| r.label());
+    format!(
+        "{why}: {}",
+        words::count(g.runs.len() as u64, "run", "runs")
+    )
+}
+
+/// What a group of failed runs with no failing step means.
+pub(crate) fn silent_explanation(g: &crate::outcomes::SilentFailures) -> &'static str {
+    use crate::record::OutcomeReason as R;
+    match g.reason {
+        Some(R::WrongAnswer) => "the scorer marked the answer wrong, though no step failed",
+        Some(R::LowScore) => "the score or reward fell short of a pass, though no step failed",
+        Some(R::NotSubmitted) => "the run ended without submitting an answer",
+        Some(R::Error) => "the run ended on an error that no step records",
+        Some(R::Timeout) => "a time, token or step limit ended the run",
+        None => "the source says the run failed, and nothing more",
+    }
 }
 
 /// "3 input lines could not be read; see stderr."
@@ -332,11 +434,26 @@ pub(crate) fn all_clear_text(report: &Report) -> Option<String> {
         return None;
     }
     let failures = report.failures_total();
+    let c = report.outcomes();
     Some(match report.runs_total() {
         0 => "Nothing to report: no runs were read.".to_string(),
         _ if failures > 0 => format!(
             "No patterns to show, though the batch counts {}: see the warnings.",
             words::count(failures, "failure event", "failure events")
+        ),
+        runs if c.failed > 0 => format!(
+            "No failure events, but {} of {} failed: see the failed runs below.",
+            c.failed,
+            words::count(runs, "run", "runs")
+        ),
+        runs if c.unknown() > 0 => format!(
+            "No failure events in {}, but {} no known outcome: not an all clear.",
+            words::count(runs, "run", "runs"),
+            if c.unknown() == runs {
+                "they have".to_string()
+            } else {
+                format!("{} of them have", c.unknown())
+            }
         ),
         runs => format!(
             "All clear: no failures in {}.",

@@ -10,8 +10,9 @@ use serde_json::{Map, Value};
 
 use super::comparison::{self, Comparison};
 use crate::io::json_scan;
+use crate::outcomes::{self, OutcomeCounts, SilentFailures, TaskSummary};
 use crate::record::{
-    Batch, Finding, Kind, KindProbe, Pattern, RecordError, Scores, SourceRec, Verdict,
+    Batch, Finding, Kind, KindProbe, Pattern, RecordError, RunRec, Scores, SourceRec, Verdict,
     check_schema, json_reason,
 };
 use crate::timestamp::Timestamp;
@@ -90,6 +91,8 @@ pub(crate) const VERDICTS_PER_PATTERN: usize = 5;
 #[derive(Debug, Clone, Default)]
 pub struct Report {
     pub batch: Option<Batch>,
+    /// `run` records of triage-group: one per run, in run order.
+    pub runs: Vec<RunRec>,
     /// `source` records seen outside a batch (triage-parse output).
     pub sources: Vec<SourceRec>,
     /// In rank order once [`Report::finish`] ran.
@@ -117,6 +120,7 @@ pub struct Report {
 #[derive(Debug)]
 pub(crate) enum ReportLine {
     Batch(Batch),
+    Run(RunRec),
     Source(SourceRec),
     Pattern(Box<ReportPattern>),
     Finding(Finding),
@@ -173,7 +177,8 @@ impl ReportLine {
             Some(Kind::Verdict) => parse(line).map(ReportLine::Verdict),
             Some(Kind::Change) => parse(line).map(ReportLine::Change),
             Some(Kind::Event) => Ok(ReportLine::Event),
-            Some(Kind::Header | Kind::Run | Kind::Alert) | None => Ok(ReportLine::Ignored),
+            Some(Kind::Run) => parse(line).map(ReportLine::Run),
+            Some(Kind::Header | Kind::Alert) | None => Ok(ReportLine::Ignored),
         }
     }
 }
@@ -182,9 +187,10 @@ impl Report {
     /// A report of a batch and its scored patterns, for in-process callers
     /// (`triage report`); their other records (findings, verdicts, changes)
     /// follow through [`Report::add_line`].
-    pub fn from_scored(batch: Batch, patterns: Vec<Pattern>) -> Self {
+    pub fn from_scored(batch: Batch, runs: Vec<RunRec>, patterns: Vec<Pattern>) -> Self {
         let mut r = Report {
             batch: Some(batch),
+            runs,
             patterns: patterns.into_iter().map(ReportPattern::new).collect(),
             ..Report::default()
         };
@@ -208,6 +214,7 @@ impl Report {
                 self.batch = Some(batch);
             }
             ReportLine::Source(source) => self.sources.push(source),
+            ReportLine::Run(run) => self.runs.push(run),
             ReportLine::Pattern(pattern) => self.patterns.push(*pattern),
             ReportLine::Finding(finding) => self.findings.push(finding),
             ReportLine::Verdict(verdict) => self.verdicts.push(verdict),
@@ -223,6 +230,35 @@ impl Report {
     pub(crate) fn finish(&mut self) {
         self.patterns
             .sort_by_key(|p| p.scores().map_or(u64::MAX, |s| s.rank));
+    }
+
+    /// Runs failed, succeeded and unknown: counted from the run records,
+    /// else as the batch states them.
+    pub(crate) fn outcomes(&self) -> OutcomeCounts {
+        if !self.runs.is_empty() {
+            return OutcomeCounts::of(&self.runs);
+        }
+        let b = self.batch.as_ref();
+        OutcomeCounts {
+            total: self.runs_total(),
+            failed: b.map_or(0, |b| b.runs_failed),
+            succeeded: b.map_or(0, |b| b.runs_succeeded),
+        }
+    }
+
+    /// Failed runs no failure event explains, by reason.
+    pub(crate) fn silent_failures(&self) -> Vec<SilentFailures> {
+        outcomes::silent_failures(&self.runs)
+    }
+
+    /// The verdict on a run, when verdicts came with the report.
+    pub(crate) fn verdict_of(&self, run_id: &str) -> Option<&Verdict> {
+        self.verdicts.iter().find(|v| v.run_id == run_id)
+    }
+
+    /// Pass counts and pass^k of tasks that ran more than once.
+    pub(crate) fn tasks(&self) -> Option<TaskSummary> {
+        TaskSummary::of(&self.runs)
     }
 
     /// True when every pattern carries triage-score's fields.

@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 use super::*;
 use crate::adapters::spans::RecentIds;
-use crate::record::{Kind, Latency};
+use crate::record::{Latency, Outcome, OutcomeReason};
 
 /// What an emitted trace hands on to spans of it that come late: the
 /// names its root has or inherits, shared by each part that continues it.
@@ -165,16 +165,11 @@ pub(super) struct Runs {
 impl Runs {
     fn new_run(&mut self, ev: &EventOut<'_>) -> usize {
         self.order.push(RunRec {
-            kind: Kind::Run,
-            run_id: ev.run_id.to_string(),
-            outcome: "unknown".to_string(),
-            task: None,
-            expected: None,
-            policy: None,
             src: ev.src.as_ref().map(|s| Src {
                 path: s.path.to_string().into(),
                 line: s.line,
             }),
+            ..RunRec::new(ev.run_id.to_string(), Outcome::Unknown)
         });
         self.seen.push((false, None));
         self.index
@@ -201,14 +196,12 @@ impl Runs {
                 _ => {}
             }
         }
-        let outcome = match (*verdict, *failed) {
-            (Some(true), _) => "succeeded",
-            (Some(false), _) | (None, true) => "failed",
-            (None, false) => "unknown",
+        run.outcome = match (*verdict, *failed) {
+            (Some(true), _) => Outcome::Succeeded,
+            (Some(false), _) | (None, true) => Outcome::Failed,
+            (None, false) => Outcome::Unknown,
         };
-        if run.outcome != outcome {
-            run.outcome = outcome.to_string();
-        }
+        run.reason = (run.outcome == Outcome::Failed).then_some(OutcomeReason::Error);
         if root && run.task.is_none() {
             run.task = span.input.as_ref().map(|(text, _)| text.clone());
         }
