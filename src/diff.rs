@@ -7,10 +7,13 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use crate::config::ScoringConfig;
 use crate::group::{median_recovery, recovered_within};
 use crate::pipeline::Analysis;
+use crate::outcomes::{self, OutcomeCounts};
 use crate::record::{
-    Change, ChangeScope, ClassificationChange, CountChange, Kind, Pattern, PatternChange,
-    ScoreChange, SideSummary, SummaryChange,
+    Change, ChangeScope, ClassificationChange, CountChange, Kind, Outcome, PassRateChange,
+    Pattern, PatternChange, RunRec, RunTotals, ScoreChange, SideSummary, SummaryChange,
+    TaskChange,
 };
+use crate::render::comparison::{p_text, pct_text, rate_with_interval, test_text};
 use crate::render::words::classification_label;
 
 /// A larger side with fewer occurrences than this makes a label tentative.
@@ -152,6 +155,8 @@ pub(crate) fn compare(before: &Analysis, after: &Analysis, cfg: &ScoringConfig) 
         .map(|c| {
             let (b, a) = (bc.get(c).unwrap_or(&empty), ac.get(c).unwrap_or(&empty));
             let tentative = b.frequency.max(a.frequency) < TENTATIVE_BELOW;
+            let (rb, ra) = (before.batch.runs_total, after.batch.runs_total);
+            let per_run = |n: u64, runs: u64| if runs == 0 { 0.0 } else { n as f64 / runs as f64 };
             let (mb, ma) = (
                 median_recovery(&b.latencies, w),
                 median_recovery(&a.latencies, w),
@@ -166,12 +171,24 @@ pub(crate) fn compare(before: &Analysis, after: &Analysis, cfg: &ScoringConfig) 
                 top_score_before: b.top_score,
                 top_score_after: a.top_score,
                 tentative,
+                per_run_before: per_run(b.frequency, rb),
+                per_run_after: per_run(a.frequency, ra),
+                rise_p_value: Some(outcomes::rate_rise(b.frequency, rb, a.frequency, ra)),
+                unrecovered_rise_p_value: Some(outcomes::rate_rise(
+                    b.unrecovered,
+                    rb,
+                    a.unrecovered,
+                    ra,
+                )),
             }
         })
         .collect();
     let pattern_changes = pattern_changes(before, after, w);
     let summary = summary_change(before, after, w, &class_changes, &pattern_changes);
+    let (pass_rate, tasks) = pass_rate_change(&before.runs, &after.runs);
     let mut out = vec![change(ChangeScope::Summary(summary))];
+    out.push(change(ChangeScope::PassRate(pass_rate)));
+    out.extend(tasks.into_iter().map(|t| change(ChangeScope::Task(t))));
     out.extend(
         class_changes
             .into_iter()
@@ -183,6 +200,131 @@ pub(crate) fn compare(before: &Analysis, after: &Analysis, cfg: &ScoringConfig) 
             .map(|p| change(ChangeScope::Pattern(p))),
     );
     out
+}
+
+fn run_totals(runs: &[RunRec]) -> RunTotals {
+    let c = OutcomeCounts::of(runs);
+    let (lo, hi) = outcomes::wilson_95(c.succeeded, c.known());
+    let known = c.known() > 0;
+    RunTotals {
+        runs: c.total,
+        failed: c.failed,
+        succeeded: c.succeeded,
+        unknown: c.unknown(),
+        pass_rate: c.pass_rate(),
+        pass_rate_low: known.then_some(lo),
+        pass_rate_high: known.then_some(hi),
+    }
+}
+
+/// How runs of the two sides pair up: by task where each side ran every
+/// task once, else by task and trial; none unless both sides ran the same
+/// tasks (or trials) and every run of known outcome names one.
+fn pairing<'r>(
+    before: &'r [RunRec],
+    after: &'r [RunRec],
+) -> Option<Vec<(&'r RunRec, &'r RunRec)>> {
+    type Key<'a> = (&'a str, Option<u64>);
+    let keyed = |runs: &'r [RunRec], with_trial: bool| -> Option<BTreeMap<Key<'r>, &'r RunRec>> {
+        let mut out = BTreeMap::new();
+        for r in runs.iter().filter(|r| r.outcome != Outcome::Unknown) {
+            let task = r.task_id.as_deref()?;
+            let key = (task, if with_trial { Some(r.trial?) } else { None });
+            if out.insert(key, r).is_some() {
+                return None;
+            }
+        }
+        (!out.is_empty()).then_some(out)
+    };
+    let by = |with_trial| -> Option<Vec<(&'r RunRec, &'r RunRec)>> {
+        let (b, a) = (keyed(before, with_trial)?, keyed(after, with_trial)?);
+        if !b.keys().eq(a.keys()) {
+            return None;
+        }
+        Some(b.into_values().zip(a.into_values()).collect())
+    };
+    by(false).or_else(|| by(true))
+}
+
+/// The pass rates of both sides, and the tasks that flipped: paired by
+/// task where both sides ran the same ones (McNemar's exact test), else
+/// the two proportions (Fisher's exact test); one-sided, for a drop.
+fn pass_rate_change(before: &[RunRec], after: &[RunRec]) -> (PassRateChange, Vec<TaskChange>) {
+    let (b, a) = (run_totals(before), run_totals(after));
+    let mut tasks = Vec::new();
+    let (test, pairs, p_value) = match (b.pass_rate, a.pass_rate) {
+        (Some(_), Some(_)) => match pairing(before, after) {
+            Some(pairs) => {
+                for (rb, ra) in &pairs {
+                    let status = match (rb.outcome, ra.outcome) {
+                        (Outcome::Succeeded, Outcome::Failed) => "newly_failing",
+                        (Outcome::Failed, Outcome::Succeeded) => "fixed",
+                        _ => continue,
+                    };
+                    tasks.push(TaskChange {
+                        status: status.to_string(),
+                        task_id: rb.task_id.clone().unwrap_or_default(),
+                        trial: if rb.trial == ra.trial { rb.trial } else { None },
+                        run_before: rb.run_id.clone(),
+                        run_after: ra.run_id.clone(),
+                    });
+                }
+                let worse = tasks.iter().filter(|t| t.status == "newly_failing").count() as u64;
+                let better = tasks.len() as u64 - worse;
+                (
+                    "paired",
+                    Some(pairs.len() as u64),
+                    Some(outcomes::mcnemar_worse(worse, better)),
+                )
+            }
+            None => (
+                "unpaired",
+                None,
+                Some(outcomes::fisher_worse(
+                    b.failed,
+                    b.failed + b.succeeded,
+                    a.failed,
+                    a.failed + a.succeeded,
+                )),
+            ),
+        },
+        _ => ("none", None, None),
+    };
+    // Newly failing first, each by task.
+    tasks.sort_by(|x, y| {
+        (x.status != "newly_failing")
+            .cmp(&(y.status != "newly_failing"))
+            .then_with(|| crate::group::natural_cmp(&x.task_id, &y.task_id))
+            .then(x.trial.cmp(&y.trial))
+    });
+    let newly_failing = tasks.iter().filter(|t| t.status == "newly_failing").count() as u64;
+    let label = match (b.pass_rate, a.pass_rate, p_value) {
+        (Some(rb), Some(ra), Some(p)) => {
+            let points = (ra - rb) * 100.0;
+            if points.abs() < 0.05 {
+                "stable".to_string()
+            } else if points < 0.0 {
+                format!("down {:.1} points ({})", -points, p_text(p))
+            } else {
+                format!("up {points:.1} points")
+            }
+        }
+        _ => "n/a (no run of known outcome on a side)".to_string(),
+    };
+    let fixed = tasks.len() as u64 - newly_failing;
+    (
+        PassRateChange {
+            before: b,
+            after: a,
+            test: test.to_string(),
+            pairs,
+            newly_failing,
+            fixed,
+            p_value,
+            label,
+        },
+        tasks,
+    )
 }
 
 fn change(scope: ChangeScope) -> Change {
@@ -339,6 +481,10 @@ pub enum FailOn {
     Regression,
     /// Any pattern on the after side scoring at least this.
     ScoreAtLeast(f64),
+    /// The pass rate fell, significantly at `--alpha`.
+    PassRate,
+    /// The pass rate after is below this (a share, 0 to 1).
+    PassRateBelow(f64),
 }
 
 impl FailOn {
@@ -352,6 +498,8 @@ impl FailOn {
             FailOn::Regression => format!("{n} regressions"),
             FailOn::ScoreAtLeast(x) if one => format!("1 pattern scoring >= {x}"),
             FailOn::ScoreAtLeast(x) => format!("{n} patterns scoring >= {x}"),
+            FailOn::PassRate => "the pass rate dropped".to_string(),
+            FailOn::PassRateBelow(x) => format!("the pass rate is below {}", pct_text(*x)),
         }
     }
 }
@@ -362,6 +510,8 @@ impl std::fmt::Display for FailOn {
             FailOn::New => f.write_str("new"),
             FailOn::Regression => f.write_str("regression"),
             FailOn::ScoreAtLeast(x) => write!(f, "score>={x}"),
+            FailOn::PassRate => f.write_str("pass-rate"),
+            FailOn::PassRateBelow(x) => write!(f, "pass-rate<{}", pct_text(*x)),
         }
     }
 }
@@ -372,10 +522,33 @@ impl std::str::FromStr for FailOn {
         match s {
             "new" => Ok(FailOn::New),
             "regression" => Ok(FailOn::Regression),
+            "pass-rate" => Ok(FailOn::PassRate),
+            _ if s.starts_with("pass-rate<") => {
+                let x = s["pass-rate<".len()..].trim();
+                let (num, scale) = match x.strip_suffix('%') {
+                    Some(n) => (n, 100.0),
+                    None => (x, 1.0),
+                };
+                let v = num
+                    .trim()
+                    .parse::<f64>()
+                    .map_err(|_| format!("{s:?}: {x:?} is not a number"))?
+                    / scale;
+                if !(0.0..=1.0).contains(&v) {
+                    return Err(format!(
+                        "{s:?}: a pass rate is between 0 and 1 (or 0% and 100%)"
+                    ));
+                }
+                Ok(FailOn::PassRateBelow(v))
+            }
             _ => {
                 let x = s
                     .strip_prefix("score>=")
-                    .ok_or_else(|| format!("{s:?}: expected new, regression or score>=X"))?;
+                    .ok_or_else(|| {
+                        format!(
+                            "{s:?}: expected new, regression, score>=X, pass-rate or pass-rate<X"
+                        )
+                    })?;
                 x.trim()
                     .parse::<f64>()
                     .map(FailOn::ScoreAtLeast)
@@ -401,6 +574,9 @@ pub struct GateOptions {
     /// Percent a count may grow before `regression` holds.
     pub tolerance_pct: f64,
     pub min_events: u64,
+    /// The significance a rise (`regression`) or drop (`pass-rate`) must
+    /// reach to trip a gate.
+    pub alpha: f64,
 }
 
 /// The reasons `cond` holds, and how many classifications or patterns it
@@ -413,6 +589,8 @@ pub(crate) fn failing(
     let grew = |b: f64, a: f64| a > b * (1.0 + opts.tolerance_pct / 100.0) + 1e-9;
     let small = |c: &CountChange| c.before.max(c.after) < opts.min_events;
     let mut out = Vec::new();
+    // Pass-rate reasons: judged on runs, not on --min-events.
+    let mut direct = Vec::new();
     let mut below = 0;
     let mut add = |count: &CountChange, reason: Reason| {
         if small(count) {
@@ -445,16 +623,66 @@ pub(crate) fn failing(
                     );
                 }
             }
+            (ChangeScope::PassRate(p), FailOn::PassRate) => {
+                if let (Some(rb), Some(ra), Some(pv)) =
+                    (p.before.pass_rate, p.after.pass_rate, p.p_value)
+                    && ra < rb
+                    && pv < opts.alpha
+                {
+                    direct.push(Reason {
+                        subject: "pass rate".to_string(),
+                        text: format!(
+                            "pass rate fell from {} to {}, {} ({}; alpha {})",
+                            rate_with_interval(&p.before),
+                            rate_with_interval(&p.after),
+                            p_text(pv),
+                            test_text(p),
+                            opts.alpha
+                        ),
+                    });
+                }
+            }
+            (ChangeScope::PassRate(p), FailOn::PassRateBelow(x)) => {
+                if let Some(ra) = p.after.pass_rate
+                    && ra < *x
+                {
+                    direct.push(Reason {
+                        subject: "pass rate".to_string(),
+                        text: format!(
+                            "pass rate {} is below {} (before: {})",
+                            rate_with_interval(&p.after),
+                            pct_text(*x),
+                            rate_with_interval(&p.before)
+                        ),
+                    });
+                }
+            }
             (ChangeScope::Classification(k), FailOn::Regression) => {
                 let label = classification_label(&k.classification);
+                let (rb, ra) = (summary_runs(changes, false), summary_runs(changes, true));
+                let rate = |n: u64, runs: u64| if runs == 0 { 0.0 } else { n as f64 / runs as f64 };
                 let rose: Vec<String> = [
                     ("failure events", &k.frequency),
                     ("unrecovered events", &k.unrecovered),
                 ]
                 .into_iter()
-                .filter(|(_, count)| grew(count.before as f64, count.after as f64))
+                .filter(|(_, count)| {
+                    let (b, a) = (rate(count.before, rb), rate(count.after, ra));
+                    grew(b, a)
+                        && outcomes::rate_rise(count.before, rb, count.after, ra) < opts.alpha
+                })
                 .map(|(what, count)| {
-                    format!("{what} rose from {} to {}", count.before, count.after)
+                    let p = outcomes::rate_rise(count.before, rb, count.after, ra);
+                    format!(
+                        "{what} per run rose from {:.2} to {:.2} ({} in {} runs to {} in {}; {})",
+                        rate(count.before, rb),
+                        rate(count.after, ra),
+                        count.before,
+                        rb,
+                        count.after,
+                        ra,
+                        p_text(p)
+                    )
                 })
                 .collect();
                 if !rose.is_empty() {
@@ -470,7 +698,19 @@ pub(crate) fn failing(
             _ => {}
         }
     }
+    out.extend(direct);
     (out, below)
+}
+
+/// Runs of one side, as the summary change states them.
+fn summary_runs(changes: &[Change], after: bool) -> u64 {
+    changes
+        .iter()
+        .find_map(|c| match &c.change {
+            ChangeScope::Summary(s) => Some(if after { s.after.runs } else { s.before.runs }),
+            _ => None,
+        })
+        .unwrap_or(0)
 }
 
 /// "1 event", "2 events"

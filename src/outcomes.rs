@@ -46,7 +46,7 @@ impl OutcomeCounts {
 }
 
 /// Failed runs with no failure event, by what their outcome says.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct SilentFailures {
     /// None: the source says the run failed, not why.
     pub reason: Option<OutcomeReason>,
@@ -73,7 +73,7 @@ pub fn silent_failures(runs: &[RunRec]) -> Vec<SilentFailures> {
 }
 
 /// One task's runs of known outcome.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct TaskPasses {
     pub task_id: String,
     pub passed: u64,
@@ -83,7 +83,7 @@ pub struct TaskPasses {
 /// Tasks that ran more than once: pass counts, and pass^k, the chance
 /// that k trials of a task drawn at random all pass (τ-bench's
 /// reliability measure), averaged over tasks.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct TaskSummary {
     /// Every task with a known outcome, worst first (fewest passes for its
     /// trials, then by id).

@@ -38,6 +38,7 @@ pub fn score(batch: &Batch, patterns: &mut [Pattern], cfg: &ScoringConfig) -> us
         .map(|(i, r)| (r.as_str(), i))
         .collect();
     let windows = trend_windows(batch.run_order.len());
+    let ordered = windows.as_ref().map(|w| time_ordered(batch, w));
     let mut recounted = 0;
     for p in patterns.iter_mut() {
         let recovered = recovered_within(&p.recovery_latencies, cfg.recovery_window);
@@ -46,9 +47,10 @@ pub fn score(batch: &Batch, patterns: &mut [Pattern], cfg: &ScoringConfig) -> us
             recounted += 1;
         }
         let s = score_one(p, max_freq, batch.runs_total, cfg);
-        let trend = match &windows {
-            None => "insufficient data".to_string(),
-            Some(w) => trend(p, &run_pos, w).to_string(),
+        let trend = match (&windows, ordered) {
+            (None, _) => "insufficient data".to_string(),
+            (Some(_), Some(Err(why))) => why.to_string(),
+            (Some(w), _) => trend(p, &run_pos, w).to_string(),
         };
         p.score = Some(Scores { trend, ..s });
     }
@@ -129,6 +131,23 @@ fn trend_windows(n: usize) -> Option<TrendWindows> {
             recent: n / 2..n,
         }
     })
+}
+
+/// Whether the recent window's runs came after the baseline's: with
+/// timestamps, the baseline's latest start before the recent window's
+/// earliest. Otherwise which runs are "recent" is a matter of order, not of
+/// time, and the trend would invent a direction: "started together" or
+/// "no time order".
+fn time_ordered(batch: &Batch, w: &TrendWindows) -> Result<(), &'static str> {
+    let at = |i: usize| batch.run_first_timestamps.get(i).cloned().flatten();
+    let at = |i: usize| at(i).as_deref().and_then(crate::timestamp::Timestamp::parse);
+    let last_base = w.baseline.clone().filter_map(at).max();
+    let first_recent = w.recent.clone().map(at).collect::<Option<Vec<_>>>();
+    match (last_base, first_recent.and_then(|r| r.into_iter().min())) {
+        (Some(b), Some(r)) if b < r => Ok(()),
+        (Some(_), Some(_)) => Err("started together"),
+        _ => Err("no time order"),
+    }
 }
 
 fn trend(p: &Pattern, run_pos: &HashMap<&str, usize>, w: &TrendWindows) -> &'static str {

@@ -1,10 +1,12 @@
 //! Properties of grouping: merging the partials of shards equals one pass
-//! over the shards' events (when no run spans two shards), buffering does
-//! not change an in-order result, and counts in equal counts out.
+//! over the shards' events and run records (when no run spans two shards),
+//! whatever the order of the lines and however runs fall into shards, with
+//! runs that started at the same instant; buffering does not change an
+//! in-order result; and counts in equal counts out.
 
 use proptest::prelude::*;
 use triage::group::Grouper;
-use triage::record::{Batch, EventView, Pattern};
+use triage::record::{Batch, EventView, Outcome, Pattern, RunRec};
 
 #[derive(Debug, Clone)]
 struct Ev {
@@ -56,21 +58,46 @@ fn ev_strategy() -> impl Strategy<Value = Ev> {
         })
 }
 
-fn group(lines: &[String], buffer: usize) -> (Batch, Vec<Pattern>) {
+type Grouped = (Batch, Vec<RunRec>, Vec<Pattern>);
+
+/// A `run` record of run `run`: its outcome as a format states it.
+fn run_line(run: u8, outcome: u8) -> String {
+    let outcome = ["failed", "succeeded", "unknown"][outcome as usize % 3];
+    let reason = if outcome == "failed" {
+        r#","reason":"low_score","score":0.0"#
+    } else {
+        ""
+    };
+    format!(
+        r#"{{"kind":"run","run_id":"run{run}","outcome":"{outcome}"{reason},"task_id":"t{}","trial":{}}}"#,
+        run / 2,
+        run % 2
+    )
+}
+
+fn group(lines: &[String], buffer: usize) -> Grouped {
     let mut g = Grouper::with_buffer(3, buffer);
     for l in lines {
+        if l.starts_with(r#"{"kind":"run""#) {
+            g.add_run(&serde_json::from_str(l).unwrap());
+            continue;
+        }
         let v: EventView = serde_json::from_str(l).unwrap();
         g.add_event(&v);
     }
     g.finish()
 }
 
-fn merge(partials: &[(Batch, Vec<Pattern>)]) -> (Batch, Vec<Pattern>) {
+fn merge(partials: &[Grouped]) -> Grouped {
     let mut g = Grouper::new(3);
-    for (b, ps) in partials {
+    for (b, runs, ps) in partials {
         // Partials travel as NDJSON between processes.
         let b: Batch = serde_json::from_str(&serde_json::to_string(b).unwrap()).unwrap();
         g.add_batch(&b);
+        for r in runs {
+            let r: RunRec = serde_json::from_str(&serde_json::to_string(r).unwrap()).unwrap();
+            g.add_run(&r);
+        }
         for p in ps {
             let p: Pattern = serde_json::from_str(&serde_json::to_string(p).unwrap()).unwrap();
             g.add_pattern(&p);
@@ -97,9 +124,40 @@ proptest! {
     }
 
     #[test]
+    fn any_order_and_any_sharding_give_one_answer(
+        evs in proptest::collection::vec(ev_strategy(), 1..120),
+        outcomes in proptest::collection::vec(0u8..3, 6),
+        shard_of_run in proptest::collection::vec(0usize..4, 6),
+        order in proptest::collection::vec(any::<u32>(), 126),
+    ) {
+        // Every run starts at one of three instants, so most runs tie.
+        let mut lines: Vec<(u8, String)> = evs.iter().enumerate().map(|(i, e)| (e.run, e.json(i))).collect();
+        for (run, o) in outcomes.iter().enumerate() {
+            lines.push((run as u8, run_line(run as u8, *o)));
+        }
+        let one = group(&lines.iter().map(|l| l.1.clone()).collect::<Vec<_>>(), usize::MAX);
+        // The same lines shuffled, and cut into shards by run.
+        let mut keyed: Vec<(u32, (u8, String))> = lines.into_iter().enumerate().map(|(i, l)| (order[i % order.len()].wrapping_add(i as u32), l)).collect();
+        keyed.sort_by_key(|(k, _)| *k);
+        let shuffled: Vec<(u8, String)> = keyed.into_iter().map(|(_, l)| l).collect();
+        let all: Vec<String> = shuffled.iter().map(|l| l.1.clone()).collect();
+        prop_assert_eq!(&group(&all, usize::MAX), &one);
+        let mut shards: Vec<Vec<String>> = vec![Vec::new(); 4];
+        for (run, line) in &shuffled {
+            shards[shard_of_run[*run as usize]].push(line.clone());
+        }
+        let partials: Vec<Grouped> = shards.iter().map(|s| group(s, usize::MAX)).collect();
+        let merged = merge(&partials);
+        prop_assert_eq!(&merged, &one);
+        let failed = merged.1.iter().filter(|r| r.outcome == Outcome::Failed).count() as u64;
+        prop_assert_eq!(merged.0.runs_failed, failed);
+    }
+
+    #[test]
     fn counts_in_equal_counts_out(evs in proptest::collection::vec(ev_strategy(), 0..150)) {
         let lines: Vec<String> = evs.iter().enumerate().map(|(i, e)| e.json(i)).collect();
-        let (batch, patterns) = group(&lines, usize::MAX);
+        let (batch, runs, patterns) = group(&lines, usize::MAX);
+        prop_assert_eq!(runs.iter().map(|r| r.failure_events.unwrap()).sum::<u64>(), batch.failures_total);
         prop_assert_eq!(batch.events_total, evs.len() as u64);
         let failures = evs.iter().filter(|e| !e.ok || e.class.is_some()).count() as u64;
         prop_assert_eq!(batch.failures_total, failures);

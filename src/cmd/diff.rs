@@ -41,13 +41,19 @@ pub struct SidesArgs {
     #[arg(value_name = "AFTER")]
     pub after: PathBuf,
     /// Exit 1 when this holds: `new` (a new pattern), `regression` (more failure or unrecovered
-    /// events in any classification), or `score>=X` (a pattern after scores at least X; scores are
-    /// scaled to each batch, so `regression` does not compare them). Repeatable.
+    /// events per run in any classification, beyond noise at --alpha), `score>=X` (a pattern after
+    /// scores at least X; scores are scaled to each batch, so `regression` does not compare them),
+    /// `pass-rate` (the pass rate fell, beyond noise at --alpha) or `pass-rate<X` (the pass rate
+    /// after is below X, as 0.8 or 80%). Repeatable.
     #[arg(long, value_name = "COND")]
     pub fail_on: Vec<FailOn>,
-    /// Percent a count may grow before `regression` holds.
+    /// Percent a rate per run may grow before `regression` holds.
     #[arg(long, value_name = "PCT", default_value_t = 0.0)]
     pub tolerance: f64,
+    /// The significance a rise (`regression`) or a drop (`pass-rate`) must reach: the chance of a
+    /// change at least as large if nothing had changed.
+    #[arg(long, value_name = "P", default_value_t = 0.05, value_parser = alpha)]
+    pub alpha: f64,
     /// A classification or pattern with fewer events than N on both sides cannot trip a gate
     /// (the comparison marks those below 5 "tentative"; `--min-events 5` leaves them out).
     #[arg(long, value_name = "N", default_value_t = 0)]
@@ -76,6 +82,7 @@ impl SidesArgs {
         let opts = GateOptions {
             tolerance_pct: self.tolerance,
             min_events: self.min_events,
+            alpha: self.alpha,
         };
         gate(&self.fail_on, opts, changes, diag)
     }
@@ -114,6 +121,13 @@ triage-parse new/*.jsonl | triage-diff baseline.ndjson -",
         }
         out.flush()?;
         Ok(self.sides.gate(&changes, diag))
+    }
+}
+
+fn alpha(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(a) if a > 0.0 && a < 1.0 => Ok(a),
+        _ => Err(format!("{s:?}: a significance level between 0 and 1, such as 0.05")),
     }
 }
 
@@ -231,12 +245,20 @@ pub fn gate(conditions: &[FailOn], opts: GateOptions, changes: &[Change], diag: 
     for cond in conditions {
         let (reasons, small) = failing(cond, changes, opts);
         below += small;
-        for r in &reasons {
+        let in_verdict = matches!(cond, FailOn::PassRate | FailOn::PassRateBelow(_));
+        for r in reasons.iter().filter(|_| !in_verdict) {
             diag::to_stderr(format_args!("{tool}: fail-on {cond}: {}\n", r.text));
         }
-        if !reasons.is_empty() {
-            held.push(cond.count_text(reasons.len()));
-            subjects.extend(reasons.into_iter().map(|r| r.subject));
+        match cond {
+            // The verdict itself says both rates and the p-value.
+            FailOn::PassRate | FailOn::PassRateBelow(_) => {
+                held.extend(reasons.into_iter().map(|r| r.text));
+            }
+            _ if !reasons.is_empty() => {
+                held.push(cond.count_text(reasons.len()));
+                subjects.extend(reasons.into_iter().map(|r| r.subject));
+            }
+            _ => {}
         }
     }
     let unjudged =
@@ -254,12 +276,19 @@ pub fn gate(conditions: &[FailOn], opts: GateOptions, changes: &[Change], diag: 
         crate::render::more_sources_text(more)
     );
     if let Some(n) = unjudged {
-        why.push_str("; ");
+        if !why.is_empty() {
+            why.push_str("; ");
+        }
         why.push_str(&n);
     }
+    let why = if why.is_empty() {
+        String::new()
+    } else {
+        format!(" ({why})")
+    };
     diag::to_stderr(format_args!(
-        "{tool}: gate failed: {} ({why})\n",
-        held.join(", ")
+        "{tool}: gate failed: {}{why}\n",
+        held.join("; ")
     ));
     cli::EXIT_NEGATIVE
 }

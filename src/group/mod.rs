@@ -508,25 +508,60 @@ impl Grouper {
     }
 }
 
-/// Run numbers in time order: by each run's earliest timestamp, runs that
-/// started at the same instant by their ids (so the order does not depend
-/// on the order the inputs came in), a run without a timestamp taking that
-/// of the run before it in the input (so it stays after it). Without
-/// timestamps, input order.
+/// Run numbers in time order: by each run's earliest timestamp, runs
+/// without one after those with one; ties (runs that started at the same
+/// instant, or have no timestamp) by run id, numbers in ids by their value
+/// (`task-2` before `task-10`). Input order plays no part, so the order of
+/// files, lines and shards never changes it.
 pub(crate) fn time_order(first: &[Option<Timestamp>], runs: &Interner) -> Vec<u32> {
-    let mut carried = None;
-    let mut keys: Vec<(Option<Timestamp>, bool, &str, u32)> = first
+    let mut keys: Vec<(bool, Option<Timestamp>, u32)> = first
         .iter()
         .enumerate()
-        .map(|(i, t)| {
-            carried = t.or(carried);
-            // Untimed runs keep their input order after the timed ones.
-            let name = if t.is_some() { runs.name(i as u32) } else { "" };
-            (carried, t.is_none(), name, i as u32)
-        })
+        .map(|(i, t)| (t.is_none(), *t, i as u32))
         .collect();
-    keys.sort_unstable();
+    keys.sort_unstable_by(|a, b| {
+        (a.0, a.1)
+            .cmp(&(b.0, b.1))
+            .then_with(|| natural_cmp(runs.name(a.2), runs.name(b.2)))
+    });
     keys.into_iter().map(|(.., i)| i).collect()
+}
+
+/// Compares ids with their runs of digits by value: `t9` < `t10`. Equal
+/// values of different spelling (`07`, `7`) fall back to the text, so the
+/// order is total.
+pub(crate) fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    let (mut x, mut y) = (a.as_bytes(), b.as_bytes());
+    loop {
+        match (x.first(), y.first()) {
+            (None, None) => return a.cmp(b),
+            (None, Some(_)) => return Ordering::Less,
+            (Some(_), None) => return Ordering::Greater,
+            (Some(c), Some(d)) if c.is_ascii_digit() && d.is_ascii_digit() => {
+                let nx = x.iter().take_while(|c| c.is_ascii_digit()).count();
+                let ny = y.iter().take_while(|c| c.is_ascii_digit()).count();
+                let (dx, dy) = (&x[..nx], &y[..ny]);
+                let tx = dx.iter().skip_while(|c| **c == b'0').count();
+                let ty = dy.iter().skip_while(|c| **c == b'0').count();
+                let ord = tx
+                    .cmp(&ty)
+                    .then_with(|| dx[nx - tx..].cmp(&dy[ny - ty..]));
+                if ord != Ordering::Equal {
+                    return ord;
+                }
+                x = &x[nx..];
+                y = &y[ny..];
+            }
+            (Some(c), Some(d)) => {
+                if c != d {
+                    return c.cmp(d);
+                }
+                x = &x[1..];
+                y = &y[1..];
+            }
+        }
+    }
 }
 
 impl EventConsumer for Grouper {

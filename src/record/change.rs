@@ -58,6 +58,67 @@ pub struct ClassificationChange {
     pub top_score_after: Option<f64>,
     /// The larger side has fewer than 5 occurrences.
     pub tentative: bool,
+    /// Failure events per run on each side: what a regression is judged on,
+    /// so a batch twice the size at the same rate is no regression.
+    #[serde(default)]
+    pub per_run_before: f64,
+    #[serde(default)]
+    pub per_run_after: f64,
+    /// The chance of a rise in failure events per run at least this large
+    /// if the rate had not changed (an exact test on two Poisson rates).
+    #[serde(default)]
+    pub rise_p_value: Option<f64>,
+    /// The same for unrecovered events.
+    #[serde(default)]
+    pub unrecovered_rise_p_value: Option<f64>,
+}
+
+/// One side's runs: how many failed and passed, and the pass rate of those
+/// with a known outcome with its 95% interval (Wilson).
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Default)]
+pub struct RunTotals {
+    pub runs: u64,
+    pub failed: u64,
+    pub succeeded: u64,
+    pub unknown: u64,
+    pub pass_rate: Option<f64>,
+    pub pass_rate_low: Option<f64>,
+    pub pass_rate_high: Option<f64>,
+}
+
+/// Two batches' pass rates and whether the change is beyond noise.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct PassRateChange {
+    pub before: RunTotals,
+    pub after: RunTotals,
+    /// `paired`: McNemar's exact test over the tasks (or task trials) both
+    /// batches ran; `unpaired`: Fisher's exact test on the two proportions;
+    /// `none`: a side has no run of known outcome.
+    pub test: String,
+    /// Tasks (or task trials) compared pair by pair.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pairs: Option<u64>,
+    /// Pairs that passed before and fail after, and the other way.
+    #[serde(default)]
+    pub newly_failing: u64,
+    #[serde(default)]
+    pub fixed: u64,
+    /// One-sided: the chance of a drop at least this large by chance.
+    pub p_value: Option<f64>,
+    /// "down 12.0 points (p = 0.003)", "up 4.0 points", "stable".
+    pub label: String,
+}
+
+/// A task whose outcome flipped between the batches.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct TaskChange {
+    /// `newly_failing` or `fixed`.
+    pub status: String,
+    pub task_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trial: Option<u64>,
+    pub run_before: String,
+    pub run_after: String,
 }
 
 /// One pattern's change: new, resolved or persisting.
@@ -82,6 +143,9 @@ pub struct PatternChange {
 #[serde(tag = "scope", rename_all = "lowercase")]
 pub enum ChangeScope {
     Summary(SummaryChange),
+    #[serde(rename = "pass_rate")]
+    PassRate(PassRateChange),
+    Task(TaskChange),
     Classification(ClassificationChange),
     Pattern(PatternChange),
 }

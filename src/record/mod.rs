@@ -20,8 +20,8 @@ mod verdict;
 
 pub use alert::Alert;
 pub use change::{
-    Change, ChangeScope, ClassificationChange, CountChange, PatternChange, ScoreChange,
-    SideSummary, SummaryChange,
+    Change, ChangeScope, ClassificationChange, CountChange, PassRateChange, PatternChange,
+    RunTotals, ScoreChange, SideSummary, SummaryChange, TaskChange,
 };
 pub use event::{
     ActionOut, ActionView, ErrorInfo, EventConsumer, EventOut, EventView, JsonVal, Latency,

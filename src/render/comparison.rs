@@ -10,7 +10,8 @@ use serde_json::{Map, Value};
 use super::words;
 use super::words::value_text;
 use crate::record::{
-    ClassificationChange, CountChange, PatternChange, ScoreChange, SideSummary, SummaryChange,
+    ClassificationChange, CountChange, PassRateChange, PatternChange, RunTotals, ScoreChange, SideSummary,
+    SummaryChange, TaskChange,
 };
 
 /// Items a list or table shows before it counts the rest (JSON has them all).
@@ -77,18 +78,30 @@ fn typed(changes: &[Map<String, Value>], rows: usize) -> Option<Comparison> {
     let mut summary: Option<SummaryChange> = None;
     let mut classes: Vec<ClassificationChange> = Vec::new();
     let mut patterns: Vec<PatternChange> = Vec::new();
+    let mut pass_rate: Option<PassRateChange> = None;
+    let mut tasks: Vec<TaskChange> = Vec::new();
     for c in changes {
         let v = Value::Object(c.clone());
         match c.get("scope").and_then(Value::as_str)? {
             "summary" => summary = Some(serde_json::from_value(v).ok()?),
             "classification" => classes.push(serde_json::from_value(v).ok()?),
             "pattern" => patterns.push(serde_json::from_value(v).ok()?),
+            "pass_rate" => pass_rate = Some(serde_json::from_value(v).ok()?),
+            "task" => tasks.push(serde_json::from_value(v).ok()?),
             _ => return None,
         }
     }
     let mut out = Comparison::default();
     if let Some(s) = &summary {
         out.sides = vec![side("Before", &s.before), side("After", &s.after)];
+        if let Some(p) = &pass_rate {
+            out.sections.push(pass_rate_section(p));
+            if !tasks.is_empty() {
+                let mut t = task_section(&tasks);
+                t.limit(rows);
+                out.sections.push(t);
+            }
+        }
         out.sections.push(summary_section(s));
         out.sections.push(list(
             "Headline",
@@ -156,6 +169,98 @@ fn summary_section(s: &SummaryChange) -> Section {
     )
 }
 
+/// A p-value as a reader wants it: "p = 0.012", or "p < 0.001".
+pub(crate) fn p_text(p: f64) -> String {
+    if p < 0.001 {
+        "p < 0.001".to_string()
+    } else {
+        format!("p = {p:.3}")
+    }
+}
+
+/// "42.0%"
+pub(crate) fn pct_text(x: f64) -> String {
+    format!("{:.1}%", x * 100.0)
+}
+
+/// "42.0% (95% CI 35.4-48.9%)"
+pub(crate) fn rate_with_interval(t: &RunTotals) -> String {
+    match (t.pass_rate, t.pass_rate_low, t.pass_rate_high) {
+        (Some(r), Some(lo), Some(hi)) => format!(
+            "{} (95% CI {:.1}-{:.1}%)",
+            pct_text(r),
+            lo * 100.0,
+            hi * 100.0
+        ),
+        _ => "unknown".to_string(),
+    }
+}
+
+/// "McNemar's exact test over 50 paired tasks" or "Fisher's exact test".
+pub(crate) fn test_text(p: &PassRateChange) -> String {
+    match (p.test.as_str(), p.pairs) {
+        ("paired", Some(n)) => format!(
+            "McNemar's exact test over {n} paired tasks: {} newly failing, {} fixed",
+            p.newly_failing, p.fixed
+        ),
+        ("unpaired", _) => "Fisher's exact test on the two proportions".to_string(),
+        _ => "no test".to_string(),
+    }
+}
+
+/// Runs and pass rates of both sides, with their intervals and the test.
+fn pass_rate_section(p: &PassRateChange) -> Section {
+    let rate = rate_with_interval;
+    let rows = vec![
+        vec![
+            "Runs".to_string(),
+            p.before.runs.to_string(),
+            p.after.runs.to_string(),
+            String::new(),
+        ],
+        vec![
+            "Failed runs".to_string(),
+            p.before.failed.to_string(),
+            p.after.failed.to_string(),
+            String::new(),
+        ],
+        vec![
+            "Runs of unknown outcome".to_string(),
+            p.before.unknown.to_string(),
+            p.after.unknown.to_string(),
+            String::new(),
+        ],
+        vec![
+            "Pass rate".to_string(),
+            rate(&p.before),
+            rate(&p.after),
+            format!("{} ({})", p.label, test_text(p)),
+        ],
+    ];
+    table("Runs", &["Metric", "Before", "After", "Δ"], rows)
+}
+
+/// Tasks that newly fail, then those fixed.
+fn task_section(tasks: &[TaskChange]) -> Section {
+    let rows = tasks
+        .iter()
+        .map(|t| {
+            vec![
+                t.task_id.clone(),
+                t.trial.map(|n| n.to_string()).unwrap_or_default(),
+                t.status.replace('_', " "),
+                t.run_before.clone(),
+                t.run_after.clone(),
+            ]
+        })
+        .collect();
+    table(
+        "Tasks whose outcome changed",
+        &["Task", "Trial", "Change", "Run before", "Run after"],
+        rows,
+    )
+}
+
 fn class_section(classes: &[ClassificationChange]) -> Section {
     let rows = classes
         .iter()
@@ -164,6 +269,7 @@ fn class_section(classes: &[ClassificationChange]) -> Section {
                 words::classification_label(&c.classification).into_owned(),
                 c.frequency.before.to_string(),
                 c.frequency.after.to_string(),
+                format!("{:.2} → {:.2}", c.per_run_before, c.per_run_after),
                 c.frequency.label.clone(),
                 c.unrecovered.before.to_string(),
                 c.unrecovered.after.to_string(),
@@ -178,6 +284,7 @@ fn class_section(classes: &[ClassificationChange]) -> Section {
             "Classification",
             "Before",
             "After",
+            "Per run",
             "Δ frequency",
             "Unrecovered before",
             "Unrecovered after",

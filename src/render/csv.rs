@@ -1,4 +1,5 @@
-//! CSV: one table, one row per pattern with every field, for
+//! CSV: one table, one row per pattern with every field (and one per
+//! reason failed runs without a failing step failed for), for
 //! spreadsheets. Lists of names are joined with ";", maps and samples are
 //! compact JSON. With no patterns, the verdicts (else the findings, else the
 //! pattern changes of a comparison, their nested fields as
@@ -75,13 +76,44 @@ pub(crate) fn left_out(report: &Report) -> Option<String> {
 
 pub(crate) fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     let rows: Vec<Map<String, Value>> = match row_kind(report) {
-        None => Vec::new(),
-        Some(RowKind::Pattern) => report.patterns.iter().map(|p| p.to_json()).collect(),
+        None => silent_rows(report),
+        Some(RowKind::Pattern) => report
+            .patterns
+            .iter()
+            .map(|p| p.to_json())
+            .chain(silent_rows(report))
+            .collect(),
         Some(RowKind::Verdict) => report.verdicts.iter().map(to_map).collect(),
         Some(RowKind::Finding) => report.findings.iter().map(to_map).collect(),
         Some(RowKind::Change) => change_rows(&report.changes),
     };
     write_rows(&rows, out)
+}
+
+/// Failed runs with no failing step, one row per reason after the
+/// patterns, in the patterns' columns: `pattern_id` `runs/<reason>`,
+/// `frequency` and `runs_seen` the runs, `run_ids` them all.
+fn silent_rows(report: &Report) -> Vec<Map<String, Value>> {
+    let total = report.runs_total();
+    report
+        .silent_failures()
+        .into_iter()
+        .map(|g| {
+            let reason = g.reason.map_or("failed", |r| r.as_str());
+            let mut row = Map::new();
+            row.insert("pattern_id".into(), format!("runs/{reason}").into());
+            row.insert(
+                "display_name".into(),
+                format!("failed runs with no failing step: {}", super::silent_heading(&g)).into(),
+            );
+            row.insert("failure_classification".into(), reason.into());
+            row.insert("frequency".into(), (g.runs.len() as u64).into());
+            row.insert("runs_seen".into(), (g.runs.len() as u64).into());
+            row.insert("runs_total".into(), total.into());
+            row.insert("run_ids".into(), g.runs.into());
+            row
+        })
+        .collect()
 }
 
 /// A comparison's pattern changes: the summary and classification changes

@@ -10,8 +10,9 @@ use super::comparison::{Block, Comparison};
 use super::model::{Report, ReportPattern};
 use super::words::{self, Urgency};
 use super::{
-    ROWS_IN_TEXT, RenderOptions, SAMPLES_SHOWN, TableStyle, all_clear_text, first_evidence,
-    more_rows_text, one_line, skipped_text, summary_text,
+    ROWS_IN_TEXT, RenderOptions, SAMPLES_SHOWN, TableStyle, WORST_TASKS, all_clear_text,
+    first_evidence, more_rows_text, one_line, silent_lead, skipped_text, summary_text,
+    tasks_text,
 };
 
 pub(crate) fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
@@ -42,6 +43,8 @@ pub(crate) fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) 
                 writeln!(out, "{t}")?;
             }
         }
+        write_silent_failures(report, opts.table, out)?;
+        write_tasks(report, opts.table, out)?;
     }
     if !report.verdicts.is_empty() {
         writeln!(out, "\nRoot causes per failed run")?;
@@ -59,6 +62,67 @@ pub(crate) fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) 
     }
     if let Some(c) = report.comparison() {
         write_comparison(&c, opts.table, out)?;
+    }
+    Ok(())
+}
+
+/// Failed runs no failure event explains: one row per reason, with the
+/// first runs named and their root cause when verdicts came along.
+fn write_silent_failures(report: &Report, style: TableStyle, out: &mut dyn Write) -> io::Result<()> {
+    let groups = report.silent_failures();
+    if groups.is_empty() {
+        return Ok(());
+    }
+    let silent: usize = groups.iter().map(|g| g.runs.len()).sum();
+    writeln!(out, "\nFailed runs with no failing step")?;
+    writeln!(out, "{}", silent_lead(silent as u64, report.outcomes().failed))?;
+    let mut t = new_table(style, &["Outcome", "Runs", "First runs"]);
+    for g in &groups {
+        let named: Vec<String> = g
+            .runs
+            .iter()
+            .take(3)
+            .map(|r| match report.verdict_of(r) {
+                Some(v) => format!("{} (step {}, {})", one_line(r), v.step, one_line(&v.category)),
+                None => one_line(r).into_owned(),
+            })
+            .collect();
+        let more = g.runs.len().saturating_sub(3);
+        let mut first = named.join(", ");
+        if more > 0 {
+            first.push_str(&format!(" and {more} more"));
+        }
+        t.add_row(vec![
+            Cell::new(g.reason.map_or("failed, no reason stated", |r| r.label())),
+            Cell::new(g.runs.len()),
+            Cell::new(first),
+        ]);
+    }
+    writeln!(out, "{t}")
+}
+
+/// Pass^k and the worst tasks, where tasks ran several times.
+fn write_tasks(report: &Report, style: TableStyle, out: &mut dyn Write) -> io::Result<()> {
+    let Some(tasks) = report.tasks() else {
+        return Ok(());
+    };
+    writeln!(out, "\nTasks: {}", tasks_text(&tasks))?;
+    let k = tasks.pass_hat.len() as u64;
+    let pass_k = format!("pass^{k}");
+    let mut t = new_table(style, &["Task", "Passed", &pass_k]);
+    for task in tasks.tasks.iter().take(WORST_TASKS) {
+        t.add_row(vec![
+            Cell::new(one_line(&task.task_id)),
+            Cell::new(format!("{}/{}", task.passed, task.trials)),
+            Cell::new(format!(
+                "{:.2}",
+                crate::outcomes::pass_hat_k(task.passed, task.trials, k)
+            )),
+        ]);
+    }
+    writeln!(out, "{t}")?;
+    if let Some(more) = more_rows_text(tasks.tasks.len().saturating_sub(WORST_TASKS)) {
+        writeln!(out, "{more}")?;
     }
     Ok(())
 }

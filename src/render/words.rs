@@ -292,6 +292,10 @@ fn recurrence(s: &Scores) -> String {
         "insufficient data" => format!("{seen}. "),
         "new" => format!("{seen} and is new in the recent ones. "),
         "resolved" => format!("{seen} and seems resolved in the recent ones. "),
+        "started together" => {
+            format!("{seen}; the runs started together, so it has no trend over time. ")
+        }
+        "no time order" => format!("{seen}; without timestamps the runs have no time order. "),
         trend => format!("{seen}; its trend is {trend}. "),
     }
 }

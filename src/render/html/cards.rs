@@ -245,3 +245,68 @@ pub(super) fn write_verdicts(page: &mut Page, report: &Report, links: &LinksConf
         page.lit("</details>\n");
     }
 }
+
+/// Failed runs no failure event explains, one table row per reason with
+/// the runs it names (and their root cause, when verdicts came along);
+/// then pass^k and the worst tasks where tasks ran several times.
+pub(super) fn write_runs(page: &mut Page, report: &Report, links: &LinksConfig) {
+    let groups = report.silent_failures();
+    if !groups.is_empty() {
+        let silent: usize = groups.iter().map(|g| g.runs.len()).sum();
+        html!(
+            page,
+            "<section class=\"panel\" id=\"silent\"><h2>Failed runs with no failing step</h2><p>{}</p>\
+             <table><tr><th>Outcome</th><th>Runs</th><th>Which</th></tr>",
+            silent_lead(silent as u64, report.outcomes().failed)
+        );
+        for g in &groups {
+            html!(
+                page,
+                "<tr><td>{}</td><td>{}</td><td>",
+                silent_heading(g),
+                silent_explanation(g)
+            );
+            for (i, run) in g.runs.iter().take(ROWS_IN_HTML).enumerate() {
+                if i > 0 {
+                    page.lit(", ");
+                }
+                match links.run(run) {
+                    Some(url) => html!(page, "<a href=\"{}\"><code>{}</code></a>", url, run),
+                    None => html!(page, "<code>{}</code>", run),
+                }
+                if let Some(v) = report.verdict_of(run) {
+                    html!(page, " (step {}, {})", v.step, v.category);
+                }
+            }
+            if let Some(more) = more_rows_text(g.runs.len().saturating_sub(ROWS_IN_HTML)) {
+                html!(page, " {}", more);
+            }
+            page.lit("</td></tr>");
+        }
+        page.lit("</table></section>\n");
+    }
+    let Some(tasks) = report.tasks() else {
+        return;
+    };
+    let k = tasks.pass_hat.len() as u64;
+    html!(
+        page,
+        "<section class=\"panel\" id=\"tasks\"><h2>Tasks</h2><p>{}</p>\
+         <table><tr><th>Task</th><th>Passed</th><th>pass^{}</th></tr>",
+        tasks_text(&tasks),
+        k
+    );
+    for t in tasks.tasks.iter().take(ROWS_IN_HTML) {
+        html!(
+            page,
+            "<tr><td>{}</td><td>{}/{}</td><td>{}</td></tr>",
+            t.task_id,
+            t.passed,
+            t.trials,
+            format!("{:.2}", crate::outcomes::pass_hat_k(t.passed, t.trials, k))
+        );
+    }
+    page.lit("</table>");
+    write_more_rows(page, tasks.tasks.len().saturating_sub(ROWS_IN_HTML));
+    page.lit("</section>\n");
+}

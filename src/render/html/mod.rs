@@ -12,7 +12,8 @@ use super::model::{Report, ReportPattern};
 use super::words::{self, Urgency};
 use super::{
     ROWS_IN_HTML, RenderOptions, SAMPLES_SHOWN, all_clear_text, date_text, more_rows_text,
-    more_sources_text, named_sources, skipped_text, summary_text,
+    more_sources_text, named_sources, silent_explanation, silent_heading, silent_lead,
+    skipped_text, summary_text, tasks_text,
 };
 use crate::config::LinksConfig;
 use crate::config::TAIL_RISK_WINDOW;
@@ -132,6 +133,7 @@ pub(crate) fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) 
             if let Some(text) = all_clear_text(report) {
                 html!(page, r#"<p class="panel">{}</p>"#, text);
             }
+            write_runs(&mut page, report, &opts.links);
         } else {
             // The first screen (1400×900): summary, top patterns, per agent;
             // the rest opens in place.
@@ -144,6 +146,7 @@ pub(crate) fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) 
             write_charts(&mut page, report, opts);
             page.lit("</details>\n");
             write_cards(&mut page, report, opts);
+            write_runs(&mut page, report, &opts.links);
         }
     }
     write_verdicts(&mut page, report, &opts.links);
@@ -229,7 +232,7 @@ fn write_tiles(page: &mut Page, report: &Report, opts: &RenderOptions) {
         (
             report.runs_total().to_string(),
             "runs analyzed",
-            String::new(),
+            runs_failed_text(report),
         ),
         (
             report.patterns.len().to_string(),
@@ -258,6 +261,24 @@ fn write_tiles(page: &mut Page, report: &Report, opts: &RenderOptions) {
         );
     }
     page.lit("</section>\n");
+}
+
+/// "116 failed (58%)" under the runs tile; "no outcome known" when none
+/// states one.
+fn runs_failed_text(report: &Report) -> String {
+    let c = report.outcomes();
+    if c.known() == 0 {
+        return "no outcome known".to_string();
+    }
+    let mut text = format!(
+        "{} failed ({})",
+        c.failed,
+        words::percent(c.failed as f64 / c.total.max(1) as f64)
+    );
+    if c.unknown() > 0 {
+        text.push_str(&format!(", {} unknown", c.unknown()));
+    }
+    text
 }
 
 /// Rows of the per-agent view on the first screen; the rest open in place.
