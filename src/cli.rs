@@ -385,6 +385,20 @@ pub(crate) fn finite_number(s: &str) -> Result<f64, String> {
     }
 }
 
+/// A share from 0 to 1, written as one (0.3) or as a percentage (30%).
+pub(crate) fn share(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let (num, scale) = match t.strip_suffix('%') {
+        Some(n) => (n.trim(), 100.0),
+        None => (t, 1.0),
+    };
+    match finite_number(num)? / scale {
+        x if (0.0..=1.0).contains(&x) => Ok(x),
+        _ if scale > 1.0 => Err(format!("{s} is not between 0% and 100%")),
+        _ => Err(format!("{s} is not between 0 and 1")),
+    }
+}
+
 /// A flag's count that must be at least 1 (clap's own range check
 /// prints the type's maximum as the bound).
 pub(crate) fn positive<T: std::str::FromStr + From<u8> + PartialOrd>(s: &str) -> Result<T, String> {
@@ -414,13 +428,6 @@ pub(crate) fn size(s: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("{s:?}: out of range"))
 }
 
-/// A flag's share: a number from 0 to 1.
-pub(crate) fn share(s: &str) -> Result<f64, String> {
-    match finite_number(s)? {
-        x if (0.0..=1.0).contains(&x) => Ok(x),
-        _ => Err(format!("{s} is not between 0 and 1")),
-    }
-}
 
 #[cfg(test)]
 mod tests {

@@ -104,6 +104,42 @@ pub(crate) fn alert_record(
     }
 }
 
+/// The `alert` record of the failed-run rate: `pattern_id` `runs/failed`,
+/// `final_score` the share of runs that failed.
+pub(crate) fn failed_runs_record(
+    failed: u64,
+    total: u64,
+    rate: f64,
+    policy: &Policy,
+    outcome: &Outcome,
+    send: Option<&webhook::SendReport>,
+    preview: Option<serde_json::Value>,
+) -> Alert {
+    let (last_fired, cooldown_until) = match outcome {
+        Outcome::Suppressed { last, until } => (Some(rfc3339(*last)), Some(rfc3339(*until))),
+        _ => (None, None),
+    };
+    Alert {
+        kind: Kind::Alert,
+        pattern_id: payload::FAILED_RUNS_ID.to_string(),
+        display_name: format!(
+            "{failed} of {} failed ({})",
+            crate::render::words::count(total, "run", "runs"),
+            crate::render::words::percent(rate)
+        ),
+        final_score: rate,
+        threshold: policy.threshold,
+        decision: outcome.decision().to_string(),
+        attempts: send.map_or(0, |s| s.attempts),
+        http_status: send.and_then(|s| s.status),
+        error: send.and_then(|s| s.error.clone()),
+        webhook: send.map(|s| s.webhook.clone()),
+        last_fired,
+        cooldown_until,
+        payload: preview,
+    }
+}
+
 fn rfc3339(unix_secs: i64) -> String {
     Timestamp::from_unix_nanos(i128::from(unix_secs) * 1_000_000_000).to_string()
 }

@@ -67,6 +67,61 @@ pub(crate) fn payload(
     }
 }
 
+/// What the share of failed runs of a batch pages with: "116 of 200 runs
+/// failed (58%), at or above 30%", in the receiver's shape.
+pub(crate) fn failed_runs_payload(
+    format: PayloadFormat,
+    failed: u64,
+    total: u64,
+    threshold: f64,
+) -> Value {
+    let rate = if total == 0 {
+        0.0
+    } else {
+        failed as f64 / total as f64
+    };
+    let line = |m: &dyn Markup| {
+        format!(
+            "{}{}: {} of {} failed ({}), at or above {}",
+            m.siren(),
+            m.bold("Triage alert"),
+            failed,
+            count(total, "run", "runs"),
+            percent(rate),
+            percent(threshold)
+        )
+    };
+    let fields = json!({
+        "pattern_id": FAILED_RUNS_ID,
+        "runs_failed": failed,
+        "runs_total": total,
+        "failed_run_rate": rate,
+        "threshold": threshold,
+    });
+    match format {
+        PayloadFormat::Slack => {
+            let mut v = fields;
+            v["text"] = Value::String(line(&Slack));
+            v["unfurl_links"] = Value::Bool(false);
+            v["unfurl_media"] = Value::Bool(false);
+            v
+        }
+        PayloadFormat::Discord => json!({
+            "content": line(&Discord),
+            "allowed_mentions": {"parse": []},
+            "flags": DISCORD_SUPPRESS_EMBEDS,
+        }),
+        PayloadFormat::Json => {
+            let mut v = fields;
+            v["text"] = Value::String(line(&Plain));
+            v
+        }
+    }
+}
+
+/// The id the failed-run rate alerts under (its cooldown is kept by it).
+pub(crate) const FAILED_RUNS_ID: &str = "runs/failed";
+
 /// The fields every receiver that reads JSON gets (the reference's set).
 fn fields(pattern: &Pattern, scores: &Scores) -> Value {
     json!({

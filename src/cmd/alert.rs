@@ -8,10 +8,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use anyhow::Context;
 use clap::Parser;
 
-use crate::alert::payload::{PayloadFormat, payload};
+use crate::alert::payload::{FAILED_RUNS_ID, PayloadFormat, failed_runs_payload, payload};
 use crate::alert::state::AlertState;
 use crate::alert::webhook::Webhook;
-use crate::alert::{Decision, Outcome, Policy, alert_record};
+use crate::alert::{Decision, Outcome, Policy, alert_record, failed_runs_record};
 use crate::cli::{self, CommonArgs, ConfigArg, Tool};
 use crate::io::diag::{Diag, OnBadInput};
 use crate::io::input::Input;
@@ -48,6 +48,10 @@ pub struct Args {
     /// A pattern that fired stays quiet this many seconds. Default: [alerting] cooldown_seconds, else 3600.
     #[arg(long, value_name = "SECONDS")]
     pub cooldown: Option<u64>,
+    /// Also page when at least this share of the batch's runs failed (0.3 or 30%), under the id
+    /// `runs/failed` with its own cooldown.
+    #[arg(long, value_name = "RATE", value_parser = cli::share)]
+    pub failed_runs: Option<f64>,
     /// The receiver's payload shape.
     #[arg(long, value_enum, default_value = "slack")]
     pub payload: PayloadFormat,
@@ -126,70 +130,84 @@ triage report --format json runs/*.ndjson | triage-alert --dry-run | jq -c 'sele
         let mut out = RecordWriter::stdout(self.common.line_buffered);
         out.record(&Header::for_tool(Self::NAME))?;
         let mut failed = 0u64;
-        let mut each = |pattern: Pattern, out: &mut Out, diag: &mut Diag| -> anyhow::Result<()> {
+        let mut batch_runs: Option<(u64, u64)> = None;
+        let mut each = |item: Item, out: &mut Out, diag: &mut Diag| -> anyhow::Result<()> {
+            let pattern = match item {
+                Item::Pattern(p) => p,
+                Item::Runs { failed, total } => {
+                    batch_runs = Some((failed, total));
+                    return Ok(());
+                }
+            };
             let scores = pattern.score.as_ref().with_context(|| {
                 format!(
                     "pattern {} has no scores; run triage-score first",
                     pattern.pattern_id
                 )
             })?;
-            let now = unix_now();
-            let decision = policy.decide(
-                scores.final_score,
-                state.last_fired(&pattern.pattern_id),
-                now,
-            );
-            let mut preview = None;
-            let (outcome, report) = match (decision, &webhook) {
-                (Decision::BelowThreshold, _) => (Outcome::BelowThreshold, None),
-                (Decision::Suppressed { last, until }, _) => {
-                    (Outcome::Suppressed { last, until }, None)
-                }
-                (Decision::Fire, None) => {
-                    state.fired(&pattern.pattern_id, now);
-                    preview = Some(payload(self.payload, &pattern, scores, &links));
-                    (Outcome::WouldFire, None)
-                }
-                (Decision::Fire, Some(hook)) => {
-                    let body =
-                        serde_json::to_vec(&payload(self.payload, &pattern, scores, &links))?;
-                    let report = hook.send(&body);
-                    if report.delivered {
-                        state.fired(&pattern.pattern_id, unix_now());
-                        state.save()?;
-                        (Outcome::Fired, Some(report))
-                    } else {
-                        failed += 1;
-                        diag.warn(
-                            "send-failed",
-                            format_args!(
-                                "{}: not delivered to {} after {}: {}",
-                                pattern.pattern_id,
-                                report.webhook,
-                                crate::render::words::count(
-                                    u64::from(report.attempts),
-                                    "attempt",
-                                    "attempts"
-                                ),
-                                report.error.as_deref().unwrap_or("unknown error")
-                            ),
-                        );
-                        (Outcome::Failed, Some(report))
-                    }
-                }
-            };
+            let body = payload(self.payload, &pattern, scores, &links);
+            let rec = self.page(
+                &mut state,
+                &webhook,
+                &policy,
+                Subject {
+                    id: &pattern.pattern_id,
+                    score: scores.final_score,
+                    body,
+                },
+                &mut failed,
+                diag,
+            )?;
             out.record(&alert_record(
                 &pattern,
                 scores,
                 &policy,
-                &outcome,
-                report.as_ref(),
-                preview,
+                &rec.0,
+                rec.1.as_ref(),
+                rec.2,
             ))?;
             Ok(())
         };
         for input in &inputs {
             for_each_pattern(input, &mut out, diag, self.common.on_bad_input(), &mut each)?;
+        }
+        if let Some(threshold) = self.failed_runs {
+            let Some((runs_failed, total)) = batch_runs else {
+                anyhow::bail!(
+                    "--failed-runs needs the batch: give triage-score output or `triage report --format json`"
+                );
+            };
+            let rate = if total == 0 {
+                0.0
+            } else {
+                runs_failed as f64 / total as f64
+            };
+            let run_policy = Policy {
+                threshold,
+                cooldown_secs: policy.cooldown_secs,
+            };
+            let body = failed_runs_payload(self.payload, runs_failed, total, threshold);
+            let (outcome, report, preview) = self.page(
+                &mut state,
+                &webhook,
+                &run_policy,
+                Subject {
+                    id: FAILED_RUNS_ID,
+                    score: rate,
+                    body,
+                },
+                &mut failed,
+                diag,
+            )?;
+            out.record(&failed_runs_record(
+                runs_failed,
+                total,
+                rate,
+                &run_policy,
+                &outcome,
+                report.as_ref(),
+                preview,
+            ))?;
         }
         input::refuse_empty_stdin(&inputs)?;
         out.flush()?;
@@ -203,7 +221,73 @@ triage report --format json runs/*.ndjson | triage-alert --dry-run | jq -c 'sele
 
 type Out = RecordWriter<io::BufWriter<crate::io::outfile::Stdout>>;
 
+/// What the inputs hand over: a scored pattern, or the batch's runs.
+enum Item {
+    Pattern(Pattern),
+    Runs { failed: u64, total: u64 },
+}
+
+/// What may page: its id (the cooldown's key), the figure the threshold
+/// is held against, and the body it would send.
+struct Subject<'a> {
+    id: &'a str,
+    score: f64,
+    body: serde_json::Value,
+}
+
+type Paged = (Outcome, Option<crate::alert::webhook::SendReport>, Option<serde_json::Value>);
+
 impl Args {
+    /// Decides for one subject and sends when it fires: the outcome, the
+    /// send's report, and under --dry-run the body it would send.
+    fn page(
+        &self,
+        state: &mut AlertState,
+        webhook: &Option<Webhook>,
+        policy: &Policy,
+        subject: Subject<'_>,
+        failed: &mut u64,
+        diag: &mut Diag,
+    ) -> anyhow::Result<Paged> {
+        let now = unix_now();
+        let decision = policy.decide(subject.score, state.last_fired(subject.id), now);
+        Ok(match (decision, webhook) {
+            (Decision::BelowThreshold, _) => (Outcome::BelowThreshold, None, None),
+            (Decision::Suppressed { last, until }, _) => {
+                (Outcome::Suppressed { last, until }, None, None)
+            }
+            (Decision::Fire, None) => {
+                state.fired(subject.id, now);
+                (Outcome::WouldFire, None, Some(subject.body))
+            }
+            (Decision::Fire, Some(hook)) => {
+                let report = hook.send(&serde_json::to_vec(&subject.body)?);
+                if report.delivered {
+                    state.fired(subject.id, unix_now());
+                    state.save()?;
+                    (Outcome::Fired, Some(report), None)
+                } else {
+                    *failed += 1;
+                    diag.warn(
+                        "send-failed",
+                        format_args!(
+                            "{}: not delivered to {} after {}: {}",
+                            subject.id,
+                            report.webhook,
+                            crate::render::words::count(
+                                u64::from(report.attempts),
+                                "attempt",
+                                "attempts"
+                            ),
+                            report.error.as_deref().unwrap_or("unknown error")
+                        ),
+                    );
+                    (Outcome::Failed, Some(report), None)
+                }
+            }
+        })
+    }
+
     /// The webhook to send to (flag, then TRIAGE_WEBHOOK_URL, then the
     /// configuration); `None` for a dry run.
     fn webhook(&self, configured: Option<&str>) -> anyhow::Result<Option<Webhook>> {
@@ -252,7 +336,7 @@ fn for_each_pattern(
     out: &mut Out,
     diag: &mut Diag,
     on_bad: OnBadInput,
-    each: &mut dyn FnMut(Pattern, &mut Out, &mut Diag) -> anyhow::Result<()>,
+    each: &mut dyn FnMut(Item, &mut Out, &mut Diag) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     let name = input.name();
     let mut reader = input.open()?;
@@ -288,7 +372,23 @@ or `triage report --format json`"
                 } => {
                     let pattern = Pattern::from_line(line)
                         .with_context(|| format!("{loc}: bad pattern record"))?;
-                    each(pattern, out, diag).with_context(|| loc.to_string())?;
+                    each(Item::Pattern(pattern), out, diag).with_context(|| loc.to_string())?;
+                }
+                Record::Other {
+                    kind: Some(Kind::Batch),
+                    line,
+                } => {
+                    let b: crate::record::Batch = serde_json::from_slice(line)
+                        .with_context(|| format!("{loc}: bad batch record"))?;
+                    each(
+                        Item::Runs {
+                            failed: b.runs_failed,
+                            total: b.runs_total,
+                        },
+                        out,
+                        diag,
+                    )?;
+                    out.raw_line(line)?;
                 }
                 Record::Header(line) | Record::Other { line, .. } | Record::Untyped(line) => {
                     out.raw_line(line)?
@@ -345,21 +445,33 @@ fn report_patterns(
     reader: impl Read,
     out: &mut Out,
     diag: &mut Diag,
-    each: &mut dyn FnMut(Pattern, &mut Out, &mut Diag) -> anyhow::Result<()>,
+    each: &mut dyn FnMut(Item, &mut Out, &mut Diag) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     #[derive(serde::Deserialize)]
     struct Document {
         patterns: Vec<serde_json::Value>,
+        #[serde(default)]
+        runs_total: u64,
+        #[serde(default)]
+        runs_failed: u64,
     }
     let bytes = read_all(reader).map_err(|e| anyhow::anyhow!("{name}: {}", diag::io_reason(&e)))?;
     let doc: Document = serde_json::from_slice(&bytes)
         .with_context(|| format!("{name}: not a `triage report --format json` document"))?;
-    for (i, value) in doc.patterns.into_iter().enumerate() {
+    for (i, value) in doc.patterns.iter().cloned().enumerate() {
         let pattern: Pattern = serde_json::from_value(value)
             .with_context(|| format!("{name}: patterns[{i}]: bad pattern"))?;
-        each(pattern, out, diag).with_context(|| format!("{name}: patterns[{i}]"))?;
+        each(Item::Pattern(pattern), out, diag)
+            .with_context(|| format!("{name}: patterns[{i}]"))?;
     }
-    Ok(())
+    each(
+        Item::Runs {
+            failed: doc.runs_failed,
+            total: doc.runs_total,
+        },
+        out,
+        diag,
+    )
 }
 
 #[cfg(test)]
