@@ -99,8 +99,8 @@ fn emit(
         .find_map(|key| str_of(v.get(*key)))
         .or_else(|| str_of(v.pointer("/info/instance_id")))
         .unwrap_or_else(|| match k {
-            0 => sink.path().to_string(),
-            k => format!("{}#{k}", sink.path()),
+            0 => sink.file_name(),
+            k => format!("{}#{k}", sink.file_name()),
         });
     // Only mini-SWE-agent's replies state return codes.
     let states_codes = matches!(t, Trajectory::Messages(_));

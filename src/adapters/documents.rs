@@ -162,8 +162,15 @@ fn read_each_value(name: &str, body: &[u8], sink: &mut Sink<'_>) -> anyhow::Resu
     if parts.is_empty() {
         return Ok(false);
     }
+    // One member names nothing to tell apart (`{"history": [...]}`): the
+    // input keeps the file's name, and its runs are named by the file.
+    let single = parts.len() == 1;
     for (key, format, bytes) in parts {
-        let part = format!("{name}#{key}");
+        let part = if single {
+            name.to_string()
+        } else {
+            format!("{name}#{key}")
+        };
         let source = Source {
             name: &part,
             path: None,

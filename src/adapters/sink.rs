@@ -106,6 +106,24 @@ impl<'w> Sink<'w> {
         matches!(self.out, SinkTarget::Consumer { .. })
     }
 
+    /// The input's path as a run id falls back on it: the same however it
+    /// was typed (`./a.traj`, `a.traj`, `dir//a.traj`), with `.` segments
+    /// and repeated slashes gone.
+    pub(crate) fn file_name(&self) -> String {
+        let path = &self.source.path;
+        let absolute = path.starts_with('/');
+        let parts: Vec<&str> = path
+            .split('/')
+            .filter(|p| !p.is_empty() && *p != ".")
+            .collect();
+        let joined = parts.join("/");
+        if absolute {
+            format!("/{joined}")
+        } else {
+            joined
+        }
+    }
+
     pub(crate) fn path(&self) -> &str {
         &self.source.path
     }

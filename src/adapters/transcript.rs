@@ -83,15 +83,21 @@ fn run_stem(path: &str) -> String {
         .file_name()
         .and_then(|s| s.to_str())
         .unwrap_or(path);
-    if let Some((_, key)) = name.split_once('#') {
-        return key.to_string();
-    }
-    Path::new(name)
+    let (file, key) = match name.split_once('#') {
+        Some((file, key)) => (file, Some(key)),
+        None => (name, None),
+    };
+    let stem = Path::new(file)
         .file_stem()
         .and_then(|s| s.to_str())
         .filter(|s| !s.starts_with('<') && !s.is_empty())
-        .unwrap_or("transcript")
-        .to_string()
+        .unwrap_or("transcript");
+    // A case's key names it within its file: two files' cases of one
+    // name stay two runs.
+    match key {
+        Some(key) => format!("{stem}#{key}"),
+        None => stem.to_string(),
+    }
 }
 
 /// Sorts one JSON value of the input: a conversation in an envelope, a

@@ -34,7 +34,7 @@ pub(crate) fn read(mut r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> 
     let Some(Value::Array(history)) = obj.get("history") else {
         return sink.skip(None, "missing field \"history\" (a list of messages)");
     };
-    let run_id = run_id_of(&obj, &path);
+    let run_id = run_id_of(&obj, sink.file_name());
     let mut previous_text = "";
     for (step, message) in history.iter().enumerate() {
         let Some(msg) = message.as_object() else {
@@ -76,10 +76,10 @@ fn outcome_of(obj: &Map<String, Value>) -> bool {
 
 /// The task id when the file has one (ids are unique across the benchmark),
 /// otherwise the file name.
-fn run_id_of(obj: &Map<String, Value>, path: &str) -> String {
+fn run_id_of(obj: &Map<String, Value>, file_name: String) -> String {
     match obj.get("question_ID").and_then(scalar_text) {
         Some(id) if !id.is_empty() => id,
-        _ => path.to_string(),
+        _ => file_name,
     }
 }
 
