@@ -428,7 +428,6 @@ pub(crate) fn size(s: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("{s:?}: out of range"))
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,12 +6,11 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::config::ScoringConfig;
 use crate::group::{median_recovery, recovered_within};
-use crate::pipeline::Analysis;
 use crate::outcomes::{self, OutcomeCounts};
+use crate::pipeline::Analysis;
 use crate::record::{
-    Change, ChangeScope, ClassificationChange, CountChange, Kind, Outcome, PassRateChange,
-    Pattern, PatternChange, RunRec, RunTotals, ScoreChange, SideSummary, SummaryChange,
-    TaskChange,
+    Change, ChangeScope, ClassificationChange, CountChange, Kind, Outcome, PassRateChange, Pattern,
+    PatternChange, RunRec, RunTotals, ScoreChange, SideSummary, SummaryChange, TaskChange,
 };
 use crate::render::comparison::{p_text, pct_text, rate_with_interval, test_text};
 use crate::render::words::classification_label;
@@ -156,7 +155,13 @@ pub(crate) fn compare(before: &Analysis, after: &Analysis, cfg: &ScoringConfig) 
             let (b, a) = (bc.get(c).unwrap_or(&empty), ac.get(c).unwrap_or(&empty));
             let tentative = b.frequency.max(a.frequency) < TENTATIVE_BELOW;
             let (rb, ra) = (before.batch.runs_total, after.batch.runs_total);
-            let per_run = |n: u64, runs: u64| if runs == 0 { 0.0 } else { n as f64 / runs as f64 };
+            let per_run = |n: u64, runs: u64| {
+                if runs == 0 {
+                    0.0
+                } else {
+                    n as f64 / runs as f64
+                }
+            };
             let (mb, ma) = (
                 median_recovery(&b.latencies, w),
                 median_recovery(&a.latencies, w),
@@ -220,10 +225,7 @@ fn run_totals(runs: &[RunRec]) -> RunTotals {
 /// How runs of the two sides pair up: by task where each side ran every
 /// task once, else by task and trial; none unless both sides ran the same
 /// tasks (or trials) and every run of known outcome names one.
-fn pairing<'r>(
-    before: &'r [RunRec],
-    after: &'r [RunRec],
-) -> Option<Vec<(&'r RunRec, &'r RunRec)>> {
+fn pairing<'r>(before: &'r [RunRec], after: &'r [RunRec]) -> Option<Vec<(&'r RunRec, &'r RunRec)>> {
     type Key<'a> = (&'a str, Option<u64>);
     let keyed = |runs: &'r [RunRec], with_trial: bool| -> Option<BTreeMap<Key<'r>, &'r RunRec>> {
         let mut out = BTreeMap::new();
@@ -542,13 +544,9 @@ impl std::str::FromStr for FailOn {
                 Ok(FailOn::PassRateBelow(v))
             }
             _ => {
-                let x = s
-                    .strip_prefix("score>=")
-                    .ok_or_else(|| {
-                        format!(
-                            "{s:?}: expected new, regression, score>=X, pass-rate or pass-rate<X"
-                        )
-                    })?;
+                let x = s.strip_prefix("score>=").ok_or_else(|| {
+                    format!("{s:?}: expected new, regression, score>=X, pass-rate or pass-rate<X")
+                })?;
                 x.trim()
                     .parse::<f64>()
                     .map(FailOn::ScoreAtLeast)
@@ -660,7 +658,13 @@ pub(crate) fn failing(
             (ChangeScope::Classification(k), FailOn::Regression) => {
                 let label = classification_label(&k.classification);
                 let (rb, ra) = (summary_runs(changes, false), summary_runs(changes, true));
-                let rate = |n: u64, runs: u64| if runs == 0 { 0.0 } else { n as f64 / runs as f64 };
+                let rate = |n: u64, runs: u64| {
+                    if runs == 0 {
+                        0.0
+                    } else {
+                        n as f64 / runs as f64
+                    }
+                };
                 let rose: Vec<String> = [
                     ("failure events", &k.frequency),
                     ("unrecovered events", &k.unrecovered),

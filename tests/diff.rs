@@ -108,7 +108,9 @@ fn gates_exit_one_when_they_hold() {
         .0
     };
     assert_eq!(with("new"), 1);
-    assert_eq!(with("regression"), 1, "agent errors appear");
+    // Two agent errors in three runs where there were none: within noise
+    // for `regression` (p = 0.25); `new` is the gate that sees them.
+    assert_eq!(with("regression"), 0, "two events in three runs");
     assert_eq!(with("score>=13"), 1);
     assert_eq!(with("score>=13.5"), 0);
     let (code, _, err) = run("triage-diff", &["--fail-on", "score>x", "a", "b"], b"");
@@ -122,8 +124,9 @@ fn tolerance_allows_small_growth() {
             .map(|t| event("r", "a", t, false, Some("agent_error")))
             .collect::<Vec<_>>(),
     );
+    // Three times the failures in the same run: beyond noise.
     let after = lines(
-        &(0..11)
+        &(0..30)
             .map(|t| event("r", "a", t, false, Some("agent_error")))
             .collect::<Vec<_>>(),
     );
@@ -139,7 +142,7 @@ fn tolerance_allows_small_growth() {
     assert_eq!(
         run(
             "triage-diff",
-            &["--fail-on", "regression", "--tolerance", "10", b, a],
+            &["--fail-on", "regression", "--tolerance", "250", b, a],
             b""
         )
         .0,
@@ -159,7 +162,9 @@ fn empty_side_and_both_empty() {
     assert_eq!(s["top_final_score"]["before"], 0.0);
     let cs = changes(&ok("triage-diff", &[e, e], b""));
     assert_eq!(summary(&cs)["failure_events"]["label"], "stable");
-    assert_eq!(cs.len(), 1, "nothing but the summary");
+    assert_eq!(cs.len(), 2, "nothing but the summary and the pass rates");
+    assert_eq!(cs[1]["scope"], "pass_rate");
+    assert_eq!(cs[1]["test"], "none");
 }
 
 /// A candidate that wrote no traces does not pass a CI gate: the
@@ -305,7 +310,7 @@ fn regression_is_more_failures_not_a_rescaled_score() {
     assert_eq!(code, 0, "{err}");
     let (code, _, err) = gate(&better, &worse);
     assert_eq!(code, 1);
-    assert!(err.contains("failure events rose"), "{err}");
+    assert!(err.contains("failure events per run rose"), "{err}");
 }
 
 /// A side that holds records of no use to a comparison, or input that

@@ -252,7 +252,8 @@ fn anthropic_tool_results_pair_by_id_and_is_error_fails_the_call() {
 }
 
 /// An object of named transcripts is read value by value: each case is a
-/// run named by its key, in its own dialect, with the file's line numbers.
+/// run named by the file and its key, in its own dialect, with the file's
+/// line numbers.
 #[test]
 fn named_cases_are_read_value_by_value() {
     let p = parse(&[], &[&transcript("named-cases.json")]);
@@ -277,7 +278,7 @@ fn named_cases_are_read_value_by_value() {
         ]
     );
     assert_eq!(
-        tool_steps(&p, "refund_refused"),
+        tool_steps(&p, "named-cases#refund_refused"),
         [("lookup_order", true), ("refund_order", false)]
     );
     let text = std::fs::read_to_string(transcript("named-cases.json")).unwrap();
@@ -285,7 +286,7 @@ fn named_cases_are_read_value_by_value() {
     let refund = p
         .failed()
         .into_iter()
-        .find(|e| e["run_id"] == "refund_refused")
+        .find(|e| e["run_id"] == "named-cases#refund_refused")
         .unwrap();
     assert_eq!(refund["src"]["line"], line_of("\"refund_refused\":"));
 }

@@ -158,11 +158,21 @@ fn no_patterns_is_an_all_clear() {
     let clean = |runs| {
         let mut b = batch(runs, 0);
         b["failures_total"] = json!(0);
+        b["runs_succeeded"] = json!(runs);
         ndjson(&[header(), b])
     };
     let md = stdout_of(&[], clean(3));
     assert!(md.contains("All clear: no failures in 3 runs."), "{md}");
     assert!(!md.contains("## #"));
+    // No failure events, but no run says it succeeded: no all clear.
+    let mut unknown = batch(3, 0);
+    unknown["failures_total"] = json!(0);
+    let md = stdout_of(&[], ndjson(&[header(), unknown]));
+    assert!(!md.contains("All clear"), "{md}");
+    assert!(
+        md.contains("No failure events in 3 runs, but they have no known outcome"),
+        "{md}"
+    );
     let table = stdout_of(&["-f", "table"], clean(1));
     assert!(
         table.contains("All clear: no failures in 1 run."),

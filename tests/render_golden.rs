@@ -219,22 +219,24 @@ fn markdown_has_the_reference_reports_numbers_on_seed42() {
 /// records as values gives the same markdown as the binary.
 #[test]
 fn in_process_render_equals_the_binary() {
-    use triage::record::{Batch, Pattern};
+    use triage::record::{Batch, Pattern, RunRec};
     use triage::render::{self, RenderOptions, Report};
     use triage::timestamp::Timestamp;
 
     let scored = scored_monday();
     let mut batch = None;
     let mut patterns = Vec::new();
+    let mut runs = Vec::new();
     for line in String::from_utf8(scored.clone()).unwrap().lines() {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
         match v["kind"].as_str() {
             Some("batch") => batch = Some(serde_json::from_value::<Batch>(v).unwrap()),
+            Some("run") => runs.push(serde_json::from_value::<RunRec>(v).unwrap()),
             Some("pattern") => patterns.push(serde_json::from_value::<Pattern>(v).unwrap()),
             _ => {}
         }
     }
-    let report = Report::from_scored(batch.unwrap(), patterns);
+    let report = Report::from_scored(batch.unwrap(), runs, patterns);
     let opts = RenderOptions {
         generated: Timestamp::from_unix_nanos(
             common::EPOCH.parse::<i128>().unwrap() * 1_000_000_000,

@@ -7,12 +7,24 @@ use common::*;
 use serde_json::Value;
 
 /// A record without what names where an event came from: its id (a span
-/// id in OTLP, `r0-t1` in NDJSON), the file's path, format and producer.
+/// id in OTLP, `r0-t1` in NDJSON), the file's path, format and producer,
+/// and the batch's counts of failed and succeeded runs (spans state
+/// outcomes, NDJSON events none).
 fn unplaced(v: &Value) -> Value {
     match v {
         Value::Object(o) => Value::Object(
             o.iter()
-                .filter(|(k, _)| !matches!(k.as_str(), "event_id" | "path" | "format" | "producer"))
+                .filter(|(k, _)| {
+                    !matches!(
+                        k.as_str(),
+                        "event_id"
+                            | "path"
+                            | "format"
+                            | "producer"
+                            | "runs_failed"
+                            | "runs_succeeded"
+                    )
+                })
                 .map(|(k, v)| (k.clone(), unplaced(v)))
                 .collect(),
         ),

@@ -83,7 +83,7 @@ fn check(format: Format, name: &str, bytes: &[u8]) -> Result<(), TestCaseError> 
         let view: EventView = serde_json::from_str(line).unwrap();
         grouper.add_event(&view);
     }
-    let (batch, mut patterns) = grouper.finish();
+    let (batch, _, mut patterns) = grouper.finish();
     triage::score::score(&batch, &mut patterns, &ScoringConfig::default());
     let failures = events
         .iter()

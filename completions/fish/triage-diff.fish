@@ -1,5 +1,6 @@
-complete -c triage-diff -l fail-on -d 'Exit 1 when this holds: `new` (a new pattern), `regression` (more failure or unrecovered events in any classification), or `score>=X` (a pattern after scores at least X; scores are scaled to each batch, so `regression` does not compare them). Repeatable' -r
-complete -c triage-diff -l tolerance -d 'Percent a count may grow before `regression` holds' -r
+complete -c triage-diff -l fail-on -d 'Exit 1 when this holds: `new` (a new pattern), `regression` (more failure or unrecovered events per run in any classification, beyond noise at --alpha), `score>=X` (a pattern after scores at least X; scores are scaled to each batch, so `regression` does not compare them), `pass-rate` (the pass rate fell, beyond noise at --alpha) or `pass-rate<X` (the pass rate after is below X, as 0.8 or 80%). Repeatable' -r
+complete -c triage-diff -l tolerance -d 'Percent a rate per run may grow before `regression` holds' -r
+complete -c triage-diff -l alpha -d 'The significance a rise (`regression`) or a drop (`pass-rate`) must reach: the chance of a change at least as large if nothing had changed' -r
 complete -c triage-diff -l min-events -d 'A classification or pattern with fewer events than N on both sides cannot trip a gate (the comparison marks those below 5 "tentative"; `--min-events 5` leaves them out)' -r
 complete -c triage-diff -s c -l config -d 'Configuration file ([scoring] as triage-score reads it)' -r -F
 complete -c triage-diff -s f -l format -l input-format -d 'Trace format of input files; `auto` decides per file from its first JSON value, never its name' -r -f -a "auto\t'Decide per input from its first JSON value (never the extension)'

@@ -80,8 +80,9 @@ complete -c triage -n "__fish_triage_using_subcommand report" -s q -l quiet -d '
 complete -c triage -n "__fish_triage_using_subcommand report" -l line-buffered -d 'Flush every record as soon as it is written (for `tail -f` pipelines)'
 complete -c triage -n "__fish_triage_using_subcommand report" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c triage -n "__fish_triage_using_subcommand report" -s V -l version -d 'Print version'
-complete -c triage -n "__fish_triage_using_subcommand compare" -l fail-on -d 'Exit 1 when this holds: `new` (a new pattern), `regression` (more failure or unrecovered events in any classification), or `score>=X` (a pattern after scores at least X; scores are scaled to each batch, so `regression` does not compare them). Repeatable' -r
-complete -c triage -n "__fish_triage_using_subcommand compare" -l tolerance -d 'Percent a count may grow before `regression` holds' -r
+complete -c triage -n "__fish_triage_using_subcommand compare" -l fail-on -d 'Exit 1 when this holds: `new` (a new pattern), `regression` (more failure or unrecovered events per run in any classification, beyond noise at --alpha), `score>=X` (a pattern after scores at least X; scores are scaled to each batch, so `regression` does not compare them), `pass-rate` (the pass rate fell, beyond noise at --alpha) or `pass-rate<X` (the pass rate after is below X, as 0.8 or 80%). Repeatable' -r
+complete -c triage -n "__fish_triage_using_subcommand compare" -l tolerance -d 'Percent a rate per run may grow before `regression` holds' -r
+complete -c triage -n "__fish_triage_using_subcommand compare" -l alpha -d 'The significance a rise (`regression`) or a drop (`pass-rate`) must reach: the chance of a change at least as large if nothing had changed' -r
 complete -c triage -n "__fish_triage_using_subcommand compare" -l min-events -d 'A classification or pattern with fewer events than N on both sides cannot trip a gate (the comparison marks those below 5 "tentative"; `--min-events 5` leaves them out)' -r
 complete -c triage -n "__fish_triage_using_subcommand compare" -s c -l config -d 'Configuration file ([scoring] as triage-score reads it)' -r -F
 complete -c triage -n "__fish_triage_using_subcommand compare" -l input-format -d 'Trace format of raw input files' -r -f -a "auto\t'Decide per input from its first JSON value (never the extension)'
@@ -190,8 +191,9 @@ complete -c triage -n "__fish_triage_using_subcommand render" -s q -l quiet -d '
 complete -c triage -n "__fish_triage_using_subcommand render" -l line-buffered -d 'Flush every record as soon as it is written (for `tail -f` pipelines)'
 complete -c triage -n "__fish_triage_using_subcommand render" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c triage -n "__fish_triage_using_subcommand render" -s V -l version -d 'Print version'
-complete -c triage -n "__fish_triage_using_subcommand diff" -l fail-on -d 'Exit 1 when this holds: `new` (a new pattern), `regression` (more failure or unrecovered events in any classification), or `score>=X` (a pattern after scores at least X; scores are scaled to each batch, so `regression` does not compare them). Repeatable' -r
-complete -c triage -n "__fish_triage_using_subcommand diff" -l tolerance -d 'Percent a count may grow before `regression` holds' -r
+complete -c triage -n "__fish_triage_using_subcommand diff" -l fail-on -d 'Exit 1 when this holds: `new` (a new pattern), `regression` (more failure or unrecovered events per run in any classification, beyond noise at --alpha), `score>=X` (a pattern after scores at least X; scores are scaled to each batch, so `regression` does not compare them), `pass-rate` (the pass rate fell, beyond noise at --alpha) or `pass-rate<X` (the pass rate after is below X, as 0.8 or 80%). Repeatable' -r
+complete -c triage -n "__fish_triage_using_subcommand diff" -l tolerance -d 'Percent a rate per run may grow before `regression` holds' -r
+complete -c triage -n "__fish_triage_using_subcommand diff" -l alpha -d 'The significance a rise (`regression`) or a drop (`pass-rate`) must reach: the chance of a change at least as large if nothing had changed' -r
 complete -c triage -n "__fish_triage_using_subcommand diff" -l min-events -d 'A classification or pattern with fewer events than N on both sides cannot trip a gate (the comparison marks those below 5 "tentative"; `--min-events 5` leaves them out)' -r
 complete -c triage -n "__fish_triage_using_subcommand diff" -s c -l config -d 'Configuration file ([scoring] as triage-score reads it)' -r -F
 complete -c triage -n "__fish_triage_using_subcommand diff" -s f -l format -l input-format -d 'Trace format of input files; `auto` decides per file from its first JSON value, never its name' -r -f -a "auto\t'Decide per input from its first JSON value (never the extension)'
@@ -242,6 +244,7 @@ complete -c triage -n "__fish_triage_using_subcommand explain" -s V -l version -
 complete -c triage -n "__fish_triage_using_subcommand alert" -l webhook -d 'Webhook URL (a secret: messages show only its scheme and host). Else TRIAGE_WEBHOOK_URL, else [alerting] webhook_url' -r
 complete -c triage -n "__fish_triage_using_subcommand alert" -l threshold -d 'Fire for patterns whose final_score is at least this. Default: [alerting] threshold, else 10' -r
 complete -c triage -n "__fish_triage_using_subcommand alert" -l cooldown -d 'A pattern that fired stays quiet this many seconds. Default: [alerting] cooldown_seconds, else 3600' -r
+complete -c triage -n "__fish_triage_using_subcommand alert" -l failed-runs -d 'Also page when at least this share of the batch\'s runs failed (0.3 or 30%), under the id `runs/failed` with its own cooldown' -r
 complete -c triage -n "__fish_triage_using_subcommand alert" -l payload -d 'The receiver\'s payload shape' -r -f -a "slack\t'`text` in Slack mrkdwn, plus the pattern\'s fields; links not unfurled'
 discord\t'`content` in Discord markdown, mentions and embeds disabled'
 json\t'The pattern\'s fields and a plain `text`, for any other receiver'"

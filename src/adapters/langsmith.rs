@@ -680,7 +680,9 @@ mod tests {
         assert_eq!(evs[0]["timestamp"], "2025-01-01T00:00:00Z");
         assert_eq!(
             runs,
-            [json!({"kind": "run", "run_id": "aaaa", "outcome": "failed", "task": "what?"})]
+            [
+                json!({"kind": "run", "run_id": "aaaa", "outcome": "failed", "reason": "error", "task": "what?"})
+            ]
         );
         assert_eq!(source["skipped"], 0);
     }

@@ -412,7 +412,7 @@ mod tests {
         assert_eq!(
             runs,
             [
-                json!({"kind": "run", "run_id": "sesn_1", "outcome": "failed", "task": "delete the cache"})
+                json!({"kind": "run", "run_id": "sesn_1", "outcome": "failed", "reason": "error", "task": "delete the cache"})
             ]
         );
         assert_eq!(source["skipped"], 1);

@@ -346,7 +346,7 @@ mod tests {
                 .starts_with("sha256:")
         );
         assert_eq!(rec.run_id, "air/task-7/trial-1");
-        assert_eq!(rec.outcome, "failed");
+        assert_eq!(rec.outcome.as_str(), "failed");
         assert_eq!(rec.task.as_deref(), Some("Book a flight to SEA."));
         assert_eq!(
             rec.expected.as_deref(),
@@ -380,7 +380,7 @@ mod tests {
             ("null", "unknown"),
         ] {
             let (_, rec) = decode(&format!(r#"{{"reward": {reward}, "traj": []}}"#)).unwrap();
-            assert_eq!(rec.outcome, want, "{reward}");
+            assert_eq!(rec.outcome.as_str(), want, "{reward}");
             assert_eq!(rec.run_id, "air/run-0");
         }
         assert!(

@@ -133,7 +133,7 @@ triage report --format json runs/*.ndjson | triage-alert --dry-run | jq -c 'sele
         let mut batch_runs: Option<(u64, u64)> = None;
         let mut each = |item: Item, out: &mut Out, diag: &mut Diag| -> anyhow::Result<()> {
             let pattern = match item {
-                Item::Pattern(p) => p,
+                Item::Pattern(p) => *p,
                 Item::Runs { failed, total } => {
                     batch_runs = Some((failed, total));
                     return Ok(());
@@ -223,7 +223,7 @@ type Out = RecordWriter<io::BufWriter<crate::io::outfile::Stdout>>;
 
 /// What the inputs hand over: a scored pattern, or the batch's runs.
 enum Item {
-    Pattern(Pattern),
+    Pattern(Box<Pattern>),
     Runs { failed: u64, total: u64 },
 }
 
@@ -235,7 +235,11 @@ struct Subject<'a> {
     body: serde_json::Value,
 }
 
-type Paged = (Outcome, Option<crate::alert::webhook::SendReport>, Option<serde_json::Value>);
+type Paged = (
+    Outcome,
+    Option<crate::alert::webhook::SendReport>,
+    Option<serde_json::Value>,
+);
 
 impl Args {
     /// Decides for one subject and sends when it fires: the outcome, the
@@ -372,7 +376,8 @@ or `triage report --format json`"
                 } => {
                     let pattern = Pattern::from_line(line)
                         .with_context(|| format!("{loc}: bad pattern record"))?;
-                    each(Item::Pattern(pattern), out, diag).with_context(|| loc.to_string())?;
+                    each(Item::Pattern(Box::new(pattern)), out, diag)
+                        .with_context(|| loc.to_string())?;
                 }
                 Record::Other {
                     kind: Some(Kind::Batch),
@@ -461,7 +466,7 @@ fn report_patterns(
     for (i, value) in doc.patterns.iter().cloned().enumerate() {
         let pattern: Pattern = serde_json::from_value(value)
             .with_context(|| format!("{name}: patterns[{i}]: bad pattern"))?;
-        each(Item::Pattern(pattern), out, diag)
+        each(Item::Pattern(Box::new(pattern)), out, diag)
             .with_context(|| format!("{name}: patterns[{i}]"))?;
     }
     each(

@@ -127,7 +127,9 @@ triage-parse new/*.jsonl | triage-diff baseline.ndjson -",
 fn alpha(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(a) if a > 0.0 && a < 1.0 => Ok(a),
-        _ => Err(format!("{s:?}: a significance level between 0 and 1, such as 0.05")),
+        _ => Err(format!(
+            "{s:?}: a significance level between 0 and 1, such as 0.05"
+        )),
     }
 }
 

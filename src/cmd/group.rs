@@ -64,7 +64,8 @@ ls shards/*.ndjson | parallel 'triage-parse {} | triage-group > {.}.partial'; tr
         let inputs = input::inputs(&self.files, diag)?;
         let mut out = RecordWriter::stdout(self.common.line_buffered);
         out.record(&Header::for_tool(Self::NAME))?;
-        let mut grouper = Grouper::with_buffer(config.scoring.recovery_window, self.buffer_events);
+        let mut grouper = Grouper::with_buffer(config.scoring.recovery_window, self.buffer_events)
+            .keeping_open_timelines();
         let merge = self.merge;
         let on_bad = self.common.on_bad_input();
         let skipped = read_records(

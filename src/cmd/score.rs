@@ -121,6 +121,8 @@ triage-group --merge shards/*.partial | triage-score --config triage.toml",
             ),
         };
         batch.skipped += skipped + pending.skipped;
+        // What a merge needed; a scored batch is merged no more.
+        batch.open_timelines = Vec::new();
         batch.recovery_window = Some(config.scoring.recovery_window);
         let recounted = score(&batch, &mut patterns, &config.scoring);
         if recounted > 0 {

@@ -203,7 +203,6 @@ fn environment_replies(steps: &[Step]) -> Vec<bool> {
 #[cfg(test)]
 pub mod tests {
     use super::*;
-    use crate::record::Kind;
 
     /// A step for tests: `tool` "message" makes it a chat message.
     pub(crate) fn step(i: u64, agent: &str, tool: &str, ok: bool, output: &str) -> Step {

@@ -9,8 +9,8 @@ use rustc_hash::FxHashMap as HashMap;
 use crate::config::TAIL_RISK_WINDOW;
 use crate::io::intern::Interner;
 use crate::record::{
-    Batch, EventConsumer, EventView, Kind, Outcome, OutOfOrder, Pattern, RunCounts, RunRec,
-    Sample, SourceRec,
+    Batch, EventConsumer, EventView, Kind, OutOfOrder, Outcome, Pattern, RunCounts, RunRec, Sample,
+    SourceRec,
 };
 use crate::timestamp::Timestamp;
 
@@ -29,6 +29,14 @@ pub(crate) const SAMPLES_PER_PATTERN: usize = 5;
 pub(crate) const DEFAULT_BUFFER_EVENTS: usize = 1 << 20;
 
 const SUCCESS: u32 = u32::MAX;
+
+/// A merged partial's open timeline: (run, agent), its pending failures
+/// by pattern id, and its earliest success.
+type CarriedTimeline = ((u32, u32), Vec<(i64, String)>, Option<i64>);
+
+/// One timeline's pending failures (turn, pattern) and the earliest
+/// successes every shard saw on it.
+type OpenParts = (Vec<(i64, u32)>, Vec<i64>);
 
 /// The streaming grouper: feed events (and, to merge shards, partial
 /// batches and patterns), then `finish`.
@@ -56,6 +64,13 @@ pub struct Grouper {
     run_facts: Vec<Option<RunRec>>,
     /// Failure events of each run, by run number.
     run_failures: Vec<u64>,
+    /// Whether the batch carries its open timelines (a partial to merge).
+    keep_open: bool,
+    /// With `keep_open`: each timeline's earliest success turn.
+    first_success: HashMap<(u32, u32), i64>,
+    /// Open timelines of merged partials: (timeline, pending failures by
+    /// pattern id, earliest success).
+    carried: Vec<CarriedTimeline>,
 }
 
 impl Grouper {
@@ -85,7 +100,18 @@ impl Grouper {
             run_first: Vec::new(),
             run_facts: Vec::new(),
             run_failures: Vec::new(),
+            keep_open: false,
+            first_success: HashMap::default(),
+            carried: Vec::new(),
         }
+    }
+
+    /// Makes the batch a partial that carries its open timelines, so that
+    /// a merge recovers failures across shards that cut a run in two
+    /// (triage-group; `triage report` needs none).
+    pub fn keeping_open_timelines(mut self) -> Self {
+        self.keep_open = true;
+        self
     }
 
     /// Takes a `run` record: what a format states of a run, or a shard's
@@ -162,6 +188,10 @@ impl Grouper {
             failure,
             succeeded: ev.action_succeeded,
         };
+        if self.keep_open && ev.action_succeeded {
+            let first = self.first_success.entry((run, agent)).or_insert(ev.turn);
+            *first = (*first).min(ev.turn);
+        }
         if !self.streaming {
             self.buffer_event((run, agent), step);
             if self.buffered > self.buffer_limit {
@@ -342,6 +372,10 @@ impl Grouper {
 
     /// Folds in a partial `batch` from another shard.
     pub fn add_batch(&mut self, b: &Batch) {
+        for t in &b.open_timelines {
+            let key = (self.runs.intern(&t.run_id), self.agents.intern(&t.agent_id));
+            self.carried.push((key, t.pending.clone(), t.first_success));
+        }
         for (i, r) in b.run_order.iter().enumerate() {
             let run = self.runs.intern(r);
             let first = b.run_first_timestamps.get(i).cloned().flatten();
@@ -417,12 +451,11 @@ impl Grouper {
     /// As [`Grouper::finish`], with each pattern built only when the
     /// iterator reaches it, so a writer holds one at a time beside the
     /// running totals rather than all of them.
-    pub(crate) fn finish_lazily(
-        mut self,
-    ) -> (Batch, Vec<RunRec>, impl Iterator<Item = Pattern>) {
+    pub(crate) fn finish_lazily(mut self) -> (Batch, Vec<RunRec>, impl Iterator<Item = Pattern>) {
         if !self.streaming {
             self.start_streaming();
         }
+        let open_timelines = self.settle_open_timelines();
         // Failures still waiting for a success stay unrecovered; their
         // timelines are not needed any more.
         self.timelines = HashMap::default();
@@ -471,6 +504,7 @@ impl Grouper {
             recovery_window: None,
             runs_failed: count(Outcome::Failed),
             runs_succeeded: count(Outcome::Succeeded),
+            open_timelines,
         };
         let window = self.window;
         let runs = self.runs;
@@ -508,21 +542,106 @@ impl Grouper {
     }
 }
 
-/// Run numbers in time order: by each run's earliest timestamp, runs
-/// without one after those with one; ties (runs that started at the same
-/// instant, or have no timestamp) by run id, numbers in ids by their value
-/// (`task-2` before `task-10`). Input order plays no part, so the order of
-/// files, lines and shards never changes it.
+impl Grouper {
+    /// Resolves the failures each timeline left waiting against the
+    /// earliest success every shard saw on it (exact when the shards cut
+    /// runs in turn order, as cutting a file in parts does), and returns
+    /// what is still open when the batch is a partial.
+    fn settle_open_timelines(&mut self) -> Vec<crate::record::OpenTimeline> {
+        if self.carried.is_empty() && !self.keep_open {
+            return Vec::new();
+        }
+        let ids: HashMap<String, u32> = self
+            .patterns
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                let id = pattern_id(
+                    &a.agent_id,
+                    &a.tool_name,
+                    &a.classification,
+                    &a.divergence_fields,
+                );
+                (id, i as u32)
+            })
+            .collect();
+        // Timeline → (pending failures, successes' earliest turns).
+        let mut open: BTreeMap<(u32, u32), OpenParts> = BTreeMap::new();
+        for (key, tl) in &self.timelines {
+            open.entry(*key).or_default().0.extend(&tl.pending);
+        }
+        for (key, turn) in &self.first_success {
+            open.entry(*key).or_default().1.push(*turn);
+        }
+        for (key, pending, first) in std::mem::take(&mut self.carried) {
+            let e = open.entry(key).or_default();
+            e.0.extend(
+                pending
+                    .iter()
+                    .filter_map(|(t, id)| Some((*t, *ids.get(id)?))),
+            );
+            e.1.extend(first);
+        }
+        let mut out = Vec::new();
+        for ((run, agent), (pending, successes)) in open {
+            let mut left = Vec::new();
+            for (t, p) in pending {
+                match successes.iter().filter(|s| **s > t).min() {
+                    Some(s) => self.patterns[p as usize].latencies.add((s - t) as u64, 1),
+                    None => left.push((t, p)),
+                }
+            }
+            if self.keep_open {
+                left.sort_unstable();
+                out.push(crate::record::OpenTimeline {
+                    run_id: self.runs.name(run).to_string(),
+                    agent_id: self.agents.name(agent).to_string(),
+                    pending: left
+                        .into_iter()
+                        .map(|(t, p)| {
+                            let a = &self.patterns[p as usize];
+                            let id = pattern_id(
+                                &a.agent_id,
+                                &a.tool_name,
+                                &a.classification,
+                                &a.divergence_fields,
+                            );
+                            (t, id)
+                        })
+                        .collect(),
+                    first_success: successes.into_iter().min(),
+                });
+            }
+        }
+        out.sort_by(|a, b| (&a.run_id, &a.agent_id).cmp(&(&b.run_id, &b.agent_id)));
+        out
+    }
+}
+
+/// Run numbers in time order: by each run's earliest timestamp, runs that
+/// started at the same instant by their ids (numbers in ids by value,
+/// `task-2` before `task-10`), so the order of files, lines and shards
+/// never changes it. A run without a timestamp takes that of the run before
+/// it in the input and stays after it: without timestamps, input order is
+/// the only order a batch has (and the reference's).
 pub(crate) fn time_order(first: &[Option<Timestamp>], runs: &Interner) -> Vec<u32> {
-    let mut keys: Vec<(bool, Option<Timestamp>, u32)> = first
+    let mut carried = None;
+    let mut keys: Vec<(Option<Timestamp>, bool, u32)> = first
         .iter()
         .enumerate()
-        .map(|(i, t)| (t.is_none(), *t, i as u32))
+        .map(|(i, t)| {
+            carried = t.or(carried);
+            (carried, t.is_none(), i as u32)
+        })
         .collect();
-    keys.sort_unstable_by(|a, b| {
-        (a.0, a.1)
-            .cmp(&(b.0, b.1))
-            .then_with(|| natural_cmp(runs.name(a.2), runs.name(b.2)))
+    keys.sort_by(|a, b| {
+        (a.0, a.1).cmp(&(b.0, b.1)).then_with(|| {
+            if a.1 {
+                a.2.cmp(&b.2)
+            } else {
+                natural_cmp(runs.name(a.2), runs.name(b.2))
+            }
+        })
     });
     keys.into_iter().map(|(.., i)| i).collect()
 }
@@ -544,9 +663,7 @@ pub(crate) fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
                 let (dx, dy) = (&x[..nx], &y[..ny]);
                 let tx = dx.iter().skip_while(|c| **c == b'0').count();
                 let ty = dy.iter().skip_while(|c| **c == b'0').count();
-                let ord = tx
-                    .cmp(&ty)
-                    .then_with(|| dx[nx - tx..].cmp(&dy[ny - ty..]));
+                let ord = tx.cmp(&ty).then_with(|| dx[nx - tx..].cmp(&dy[ny - ty..]));
                 if ord != Ordering::Equal {
                     return ord;
                 }

@@ -1,6 +1,7 @@
 //! Tests of `group`.
 
 use super::*;
+use crate::io::intern::Interner;
 
 #[test]
 fn latency_counts_keep_every_offset() {
@@ -25,7 +26,7 @@ fn group(lines: &[String], buffer: usize) -> Vec<Pattern> {
         let v: EventView = serde_json::from_str(l).unwrap();
         g.add_event(&v);
     }
-    g.finish().1
+    g.finish().2
 }
 
 /// A signature's fields are a set: order and repeats do not split a
@@ -185,7 +186,7 @@ fn failures_pending_at_one_turn_cost_no_rescan() {
             g.add_event_at(&success, None);
         }
         g.add_event_at(&later, None);
-        let p = &g.finish().1[0];
+        let p = &g.finish().2[0];
         assert_eq!(p.recovery_latencies, BTreeMap::from([(1, 100_000)]));
         // Linear takes well under a second unoptimized; rescanning, minutes.
         let took = start.elapsed();
@@ -241,15 +242,32 @@ fn group_all(lines: &[String]) -> (Batch, Vec<Pattern>) {
         let v: EventView = serde_json::from_str(l).unwrap();
         g.add_event(&v);
     }
-    g.finish()
+    let (b, _, p) = g.finish();
+    (b, p)
 }
 
 #[test]
-fn runs_without_a_timestamp_stay_after_the_run_they_followed() {
+fn runs_go_by_time_then_by_id() {
     let t = |s: i128| Some(Timestamp(s));
-    assert_eq!(time_order(&[t(30), None, t(10), t(20)]), [2, 3, 0, 1]);
-    assert_eq!(time_order(&[None, None, None]), [0, 1, 2]);
-    assert_eq!(time_order(&[None, t(5), t(5), None]), [0, 1, 2, 3]);
+    let ids = |names: &[&str]| {
+        let mut i = Interner::default();
+        names.iter().for_each(|n| {
+            i.intern(n);
+        });
+        i
+    };
+    let runs = ids(&["d", "c", "b", "a"]);
+    // An untimed run stays after the run it followed.
+    assert_eq!(
+        time_order(&[t(30), None, t(10), t(20)], &runs),
+        [2, 3, 0, 1]
+    );
+    // Runs of one instant by id, numbers by value; untimed runs in input order.
+    let runs = ids(&["task-10", "task-9", "task-1"]);
+    assert_eq!(time_order(&[t(5), t(5), t(5)], &runs), [2, 1, 0]);
+    assert_eq!(time_order(&[None, None, None], &runs), [0, 1, 2]);
+    assert_eq!(natural_cmp("t007", "t7"), std::cmp::Ordering::Less);
+    assert_eq!(natural_cmp("a2b", "a10a"), std::cmp::Ordering::Less);
 }
 
 #[test]
@@ -325,7 +343,8 @@ fn merged_shards_are_in_time_order_whichever_came_first() {
             g.add_batch(b);
             ps.iter().for_each(|p| g.add_pattern(p));
         }
-        g.finish()
+        let (b, _, p) = g.finish();
+        (b, p)
     };
     let (b1, p1) = merge(&late, &early);
     let (b2, p2) = merge(&early, &late);

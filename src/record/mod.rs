@@ -28,7 +28,9 @@ pub use event::{
     OutOfOrder, Src, cut_text, is_cut, text_digest,
 };
 pub use pattern::{Pattern, Sample, Scores};
-pub use run::{Batch, Outcome, OutcomeReason, RunCounts, RunRec, SourceRec, shared_run_id};
+pub use run::{
+    Batch, OpenTimeline, Outcome, OutcomeReason, RunCounts, RunRec, SourceRec, shared_run_id,
+};
 pub use verdict::{Candidate, Finding, JudgeNote, Verdict};
 
 /// What a record is: the `kind` member every line carries.

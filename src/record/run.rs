@@ -4,7 +4,9 @@
 use super::*;
 
 /// How a run ended, as its source states it.
-#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[derive(
+    Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Outcome {
     Failed,
@@ -280,6 +282,25 @@ pub struct Batch {
     pub runs_failed: u64,
     #[serde(default)]
     pub runs_succeeded: u64,
+    /// In triage-group's partials: each (run, agent) timeline whose
+    /// failures wait for a success, or that had a success, so a merge of
+    /// shards that cut a run in two recovers across the cut as one pass
+    /// does. triage-score drops them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub open_timelines: Vec<OpenTimeline>,
+}
+
+/// One (run, agent) timeline of a shard, as a merge needs it.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct OpenTimeline {
+    pub run_id: String,
+    pub agent_id: String,
+    /// Failures no success of the shard recovered: (turn, pattern id).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending: Vec<(i64, String)>,
+    /// The shard's earliest turn at which the agent succeeded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_success: Option<i64>,
 }
 
 impl Default for Batch {
@@ -299,6 +320,7 @@ impl Default for Batch {
             recovery_window: None,
             runs_failed: 0,
             runs_succeeded: 0,
+            open_timelines: Vec::new(),
         }
     }
 }

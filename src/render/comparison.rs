@@ -10,8 +10,8 @@ use serde_json::{Map, Value};
 use super::words;
 use super::words::value_text;
 use crate::record::{
-    ClassificationChange, CountChange, PassRateChange, PatternChange, RunTotals, ScoreChange, SideSummary,
-    SummaryChange, TaskChange,
+    ClassificationChange, CountChange, PassRateChange, PatternChange, RunTotals, ScoreChange,
+    SideSummary, SummaryChange, TaskChange,
 };
 
 /// Items a list or table shows before it counts the rest (JSON has them all).
@@ -94,7 +94,10 @@ fn typed(changes: &[Map<String, Value>], rows: usize) -> Option<Comparison> {
     let mut out = Comparison::default();
     if let Some(s) = &summary {
         out.sides = vec![side("Before", &s.before), side("After", &s.after)];
-        if let Some(p) = &pass_rate {
+        if let Some(p) = pass_rate
+            .as_ref()
+            .filter(|p| p.before.pass_rate.is_some() || p.after.pass_rate.is_some())
+        {
             out.sections.push(pass_rate_section(p));
             if !tasks.is_empty() {
                 let mut t = task_section(&tasks);
@@ -110,6 +113,9 @@ fn typed(changes: &[Map<String, Value>], rows: usize) -> Option<Comparison> {
         ));
     }
     out.sections.push(class_section(&classes));
+    if !classes.is_empty() {
+        out.sections.push(per_run_section(&classes));
+    }
     out.sections
         .extend(pattern_sections(&patterns).into_iter().map(|mut s| {
             s.limit(rows);
@@ -261,6 +267,31 @@ fn task_section(tasks: &[TaskChange]) -> Section {
     )
 }
 
+/// Failure events per run on each side, and how likely the rise is by
+/// chance: what `--fail-on regression` judges, so batches of different
+/// sizes compare.
+fn per_run_section(classes: &[ClassificationChange]) -> Section {
+    let rows = classes
+        .iter()
+        .map(|c| {
+            vec![
+                words::classification_label(&c.classification).into_owned(),
+                format!("{:.2}", c.per_run_before),
+                format!("{:.2}", c.per_run_after),
+                match c.rise_p_value {
+                    Some(p) if c.per_run_after > c.per_run_before => p_text(p),
+                    _ => "no rise".to_string(),
+                },
+            ]
+        })
+        .collect();
+    table(
+        "Failure events per run",
+        &["Classification", "Before", "After", "Chance of the rise"],
+        rows,
+    )
+}
+
 fn class_section(classes: &[ClassificationChange]) -> Section {
     let rows = classes
         .iter()
@@ -269,7 +300,6 @@ fn class_section(classes: &[ClassificationChange]) -> Section {
                 words::classification_label(&c.classification).into_owned(),
                 c.frequency.before.to_string(),
                 c.frequency.after.to_string(),
-                format!("{:.2} → {:.2}", c.per_run_before, c.per_run_after),
                 c.frequency.label.clone(),
                 c.unrecovered.before.to_string(),
                 c.unrecovered.after.to_string(),
@@ -284,7 +314,6 @@ fn class_section(classes: &[ClassificationChange]) -> Section {
             "Classification",
             "Before",
             "After",
-            "Per run",
             "Δ frequency",
             "Unrecovered before",
             "Unrecovered after",

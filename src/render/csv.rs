@@ -104,7 +104,11 @@ fn silent_rows(report: &Report) -> Vec<Map<String, Value>> {
             row.insert("pattern_id".into(), format!("runs/{reason}").into());
             row.insert(
                 "display_name".into(),
-                format!("failed runs with no failing step: {}", super::silent_heading(&g)).into(),
+                format!(
+                    "failed runs with no failing step: {}",
+                    super::silent_heading(&g)
+                )
+                .into(),
             );
             row.insert("failure_classification".into(), reason.into());
             row.insert("frequency".into(), (g.runs.len() as u64).into());

@@ -8,9 +8,9 @@ use super::comparison::{Block, Section};
 use super::model::{Report, ReportPattern};
 use super::words::{self, Markup};
 use super::{
-    ROWS_IN_TEXT, RUNS_NAMED, RenderOptions, SAMPLES_SHOWN, WORST_TASKS, all_clear_text,
-    date_text, first_evidence, more_rows_text, more_sources_text, named_sources, one_line,
-    silent_explanation, silent_heading, silent_lead, skipped_text, summary_text, tasks_text,
+    ROWS_IN_TEXT, RUNS_NAMED, RenderOptions, SAMPLES_SHOWN, WORST_TASKS, all_clear_text, date_text,
+    first_evidence, more_rows_text, more_sources_text, named_sources, one_line, silent_explanation,
+    silent_heading, silent_lead, skipped_text, summary_text, tasks_text,
 };
 use crate::record::Scores;
 
@@ -124,8 +124,11 @@ fn write_silent_failures(
         return Ok(());
     }
     let silent: usize = groups.iter().map(|g| g.runs.len()).sum();
-    writeln!(out, "## Failed runs with no failing step
-")?;
+    writeln!(
+        out,
+        "## Failed runs with no failing step
+"
+    )?;
     writeln!(
         out,
         "{}\n",
@@ -150,11 +153,7 @@ fn write_silent_failures(
                     )
                 })
                 .unwrap_or_default();
-            writeln!(
-                out,
-                "- run {}{cause}",
-                run_link(run, opts.links.run(run))
-            )?;
+            writeln!(out, "- run {}{cause}", run_link(run, opts.links.run(run)))?;
         }
         if let Some(more) = more_rows_text(g.runs.len().saturating_sub(RUNS_NAMED)) {
             writeln!(out, "\n{more}")?;

@@ -11,8 +11,7 @@ use super::model::{Report, ReportPattern};
 use super::words::{self, Urgency};
 use super::{
     ROWS_IN_TEXT, RenderOptions, SAMPLES_SHOWN, TableStyle, WORST_TASKS, all_clear_text,
-    first_evidence, more_rows_text, one_line, silent_lead, skipped_text, summary_text,
-    tasks_text,
+    first_evidence, more_rows_text, one_line, silent_lead, skipped_text, summary_text, tasks_text,
 };
 
 pub(crate) fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
@@ -68,14 +67,22 @@ pub(crate) fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) 
 
 /// Failed runs no failure event explains: one row per reason, with the
 /// first runs named and their root cause when verdicts came along.
-fn write_silent_failures(report: &Report, style: TableStyle, out: &mut dyn Write) -> io::Result<()> {
+fn write_silent_failures(
+    report: &Report,
+    style: TableStyle,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let groups = report.silent_failures();
     if groups.is_empty() {
         return Ok(());
     }
     let silent: usize = groups.iter().map(|g| g.runs.len()).sum();
     writeln!(out, "\nFailed runs with no failing step")?;
-    writeln!(out, "{}", silent_lead(silent as u64, report.outcomes().failed))?;
+    writeln!(
+        out,
+        "{}",
+        silent_lead(silent as u64, report.outcomes().failed)
+    )?;
     let mut t = new_table(style, &["Outcome", "Runs", "First runs"]);
     for g in &groups {
         let named: Vec<String> = g
@@ -83,7 +90,12 @@ fn write_silent_failures(report: &Report, style: TableStyle, out: &mut dyn Write
             .iter()
             .take(3)
             .map(|r| match report.verdict_of(r) {
-                Some(v) => format!("{} (step {}, {})", one_line(r), v.step, one_line(&v.category)),
+                Some(v) => format!(
+                    "{} (step {}, {})",
+                    one_line(r),
+                    v.step,
+                    one_line(&v.category)
+                ),
                 None => one_line(r).into_owned(),
             })
             .collect();
@@ -487,7 +499,7 @@ mod tests {
     fn report() -> Report {
         let line = r#"{"kind":"pattern","pattern_id":"p","display_name":"[planner] dispatch_subtask / coordination_failure / retriever_state+task_queue_head","agent_id":"planner","tool_name":"dispatch_subtask","failure_classification":"coordination_failure","divergence_fields":[],"frequency":11,"recovered":0,"tail_unrecovered":11,"recovery_latencies":{},"run_counts":{"r1":11},"samples":[],"frequency_score":10.0,"severity_score":15.0,"recovery_rate":0.0,"final_score":13.0,"confidence":1.0,"confidence_label":"high","median_recovery_latency":null,"runs_seen":1,"runs_total":1,"trend":"insufficient data","rank":1}"#;
         let p: Pattern = serde_json::from_str(line).unwrap();
-        Report::from_scored(Default::default(), vec![p])
+        Report::from_scored(Default::default(), Vec::new(), vec![p])
     }
 
     fn render_with(style: TableStyle) -> String {

@@ -295,7 +295,6 @@ fn recurrence(s: &Scores) -> String {
         "started together" => {
             format!("{seen}; the runs started together, so it has no trend over time. ")
         }
-        "no time order" => format!("{seen}; without timestamps the runs have no time order. "),
         trend => format!("{seen}; its trend is {trend}. "),
     }
 }

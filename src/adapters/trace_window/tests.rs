@@ -314,6 +314,7 @@ struct ReadAt {
 
 impl crate::record::EventConsumer for ReadAt {
     fn add_source(&mut self, _: crate::record::SourceRec) {}
+    fn add_run(&mut self, _: &crate::record::RunRec) {}
     fn add_event_at(
         &mut self,
         ev: &crate::record::EventView<'_>,

@@ -36,7 +36,7 @@ fn envelope_keys_give_the_run_its_id_task_and_verdict() {
     assert_eq!(
         runs,
         [
-            json!({"kind": "run", "run_id": "r1", "outcome": "failed", "task": "fix MMS", "policy": "policy"})
+            json!({"kind": "run", "run_id": "r1", "outcome": "failed", "reason": "low_score", "score": 0.0, "task": "fix MMS", "policy": "policy"})
         ]
     );
     assert_eq!(source["skipped"], 0);
