@@ -301,8 +301,17 @@ impl<'w> Sink<'w> {
     pub(crate) fn pass_through(&mut self, line: &[u8]) -> io::Result<()> {
         match &mut self.out {
             SinkTarget::Records(w) => w.raw_line(line),
-            SinkTarget::Consumer { other, .. } => {
-                other.push(line.to_vec());
+            SinkTarget::Consumer { consumer, other } => {
+                // A run record among trace lines states a run's outcome:
+                // the grouper takes it, as triage-group does.
+                let probe: Option<crate::record::KindProbe<'_>> = serde_json::from_slice(line).ok();
+                if probe.and_then(|p| p.kind).as_deref() == Some("run")
+                    && let Ok(run) = serde_json::from_slice::<RunRec>(line)
+                {
+                    consumer.add_run(&run);
+                } else {
+                    other.push(line.to_vec());
+                }
                 Ok(())
             }
         }
