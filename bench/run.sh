@@ -31,6 +31,9 @@ gen() { [ -s "$DATA/$1" ] || "$BIN/triage-gen" "${@:2}" > "$DATA/$1"; }
 gen 100k.ndjson -n 100000 -r 100
 gen 1m.ndjson -n 1000000 -r 1000
 gen onerun-100k.ndjson -n 100000 -r 1
+# 100k runs of 10 events, each with a run record stating its outcome (a
+# third failed, a tenth of them unknown), the tasks run 4 trials each.
+[ -s "$DATA/runs-100k.ndjson" ] || { "$BIN/triage-gen" -n 1000000 -r 100000; python3 bench/run_records.py 100000; } > "$DATA/runs-100k.ndjson"
 # The events of 1m.ndjson as OTLP/JSON spans, 50 a request line.
 gen 1m.otlp.jsonl --format otlp -n 1000000 -r 1000
 
@@ -60,6 +63,11 @@ for f in 100k 1m onerun-100k; do
   row "jq | sort | uniq -c (count only)" "" "$(jqpipe "$file")"
   row "agent-triage 0.1.0 triage report" "r" "$REF_VENV/bin/triage report $file"
 done
+runs="$DATA/runs-100k.ndjson"
+echo "## Report on 100k runs with run records ($(du -m "$runs" | cut -f1) MB of agent-triage NDJSON)" >> "$plan"
+row "triage report (ours, one process)" "*" "$(report "$runs")"
+row "four-process pipeline (ours)" "" "$(pipeline "$runs")"
+row "DuckDB group-by (count only)" "" "$(duck "$runs")"
 echo "## triage-parse alone on 1m events ($(du -m "$DATA/1m.ndjson" | cut -f1) MB)" >> "$plan"
 row "triage-parse" "*" "$BIN/triage-parse $DATA/1m.ndjson"
 row "jq -c ." "" "jq -c . $DATA/1m.ndjson"

@@ -56,7 +56,8 @@ fn spark_job_equals_one_pass() {
     let dir = tempfile::tempdir().unwrap();
     let text = String::from_utf8(ok(
         "triage-gen",
-        &["-n", "12000", "-r", "24", "--seed", "5"],
+        // 300 runs starting five at a time: ties in time everywhere.
+        &["-n", "20000", "-r", "300", "--seed", "9"],
         b"",
     ))
     .unwrap();

@@ -30,29 +30,43 @@ fn report_equals_the_four_stage_pipeline_in_every_format() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("runs.ndjson");
     std::fs::write(&file, &traces).unwrap();
-    let f = file.to_str().unwrap();
-    let scored = ok(
-        "triage-score",
-        &[],
-        &ok("triage-group", &[], &ok("triage-parse", &["-q", f], b"")),
-    );
-    for format in ["md", "json", "csv", "html"] {
-        let (code, one, _) = with_date(
-            "triage",
-            &["report", "--format", format, "--top", "5", f],
-            b"",
+    let root = env!("CARGO_MANIFEST_DIR");
+    // Files whose runs state their outcomes (with failed runs that no step
+    // explains, and tasks of several trials) and one whose runs do not.
+    let inputs = [
+        file.to_str().unwrap().to_string(),
+        format!("{root}/tests/data/tau-bench/gpt-4o-airline.json"),
+        format!("{root}/tests/data/inspect-ai/arithmetic.json"),
+        format!("{root}/examples/otlp-shop.jsonl"),
+    ];
+    for f in &inputs {
+        let scored = ok(
+            "triage-score",
+            &[],
+            &ok("triage-group", &[], &ok("triage-parse", &["-q", f], b"")),
         );
-        assert_eq!(code, 0);
-        let (_, four, _) = with_date(
-            "triage-render",
-            &["--format", format, "--top", "5"],
-            &scored,
+        assert!(
+            String::from_utf8_lossy(&scored).contains("\"kind\":\"run\""),
+            "{f}"
         );
-        assert_eq!(
-            String::from_utf8_lossy(&one),
-            String::from_utf8_lossy(&four),
-            "{format}"
-        );
+        for format in ["md", "table", "json", "csv", "html"] {
+            let (code, one, _) = with_date(
+                "triage",
+                &["report", "-q", "--format", format, "--top", "5", f],
+                b"",
+            );
+            assert_eq!(code, 0);
+            let (_, four, _) = with_date(
+                "triage-render",
+                &["--format", format, "--top", "5"],
+                &scored,
+            );
+            assert_eq!(
+                String::from_utf8_lossy(&one),
+                String::from_utf8_lossy(&four),
+                "{f}: {format}"
+            );
+        }
     }
 }
 

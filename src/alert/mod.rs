@@ -83,33 +83,36 @@ pub(crate) fn alert_record(
     send: Option<&webhook::SendReport>,
     preview: Option<serde_json::Value>,
 ) -> Alert {
-    let (last_fired, cooldown_until) = match outcome {
-        Outcome::Suppressed { last, until } => (Some(rfc3339(*last)), Some(rfc3339(*until))),
-        _ => (None, None),
-    };
-    Alert {
-        kind: Kind::Alert,
-        pattern_id: pattern.pattern_id.clone(),
-        display_name: pattern.display_name.clone(),
-        final_score: scores.final_score,
-        threshold: policy.threshold,
-        decision: outcome.decision().to_string(),
-        attempts: send.map_or(0, |s| s.attempts),
-        http_status: send.and_then(|s| s.status),
-        error: send.and_then(|s| s.error.clone()),
-        webhook: send.map(|s| s.webhook.clone()),
-        last_fired,
-        cooldown_until,
-        payload: preview,
-    }
+    let subject = (
+        pattern.pattern_id.clone(),
+        pattern.display_name.clone(),
+        scores.final_score,
+    );
+    record(subject, policy, outcome, send, preview)
 }
 
 /// The `alert` record of the failed-run rate: `pattern_id` `runs/failed`,
 /// `final_score` the share of runs that failed.
 pub(crate) fn failed_runs_record(
-    failed: u64,
-    total: u64,
-    rate: f64,
+    (failed, total, rate): (u64, u64, f64),
+    policy: &Policy,
+    outcome: &Outcome,
+    send: Option<&webhook::SendReport>,
+    preview: Option<serde_json::Value>,
+) -> Alert {
+    let name = format!(
+        "{failed} of {} failed ({})",
+        crate::render::words::count(total, "run", "runs"),
+        crate::render::words::percent(rate)
+    );
+    let subject = (payload::FAILED_RUNS_ID.to_string(), name, rate);
+    record(subject, policy, outcome, send, preview)
+}
+
+/// An `alert` record of a subject (id, name, the figure held against the
+/// threshold).
+fn record(
+    (pattern_id, display_name, final_score): (String, String, f64),
     policy: &Policy,
     outcome: &Outcome,
     send: Option<&webhook::SendReport>,
@@ -121,13 +124,9 @@ pub(crate) fn failed_runs_record(
     };
     Alert {
         kind: Kind::Alert,
-        pattern_id: payload::FAILED_RUNS_ID.to_string(),
-        display_name: format!(
-            "{failed} of {} failed ({})",
-            crate::render::words::count(total, "run", "runs"),
-            crate::render::words::percent(rate)
-        ),
-        final_score: rate,
+        pattern_id,
+        display_name,
+        final_score,
         threshold: policy.threshold,
         decision: outcome.decision().to_string(),
         attempts: send.map_or(0, |s| s.attempts),

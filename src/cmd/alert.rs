@@ -200,9 +200,7 @@ triage report --format json runs/*.ndjson | triage-alert --dry-run | jq -c 'sele
                 diag,
             )?;
             out.record(&failed_runs_record(
-                runs_failed,
-                total,
-                rate,
+                (runs_failed, total, rate),
                 &run_policy,
                 &outcome,
                 report.as_ref(),

@@ -10,7 +10,7 @@ use super::words::{self, Markup};
 use super::{
     ROWS_IN_TEXT, RUNS_NAMED, RenderOptions, SAMPLES_SHOWN, WORST_TASKS, all_clear_text, date_text,
     first_evidence, more_rows_text, more_sources_text, named_sources, one_line, silent_explanation,
-    silent_heading, silent_lead, skipped_text, summary_text, tasks_text,
+    silent_heading, skipped_text, summary_text, tasks_text,
 };
 use crate::record::Scores;
 
@@ -119,21 +119,11 @@ fn write_silent_failures(
     opts: &RenderOptions,
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    let groups = report.silent_failures();
-    if groups.is_empty() {
+    let Some((groups, lead)) = report.silent_section() else {
         return Ok(());
-    }
-    let silent: usize = groups.iter().map(|g| g.runs.len()).sum();
-    writeln!(
-        out,
-        "## Failed runs with no failing step
-"
-    )?;
-    writeln!(
-        out,
-        "{}\n",
-        silent_lead(silent as u64, report.outcomes().failed)
-    )?;
+    };
+    writeln!(out, "## Failed runs with no failing step\n")?;
+    writeln!(out, "{lead}\n")?;
     for g in &groups {
         writeln!(out, "### {}\n", text(&silent_heading(g)))?;
         writeln!(out, "{}.\n", capitalized(silent_explanation(g)))?;

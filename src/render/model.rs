@@ -251,6 +251,17 @@ impl Report {
         outcomes::silent_failures(&self.runs)
     }
 
+    /// The failed runs no failure event explains, and the sentence that
+    /// leads their section; none when there are none.
+    pub(crate) fn silent_section(&self) -> Option<(Vec<SilentFailures>, String)> {
+        let groups = self.silent_failures();
+        let silent: usize = groups.iter().map(|g| g.runs.len()).sum();
+        (silent > 0).then(|| {
+            let lead = super::silent_lead(silent as u64, self.outcomes().failed);
+            (groups, lead)
+        })
+    }
+
     /// The verdict on a run, when verdicts came with the report.
     pub(crate) fn verdict_of(&self, run_id: &str) -> Option<&Verdict> {
         self.verdicts.iter().find(|v| v.run_id == run_id)

@@ -11,7 +11,7 @@ use super::model::{Report, ReportPattern};
 use super::words::{self, Urgency};
 use super::{
     ROWS_IN_TEXT, RenderOptions, SAMPLES_SHOWN, TableStyle, WORST_TASKS, all_clear_text,
-    first_evidence, more_rows_text, one_line, silent_lead, skipped_text, summary_text, tasks_text,
+    first_evidence, more_rows_text, one_line, skipped_text, summary_text, tasks_text,
 };
 
 pub(crate) fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
@@ -72,17 +72,11 @@ fn write_silent_failures(
     style: TableStyle,
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    let groups = report.silent_failures();
-    if groups.is_empty() {
+    let Some((groups, lead)) = report.silent_section() else {
         return Ok(());
-    }
-    let silent: usize = groups.iter().map(|g| g.runs.len()).sum();
+    };
     writeln!(out, "\nFailed runs with no failing step")?;
-    writeln!(
-        out,
-        "{}",
-        silent_lead(silent as u64, report.outcomes().failed)
-    )?;
+    writeln!(out, "{lead}")?;
     let mut t = new_table(style, &["Outcome", "Runs", "First runs"]);
     for g in &groups {
         let named: Vec<String> = g

@@ -250,14 +250,12 @@ pub(super) fn write_verdicts(page: &mut Page, report: &Report, links: &LinksConf
 /// the runs it names (and their root cause, when verdicts came along);
 /// then pass^k and the worst tasks where tasks ran several times.
 pub(super) fn write_runs(page: &mut Page, report: &Report, links: &LinksConfig) {
-    let groups = report.silent_failures();
-    if !groups.is_empty() {
-        let silent: usize = groups.iter().map(|g| g.runs.len()).sum();
+    if let Some((groups, lead)) = report.silent_section() {
         html!(
             page,
             "<section class=\"panel\" id=\"silent\"><h2>Failed runs with no failing step</h2><p>{}</p>\
              <table><tr><th>Outcome</th><th>Runs</th><th>Which</th></tr>",
-            silent_lead(silent as u64, report.outcomes().failed)
+            lead
         );
         for g in &groups {
             html!(

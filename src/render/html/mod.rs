@@ -12,8 +12,8 @@ use super::model::{Report, ReportPattern};
 use super::words::{self, Urgency};
 use super::{
     ROWS_IN_HTML, RenderOptions, SAMPLES_SHOWN, all_clear_text, date_text, more_rows_text,
-    more_sources_text, named_sources, silent_explanation, silent_heading, silent_lead,
-    skipped_text, summary_text, tasks_text,
+    more_sources_text, named_sources, silent_explanation, silent_heading, skipped_text,
+    summary_text, tasks_text,
 };
 use crate::config::LinksConfig;
 use crate::config::TAIL_RISK_WINDOW;
