@@ -263,6 +263,8 @@ pub(super) struct TraceEvent<'c> {
 
 impl<'c> TraceEvent<'c> {
     /// Accepts exactly what agent-triage 0.1.0 accepts.
+    // Inlined: returned by value, each event was copied once more per line.
+    #[inline(always)]
     pub(super) fn read(obj: &TopLevel<'c>) -> Result<Self, Unreadable> {
         let event_id = strict_str(obj.required(Top::EventId)?, "event_id")?;
         let run = strict_str(obj.required(Top::RunId)?, "run_id")?;
