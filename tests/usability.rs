@@ -230,14 +230,18 @@ fn since_after_until_is_refused() {
     assert_eq!(code, 0, "stderr: {err}");
 }
 
-/// A report of inputs that were all skipped (here a gzip file) is not an
+/// A report of inputs that were all skipped (here UTF-16 text) is not an
 /// all-clear a cron job would mail out as good news.
 #[test]
 fn report_of_nothing_read_is_not_all_clear() {
     let dir = tempfile::tempdir().unwrap();
-    let gz = dir.path().join("runs.ndjson.gz");
-    std::fs::write(&gz, b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03").unwrap();
-    let (code, out, err) = run("triage", &["report", gz.to_str().unwrap()], b"");
+    let wide = dir.path().join("runs.ndjson");
+    let text: Vec<u8> = [0xFF, 0xFE]
+        .into_iter()
+        .chain("{\"a\": 1}\n".encode_utf16().flat_map(u16::to_le_bytes))
+        .collect();
+    std::fs::write(&wide, text).unwrap();
+    let (code, out, err) = run("triage", &["report", wide.to_str().unwrap()], b"");
     // The report is still written, and the exit status says nothing was read.
     assert_eq!(code, 2, "stderr: {err}");
     assert!(
@@ -247,8 +251,47 @@ fn report_of_nothing_read_is_not_all_clear() {
     let md = String::from_utf8(out).unwrap();
     assert!(!md.contains("All clear"), "{md}");
     assert!(md.contains("Nothing to report: no runs were read."), "{md}");
-    // The way out names the command the user ran, too.
-    assert!(err.contains("gzip -dc FILE | triage report"), "{err}");
+    assert!(err.contains("iconv -f UTF-16"), "{err}");
+}
+
+/// Compressed files read as what they hold, told from their bytes: gzip
+/// (every member) and zstd; a torn one is an error that names it. A
+/// directory reads its trace files, recursively.
+#[test]
+fn compressed_files_and_directories_read_as_they_are_stored() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read("examples/monday.ndjson").unwrap();
+    let (head, tail) = text.split_at(text.len() / 2);
+    let mut gz = Vec::new();
+    for part in [head, tail] {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(part).unwrap();
+        gz.extend(e.finish().unwrap());
+    }
+    std::fs::create_dir_all(dir.path().join("night/1")).unwrap();
+    let gz_path = dir.path().join("night/1/monday.ndjson.gz");
+    std::fs::write(&gz_path, &gz).unwrap();
+    let report = |args: &[&str]| {
+        let mut all = vec!["report", "--format", "json"];
+        all.extend_from_slice(args);
+        let (code, out, err) = run("triage", &all, b"");
+        assert_eq!(code, 0, "{err}");
+        let mut v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        v["generated"] = serde_json::Value::Null;
+        v["batch"]["sources"] = serde_json::Value::Null;
+        v
+    };
+    let plain = report(&["examples/monday.ndjson"]);
+    assert_eq!(report(&[gz_path.to_str().unwrap()]), plain);
+    assert_eq!(report(&[dir.path().join("night").to_str().unwrap()]), plain);
+    let mut torn = gz.clone();
+    torn.truncate(20);
+    let torn_path = dir.path().join("torn.ndjson.gz");
+    std::fs::write(&torn_path, torn).unwrap();
+    let (code, _, err) = run("triage-parse", &[torn_path.to_str().unwrap()], b"");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("torn.ndjson.gz"), "{err}");
 }
 
 /// A refused flag is named like every other error: in a pipeline's stderr

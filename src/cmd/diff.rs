@@ -295,57 +295,12 @@ pub fn gate(conditions: &[FailOn], opts: GateOptions, changes: &[Change], diag: 
     cli::EXIT_NEGATIVE
 }
 
-/// A side's inputs: stdin, a file, or the trace files directly inside a
-/// directory (sorted by name); what else the directory holds is named in
-/// a warning, not left out silently.
+/// A side's inputs: stdin, a file, or the trace files in a directory,
+/// recursively and in path order (`io::input`), what else it holds named
+/// in a warning.
 pub fn side_inputs(path: &Path, diag: &mut Diag) -> anyhow::Result<Vec<Input>> {
     if path.as_os_str() == "-" {
         return input::resolve_inputs(&[]);
     }
-    if !path.is_dir() {
-        return Ok(vec![Input::File(path.to_path_buf())]);
-    }
-    let entries: Vec<PathBuf> = std::fs::read_dir(path)
-        .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), diag::io_reason(&e)))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    let is_trace = |p: &PathBuf| {
-        p.is_file()
-            && p.extension()
-                .and_then(|e| e.to_str())
-                .is_some_and(|e| matches!(e, "ndjson" | "jsonl" | "json"))
-    };
-    let (mut files, mut left): (Vec<PathBuf>, Vec<PathBuf>) =
-        entries.into_iter().partition(is_trace);
-    files.sort();
-    left.sort();
-    left.retain(|p| {
-        !p.file_name()
-            .is_some_and(|n| n.to_string_lossy().starts_with('.'))
-    });
-    if !left.is_empty() {
-        let names: Vec<String> = left
-            .iter()
-            .take(3)
-            .map(|p| p.display().to_string())
-            .collect();
-        let more = left.len().saturating_sub(names.len());
-        diag.warn(
-            "not-read",
-            format_args!(
-                "{}: read only its .ndjson, .jsonl and .json files; left out {}{} (name such files as arguments of \
-triage-parse and compare its output)",
-                path.display(),
-                names.join(", "),
-                if more > 0 { format!(" and {more} more") } else { String::new() }
-            ),
-        );
-    }
-    if files.is_empty() {
-        anyhow::bail!(
-            "{}: no trace files (.ndjson, .jsonl, .json) directly inside",
-            path.display()
-        );
-    }
-    Ok(files.into_iter().map(Input::File).collect())
+    input::inputs(&[path.to_path_buf()], diag)
 }

@@ -3,6 +3,7 @@
 //! and error wording every layer above uses.
 
 pub mod decode_ahead;
+pub(crate) mod decompress;
 pub mod diag;
 pub mod input;
 pub mod intern;
