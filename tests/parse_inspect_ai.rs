@@ -4,6 +4,8 @@
 //! failed call in a run that succeeded; what is parsed is what the group
 //! and score stages count.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
@@ -103,4 +105,40 @@ proptest! {
             .sum();
         prop_assert_eq!(in_patterns, failures);
     }
+}
+
+/// Inspect's default `.eval` log (a zip whose entries are zstd-compressed)
+/// reads as the JSON log `inspect log convert` makes of it: the same events
+/// and runs, line numbers aside.
+#[test]
+fn an_eval_zip_reads_as_its_json_log() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/inspect-ai");
+    let records = |file: &str| -> Vec<serde_json::Value> {
+        let out = common::ok("triage-parse", &[&format!("{dir}/{file}")], b"");
+        common::records(&out)
+            .into_iter()
+            .filter(|r| r["kind"] == "event" || r["kind"] == "run")
+            .map(|mut r| {
+                r.as_object_mut().unwrap().remove("src");
+                r
+            })
+            .collect()
+    };
+    for name in ["arithmetic", "tools"] {
+        let zipped = records(&format!("{name}.eval"));
+        assert!(zipped.iter().any(|r| r["kind"] == "run"), "{name}");
+        assert_eq!(zipped, records(&format!("{name}-eval.json")), "{name}");
+    }
+    // Any other zip is named as what it is not.
+    let tmp = tempfile::tempdir().unwrap();
+    let other = tmp.path().join("other.eval");
+    let mut z = zip::ZipWriter::new(std::fs::File::create(&other).unwrap());
+    let stored =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    z.start_file("notes.txt", stored).unwrap();
+    std::io::Write::write_all(&mut z, b"hello").unwrap();
+    z.finish().unwrap();
+    let (code, _, err) = common::run("triage-parse", &[other.to_str().unwrap()], b"");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("not an Inspect .eval log"), "{err}");
 }

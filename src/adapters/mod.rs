@@ -18,6 +18,7 @@ pub mod whowhen;
 pub mod atif;
 pub mod coding_agent;
 pub mod inspect_ai;
+mod inspect_eval;
 pub mod langfuse;
 pub mod langsmith;
 pub mod managed_agent;
@@ -232,6 +233,12 @@ fn read_detected(
         Format::Auto => claimed.unwrap_or_else(|| detect(source.path, &head)),
         f => f,
     };
+    if head.starts_with(&inspect_eval::ZIP_MAGIC) {
+        // Inspect's default log format is a zip; no other format is one.
+        sink.begin_source(name, Format::InspectAi.name());
+        inspect_eval::read(io::Cursor::new(head).chain(rest), sink)?;
+        return Ok(sink.end_source()?);
+    }
     if let Some(why) = refusal(&head) {
         // Not a format we read, so the source record names none of them.
         sink.begin_source(name, "binary");

@@ -10,9 +10,7 @@ const ZSTD: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
 /// `reader`, decompressed when it starts as a gzip stream (every member of
 /// a concatenation) or a zstd frame (every frame); else as it is, its
 /// first bytes given back.
-pub(crate) fn transparent(
-    mut reader: Box<dyn Read + Send>,
-) -> io::Result<Box<dyn Read + Send>> {
+pub(crate) fn transparent(mut reader: Box<dyn Read + Send>) -> io::Result<Box<dyn Read + Send>> {
     let mut head = Vec::with_capacity(4);
     while head.len() < 4 {
         let mut byte = [0u8; 4];
@@ -26,7 +24,9 @@ pub(crate) fn transparent(
     }
     let whole: Box<dyn Read + Send> = Box::new(io::Cursor::new(head.clone()).chain(reader));
     if head.starts_with(&GZIP) {
-        return Ok(Box::new(flate2::read::MultiGzDecoder::new(io::BufReader::new(whole))));
+        return Ok(Box::new(flate2::read::MultiGzDecoder::new(
+            io::BufReader::new(whole),
+        )));
     }
     if head.starts_with(&ZSTD) {
         let decoder = ruzstd::decoding::StreamingDecoder::new(whole)
@@ -37,7 +37,9 @@ pub(crate) fn transparent(
 }
 
 /// A zstd stream's frames one after another, as `zstd -dc` reads them.
-struct ZstdFrames(ruzstd::decoding::StreamingDecoder<Box<dyn Read + Send>, ruzstd::decoding::FrameDecoder>);
+struct ZstdFrames(
+    ruzstd::decoding::StreamingDecoder<Box<dyn Read + Send>, ruzstd::decoding::FrameDecoder>,
+);
 
 impl Read for ZstdFrames {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
@@ -53,8 +55,10 @@ impl Read for ZstdFrames {
             if got == 0 {
                 return Ok(0);
             }
-            let rest: Box<dyn Read + Send> =
-                Box::new(io::Cursor::new(peek.to_vec()).chain(std::mem::replace(source, Box::new(io::empty()))));
+            let rest: Box<dyn Read + Send> = Box::new(
+                io::Cursor::new(peek.to_vec())
+                    .chain(std::mem::replace(source, Box::new(io::empty()))),
+            );
             self.0 = ruzstd::decoding::StreamingDecoder::new(rest)
                 .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("zstd: {e}")))?;
         }
@@ -94,7 +98,12 @@ mod tests {
     #[test]
     fn zstd_frames_read_as_their_text() {
         // Two frames, one after another, as zstd writes a concatenation.
-        let frame = |s: &str| ruzstd::encoding::compress_to_vec(s.as_bytes(), ruzstd::encoding::CompressionLevel::Fastest);
+        let frame = |s: &str| {
+            ruzstd::encoding::compress_to_vec(
+                s.as_bytes(),
+                ruzstd::encoding::CompressionLevel::Fastest,
+            )
+        };
         let mut two = frame("hello\n");
         two.extend(frame("world\n"));
         assert_eq!(read_all(two), "hello\nworld\n");

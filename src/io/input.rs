@@ -144,7 +144,11 @@ pub(crate) fn trace_files_in(dir: &Path, diag: &mut Diag) -> anyhow::Result<Vec<
     files.sort();
     left.sort();
     if !left.is_empty() {
-        let names: Vec<String> = left.iter().take(3).map(|p| p.display().to_string()).collect();
+        let names: Vec<String> = left
+            .iter()
+            .take(3)
+            .map(|p| p.display().to_string())
+            .collect();
         let more = left.len().saturating_sub(names.len());
         diag.warn(
             "not-read",
@@ -216,7 +220,14 @@ mod tests {
         let d = dir.path();
         std::fs::create_dir_all(d.join("b/c")).unwrap();
         std::fs::create_dir_all(d.join(".cache")).unwrap();
-        for f in ["z.jsonl", "b/c/a.json.gz", "b/run.traj", "a.ndjson.zst", "notes.txt", ".cache/x.json"] {
+        for f in [
+            "z.jsonl",
+            "b/c/a.json.gz",
+            "b/run.traj",
+            "a.ndjson.zst",
+            "notes.txt",
+            ".cache/x.json",
+        ] {
             std::fs::write(d.join(f), "{}").unwrap();
         }
         let mut diag = Diag::new("t", true);
@@ -225,7 +236,10 @@ mod tests {
             .iter()
             .map(|p| p.strip_prefix(d).unwrap().display().to_string())
             .collect();
-        assert_eq!(rel, ["a.ndjson.zst", "b/c/a.json.gz", "b/run.traj", "z.jsonl"]);
+        assert_eq!(
+            rel,
+            ["a.ndjson.zst", "b/c/a.json.gz", "b/run.traj", "z.jsonl"]
+        );
         assert_eq!(diag.count("not-read"), 1);
         let empty = tempfile::tempdir().unwrap();
         assert!(trace_files_in(empty.path(), &mut diag).is_err());

@@ -1,9 +1,14 @@
 """Runs tiny_eval.py's tasks offline against the mock model (mockllm/model),
-writing JSON logs to ./logs. Usage is set on each scripted output, so the
-mock need not count tokens (which would download a tokenizer)."""
+writing logs to ./logs: JSON logs, or with `python run.py eval` Inspect's
+default `.eval` logs (zip files). Usage is set on each scripted output, so
+the mock need not count tokens (which would download a tokenizer)."""
+import sys
+
 from inspect_ai import eval
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 from tiny_eval import arithmetic, tools
+
+log_format = sys.argv[1] if len(sys.argv) > 1 else "json"
 
 
 def scripted(*outputs):
@@ -16,7 +21,7 @@ plain = scripted(
     ModelOutput.from_content(model="mockllm/model", content="The answer is 2."),
     ModelOutput.from_content(model="mockllm/model", content="I do not know."),
 )
-eval(arithmetic(), model=plain, log_dir="logs", log_format="json", display="none")
+eval(arithmetic(), model=plain, log_dir="logs", log_format=log_format, display="none")
 
 calls = scripted(
     ModelOutput.for_tool_call(model="mockllm/model", tool_name="add", tool_arguments={"x": 1, "y": 2}),
@@ -26,5 +31,5 @@ calls = scripted(
 )
 # Samples run one at a time, so the scripted outputs go in order; an
 # errored sample is logged rather than stopping the eval.
-eval(tools(), model=calls, log_dir="logs", log_format="json", display="none",
+eval(tools(), model=calls, log_dir="logs", log_format=log_format, display="none",
      max_samples=1, fail_on_error=False)
