@@ -113,7 +113,7 @@ proptest! {
 #[test]
 fn an_eval_zip_reads_as_its_json_log() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/inspect-ai");
-    let records = |file: &str| -> Vec<serde_json::Value> {
+    let records = |file: &str| -> Vec<Value> {
         let out = common::ok("triage-parse", &[&format!("{dir}/{file}")], b"");
         common::records(&out)
             .into_iter()
