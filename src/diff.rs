@@ -148,6 +148,18 @@ pub(crate) fn compare(before: &Analysis, after: &Analysis, cfg: &ScoringConfig) 
         class_totals(&after.patterns, w),
     );
     let classes: BTreeSet<&String> = bc.keys().chain(ac.keys()).collect();
+    // Failures come in streaks, so counts per run vary more than a
+    // Poisson count does: each class's rise is tested on its counts
+    // shrunk by that class's overdispersion (quasi-Poisson).
+    let (rb, ra) = (before.batch.runs_total, after.batch.runs_total);
+    let rise = |b: u64, a: u64, class: &str| {
+        let phi = outcomes::dispersion(&[
+            (per_run_counts(before, class), rb),
+            (per_run_counts(after, class), ra),
+        ]);
+        let shrink = |n: u64| (n as f64 / phi).round() as u64;
+        outcomes::rate_rise(shrink(b), rb, shrink(a), ra)
+    };
     let empty = ClassTotals::default();
     let class_changes: Vec<ClassificationChange> = classes
         .into_iter()
@@ -178,13 +190,8 @@ pub(crate) fn compare(before: &Analysis, after: &Analysis, cfg: &ScoringConfig) 
                 tentative,
                 per_run_before: per_run(b.frequency, rb),
                 per_run_after: per_run(a.frequency, ra),
-                rise_p_value: Some(outcomes::rate_rise(b.frequency, rb, a.frequency, ra)),
-                unrecovered_rise_p_value: Some(outcomes::rate_rise(
-                    b.unrecovered,
-                    rb,
-                    a.unrecovered,
-                    ra,
-                )),
+                rise_p_value: Some(rise(b.frequency, a.frequency, c)),
+                unrecovered_rise_p_value: Some(rise(b.unrecovered, a.unrecovered, c)),
             }
         })
         .collect();
@@ -207,6 +214,21 @@ pub(crate) fn compare(before: &Analysis, after: &Analysis, cfg: &ScoringConfig) 
     out
 }
 
+/// A class's failure events in each run that had one (runs without are 0).
+fn per_run_counts(a: &Analysis, class: &str) -> Vec<u64> {
+    let mut by_run: HashMap<&str, u64> = HashMap::new();
+    for p in a
+        .patterns
+        .iter()
+        .filter(|p| p.failure_classification == class)
+    {
+        for (run, n) in &p.run_counts.0 {
+            *by_run.entry(run).or_insert(0) += n;
+        }
+    }
+    by_run.into_values().collect()
+}
+
 fn run_totals(runs: &[RunRec]) -> RunTotals {
     let c = OutcomeCounts::of(runs);
     let (lo, hi) = outcomes::wilson_95(c.succeeded, c.known());
@@ -222,10 +244,14 @@ fn run_totals(runs: &[RunRec]) -> RunTotals {
     }
 }
 
-/// How runs of the two sides pair up: by task where each side ran every
-/// task once, else by task and trial; none unless both sides ran the same
-/// tasks (or trials) and every run of known outcome names one.
-fn pairing<'r>(before: &'r [RunRec], after: &'r [RunRec]) -> Option<Vec<(&'r RunRec, &'r RunRec)>> {
+/// How runs of the two sides pair up: by task where each side ran each
+/// task once, else by task and trial; over the tasks (or trials) both
+/// sides ran with a known outcome, when those are at least half of each
+/// side's. None when no key is unique on a side or too few are shared.
+fn pairing<'r>(
+    before: &'r [RunRec],
+    after: &'r [RunRec],
+) -> Option<(Vec<(&'r RunRec, &'r RunRec)>, &'static str)> {
     type Key<'a> = (&'a str, Option<u64>);
     let keyed = |runs: &'r [RunRec], with_trial: bool| -> Option<BTreeMap<Key<'r>, &'r RunRec>> {
         let mut out = BTreeMap::new();
@@ -240,12 +266,15 @@ fn pairing<'r>(before: &'r [RunRec], after: &'r [RunRec]) -> Option<Vec<(&'r Run
     };
     let by = |with_trial| -> Option<Vec<(&'r RunRec, &'r RunRec)>> {
         let (b, a) = (keyed(before, with_trial)?, keyed(after, with_trial)?);
-        if !b.keys().eq(a.keys()) {
-            return None;
-        }
-        Some(b.into_values().zip(a.into_values()).collect())
+        let pairs: Vec<(&RunRec, &RunRec)> = b
+            .iter()
+            .filter_map(|(k, rb)| Some((*rb, *a.get(k)?)))
+            .collect();
+        (pairs.len() * 2 >= b.len() && pairs.len() * 2 >= a.len()).then_some(pairs)
     };
-    by(false).or_else(|| by(true))
+    by(false)
+        .map(|p| (p, "task"))
+        .or_else(|| by(true).map(|p| (p, "trial")))
 }
 
 /// The pass rates of both sides, and the tasks that flipped: paired by
@@ -254,9 +283,11 @@ fn pairing<'r>(before: &'r [RunRec], after: &'r [RunRec]) -> Option<Vec<(&'r Run
 fn pass_rate_change(before: &[RunRec], after: &[RunRec]) -> (PassRateChange, Vec<TaskChange>) {
     let (b, a) = (run_totals(before), run_totals(after));
     let mut tasks = Vec::new();
+    let mut paired_by = None;
     let (test, pairs, p_value) = match (b.pass_rate, a.pass_rate) {
         (Some(_), Some(_)) => match pairing(before, after) {
-            Some(pairs) => {
+            Some((pairs, by)) => {
+                paired_by = Some(by.to_string());
                 for (rb, ra) in &pairs {
                     let status = match (rb.outcome, ra.outcome) {
                         (Outcome::Succeeded, Outcome::Failed) => "newly_failing",
@@ -296,7 +327,7 @@ fn pass_rate_change(before: &[RunRec], after: &[RunRec]) -> (PassRateChange, Vec
     tasks.sort_by(|x, y| {
         (x.status != "newly_failing")
             .cmp(&(y.status != "newly_failing"))
-            .then_with(|| crate::group::natural_cmp(&x.task_id, &y.task_id))
+            .then_with(|| crate::record::natural_cmp(&x.task_id, &y.task_id))
             .then(x.trial.cmp(&y.trial))
     });
     let newly_failing = tasks.iter().filter(|t| t.status == "newly_failing").count() as u64;
@@ -311,7 +342,7 @@ fn pass_rate_change(before: &[RunRec], after: &[RunRec]) -> (PassRateChange, Vec
                 format!("up {points:.1} points")
             }
         }
-        _ => "n/a (no run of known outcome on a side)".to_string(),
+        _ => "n/a: no run of known outcome on a side".to_string(),
     };
     let fixed = tasks.len() as u64 - newly_failing;
     (
@@ -320,8 +351,9 @@ fn pass_rate_change(before: &[RunRec], after: &[RunRec]) -> (PassRateChange, Vec
             after: a,
             test: test.to_string(),
             pairs,
-            newly_failing,
-            fixed,
+            paired_by,
+            newly_failing: pairs.map(|_| newly_failing),
+            fixed: pairs.map(|_| fixed),
             p_value,
             label,
         },
@@ -665,28 +697,30 @@ pub(crate) fn failing(
                         n as f64 / runs as f64
                     }
                 };
+                // Bonferroni: every classification is tested twice.
+                let tests = 2 * changes
+                    .iter()
+                    .filter(|c| matches!(c.change, ChangeScope::Classification(_)))
+                    .count()
+                    .max(1);
+                let level = opts.alpha / tests as f64;
                 let rose: Vec<String> = [
-                    ("failure events", &k.frequency),
-                    ("unrecovered events", &k.unrecovered),
+                    ("failure events", &k.frequency, k.rise_p_value),
+                    ("unrecovered events", &k.unrecovered, k.unrecovered_rise_p_value),
                 ]
                 .into_iter()
-                .filter(|(_, count)| {
+                .filter_map(|(what, count, p)| {
                     let (b, a) = (rate(count.before, rb), rate(count.after, ra));
-                    grew(b, a)
-                        && outcomes::rate_rise(count.before, rb, count.after, ra) < opts.alpha
-                })
-                .map(|(what, count)| {
-                    let p = outcomes::rate_rise(count.before, rb, count.after, ra);
-                    format!(
-                        "{what} per run rose from {:.2} to {:.2} ({} in {} runs to {} in {}; {})",
-                        rate(count.before, rb),
-                        rate(count.after, ra),
-                        count.before,
-                        rb,
-                        count.after,
-                        ra,
-                        p_text(p)
-                    )
+                    let p = p.unwrap_or(1.0);
+                    (grew(b, a) && p < level).then(|| {
+                        format!(
+                            "{what} per run rose from {b:.2} to {a:.2} ({} in {rb} runs to {} in {ra}; {}, below {} over {tests} tests)",
+                            count.before,
+                            count.after,
+                            p_text(p),
+                            opts.alpha
+                        )
+                    })
                 })
                 .collect();
                 if !rose.is_empty() {

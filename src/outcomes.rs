@@ -135,7 +135,7 @@ impl TaskSummary {
             (a.passed * b.trials)
                 .cmp(&(b.passed * a.trials))
                 .then(b.trials.cmp(&a.trials))
-                .then(a.task_id.cmp(&b.task_id))
+                .then_with(|| crate::record::natural_cmp(&a.task_id, &b.task_id))
         });
         Some(TaskSummary { tasks, pass_hat })
     }
@@ -247,6 +247,36 @@ pub fn fisher_worse(fail_a: u64, n_a: u64, fail_b: u64, n_b: u64) -> f64 {
     sum.min(1.0)
 }
 
+/// How much more counts per run vary than Poisson counts would: the
+/// within-side variance over the mean, pooled over the sides, at least 1.
+/// Each side is (the counts of the runs that had any, its runs in all).
+pub fn dispersion(sides: &[(Vec<u64>, u64)]) -> f64 {
+    let (mut ss, mut df, mut sum, mut n_all) = (0.0, 0.0, 0.0, 0.0);
+    for (counts, runs) in sides {
+        let n = *runs as f64;
+        if n < 2.0 {
+            continue;
+        }
+        let total: u64 = counts.iter().sum();
+        let mean = total as f64 / n;
+        let zeros = n - counts.len() as f64;
+        let dev: f64 = counts
+            .iter()
+            .map(|&c| (c as f64 - mean).powi(2))
+            .sum::<f64>()
+            + zeros.max(0.0) * mean * mean;
+        ss += dev;
+        df += n - 1.0;
+        sum += total as f64;
+        n_all += n;
+    }
+    if df == 0.0 || sum == 0.0 {
+        return 1.0;
+    }
+    let mean = sum / n_all;
+    (ss / df / mean).max(1.0)
+}
+
 /// The exact test on two Poisson rates, one-sided: `after` events over
 /// `runs_after` runs against `before` over `runs_before`. Given their sum,
 /// the events after are binomial with the share of runs after; the chance
@@ -339,5 +369,18 @@ mod tests {
         assert!(rate_rise(1124, 100, 2203, 200) > 0.5);
         // Twice the rate per run: a rise.
         assert!(rate_rise(100, 100, 400, 200) < 1e-6);
+    }
+
+    #[test]
+    fn dispersion_is_one_for_even_counts_and_more_for_streaks() {
+        // Poisson-like: every run 2 events.
+        assert_eq!(dispersion(&[(vec![2; 10], 10), (vec![2; 10], 10)]), 1.0);
+        // Streaks: half the runs 0, half 8 (mean 4, variance about 17).
+        let streaky = dispersion(&[(vec![8; 5], 10), (vec![8; 5], 10)]);
+        assert!(
+            (streaky - 16.0 * 10.0 / 9.0 / 4.0).abs() < 1e-9,
+            "{streaky}"
+        );
+        assert_eq!(dispersion(&[(vec![], 0)]), 1.0);
     }
 }

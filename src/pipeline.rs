@@ -165,7 +165,12 @@ fn feed(
                 Record::Other {
                     kind: Some(Kind::Run),
                     line,
-                } => grouper.add_run(&parse_record(line, loc)?),
+                } => match serde_json::from_slice::<RunRec>(line) {
+                    Ok(run) => grouper.add_run(&run),
+                    Err(e) => {
+                        on_bad.skip(diag, "bad-record", loc, format!("bad run record: {e}"))?
+                    }
+                },
                 Record::Other { line, .. } | Record::Untyped(line) => other.push(line.to_vec()),
             }
             Ok(())

@@ -299,8 +299,15 @@ pub(crate) fn looks_like_records(head: &[u8]) -> bool {
         .split(|b| *b == b'\n')
         .find(|l| !l.iter().all(u8::is_ascii_whitespace))
         .unwrap_or_default();
-    serde_json::from_slice::<KindProbe>(first)
-        .is_ok_and(|p| p.kind.as_deref().and_then(Kind::parse).is_some())
+    // A `run` line first is a trace file that states its runs' outcomes
+    // (events without a `kind` follow): records start with a header, or a
+    // kind a stage writes.
+    serde_json::from_slice::<KindProbe>(first).is_ok_and(|p| {
+        p.kind
+            .as_deref()
+            .and_then(Kind::parse)
+            .is_some_and(|k| k != Kind::Run)
+    })
 }
 
 fn unreadable(why: impl Into<String>) -> RecordError {

@@ -311,7 +311,10 @@ fn triage_alert_pages_on_the_share_of_failed_runs() {
             .find(|r| r["pattern_id"] == "runs/failed")
             .unwrap();
         assert_eq!(alert["decision"], decision, "{rate}");
-        assert_eq!(alert["display_name"], "116 of 200 runs failed (58%)");
+        assert_eq!(
+            alert["display_name"],
+            "116 of 200 runs of known outcome failed (58%)"
+        );
     }
 }
 

@@ -68,7 +68,7 @@ fn assemble(bytes: &[u8]) -> Result<Value, String> {
             Some((id, n))
         })
         .collect();
-    samples.sort_by(|a, b| crate::group::natural_cmp(a.0, b.0));
+    samples.sort_by(|a, b| crate::record::natural_cmp(a.0, b.0));
     let mut read = Vec::with_capacity(samples.len());
     for (_, name) in samples {
         if let Some(sample) = entry(&mut zip, name) {

@@ -41,6 +41,8 @@ pub struct Sink<'w> {
     input_read: (u64, u64),
     /// Set once the current source's lone surrogates were warned of.
     repaired_warned: bool,
+    /// Run names taken from a file's name, and the file that took each.
+    stems: std::collections::HashMap<String, String>,
 }
 
 impl<'w> Sink<'w> {
@@ -97,6 +99,7 @@ impl<'w> Sink<'w> {
             untimed: 0,
             input_read: (0, 0),
             repaired_warned: false,
+            stems: std::collections::HashMap::new(),
         }
     }
 
@@ -104,6 +107,42 @@ impl<'w> Sink<'w> {
     /// over decoded views instead of serialized records.
     pub(crate) fn feeds_grouper(&self) -> bool {
         matches!(self.out, SinkTarget::Consumer { .. })
+    }
+
+    /// `stem`, a name for runs made from this input's file name, unless
+    /// another file of this invocation took it (`A/res.json` and
+    /// `B/res.json`): then the file's path without its extension, and a
+    /// warning, so that two files' runs never merge.
+    pub(crate) fn claim_stem(&mut self, stem: String) -> String {
+        let file = self.file_name();
+        let file = file
+            .split_once('#')
+            .map_or(file.as_str(), |(f, _)| f)
+            .to_string();
+        match self.stems.get(&stem) {
+            None => {
+                self.stems.insert(stem.clone(), file);
+                stem
+            }
+            Some(owner) if *owner == file => stem,
+            Some(owner) => {
+                let owner = owner.clone();
+                let path = Path::new(&file);
+                let qualified = path.with_extension("").display().to_string();
+                let qualified = match stem.split_once('#') {
+                    Some((_, key)) => format!("{qualified}#{key}"),
+                    None => qualified,
+                };
+                self.diag.warn(
+                    "same-name",
+                    format_args!(
+                        "{file}: its runs would be named {stem}, as those of {owner}; they are named {qualified}"
+                    ),
+                );
+                self.stems.insert(qualified.clone(), file);
+                qualified
+            }
+        }
     }
 
     /// The input's path as a run id falls back on it: the same however it

@@ -37,6 +37,7 @@ pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
         );
     };
     let prefix = run_prefix(sink.path());
+    let prefix = sink.claim_stem(prefix);
     for (i, run) in runs.iter().enumerate() {
         match decode_run(run, i, &prefix, &sink.settings) {
             Ok((events, rec)) => {

@@ -62,6 +62,7 @@ pub(crate) fn read(r: impl Read + Send, sink: &mut Sink<'_>) -> anyhow::Result<(
     })?;
     conversations.extend(loose);
     let stem = run_stem(sink.path());
+    let stem = sink.claim_stem(stem);
     let single = conversations.len() == 1;
     let mut used = HashSet::new();
     for (k, conv) in conversations.iter().enumerate() {

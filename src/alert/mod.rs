@@ -101,7 +101,7 @@ pub(crate) fn failed_runs_record(
     preview: Option<serde_json::Value>,
 ) -> Alert {
     let name = format!(
-        "{failed} of {} failed ({})",
+        "{failed} of {} of known outcome failed ({})",
         crate::render::words::count(total, "run", "runs"),
         crate::render::words::percent(rate)
     );

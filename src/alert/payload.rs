@@ -82,7 +82,7 @@ pub(crate) fn failed_runs_payload(
     };
     let line = |m: &dyn Markup| {
         format!(
-            "{}{}: {} of {} failed ({}), at or above {}",
+            "{}{}: {} of {} of known outcome failed ({}), at or above {}",
             m.siren(),
             m.bold("Triage alert"),
             failed,
@@ -94,7 +94,7 @@ pub(crate) fn failed_runs_payload(
     let fields = json!({
         "pattern_id": FAILED_RUNS_ID,
         "runs_failed": failed,
-        "runs_total": total,
+        "runs_known": total,
         "failed_run_rate": rate,
         "threshold": threshold,
     });

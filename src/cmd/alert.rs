@@ -48,8 +48,8 @@ pub struct Args {
     /// A pattern that fired stays quiet this many seconds. Default: [alerting] cooldown_seconds, else 3600.
     #[arg(long, value_name = "SECONDS")]
     pub cooldown: Option<u64>,
-    /// Also page when at least this share of the batch's runs failed (0.3 or 30%), under the id
-    /// `runs/failed` with its own cooldown.
+    /// Also page when at least this share of the batch's runs of known outcome failed (0.3 or
+    /// 30%), under the id `runs/failed` with its own cooldown; exit 2 when no run states its outcome.
     #[arg(long, value_name = "RATE", value_parser = cli::share)]
     pub failed_runs: Option<f64>,
     /// The receiver's payload shape.
@@ -134,8 +134,8 @@ triage report --format json runs/*.ndjson | triage-alert --dry-run | jq -c 'sele
         let mut each = |item: Item, out: &mut Out, diag: &mut Diag| -> anyhow::Result<()> {
             let pattern = match item {
                 Item::Pattern(p) => *p,
-                Item::Runs { failed, total } => {
-                    batch_runs = Some((failed, total));
+                Item::Runs { failed, known } => {
+                    batch_runs = Some((failed, known));
                     return Ok(());
                 }
             };
@@ -177,11 +177,17 @@ triage report --format json runs/*.ndjson | triage-alert --dry-run | jq -c 'sele
                     "--failed-runs needs the batch: give triage-score output or `triage report --format json`"
                 );
             };
-            let rate = if total == 0 {
-                0.0
-            } else {
-                runs_failed as f64 / total as f64
-            };
+            if total == 0 {
+                diag.warn(
+                    "failed-runs",
+                    format_args!(
+                        "--failed-runs: no run of the batch states its outcome, so there is no share of failed runs to judge"
+                    ),
+                );
+                out.flush()?;
+                return Ok(cli::EXIT_ERROR);
+            }
+            let rate = runs_failed as f64 / total as f64;
             let run_policy = Policy {
                 threshold,
                 cooldown_secs: policy.cooldown_secs,
@@ -222,7 +228,11 @@ type Out = RecordWriter<io::BufWriter<crate::io::outfile::Stdout>>;
 /// What the inputs hand over: a scored pattern, or the batch's runs.
 enum Item {
     Pattern(Box<Pattern>),
-    Runs { failed: u64, total: u64 },
+    /// Runs failed, and runs of known outcome (the share's denominator).
+    Runs {
+        failed: u64,
+        known: u64,
+    },
 }
 
 /// What may page: its id (the cooldown's key), the figure the threshold
@@ -386,7 +396,7 @@ or `triage report --format json`"
                     each(
                         Item::Runs {
                             failed: b.runs_failed,
-                            total: b.runs_total,
+                            known: b.runs_failed + b.runs_succeeded,
                         },
                         out,
                         diag,
@@ -454,7 +464,7 @@ fn report_patterns(
     struct Document {
         patterns: Vec<serde_json::Value>,
         #[serde(default)]
-        runs_total: u64,
+        runs_succeeded: u64,
         #[serde(default)]
         runs_failed: u64,
     }
@@ -470,7 +480,7 @@ fn report_patterns(
     each(
         Item::Runs {
             failed: doc.runs_failed,
-            total: doc.runs_total,
+            known: doc.runs_failed + doc.runs_succeeded,
         },
         out,
         diag,

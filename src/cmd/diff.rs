@@ -240,6 +240,35 @@ pub fn gate(conditions: &[FailOn], opts: GateOptions, changes: &[Change], diag: 
     if !judged {
         return cli::EXIT_OK;
     }
+    if conditions
+        .iter()
+        .any(|c| matches!(c, FailOn::PassRate | FailOn::PassRateBelow(_)))
+        && let Some(p) = changes.iter().find_map(|c| match &c.change {
+            ChangeScope::PassRate(p) => Some(p),
+            _ => None,
+        })
+    {
+        for (side, t) in [("BEFORE", &p.before), ("AFTER", &p.after)] {
+            if t.pass_rate.is_none() {
+                diag.warn(
+                    "fail-on",
+                    format_args!(
+                        "--fail-on pass-rate cannot judge a comparison whose {side} batch has no run of known outcome (exit 2)"
+                    ),
+                );
+                return cli::EXIT_ERROR;
+            }
+            if t.unknown > 0 {
+                diag.warn(
+                    "unknown-outcome",
+                    format_args!(
+                        "{} of the {} runs {side} have no known outcome and are left out of its pass rate",
+                        t.unknown, t.runs
+                    ),
+                );
+            }
+        }
+    }
     let tool = diag.tool();
     let mut held = Vec::new();
     let mut subjects = Vec::new();

@@ -98,11 +98,12 @@ ls shards/*.ndjson | parallel 'triage-parse {} | triage-group > {.}.partial'; tr
                     Record::Other {
                         kind: Some(Kind::Run),
                         line,
-                    } => {
-                        let r: RunRec = serde_json::from_slice(line)
-                            .with_context(|| format!("{loc}: bad run record"))?;
-                        grouper.add_run(&r);
-                    }
+                    } => match serde_json::from_slice::<RunRec>(line) {
+                        Ok(r) => grouper.add_run(&r),
+                        Err(e) => {
+                            on_bad.skip(diag, "bad-record", loc, format!("bad run record: {e}"))?
+                        }
+                    },
                     Record::Other {
                         kind: Some(Kind::Batch),
                         line,

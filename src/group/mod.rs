@@ -639,46 +639,11 @@ pub(crate) fn time_order(first: &[Option<Timestamp>], runs: &Interner) -> Vec<u3
             if a.1 {
                 a.2.cmp(&b.2)
             } else {
-                natural_cmp(runs.name(a.2), runs.name(b.2))
+                crate::record::natural_cmp(runs.name(a.2), runs.name(b.2))
             }
         })
     });
     keys.into_iter().map(|(.., i)| i).collect()
-}
-
-/// Compares ids with their runs of digits by value: `t9` < `t10`. Equal
-/// values of different spelling (`07`, `7`) fall back to the text, so the
-/// order is total.
-pub(crate) fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
-    use std::cmp::Ordering;
-    let (mut x, mut y) = (a.as_bytes(), b.as_bytes());
-    loop {
-        match (x.first(), y.first()) {
-            (None, None) => return a.cmp(b),
-            (None, Some(_)) => return Ordering::Less,
-            (Some(_), None) => return Ordering::Greater,
-            (Some(c), Some(d)) if c.is_ascii_digit() && d.is_ascii_digit() => {
-                let nx = x.iter().take_while(|c| c.is_ascii_digit()).count();
-                let ny = y.iter().take_while(|c| c.is_ascii_digit()).count();
-                let (dx, dy) = (&x[..nx], &y[..ny]);
-                let tx = dx.iter().skip_while(|c| **c == b'0').count();
-                let ty = dy.iter().skip_while(|c| **c == b'0').count();
-                let ord = tx.cmp(&ty).then_with(|| dx[nx - tx..].cmp(&dy[ny - ty..]));
-                if ord != Ordering::Equal {
-                    return ord;
-                }
-                x = &x[nx..];
-                y = &y[ny..];
-            }
-            (Some(c), Some(d)) => {
-                if c != d {
-                    return c.cmp(d);
-                }
-                x = &x[1..];
-                y = &y[1..];
-            }
-        }
-    }
 }
 
 impl EventConsumer for Grouper {

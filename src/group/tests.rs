@@ -266,8 +266,14 @@ fn runs_go_by_time_then_by_id() {
     let runs = ids(&["task-10", "task-9", "task-1"]);
     assert_eq!(time_order(&[t(5), t(5), t(5)], &runs), [2, 1, 0]);
     assert_eq!(time_order(&[None, None, None], &runs), [0, 1, 2]);
-    assert_eq!(natural_cmp("t007", "t7"), std::cmp::Ordering::Less);
-    assert_eq!(natural_cmp("a2b", "a10a"), std::cmp::Ordering::Less);
+    assert_eq!(
+        crate::record::natural_cmp("t007", "t7"),
+        std::cmp::Ordering::Less
+    );
+    assert_eq!(
+        crate::record::natural_cmp("a2b", "a10a"),
+        std::cmp::Ordering::Less
+    );
 }
 
 #[test]

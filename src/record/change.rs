@@ -98,11 +98,15 @@ pub struct PassRateChange {
     /// Tasks (or task trials) compared pair by pair.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pairs: Option<u64>,
-    /// Pairs that passed before and fail after, and the other way.
-    #[serde(default)]
-    pub newly_failing: u64,
-    #[serde(default)]
-    pub fixed: u64,
+    /// What a pair is: `task`, or `trial` (a task's trial of one number).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paired_by: Option<String>,
+    /// Pairs that passed before and fail after, and the other way (paired
+    /// tests only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub newly_failing: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fixed: Option<u64>,
     /// One-sided: the chance of a drop at least this large by chance.
     pub p_value: Option<f64>,
     /// "down 12.0 points (p = 0.003)", "up 4.0 points", "stable".

@@ -29,7 +29,8 @@ pub use event::{
 };
 pub use pattern::{Pattern, Sample, Scores};
 pub use run::{
-    Batch, OpenTimeline, Outcome, OutcomeReason, RunCounts, RunRec, SourceRec, shared_run_id,
+    Batch, OpenTimeline, Outcome, OutcomeReason, RunCounts, RunRec, SourceRec, natural_cmp,
+    shared_run_id,
 };
 pub use verdict::{Candidate, Finding, JudgeNote, Verdict};
 

@@ -114,7 +114,12 @@ pub struct RunRec {
     pub score: Option<f64>,
     /// The task's id where the file names one (a τ-bench `task_id`, an
     /// Inspect sample id, a SWE-bench instance): trials of one task share it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Read from a string or a number.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "text_or_number"
+    )]
     pub task_id: Option<String>,
     /// Which attempt at the task this run was (a τ-bench trial, an Inspect
     /// epoch).
@@ -153,6 +158,21 @@ pub(super) fn source_kind() -> Kind {
 
 fn run_kind() -> Kind {
     Kind::Run
+}
+
+/// An id written as text or as a number (τ-bench's task ids are numbers).
+fn text_or_number<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Id<'a> {
+        Text(Cow<'a, str>),
+        Number(serde_json::Number),
+    }
+    Ok(match Option::<Id<'de>>::deserialize(d)? {
+        None => None,
+        Some(Id::Text(t)) => Some(t.into_owned()),
+        Some(Id::Number(n)) => Some(n.to_string()),
+    })
 }
 
 impl Default for RunRec {
@@ -387,5 +407,40 @@ impl<'de> Deserialize<'de> for RunCounts {
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+/// Compares ids with their runs of digits by value: `t9` < `t10`. Equal
+/// values of different spelling (`07`, `7`) fall back to the text, so the
+/// order is total.
+pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    let (mut x, mut y) = (a.as_bytes(), b.as_bytes());
+    loop {
+        match (x.first(), y.first()) {
+            (None, None) => return a.cmp(b),
+            (None, Some(_)) => return Ordering::Less,
+            (Some(_), None) => return Ordering::Greater,
+            (Some(c), Some(d)) if c.is_ascii_digit() && d.is_ascii_digit() => {
+                let nx = x.iter().take_while(|c| c.is_ascii_digit()).count();
+                let ny = y.iter().take_while(|c| c.is_ascii_digit()).count();
+                let (dx, dy) = (&x[..nx], &y[..ny]);
+                let tx = dx.iter().skip_while(|c| **c == b'0').count();
+                let ty = dy.iter().skip_while(|c| **c == b'0').count();
+                let ord = tx.cmp(&ty).then_with(|| dx[nx - tx..].cmp(&dy[ny - ty..]));
+                if ord != Ordering::Equal {
+                    return ord;
+                }
+                x = &x[nx..];
+                y = &y[ny..];
+            }
+            (Some(c), Some(d)) => {
+                if c != d {
+                    return c.cmp(d);
+                }
+                x = &x[1..];
+                y = &y[1..];
+            }
+        }
     }
 }

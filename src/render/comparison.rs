@@ -202,12 +202,18 @@ pub(crate) fn rate_with_interval(t: &RunTotals) -> String {
     }
 }
 
-/// "McNemar's exact test over 50 paired tasks" or "Fisher's exact test".
+/// "McNemar's exact test over 50 paired tasks: 3 newly failing, 1 fixed"
+/// or "Fisher's exact test on the two proportions".
 pub(crate) fn test_text(p: &PassRateChange) -> String {
     match (p.test.as_str(), p.pairs) {
         ("paired", Some(n)) => format!(
-            "McNemar's exact test over {n} paired tasks: {} newly failing, {} fixed",
-            p.newly_failing, p.fixed
+            "McNemar's exact test over {}: {} newly failing, {} fixed",
+            match p.paired_by.as_deref() {
+                Some("trial") => words::count(n, "paired task trial", "paired task trials"),
+                _ => words::count(n, "paired task", "paired tasks"),
+            },
+            p.newly_failing.unwrap_or(0),
+            p.fixed.unwrap_or(0)
         ),
         ("unpaired", _) => "Fisher's exact test on the two proportions".to_string(),
         _ => "no test".to_string(),
@@ -240,7 +246,10 @@ fn pass_rate_section(p: &PassRateChange) -> Section {
             "Pass rate".to_string(),
             rate(&p.before),
             rate(&p.after),
-            format!("{} ({})", p.label, test_text(p)),
+            match p.test.as_str() {
+                "none" => p.label.clone(),
+                _ => format!("{} ({})", p.label, test_text(p)),
+            },
         ],
     ];
     table("Runs", &["Metric", "Before", "After", "Δ"], rows)
