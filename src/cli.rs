@@ -267,6 +267,7 @@ The fields of each kind are documented in docs/records.md (see SEE ALSO).";
 pub(crate) const REFERENCE_PAGES: &[&str] = &[
     "docs/formats.md",
     "docs/records.md",
+    "docs/runs.md",
     "docs/scoring.md",
     "docs/explain.md",
     "docs/alerts-and-receiver.md",

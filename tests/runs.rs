@@ -57,6 +57,12 @@ fn the_taubench_report_counts_failed_runs_in_every_format() {
     );
     assert_eq!(json["tasks"]["tasks"].as_array().unwrap().len(), 50);
     let csv = report(&["--format", "csv", &t]);
+    let header = csv.lines().next().unwrap();
+    assert!(
+        header.contains(",batch_runs,batch_runs_failed,batch_runs_unknown,"),
+        "{header}"
+    );
+    assert!(csv.lines().nth(1).unwrap().contains(",200,116,0"), "{csv}");
     let row = csv
         .lines()
         .find(|l| l.starts_with("runs/low_score,"))

@@ -1,7 +1,7 @@
 complete -c triage-alert -l webhook -d 'Webhook URL (a secret: messages show only its scheme and host). Else TRIAGE_WEBHOOK_URL, else [alerting] webhook_url' -r
 complete -c triage-alert -l threshold -d 'Fire for patterns whose final_score is at least this. Default: [alerting] threshold, else 10' -r
 complete -c triage-alert -l cooldown -d 'A pattern that fired stays quiet this many seconds. Default: [alerting] cooldown_seconds, else 3600' -r
-complete -c triage-alert -l failed-runs -d 'Also page when at least this share of the batch\'s runs failed (0.3 or 30%), under the id `runs/failed` with its own cooldown' -r
+complete -c triage-alert -l failed-runs -d 'Also page when at least this share of the batch\'s runs of known outcome failed (0.3 or 30%), under the id `runs/failed` with its own cooldown; exit 2 when no run states its outcome' -r
 complete -c triage-alert -l payload -d 'The receiver\'s payload shape' -r -f -a "slack\t'`text` in Slack mrkdwn, plus the pattern\'s fields; links not unfurled'
 discord\t'`content` in Discord markdown, mentions and embeds disabled'
 json\t'The pattern\'s fields and a plain `text`, for any other receiver'"

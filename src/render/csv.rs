@@ -75,7 +75,7 @@ pub(crate) fn left_out(report: &Report) -> Option<String> {
 }
 
 pub(crate) fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
-    let rows: Vec<Map<String, Value>> = match row_kind(report) {
+    let mut rows: Vec<Map<String, Value>> = match row_kind(report) {
         None => silent_rows(report),
         Some(RowKind::Pattern) => report
             .patterns
@@ -87,6 +87,16 @@ pub(crate) fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
         Some(RowKind::Finding) => report.findings.iter().map(to_map).collect(),
         Some(RowKind::Change) => change_rows(&report.changes),
     };
+    // The batch's run outcomes on every row of a report: a spreadsheet of
+    // patterns still says how many runs failed.
+    if !report.is_comparison() && report.batch.is_some() {
+        let c = report.outcomes();
+        for row in &mut rows {
+            row.insert("batch_runs".into(), c.total.into());
+            row.insert("batch_runs_failed".into(), c.failed.into());
+            row.insert("batch_runs_unknown".into(), c.unknown().into());
+        }
+    }
     write_rows(&rows, out)
 }
 
