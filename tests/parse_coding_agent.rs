@@ -3,6 +3,8 @@
 //! the property that what is parsed is what the group and score stages
 //! count.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
@@ -122,4 +124,44 @@ proptest! {
             .sum();
         prop_assert_eq!(in_patterns, failures);
     }
+}
+
+/// mini-SWE-agent's own trajectory as it wrote it before and after its
+/// fence changed (```bash, then ```mswea_bash_command), a bare list of
+/// messages: the same commands, the same failed ones, in both.
+#[test]
+fn mini_swe_agent_reads_alike_across_its_fences() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/mini-swe-agent");
+    let read = |file: &str| {
+        let out = common::ok("triage-parse", &[&format!("{dir}/{file}")], b"");
+        let recs = common::records(&out);
+        let source = recs.iter().find(|r| r["kind"] == "source").unwrap().clone();
+        let steps: Vec<(String, bool)> = recs
+            .iter()
+            .filter(|r| r["kind"] == "event")
+            .map(|r| {
+                (
+                    r["action_taken"]["tool_name"].as_str().unwrap().to_string(),
+                    r["action_succeeded"].as_bool().unwrap(),
+                )
+            })
+            .collect();
+        (source, steps)
+    };
+    let (old, old_steps) = read("github-issue-bash-fence.traj.json");
+    let (new, new_steps) = read("github-issue-mswea-fence.traj.json");
+    for s in [&old, &new] {
+        assert_eq!(s["format"], "coding-agent", "{s}");
+        assert_eq!(s["skipped"], 0, "{s}");
+    }
+    assert_eq!(old_steps, new_steps);
+    // The `cat` of a missing file (exit 1) is a failed command.
+    assert!(
+        new_steps
+            .iter()
+            .filter(|(t, ok)| t == "bash" && !ok)
+            .count()
+            >= 2,
+        "{new_steps:?}"
+    );
 }

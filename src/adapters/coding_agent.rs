@@ -27,6 +27,13 @@ pub(crate) fn read(r: impl Read + Send, sink: &mut Sink<'_>) -> anyhow::Result<(
     let mut k = 0usize;
     super::json_lines::values(r, sink, |line, value, sink| {
         let values = match value {
+            // A bare list of chat messages (mini-SWE-agent's own dumps) is
+            // one transcript; any other list holds trajectories.
+            Ok(Value::Array(items)) if items.iter().all(|m| m.get("role").is_some()) => {
+                let mut one = serde_json::Map::new();
+                one.insert("messages".to_string(), Value::Array(items));
+                vec![Value::Object(one)]
+            }
             Ok(Value::Array(items)) => items,
             Ok(v) => vec![v],
             Err(reason) => {
@@ -98,9 +105,25 @@ fn emit(
         .iter()
         .find_map(|key| str_of(v.get(*key)))
         .or_else(|| str_of(v.pointer("/info/instance_id")))
-        .unwrap_or_else(|| match k {
-            0 => sink.file_name(),
-            k => format!("{}#{k}", sink.file_name()),
+        .unwrap_or_else(|| {
+            // The file's name without its trajectory extensions
+            // (`django-1.traj.json`: `django-1`).
+            let file = sink.file_name();
+            let mut stem = std::path::Path::new(&file)
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or(&file);
+            while let Some(s) = [".json", ".jsonl", ".traj"]
+                .iter()
+                .find_map(|e| stem.strip_suffix(e).filter(|s| !s.is_empty()))
+            {
+                stem = s;
+            }
+            let stem = sink.claim_stem(stem.to_string());
+            match k {
+                0 => stem,
+                k => format!("{stem}#{k}"),
+            }
         });
     // Only mini-SWE-agent's replies state return codes.
     let states_codes = matches!(t, Trajectory::Messages(_));
@@ -290,7 +313,8 @@ fn from_steps(steps: &[Value]) -> Vec<Step> {
         .collect()
 }
 
-/// The commands of fenced shell blocks (```bash, ```sh, ```shell) in text.
+/// The commands of fenced shell blocks (```bash, ```sh, ```shell, and
+/// mini-SWE-agent's ```mswea_bash_command since its 1.x) in text.
 fn command_blocks(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut rest = text;
@@ -300,7 +324,7 @@ fn command_blocks(text: &str) -> Vec<String> {
         let lang = after[..eol].trim();
         let body = &after[eol + 1..];
         let Some(close) = body.find("```") else { break };
-        if matches!(lang, "bash" | "sh" | "shell" | "zsh") {
+        if matches!(lang, "bash" | "sh" | "shell" | "zsh" | "mswea_bash_command") {
             out.push(body[..close].trim_end().to_string());
         }
         rest = &body[close + 3..];
@@ -446,7 +470,7 @@ mod tests {
         assert_eq!(evs[3]["action_succeeded"], true);
         // Submitted is no verdict on the fix: the run recovered.
         assert_eq!(runs[0]["outcome"], "unknown");
-        assert_eq!(runs[0]["run_id"], "t.json");
+        assert_eq!(runs[0]["run_id"], "t");
         let limits = json!({"info": {"exit_status": "LimitsExceeded"}, "messages": [reply("q"), said("hm")]});
         let (_, runs, _) = records(&limits.to_string());
         assert_eq!(runs[0]["outcome"], "failed");

@@ -318,13 +318,20 @@ impl Shape {
 fn coding_agent(shape: &Shape, head: &[u8]) -> bool {
     let has = |needle: &str| memchr::memmem::find(head, needle.as_bytes()).is_some();
     let return_codes = has("<returncode>") && has("</returncode>");
-    let shell_blocks = ["```bash\\n", "```sh\\n", "```shell\\n"]
-        .iter()
-        .any(|b| has(b));
+    let shell_blocks = [
+        "```bash\\n",
+        "```sh\\n",
+        "```shell\\n",
+        "```mswea_bash_command\\n",
+    ]
+    .iter()
+    .any(|b| has(b));
     let tool_calls = ["\"tool_calls\"", "\"tool_use\"", "\"function_call\""]
         .iter()
         .any(|k| calls_in(head, k));
-    let transcript = shape.has("messages") && (return_codes || (shell_blocks && !tool_calls));
+    // In an envelope, or a bare list of the messages (mini-SWE-agent).
+    let messages = shape.has("messages") || (shape.top_is_list && shape.has("role"));
+    let transcript = messages && (return_codes || (shell_blocks && !tool_calls));
     let traj = !shape.top_is_list
         && shape.has("trajectory")
         && (shape.has("history") || shape.has("info") || shape.cut);
@@ -593,6 +600,11 @@ mod tests {
 
     #[test]
     fn coding_agent_trajectories() {
+        // A bare list of messages with mini-SWE-agent's later fence.
+        let bare = r#"[{"role": "system", "content": "be brief"},
+            {"role": "assistant", "content": "```mswea_bash_command\nls\n```"},
+            {"role": "user", "content": "<returncode>0</returncode>\n<output>\n</output>"}]"#;
+        assert_eq!(at("t.json", bare), Format::CodingAgent);
         let mini = r#"{"oid": "x", "task": "t", "messages": [{"role": "user", "content": "t"},
             {"role": "assistant", "content": "```bash\nls\n```"},
             {"role": "user", "content": "<returncode>0</returncode>\n<output>\n</output>"}]}"#;
