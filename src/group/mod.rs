@@ -613,7 +613,6 @@ impl Grouper {
                 });
             }
         }
-        out.sort_by(|a, b| (&a.run_id, &a.agent_id).cmp(&(&b.run_id, &b.agent_id)));
         out
     }
 }
