@@ -152,11 +152,13 @@ pub(crate) fn compare(before: &Analysis, after: &Analysis, cfg: &ScoringConfig) 
     // Poisson count does: each class's rise is tested on its counts
     // shrunk by that class's overdispersion (quasi-Poisson).
     let (rb, ra) = (before.batch.runs_total, after.batch.runs_total);
-    let rise = |b: u64, a: u64, class: &str| {
-        let phi = outcomes::dispersion(&[
+    let dispersion = |class: &str| {
+        outcomes::dispersion(&[
             (per_run_counts(before, class), rb),
             (per_run_counts(after, class), ra),
-        ]);
+        ])
+    };
+    let rise = |b: u64, a: u64, phi: f64| {
         let shrink = |n: u64| (n as f64 / phi).round() as u64;
         outcomes::rate_rise(shrink(b), rb, shrink(a), ra)
     };
@@ -166,14 +168,7 @@ pub(crate) fn compare(before: &Analysis, after: &Analysis, cfg: &ScoringConfig) 
         .map(|c| {
             let (b, a) = (bc.get(c).unwrap_or(&empty), ac.get(c).unwrap_or(&empty));
             let tentative = b.frequency.max(a.frequency) < TENTATIVE_BELOW;
-            let (rb, ra) = (before.batch.runs_total, after.batch.runs_total);
-            let per_run = |n: u64, runs: u64| {
-                if runs == 0 {
-                    0.0
-                } else {
-                    n as f64 / runs as f64
-                }
-            };
+            let phi = dispersion(c);
             let (mb, ma) = (
                 median_recovery(&b.latencies, w),
                 median_recovery(&a.latencies, w),
@@ -190,8 +185,8 @@ pub(crate) fn compare(before: &Analysis, after: &Analysis, cfg: &ScoringConfig) 
                 tentative,
                 per_run_before: per_run(b.frequency, rb),
                 per_run_after: per_run(a.frequency, ra),
-                rise_p_value: Some(rise(b.frequency, a.frequency, c)),
-                unrecovered_rise_p_value: Some(rise(b.unrecovered, a.unrecovered, c)),
+                rise_p_value: Some(rise(b.frequency, a.frequency, phi)),
+                unrecovered_rise_p_value: Some(rise(b.unrecovered, a.unrecovered, phi)),
             }
         })
         .collect();
@@ -212,6 +207,15 @@ pub(crate) fn compare(before: &Analysis, after: &Analysis, cfg: &ScoringConfig) 
             .map(|p| change(ChangeScope::Pattern(p))),
     );
     out
+}
+
+/// Events per run; 0 without runs.
+fn per_run(n: u64, runs: u64) -> f64 {
+    if runs == 0 {
+        0.0
+    } else {
+        n as f64 / runs as f64
+    }
 }
 
 /// A class's failure events in each run that had one (runs without are 0).
@@ -690,13 +694,7 @@ pub(crate) fn failing(
             (ChangeScope::Classification(k), FailOn::Regression) => {
                 let label = classification_label(&k.classification);
                 let (rb, ra) = (summary_runs(changes, false), summary_runs(changes, true));
-                let rate = |n: u64, runs: u64| {
-                    if runs == 0 {
-                        0.0
-                    } else {
-                        n as f64 / runs as f64
-                    }
-                };
+                let rate = per_run;
                 // Bonferroni: every classification is tested twice.
                 let tests = 2 * changes
                     .iter()

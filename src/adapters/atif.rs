@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::Sink;
 use super::observations::{self, describe, nanos_of, set_texts, str_of, text_of, unique_id};
 use crate::classify::mark_inferred;
-use crate::record::{EventOut, JsonVal, Outcome, OutcomeReason, RunRec, Src};
+use crate::record::{EventOut, JsonVal, OutcomeReason, RunRec, Src};
 
 /// What a message step's action is called.
 const MESSAGE: &str = "message";
@@ -322,13 +322,8 @@ impl<'t> Walk<'t> {
         } else {
             OutcomeReason::NotSubmitted
         };
-        let stated = verdict(t, &ctx.run).unwrap_or_else(|| {
-            if stopped {
-                RunRec::failed(ctx.run.as_str(), reason)
-            } else {
-                RunRec::new(ctx.run.as_str(), Outcome::Unknown)
-            }
-        });
+        let stated = verdict(t, &ctx.run)
+            .unwrap_or_else(|| RunRec::ended(ctx.run.as_str(), stopped.then_some(reason)));
         for ev in &ctx.events {
             sink.emit(ev)?;
         }

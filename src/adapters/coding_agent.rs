@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::observations::{self, describe, nanos_of, set_texts, str_of, text_of};
 use super::{Sink, Unreadable};
 use crate::classify::mark_inferred;
-use crate::record::{ErrorInfo, EventOut, Outcome, OutcomeReason, RunRec, Src};
+use crate::record::{ErrorInfo, EventOut, OutcomeReason, RunRec, Src};
 
 /// The speaker of a transcript's actions, as τ-bench and chat readers name it.
 const AGENT: &str = "assistant";
@@ -29,7 +29,9 @@ pub(crate) fn read(r: impl Read + Send, sink: &mut Sink<'_>) -> anyhow::Result<(
         let values = match value {
             // A bare list of chat messages (mini-SWE-agent's own dumps) is
             // one transcript; any other list holds trajectories.
-            Ok(Value::Array(items)) if items.iter().all(|m| m.get("role").is_some()) => {
+            Ok(Value::Array(items))
+                if !items.is_empty() && items.iter().all(|m| m.get("role").is_some()) =>
+            {
                 let mut one = serde_json::Map::new();
                 one.insert("messages".to_string(), Value::Array(items));
                 vec![Value::Object(one)]
@@ -180,13 +182,8 @@ fn emit(
         events.push(ev);
     }
     let stopped = events.last().is_some_and(|e| !e.action_succeeded);
-    let stated = verdict(v, &run).unwrap_or_else(|| {
-        if stopped {
-            RunRec::failed(run.as_str(), OutcomeReason::Error)
-        } else {
-            RunRec::new(run.as_str(), Outcome::Unknown)
-        }
-    });
+    let stated = verdict(v, &run)
+        .unwrap_or_else(|| RunRec::ended(run.as_str(), stopped.then_some(OutcomeReason::Error)));
     for ev in &events {
         sink.emit(ev)?;
     }

@@ -245,22 +245,18 @@ fn emit_sample(
     for ev in &mut out {
         ev.src = Some(src.clone());
     }
-    let (mut outcome, mut reason, score) = score_outcome(sample).unwrap_or(match sample_error {
-        Some(_) => (Outcome::Failed, Some(OutcomeReason::Error), None),
-        None => (Outcome::Unknown, None, None),
-    });
+    let mut stated = score_outcome(&run, sample)
+        .unwrap_or_else(|| RunRec::ended(run.as_str(), sample_error.map(|_| OutcomeReason::Error)));
     // A limit (time, tokens, messages) that ended the sample is why it
     // failed, whatever the scorer made of what was left.
-    if sample.get("limit").is_some_and(|l| !l.is_null()) && outcome != Outcome::Succeeded {
-        outcome = Outcome::Failed;
-        reason = Some(OutcomeReason::Timeout);
+    if sample.get("limit").is_some_and(|l| !l.is_null()) && stated.outcome != Outcome::Succeeded {
+        stated.outcome = Outcome::Failed;
+        stated.reason = Some(OutcomeReason::Timeout);
     }
     for ev in &out {
         sink.emit(ev)?;
     }
     sink.emit_run(&RunRec {
-        reason,
-        score,
         task_id: str_of(sample.get("id")).map(|id| {
             let name = str_of(eval.get("task")).unwrap_or_else(|| "eval".to_string());
             format!("{name}/{id}")
@@ -269,7 +265,7 @@ fn emit_sample(
         task: task.or_else(|| sample.get("input").and_then(text_of)),
         expected: sample.get("target").and_then(text_of),
         policy,
-        ..RunRec::new(run, outcome)
+        ..stated
     })?;
     Ok(())
 }
@@ -287,30 +283,25 @@ fn exception_type(message: &str) -> Option<String> {
 /// success and `I`, `N` (no answer), `P` (partial) failure; a number is 1
 /// for solved; a boolean says it; `correct`/`incorrect`, `pass`/`fail` and
 /// the like too. A score of several values decides nothing.
-fn score_outcome(sample: &Value) -> Option<(Outcome, Option<OutcomeReason>, Option<f64>)> {
+fn score_outcome(run: &str, sample: &Value) -> Option<RunRec> {
     let scores = sample.get("scores")?.as_object()?;
     let value = scores
         .values()
         .find_map(|s| s.get("value"))
         .or_else(|| sample.pointer("/score/value"))?;
-    let graded = |r: f64| {
-        if r >= 1.0 - 1e-9 {
-            (Outcome::Succeeded, None, Some(r))
-        } else {
-            (Outcome::Failed, Some(OutcomeReason::LowScore), Some(r))
-        }
-    };
-    let wrong = (Outcome::Failed, Some(OutcomeReason::WrongAnswer), None);
-    let right = (Outcome::Succeeded, None, None);
     match value {
-        Value::Bool(b) => Some(if *b { right } else { wrong }),
-        Value::Number(n) => n.as_f64().map(graded),
+        Value::Bool(b) => Some(RunRec::judged(run, *b)),
+        Value::Number(n) => n.as_f64().map(|r| RunRec::scored(run, r)),
         Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
-            "c" | "correct" | "pass" | "passed" | "true" | "yes" | "success" => Some(right),
-            "i" | "incorrect" | "fail" | "failed" | "false" | "no" => Some(wrong),
-            "n" | "noanswer" => Some((Outcome::Failed, Some(OutcomeReason::NotSubmitted), None)),
-            "p" | "partial" => Some((Outcome::Failed, Some(OutcomeReason::LowScore), None)),
-            other => other.parse::<f64>().ok().map(graded),
+            "c" | "correct" | "pass" | "passed" | "true" | "yes" | "success" => {
+                Some(RunRec::judged(run, true))
+            }
+            "i" | "incorrect" | "fail" | "failed" | "false" | "no" => {
+                Some(RunRec::judged(run, false))
+            }
+            "n" | "noanswer" => Some(RunRec::failed(run, OutcomeReason::NotSubmitted)),
+            "p" | "partial" => Some(RunRec::failed(run, OutcomeReason::LowScore)),
+            other => other.parse::<f64>().ok().map(|r| RunRec::scored(run, r)),
         },
         _ => None,
     }

@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::observations::{describe, nanos_of, set_texts, str_of, text_of};
 use super::{Sink, Unreadable};
 use crate::classify::mark_inferred;
-use crate::record::{ErrorInfo, EventOut, JsonVal, Outcome, OutcomeReason, RunRec, Src};
+use crate::record::{ErrorInfo, EventOut, JsonVal, OutcomeReason, RunRec, Src};
 
 /// What a message event's action is called.
 const MESSAGE: &str = "message";
@@ -177,11 +177,7 @@ impl Stream {
             }
             sink.emit(&ev)?;
         }
-        let stated = if open_failure {
-            RunRec::failed(run, OutcomeReason::Error)
-        } else {
-            RunRec::new(run, Outcome::Unknown)
-        };
+        let stated = RunRec::ended(run, open_failure.then_some(OutcomeReason::Error));
         sink.emit_run(&RunRec { task, ..stated })?;
         Ok(())
     }

@@ -13,7 +13,7 @@ use simd_json::{BorrowedValue as Value, StaticNode};
 
 use super::lax::{as_str, describe, python_str};
 use super::{DecodeSettings, Sink, Unreadable};
-use crate::record::{EventOut, JsonVal, Outcome, OutcomeReason, RunRec};
+use crate::record::{EventOut, JsonVal, Outcome, RunRec};
 
 /// What a message without a tool call is, as an action.
 const MESSAGE: &str = "message";
@@ -83,7 +83,7 @@ fn decode_run<'v>(
         None => return Err(Unreadable::Missing("traj".into())),
     };
     let run_id = run_id(obj.get("task_id"), obj.get("trial"), index, prefix);
-    let (outcome, reward) = outcome(obj.get("reward"))?;
+    let stated = outcome(run_id.clone(), obj.get("reward"))?;
     let mut replies = Replies::of(traj);
     let mut events = Vec::new();
     let mut policy: Option<String> = None;
@@ -135,8 +135,6 @@ fn decode_run<'v>(
     let task = obj.get("info").and_then(|i| i.get("task"));
     let id = |v: &Value<'_>| as_str(v).map_or_else(|| python_str(v), str::to_string);
     let rec = RunRec {
-        reason: (outcome == Outcome::Failed).then_some(OutcomeReason::LowScore),
-        score: reward,
         task_id: obj.get("task_id").map(id),
         trial: obj.get("trial").and_then(|t| t.as_u64()),
         task: task
@@ -145,7 +143,7 @@ fn decode_run<'v>(
             .map(str::to_string),
         expected: task.and_then(|t| t.get("actions")).map(|a| a.encode()),
         policy,
-        ..RunRec::new(run_id, outcome)
+        ..stated
     };
     Ok((events, rec))
 }
@@ -165,14 +163,13 @@ fn run_id(
 }
 
 /// τ-bench rewards are 1.0 for a solved task and 0.0 otherwise.
-/// The outcome the reward states (1 passes; τ-bench's rewards are 0 or
-/// 1), and the reward.
-fn outcome(reward: Option<&Value<'_>>) -> Result<(Outcome, Option<f64>), Unreadable> {
+/// The run the reward states, as every format's scores read
+/// ([`RunRec::scored`]); unknown without one.
+fn outcome(run_id: String, reward: Option<&Value<'_>>) -> Result<RunRec, Unreadable> {
     match reward {
-        None | Some(Value::Static(StaticNode::Null)) => Ok((Outcome::Unknown, None)),
+        None | Some(Value::Static(StaticNode::Null)) => Ok(RunRec::new(run_id, Outcome::Unknown)),
         Some(v) => match v.cast_f64() {
-            Some(r) if r >= 1.0 - 1e-9 => Ok((Outcome::Succeeded, Some(r))),
-            Some(r) => Ok((Outcome::Failed, Some(r))),
+            Some(r) => Ok(RunRec::scored(run_id, r)),
             None => Err(Unreadable::mistyped("reward", "a number", describe(v))),
         },
     }

@@ -15,7 +15,7 @@ use super::message::{Message, Part};
 use super::observations::{decoded, describe, set_texts, str_of, text_of, unique_id};
 use super::{openai_chat, terminal};
 use crate::classify::mark_inferred;
-use crate::record::{ErrorInfo, EventOut, JsonVal, Outcome, OutcomeReason, RunRec, Src};
+use crate::record::{ErrorInfo, EventOut, JsonVal, OutcomeReason, RunRec, Src};
 
 /// What a message without a tool call is, as an action.
 const MESSAGE: &str = "message";
@@ -464,11 +464,7 @@ fn emit_conversation(
         .find(|e| e.agent_id != "user")
         .is_some_and(|e| !e.action_succeeded);
     let stated = conv.verdict.clone().unwrap_or_else(|| {
-        if last_failed {
-            RunRec::failed(String::new(), OutcomeReason::Error)
-        } else {
-            RunRec::new(String::new(), Outcome::Unknown)
-        }
+        RunRec::ended(String::new(), last_failed.then_some(OutcomeReason::Error))
     });
     for ev in &events {
         sink.emit(ev)?;

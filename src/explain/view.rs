@@ -230,7 +230,10 @@ pub mod tests {
     pub(crate) fn run(steps: Vec<Step>, outcome: &str) -> RunView {
         let rec = RunRec {
             task: Some("How many stops are between A and B as of 2023?".to_string()),
-            ..RunRec::new("r", Outcome::parse(outcome).expect("an outcome"))
+            ..RunRec::new(
+                "r",
+                serde_json::from_value(serde_json::Value::from(outcome)).expect("an outcome"),
+            )
         };
         RunView::new("r".to_string(), steps, Some(rec))
     }

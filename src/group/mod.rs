@@ -551,20 +551,19 @@ impl Grouper {
         if self.carried.is_empty() && !self.keep_open {
             return Vec::new();
         }
-        let ids: HashMap<String, u32> = self
+        let names: Vec<String> = self
             .patterns
             .iter()
-            .enumerate()
-            .map(|(i, a)| {
-                let id = pattern_id(
+            .map(|a| {
+                pattern_id(
                     &a.agent_id,
                     &a.tool_name,
                     &a.classification,
                     &a.divergence_fields,
-                );
-                (id, i as u32)
+                )
             })
             .collect();
+        let ids: HashMap<&str, u32> = (0..).zip(&names).map(|(i, n)| (n.as_str(), i)).collect();
         // Timeline → (pending failures, successes' earliest turns).
         let mut open: BTreeMap<(u32, u32), OpenParts> = BTreeMap::new();
         for (key, tl) in &self.timelines {
@@ -578,7 +577,7 @@ impl Grouper {
             e.0.extend(
                 pending
                     .iter()
-                    .filter_map(|(t, id)| Some((*t, *ids.get(id)?))),
+                    .filter_map(|(t, id)| Some((*t, *ids.get(id.as_str())?))),
             );
             e.1.extend(first);
         }
@@ -598,16 +597,7 @@ impl Grouper {
                     agent_id: self.agents.name(agent).to_string(),
                     pending: left
                         .into_iter()
-                        .map(|(t, p)| {
-                            let a = &self.patterns[p as usize];
-                            let id = pattern_id(
-                                &a.agent_id,
-                                &a.tool_name,
-                                &a.classification,
-                                &a.divergence_fields,
-                            );
-                            (t, id)
-                        })
+                        .map(|(t, p)| (t, names[p as usize].clone()))
                         .collect(),
                     first_success: successes.into_iter().min(),
                 });

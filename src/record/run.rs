@@ -25,13 +25,6 @@ impl Outcome {
         }
     }
 
-    /// The outcome a line spells; none for another word.
-    pub fn parse(s: &str) -> Option<Outcome> {
-        [Outcome::Failed, Outcome::Succeeded, Outcome::Unknown]
-            .into_iter()
-            .find(|o| o.as_str() == s)
-    }
-
     /// Two statements of one run's outcome combined: a failure anywhere
     /// fails the run, a success stands over silence. Commutative and
     /// associative, so shards merge to what one pass gives.
@@ -65,14 +58,6 @@ pub enum OutcomeReason {
 }
 
 impl OutcomeReason {
-    pub const ALL: [OutcomeReason; 5] = [
-        OutcomeReason::WrongAnswer,
-        OutcomeReason::LowScore,
-        OutcomeReason::NotSubmitted,
-        OutcomeReason::Error,
-        OutcomeReason::Timeout,
-    ];
-
     pub fn as_str(self) -> &'static str {
         match self {
             OutcomeReason::WrongAnswer => "wrong_answer",
@@ -240,6 +225,15 @@ impl RunRec {
         RunRec {
             reason: Some(reason),
             ..RunRec::new(run_id, Outcome::Failed)
+        }
+    }
+
+    /// A run whose source states no verdict: failed for `why` when the
+    /// reader saw it end on a failure, else unknown.
+    pub fn ended(run_id: impl Into<String>, why: Option<OutcomeReason>) -> Self {
+        match why {
+            Some(reason) => RunRec::failed(run_id, reason),
+            None => RunRec::new(run_id, Outcome::Unknown),
         }
     }
 

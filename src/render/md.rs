@@ -124,12 +124,13 @@ fn write_silent_failures(
     };
     writeln!(out, "## Failed runs with no failing step\n")?;
     writeln!(out, "{lead}\n")?;
+    let verdicts = report.verdicts_by_run();
     for g in &groups {
         writeln!(out, "### {}\n", text(&silent_heading(g)))?;
         writeln!(out, "{}.\n", capitalized(silent_explanation(g)))?;
         for run in g.runs.iter().take(RUNS_NAMED) {
-            let cause = report
-                .verdict_of(run)
+            let cause = verdicts
+                .get(run.as_str())
                 .map(|v| {
                     let evidence = first_evidence(v)
                         .map(|e| format!(": {}", text(e)))

@@ -262,9 +262,14 @@ impl Report {
         })
     }
 
-    /// The verdict on a run, when verdicts came with the report.
-    pub(crate) fn verdict_of(&self, run_id: &str) -> Option<&Verdict> {
-        self.verdicts.iter().find(|v| v.run_id == run_id)
+    /// The verdict on each run (the first, when several came), for
+    /// sections that name runs: one lookup a run, not a scan.
+    pub(crate) fn verdicts_by_run(&self) -> std::collections::HashMap<&str, &Verdict> {
+        self.verdicts
+            .iter()
+            .rev()
+            .map(|v| (v.run_id.as_str(), v))
+            .collect()
     }
 
     /// Pass counts and pass^k of tasks that ran more than once.

@@ -77,13 +77,14 @@ fn write_silent_failures(
     };
     writeln!(out, "\nFailed runs with no failing step")?;
     writeln!(out, "{lead}")?;
+    let verdicts = report.verdicts_by_run();
     let mut t = new_table(style, &["Outcome", "Runs", "First runs"]);
     for g in &groups {
         let named: Vec<String> = g
             .runs
             .iter()
             .take(3)
-            .map(|r| match report.verdict_of(r) {
+            .map(|r| match verdicts.get(r.as_str()) {
                 Some(v) => format!(
                     "{} (step {}, {})",
                     one_line(r),

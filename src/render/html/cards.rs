@@ -257,6 +257,7 @@ pub(super) fn write_runs(page: &mut Page, report: &Report, links: &LinksConfig) 
              <table><tr><th>Outcome</th><th>Runs</th><th>Which</th></tr>",
             lead
         );
+        let verdicts = report.verdicts_by_run();
         for g in &groups {
             html!(
                 page,
@@ -272,7 +273,7 @@ pub(super) fn write_runs(page: &mut Page, report: &Report, links: &LinksConfig) 
                     Some(url) => html!(page, "<a href=\"{}\"><code>{}</code></a>", url, run),
                     None => html!(page, "<code>{}</code>", run),
                 }
-                if let Some(v) = report.verdict_of(run) {
+                if let Some(v) = verdicts.get(run.as_str()) {
                     html!(page, " (step {}, {})", v.step, v.category);
                 }
             }
