@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use crate::io::json_scan;
-use crate::record::{ErrorInfo, EventOut};
+use crate::record::{ErrorInfo, EventOut, FailureSource};
 
 /// A failure class found by a rule: the scoring classification and the
 /// finer cause behind it.
@@ -214,7 +214,7 @@ impl Classifier {
             && output_reads_as_failure(out)
         {
             ev.action_succeeded = false;
-            ev.failure_source = Some("output");
+            ev.failure_source = Some(FailureSource::Output);
             ev.failure_inferred = true;
             if ev.error.is_none() {
                 ev.error = Some(ErrorInfo {
@@ -240,7 +240,7 @@ impl Classifier {
 
 /// Marks a failure no record states but the reader concluded (a tool call
 /// never answered, a run that ends without an answer).
-pub(crate) fn mark_inferred(ev: &mut EventOut<'_>, source: &'static str, message: &str) {
+pub(crate) fn mark_inferred(ev: &mut EventOut<'_>, source: FailureSource, message: &str) {
     ev.action_succeeded = false;
     ev.failure_source = Some(source);
     ev.failure_inferred = true;

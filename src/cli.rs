@@ -321,7 +321,7 @@ impl ManPage<'_> {
         man.render_description_section(out)?;
         man.render_options_section(out)?;
         render_subcommands_man(cmd, out)?;
-        let formats = crate::adapters::formats_man_text();
+        let formats = crate::adapters::formats::man_text();
         let mut sections: Vec<(&str, &str)> = Vec::new();
         if self.formats {
             sections.push(("FORMATS", &formats));

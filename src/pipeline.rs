@@ -36,7 +36,7 @@ pub struct AnalyzeOptions {
 impl AnalyzeOptions {
     pub(crate) fn new(config: Config) -> Self {
         AnalyzeOptions {
-            format: Format::Auto,
+            format: Format::AUTO,
             config,
             on_bad: OnBadInput::Skip,
             buffer_events: crate::group::DEFAULT_BUFFER_EVENTS,

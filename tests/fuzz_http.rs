@@ -15,7 +15,7 @@ use std::io::Write;
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
-use triage::adapters::otlp::check_line;
+use triage::adapters::formats::otlp::check_line;
 use triage::recv::export::{Encoding, to_line};
 use triage::recv::http::{Conn, Framing, ReadError};
 

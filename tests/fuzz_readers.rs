@@ -14,7 +14,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use triage::adapters::{DecodeSettings, Format, Sink, read_from};
+use triage::adapters::{DecodeSettings, FORMATS, Format, Sink, read_from};
 use triage::io::diag::{Diag, OnBadInput};
 use triage::io::ndjson::RecordWriter;
 
@@ -22,20 +22,15 @@ use triage::io::ndjson::RecordWriter;
 /// file costs as much to read as thousands of small ones.
 const MAX_SEED: usize = 64 * 1024;
 
-/// The readers fuzzed: each trace format, and the stages' record reader.
-const TARGETS: [(&str, Option<Format>); 11] = [
-    ("auto", Some(Format::Auto)),
-    ("ndjson", Some(Format::Ndjson)),
-    ("otel", Some(Format::Otel)),
-    ("otlp", Some(Format::Otlp)),
-    ("taubench", Some(Format::Taubench)),
-    ("whowhen", Some(Format::Whowhen)),
-    ("langfuse", Some(Format::Langfuse)),
-    ("langsmith", Some(Format::Langsmith)),
-    ("managed-agent", Some(Format::ManagedAgent)),
-    ("atif", Some(Format::Atif)),
-    ("records", None),
-];
+/// The readers fuzzed: every row of the format table, and the stages'
+/// record reader (`records`).
+fn targets() -> Vec<(&'static str, Option<Format>)> {
+    FORMATS
+        .iter()
+        .map(|f| (f.name, Some(*f)))
+        .chain([("records", None)])
+        .collect()
+}
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -92,7 +87,13 @@ fn parsed(file: &Path) -> Vec<u8> {
             OnBadInput::Skip,
             DecodeSettings::default(),
         );
-        read_from("seed", None, &bytes[..], Format::Ndjson, &mut sink).unwrap();
+        read_from(
+            "seed",
+            &bytes[..],
+            Format::named("ndjson").unwrap(),
+            &mut sink,
+        )
+        .unwrap();
         sink.flush().unwrap();
     }
     out
@@ -191,7 +192,7 @@ fn read_with(format: Option<Format>, bytes: &[u8]) -> Result<(), String> {
                 OnBadInput::Skip,
                 DecodeSettings::default(),
             );
-            let r = read_from("mutant", None, bytes, format, &mut sink);
+            let r = read_from("mutant", bytes, format, &mut sink);
             sink.flush().map_err(|e| e.to_string())?;
             r
         }
@@ -259,7 +260,7 @@ fn fnv(bytes: &[u8]) -> u64 {
 /// Mutants of the seeds for `target` until `budget` runs out or `most` are
 /// read; returns how many were read.
 fn fuzz(target: &str, budget: Duration, most: u64) -> u64 {
-    let format = TARGETS.iter().find(|t| t.0 == target).unwrap().1;
+    let format = targets().into_iter().find(|t| t.0 == target).unwrap().1;
     let seeds = seeds();
     let start_seed = std::env::var("TRIAGE_FUZZ_SEED")
         .ok()
@@ -295,14 +296,14 @@ fn budget() -> Duration {
 fn every_kept_crash_stays_fixed() {
     let dir = root().join("tests/fuzz-regressions");
     let mut read = 0;
-    for (target, format) in TARGETS.iter().copied().chain([("any", None)]) {
+    for (target, format) in targets().into_iter().chain([("any", None)]) {
         let Ok(entries) = std::fs::read_dir(dir.join(target)) else {
             continue;
         };
         for e in entries.flatten() {
             let bytes = std::fs::read(e.path()).unwrap();
             if target == "any" {
-                for (t, f) in TARGETS {
+                for (t, f) in targets() {
                     try_one(t, f, &bytes)
                         .unwrap_or_else(|why| panic!("{}: {why}", e.path().display()));
                 }
@@ -328,34 +329,20 @@ fn the_mutator_is_reproducible_and_changes_its_input() {
     assert!(changed > 40, "{changed} of 49 mutants differ");
 }
 
-macro_rules! targets {
-    ($($short:ident, $long:ident, $name:literal;)*) => {$(
-        /// A short run, in `make test`.
-        #[test]
-        fn $short() {
-            assert!(fuzz($name, Duration::from_secs(20), 60) > 0);
-        }
-
-        /// `make fuzz`: TRIAGE_FUZZ_SECONDS of mutants.
-        #[test]
-        #[ignore = "long-running: make fuzz"]
-        fn $long() {
-            let n = fuzz($name, budget(), u64::MAX);
-            eprintln!("{}: {n} mutants, no failure", $name);
-        }
-    )*};
+/// A short run of every reader, in `make test`.
+#[test]
+fn mutants_of_every_reader() {
+    for (target, _) in targets() {
+        assert!(fuzz(target, Duration::from_secs(20), 60) > 0, "{target}");
+    }
 }
 
-targets! {
-    mutants_auto, fuzz_auto, "auto";
-    mutants_ndjson, fuzz_ndjson, "ndjson";
-    mutants_otel, fuzz_otel, "otel";
-    mutants_otlp, fuzz_otlp, "otlp";
-    mutants_taubench, fuzz_taubench, "taubench";
-    mutants_whowhen, fuzz_whowhen, "whowhen";
-    mutants_langfuse, fuzz_langfuse, "langfuse";
-    mutants_langsmith, fuzz_langsmith, "langsmith";
-    mutants_managed_agent, fuzz_managed_agent, "managed-agent";
-    mutants_atif, fuzz_atif, "atif";
-    mutants_records, fuzz_records, "records";
+/// `make fuzz`: TRIAGE_FUZZ_SECONDS of mutants for every reader.
+#[test]
+#[ignore = "long-running: make fuzz"]
+fn fuzz_every_reader() {
+    for (target, _) in targets() {
+        let n = fuzz(target, budget(), u64::MAX);
+        eprintln!("{target}: {n} mutants, no failure");
+    }
 }

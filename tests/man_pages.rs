@@ -53,7 +53,7 @@ fn section(man: &str, title: &str) -> Option<String> {
 fn formats() -> Vec<String> {
     Format::value_variants()
         .iter()
-        .filter(|f| **f != Format::Auto)
+        .filter(|f| **f != Format::named("auto").unwrap())
         .map(|f| f.to_possible_value().unwrap().get_name().to_string())
         .collect()
 }

@@ -10,23 +10,9 @@ use std::path::Path;
 
 use common::mutation::{apply, mutation};
 use proptest::prelude::*;
-use triage::adapters::{DecodeSettings, Format, Sink, read_from};
+use triage::adapters::{DecodeSettings, FORMATS, Format, Sink, read_from};
 use triage::io::diag::{Diag, OnBadInput};
 use triage::io::ndjson::RecordWriter;
-
-const FORMATS: [Format; 11] = [
-    Format::Auto,
-    Format::Ndjson,
-    Format::Otel,
-    Format::Otlp,
-    Format::Taubench,
-    Format::Langfuse,
-    Format::Langsmith,
-    Format::ManagedAgent,
-    Format::Atif,
-    Format::CodingAgent,
-    Format::InspectAi,
-];
 
 /// What one adapter made of an input: the records it wrote, the source
 /// record's counts, or the error it stopped with.
@@ -49,7 +35,7 @@ fn run(format: Format, name: &str, bytes: &[u8], strict: bool) -> Outcome {
             OnBadInput::strict(strict),
             DecodeSettings::default(),
         );
-        let r = read_from(name, Some(Path::new(name)), bytes, format, &mut sink);
+        let r = read_from(name, bytes, format, &mut sink);
         sink.flush().unwrap();
         r
     };
@@ -150,15 +136,15 @@ proptest! {
 
     #[test]
     fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
-        for format in FORMATS {
+        for &format in FORMATS {
             check(format, "fuzz.json", &bytes);
         }
-        check(Format::Auto, "fuzz.jsonl", &bytes);
+        check(Format::named("auto").unwrap(), "fuzz.jsonl", &bytes);
     }
 
     #[test]
     fn json_like_text_never_panics(text in "[\\[\\]{}\",:0-9a-zA-Z_. \n\r\t\\\\-]{0,300}") {
-        for format in FORMATS {
+        for &format in FORMATS {
             check(format, "fuzz.json", text.as_bytes());
         }
     }
@@ -167,10 +153,10 @@ proptest! {
     fn mutated_examples_never_panic(which in 0usize..10, edits in proptest::collection::vec(mutation(), 1..4)) {
         let (name, doc) = &examples()[which];
         let bytes = apply(doc, &edits);
-        for format in FORMATS {
+        for &format in FORMATS {
             let got = check(format, name, &bytes);
             let blank = bytes.iter().all(u8::is_ascii_whitespace);
-            if format == Format::Auto && !blank && bytes.len() < doc.len() / 2 && !name.ends_with(".jsonl") {
+            if format == Format::named("auto").unwrap() && !blank && bytes.len() < doc.len() / 2 && !name.ends_with(".jsonl") {
                 // A whole-document format cut in half cannot be read whole.
                 prop_assert!(got.skipped >= 1 || got.events + got.others as u64 > 0);
             }
@@ -182,12 +168,12 @@ proptest! {
 fn deep_nesting_is_skipped_for_every_format() {
     for open in ["[", "{\"a\":", "{\"resourceSpans\":["] {
         let deep = open.repeat(100_000);
-        for format in FORMATS {
+        for &format in FORMATS {
             let got = check(format, "deep.json", deep.as_bytes());
             assert_eq!(got.skipped, 1, "{format:?} {open}");
         }
         let balanced = format!("{}{}", "[".repeat(50_000), "]".repeat(50_000));
-        for format in FORMATS {
+        for &format in FORMATS {
             let got = check(format, "deep.json", balanced.as_bytes());
             assert_eq!((got.events, got.skipped), (0, 1), "{format:?}");
         }
@@ -198,7 +184,7 @@ fn deep_nesting_is_skipped_for_every_format() {
 fn truncated_examples_are_counted_as_skipped() {
     for (name, doc) in examples() {
         for cut in [1, doc.len() / 3, doc.len() - 2] {
-            let got = check(Format::Auto, name, &doc[..cut]);
+            let got = check(Format::named("auto").unwrap(), name, &doc[..cut]);
             assert!(got.skipped >= 1, "{name} cut at {cut}");
         }
     }
@@ -207,7 +193,7 @@ fn truncated_examples_are_counted_as_skipped() {
 #[test]
 fn bom_crlf_and_invalid_utf8_in_every_example() {
     for (name, doc) in examples() {
-        let clean = check(Format::Auto, name, &doc);
+        let clean = check(Format::named("auto").unwrap(), name, &doc);
         assert_eq!(clean.skipped, 0, "{name}");
         let mut dos = b"\xEF\xBB\xBF".to_vec();
         dos.extend(
@@ -216,12 +202,12 @@ fn bom_crlf_and_invalid_utf8_in_every_example() {
                 .replace('\n', "\r\n")
                 .into_bytes(),
         );
-        let got = check(Format::Auto, name, &dos);
+        let got = check(Format::named("auto").unwrap(), name, &dos);
         assert_eq!((got.events, got.skipped), (clean.events, 0), "{name}");
         let mut latin1 = doc.clone();
         let at = latin1.iter().position(|b| *b == b'a').unwrap();
         latin1[at] = 0xE9;
-        let got = check(Format::Auto, name, &latin1);
+        let got = check(Format::named("auto").unwrap(), name, &latin1);
         assert!(got.skipped >= 1, "{name}");
     }
 }
@@ -249,7 +235,7 @@ proptest! {
     fn mutated_span_exports_never_panic(which in 0usize..5, edits in proptest::collection::vec(mutation(), 1..4)) {
         let (name, doc) = &span_exports()[which];
         let bytes = apply(doc, &edits);
-        for format in FORMATS {
+        for &format in FORMATS {
             check(format, name, &bytes);
         }
     }
@@ -258,15 +244,15 @@ proptest! {
 #[test]
 fn span_exports_read_whole_with_crlf_and_count_a_cut() {
     for (name, doc) in span_exports() {
-        let clean = check(Format::Auto, name, &doc);
+        let clean = check(Format::named("auto").unwrap(), name, &doc);
         assert_eq!(clean.skipped, 0, "{name}");
         assert!(clean.events > 0, "{name}");
         let dos = String::from_utf8(doc.clone())
             .unwrap()
             .replace('\n', "\r\n");
-        let got = check(Format::Auto, name, dos.as_bytes());
+        let got = check(Format::named("auto").unwrap(), name, dos.as_bytes());
         assert_eq!((got.events, got.skipped), (clean.events, 0), "{name}");
-        let cut = check(Format::Auto, name, &doc[..doc.len() - 3]);
+        let cut = check(Format::named("auto").unwrap(), name, &doc[..doc.len() - 3]);
         assert!(cut.skipped >= 1, "{name}");
     }
 }
@@ -283,7 +269,7 @@ fn span_ids(name: &str, bytes: &[u8]) -> Vec<String> {
             OnBadInput::Skip,
             DecodeSettings::default(),
         );
-        read_from(name, Some(Path::new(name)), bytes, Format::Auto, &mut sink).unwrap();
+        read_from(name, bytes, Format::named("auto").unwrap(), &mut sink).unwrap();
         sink.flush().unwrap();
     }
     out.split(|b| *b == b'\n')

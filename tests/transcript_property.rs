@@ -46,7 +46,7 @@ fn parse(format: Format, name: &str, bytes: &[u8]) -> Result<Vec<serde_json::Val
             triage::io::diag::OnBadInput::Skip,
             DecodeSettings::default(),
         );
-        let r = read_from(name, Some(Path::new(name)), bytes, format, &mut sink);
+        let r = read_from(name, bytes, format, &mut sink);
         sink.flush().unwrap();
         r
     };
@@ -103,7 +103,7 @@ fn check(format: Format, name: &str, bytes: &[u8]) -> Result<(), TestCaseError> 
 #[test]
 fn every_fixture_reads_whole_and_goes_through_the_pipeline() {
     for (name, bytes) in fixtures() {
-        let records = parse(Format::Auto, name, &bytes).unwrap();
+        let records = parse(Format::named("auto").unwrap(), name, &bytes).unwrap();
         assert!(
             records
                 .iter()
@@ -111,7 +111,7 @@ fn every_fixture_reads_whole_and_goes_through_the_pipeline() {
             "{name}"
         );
         assert!(records.iter().any(|r| r["kind"] == "event"), "{name}");
-        check(Format::Auto, name, &bytes).unwrap();
+        check(Format::named("auto").unwrap(), name, &bytes).unwrap();
     }
 }
 
@@ -153,7 +153,7 @@ proptest! {
     ) {
         let (name, doc) = &fixtures()[which];
         let bytes = apply(doc, &edits);
-        for format in [Format::Auto, Format::OpenaiChat, Format::AnthropicMessages] {
+        for format in [Format::named("auto").unwrap(), Format::named("openai-chat").unwrap(), Format::named("anthropic-messages").unwrap()] {
             check(format, name, &bytes)?;
         }
     }
@@ -173,7 +173,7 @@ proptest! {
             }
             doc.to_string()
         };
-        check(Format::Auto, "conv.json", body.as_bytes())?;
-        check(Format::OpenaiChat, "conv.json", body.as_bytes())?;
+        check(Format::named("auto").unwrap(), "conv.json", body.as_bytes())?;
+        check(Format::named("openai-chat").unwrap(), "conv.json", body.as_bytes())?;
     }
 }

@@ -1,17 +1,17 @@
-complete -c triage-parse -s f -l format -l input-format -d 'Trace format of input files; `auto` decides per file from its first JSON value, never its name' -r -f -a "auto\t'Decide per input from its first JSON value (never the extension)'
-ndjson\t'agent-triage TraceEvent lines (.ndjson, .jsonl)'
-otel\t'Spans as JSON: OpenTelemetry SDK dumps (Python, JS, Vercel AI SDK), Phoenix/OpenInference spans, attribute maps, agent-triage\'s span list'
-otlp\t'OTLP/HTTP JSON trace requests, one per file or one per line; each trace is emitted once complete (root ended, --trace-window passed)'
-taubench\t'τ-bench trajectory files: a list of runs with `traj` and `reward`'
-whowhen\t'Who&When benchmark runs: one JSON object with a `history` per file'
-langfuse\t'Langfuse traces with observations, observation lists, blob-export JSONL'
-langsmith\t'LangSmith runs: create/update payloads, lists or JSONL of runs'
-managed-agent\t'Claude Managed Agents session event streams (JSONL)'
-atif\t'Agent Trajectory Interchange Format (Harbor) trajectories'
-coding-agent\t'Coding-agent trajectories: mini-SWE-agent transcripts (shell commands in the assistant\'s text, `<returncode>` replies) and SWE-agent `.traj` files'
-inspect-ai\t'Inspect AI eval logs in its JSON log format: one run per sample'
-openai-chat\t'OpenAI chat transcripts: `{"messages": [...]}` or a list of messages (Chat Completions or Responses items), per file or per line'
-anthropic-messages\t'Anthropic Messages transcripts: `tool_use`/`tool_result` blocks'"
+complete -c triage-parse -s f -l format -l input-format -d 'Trace format of input files; `auto` decides per file from its first JSON value, never its name' -r -f -a "auto\t'Decide per input from its first JSON value (never the extension).'
+managed-agent\t'Claude Managed Agents session event streams (JSONL).'
+coding-agent\t'Coding-agent trajectories: mini-SWE-agent transcripts (shell commands in the assistant\'s text, `<returncode>` replies) and SWE-agent `.traj` files.'
+otlp\t'OTLP/HTTP JSON trace requests, one per file or one per line; each trace is emitted once complete (root ended, --trace-window passed).'
+langfuse\t'Langfuse traces with observations, observation lists, blob-export JSONL.'
+langsmith\t'LangSmith runs: create/update payloads, lists or JSONL of runs.'
+atif\t'Agent Trajectory Interchange Format (Harbor) trajectories.'
+inspect-ai\t'Inspect AI eval logs, `.eval` (its default, a zip) or its JSON log format: one run per sample.'
+ndjson\t'agent-triage TraceEvent lines (.ndjson, .jsonl).'
+taubench\t'τ-bench trajectory files: a list of runs with `traj` and `reward`.'
+whowhen\t'Who&When benchmark runs: one JSON object with a `history` per file.'
+otel\t'Spans as JSON: OpenTelemetry SDK dumps (Python, JS, Vercel AI SDK), Phoenix/OpenInference spans, attribute maps, agent-triage\'s span list.'
+anthropic-messages\t'Anthropic Messages transcripts: `tool_use`/`tool_result` blocks.'
+openai-chat\t'OpenAI chat transcripts: `{"messages": [...]}` or a list of messages (Chat Completions or Responses items), per file or per line.'"
 complete -c triage-parse -l since -d 'Keep only events at or after this time (RFC 3339 or YYYY-MM-DD)' -r
 complete -c triage-parse -l until -d 'Keep only events before this time (RFC 3339 or YYYY-MM-DD)' -r
 complete -c triage-parse -l max-text -d 'Cut input and output texts to this many bytes (their digest covers the whole); 0 keeps only the digest and the "…" that marks a text cut short' -r

@@ -1,9 +1,17 @@
 //! The sink every format writes into: events, runs and skipped lines, as
 //! NDJSON records (triage-parse) or straight into a grouper.
 
-use super::*;
+use std::io::{self, Write};
+use std::path::Path;
+
+use crate::adapters::settings::DecodeSettings;
+use crate::io::diag::Diag;
 use crate::io::diag::OnBadInput;
+use crate::io::intern::Interner;
+use crate::io::ndjson::RecordWriter;
 use crate::record::{EventConsumer, Kind};
+use crate::record::{EventOut, RunRec, SourceRec};
+use crate::timestamp::Timestamp;
 
 /// Where a sink's records go.
 pub enum SinkTarget<'w> {

@@ -23,13 +23,6 @@ impl Input {
         }
     }
 
-    pub(crate) fn path(&self) -> Option<&Path> {
-        match self {
-            Input::Stdin => None,
-            Input::File(p) => Some(p),
-        }
-    }
-
     /// The probe of a live input's unread bytes: stdin, where the system
     /// can tell. Files are read in whole chunks.
     pub(crate) fn waiting(&self) -> Option<super::waiting::Waiting> {

@@ -1,6 +1,8 @@
 //! `alert` records: a pattern past its threshold, and what was sent.
 
-use super::*;
+use serde::{Deserialize, Serialize};
+
+use super::Kind;
 
 /// An `alert` record (triage-alert): what was decided for one scored
 /// pattern, and what came of the send.

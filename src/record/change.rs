@@ -1,6 +1,8 @@
 //! `change` records: what differs between two batches.
 
-use super::*;
+use serde::{Deserialize, Serialize};
+
+use super::Kind;
 
 /// A before/after pair of a count, with its change label.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]

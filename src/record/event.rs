@@ -2,8 +2,12 @@
 //! (`EventView`), and the cut-text convention of their long texts.
 
 use super::run::SourceRec;
-use super::*;
+use super::{Kind, RunRec};
 use crate::timestamp::Timestamp;
+use serde::{Deserialize, Serialize, Serializer};
+use sha2::Digest;
+use std::borrow::Cow;
+use std::fmt;
 
 /// Where a record came from in the input.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
@@ -83,7 +87,7 @@ pub struct EventOut<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure_classification: Option<Cow<'a, str>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub failure_source: Option<&'static str>,
+    pub failure_source: Option<FailureSource>,
     /// True when no record stated the failure and the reader concluded it
     /// (error text in a result, a call never answered, a run that ends
     /// without an answer).
@@ -179,6 +183,44 @@ impl EventOut<'_> {
             timestamp: None,
             error: self.error.clone().map(Box::new),
             output: self.output.as_deref().map(Cow::Borrowed),
+        }
+    }
+}
+
+/// Why an event counts as failed: what in the source said so, or how the
+/// reader concluded it (the `failure_source` member of an event record).
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureSource {
+    /// The trace labelled the failure with its class.
+    Label,
+    /// A status said so: an error status, a non-zero exit code.
+    Status,
+    /// An error the source recorded with the step.
+    Error,
+    /// An exception that ended the run, put on the step it stopped in.
+    Exception,
+    /// Error text in the step's output.
+    Output,
+    /// A parent's failure passed to the child where it happened.
+    Inherited,
+    /// A call that was never answered.
+    NoResult,
+    /// A run that ended without an answer.
+    NoAnswer,
+}
+
+impl FailureSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureSource::Label => "label",
+            FailureSource::Status => "status",
+            FailureSource::Error => "error",
+            FailureSource::Exception => "exception",
+            FailureSource::Output => "output",
+            FailureSource::Inherited => "inherited",
+            FailureSource::NoResult => "no_result",
+            FailureSource::NoAnswer => "no_answer",
         }
     }
 }

@@ -2,7 +2,7 @@
 //! [`EventOut`], without its per-field machinery (a third of the time of
 //! writing a span's event went there).
 
-use super::event::{ErrorInfo, EventOut, JsonVal};
+use super::event::{ErrorInfo, EventOut, FailureSource, JsonVal};
 use crate::io::json_text::write_str;
 
 impl EventOut<'_> {
@@ -36,7 +36,11 @@ impl EventOut<'_> {
             "failure_classification",
             self.failure_classification.as_deref(),
         );
-        optional_text(out, "failure_source", self.failure_source);
+        optional_text(
+            out,
+            "failure_source",
+            self.failure_source.map(FailureSource::as_str),
+        );
         if self.failure_inferred {
             out.extend_from_slice(b",\"failure_inferred\":true");
         }
@@ -188,7 +192,7 @@ mod tests {
             ev.action_taken.tool_input = input.map(|m| JsonVal::Serde(serde_json::json!(m)));
             ev.timestamp = time.map(crate::timestamp::Timestamp::from_unix_nanos);
             ev.failure_classification = class.map(Cow::Owned);
-            ev.failure_source = cause.as_ref().map(|_| "span_status");
+            ev.failure_source = cause.as_ref().map(|_| FailureSource::Status);
             ev.failure_inferred = inferred;
             ev.failure_cause = cause;
             ev.divergence_fields = divergence.into_iter().map(Cow::Owned).collect();

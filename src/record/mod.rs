@@ -2,13 +2,9 @@
 //! family of kinds: the contract every stage shares (docs/records.md).
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 use std::fmt;
 
-use serde::de::{MapAccess, Visitor};
-use serde::ser::SerializeMap;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use sha2::Digest;
+use serde::{Deserialize, Serialize};
 
 mod alert;
 mod change;
@@ -24,8 +20,8 @@ pub use change::{
     RunTotals, ScoreChange, SideSummary, SummaryChange, TaskChange,
 };
 pub use event::{
-    ActionOut, ActionView, ErrorInfo, EventConsumer, EventOut, EventView, JsonVal, Latency,
-    OutOfOrder, Src, cut_text, is_cut, text_digest,
+    ActionOut, ActionView, ErrorInfo, EventConsumer, EventOut, EventView, FailureSource, JsonVal,
+    Latency, OutOfOrder, Src, cut_text, is_cut, text_digest,
 };
 pub use pattern::{Pattern, Sample, Scores};
 pub use run::{

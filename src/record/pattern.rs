@@ -1,6 +1,10 @@
 //! `pattern` records: one failure signature with its samples and scores.
 
-use super::*;
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::{Kind, RecordError, RunCounts, json_reason};
 
 /// One example occurrence of a pattern.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]

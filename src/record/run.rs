@@ -1,7 +1,14 @@
 //! `run`, `source` and `batch` records: what each run and input was, and a
 //! batch's totals.
 
-use super::*;
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{MapAccess, Visitor};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::{Kind, Src};
 
 /// How a run ended, as its source states it.
 #[derive(

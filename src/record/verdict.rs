@@ -1,7 +1,9 @@
 //! `finding` and `verdict` records: root-cause evidence and the verdict on
 //! a failed run.
 
-use super::*;
+use serde::{Deserialize, Serialize};
+
+use super::Kind;
 
 /// A `finding` record (triage-explain): one thing a detector saw in a run.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]

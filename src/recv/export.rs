@@ -207,7 +207,7 @@ struct Empty {
 /// it would skip (a lone surrogate, a number out of range, a key given
 /// twice, nesting past its limit) is refused instead.
 fn readable(line: Vec<u8>) -> Result<Option<Vec<u8>>, Refusal> {
-    match crate::adapters::otlp::check_line(&line) {
+    match crate::adapters::formats::otlp::check_line(&line) {
         Ok(0) => Ok(None),
         Ok(_) => Ok(Some(line)),
         Err(why) => Err(refuse(400, format!("bad JSON: {why}"))),
@@ -359,12 +359,15 @@ mod tests {
             // Acknowledged exactly when triage-parse reads it.
             match to_line(&body, Encoding::Json, false, 1 << 20) {
                 Ok(Some(line)) => {
-                    assert!(crate::adapters::otlp::check_line(&line).is_ok(), "{text}")
+                    assert!(
+                        crate::adapters::formats::otlp::check_line(&line).is_ok(),
+                        "{text}"
+                    )
                 }
                 Ok(None) => panic!("{text}: no spans?"),
                 Err(r) => {
                     assert_eq!(r.status, 400, "{text}");
-                    let why = crate::adapters::otlp::check_line(&body).unwrap_err();
+                    let why = crate::adapters::formats::otlp::check_line(&body).unwrap_err();
                     assert!(
                         r.message.ends_with(&why.to_string()),
                         "{text}: {}",

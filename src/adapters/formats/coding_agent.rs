@@ -1,0 +1,565 @@
+//! The `coding-agent` format: trajectories of agents whose action is a shell
+//! command. mini-SWE-agent transcripts (`messages`: the command in a fenced
+//! bash block of the assistant's text, the environment's reply, with its
+//! `<returncode>`, as the next user message) and SWE-agent `.traj` files
+//! (`trajectory` of thought, action and observation). One run per
+//! trajectory; a command that exits non-zero, prints a Python traceback, or
+//! is refused or killed by the harness fails its step.
+
+use std::collections::HashSet;
+use std::io::Read;
+
+use serde_json::Value;
+
+use crate::adapters::formats::Format;
+use crate::adapters::read::shape::Shape;
+use crate::adapters::read::value::{describe, nanos_of, set_texts, str_of, text_of};
+use crate::adapters::sink::Sink;
+use crate::adapters::unreadable::Unreadable;
+use crate::classify::mark_inferred;
+use crate::record::{ErrorInfo, EventOut, FailureSource, OutcomeReason, RunRec, Src};
+
+/// The speaker of a transcript's actions, as τ-bench and chat readers name it.
+const AGENT: &str = "assistant";
+
+/// The tool of a command run in a shell.
+const SHELL: &str = "bash";
+
+/// Reads coding-agent trajectories from `r` into `sink`.
+pub(crate) fn read(r: impl Read + Send, sink: &mut Sink<'_>) -> anyhow::Result<()> {
+    let mut k = 0usize;
+    crate::adapters::read::lines::values(r, sink, |line, value, sink| {
+        let values = match value {
+            // A bare list of chat messages (mini-SWE-agent's own dumps) is
+            // one transcript; any other list holds trajectories.
+            Ok(Value::Array(items))
+                if !items.is_empty() && items.iter().all(|m| m.get("role").is_some()) =>
+            {
+                let mut one = serde_json::Map::new();
+                one.insert("messages".to_string(), Value::Array(items));
+                vec![Value::Object(one)]
+            }
+            Ok(Value::Array(items)) => items,
+            Ok(v) => vec![v],
+            Err(reason) => {
+                sink.skip(Some(line), &reason)?;
+                return Ok(());
+            }
+        };
+        for v in values {
+            match Trajectory::of(&v) {
+                Ok(t) => {
+                    emit(&v, t, line, k, sink)?;
+                    k += 1;
+                }
+                Err(reason) => sink.skip(Some(line), &reason)?,
+            }
+        }
+        Ok(())
+    })?;
+    Ok(())
+}
+
+/// The two shapes a coding agent's run is kept in.
+enum Trajectory<'v> {
+    /// mini-SWE-agent: chat messages.
+    Messages(&'v [Value]),
+    /// SWE-agent: thought, action and observation per step.
+    Steps(&'v [Value]),
+}
+
+impl<'v> Trajectory<'v> {
+    fn of(v: &'v Value) -> Result<Self, Unreadable> {
+        let list = |key: &'static str| match v.get(key) {
+            Some(Value::Array(items)) => Ok(Some(items.as_slice())),
+            Some(other) => Err(Unreadable::mistyped(key, "a list", describe(other))),
+            None => Ok(None),
+        };
+        if let Some(steps) = list("trajectory")? {
+            return Ok(Trajectory::Steps(steps));
+        }
+        if let Some(messages) = list("messages")? {
+            return Ok(Trajectory::Messages(messages));
+        }
+        Err(Unreadable::shape(format!(
+            "not a coding-agent trajectory: {} without \"messages\" or \"trajectory\"",
+            describe(v)
+        )))
+    }
+}
+
+/// One action and what came back.
+struct Step {
+    /// The command, or none when the agent's text held no single one.
+    command: Option<String>,
+    /// The agent's text around it.
+    thought: Option<String>,
+    /// The environment's reply.
+    reply: Option<String>,
+    timestamp: Option<i128>,
+}
+
+fn emit(
+    v: &Value,
+    t: Trajectory<'_>,
+    line: u64,
+    k: usize,
+    sink: &mut Sink<'_>,
+) -> anyhow::Result<()> {
+    let run = ["oid", "instance_id", "id"]
+        .iter()
+        .find_map(|key| str_of(v.get(*key)))
+        .or_else(|| str_of(v.pointer("/info/instance_id")))
+        .unwrap_or_else(|| {
+            // The file's name without its trajectory extensions
+            // (`django-1.traj.json`: `django-1`).
+            let file = sink.file_name();
+            let mut stem = std::path::Path::new(&file)
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or(&file);
+            while let Some(s) = [".json", ".jsonl", ".traj"]
+                .iter()
+                .find_map(|e| stem.strip_suffix(e).filter(|s| !s.is_empty()))
+            {
+                stem = s;
+            }
+            let stem = sink.claim_stem(stem.to_string());
+            match k {
+                0 => stem,
+                k => format!("{stem}#{k}"),
+            }
+        });
+    // Only mini-SWE-agent's replies state return codes.
+    let states_codes = matches!(t, Trajectory::Messages(_));
+    let (task, steps) = match t {
+        Trajectory::Messages(messages) => from_messages(messages),
+        Trajectory::Steps(steps) => (None, from_steps(steps)),
+    };
+    let task = str_of(v.get("task"))
+        .or(task)
+        .or_else(|| str_of(v.get("problem_statement")));
+    let src = Src {
+        path: sink.path().to_string().into(),
+        line,
+    };
+    let mut events = Vec::with_capacity(steps.len() + 1);
+    let mut used = HashSet::new();
+    if let Some(task) = &task {
+        let mut ev = EventOut::new(format!("{run}#0"), run.clone(), 0, "user", "message", true);
+        ev.span_kind = Some("message");
+        set_texts(&mut ev, None, Some(task), &sink.settings);
+        ev.set_time_nanos(steps.first().and_then(|s| s.timestamp));
+        ev.src = Some(src.clone());
+        events.push(ev);
+    }
+    let last = steps.len().saturating_sub(1);
+    for (i, step) in steps.iter().enumerate() {
+        let turn = i as i64 + 1;
+        let id = crate::adapters::read::tree::unique_id(&format!("{run}#{turn}"), i, &mut used);
+        let tool = match &step.command {
+            Some(cmd) if !states_codes => command_name(cmd),
+            Some(_) => SHELL.to_string(),
+            None => "message".to_string(),
+        };
+        let mut ev = EventOut::new(id, run.clone(), turn, AGENT, tool, true);
+        ev.span_kind = Some(if step.command.is_some() {
+            "tool"
+        } else {
+            "message"
+        });
+        let input = step.command.as_deref().or(step.thought.as_deref());
+        set_texts(&mut ev, input, step.reply.as_deref(), &sink.settings);
+        ev.set_time_nanos(step.timestamp);
+        ev.src = Some(src.clone());
+        judge(&mut ev, step, states_codes && i != last);
+        sink.settings.infer_failure(&mut ev);
+        // Error text in a reply that exited 0: name the line that says so,
+        // not the return code the reply opens with.
+        if ev.failure_source == Some(FailureSource::Output)
+            && let (Some(reply), Some(err)) = (step.reply.as_deref(), ev.error.as_mut())
+            && return_code(reply).is_some()
+        {
+            err.message = Some(failure_line(reply));
+        }
+        events.push(ev);
+    }
+    let stopped = events.last().is_some_and(|e| !e.action_succeeded);
+    let stated = verdict(v, &run)
+        .unwrap_or_else(|| RunRec::ended(run.as_str(), stopped.then_some(OutcomeReason::Error)));
+    for ev in &events {
+        sink.emit(ev)?;
+    }
+    sink.emit_run(&RunRec {
+        task_id: Some(run.clone()),
+        task,
+        ..stated
+    })?;
+    Ok(())
+}
+
+/// Whether a step failed: its return code when the reply states one, else
+/// a reply to no action (the harness refusing the agent's text). Where
+/// replies state return codes (`codes_expected`), one without (a command
+/// the harness killed) fails too, but for the run's last action: its reply
+/// is the submission that ends the run.
+fn judge(ev: &mut EventOut<'_>, step: &Step, codes_expected: bool) {
+    let Some(reply) = step.reply.as_deref() else {
+        return;
+    };
+    match return_code(reply) {
+        Some(0) => {}
+        Some(code) => {
+            ev.action_succeeded = false;
+            ev.failure_source = Some(FailureSource::Status);
+            ev.error = Some(ErrorInfo {
+                kind: None,
+                message: Some(format!("exit code {code}{}", first_output_line(reply))),
+            });
+        }
+        None if step.command.is_none() || codes_expected => {
+            mark_inferred(ev, FailureSource::Output, first_line(reply));
+        }
+        None => {}
+    }
+}
+
+/// The `<returncode>N</returncode>` a mini-SWE-agent observation opens with.
+fn return_code(reply: &str) -> Option<i64> {
+    let start = reply.find("<returncode>")? + "<returncode>".len();
+    let end = start + reply[start..].find("</returncode>")?;
+    reply[start..end].trim().parse().ok()
+}
+
+/// ": " and the first line of a reply's output, for an error message.
+fn first_output_line(reply: &str) -> String {
+    let body = reply
+        .find("<output>")
+        .map_or(reply, |at| &reply[at + "<output>".len()..]);
+    let line = body
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('<'))
+        .unwrap_or("");
+    if line.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", line.chars().take(200).collect::<String>())
+    }
+}
+
+/// The line of a reply that reads as a failure (a traceback, an error).
+fn failure_line(reply: &str) -> String {
+    let markers = ["Traceback", "Error:", "ERROR:", "Exception:"];
+    let line = reply
+        .lines()
+        .map(str::trim)
+        .find(|l| markers.iter().any(|m| l.starts_with(m)))
+        .unwrap_or_else(|| first_line(reply));
+    line.chars().take(200).collect()
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("")
+}
+
+/// The task and the steps of a mini-SWE-agent transcript: each assistant
+/// message is a step, answered by the user message after it; the first
+/// user message is the task.
+fn from_messages(messages: &[Value]) -> (Option<String>, Vec<Step>) {
+    let mut task = None;
+    let mut steps: Vec<Step> = Vec::new();
+    for m in messages {
+        let role = m.get("role").and_then(Value::as_str).unwrap_or("");
+        let text = m.get("content").and_then(text_of);
+        let timestamp = nanos_of(m.get("timestamp"));
+        match role {
+            "assistant" => {
+                let text = text.unwrap_or_default();
+                let blocks = command_blocks(&text);
+                steps.push(Step {
+                    command: (blocks.len() == 1).then(|| blocks[0].clone()),
+                    thought: Some(text),
+                    reply: None,
+                    timestamp,
+                });
+            }
+            "user" | "tool" => match steps.last_mut() {
+                Some(step) if step.reply.is_none() => step.reply = text.or(Some(String::new())),
+                Some(_) => {}
+                None => task = task.or(text),
+            },
+            _ => {}
+        }
+    }
+    (task, steps)
+}
+
+/// The steps of a SWE-agent trajectory.
+fn from_steps(steps: &[Value]) -> Vec<Step> {
+    steps
+        .iter()
+        .map(|s| Step {
+            command: str_of(s.get("action"))
+                .map(|a| a.trim().to_string())
+                .filter(|a| !a.is_empty()),
+            thought: str_of(s.get("thought")).or_else(|| str_of(s.get("response"))),
+            reply: s.get("observation").and_then(text_of),
+            timestamp: nanos_of(s.get("timestamp")),
+        })
+        .collect()
+}
+
+/// The commands of fenced shell blocks (```bash, ```sh, ```shell, and
+/// mini-SWE-agent's ```mswea_bash_command since its 1.x) in text.
+fn command_blocks(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("```") {
+        let after = &rest[at + 3..];
+        let Some(eol) = after.find('\n') else { break };
+        let lang = after[..eol].trim();
+        let body = &after[eol + 1..];
+        let Some(close) = body.find("```") else { break };
+        if matches!(lang, "bash" | "sh" | "shell" | "zsh" | "mswea_bash_command") {
+            out.push(body[..close].trim_end().to_string());
+        }
+        rest = &body[close + 3..];
+    }
+    out
+}
+
+/// An SWE-agent action's command: its first word (`open`, `edit`,
+/// `python`, `submit`).
+fn command_name(action: &str) -> String {
+    action
+        .split_whitespace()
+        .next()
+        .unwrap_or(SHELL)
+        .chars()
+        .take(64)
+        .collect()
+}
+
+/// The run's verdict where the file records one: a score or reward (1
+/// solved, less not), a boolean `resolved`, `success` or `is_correct`, or
+/// SWE-agent's and mini-SWE-agent's `info.exit_status` when the run ended
+/// without submitting (cost or step limit, format errors, a crash).
+fn verdict(v: &Value, run: &str) -> Option<RunRec> {
+    for key in ["gold_score", "score", "reward"] {
+        if let Some(r) = v.get(key).and_then(Value::as_f64) {
+            return Some(RunRec::scored(run, r));
+        }
+    }
+    for key in ["resolved", "success", "is_correct"] {
+        if let Some(b) = v.get(key).and_then(Value::as_bool) {
+            return Some(RunRec::judged(run, b));
+        }
+    }
+    // SWE-agent's exit status: `submitted` (perhaps with what forced it)
+    // ends a run with an answer; anything else (`exit_cost`,
+    // `exit_context`, `exit_format`, `early_exit`, an error) without one.
+    let status = str_of(v.pointer("/info/exit_status"))?.to_ascii_lowercase();
+    if status.contains("submit") {
+        return None;
+    }
+    let reason = if ["cost", "context", "time", "limit", "step"]
+        .iter()
+        .any(|w| status.contains(w))
+    {
+        OutcomeReason::Timeout
+    } else if status.contains("error") {
+        OutcomeReason::Error
+    } else {
+        OutcomeReason::NotSubmitted
+    };
+    Some(RunRec::failed(run, reason))
+}
+
+/// The `coding-agent` row of the format table.
+pub(crate) const FORMAT: Format = Format {
+    name: "coding-agent",
+    help: "Coding-agent trajectories: mini-SWE-agent transcripts (shell commands in the assistant's text, `<returncode>` replies) and SWE-agent `.traj` files.",
+    claims: Some(claims),
+    read: |r, _, sink| read(r, sink),
+};
+
+/// A coding agent's trajectory: a transcript (`messages`, or a bare list
+/// of them) whose actions are shell commands in the text (a fenced block,
+/// and no structured tool calls) or whose replies carry mini-SWE-agent's
+/// `<returncode>`; or a SWE-agent `.traj` object (`trajectory` beside
+/// `history` or `info`, or too long to see past).
+fn claims(shape: &Shape<'_>) -> bool {
+    let return_codes = shape.mentions("<returncode>") && shape.mentions("</returncode>");
+    let shell_blocks = [
+        "```bash\\n",
+        "```sh\\n",
+        "```shell\\n",
+        "```mswea_bash_command\\n",
+    ]
+    .iter()
+    .any(|b| shape.mentions(b));
+    let tool_calls = ["\"tool_calls\"", "\"tool_use\"", "\"function_call\""]
+        .iter()
+        .any(|k| calls_in(shape.head, k));
+    let messages = shape.has("messages") || (shape.top_is_list && shape.has("role"));
+    let transcript = messages && (return_codes || (shell_blocks && !tool_calls));
+    let traj = !shape.top_is_list
+        && shape.has("trajectory")
+        && (shape.has("history") || shape.has("info") || shape.cut);
+    transcript || traj
+}
+
+/// Whether `key` appears in `head` with a value that holds calls: not
+/// `null` or `[]` (an API response's empty `"tool_calls": null`), and not
+/// as a string value (`"type": "tool_use"` holds one).
+fn calls_in(head: &[u8], key: &str) -> bool {
+    memchr::memmem::find_iter(head, key.as_bytes()).any(|at| {
+        let after = head[at + key.len()..].trim_ascii_start();
+        let Some(value) = after.strip_prefix(b":") else {
+            // `"type": "tool_use"`: the key is a value, a call's block.
+            return head[..at].trim_ascii_end().ends_with(b":");
+        };
+        let value = value.trim_ascii_start();
+        let empty_list = value
+            .strip_prefix(b"[")
+            .is_some_and(|v| v.trim_ascii_start().starts_with(b"]"));
+        !(empty_list || value.starts_with(b"null") || value.starts_with(b"false"))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+
+    use crate::adapters::split_records;
+    use serde_json::{Value, json};
+
+    fn records(input: &str) -> (Vec<Value>, Vec<Value>, Value) {
+        split_records(
+            crate::adapters::formats::coding_agent::FORMAT,
+            "t.json",
+            input,
+        )
+    }
+
+    fn said(text: &str) -> Value {
+        json!({"role": "assistant", "content": text})
+    }
+
+    fn reply(text: &str) -> Value {
+        json!({"role": "user", "content": text})
+    }
+
+    #[test]
+    fn mini_swe_agent_commands_fail_on_a_non_zero_return_code_or_a_traceback() {
+        let t = json!({"oid": "repo-1", "task": "fix the bug", "gold_score": 0, "messages": [
+            {"role": "system", "content": "You are a helpful assistant"},
+            reply("<pr_description>fix the bug</pr_description>"),
+            said("THOUGHT: look around\n\n```bash\nls -la\n```"),
+            reply("<returncode>0</returncode>\n<output>\nsetup.py\n</output>"),
+            said("THOUGHT: run it\n\n```bash\npython repro.py\n```"),
+            reply("<returncode>0</returncode>\n<output>\nTraceback (most recent call last):\n  File \"repro.py\"\nKeyError: 'x'\n</output>"),
+            said("THOUGHT: grep\n\n```bash\ngrep -rn nothing .\n```"),
+            reply("<returncode>1</returncode>\n<output>\n</output>"),
+            said("Two at once\n```bash\nls\n```\n```bash\npwd\n```"),
+            reply("Please always provide EXACTLY ONE action in triple backticks, found 2 actions."),
+            said("THOUGHT: done\n\n```bash\necho COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git diff\n```"),
+            reply("diff --git a/x.py b/x.py\n")
+        ]});
+        let (evs, runs, source) = records(&t.to_string());
+        let got: Vec<_> = evs
+            .iter()
+            .map(|e| {
+                (
+                    e["action_taken"]["tool_name"].as_str().unwrap(),
+                    e["action_succeeded"].as_bool().unwrap(),
+                    e["failure_source"].as_str().unwrap_or(""),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("message", true, ""),
+                ("bash", true, ""),
+                ("bash", false, "output"),
+                ("bash", false, "status"),
+                ("message", false, "output"),
+                ("bash", true, ""),
+            ]
+        );
+        assert_eq!(evs[0]["agent_id"], "user");
+        assert_eq!(evs[1]["agent_id"], "assistant");
+        assert_eq!(evs[1]["input"], "ls -la");
+        assert_eq!(
+            evs[2]["error"]["message"],
+            "Traceback (most recent call last):"
+        );
+        assert_eq!(evs[3]["error"]["message"], "exit code 1");
+        assert_eq!(evs[3]["failure_inferred"], json!(null));
+        assert_eq!(runs[0]["run_id"], "repo-1");
+        assert_eq!(runs[0]["outcome"], "failed");
+        assert_eq!(runs[0]["task"], "fix the bug");
+        assert_eq!(source["skipped"], 0);
+    }
+
+    #[test]
+    fn a_command_the_harness_killed_fails_and_the_verdict_decides_the_outcome() {
+        let t = json!({"info": {"exit_status": "Submitted"}, "messages": [
+            reply("do it"),
+            said("```bash\nsleep 999\n```"),
+            reply("The last command <command>sleep 999</command> timed out and has been killed."),
+            said("```bash\necho done\n```"),
+            reply("<returncode>0</returncode>\n<output>\ndone\n</output>"),
+            said("all done")
+        ]});
+        let (evs, runs, _) = records(&t.to_string());
+        assert_eq!(evs[1]["action_succeeded"], false);
+        assert_eq!(
+            evs[1]["error"]["message"],
+            "The last command <command>sleep 999</command> timed out and has been killed."
+        );
+        assert_eq!(evs[3]["action_taken"]["tool_name"], "message");
+        assert_eq!(evs[3]["action_succeeded"], true);
+        // Submitted is no verdict on the fix: the run recovered.
+        assert_eq!(runs[0]["outcome"], "unknown");
+        assert_eq!(runs[0]["run_id"], "t");
+        let limits = json!({"info": {"exit_status": "LimitsExceeded"}, "messages": [reply("q"), said("hm")]});
+        let (_, runs, _) = records(&limits.to_string());
+        assert_eq!(runs[0]["outcome"], "failed");
+    }
+
+    #[test]
+    fn swe_agent_traj_steps_are_commands() {
+        let t = json!({"trajectory": [
+            {"action": "open src/app.py", "observation": "[File: src/app.py (10 lines total)]", "thought": "look"},
+            {"action": "python reproduce.py\n", "observation": "Traceback (most recent call last):\n  File \"reproduce.py\", line 1\nNameError: name 'x' is not defined", "thought": "run"},
+            {"action": "submit", "observation": "diff --git a/src/app.py b/src/app.py", "thought": "done"}
+        ], "history": [], "info": {"exit_status": "submitted", "instance_id": "app-7"}});
+        let (evs, runs, _) = records(&t.to_string());
+        let tools: Vec<_> = evs
+            .iter()
+            .map(|e| e["action_taken"]["tool_name"].as_str().unwrap())
+            .collect();
+        assert_eq!(tools, ["open", "python", "submit"]);
+        assert_eq!(evs[1]["action_succeeded"], false);
+        assert_eq!(evs[1]["failure_source"], "output");
+        assert_eq!(evs[2]["action_succeeded"], true);
+        assert_eq!(runs[0]["run_id"], "app-7");
+        assert_eq!(runs[0]["outcome"], "unknown");
+    }
+
+    #[test]
+    fn fenced_shell_blocks_only() {
+        let blocks = super::command_blocks(
+            "text\n```python\nx = 1\n```\n```bash\ncd /repo && make\n```\n```sh\nls\n```",
+        );
+        assert_eq!(blocks, ["cd /repo && make", "ls"]);
+        assert!(super::command_blocks("```bash\nunclosed").is_empty());
+        assert_eq!(super::return_code("<returncode>-1</returncode>"), Some(-1));
+        assert_eq!(super::return_code("no code"), None);
+    }
+}

@@ -1,0 +1,454 @@
+//! The `inspect-ai` format: Inspect AI eval logs in its JSON log format
+//! (`version`, `status`, `eval`, `samples` with `messages`, `events` and
+//! `scores`). One run per sample (and epoch): a message's words are one
+//! event, each tool call one event that its tool message's `error` fails;
+//! an error that ended the sample fails the call it stopped in. The run's
+//! outcome is the sample's score.
+
+mod eval_file;
+
+use std::collections::{HashMap, HashSet};
+use std::io::Read;
+
+use serde_json::Value;
+
+use crate::adapters::formats::Format;
+use crate::adapters::read::shape::Shape;
+use crate::adapters::read::tree::unique_id;
+use crate::adapters::read::value::{describe, nanos_of, set_texts, str_of, text_of};
+use crate::adapters::sink::Sink;
+use crate::record::{
+    ErrorInfo, EventOut, FailureSource, JsonVal, Outcome, OutcomeReason, RunRec, Src,
+};
+
+/// Reads eval logs from `r` into `sink`: per sample its events, then its
+/// `run` record.
+pub(crate) fn read(r: impl Read + Send, sink: &mut Sink<'_>) -> anyhow::Result<()> {
+    crate::adapters::read::lines::values(r, sink, |line, value, sink| {
+        let log = match value {
+            Ok(v) => v,
+            Err(reason) => {
+                sink.skip(Some(line), &reason)?;
+                return Ok(());
+            }
+        };
+        let samples = match log.get("samples") {
+            Some(Value::Array(samples)) => samples.as_slice(),
+            // A log of an eval that stopped before any sample, or written
+            // with `--no-log-samples`: the header alone holds no run.
+            None | Some(Value::Null) => {
+                sink.skip(
+                    Some(line),
+                    "an Inspect eval log without samples (written with --no-log-samples, or stopped before any): no runs to read",
+                )?;
+                return Ok(());
+            }
+            Some(other) => {
+                let reason = format!("samples: expected a list, got {}", describe(other));
+                sink.skip(Some(line), &reason)?;
+                return Ok(());
+            }
+        };
+        let eval = log.get("eval").cloned().unwrap_or(Value::Null);
+        let mut used = HashSet::new();
+        for sample in samples {
+            if !sample.is_object() {
+                let reason = format!("a sample: expected an object, got {}", describe(sample));
+                sink.skip(Some(line), &reason)?;
+                continue;
+            }
+            emit_sample(&eval, sample, line, &mut used, sink)?;
+        }
+        Ok(())
+    })?;
+    Ok(())
+}
+
+/// The run id of a sample: the task, the eval's id (unique per log) and
+/// the sample id, with the epoch when there are several.
+fn run_id(eval: &Value, sample: &Value) -> String {
+    let task = str_of(eval.get("task")).unwrap_or_else(|| "eval".to_string());
+    let eval_id = str_of(eval.get("eval_id"))
+        .or_else(|| str_of(eval.get("run_id")))
+        .unwrap_or_default();
+    let id = str_of(sample.get("id")).unwrap_or_default();
+    let epochs = eval
+        .pointer("/config/epochs")
+        .and_then(Value::as_u64)
+        .unwrap_or(1);
+    let mut run = format!("{task}/{eval_id}/{id}");
+    if let Some(epoch) = sample.get("epoch").and_then(Value::as_u64)
+        && (epochs > 1 || epoch > 1)
+    {
+        run.push_str(&format!("#{epoch}"));
+    }
+    run
+}
+
+fn emit_sample(
+    eval: &Value,
+    sample: &Value,
+    line: u64,
+    used: &mut HashSet<String>,
+    sink: &mut Sink<'_>,
+) -> anyhow::Result<()> {
+    let run = run_id(eval, sample);
+    let messages = sample
+        .get("messages")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    let events = sample
+        .get("events")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    // When things happened: tool calls by id, model outputs in order.
+    let mut call_times: HashMap<String, Option<i128>> = HashMap::new();
+    let mut model_times = Vec::new();
+    for e in events {
+        match e.get("event").and_then(Value::as_str) {
+            Some("tool") => {
+                if let Some(id) = str_of(e.get("id")) {
+                    call_times.insert(id, nanos_of(e.get("timestamp")));
+                }
+            }
+            Some("model") => model_times.push(nanos_of(e.get("timestamp"))),
+            _ => {}
+        }
+    }
+    let started = nanos_of(sample.get("started_at"));
+    let src = Src {
+        path: sink.path().to_string().into(),
+        line,
+    };
+    let mut out: Vec<EventOut<'static>> = Vec::new();
+    // Tool calls waiting for their tool message: (event index, call id).
+    let mut pending: Vec<(usize, Option<String>)> = Vec::new();
+    let mut assistant_turns = 0usize;
+    let mut task = None;
+    let mut policy = None;
+    let new_event = |out: &Vec<EventOut<'static>>,
+                     used: &mut HashSet<String>,
+                     id: String,
+                     agent: &str,
+                     tool: String| {
+        let id = unique_id(&id, out.len(), used);
+        EventOut::new(
+            id,
+            run.clone(),
+            out.len() as i64,
+            agent.to_string(),
+            tool,
+            true,
+        )
+    };
+    for (i, m) in messages.iter().enumerate() {
+        let role = m.get("role").and_then(Value::as_str).unwrap_or("");
+        let text = m.get("content").and_then(text_of);
+        let msg_id = str_of(m.get("id")).unwrap_or_else(|| format!("{run}#{i}"));
+        match role {
+            // The system prompt is the policy the agent was given.
+            "system" => policy = policy.or(text),
+            "user" => {
+                task = task.or_else(|| text.clone());
+                let mut ev = new_event(&out, used, msg_id, "user", "message".to_string());
+                ev.span_kind = Some("message");
+                set_texts(&mut ev, None, text.as_deref(), &sink.settings);
+                ev.set_time_nanos(started);
+                out.push(ev);
+            }
+            "assistant" => {
+                let when = model_times.get(assistant_turns).copied().flatten();
+                assistant_turns += 1;
+                let calls = m
+                    .get("tool_calls")
+                    .and_then(Value::as_array)
+                    .map_or(&[][..], Vec::as_slice);
+                if text.is_some() || calls.is_empty() {
+                    let mut ev = new_event(
+                        &out,
+                        used,
+                        msg_id.clone(),
+                        "assistant",
+                        "message".to_string(),
+                    );
+                    ev.span_kind = Some("message");
+                    set_texts(&mut ev, None, text.as_deref(), &sink.settings);
+                    ev.set_time_nanos(when);
+                    sink.settings.infer_failure(&mut ev);
+                    out.push(ev);
+                }
+                for (k, call) in calls.iter().enumerate() {
+                    let call_id = str_of(call.get("id"));
+                    let name = str_of(call.get("function")).unwrap_or_else(|| "tool".to_string());
+                    let id = call_id.clone().unwrap_or_else(|| format!("{msg_id}.{k}"));
+                    let mut ev = new_event(&out, used, id, "assistant", name);
+                    ev.span_kind = Some("tool");
+                    let args = call
+                        .get("arguments")
+                        .map(|a| crate::adapters::read::value::decoded(a).into_owned());
+                    ev.action_taken.tool_input =
+                        args.clone().filter(Value::is_object).map(JsonVal::Serde);
+                    set_texts(
+                        &mut ev,
+                        args.as_ref().and_then(text_of).as_deref(),
+                        None,
+                        &sink.settings,
+                    );
+                    let at = call_id
+                        .as_ref()
+                        .and_then(|c| call_times.get(c).copied().flatten());
+                    ev.set_time_nanos(at.or(when));
+                    pending.push((out.len(), call_id));
+                    out.push(ev);
+                }
+            }
+            "tool" => {
+                let answers = str_of(m.get("tool_call_id"));
+                let slot = match &answers {
+                    Some(id) => pending.iter().position(|(_, c)| c.as_deref() == Some(id)),
+                    None => None,
+                }
+                .or_else(|| (!pending.is_empty()).then_some(0));
+                let Some(slot) = slot else { continue };
+                let (k, _) = pending.remove(slot);
+                let ev = &mut out[k];
+                set_texts(
+                    ev,
+                    ev.input.clone().as_deref(),
+                    text.as_deref(),
+                    &sink.settings,
+                );
+                if let Some(err) = m.get("error").filter(|e| !e.is_null()) {
+                    ev.action_succeeded = false;
+                    ev.failure_source = Some(FailureSource::Error);
+                    let kind = str_of(err.get("type")).filter(|t| t != "unknown");
+                    let message = str_of(err.get("message")).or_else(|| text_of(err));
+                    ev.error = Some(ErrorInfo { kind, message });
+                }
+                sink.settings.infer_failure(ev);
+            }
+            _ => {}
+        }
+    }
+    // An error that ended the sample: the call it stopped in, else the last
+    // step, failed with it.
+    let sample_error = sample.get("error").filter(|e| !e.is_null());
+    if let Some(err) = sample_error {
+        let message = str_of(err.get("message")).or_else(|| text_of(err));
+        let at = pending
+            .last()
+            .map(|(k, _)| *k)
+            .or_else(|| out.iter().rposition(|e| e.agent_id != "user"));
+        if let Some(ev) = at.map(|k| &mut out[k]) {
+            ev.action_succeeded = false;
+            ev.failure_source = Some(FailureSource::Exception);
+            ev.error = Some(ErrorInfo {
+                kind: message.as_deref().and_then(exception_type),
+                message,
+            });
+            sink.settings.infer_failure(ev);
+        }
+    }
+    for ev in &mut out {
+        ev.src = Some(src.clone());
+    }
+    let mut stated = score_outcome(&run, sample)
+        .unwrap_or_else(|| RunRec::ended(run.as_str(), sample_error.map(|_| OutcomeReason::Error)));
+    // A limit (time, tokens, messages) that ended the sample is why it
+    // failed, whatever the scorer made of what was left.
+    if sample.get("limit").is_some_and(|l| !l.is_null()) && stated.outcome != Outcome::Succeeded {
+        stated.outcome = Outcome::Failed;
+        stated.reason = Some(OutcomeReason::Timeout);
+    }
+    for ev in &out {
+        sink.emit(ev)?;
+    }
+    sink.emit_run(&RunRec {
+        task_id: str_of(sample.get("id")).map(|id| {
+            let name = str_of(eval.get("task")).unwrap_or_else(|| "eval".to_string());
+            format!("{name}/{id}")
+        }),
+        trial: sample.get("epoch").and_then(Value::as_u64),
+        task: task.or_else(|| sample.get("input").and_then(text_of)),
+        expected: sample.get("target").and_then(text_of),
+        policy,
+        ..stated
+    })?;
+    Ok(())
+}
+
+/// `KeyError` of `KeyError('b')`: the exception type Python's repr names.
+fn exception_type(message: &str) -> Option<String> {
+    let name: String = message
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '.')
+        .collect();
+    (!name.is_empty() && message[name.len()..].starts_with('(')).then_some(name)
+}
+
+/// The sample's verdict from its first score: Inspect's `C` (correct) is
+/// success and `I`, `N` (no answer), `P` (partial) failure; a number is 1
+/// for solved; a boolean says it; `correct`/`incorrect`, `pass`/`fail` and
+/// the like too. A score of several values decides nothing.
+fn score_outcome(run: &str, sample: &Value) -> Option<RunRec> {
+    let scores = sample.get("scores")?.as_object()?;
+    let value = scores
+        .values()
+        .find_map(|s| s.get("value"))
+        .or_else(|| sample.pointer("/score/value"))?;
+    match value {
+        Value::Bool(b) => Some(RunRec::judged(run, *b)),
+        Value::Number(n) => n.as_f64().map(|r| RunRec::scored(run, r)),
+        Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
+            "c" | "correct" | "pass" | "passed" | "true" | "yes" | "success" => {
+                Some(RunRec::judged(run, true))
+            }
+            "i" | "incorrect" | "fail" | "failed" | "false" | "no" => {
+                Some(RunRec::judged(run, false))
+            }
+            "n" | "noanswer" => Some(RunRec::failed(run, OutcomeReason::NotSubmitted)),
+            "p" | "partial" => Some(RunRec::failed(run, OutcomeReason::LowScore)),
+            other => other.parse::<f64>().ok().map(|r| RunRec::scored(run, r)),
+        },
+        _ => None,
+    }
+}
+
+/// Reads a log in either of Inspect's formats, told apart by its first
+/// bytes: `.eval` is a zip.
+fn read_log(r: Box<dyn Read + Send + '_>, sink: &mut Sink<'_>) -> anyhow::Result<()> {
+    let mut r = r;
+    let mut magic = Vec::with_capacity(4);
+    r.by_ref().take(4).read_to_end(&mut magic)?;
+    let zip = magic == eval_file::ZIP_MAGIC;
+    let r = std::io::Cursor::new(magic).chain(r);
+    if zip {
+        eval_file::read(r, sink)
+    } else {
+        read(r, sink)
+    }
+}
+
+/// The `inspect-ai` row of the format table.
+pub(crate) const FORMAT: Format = Format {
+    name: "inspect-ai",
+    help: "Inspect AI eval logs, `.eval` (its default, a zip) or its JSON log format: one run per sample.",
+    claims: Some(claims),
+    read: |r, _, sink| read_log(r, sink),
+};
+
+/// An Inspect AI eval log: a zip (`.eval`, no other format is one), or its
+/// JSON log format, `eval` with the log's `version` and `status`.
+fn claims(shape: &Shape<'_>) -> bool {
+    shape.head.starts_with(&eval_file::ZIP_MAGIC)
+        || (!shape.top_is_list && shape.has("eval") && shape.has("status") && shape.has("version"))
+}
+
+#[cfg(test)]
+mod tests {
+
+    use crate::adapters::split_records;
+    use serde_json::{Value, json};
+
+    fn records(input: &str) -> (Vec<Value>, Vec<Value>, Value) {
+        split_records(
+            crate::adapters::formats::inspect_ai::FORMAT,
+            "log.json",
+            input,
+        )
+    }
+
+    fn log(samples: Value) -> String {
+        json!({"version": 2, "status": "success",
+               "eval": {"task": "t", "eval_id": "E1", "config": {}},
+               "samples": samples})
+        .to_string()
+    }
+
+    #[test]
+    fn a_tool_error_the_model_recovered_from_fails_its_call_not_the_run() {
+        let input = log(
+            json!([{"id": 1, "epoch": 1, "input": "add then divide", "target": "3",
+            "messages": [
+                {"role": "user", "content": "add then divide"},
+                {"role": "assistant", "content": "", "tool_calls": [{"id": "a", "function": "add", "arguments": {"x": 1, "y": 2}}]},
+                {"role": "tool", "content": "3", "tool_call_id": "a", "function": "add"},
+                {"role": "assistant", "content": "", "tool_calls": [{"id": "d", "function": "divide", "arguments": {"x": 3, "y": 0}}]},
+                {"role": "tool", "content": "", "tool_call_id": "d", "function": "divide",
+                 "error": {"type": "unknown", "message": "cannot divide by zero"}},
+                {"role": "assistant", "content": [{"type": "text", "text": "3"}]}
+            ],
+            "events": [{"event": "tool", "id": "d", "timestamp": "2026-12-04T21:29:30.898793+00:00"}],
+            "scores": {"includes": {"value": "C"}}}]),
+        );
+        let (evs, runs, source) = records(&input);
+        let got: Vec<_> = evs
+            .iter()
+            .map(|e| {
+                (
+                    e["agent_id"].as_str().unwrap(),
+                    e["action_taken"]["tool_name"].as_str().unwrap(),
+                    e["action_succeeded"].as_bool().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("user", "message", true),
+                ("assistant", "add", true),
+                ("assistant", "divide", false),
+                ("assistant", "message", true)
+            ]
+        );
+        assert_eq!(evs[1]["output"], "3");
+        assert_eq!(evs[2]["failure_source"], "error");
+        assert_eq!(evs[2]["error"], json!({"message": "cannot divide by zero"}));
+        assert_eq!(evs[2]["timestamp"], "2026-12-04T21:29:30.898793Z");
+        assert_eq!(runs[0]["run_id"], "t/E1/1");
+        assert_eq!(runs[0]["outcome"], "succeeded");
+        assert_eq!(runs[0]["expected"], "3");
+        assert_eq!(source["skipped"], 0);
+    }
+
+    #[test]
+    fn a_sample_error_fails_the_call_it_stopped_in_and_the_run() {
+        let input = log(json!([{"id": "s2", "epoch": 1, "messages": [
+                {"role": "user", "content": "look up b"},
+                {"role": "assistant", "content": "", "tool_calls": [{"id": "l", "function": "lookup", "arguments": {"key": "b"}}]}
+            ],
+            "scores": {}, "error": {"message": "KeyError('b')", "traceback": "..."}}]));
+        let (evs, runs, _) = records(&input);
+        assert_eq!(evs[1]["action_succeeded"], false);
+        assert_eq!(evs[1]["failure_source"], "exception");
+        assert_eq!(
+            evs[1]["error"],
+            json!({"type": "KeyError", "message": "KeyError('b')"})
+        );
+        assert_eq!(runs[0]["outcome"], "failed");
+    }
+
+    #[test]
+    fn scores_decide_the_outcome() {
+        for (value, outcome) in [
+            (json!("C"), "succeeded"),
+            (json!("I"), "failed"),
+            (json!("P"), "failed"),
+            (json!(1.0), "succeeded"),
+            (json!(0), "failed"),
+            (json!(true), "succeeded"),
+            (json!({"a": 1}), "unknown"),
+        ] {
+            let input = log(
+                json!([{"id": 1, "messages": [{"role": "user", "content": "q"},
+                {"role": "assistant", "content": "a"}], "scores": {"s": {"value": value}}}]),
+            );
+            let (_, runs, _) = records(&input);
+            assert_eq!(runs[0]["outcome"], outcome, "{value}");
+        }
+        let (_, runs, source) =
+            records(r#"{"version": 2, "status": "started", "eval": {"task": "t"}}"#);
+        assert!(runs.is_empty());
+        assert_eq!(source["skipped"], 1);
+    }
+}

@@ -1,0 +1,281 @@
+//! The meaning of a span, whichever file it came from (OTLP requests, SDK
+//! span dumps, Phoenix spans, attribute maps): its attributes read into
+//! agent, tool, run and outcome, and the events of its trace in tree order.
+
+use serde_json::Value;
+
+use crate::adapters::read::spans;
+use crate::adapters::read::spans::{StatusCode, id_hash};
+use crate::adapters::settings::DecodeSettings;
+use crate::record::{ErrorInfo, FailureSource};
+
+mod attrs;
+mod emit;
+
+use attrs::keys;
+
+
+pub(crate) use attrs::{AttrRef, AttrSource, Key, SharedAttrs};
+pub use attrs::{Attrs, bool_from_text, json_in_text};
+pub(crate) use emit::{Emitter, Inherited, warn_repeated};
+
+// ---- one span, decoded and held until its trace is emitted ----
+
+/// What a reader knows of a span outside its attributes.
+#[derive(Debug, Default)]
+pub(crate) struct SpanParts {
+    pub trace_id: String,
+    pub span_id: String,
+    pub parent_id: Option<String>,
+    pub name: String,
+    pub start: Option<i128>,
+    pub end: Option<i128>,
+    /// The file shows the span started and never ended.
+    pub unended: bool,
+    pub status: StatusCode,
+    pub status_message: Option<String>,
+    /// The first `exception` event's type and message.
+    pub exception: Option<(Option<String>, Option<String>)>,
+    pub line: Option<u64>,
+}
+
+/// A span held until its trace is emitted: boxed where it is decoded, so
+/// that the trace window and the emitter move a pointer, not six hundred
+/// bytes, each time it changes hands (a trace's growing list of spans was
+/// a tenth of the emitting thread's time in copies).
+#[derive(Debug)]
+pub(crate) struct HeldSpan(Box<SpanFields>);
+
+impl std::ops::Deref for HeldSpan {
+    type Target = SpanFields;
+    fn deref(&self) -> &SpanFields {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for HeldSpan {
+    fn deref_mut(&mut self) -> &mut SpanFields {
+        &mut self.0
+    }
+}
+
+/// What an event needs of a span. Texts are already cut to the configured
+/// size.
+#[derive(Debug)]
+pub(crate) struct SpanFields {
+    trace_id: String,
+    span_id: String,
+    parent_id: Option<String>,
+    start: Option<i128>,
+    end: Option<i128>,
+    name: String,
+    agent: Option<String>,
+    /// A name for the agent when neither the span nor an ancestor names one.
+    agent_fallback: Option<String>,
+    service: Option<String>,
+    run: Option<String>,
+    conversation: Option<String>,
+    turn: Option<i64>,
+    tool: Option<String>,
+    operation: Option<String>,
+    kind: &'static str,
+    status: StatusCode,
+    /// `action.succeeded` as the span states it.
+    stated_success: Option<bool>,
+    classification: Option<String>,
+    divergence: Vec<String>,
+    /// Why the span failed (status, error, exception) and the error.
+    failure: Option<(FailureSource, ErrorInfo)>,
+    /// A tool call whose span never ended: it never got its result.
+    unanswered: bool,
+    input: Option<(String, String)>,
+    output: Option<(String, String)>,
+    /// `tool_input` and `divergence_age` as the reference's spans give them.
+    tool_input: Option<Value>,
+    divergence_age: Option<Value>,
+    llm_ms: Option<i64>,
+    tool_ms: Option<i64>,
+    line: Option<u64>,
+    /// The file shows the span started and never ended.
+    open: bool,
+    /// Its position among the input's spans (repeats left out), which
+    /// names a span without an id.
+    seq: usize,
+    /// [`id_hash`] of its span id, found where spans decode in parallel.
+    span_hash: u64,
+}
+
+impl spans::TreeNode for HeldSpan {
+    fn node_id(&self) -> &str {
+        &self.span_id
+    }
+    fn parent_id(&self) -> Option<&str> {
+        self.parent_id.as_deref()
+    }
+    fn start_nanos(&self) -> Option<i128> {
+        self.start
+    }
+}
+
+/// The event `span_kind` an OpenLLMetry `traceloop.span.kind` stands for.
+fn kind_from_traceloop(kind: &str) -> Option<&'static str> {
+    Some(match kind {
+        "agent" => "agent",
+        "tool" => "tool",
+        "workflow" | "task" => "other",
+        _ => return None,
+    })
+}
+
+/// The event `span_kind` a Vercel AI SDK `ai.operationId` stands for.
+fn kind_from_vercel(op: &str) -> Option<&'static str> {
+    Some(match op {
+        "ai.toolCall" => "tool",
+        o if o.ends_with(".doGenerate") || o.ends_with(".doStream") => "llm",
+        o if o.starts_with("ai.embed") => "retrieval",
+        o if o.starts_with("ai.") => "other",
+        _ => return None,
+    })
+}
+
+impl HeldSpan {
+    pub(crate) fn new(parts: SpanParts, a: &Attrs<'_>, settings: &DecodeSettings) -> Self {
+        let operation = a.text(&[Key::GenAiOperationName]);
+        let traceloop = a.text(&[Key::TraceloopSpanKind]);
+        let entity = a.text(&[Key::TraceloopEntityName]);
+        let named_tool = a.text(keys::TOOL);
+        let kind = a
+            .text(&[Key::OpeninferenceSpanKind])
+            .and_then(|k| spans::kind_from_openinference(&k))
+            .or_else(|| operation.as_deref().and_then(spans::kind_from_operation))
+            .or_else(|| traceloop.as_deref().and_then(kind_from_traceloop))
+            .or_else(|| {
+                a.text(&[Key::AiOperationId])
+                    .and_then(|op| kind_from_vercel(&op))
+            })
+            .or_else(|| a.text(&[Key::LlmRequestType]).map(|_| "llm"))
+            .unwrap_or(if named_tool.is_some() {
+                "tool"
+            } else {
+                "other"
+            });
+        let failure = failure_of(&parts, a);
+        let name = parts.name;
+        let tool = named_tool.or_else(|| {
+            if kind != "tool" {
+                return None;
+            }
+            entity
+                .clone()
+                .or_else(|| Some(spans::tool_from_span_name(&name).to_string()))
+        });
+        // An agent span that does not name its agent is named after it
+        // ("invoke_agent planner" is the planner).
+        let agent = a.text(keys::AGENT).or_else(|| {
+            if kind != "agent" {
+                return None;
+            }
+            entity
+                .clone()
+                .or_else(|| spans::agent_from_span_name(&name).map(str::to_string))
+        });
+        let agent_fallback = a
+            .text(keys::AGENT_FALLBACK)
+            .or_else(|| a.inside_json(Key::Metadata, "langgraph_node"));
+        let cut = |t: String| settings.text(&t);
+        let span_hash = id_hash(&parts.span_id);
+        HeldSpan(Box::new(SpanFields {
+            trace_id: parts.trace_id,
+            span_id: parts.span_id,
+            parent_id: parts.parent_id.filter(|p| !p.is_empty()),
+            start: parts.start.filter(|n| *n > 0),
+            end: parts.end.filter(|n| *n > 0),
+            unanswered: kind == "tool" && parts.unended,
+            name,
+            agent,
+            agent_fallback,
+            service: a
+                .text(&[Key::ServiceName])
+                .filter(|s| spans::named_service(s).is_some()),
+            run: a.text(keys::RUN),
+            conversation: a.text(keys::CONVERSATION),
+            turn: a.int(Key::Turn),
+            tool,
+            operation,
+            kind,
+            status: parts.status,
+            stated_success: a.flag(Key::ActionSucceeded),
+            classification: a.text(keys::CLASSIFICATION).filter(|c| c != "null"),
+            divergence: a.divergence(),
+            failure,
+            input: a.any_text(keys::INPUT).map(cut),
+            output: a.any_text(keys::OUTPUT).map(cut),
+            tool_input: a.object(Key::ToolInput),
+            divergence_age: a.object(Key::DivergenceAge),
+            llm_ms: a.int(Key::LatencyLlmMs),
+            tool_ms: a.int(Key::LatencyToolMs),
+            line: parts.line,
+            open: parts.unended,
+            seq: 0,
+            span_hash,
+        }))
+    }
+
+    pub(crate) fn trace_id(&self) -> &str {
+        &self.trace_id
+    }
+
+    pub(crate) fn span_id(&self) -> &str {
+        &self.span_id
+    }
+
+    pub(crate) fn span_hash(&self) -> u64 {
+        self.span_hash
+    }
+
+    /// A span without a parent that has ended: the root of a finished trace.
+    pub(crate) fn is_ended_root(&self) -> bool {
+        self.parent_id.is_none() && !self.open
+    }
+
+    /// The latest time the span states, in Unix nanoseconds.
+    pub(crate) fn latest_nanos(&self) -> Option<i128> {
+        self.end.or(self.start)
+    }
+
+    pub(crate) fn set_seq(&mut self, seq: usize) {
+        self.seq = seq;
+    }
+}
+
+/// Why a span failed, strongest evidence first: an ERROR status, an
+/// `error.type` attribute, an `exception` event. The error takes its type and
+/// message from whichever gives them.
+fn failure_of(parts: &SpanParts, a: &Attrs<'_>) -> Option<(FailureSource, ErrorInfo)> {
+    let error_type = a.text(&[Key::ErrorType]);
+    let (exception_type, exception_message) = parts.exception.clone().unwrap_or_default();
+    // An unrecognised status code stays a failure, as in the reference.
+    let source = if matches!(parts.status, StatusCode::Error | StatusCode::Unknown) {
+        FailureSource::Status
+    } else if error_type.is_some() {
+        FailureSource::Error
+    } else if parts.exception.is_some() {
+        FailureSource::Exception
+    } else {
+        return None;
+    };
+    let error = ErrorInfo {
+        kind: error_type.or(exception_type),
+        message: parts
+            .status_message
+            .clone()
+            .filter(|m| !m.is_empty())
+            .or(exception_message),
+    };
+    Some((source, error))
+}
+
+// ---- emitting: traces in first-appearance order, spans in tree pre-order ----
+
+#[cfg(test)]
+mod tests;

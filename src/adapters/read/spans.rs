@@ -1,0 +1,517 @@
+//! What the span formats (`otel`, `otlp`, `langfuse`, `langsmith`) share:
+//! status codes, span kinds, divergence lists, span times, the order of a
+//! span tree, the names agents and tools hide behind span-name prefixes and
+//! the ids already given to events.
+
+// Maps of one trace's spans, never iterated in an order that shows: the
+// fast hash will do.
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+
+/// Ids already given to events, as hashes: the last million or two, so
+/// that memory stays bounded on an endless stream of spans.
+#[derive(Default)]
+pub(crate) struct RecentIds {
+    // The keys are digests already: the cheap hash spreads them well enough.
+    current: HashSet<u64>,
+    older: HashSet<u64>,
+}
+
+impl RecentIds {
+    pub(crate) const GENERATION: usize = 1 << 20;
+
+    pub(crate) fn contains(&self, id: &str) -> bool {
+        self.contains_hash(id_hash(id))
+    }
+
+    pub(crate) fn contains_hash(&self, h: u64) -> bool {
+        self.current.contains(&h) || self.older.contains(&h)
+    }
+
+    pub(crate) fn insert(&mut self, id: &str) {
+        self.insert_hash(id_hash(id));
+    }
+
+    pub(crate) fn insert_hash(&mut self, h: u64) {
+        if self.current.len() >= Self::GENERATION {
+            self.older = std::mem::take(&mut self.current);
+        }
+        self.current.insert(h);
+    }
+}
+
+/// A hash of an id, the same in every run.
+pub(crate) fn id_hash(id: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    id.hash(&mut h);
+    h.finish()
+}
+
+/// A span's status code, from the name or number a trace file spells it with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum StatusCode {
+    #[default]
+    Unset,
+    Ok,
+    Error,
+    /// Neither a known name nor a known number.
+    Unknown,
+}
+
+impl StatusCode {
+    /// Reads the OTLP enum names ("STATUS_CODE_OK"), their short forms
+    /// ("OK") in any case, and numbers written as text.
+    pub(crate) fn from_name(name: &str) -> StatusCode {
+        let name = name.trim();
+        let short = name
+            .get(..12)
+            .filter(|p| p.eq_ignore_ascii_case("STATUS_CODE_"))
+            .map_or(name, |_| &name[12..]);
+        match short.to_ascii_uppercase().as_str() {
+            "UNSET" => StatusCode::Unset,
+            "OK" => StatusCode::Ok,
+            "ERROR" => StatusCode::Error,
+            _ => short
+                .parse::<f64>()
+                .map_or(StatusCode::Unknown, StatusCode::from_number),
+        }
+    }
+
+    /// The OTLP enum numbers: 0 unset, 1 ok, 2 error.
+    pub(crate) fn from_number(n: f64) -> StatusCode {
+        match n {
+            0.0 => StatusCode::Unset,
+            1.0 => StatusCode::Ok,
+            2.0 => StatusCode::Error,
+            _ => StatusCode::Unknown,
+        }
+    }
+}
+
+/// Passes the failure event `from` states on to event `to`, marked
+/// inferred with `failure_source` "inherited": for a parent whose children
+/// record nothing of the failure it reports.
+pub(crate) fn inherit_failure(events: &mut [crate::record::EventOut<'_>], from: usize, to: usize) {
+    let (error, class, cause) = (
+        events[from].error.clone(),
+        events[from].failure_classification.clone(),
+        events[from].failure_cause.clone(),
+    );
+    let ev = &mut events[to];
+    ev.action_succeeded = false;
+    ev.failure_source = Some(crate::record::FailureSource::Inherited);
+    ev.failure_inferred = true;
+    ev.error = error;
+    ev.failure_classification = class;
+    ev.failure_cause = cause;
+}
+
+/// The event `span_kind` an OpenInference span kind stands for.
+pub(crate) fn kind_from_openinference(kind: &str) -> Option<&'static str> {
+    Some(match kind.to_ascii_uppercase().as_str() {
+        "AGENT" => "agent",
+        "LLM" => "llm",
+        "TOOL" => "tool",
+        "RETRIEVER" | "RERANKER" | "EMBEDDING" => "retrieval",
+        "CHAIN" | "GUARDRAIL" | "EVALUATOR" | "UNKNOWN" => "other",
+        _ => return None,
+    })
+}
+
+/// The event `span_kind` a GenAI `gen_ai.operation.name` stands for.
+pub(crate) fn kind_from_operation(op: &str) -> Option<&'static str> {
+    Some(match op {
+        "invoke_agent" | "create_agent" => "agent",
+        "chat" | "text_completion" | "generate_content" | "embeddings" | "call_llm" => "llm",
+        "execute_tool" => "tool",
+        _ => return None,
+    })
+}
+
+/// Divergence fields written as one comma-separated text.
+pub(crate) fn split_divergence(text: &str) -> impl Iterator<Item = &str> {
+    text.split(',').map(str::trim).filter(|f| !f.is_empty())
+}
+
+/// Whole milliseconds from `start` to `end`, when both are known and in
+/// order.
+pub(crate) fn duration_ms(start: Option<i128>, end: Option<i128>) -> Option<i64> {
+    match (start, end) {
+        // In i64 where it fits: an i128's division is a library call.
+        (Some(s), Some(e)) if e >= s => Some(match i64::try_from(e - s) {
+            Ok(d) => d / 1_000_000,
+            Err(_) => ((e - s) / 1_000_000) as i64,
+        }),
+        _ => None,
+    }
+}
+
+/// Unix nanoseconds written as digits (OTLP/JSON writes int64 as text).
+pub(crate) fn nanos_from_text(text: &str) -> Option<i128> {
+    let t = text.trim();
+    if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    t.parse().ok()
+}
+
+/// What ordering a span tree needs to know of one span.
+pub(crate) trait TreeNode {
+    fn node_id(&self) -> &str;
+    fn parent_id(&self) -> Option<&str>;
+    /// Start in Unix nanoseconds; spans without one sort last.
+    fn start_nanos(&self) -> Option<i128>;
+}
+
+/// The spans `members` (indices into `nodes`) in pre-order of their tree,
+/// siblings by start time, each with the index of its parent in the tree
+/// (so a parent always comes before its children). Spans whose parent is
+/// missing are roots; spans caught in a parent cycle are walked from the
+/// first of them, so every span comes out exactly once.
+pub(crate) fn preorder<T: TreeNode>(nodes: &[T], members: &[usize]) -> Vec<(usize, Option<usize>)> {
+    // Positions in `members` throughout, and the children of each in one
+    // array (by parent, then start): every trace is ordered once, so its
+    // bookkeeping is vectors rather than maps.
+    let n = members.len();
+    let mut by_id: HashMap<&str, usize> = HashMap::default();
+    by_id.reserve(n);
+    for (k, &i) in members.iter().enumerate() {
+        by_id.entry(nodes[i].node_id()).or_insert(k);
+    }
+    let parent: Vec<Option<usize>> = (0..n)
+        .map(|k| {
+            let p = *by_id.get(nodes[members[k]].parent_id()?)?;
+            (p != k).then_some(p)
+        })
+        .collect();
+    let start = |k: usize| {
+        let i = members[k];
+        (nodes[i].start_nanos().unwrap_or(i128::MAX), i)
+    };
+    // Children of k are kids[first[k]..first[k + 1]].
+    let mut first = vec![0usize; n + 1];
+    for p in parent.iter().flatten() {
+        first[p + 1] += 1;
+    }
+    for k in 0..n {
+        first[k + 1] += first[k];
+    }
+    let mut kids = vec![0usize; first[n]];
+    let mut filled = first.clone();
+    let mut roots = Vec::new();
+    for (k, p) in parent.iter().enumerate() {
+        match p {
+            Some(p) => {
+                kids[filled[*p]] = k;
+                filled[*p] += 1;
+            }
+            None => roots.push(k),
+        }
+    }
+    roots.sort_by_key(|&k| start(k));
+    for k in 0..n {
+        kids[first[k]..first[k + 1]].sort_by_key(|&c| start(c));
+    }
+    let mut visited = vec![false; n];
+    let mut out = Vec::with_capacity(n);
+    let mut stack = Vec::new();
+    for from in roots.into_iter().chain(0..n) {
+        if visited[from] {
+            continue;
+        }
+        stack.push((from, None));
+        while let Some((k, parent)) = stack.pop() {
+            if std::mem::replace(&mut visited[k], true) {
+                continue;
+            }
+            stack.extend(
+                kids[first[k]..first[k + 1]]
+                    .iter()
+                    .rev()
+                    .map(|&c| (c, Some(k))),
+            );
+            out.push((members[k], parent.map(|p: usize| members[p])));
+        }
+    }
+    out
+}
+
+/// Groups `0..n` by a key in first-appearance order (a file's traces).
+pub(crate) fn group_in_order<'a>(keys: impl Iterator<Item = &'a str>) -> Vec<Vec<usize>> {
+    let mut index: HashMap<&str, usize> = HashMap::default();
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (i, key) in keys.enumerate() {
+        let g = *index.entry(key).or_insert_with(|| {
+            groups.push(Vec::new());
+            groups.len() - 1
+        });
+        groups[g].push(i);
+    }
+    groups
+}
+
+/// The agent an agent span's name names: "invoke_agent planner" and
+/// "agent_run [planner]" are the planner. None when nothing is left.
+pub(crate) fn agent_from_span_name(name: &str) -> Option<&str> {
+    let name = name.trim_start();
+    let name = ["invoke_agent ", "agent_run "]
+        .iter()
+        .find_map(|p| name.strip_prefix(p))
+        .unwrap_or(name)
+        .trim();
+    let name = name
+        .strip_prefix('[')
+        .and_then(|n| n.strip_suffix(']'))
+        .unwrap_or(name)
+        .trim();
+    (!name.is_empty()).then_some(name)
+}
+
+/// The tool a tool span's name names: "execute_tool search",
+/// "running tool: search" and "tool.search" are the search tool.
+pub(crate) fn tool_from_span_name(name: &str) -> &str {
+    let name = name.trim_start();
+    [
+        "execute_tool ",
+        "running tool: ",
+        "running tool ",
+        "tool.",
+        "tool: ",
+    ]
+    .iter()
+    .find_map(|p| name.strip_prefix(p))
+    .map(str::trim)
+    .filter(|n| !n.is_empty())
+    .unwrap_or(name.trim_end())
+}
+
+/// A `service.name` that names something: the SDKs' default
+/// ("unknown_service", "unknown_service:python") names nothing.
+pub(crate) fn named_service(name: &str) -> Option<&str> {
+    let name = name.trim();
+    (!name.is_empty() && !name.starts_with("unknown_service")).then_some(name)
+}
+
+/// An id as OTLP/JSON writes it, so a span and its children's parent ids
+/// match whatever form the file used: hex in lower case without `0x`,
+/// base64 of 8 or 16 bytes as hex; UUIDs and opaque ids as they are. A
+/// decimal string past 64 bits (a 128-bit integer id, quoted on reading)
+/// becomes 32 hex digits.
+pub(crate) fn normal_id(id: &str) -> String {
+    let bytes = id.as_bytes();
+    // Ids as the SDKs write them: lowercase hex of 16 or 32 digits. A
+    // table answers for a byte in one load; two range tests per byte were
+    // most of the time ids took.
+    if matches!(bytes.len(), 16 | 32) && bytes.iter().all(|b| LOWER_HEX[usize::from(*b)]) {
+        return id.to_string();
+    }
+    let id = id.trim();
+    let hex = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_hexdigit());
+    if let Some(rest) = id.strip_prefix("0x").or_else(|| id.strip_prefix("0X"))
+        && hex(rest)
+    {
+        let width = if rest.len() > 16 { 32 } else { 16 };
+        return format!("{:0>width$}", rest.to_ascii_lowercase());
+    }
+    if matches!(id.len(), 16 | 32) && hex(id) {
+        return id.to_ascii_lowercase();
+    }
+    if id.len() >= 20
+        && id.bytes().all(|b| b.is_ascii_digit())
+        && let Ok(n) = id.parse::<u128>()
+        && n > u128::from(u64::MAX)
+    {
+        return format!("{n:032x}");
+    }
+    if let Some(bytes) = base64_id(id) {
+        return bytes.iter().map(|b| format!("{b:02x}")).collect();
+    }
+    id.to_string()
+}
+
+/// Which bytes are lowercase hex digits.
+static LOWER_HEX: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = matches!(b as u8, b'0'..=b'9' | b'a'..=b'f');
+        b += 1;
+    }
+    table
+};
+
+/// An integer id in hex: trace ids 32 digits, span ids 16.
+pub(crate) fn int_id(n: u128, trace: bool) -> String {
+    if trace {
+        format!("{n:032x}")
+    } else {
+        format!("{n:016x}")
+    }
+}
+
+/// The bytes of a base64 id of 8 or 16 bytes (padded or not); None for
+/// anything else, hex ids included (their length never matches).
+fn base64_id(id: &str) -> Option<Vec<u8>> {
+    let body = id.trim_end_matches('=');
+    if !matches!(
+        (id.len(), body.len()),
+        (12, 11) | (11, 11) | (24, 22) | (22, 22)
+    ) {
+        return None;
+    }
+    let value = |c: u8| -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => u32::from(c - b'A'),
+            b'a'..=b'z' => u32::from(c - b'a') + 26,
+            b'0'..=b'9' => u32::from(c - b'0') + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            _ => return None,
+        })
+    };
+    let mut bits = 0u32;
+    let mut held = 0;
+    let mut out = Vec::with_capacity(16);
+    for c in body.bytes() {
+        bits = (bits << 6) | value(c)?;
+        held += 6;
+        if held >= 8 {
+            held -= 8;
+            out.push((bits >> held) as u8);
+            bits &= (1 << held) - 1;
+        }
+    }
+    // Base64 of whole bytes leaves the last character's spare bits zero;
+    // an opaque id that only looks like base64 ("span-tool-1") would lose
+    // them, and two such ids become one.
+    (bits == 0).then_some(out)
+}
+
+/// The event `span_kind` a LangSmith run type (also a Langfuse
+/// observation's `langsmith.span.kind`) stands for.
+pub(crate) fn kind_from_run_type(run_type: &str) -> Option<&'static str> {
+    Some(match run_type.to_ascii_lowercase().as_str() {
+        "llm" | "chat_model" => "llm",
+        "tool" => "tool",
+        "retriever" | "embedding" => "retrieval",
+        "chain" | "prompt" | "parser" => "other",
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_names_and_numbers() {
+        for ok in ["STATUS_CODE_OK", "OK", "ok", "1"] {
+            assert_eq!(StatusCode::from_name(ok), StatusCode::Ok, "{ok}");
+        }
+        for unset in ["STATUS_CODE_UNSET", "UNSET", "0"] {
+            assert_eq!(StatusCode::from_name(unset), StatusCode::Unset, "{unset}");
+        }
+        for err in ["STATUS_CODE_ERROR", "ERROR", "Error", "2"] {
+            assert_eq!(StatusCode::from_name(err), StatusCode::Error, "{err}");
+        }
+        assert_eq!(StatusCode::from_name("STATUS_CODE_"), StatusCode::Unknown);
+        assert_eq!(StatusCode::from_name("fine"), StatusCode::Unknown);
+        assert_eq!(StatusCode::from_number(3.0), StatusCode::Unknown);
+    }
+
+    #[test]
+    fn divergence_text_is_split_and_trimmed() {
+        let got: Vec<_> = split_divergence(" a, b,,c ").collect();
+        assert_eq!(got, ["a", "b", "c"]);
+    }
+
+    #[test]
+    fn nanos() {
+        assert_eq!(
+            nanos_from_text("1544712660000000000"),
+            Some(1_544_712_660_000_000_000)
+        );
+        assert_eq!(nanos_from_text("-1"), None);
+    }
+
+    struct N(&'static str, Option<&'static str>, Option<i128>);
+    impl TreeNode for N {
+        fn node_id(&self) -> &str {
+            self.0
+        }
+        fn parent_id(&self) -> Option<&str> {
+            self.1
+        }
+        fn start_nanos(&self) -> Option<i128> {
+            self.2
+        }
+    }
+
+    #[test]
+    fn preorder_puts_parents_first_and_siblings_by_start() {
+        let nodes = [
+            N("c2", Some("r"), Some(30)),
+            N("g", Some("c1"), Some(15)),
+            N("c1", Some("r"), Some(10)),
+            N("r", None, Some(5)),
+            N("x", Some("y"), Some(1)),
+            N("y", Some("x"), Some(2)),
+        ];
+        let order = preorder(&nodes, &[0, 1, 2, 3, 4, 5]);
+        let ids: Vec<_> = order.iter().map(|(i, _)| nodes[*i].0).collect();
+        assert_eq!(ids, ["r", "c1", "g", "c2", "x", "y"]);
+        assert_eq!(order[1].1, Some(3));
+        assert_eq!(order[0].1, None);
+    }
+
+    #[test]
+    fn names_without_their_prefixes() {
+        assert_eq!(
+            agent_from_span_name("invoke_agent planner"),
+            Some("planner")
+        );
+        assert_eq!(
+            agent_from_span_name("agent_run [hello_agent]"),
+            Some("hello_agent")
+        );
+        assert_eq!(agent_from_span_name("Critic"), Some("Critic"));
+        assert_eq!(agent_from_span_name("invoke_agent "), None);
+        assert_eq!(tool_from_span_name("execute_tool say_hello"), "say_hello");
+        assert_eq!(tool_from_span_name("running tool: get_pun"), "get_pun");
+        assert_eq!(tool_from_span_name("tool.ByeTool"), "ByeTool");
+        assert_eq!(tool_from_span_name("grep"), "grep");
+        assert_eq!(named_service("unknown_service:python"), None);
+        assert_eq!(named_service("shop"), Some("shop"));
+    }
+
+    #[test]
+    fn ids_in_every_form_become_otlp_hex() {
+        assert_eq!(
+            normal_id("0x5b8efff798038103d269b633813fc60c"),
+            "5b8efff798038103d269b633813fc60c"
+        );
+        assert_eq!(normal_id("0xabc"), "0000000000000abc");
+        assert_eq!(normal_id("EEE19B7EC3C1B174"), "eee19b7ec3c1b174");
+        assert_eq!(
+            normal_id("W47/95gDgQPSabYzgT/GDA=="),
+            "5b8efff798038103d269b633813fc60c"
+        );
+        assert_eq!(normal_id("7uGbfsPBsXQ="), "eee19b7ec3c1b174");
+        assert_eq!(
+            normal_id("39712373237291850001929057769826244787"),
+            "1de0532b350588ff152b1edf6bf358b3"
+        );
+        assert_eq!(
+            normal_id("4a8f63f6-7626-4416-a874-fc7bd2c3f005"),
+            "4a8f63f6-7626-4416-a874-fc7bd2c3f005"
+        );
+        assert_eq!(normal_id("sp-0002"), "sp-0002");
+        // Eleven characters that are not canonical base64 stay as written,
+        // so two of them do not become one id.
+        assert_eq!(normal_id("span-tool-1"), "span-tool-1");
+        assert_eq!(normal_id("span-tool-2"), "span-tool-2");
+        assert_eq!(normal_id("1234"), "1234");
+        assert_eq!(int_id(255, false), "00000000000000ff");
+        assert_eq!(int_id(7, true), "00000000000000000000000000000007");
+    }
+}
