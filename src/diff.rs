@@ -3,11 +3,14 @@
 //! `--fail-on` gates CI on.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::Path;
 
 use crate::config::ScoringConfig;
 use crate::group::{median_recovery, recovered_within};
+use crate::io::diag::Diag;
+use crate::io::input::{self, Input};
 use crate::outcomes::{self, OutcomeCounts};
-use crate::pipeline::Analysis;
+use crate::pipeline::{Analysis, AnalyzeOptions, analyze};
 use crate::record::{
     Change, ChangeScope, ClassificationChange, CountChange, Kind, Outcome, PassRateChange, Pattern,
     PatternChange, RunRec, RunTotals, ScoreChange, SideSummary, SummaryChange, TaskChange,
@@ -756,6 +759,102 @@ fn words_count(n: u64) -> String {
     } else {
         format!("{n} events")
     }
+}
+
+/// Analyzes both sides and compares them.
+pub(crate) fn compare_sides(
+    before: &Path,
+    after: &Path,
+    opts: &AnalyzeOptions,
+    diag: &mut Diag,
+) -> anyhow::Result<Vec<Change>> {
+    if before.as_os_str() == "-" && after.as_os_str() == "-" {
+        anyhow::bail!("only one side can be stdin (-)");
+    }
+    let inputs = side_inputs(before, diag)?;
+    let b = analyze(&inputs, opts, diag)?;
+    input::refuse_empty_stdin(&inputs)?;
+    something_to_compare(before, &b)?;
+    let inputs = side_inputs(after, diag)?;
+    let a = analyze(&inputs, opts, diag)?;
+    input::refuse_empty_stdin(&inputs)?;
+    something_to_compare(after, &a)?;
+    let changes = compare(&b, &a, &opts.config.scoring);
+    let sides = [
+        (false, before, "empty-before", "AFTER counts as new"),
+        (true, after, "empty-after", "BEFORE counts as resolved"),
+    ];
+    for (is_after, path, code, meaning) in sides {
+        if side_is_empty(&changes, is_after) {
+            diag.warn(
+                code,
+                format_args!(
+                    "{}: no runs were read, so every pattern of {meaning}",
+                    path.display()
+                ),
+            );
+        }
+    }
+    Ok(changes)
+}
+
+/// Refuses a side that gave no events or patterns but did hold something:
+/// records of other kinds (triage-explain's, triage-diff's own) or input
+/// that could not be read. Compared as an empty batch, it would make
+/// everything on the other side new, or pass every gate. An empty input
+/// is an empty batch (a night without runs).
+fn something_to_compare(side: &Path, a: &Analysis) -> anyhow::Result<()> {
+    let read = a.batch.events_total > 0 || a.batch.runs_total > 0 || !a.patterns.is_empty();
+    if read || (a.other.is_empty() && a.batch.skipped == 0) {
+        return Ok(());
+    }
+    let mut kinds: Vec<String> = a
+        .other
+        .iter()
+        .filter_map(|line| serde_json::from_slice::<KindOnly>(line).ok()?.kind)
+        .collect();
+    kinds.sort();
+    kinds.dedup();
+    let held = match (kinds.is_empty(), a.batch.skipped) {
+        (false, _) => format!("it holds only {} records", kinds.join(", ")),
+        (true, n) => format!("{n} of its lines or values could not be read"),
+    };
+    anyhow::bail!(
+        "{}: nothing to compare: no events or patterns, and {held} (give trace files, events, or triage-group or triage-score output)",
+        side.display()
+    )
+}
+
+/// Whether the comparison's AFTER side (else BEFORE) read no runs, events
+/// or patterns (the summary change says; the warning and the gate both
+/// ask).
+pub(crate) fn side_is_empty(changes: &[Change], after: bool) -> bool {
+    changes.iter().any(|c| match &c.change {
+        ChangeScope::Summary(s) => {
+            let (totals, patterns) = if after {
+                (&s.after, s.patterns.after)
+            } else {
+                (&s.before, s.patterns.before)
+            };
+            totals.runs == 0 && totals.events == 0 && patterns == 0
+        }
+        _ => false,
+    })
+}
+
+#[derive(serde::Deserialize)]
+struct KindOnly {
+    kind: Option<String>,
+}
+
+/// A side's inputs: stdin, a file, or the trace files in a directory,
+/// recursively and in path order (`io::input`), what else it holds named
+/// in a warning.
+pub(crate) fn side_inputs(path: &Path, diag: &mut Diag) -> anyhow::Result<Vec<Input>> {
+    if path.as_os_str() == "-" {
+        return input::resolve_inputs(&[]);
+    }
+    input::inputs(&[path.to_path_buf()], diag)
 }
 
 #[cfg(test)]

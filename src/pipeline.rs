@@ -5,10 +5,11 @@ use std::io;
 
 use crate::adapters::{self, DecodeSettings, Format, Peeked, Sink};
 use crate::config::Config;
+use crate::explain::{self, batch::RunBatch};
 use crate::group::Grouper;
 use crate::io::diag::{Diag, OnBadInput};
 use crate::io::input::Input;
-use crate::record::{Batch, Kind, Pattern, RunRec, SourceRec};
+use crate::record::{Batch, Kind, Pattern, RunRec, SourceRec, Verdict};
 use crate::score::score;
 use crate::stream::{Kindless, Record, looks_like_records, read_records_from};
 
@@ -111,13 +112,7 @@ fn parse_and_feed(
     other: &mut Vec<Vec<u8>>,
     diag: &mut Diag,
 ) -> anyhow::Result<u64> {
-    let settings = DecodeSettings {
-        text_limit: opts.text_limit,
-        document_limit: opts.document_limit,
-        classifier: crate::classify::Classifier::new(&opts.config.classify),
-        ..DecodeSettings::default()
-    };
-    let mut sink = Sink::to_consumer(grouper, other, diag, opts.on_bad, settings);
+    let mut sink = Sink::to_consumer(grouper, other, diag, opts.on_bad, decode_settings(opts));
     for (input, (head, rest)) in inputs.iter().zip(peeked) {
         adapters::read_peeked(input, head, rest, opts.format, &mut sink)?;
     }
@@ -183,4 +178,60 @@ fn parse_record<T: serde::de::DeserializeOwned>(
     loc: &crate::stream::Location<'_>,
 ) -> anyhow::Result<T> {
     serde_json::from_slice(line).map_err(|e| anyhow::anyhow!("{loc}: bad record: {e}"))
+}
+
+/// The verdicts of the failed runs of `inputs` (trace files, or
+/// triage-parse's event and run records): what `triage-parse FILES |
+/// triage-explain --verdicts-only` writes, for `triage report --explain`.
+/// The report's own read has already warned of what does not read.
+pub(crate) fn verdicts(
+    inputs: &[Input],
+    opts: &AnalyzeOptions,
+    diag: &Diag,
+) -> anyhow::Result<Vec<Verdict>> {
+    let mut runs = RunBatch::default();
+    let mut quiet = Diag::new(diag.tool(), true);
+    for input in inputs {
+        let (head, rest) = adapters::peek(input)?;
+        if looks_like_records(&head) {
+            let reader = io::Read::chain(io::Cursor::new(head), rest);
+            read_records_from(
+                &input.name(),
+                reader,
+                None,
+                &mut quiet,
+                OnBadInput::Skip,
+                Kindless::Passed,
+                |rec, _, _| {
+                    // A record that does not read is left out.
+                    let _ = runs.add_record(rec);
+                    Ok(())
+                },
+            )?;
+        } else {
+            let mut other = Vec::new();
+            let mut sink = Sink::to_consumer(
+                &mut runs,
+                &mut other,
+                &mut quiet,
+                opts.on_bad,
+                decode_settings(opts),
+            );
+            adapters::read_peeked(input, head, rest, opts.format, &mut sink)?;
+        }
+    }
+    Ok(runs
+        .into_views()
+        .filter_map(|run| explain::explain(&run).verdict)
+        .collect())
+}
+
+/// What the readers are told, from the options.
+fn decode_settings(opts: &AnalyzeOptions) -> DecodeSettings {
+    DecodeSettings {
+        text_limit: opts.text_limit,
+        document_limit: opts.document_limit,
+        classifier: crate::classify::Classifier::new(&opts.config.classify),
+        ..DecodeSettings::default()
+    }
 }

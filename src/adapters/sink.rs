@@ -111,10 +111,10 @@ impl<'w> Sink<'w> {
         }
     }
 
-    /// True when events go straight to a consumer, so adapters may hand
-    /// over decoded views instead of serialized records.
-    pub(crate) fn feeds_grouper(&self) -> bool {
-        matches!(self.out, SinkTarget::Consumer { .. })
+    /// True when events go straight to a consumer that reads only their
+    /// views, so adapters may hand over views instead of whole events.
+    pub(crate) fn takes_views(&self) -> bool {
+        matches!(&self.out, SinkTarget::Consumer { consumer, .. } if consumer.views_suffice())
     }
 
     /// `stem`, a name for runs made from this input's file name, unless
@@ -269,9 +269,13 @@ impl<'w> Sink<'w> {
         if ts.is_none() && self.settings.filter.is_set() {
             self.untimed += 1;
         }
-        if self.feeds_grouper() {
+        if matches!(self.out, SinkTarget::Consumer { .. }) {
             let step = self.take_step(&ev.run_id);
-            self.feed_at(&ev.view(step), ts);
+            let SinkTarget::Consumer { consumer, .. } = &mut self.out else {
+                unreachable!("matched above")
+            };
+            let out_of_order = consumer.add_event(ev, step);
+            self.warn_out_of_order(out_of_order);
             return Ok(());
         }
         let mut body = std::mem::take(&mut self.buf);
@@ -294,14 +298,18 @@ impl<'w> Sink<'w> {
                 line.extend_from_slice(tail.bytes());
                 let view: crate::record::EventView<'_> =
                     serde_json::from_slice(&line).map_err(io::Error::other)?;
-                self.feed(&view);
+                let SinkTarget::Consumer { consumer, .. } = &mut self.out else {
+                    unreachable!("matched above")
+                };
+                let out_of_order = consumer.add_event_line(&view, &line);
+                self.warn_out_of_order(out_of_order);
                 Ok(())
             }
         }
     }
 
     /// Hands a decoded event (already time-filtered) to the grouper; only
-    /// when [`Sink::feeds_grouper`].
+    /// when [`Sink::takes_views`].
     pub(crate) fn emit_view(
         &mut self,
         mut view: crate::record::EventView<'_>,
@@ -311,16 +319,16 @@ impl<'w> Sink<'w> {
         self.feed_at(&view, ts);
     }
 
-    pub(super) fn feed(&mut self, view: &crate::record::EventView<'_>) {
-        let ts = view.timestamp.as_deref().and_then(Timestamp::parse);
-        self.feed_at(view, ts);
-    }
-
     pub(super) fn feed_at(&mut self, view: &crate::record::EventView<'_>, ts: Option<Timestamp>) {
         let SinkTarget::Consumer { consumer, .. } = &mut self.out else {
             return;
         };
-        if let Some(w) = consumer.add_event_at(view, ts) {
+        let out_of_order = consumer.add_event_at(view, ts);
+        self.warn_out_of_order(out_of_order);
+    }
+
+    fn warn_out_of_order(&mut self, out_of_order: Option<crate::record::OutOfOrder>) {
+        if let Some(w) = out_of_order {
             self.diag
                 .warn("out-of-order", format_args!("{}: {w}", self.source.path));
         }

@@ -2,28 +2,20 @@
 //! records out, one verdict per failed run; with `--narrate`, scored
 //! `pattern` records in and out with an LLM's narrative and fix.
 
-use std::collections::HashMap;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use clap::Parser;
 use serde_json::{Map, Value};
 
-use crate::cli::{self, CommonArgs, ConfigArg, Tool};
-use crate::config::ProviderKind;
-use crate::config::{Config, LlmConfig};
-use crate::explain::{
-    self, Explanation,
-    step::{EventExtras, Step},
-    view::RunView,
-};
+use crate::cli::{self, CommonArgs, ConfigArg, LlmArgs, Tool, report_usage};
+use crate::explain::{self, Explanation, batch::RunBatch, view::RunView};
 use crate::io::diag::{Diag, OnBadInput};
 use crate::io::input;
 use crate::io::input::Input;
 use crate::io::ndjson::RecordWriter;
-use crate::llm::{Client, Settings};
-use crate::record::{EventView, Header, Kind, Pattern, RecordError, RunRec, json_reason};
+use crate::llm::Client;
+use crate::record::{Header, Kind, Pattern, RecordError, json_reason};
 use crate::stream::{self, Kindless, Record};
 
 /// Trace each failed run back to the agent and step that caused it: run the
@@ -77,78 +69,6 @@ pub struct Args {
     pub llm: LlmArgs,
     #[command(flatten)]
     pub common: CommonArgs,
-}
-
-/// The flags that choose and pace the LLM provider; `triage report`
-/// flattens them too. Unset, they come from the `[llm]` section.
-#[derive(clap::Args, Debug, Clone, Default)]
-pub struct LlmArgs {
-    /// LLM provider: anthropic (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL) or
-    /// openai, any OpenAI-compatible chat-completions server such as a local
-    /// one (OPENAI_BASE_URL, OPENAI_API_KEY). Default: [llm] provider, else
-    /// anthropic, or openai when only OPENAI_* variables are set.
-    #[arg(long, value_enum)]
-    pub provider: Option<ProviderKind>,
-    /// LLM model. Default: [llm] model, else claude-haiku-4-5 (anthropic)
-    /// or gpt-4o-mini (openai).
-    #[arg(long, value_name = "NAME")]
-    pub model: Option<String>,
-    /// LLM requests in flight at once. Default: [llm] concurrency, 4.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=64))]
-    pub concurrency: Option<u64>,
-    /// Seconds one LLM request may take. Default: [llm] timeout_seconds, 60.
-    #[arg(long, value_name = "SECONDS", value_parser = crate::cli::positive::<u64>)]
-    pub timeout: Option<u64>,
-}
-
-impl LlmArgs {
-    /// The first of these flags given, to refuse it where no LLM is used.
-    fn first_given(&self) -> Option<&'static str> {
-        [
-            (self.provider.is_some(), "--provider"),
-            (self.model.is_some(), "--model"),
-            (self.concurrency.is_some(), "--concurrency"),
-            (self.timeout.is_some(), "--timeout"),
-        ]
-        .into_iter()
-        .find_map(|(given, flag)| given.then_some(flag))
-    }
-
-    /// Refuses LLM flags when nothing uses the LLM, rather than ignoring them.
-    pub fn refuse_unused(&self, used: bool, enabling: &str) -> anyhow::Result<()> {
-        match self.first_given() {
-            Some(flag) if !used => {
-                anyhow::bail!("{flag} chooses how the LLM is called: use it with {enabling}")
-            }
-            _ => Ok(()),
-        }
-    }
-    /// The client these flags, the `[llm]` section and the environment
-    /// describe; `purpose` (the flag that needs it) is named when a key is
-    /// missing.
-    pub fn client(&self, config: &LlmConfig, purpose: &str) -> anyhow::Result<Client> {
-        let mut s = Settings::from_config(config);
-        if self.provider.is_some() {
-            s.provider = self.provider;
-        }
-        if let Some(m) = &self.model {
-            s.model = Some(m.clone());
-        }
-        if let Some(n) = self.concurrency {
-            s.concurrency = n as usize;
-        }
-        if let Some(t) = self.timeout {
-            s.timeout = Duration::from_secs(t);
-        }
-        Client::new(&s, |k| std::env::var(k).ok(), purpose)
-    }
-}
-
-/// Prints what the LLM requests cost, unless there were none.
-pub fn report_usage(client: &Client, diag: &Diag) {
-    if client.usage().requests > 0 {
-        diag.note(format_args!("llm usage: {}", client.usage_text()));
-    }
 }
 
 impl Tool for Args {
@@ -217,19 +137,19 @@ TRIAGE_CONFIG: the configuration file, as --config.",
             self.common.line_buffered,
         );
         out.record(&Header::for_tool(Self::NAME))?;
-        let mut runs = Runs {
+        let mut read = Gathered {
             keep_patterns: self.narrate,
-            ..Runs::default()
+            ..Gathered::default()
         };
         read_inputs(
             &inputs,
-            &mut runs,
+            &mut read,
             &mut out,
             diag,
             self.common.on_bad_input(),
         )?;
         input::refuse_empty_stdin(&inputs)?;
-        let mut patterns = std::mem::take(&mut runs.patterns);
+        let mut patterns = std::mem::take(&mut read.patterns);
         if let Some(client) = client.as_ref().filter(|_| self.narrate) {
             narrate_top(client, &mut patterns, self.top, diag)?;
         }
@@ -246,7 +166,7 @@ TRIAGE_CONFIG: the configuration file, as --config.",
             verdicts_only: self.verdicts_only,
             min_confidence: self.min_confidence,
         };
-        let hidden = explain_runs(runs, judge, shown, &mut out, diag)?;
+        let hidden = explain_runs(read.runs, judge, shown, &mut out, diag)?;
         if hidden > 0 {
             diag.note(format_args!(
                 "{hidden} verdicts below --min-confidence {} hidden",
@@ -272,7 +192,7 @@ struct Shown {
 /// once it has seen every verdict (its requests run side by side).
 /// Returns how many verdicts were hidden under the minimum confidence.
 fn explain_runs(
-    runs: Runs,
+    runs: RunBatch,
     judge: Option<(&Client, crate::judge::Scope)>,
     shown: Shown,
     out: &mut RecordWriter<Box<dyn Write>>,
@@ -351,50 +271,16 @@ fn narrate_top(
     Ok(())
 }
 
-/// The runs read so far, in first-appearance order, and (for --narrate)
-/// the pattern records, each as read and as typed.
+/// What triage-explain read: the runs to explain and (for --narrate) the
+/// pattern records, each as read and as typed.
 #[derive(Default)]
-struct Runs {
-    order: Vec<String>,
-    steps: HashMap<String, Vec<Step>>,
-    records: HashMap<String, RunRec>,
+struct Gathered {
+    runs: RunBatch,
     keep_patterns: bool,
     patterns: Vec<(Map<String, Value>, Pattern)>,
 }
 
-impl Runs {
-    fn slot(&mut self, run_id: &str) -> &mut Vec<Step> {
-        if !self.steps.contains_key(run_id) {
-            self.order.push(run_id.to_string());
-        }
-        self.steps.entry(run_id.to_string()).or_default()
-    }
-
-    /// Adds an event, with the fields detectors read beyond the record's
-    /// own read from its `line`. A raw trace event (`untyped`) has no
-    /// `step`: it is numbered by its place in the run, as triage-parse
-    /// would.
-    fn add_event(
-        &mut self,
-        ev: &EventView<'_>,
-        line: &[u8],
-        untyped: bool,
-    ) -> Result<(), RecordError> {
-        let extras: EventExtras = serde_json::from_slice(line).map_err(|e| unreadable(line, &e))?;
-        let mut step = Step::from_event(ev, extras);
-        let run = self.slot(&ev.run_id);
-        if untyped {
-            step.step = run.len() as u64;
-        }
-        run.push(step);
-        Ok(())
-    }
-
-    fn add_run(&mut self, rec: RunRec) {
-        self.slot(&rec.run_id);
-        self.records.insert(rec.run_id.clone(), rec);
-    }
-
+impl Gathered {
     /// Keeps a pattern record as read and as typed (for --narrate).
     fn add_pattern(&mut self, line: &[u8]) -> Result<(), RecordError> {
         let fields: Map<String, Value> =
@@ -403,14 +289,6 @@ impl Runs {
         self.patterns.push((fields, typed));
         Ok(())
     }
-
-    fn into_views(mut self) -> impl Iterator<Item = RunView> {
-        self.order.into_iter().map(move |id| {
-            let steps = self.steps.remove(&id).unwrap_or_default();
-            let rec = self.records.remove(&id);
-            RunView::new(id, steps, rec)
-        })
-    }
 }
 
 /// Reads the inputs: events and runs (and patterns, for --narrate) are
@@ -418,7 +296,7 @@ impl Runs {
 /// through unchanged. A line with no `kind` is read as a trace event.
 fn read_inputs(
     inputs: &[Input],
-    runs: &mut Runs,
+    read: &mut Gathered,
     out: &mut RecordWriter<Box<dyn Write>>,
     diag: &mut Diag,
     on_bad: OnBadInput,
@@ -428,7 +306,7 @@ fn read_inputs(
         diag,
         on_bad,
         Kindless::Passed,
-        |rec, loc, diag| match take(rec, runs, out)? {
+        |rec, loc, diag| match take(rec, read, out)? {
             Ok(()) => Ok(()),
             Err(reason) => on_bad.skip(diag, "bad-record", loc, reason),
         },
@@ -440,116 +318,22 @@ fn unreadable(line: &[u8], e: &serde_json::Error) -> RecordError {
     RecordError::Unreadable(json_reason(line, e))
 }
 
-/// Keeps what explain reads of one record in `runs` and passes the rest on
-/// to `out`. The inner error says why a record does not read.
+/// Keeps what explain reads of one record and passes the rest on to
+/// `out`. The inner error says why a record does not read.
 fn take(
     rec: &Record<'_>,
-    runs: &mut Runs,
+    read: &mut Gathered,
     out: &mut RecordWriter<Box<dyn Write>>,
 ) -> std::io::Result<Result<(), RecordError>> {
+    if let Some(taken) = read.runs.add_record(rec) {
+        return Ok(taken);
+    }
     Ok(match rec {
-        Record::Event { event, line, .. } => runs.add_event(event, line, false),
-        Record::Untyped(line) => serde_json::from_slice::<EventView>(line)
-            .map_err(|e| unreadable(line, &e))
-            .and_then(|event| runs.add_event(&event, line, true)),
-        Record::Other {
-            kind: Some(Kind::Run),
-            line,
-        } => serde_json::from_slice::<RunRec>(line)
-            .map(|rec| runs.add_run(rec))
-            .map_err(|e| unreadable(line, &e)),
         Record::Other {
             kind: Some(Kind::Pattern),
             line,
-        } if runs.keep_patterns => runs.add_pattern(line),
+        } if read.keep_patterns => read.add_pattern(line),
         Record::Header(line) | Record::Other { line, .. } => return out.raw_line(line).map(Ok),
+        Record::Event { .. } | Record::Untyped(_) => Ok(()),
     })
-}
-
-/// A buffer several writers share: the records explained in-process.
-#[derive(Clone, Default)]
-struct SharedBuf(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-
-impl Write for SharedBuf {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0
-            .lock()
-            .map_err(|_| std::io::Error::other("poisoned"))?
-            .extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-/// The verdict records of `inputs` (trace files, or triage-parse's event
-/// and run records), one line each: what `triage-parse FILES |
-/// triage-explain --verdicts-only` writes, for `triage report --explain`.
-pub fn verdict_lines(
-    inputs: &[Input],
-    format: crate::adapters::Format,
-    config: &Config,
-    on_bad: OnBadInput,
-    diag: &mut Diag,
-) -> anyhow::Result<Vec<Vec<u8>>> {
-    use crate::adapters::{self, DecodeSettings, Sink};
-    let mut runs = Runs::default();
-    let mut passed = RecordWriter::new(Box::new(std::io::sink()) as Box<dyn Write>, false);
-    for input in inputs {
-        let name = input.name();
-        let (head, mut rest) = adapters::peek(input)?;
-        let records = if stream::looks_like_records(&head) {
-            let mut records = head;
-            rest.read_to_end(&mut records)
-                .map_err(|e| anyhow::anyhow!("{name}: {}", crate::io::diag::io_reason(&e)))?;
-            records
-        } else {
-            let settings = DecodeSettings {
-                classifier: crate::classify::Classifier::new(&config.classify),
-                ..DecodeSettings::default()
-            };
-            let buf = SharedBuf::default();
-            let out = RecordWriter::new(Box::new(buf.clone()) as Box<dyn Write>, false);
-            // The warnings of this second read were given by the first.
-            let mut quiet = Diag::new(diag.tool(), true);
-            let mut sink = Sink::new(out, &mut quiet, on_bad, settings);
-            adapters::read_input(input, format, &mut sink)?;
-            sink.flush()?;
-            drop(sink);
-            std::mem::take(&mut *buf.0.lock().expect("one thread"))
-        };
-        // Lines that do not read were counted by the report's own read.
-        let mut quiet = Diag::new(diag.tool(), true);
-        let reader = std::io::Cursor::new(records);
-        let skip = OnBadInput::Skip;
-        stream::read_records_from(
-            &name,
-            reader,
-            None,
-            &mut quiet,
-            skip,
-            Kindless::Passed,
-            |rec, _, _| {
-                // A record that does not read is left out.
-                let _ = take(rec, &mut runs, &mut passed)?;
-                Ok(())
-            },
-        )?;
-    }
-    let buf = SharedBuf::default();
-    let mut out = RecordWriter::new(Box::new(buf.clone()) as Box<dyn Write>, false);
-    let shown = Shown {
-        verdicts_only: true,
-        min_confidence: 0.0,
-    };
-    explain_runs(runs, None, shown, &mut out, diag)?;
-    out.flush()?;
-    drop(out);
-    let all = std::mem::take(&mut *buf.0.lock().expect("one thread"));
-    Ok(all
-        .split(|b| *b == b'\n')
-        .filter(|l| !l.trim_ascii().is_empty())
-        .map(<[u8]>::to_vec)
-        .collect())
 }

@@ -1,19 +1,16 @@
 //! triage-render: triage records in, the report people read out (markdown,
 //! terminal table, HTML dashboard, JSON or CSV).
 
-use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 
 use clap::Parser;
 
-use crate::cli::{self, CommonArgs, ConfigArg, Tool};
-use crate::config::{LinksConfig, ScoringConfig};
+use crate::cli::{self, CommonArgs, ConfigArg, OutputArgs, Tool, TopArg};
 use crate::io::diag::{Diag, OnBadInput};
 use crate::io::input;
 use crate::io::input::Input;
-use crate::io::outfile::AtomicFile;
+use crate::render::Report;
 use crate::render::model::ReportLine;
-use crate::render::{self, OutputFormat, RenderOptions, Report, TableStyle};
 use crate::stream::{self, Kindless, Record};
 
 /// Render scored triage records (batch and pattern from triage-score, and
@@ -38,112 +35,6 @@ pub struct Args {
     pub min_confidence: f64,
     #[command(flatten)]
     pub common: CommonArgs,
-}
-
-/// How many patterns a report shows; `triage report` and `triage compare`
-/// flatten it too.
-#[derive(clap::Args, Debug, Clone)]
-pub struct TopArg {
-    /// Patterns the report shows, in every format: markdown, table and HTML
-    /// show 3 unless told; JSON and CSV all of them unless told (a
-    /// comparison: the rows of each pattern list, 20 unless told).
-    #[arg(long, short = 'n', value_name = "N",
-          value_parser = crate::cli::positive::<u64>)]
-    top: Option<u64>,
-}
-
-/// Patterns markdown, the table and HTML show without `--top`.
-pub const DEFAULT_TOP: usize = 3;
-
-impl TopArg {
-    /// The patterns to detail: `--top`, else [`DEFAULT_TOP`].
-    pub fn get(&self) -> usize {
-        self.explicit().unwrap_or(DEFAULT_TOP)
-    }
-
-    /// `--top` when it was given.
-    pub fn explicit(&self) -> Option<usize> {
-        self.top.map(|n| usize::try_from(n).unwrap_or(usize::MAX))
-    }
-}
-
-/// The flags that say how and where a report is written; `triage report`
-/// and `triage compare` flatten them into their own arguments.
-#[derive(clap::Args, Debug, Clone)]
-pub struct OutputArgs {
-    /// Output format.
-    #[arg(long, short = 'f', value_enum, default_value = "md")]
-    pub format: OutputFormat,
-    /// HTML only: reload the page every SECONDS (for a page cron regenerates).
-    #[arg(long, value_name = "SECONDS", value_parser = crate::cli::positive::<u64>)]
-    pub refresh: Option<u64>,
-    /// The time series' buckets (the HTML charts, `failures per …`): hours or days; without it,
-    /// days when the events span two or more, else runs.
-    #[arg(long, value_enum, value_name = "UNIT")]
-    pub bucket: Option<render::Bucket>,
-    /// Write the report to FILE, atomically (temporary file, then rename; a device or FIFO is written in place).
-    #[arg(long, short = 'o', value_name = "FILE")]
-    pub output: Option<PathBuf>,
-}
-
-impl OutputArgs {
-    /// Refuses flags the chosen format would silently ignore; called before
-    /// any input is read.
-    pub fn check(&self) -> anyhow::Result<()> {
-        if self.refresh.is_some() && self.format != OutputFormat::Html {
-            anyhow::bail!("--refresh reloads an HTML page: use it with --format html");
-        }
-        Ok(())
-    }
-
-    /// Renders `report` to `-o FILE` (atomically) or stdout, dated by
-    /// SOURCE_DATE_EPOCH or now, with the table fitted to the terminal. A
-    /// CSV warns of the records its one table leaves out.
-    pub fn emit(
-        &self,
-        report: &Report,
-        scoring: ScoringConfig,
-        links: &LinksConfig,
-        top: &TopArg,
-        diag: &mut Diag,
-    ) -> anyhow::Result<()> {
-        let limited;
-        let report = match top.explicit() {
-            Some(n) => {
-                limited = report.limited_to(n, self.format);
-                &limited
-            }
-            None => report,
-        };
-        if self.format == OutputFormat::Csv
-            && let Some(left_out) = render::csv::left_out(report)
-        {
-            diag.warn("csv", format_args!("{left_out}"));
-        }
-        let to_terminal = self.output.is_none() && io::stdout().is_terminal();
-        let opts = RenderOptions {
-            format: self.format,
-            top: top.get(),
-            scoring,
-            generated: render::report_time()?,
-            refresh: self.refresh,
-            links: links.clone(),
-            bucket: self.bucket,
-            table: terminal_style(to_terminal),
-        };
-        match &self.output {
-            Some(path) => {
-                let mut file = AtomicFile::create(path)?;
-                render::render(report, &opts, &mut file)?;
-                file.commit()
-            }
-            None => {
-                let mut out = crate::io::outfile::stdout(256 * 1024);
-                render::render(report, &opts, &mut out)?;
-                Ok(out.flush()?)
-            }
-        }
-    }
 }
 
 impl Tool for Args {
@@ -279,23 +170,3 @@ const KINDLESS: Kindless = Kindless::Refused(
     "not a triage record: no \"kind\" field (a trace file goes through \
      triage-parse | triage-group | triage-score first, or `triage report FILE`)",
 );
-
-/// The table fits the terminal (its size, else $COLUMNS, else 80 columns) and is coloured
-/// there, unless NO_COLOR is set (to anything) or the terminal is dumb.
-fn terminal_style(to_terminal: bool) -> TableStyle {
-    if !to_terminal {
-        return TableStyle::default();
-    }
-    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
-        || std::env::var("TERM").is_ok_and(|t| t == "dumb");
-    TableStyle {
-        // A terminal that reports no size (a serial console, `stty rows 0`)
-        // is taken to be the 80 columns every terminal has.
-        width: terminal_size::terminal_size()
-            .map(|(w, _)| w.0)
-            .or_else(|| std::env::var("COLUMNS").ok()?.trim().parse().ok())
-            .filter(|w| *w > 0)
-            .or(Some(80)),
-        color: !no_color,
-    }
-}

@@ -7,15 +7,15 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 use crate::adapters::Format;
-use crate::cli::{self, CommonArgs, ConfigArg, Tool};
-use crate::cmd::diff::SidesArgs;
-use crate::cmd::explain::{LlmArgs, report_usage};
-use crate::cmd::render::{OutputArgs, TopArg};
+use crate::cli::{
+    self, CommonArgs, ConfigArg, LlmArgs, OutputArgs, SidesArgs, Tool, TopArg, report_usage,
+};
 use crate::config::Config;
 use crate::io::diag::Diag;
 use crate::io::{diag, input};
 use crate::pipeline::{AnalyzeOptions, analyze};
 use crate::render::Report;
+use crate::render::model::ReportLine;
 
 /// Rank the failure patterns of multi-agent LLM systems from their traces.
 /// `triage report` is the morning report in one command; `triage compare`
@@ -194,11 +194,8 @@ fn report(a: ReportArgs, diag: &mut Diag) -> anyhow::Result<u8> {
                 "--explain reads the traces a second time: name the FILEs rather than stdin"
             );
         }
-        let config = &opts.config;
-        let verdicts =
-            crate::cmd::explain::verdict_lines(&inputs, opts.format, config, opts.on_bad, diag)?;
-        for line in &verdicts {
-            report.add_line(line).map_err(|e| anyhow::anyhow!("{e}"))?;
+        for verdict in crate::pipeline::verdicts(&inputs, &opts, diag)? {
+            report.add(ReportLine::Verdict(verdict))?;
         }
     }
     report.finish();
@@ -222,9 +219,8 @@ fn compare(a: CompareArgs, diag: &mut Diag) -> anyhow::Result<u8> {
     a.output.check()?;
     let (changes, opts) = a.sides.run(a.input_format, a.common.on_bad_input(), diag)?;
     let mut report = Report::default();
-    for c in &changes {
-        let line = serde_json::to_vec(c)?;
-        report.add_line(&line).map_err(|e| anyhow::anyhow!("{e}"))?;
+    for change in &changes {
+        report.add(ReportLine::change(change))?;
     }
     report.finish();
     a.output.emit(

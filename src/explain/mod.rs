@@ -1,6 +1,7 @@
 //! triage-explain's logic: run every detector over one run, turn their hits
 //! into `finding` records and trace a failed run back to a `verdict`.
 
+pub mod batch;
 pub mod calibrate;
 pub mod detectors;
 pub mod protocol;

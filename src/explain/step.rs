@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-use crate::record::EventView;
+use crate::record::{EventOut, EventView};
 
 /// The event fields detectors read beyond those of `EventView`.
 #[derive(Deserialize, Debug, Clone, Default)]
@@ -51,6 +51,21 @@ pub struct Step {
 }
 
 impl Step {
+    /// Takes over the fields detectors read from an event a reader made,
+    /// at `step` of its run.
+    pub(crate) fn from_out(ev: &EventOut<'_>, step: u64) -> Self {
+        let extras = EventExtras {
+            input: ev.input.clone(),
+            span_id: ev.span_id.as_deref().map(str::to_string),
+            parent_span_id: ev.parent_span_id.as_deref().map(str::to_string),
+            span_kind: ev.span_kind.map(str::to_string),
+            input_digest: ev.input_digest.clone(),
+            output_digest: ev.output_digest.clone(),
+            failure_source: ev.failure_source.map(|f| f.as_str().to_string()),
+        };
+        Step::from_event(&ev.view(step), extras)
+    }
+
     /// Takes over the fields detectors read from a parsed event.
     pub(crate) fn from_event(ev: &EventView<'_>, extras: EventExtras) -> Self {
         let error = ev

@@ -329,13 +329,30 @@ impl fmt::Display for OutOfOrder {
 }
 
 /// What takes decoded events in process, instead of event records: the
-/// grouper, under `triage report`. The formats feed it without knowing it.
+/// grouper under `triage report`, the runs to explain under `--explain`.
+/// The formats feed it without knowing which.
 pub trait EventConsumer {
     /// Takes a `source` record: one input read.
     fn add_source(&mut self, source: SourceRec);
     /// Takes a `run` record: what the format states of a whole run.
     fn add_run(&mut self, run: &RunRec);
-    /// Takes one event, with its timestamp read; says when the event's run
-    /// and agent went back in turn order.
+    /// Takes one event as the grouper reads it, with its timestamp read;
+    /// says when the event's run and agent went back in turn order.
     fn add_event_at(&mut self, ev: &EventView<'_>, at: Option<Timestamp>) -> Option<OutOfOrder>;
+    /// Takes one whole event, at `step` of its run. By default only its
+    /// view is taken.
+    fn add_event(&mut self, ev: &EventOut<'_>, step: u64) -> Option<OutOfOrder> {
+        self.add_event_at(&ev.view(step), ev.timestamp)
+    }
+    /// Takes one event as its record reads (`line`, an ndjson input's own
+    /// text), read as `view`. By default only the view is taken.
+    fn add_event_line(&mut self, view: &EventView<'_>, _line: &[u8]) -> Option<OutOfOrder> {
+        let at = view.timestamp.as_deref().and_then(Timestamp::parse);
+        self.add_event_at(view, at)
+    }
+    /// False when the consumer reads more of an event than its view, so
+    /// readers must not hand over views alone.
+    fn views_suffice(&self) -> bool {
+        true
+    }
 }

@@ -12,8 +12,8 @@ use super::comparison::{self, Comparison};
 use crate::io::json_scan;
 use crate::outcomes::{self, OutcomeCounts, SilentFailures, TaskSummary};
 use crate::record::{
-    Batch, Finding, Kind, KindProbe, Pattern, RecordError, RunRec, Scores, SourceRec, Verdict,
-    check_schema, json_reason,
+    Batch, Change, Finding, Kind, KindProbe, Pattern, RecordError, RunRec, Scores, SourceRec,
+    Verdict, check_schema, json_reason,
 };
 use crate::timestamp::Timestamp;
 
@@ -146,6 +146,14 @@ pub(crate) enum ReportError {
 }
 
 impl ReportLine {
+    /// A change record made in this process, as the report keeps one read.
+    pub(crate) fn change(change: &Change) -> Self {
+        match serde_json::to_value(change) {
+            Ok(Value::Object(fields)) => ReportLine::Change(fields),
+            _ => unreachable!("a change serializes to an object"),
+        }
+    }
+
     /// Reads one line.
     pub(crate) fn parse(line: &[u8]) -> Result<Self, RecordError> {
         let probe: KindProbe<'_> = serde_json::from_slice(line)

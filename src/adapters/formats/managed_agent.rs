@@ -279,7 +279,11 @@ fn event_of<'e>(
             if e.pointer("/stop_reason/type").and_then(Value::as_str)
                 == Some("retries_exhausted") =>
         {
-            failed(FailureSource::Status, Some("retries_exhausted".to_string()), None)
+            failed(
+                FailureSource::Status,
+                Some("retries_exhausted".to_string()),
+                None,
+            )
         }
         _ => return None,
     };

@@ -237,9 +237,9 @@ mod wire;
 
 pub(crate) use wire::key_values;
 use wire::{
-    AttrList, Exception, ExportRequest, WireSpan, attributes, exception_of, nanos_of, status_code_of,
+    AttrList, Exception, ExportRequest, WireSpan, attributes, exception_of, nanos_of,
+    status_code_of,
 };
-
 
 /// The `otlp` row of the format table.
 pub(crate) const FORMAT: Format = Format {

@@ -11,7 +11,9 @@ use crate::adapters::read::spans;
 use crate::adapters::read::spans::{RecentIds, TreeNode};
 use crate::adapters::settings::DecodeSettings;
 use crate::adapters::sink::Sink;
-use crate::record::{ErrorInfo, EventOut, FailureSource, JsonVal, Outcome, OutcomeReason, RunRec, Src};
+use crate::record::{
+    ErrorInfo, EventOut, FailureSource, JsonVal, Outcome, OutcomeReason, RunRec, Src,
+};
 
 // ---- one observation (span, run, step) as an event ----
 

@@ -14,9 +14,7 @@ use crate::adapters::settings::TimeFilter;
 use crate::adapters::sink::Sink;
 use crate::adapters::unreadable::Unreadable;
 use crate::io::decode_ahead::{Consumer, LineDecoder, decode_ahead};
-use crate::io::json_scan::{
-    LineScratch, Value,
-};
+use crate::io::json_scan::{LineScratch, Value};
 use crate::io::ndjson::ChunkReader;
 use crate::io::read_ahead::ReadInline;
 use crate::io::waiting::Waiting;
@@ -102,7 +100,7 @@ pub(crate) fn read(
             serde_json::to_string(&path).unwrap_or_else(|_| "\"?\"".to_string())
         ),
         filter: sink.settings.filter,
-        as_views: sink.feeds_grouper(),
+        as_views: sink.takes_views(),
         text_limit: sink.settings.text_limit,
     };
     let decoder = EventLines {

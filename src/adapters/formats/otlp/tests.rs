@@ -1,7 +1,7 @@
 //! Tests of `otlp`.
 
-use super::*;
 use super::wire::AnyValue;
+use super::*;
 use serde_json::json;
 
 fn kv(key: &str, value: Value) -> Value {

@@ -12,7 +12,9 @@ use crate::adapters::read::spans::{self, StatusCode};
 use crate::adapters::settings::DecodeSettings;
 use crate::adapters::sink::Sink;
 use crate::classify::mark_inferred;
-use crate::record::{ActionOut, EventOut, FailureSource, JsonVal, Latency, Outcome, OutcomeReason, RunRec, Src};
+use crate::record::{
+    ActionOut, EventOut, FailureSource, JsonVal, Latency, Outcome, OutcomeReason, RunRec, Src,
+};
 
 /// What an emitted trace hands on to spans of it that come late: the
 /// names its root has or inherits, shared by each part that continues it.

@@ -14,7 +14,6 @@ mod emit;
 
 use attrs::keys;
 
-
 pub(crate) use attrs::{AttrRef, AttrSource, Key, SharedAttrs};
 pub use attrs::{Attrs, bool_from_text, json_in_text};
 pub(crate) use emit::{Emitter, Inherited, warn_repeated};

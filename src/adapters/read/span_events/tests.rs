@@ -1,7 +1,7 @@
 //! Tests of `span_events`.
 
-use super::*;
 use super::attrs::unwrap_json_string;
+use super::*;
 
 #[test]
 fn json_encoded_twice_is_read_through() {

@@ -2,6 +2,10 @@
 //! parsers, the `Tool` trait and its `main`, exit status, and man/completion
 //! output.
 
+mod shared;
+
+pub use shared::{LlmArgs, OutputArgs, SidesArgs, TopArg, report_usage};
+
 use std::io;
 use std::path::PathBuf;
 use std::process::ExitCode;
