@@ -112,7 +112,7 @@ fn parse_and_feed(
     other: &mut Vec<Vec<u8>>,
     diag: &mut Diag,
 ) -> anyhow::Result<u64> {
-    let mut sink = Sink::to_consumer(grouper, other, diag, opts.on_bad, decode_settings(opts));
+    let mut sink = Sink::in_process(grouper, other, diag, opts.on_bad, decode_settings(opts));
     for (input, (head, rest)) in inputs.iter().zip(peeked) {
         adapters::read_peeked(input, head, rest, opts.format, &mut sink)?;
     }
@@ -210,7 +210,7 @@ pub(crate) fn verdicts(
             )?;
         } else {
             let mut other = Vec::new();
-            let mut sink = Sink::to_consumer(
+            let mut sink = Sink::in_process(
                 &mut runs,
                 &mut other,
                 &mut quiet,

@@ -17,10 +17,10 @@ use crate::timestamp::Timestamp;
 pub enum SinkTarget<'w> {
     /// Written as NDJSON (triage-parse).
     Records(RecordWriter<Box<dyn Write + 'w>>),
-    /// Handed straight to a consumer (the grouper of triage report and
-    /// triage-diff), without a round trip through JSON; records of other
-    /// kinds are kept.
-    Consumer {
+    /// Handed to an [`EventConsumer`] in the same process (the grouper of
+    /// triage report and triage-diff, the runs `--explain` explains),
+    /// without a round trip through JSON; records of other kinds are kept.
+    InProcess {
         consumer: &'w mut dyn EventConsumer,
         other: &'w mut Vec<Vec<u8>>,
     },
@@ -65,7 +65,7 @@ impl<'w> Sink<'w> {
     }
 
     /// A sink that feeds events to `consumer` and keeps other records.
-    pub(crate) fn to_consumer(
+    pub(crate) fn in_process(
         consumer: &'w mut dyn EventConsumer,
         other: &'w mut Vec<Vec<u8>>,
         diag: &'w mut Diag,
@@ -73,7 +73,7 @@ impl<'w> Sink<'w> {
         settings: DecodeSettings,
     ) -> Self {
         Sink::with_target(
-            SinkTarget::Consumer { consumer, other },
+            SinkTarget::InProcess { consumer, other },
             diag,
             on_bad,
             settings,
@@ -114,7 +114,7 @@ impl<'w> Sink<'w> {
     /// True when events go straight to a consumer that reads only their
     /// views, so adapters may hand over views instead of whole events.
     pub(crate) fn takes_views(&self) -> bool {
-        matches!(&self.out, SinkTarget::Consumer { consumer, .. } if consumer.views_suffice())
+        matches!(&self.out, SinkTarget::InProcess { consumer, .. } if consumer.views_suffice())
     }
 
     /// `stem`, a name for runs made from this input's file name, unless
@@ -235,7 +235,7 @@ impl<'w> Sink<'w> {
         let rec = self.source.clone();
         match &mut self.out {
             SinkTarget::Records(w) => w.record(&rec),
-            SinkTarget::Consumer { consumer, .. } => {
+            SinkTarget::InProcess { consumer, .. } => {
                 consumer.add_source(rec);
                 Ok(())
             }
@@ -261,7 +261,7 @@ impl<'w> Sink<'w> {
     }
 
     /// Writes an event unless the time filter drops it.
-    pub(crate) fn emit(&mut self, ev: &EventOut<'_>) -> io::Result<()> {
+    pub(crate) fn emit_event(&mut self, ev: &EventOut<'_>) -> io::Result<()> {
         let ts = ev.timestamp;
         if !self.settings.filter.keeps(ts) {
             return Ok(());
@@ -269,9 +269,9 @@ impl<'w> Sink<'w> {
         if ts.is_none() && self.settings.filter.is_set() {
             self.untimed += 1;
         }
-        if matches!(self.out, SinkTarget::Consumer { .. }) {
+        if matches!(self.out, SinkTarget::InProcess { .. }) {
             let step = self.take_step(&ev.run_id);
-            let SinkTarget::Consumer { consumer, .. } = &mut self.out else {
+            let SinkTarget::InProcess { consumer, .. } = &mut self.out else {
                 unreachable!("matched above")
             };
             let out_of_order = consumer.add_event(ev, step);
@@ -280,25 +280,25 @@ impl<'w> Sink<'w> {
         }
         let mut body = std::mem::take(&mut self.buf);
         body.clear();
-        ev.write_open(&mut body); // emit_prepared adds the step and closes
-        let r = self.emit_prepared(&ev.run_id, &body);
+        ev.write_open(&mut body); // emit_event_text adds the step and closes
+        let r = self.emit_event_text(&ev.run_id, &body);
         self.buf = body;
         r
     }
 
     /// Writes an event serialized without its closing brace: adds the step
     /// (its position in its run) and closes the object.
-    pub(crate) fn emit_prepared(&mut self, run_id: &str, body: &[u8]) -> io::Result<()> {
+    pub(crate) fn emit_event_text(&mut self, run_id: &str, body: &[u8]) -> io::Result<()> {
         let step = self.take_step(run_id);
         let tail = StepTail::new(step);
         match &mut self.out {
             SinkTarget::Records(w) => w.raw_parts(body, tail.bytes()),
-            SinkTarget::Consumer { .. } => {
+            SinkTarget::InProcess { .. } => {
                 let mut line = body.to_vec();
                 line.extend_from_slice(tail.bytes());
                 let view: crate::record::EventView<'_> =
                     serde_json::from_slice(&line).map_err(io::Error::other)?;
-                let SinkTarget::Consumer { consumer, .. } = &mut self.out else {
+                let SinkTarget::InProcess { consumer, .. } = &mut self.out else {
                     unreachable!("matched above")
                 };
                 let out_of_order = consumer.add_event_line(&view, &line);
@@ -310,7 +310,7 @@ impl<'w> Sink<'w> {
 
     /// Hands a decoded event (already time-filtered) to the grouper; only
     /// when [`Sink::takes_views`].
-    pub(crate) fn emit_view(
+    pub(crate) fn emit_event_view(
         &mut self,
         mut view: crate::record::EventView<'_>,
         ts: Option<Timestamp>,
@@ -320,7 +320,7 @@ impl<'w> Sink<'w> {
     }
 
     pub(super) fn feed_at(&mut self, view: &crate::record::EventView<'_>, ts: Option<Timestamp>) {
-        let SinkTarget::Consumer { consumer, .. } = &mut self.out else {
+        let SinkTarget::InProcess { consumer, .. } = &mut self.out else {
             return;
         };
         let out_of_order = consumer.add_event_at(view, ts);
@@ -345,7 +345,7 @@ impl<'w> Sink<'w> {
     pub(crate) fn emit_run(&mut self, run: &RunRec) -> io::Result<()> {
         match &mut self.out {
             SinkTarget::Records(w) => w.record(run),
-            SinkTarget::Consumer { consumer, .. } => {
+            SinkTarget::InProcess { consumer, .. } => {
                 consumer.add_run(run);
                 Ok(())
             }
@@ -353,10 +353,10 @@ impl<'w> Sink<'w> {
     }
 
     /// Passes a record of a kind the adapter does not read through unchanged.
-    pub(crate) fn pass_through(&mut self, line: &[u8]) -> io::Result<()> {
+    pub(crate) fn emit_line(&mut self, line: &[u8]) -> io::Result<()> {
         match &mut self.out {
             SinkTarget::Records(w) => w.raw_line(line),
-            SinkTarget::Consumer { consumer, other } => {
+            SinkTarget::InProcess { consumer, other } => {
                 // A run record among trace lines states a run's outcome:
                 // the grouper takes it, as triage-group does.
                 let probe: Option<crate::record::KindProbe<'_>> = serde_json::from_slice(line).ok();
@@ -392,7 +392,7 @@ impl<'w> Sink<'w> {
     pub fn flush(&mut self) -> io::Result<()> {
         match &mut self.out {
             SinkTarget::Records(w) => w.flush(),
-            SinkTarget::Consumer { .. } => Ok(()),
+            SinkTarget::InProcess { .. } => Ok(()),
         }
     }
 }

@@ -51,9 +51,9 @@ impl Policy {
     }
 }
 
-/// The outcome of one pattern, as its `alert` record says it.
+/// What became of one pattern's alert, as its `alert` record says it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Outcome {
+pub(crate) enum AlertStatus {
     Fired,
     WouldFire,
     BelowThreshold,
@@ -61,14 +61,14 @@ pub(crate) enum Outcome {
     Failed,
 }
 
-impl Outcome {
+impl AlertStatus {
     fn decision(&self) -> &'static str {
         match self {
-            Outcome::Fired => "fired",
-            Outcome::WouldFire => "would_fire",
-            Outcome::BelowThreshold => "below_threshold",
-            Outcome::Suppressed { .. } => "suppressed",
-            Outcome::Failed => "failed",
+            AlertStatus::Fired => "fired",
+            AlertStatus::WouldFire => "would_fire",
+            AlertStatus::BelowThreshold => "below_threshold",
+            AlertStatus::Suppressed { .. } => "suppressed",
+            AlertStatus::Failed => "failed",
         }
     }
 }
@@ -79,7 +79,7 @@ pub(crate) fn alert_record(
     pattern: &Pattern,
     scores: &Scores,
     policy: &Policy,
-    outcome: &Outcome,
+    outcome: &AlertStatus,
     send: Option<&webhook::SendReport>,
     preview: Option<serde_json::Value>,
 ) -> Alert {
@@ -96,7 +96,7 @@ pub(crate) fn alert_record(
 pub(crate) fn failed_runs_record(
     (failed, total, rate): (u64, u64, f64),
     policy: &Policy,
-    outcome: &Outcome,
+    outcome: &AlertStatus,
     send: Option<&webhook::SendReport>,
     preview: Option<serde_json::Value>,
 ) -> Alert {
@@ -114,12 +114,12 @@ pub(crate) fn failed_runs_record(
 fn record(
     (pattern_id, display_name, final_score): (String, String, f64),
     policy: &Policy,
-    outcome: &Outcome,
+    outcome: &AlertStatus,
     send: Option<&webhook::SendReport>,
     preview: Option<serde_json::Value>,
 ) -> Alert {
     let (last_fired, cooldown_until) = match outcome {
-        Outcome::Suppressed { last, until } => (Some(rfc3339(*last)), Some(rfc3339(*until))),
+        AlertStatus::Suppressed { last, until } => (Some(rfc3339(*last)), Some(rfc3339(*until))),
         _ => (None, None),
     };
     Alert {

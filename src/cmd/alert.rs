@@ -11,7 +11,7 @@ use clap::Parser;
 use crate::alert::payload::{FAILED_RUNS_ID, PayloadFormat, failed_runs_payload, payload};
 use crate::alert::state::AlertState;
 use crate::alert::webhook::Webhook;
-use crate::alert::{Decision, Outcome, Policy, alert_record, failed_runs_record};
+use crate::alert::{AlertStatus, Decision, Policy, alert_record, failed_runs_record};
 use crate::cli::{self, CommonArgs, ConfigArg, Tool};
 use crate::io::diag::{Diag, OnBadInput};
 use crate::io::input::Input;
@@ -244,7 +244,7 @@ struct Subject<'a> {
 }
 
 type Paged = (
-    Outcome,
+    AlertStatus,
     Option<crate::alert::webhook::SendReport>,
     Option<serde_json::Value>,
 );
@@ -264,20 +264,20 @@ impl Args {
         let now = unix_now();
         let decision = policy.decide(subject.score, state.last_fired(subject.id), now);
         Ok(match (decision, webhook) {
-            (Decision::BelowThreshold, _) => (Outcome::BelowThreshold, None, None),
+            (Decision::BelowThreshold, _) => (AlertStatus::BelowThreshold, None, None),
             (Decision::Suppressed { last, until }, _) => {
-                (Outcome::Suppressed { last, until }, None, None)
+                (AlertStatus::Suppressed { last, until }, None, None)
             }
             (Decision::Fire, None) => {
                 state.fired(subject.id, now);
-                (Outcome::WouldFire, None, Some(subject.body))
+                (AlertStatus::WouldFire, None, Some(subject.body))
             }
             (Decision::Fire, Some(hook)) => {
                 let report = hook.send(&serde_json::to_vec(&subject.body)?);
                 if report.delivered {
                     state.fired(subject.id, unix_now());
                     state.save()?;
-                    (Outcome::Fired, Some(report), None)
+                    (AlertStatus::Fired, Some(report), None)
                 } else {
                     *failed += 1;
                     diag.warn(
@@ -294,7 +294,7 @@ impl Args {
                             report.error.as_deref().unwrap_or("unknown error")
                         ),
                     );
-                    (Outcome::Failed, Some(report), None)
+                    (AlertStatus::Failed, Some(report), None)
                 }
             }
         })

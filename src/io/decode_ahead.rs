@@ -39,7 +39,7 @@ pub(crate) trait LineDecoder: Sync {
 
 /// What the driver hands a chunk's decoded tasks to, in input order, on
 /// the thread that called [`decode_ahead`] (so it need not be `Send`).
-pub(crate) trait Consumer<D: LineDecoder> {
+pub(crate) trait InOrder<D: LineDecoder> {
     type Error;
 
     /// A chunk's lone surrogate escapes were replaced as it was read; said
@@ -69,7 +69,7 @@ pub(crate) fn decode_ahead<D, C>(
 ) -> Result<(), C::Error>
 where
     D: LineDecoder,
-    C: Consumer<D>,
+    C: InOrder<D>,
 {
     let first = source.next(|| Ok(()))?;
     let Some(mut a) = first.map_err(|e| consumer.read_error(e))? else {
@@ -105,7 +105,7 @@ fn next<D, C>(
 ) -> Result<Option<ScanChunk>, C::Error>
 where
     D: LineDecoder,
-    C: Consumer<D>,
+    C: InOrder<D>,
 {
     let next = source.next(|| {
         consumer.hand_over(std::mem::take(decoded))?;
@@ -125,7 +125,7 @@ fn decode_while_handing_over<'n, D, C>(
 ) -> Result<Vec<D::Out<'n>>, C::Error>
 where
     D: LineDecoder,
-    C: Consumer<D>,
+    C: InOrder<D>,
 {
     let mut handed = Ok(());
     let decoded = decode_chunk(
@@ -202,7 +202,7 @@ mod tests {
         lines: Vec<(u64, String)>,
     }
 
-    impl Consumer<Texts> for Collect {
+    impl InOrder<Texts> for Collect {
         type Error = String;
         fn repaired(&mut self, _: Repaired) {}
         fn hand_over(&mut self, tasks: Vec<Vec<(u64, &[u8])>>) -> Result<(), String> {

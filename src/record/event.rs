@@ -203,7 +203,7 @@ pub enum FailureSource {
     /// Error text in the step's output.
     Output,
     /// A parent's failure passed to the child where it happened.
-    Inherited,
+    Carried,
     /// A call that was never answered.
     NoResult,
     /// A run that ended without an answer.
@@ -218,7 +218,7 @@ impl FailureSource {
             FailureSource::Error => "error",
             FailureSource::Exception => "exception",
             FailureSource::Output => "output",
-            FailureSource::Inherited => "inherited",
+            FailureSource::Carried => "inherited",
             FailureSource::NoResult => "no_result",
             FailureSource::NoAnswer => "no_answer",
         }

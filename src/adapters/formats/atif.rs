@@ -336,7 +336,7 @@ impl<'t> Walk<'t> {
         let stated = verdict(t, &ctx.run)
             .unwrap_or_else(|| RunRec::ended(ctx.run.as_str(), stopped.then_some(reason)));
         for ev in &ctx.events {
-            sink.emit(ev)?;
+            sink.emit_event(ev)?;
         }
         sink.emit_run(&RunRec {
             task: ctx.task,

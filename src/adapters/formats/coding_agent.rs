@@ -188,7 +188,7 @@ fn emit(
     let stated = verdict(v, &run)
         .unwrap_or_else(|| RunRec::ended(run.as_str(), stopped.then_some(OutcomeReason::Error)));
     for ev in &events {
-        sink.emit(ev)?;
+        sink.emit_event(ev)?;
     }
     sink.emit_run(&RunRec {
         task_id: Some(run.clone()),

@@ -261,7 +261,7 @@ fn emit_sample(
         stated.reason = Some(OutcomeReason::Timeout);
     }
     for ev in &out {
-        sink.emit(ev)?;
+        sink.emit_event(ev)?;
     }
     sink.emit_run(&RunRec {
         task_id: str_of(sample.get("id")).map(|id| {

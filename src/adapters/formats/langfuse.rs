@@ -17,7 +17,7 @@ use crate::adapters::read::pruned_value::{Members, names};
 use crate::adapters::read::shape::Shape;
 use crate::adapters::read::spans;
 use crate::adapters::read::trace_window::{Hold, Traces, Window, push_held, warn_late};
-use crate::adapters::read::tree::{Continued, Node, RunEmitter, RunInfo};
+use crate::adapters::read::tree::{Carried, Node, RunEmitter, RunInfo};
 use crate::adapters::read::value::{decoded, decoded_owned, describe, nanos_of, text_of};
 use crate::adapters::settings::DecodeSettings;
 use crate::adapters::sink::Sink;
@@ -164,7 +164,7 @@ struct Observations {
 impl Traces for Observations {
     type Item = Observed;
     type Held = HeldTrace;
-    type HandsOn = Continued;
+    type Carried = Carried;
 
     fn trace_id(o: &Observed) -> &str {
         &o.node.run
@@ -191,11 +191,11 @@ impl Traces for Observations {
     fn emit(
         &mut self,
         trace: HeldTrace,
-        continues: Option<Continued>,
+        carried: Option<Carried>,
         sink: &mut Sink<'_>,
-    ) -> anyhow::Result<Option<Continued>> {
+    ) -> anyhow::Result<Option<Carried>> {
         self.emitter
-            .emit_trace(&trace.nodes, &trace.runs, continues, sink)
+            .emit_trace(&trace.nodes, &trace.runs, carried, sink)
     }
 }
 

@@ -16,7 +16,7 @@ use crate::adapters::read::pruned_value::{Members, names};
 use crate::adapters::read::shape::Shape;
 use crate::adapters::read::spans;
 use crate::adapters::read::trace_window::{Hold, Traces, Window, push_held, warn_late};
-use crate::adapters::read::tree::{Continued, Node, RunEmitter};
+use crate::adapters::read::tree::{Carried, Node, RunEmitter};
 use crate::adapters::read::value::{decoded, describe, nanos_of, str_of, text_of};
 use crate::adapters::settings::DecodeSettings;
 use crate::adapters::sink::Sink;
@@ -471,7 +471,7 @@ impl Runs {
 impl Traces for Runs {
     type Item = (Payload, u64);
     type Held = HeldRuns;
-    type HandsOn = Continued;
+    type Carried = Carried;
 
     fn trace_id((payload, _): &(Payload, u64)) -> &str {
         &payload.trace
@@ -508,9 +508,9 @@ impl Traces for Runs {
     fn emit(
         &mut self,
         trace: HeldRuns,
-        continues: Option<Continued>,
+        carried: Option<Carried>,
         sink: &mut Sink<'_>,
-    ) -> anyhow::Result<Option<Continued>> {
+    ) -> anyhow::Result<Option<Carried>> {
         let nodes: Vec<Node> = trace
             .runs
             .into_iter()
@@ -524,7 +524,7 @@ impl Traces for Runs {
             })
             .collect();
         self.emitter
-            .emit_trace(&nodes, &std::collections::HashMap::new(), continues, sink)
+            .emit_trace(&nodes, &std::collections::HashMap::new(), carried, sink)
     }
 }
 

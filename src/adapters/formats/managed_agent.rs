@@ -178,7 +178,7 @@ impl Stream {
             } else if ty == "agent.message" {
                 open_failure = false;
             }
-            sink.emit(&ev)?;
+            sink.emit_event(&ev)?;
         }
         let stated = RunRec::ended(run, open_failure.then_some(OutcomeReason::Error));
         sink.emit_run(&RunRec { task, ..stated })?;

@@ -47,7 +47,7 @@ pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
             Ok((events, rec)) => {
                 for mut ev in events {
                     sink.settings.infer_failure(&mut ev);
-                    sink.emit(&ev)?;
+                    sink.emit_event(&ev)?;
                 }
                 sink.emit_run(&rec)?;
             }

@@ -469,7 +469,7 @@ fn emit_conversation(
         RunRec::ended(String::new(), last_failed.then_some(OutcomeReason::Error))
     });
     for ev in &events {
-        sink.emit(ev)?;
+        sink.emit_event(ev)?;
     }
     sink.emit_run(&RunRec {
         run_id: run,

@@ -45,7 +45,7 @@ pub(crate) fn read(mut r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> 
         };
         let text = msg.get("content").and_then(Value::as_str).unwrap_or("");
         let ev = event_of(msg, text, previous_text, &run_id, step, &path, sink);
-        sink.emit(&ev)?;
+        sink.emit_event(&ev)?;
         previous_text = text;
     }
     let run = RunRec {

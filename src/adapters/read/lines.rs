@@ -17,7 +17,7 @@ use crate::adapters::read::trace_window::TraceWindow;
 use crate::adapters::read::value::json_values;
 use crate::adapters::sink::Sink;
 use crate::adapters::unreadable::Unreadable;
-use crate::io::decode_ahead::{Consumer, LineDecoder, decode_ahead};
+use crate::io::decode_ahead::{InOrder, LineDecoder, decode_ahead};
 use crate::io::json_scan::LineScratch;
 use crate::io::ndjson::{Chunk, ChunkReader, ScanChunk};
 use crate::io::read_ahead::ReadInline;
@@ -319,7 +319,7 @@ struct Feed<'f, 's, F, E> {
     read_error: E,
 }
 
-impl<T, D, F, E> Consumer<EachLine<'_, D>> for Feed<'_, '_, F, E>
+impl<T, D, F, E> InOrder<EachLine<'_, D>> for Feed<'_, '_, F, E>
 where
     T: Send,
     D: Fn(&mut LineScratch, &[u8], Range<usize>, u64) -> T + Sync,

@@ -99,7 +99,7 @@ pub(crate) fn inherit_failure(events: &mut [crate::record::EventOut<'_>], from: 
     );
     let ev = &mut events[to];
     ev.action_succeeded = false;
-    ev.failure_source = Some(crate::record::FailureSource::Inherited);
+    ev.failure_source = Some(crate::record::FailureSource::Carried);
     ev.failure_inferred = true;
     ev.error = error;
     ev.failure_classification = class;

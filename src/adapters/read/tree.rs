@@ -95,10 +95,10 @@ pub(crate) struct RunInfo {
     pub task: Option<String>,
 }
 
-/// What an emitted trace's run hands on to observations of it that come
+/// What an emitted trace's run carries over to observations of it that come
 /// late: the agent its root names, and what its run record says so far.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Continued {
+pub(crate) struct Carried {
     agent: Option<String>,
     verdict: Verdict,
     task: Option<String>,
@@ -143,26 +143,26 @@ impl RunEmitter {
     /// in pre-order of their tree, then the run's record: failed when its
     /// root failed, else unknown (no error recorded is not proof of
     /// success); its task is the one `runs` gives, else the first root's
-    /// input. `continues` is what a part of the trace emitted before hands
+    /// input. `carried` is what a part of the trace emitted before hands
     /// on: nodes whose parent is not here hang under its root. Returns
     /// what this part hands on.
     pub(crate) fn emit_trace(
         &mut self,
         nodes: &[Node],
         runs: &HashMap<String, RunInfo>,
-        continues: Option<Continued>,
+        carried: Option<Carried>,
         sink: &mut Sink<'_>,
-    ) -> anyhow::Result<Option<Continued>> {
-        let mut hands_on = None;
+    ) -> anyhow::Result<Option<Carried>> {
+        let mut carried_on = None;
         for members in spans::group_in_order(nodes.iter().map(|n| n.run.as_str())) {
             let part = Part {
                 nodes,
                 members: &members,
-                continues: continues.clone(),
+                carried: carried.clone(),
             };
-            hands_on = Some(self.emit_run(part, runs, sink)?);
+            carried_on = Some(self.emit_run(part, runs, sink)?);
         }
-        Ok(hands_on)
+        Ok(carried_on)
     }
 
     fn emit_run(
@@ -170,20 +170,20 @@ impl RunEmitter {
         part: Part<'_>,
         runs: &HashMap<String, RunInfo>,
         sink: &mut Sink<'_>,
-    ) -> anyhow::Result<Continued> {
+    ) -> anyhow::Result<Carried> {
         let Part {
             nodes,
             members,
-            continues,
+            carried,
         } = part;
         let run = &nodes[members[0]].run;
         let first_turn = sink.next_step(run) as i64;
-        let late = continues.is_some();
-        let Continued {
+        let late = carried.is_some();
+        let Carried {
             agent: root_agent,
             mut verdict,
             task,
-        } = continues.unwrap_or_default();
+        } = carried.unwrap_or_default();
         let mut agents: HashMap<usize, Option<String>> = HashMap::new();
         let mut position: HashMap<usize, usize> = HashMap::new();
         let mut events = Vec::with_capacity(members.len());
@@ -227,7 +227,7 @@ impl RunEmitter {
             .iter()
             .any(|ev| !ev.action_succeeded || ev.failure_classification.is_some());
         for ev in &events {
-            sink.emit(ev)?;
+            sink.emit_event(ev)?;
         }
         let info = runs.get(run).cloned().unwrap_or_default();
         let task = info.task.or(task).or(root_input);
@@ -237,7 +237,7 @@ impl RunEmitter {
             task: task.clone(),
             ..RunRec::new(run.as_str(), outcome)
         })?;
-        Ok(Continued {
+        Ok(Carried {
             agent: own_root_agent.flatten().or(root_agent),
             verdict,
             task,
@@ -250,7 +250,7 @@ impl RunEmitter {
 struct Part<'n> {
     nodes: &'n [Node],
     members: &'n [usize],
-    continues: Option<Continued>,
+    carried: Option<Carried>,
 }
 
 /// A failure a span states (status, error, exception) while none of its

@@ -13,7 +13,7 @@ use crate::adapters::read::shape::Shape;
 use crate::adapters::settings::TimeFilter;
 use crate::adapters::sink::Sink;
 use crate::adapters::unreadable::Unreadable;
-use crate::io::decode_ahead::{Consumer, LineDecoder, decode_ahead};
+use crate::io::decode_ahead::{InOrder, LineDecoder, decode_ahead};
 use crate::io::json_scan::{LineScratch, Value};
 use crate::io::ndjson::ChunkReader;
 use crate::io::read_ahead::ReadInline;
@@ -30,10 +30,10 @@ use event::{Top, TopLevel, TraceEvent};
 const LINES_PER_TASK: usize = 128;
 
 /// What became of one input line.
-// Outcomes live in a vector per task of 512 lines; an inline view saves an
+// Line results live in a vector per task of 512 lines; an inline view saves an
 // allocation per event.
 #[allow(clippy::large_enum_variant)]
-enum Outcome {
+enum LineResult {
     /// An event serialized into the task buffer without its closing brace:
     /// the range of the body, and its run id in the task's texts (a
     /// `String`, so that reading it back needs no UTF-8 check).
@@ -58,7 +58,7 @@ enum Outcome {
 #[derive(Default)]
 struct TaskOutput {
     buf: Vec<u8>,
-    outcomes: Vec<Outcome>,
+    outcomes: Vec<LineResult>,
     /// Run ids of written events; grouped events' texts, failures' texts
     /// and their divergence fields.
     texts: String,
@@ -153,7 +153,7 @@ struct Writer<'w, 's> {
     path: String,
 }
 
-impl Consumer<EventLines> for Writer<'_, '_> {
+impl InOrder<EventLines> for Writer<'_, '_> {
     type Error = anyhow::Error;
 
     fn repaired(&mut self, repaired: crate::io::surrogates::Repaired) {
@@ -226,13 +226,13 @@ fn write_decoded(
         sink.count_untimed(task.untimed);
         for outcome in &task.outcomes {
             match outcome {
-                Outcome::Event { body, run_id } => {
-                    sink.emit_prepared(task.text(*run_id), &task.buf[body.0..body.1])?;
+                LineResult::Event { body, run_id } => {
+                    sink.emit_event_text(task.text(*run_id), &task.buf[body.0..body.1])?;
                 }
-                Outcome::Grouped(ev) => sink.emit_view(task.view(ev), ev.timestamp),
-                Outcome::Other { body } => sink.pass_through(&task.buf[body.0..body.1])?,
-                Outcome::Filtered => {}
-                Outcome::Skip { line, reason } => sink.skip(Some(*line), reason)?,
+                LineResult::Grouped(ev) => sink.emit_event_view(task.view(ev), ev.timestamp),
+                LineResult::Other { body } => sink.emit_line(&task.buf[body.0..body.1])?,
+                LineResult::Filtered => {}
+                LineResult::Skip { line, reason } => sink.skip(Some(*line), reason)?,
             }
         }
     }
@@ -281,7 +281,7 @@ fn decode_group(
                 let tail = &data[range.start..];
                 decode_line(line, tail, *number, how, &mut out, scratch)
             })
-            .unwrap_or_else(|reason| Outcome::Skip {
+            .unwrap_or_else(|reason| LineResult::Skip {
                 line: *number,
                 reason,
             });
@@ -298,7 +298,7 @@ fn decode_line<'c>(
     how: &Decoding,
     out: &mut TaskOutput,
     scratch: &mut LineScratch,
-) -> Result<Outcome, Unreadable> {
+) -> Result<LineResult, Unreadable> {
     let obj = TopLevel::scan(line, tail, scratch).map_err(|e| match e.reason() {
         "expected a JSON object" => Unreadable::shape("expected a JSON object"),
         _ => Unreadable::Json(e.to_string()),
@@ -309,24 +309,24 @@ fn decode_line<'c>(
     {
         let start = buf.len();
         buf.extend_from_slice(line.as_bytes());
-        return Ok(Outcome::Other {
+        return Ok(LineResult::Other {
             body: (start, buf.len()),
         });
     }
     let mut ev = TraceEvent::read(&obj)?;
     ev.cut_texts(how.text_limit);
     if !how.filter.keeps(ev.timestamp) {
-        return Ok(Outcome::Filtered);
+        return Ok(LineResult::Filtered);
     }
     if ev.timestamp.is_none() && how.filter.is_set() {
         out.untimed += 1;
     }
     if how.as_views {
-        return Ok(Outcome::Grouped(ev.grouped(out)));
+        return Ok(LineResult::Grouped(ev.grouped(out)));
     }
     let start = out.buf.len();
     ev.write_json(&mut out.buf, &how.src_head, number);
-    Ok(Outcome::Event {
+    Ok(LineResult::Event {
         body: (start, out.buf.len()),
         run_id: out.put(&ev.run_id),
     })

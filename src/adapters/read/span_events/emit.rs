@@ -16,10 +16,10 @@ use crate::record::{
     ActionOut, EventOut, FailureSource, JsonVal, Latency, Outcome, OutcomeReason, RunRec, Src,
 };
 
-/// What an emitted trace hands on to spans of it that come late: the
+/// What an emitted trace carries over to spans of it that come late: the
 /// names its root has or inherits, shared by each part that continues it.
 #[derive(Clone)]
-pub(crate) struct Inherited {
+pub(crate) struct Carried {
     agent: Option<Rc<str>>,
     agent_fallback: Option<Rc<str>>,
     run: Option<Rc<str>>,
@@ -43,8 +43,8 @@ pub(crate) struct Resolved<'a> {
 }
 
 impl<'a> Resolved<'a> {
-    fn owned(self) -> Inherited {
-        Inherited {
+    fn owned(self) -> Carried {
+        Carried {
             agent: self.agent.map(Rc::from),
             agent_fallback: self.agent_fallback.map(Rc::from),
             run: self.run.map(Rc::from),
@@ -52,7 +52,7 @@ impl<'a> Resolved<'a> {
     }
 }
 
-impl Inherited {
+impl Carried {
     fn borrowed(&self) -> Resolved<'_> {
         Resolved {
             agent: self.agent.as_deref(),
@@ -63,22 +63,22 @@ impl Inherited {
 }
 
 impl Emitter {
-    /// Emits one trace's spans (in arrival order); `continues` is what a
+    /// Emits one trace's spans (in arrival order); `carried` is what a
     /// trace emitted before hands on to spans of it that came late.
     /// Returns what its root hands on.
     pub(crate) fn emit_trace(
         &mut self,
         held: Vec<HeldSpan>,
-        continues: Option<Inherited>,
+        carried: Option<Carried>,
         sink: &mut Sink<'_>,
-    ) -> anyhow::Result<Option<Inherited>> {
+    ) -> anyhow::Result<Option<Carried>> {
         let members: Vec<usize> = (0..held.len()).collect();
         let order = spans::preorder(&held, &members);
         // What each span has of its own or inherits, parents first,
         // borrowed: only what the trace hands on is made to outlive it.
         let mut resolved: Vec<Resolved<'_>> = vec![Resolved::default(); held.len()];
         // Spans whose parent is not in the trace hang under its root.
-        let mut root: Option<Resolved<'_>> = continues.as_ref().map(Inherited::borrowed);
+        let mut root: Option<Resolved<'_>> = carried.as_ref().map(Carried::borrowed);
         let mut own_root = None;
         for &(i, parent) in &order {
             let span = &held[i];
@@ -103,7 +103,7 @@ impl Emitter {
             }
             resolved[i] = mine;
         }
-        let hands_on = own_root.or(root).map(Resolved::owned);
+        let carried = own_root.or(root).map(Resolved::owned);
         let path = sink.path().to_string();
         let mut events = Vec::with_capacity(order.len());
         for &(i, _) in &order {
@@ -127,9 +127,9 @@ impl Emitter {
                 ev.turn = sink.next_step(&ev.run_id) as i64;
             }
             self.runs.add(&held[*i], ev);
-            sink.emit(ev)?;
+            sink.emit_event(ev)?;
         }
-        Ok(hands_on)
+        Ok(carried)
     }
 
     /// Writes the run records, once every trace is out.

@@ -16,7 +16,7 @@ use attrs::keys;
 
 pub(crate) use attrs::{AttrRef, AttrSource, Key, SharedAttrs};
 pub use attrs::{Attrs, bool_from_text, json_in_text};
-pub(crate) use emit::{Emitter, Inherited, warn_repeated};
+pub(crate) use emit::{Carried, Emitter, warn_repeated};
 
 // ---- one span, decoded and held until its trace is emitted ----
 

@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 // not a wrong answer, so the fast hash will do.
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use crate::adapters::read::span_events::{Emitter, HeldSpan, Inherited, warn_repeated};
+use crate::adapters::read::span_events::{Carried, Emitter, HeldSpan, warn_repeated};
 use crate::adapters::read::spans::id_hash;
 use crate::adapters::sink::Sink;
 
@@ -27,7 +27,7 @@ pub(crate) trait Traces {
     /// One trace's items as held.
     type Held: Default;
     /// What an emitted trace hands on to items of it that come late.
-    type HandsOn: Clone;
+    type Carried: Clone;
 
     /// The id of the trace `item` belongs to.
     fn trace_id(item: &Self::Item) -> &str;
@@ -36,14 +36,14 @@ pub(crate) trait Traces {
     fn time(item: &Self::Item) -> Option<i128>;
     /// Holds `item` with the rest of its trace.
     fn hold(&mut self, trace: &mut Self::Held, item: Self::Item) -> Hold;
-    /// Emits a complete trace; `continues` is what the part of it emitted
+    /// Emits a complete trace; `carried` is what the part of it emitted
     /// before hands on. Returns what this part hands on.
     fn emit(
         &mut self,
         trace: Self::Held,
-        continues: Option<Self::HandsOn>,
+        carried: Option<Self::Carried>,
         sink: &mut Sink<'_>,
-    ) -> anyhow::Result<Option<Self::HandsOn>>;
+    ) -> anyhow::Result<Option<Self::Carried>>;
 }
 
 /// What became of an item handed to [`Traces::hold`].
@@ -68,7 +68,7 @@ struct Open<H, C> {
     /// The input gave the whole trace (see [`Hold::Completes`]).
     whole: bool,
     /// What an already emitted part of the trace hands on.
-    continues: Option<C>,
+    carried: Option<C>,
 }
 
 /// Items of an input in arrival order, emitted trace by trace in the order
@@ -81,14 +81,14 @@ pub(crate) struct Window<T: Traces> {
     /// clock jumps back (a replay, a source with another clock) does not
     /// hold every trace before the jump to its end.
     now: Option<i128>,
-    open: VecDeque<Open<T::Held, T::HandsOn>>,
+    open: VecDeque<Open<T::Held, T::Carried>>,
     /// Trace id to its number; `open[n - front]`.
     index: HashMap<String, u64>,
     front: u64,
     /// Emitted traces, by id hash: what they hand on to items of them that
     /// come late. The last few hundred thousand are kept.
-    closed: HashMap<u64, T::HandsOn>,
-    closed_older: HashMap<u64, T::HandsOn>,
+    closed: HashMap<u64, T::Carried>,
+    closed_older: HashMap<u64, T::Carried>,
     late: u64,
     traces: T,
 }
@@ -125,7 +125,7 @@ impl<T: Traces> Window<T> {
             None => {
                 let id = T::trace_id(&item).to_string();
                 let hash = id_hash(&id);
-                let continues = self
+                let carried = self
                     .closed
                     .get(&hash)
                     .or_else(|| self.closed_older.get(&hash))
@@ -137,7 +137,7 @@ impl<T: Traces> Window<T> {
                     last: None,
                     root_ended: false,
                     whole: false,
-                    continues,
+                    carried,
                 });
                 self.index.insert(id, n);
                 n
@@ -149,7 +149,7 @@ impl<T: Traces> Window<T> {
             Hold::Kept { ends_root } => (ends_root, false),
             Hold::Completes => (true, true),
         };
-        if trace.continues.is_some() {
+        if trace.carried.is_some() {
             self.late += 1;
         }
         trace.last = self.now;
@@ -176,7 +176,7 @@ impl<T: Traces> Window<T> {
         self.open.iter().map(|t| &t.held)
     }
 
-    fn complete(&self, trace: &Open<T::Held, T::HandsOn>) -> bool {
+    fn complete(&self, trace: &Open<T::Held, T::Carried>) -> bool {
         if trace.whole && self.window.is_some() {
             return true;
         }
@@ -187,7 +187,7 @@ impl<T: Traces> Window<T> {
         // than a window, so a trace still coming in is never this far off.
         let quiet = (now - last).abs();
         quiet > window
-            && (trace.root_ended || trace.continues.is_some() || quiet > window * ROOTLESS_WINDOWS)
+            && (trace.root_ended || trace.carried.is_some() || quiet > window * ROOTLESS_WINDOWS)
     }
 
     fn emit_front(&mut self, sink: &mut Sink<'_>) -> anyhow::Result<()> {
@@ -196,14 +196,14 @@ impl<T: Traces> Window<T> {
         };
         self.front += 1;
         self.index.remove(&trace.id);
-        let hands_on = self.traces.emit(trace.held, trace.continues, sink)?;
+        let carried = self.traces.emit(trace.held, trace.carried, sink)?;
         if self.window.is_some()
-            && let Some(hands_on) = hands_on
+            && let Some(carried) = carried
         {
             if self.closed.len() >= Self::CLOSED_GENERATION {
                 self.closed_older = std::mem::take(&mut self.closed);
             }
-            self.closed.insert(id_hash(&trace.id), hands_on);
+            self.closed.insert(id_hash(&trace.id), carried);
         }
         Ok(())
     }
@@ -262,7 +262,7 @@ pub(crate) struct SpanTraces {
 impl Traces for SpanTraces {
     type Item = HeldSpan;
     type Held = HeldSpans;
-    type HandsOn = Inherited;
+    type Carried = Carried;
 
     fn trace_id(span: &HeldSpan) -> &str {
         span.trace_id()
@@ -287,10 +287,10 @@ impl Traces for SpanTraces {
     fn emit(
         &mut self,
         trace: HeldSpans,
-        continues: Option<Inherited>,
+        carried: Option<Carried>,
         sink: &mut Sink<'_>,
-    ) -> anyhow::Result<Option<Inherited>> {
-        self.emitter.emit_trace(trace.spans, continues, sink)
+    ) -> anyhow::Result<Option<Carried>> {
+        self.emitter.emit_trace(trace.spans, carried, sink)
     }
 }
 

@@ -424,7 +424,7 @@ fn events_read_at(format: Format, input: &str) -> (Vec<(String, usize)>, usize) 
     };
     let mut other = Vec::new();
     let mut diag = crate::io::diag::Diag::new("test", true);
-    let mut sink = Sink::to_consumer(
+    let mut sink = Sink::in_process(
         &mut seen,
         &mut other,
         &mut diag,
