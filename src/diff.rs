@@ -12,7 +12,7 @@ use crate::io::input::{self, Input};
 use crate::outcomes::{self, OutcomeCounts};
 use crate::pipeline::{Analysis, AnalyzeOptions, analyze};
 use crate::record::{
-    Change, ChangeScope, ClassificationChange, CountChange, Kind, Outcome, PassRateChange, Pattern,
+    Change, ChangeScope, ClassificationChange, CountChange, Outcome, PassRateChange, Pattern,
     PatternChange, RunRec, RunTotals, ScoreChange, SideSummary, SummaryChange, TaskChange,
 };
 use crate::render::comparison::{p_text, pct_text, rate_with_interval, test_text};
@@ -370,7 +370,7 @@ fn pass_rate_change(before: &[RunRec], after: &[RunRec]) -> (PassRateChange, Vec
 
 fn change(scope: ChangeScope) -> Change {
     Change {
-        kind: Kind::Change,
+        kind: crate::record::ChangeKind,
         change: scope,
     }
 }

@@ -185,13 +185,13 @@ fn trend(p: &Pattern, run_pos: &HashMap<&str, usize>, w: &TrendWindows) -> &'sta
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::Kind;
+
     use crate::record::RunCounts;
     use std::collections::BTreeMap;
 
     fn pattern(class: &str, freq: u64, lat: &[(u64, u64)], runs: &[(&str, u64)]) -> Pattern {
         Pattern {
-            kind: Kind::Pattern,
+            kind: crate::record::PatternKind,
             pattern_id: class.into(),
             display_name: class.into(),
             agent_id: "a".into(),
@@ -212,7 +212,7 @@ mod tests {
 
     fn batch(runs: &[&str]) -> Batch {
         Batch {
-            kind: Kind::Batch,
+            kind: crate::record::BatchKind,
             runs_total: runs.len() as u64,
             run_order: runs.iter().map(|r| r.to_string()).collect(),
             ..Default::default()

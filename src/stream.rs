@@ -6,7 +6,7 @@ use std::io::Read;
 use std::ops::Range;
 use std::sync::Mutex;
 
-use crate::io::decode_ahead::{Consumer, LineDecoder, decode_ahead};
+use crate::io::decode_ahead::{InOrder, LineDecoder, decode_ahead};
 use crate::io::diag::{Diag, OnBadInput, io_reason};
 use crate::io::input::Input;
 use crate::io::json_scan::{
@@ -228,7 +228,7 @@ struct Handover<'p, 'd, 's, F> {
     spare: &'s SpareRecords,
 }
 
-impl<F> Consumer<RecordLines> for Handover<'_, '_, '_, F>
+impl<F> InOrder<RecordLines> for Handover<'_, '_, '_, F>
 where
     F: FnMut(&Record<'_>, &Location<'_>, &mut Diag) -> anyhow::Result<()>,
 {

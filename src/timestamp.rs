@@ -14,6 +14,17 @@ impl Timestamp {
         Timestamp(n)
     }
 
+    /// The instants RFC 3339 can write (years 0000 to 9999): a record's
+    /// time is its text, so an instant past them would be read back as
+    /// none, and a stage in process would see a time the pipeline does not.
+    pub(crate) const WRITABLE: std::ops::Range<i128> =
+        -62_167_219_200 * NANOS_PER_SEC..253_402_300_800 * NANOS_PER_SEC;
+
+    /// The instant, if RFC 3339 can write it.
+    pub(crate) fn writable(n: i128) -> Option<Self> {
+        Timestamp::WRITABLE.contains(&n).then_some(Timestamp(n))
+    }
+
     /// Epoch seconds, or milliseconds when the value is too large to be
     /// seconds (the rule pydantic applies, so lax inputs agree).
     pub(crate) fn from_epoch_number(x: f64) -> Option<Self> {
@@ -24,7 +35,7 @@ impl Timestamp {
         if secs.abs() > 1e13 {
             return None;
         }
-        Some(Timestamp((secs * 1e9).round() as i128))
+        Timestamp::writable((secs * 1e9).round() as i128)
     }
 
     /// Parses an ISO 8601 / RFC 3339 date or date-time; a date-time without

@@ -340,6 +340,10 @@ fn mutants_of_every_reader() {
 /// `make fuzz`: TRIAGE_FUZZ_SECONDS of mutants for every reader.
 #[test]
 #[ignore = "long-running: make fuzz"]
+#[allow(
+    clippy::print_stderr,
+    reason = "make fuzz reports how many mutants each reader took"
+)]
 fn fuzz_every_reader() {
     for (target, _) in targets() {
         let n = fuzz(target, budget(), u64::MAX);

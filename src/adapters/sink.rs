@@ -9,7 +9,7 @@ use crate::io::diag::Diag;
 use crate::io::diag::OnBadInput;
 use crate::io::intern::Interner;
 use crate::io::ndjson::RecordWriter;
-use crate::record::{EventConsumer, Kind};
+use crate::record::EventConsumer;
 use crate::record::{EventOut, RunRec, SourceRec};
 use crate::timestamp::Timestamp;
 
@@ -95,7 +95,7 @@ impl<'w> Sink<'w> {
             steps: Vec::new(),
             buf: Vec::with_capacity(4096),
             source: SourceRec {
-                kind: Kind::Source,
+                kind: crate::record::SourceKind,
                 path: String::new(),
                 format: String::new(),
                 events: 0,

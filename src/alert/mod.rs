@@ -6,7 +6,7 @@ pub mod payload;
 pub mod state;
 pub mod webhook;
 
-use crate::record::{Alert, Kind, Pattern, Scores};
+use crate::record::{Alert, Pattern, Scores};
 use crate::timestamp::Timestamp;
 
 /// When a pattern pages: its score reaches `threshold` and it has not fired
@@ -123,7 +123,7 @@ fn record(
         _ => (None, None),
     };
     Alert {
-        kind: Kind::Alert,
+        kind: crate::record::AlertKind,
         pattern_id,
         display_name,
         final_score,

@@ -10,7 +10,7 @@ pub mod text;
 pub mod view;
 pub mod walkback;
 
-use crate::record::{Finding, Kind, Verdict};
+use crate::record::{Finding, Verdict};
 use detectors::DETECTORS;
 use view::RunView;
 
@@ -39,7 +39,7 @@ pub(crate) fn explain(run: &RunView) -> Explanation {
 fn finding(run: &RunView, detector: &str, h: &detectors::Hit) -> Finding {
     let s = &run.steps[h.at];
     Finding {
-        kind: Kind::Finding,
+        kind: crate::record::FindingKind,
         run_id: run.run_id.clone(),
         step: s.step,
         agent_id: s.agent.clone(),

@@ -7,7 +7,7 @@ use super::calibrate;
 use super::detectors::{Hit, builds_on_failure, step_name};
 use super::text::values;
 use super::view::RunView;
-use crate::record::{Candidate, Kind, Verdict};
+use crate::record::{Candidate, Verdict};
 
 /// Candidates a verdict lists (the first is the verdict).
 const TOP: usize = 3;
@@ -222,7 +222,7 @@ pub(crate) fn verdict(run: &RunView, hits: &[NamedHit<'_>]) -> Verdict {
     let mut evidence = top.best.1.evidence.clone();
     evidence.extend(top.reasons.iter().cloned());
     Verdict {
-        kind: Kind::Verdict,
+        kind: crate::record::VerdictKind,
         run_id: run.run_id.clone(),
         agent_id: run.steps[top.at].agent.clone(),
         step: run.steps[top.at].step,
@@ -242,7 +242,7 @@ pub(crate) fn verdict(run: &RunView, hits: &[NamedHit<'_>]) -> Verdict {
 fn abstained(run: &RunView, located: &Hit, candidates: Vec<Candidate>) -> Verdict {
     let at = located.at;
     Verdict {
-        kind: Kind::Verdict,
+        kind: crate::record::VerdictKind,
         run_id: run.run_id.clone(),
         agent_id: run.steps[at].agent.clone(),
         step: run.steps[at].step,
@@ -390,7 +390,7 @@ fn unexplained(run: &RunView, hits: &[NamedHit<'_>], candidates: Vec<Candidate>)
         None => (String::new(), 0, "unknown"),
     };
     Verdict {
-        kind: Kind::Verdict,
+        kind: crate::record::VerdictKind,
         run_id: run.run_id.clone(),
         agent_id: agent,
         step,

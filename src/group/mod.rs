@@ -2,15 +2,12 @@
 //! recovery semantics, in one pass, as a partial aggregate that merges.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 use rustc_hash::FxHashMap as HashMap;
 
-use crate::config::TAIL_RISK_WINDOW;
 use crate::io::intern::Interner;
 use crate::record::{
-    Batch, EventConsumer, EventView, Kind, OutOfOrder, Outcome, Pattern, RunCounts, RunRec, Sample,
-    SourceRec,
+    Batch, EventConsumer, EventView, OutOfOrder, Outcome, Pattern, RunRec, Sample, SourceRec,
 };
 use crate::timestamp::Timestamp;
 
@@ -233,7 +230,9 @@ impl Grouper {
             return;
         }
         tl.max_turn = turn;
-        tl.advance(patterns, true, step);
+        tl.advance(true, step, |p, offset| {
+            patterns[p as usize].latencies.add(offset, 1)
+        });
     }
 
     fn stream_event(&mut self, timeline: (u32, u32), step: TimelineStep) -> Option<OutOfOrder> {
@@ -251,7 +250,10 @@ impl Grouper {
         tl.max_turn = tl.max_turn.max(turn);
         // Pending failures stay in turn order until one comes back.
         let sorted = !tl.warned;
-        tl.advance(&mut self.patterns, sorted, step);
+        let patterns = &mut self.patterns;
+        tl.advance(sorted, step, |p, offset| {
+            patterns[p as usize].latencies.add(offset, 1)
+        });
         // A timeline with nothing pending needs no memory until it fails again.
         if tl.pending.is_empty() && !tl.warned {
             self.timelines.remove(&timeline);
@@ -481,7 +483,7 @@ impl Grouper {
         }
         let timed = self.run_first.iter().any(Option::is_some);
         let batch = Batch {
-            kind: Kind::Batch,
+            kind: crate::record::BatchKind,
             runs_total: runs_total as u64,
             run_order: order
                 .iter()

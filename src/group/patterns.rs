@@ -1,8 +1,15 @@
 //! One pattern's accumulator, its samples, and the finished `pattern`
 //! record with its display name and id.
 
-use super::*;
-use crate::record::Kind;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use super::SAMPLES_PER_PATTERN;
+use super::recovery::{LatencyCounts, recovered_within};
+use crate::config::TAIL_RISK_WINDOW;
+use crate::io::intern::Interner;
+use crate::record::{EventView, Pattern, RunCounts, Sample};
+use crate::timestamp::Timestamp;
 
 /// A failure signature's running totals.
 pub(super) struct PatternAcc {
@@ -85,7 +92,7 @@ pub(super) fn finish_pattern(
     let tail_unrecovered =
         acc.frequency - recovered_within(&latencies, TAIL_RISK_WINDOW).min(acc.frequency);
     Pattern {
-        kind: Kind::Pattern,
+        kind: crate::record::PatternKind,
         pattern_id: pattern_id(
             &acc.agent_id,
             &acc.tool_name,

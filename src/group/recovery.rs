@@ -1,7 +1,9 @@
 //! Recovery as the reference counts it: each run's timeline of failures and
 //! successes, replayed in turn order, and the latencies to recovery.
 
-use super::*;
+use std::collections::BTreeMap;
+
+use super::SUCCESS;
 
 /// One (run, agent) timeline: what is needed to find, for each failure, the
 /// first later turn of the same agent that succeeded.
@@ -32,18 +34,17 @@ pub(super) struct TimelineStep {
 
 impl Timeline {
     /// Takes an event in: a success resolves the pending failures of
-    /// earlier turns (`sorted`: they are in turn order), then a failure
-    /// waits for its own.
+    /// earlier turns (`sorted`: they are in turn order), handing each
+    /// one's pattern and offset to `recovered`; then a failure waits for
+    /// its own.
     pub(super) fn advance(
         &mut self,
-        patterns: &mut [PatternAcc],
         sorted: bool,
         step: TimelineStep,
+        recovered: impl FnMut(u32, u64),
     ) {
         if step.succeeded {
-            resolve_pending(&mut self.pending, sorted, step.turn, |p, offset| {
-                patterns[p as usize].latencies.add(offset, 1)
-            });
+            resolve_pending(&mut self.pending, sorted, step.turn, recovered);
         }
         if let Some(p) = step.failure {
             self.pending.push((step.turn, p));

@@ -2,14 +2,14 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Kind;
+use super::AlertKind;
 
 /// An `alert` record (triage-alert): what was decided for one scored
 /// pattern, and what came of the send.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 pub struct Alert {
-    #[serde(default = "alert_kind")]
-    pub kind: Kind,
+    #[serde(default)]
+    pub kind: AlertKind,
     pub pattern_id: String,
     pub display_name: String,
     pub final_score: f64,
@@ -37,8 +37,4 @@ pub struct Alert {
     /// The body a dry run would have sent, for a would_fire alert.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub payload: Option<serde_json::Value>,
-}
-
-pub(super) fn alert_kind() -> Kind {
-    Kind::Alert
 }

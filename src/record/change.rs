@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Kind;
+use super::ChangeKind;
 
 /// A before/after pair of a count, with its change label.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
@@ -159,7 +159,7 @@ pub enum ChangeScope {
 /// A `change` record (triage-diff).
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 pub struct Change {
-    pub kind: Kind,
+    pub kind: ChangeKind,
     #[serde(flatten)]
     pub change: ChangeScope,
 }

@@ -153,10 +153,11 @@ impl<'a> EventOut<'a> {
 }
 
 impl EventOut<'_> {
-    /// Sets the event's time from Unix nanoseconds; none, or 0 (an unset
-    /// time in OTLP), leaves it unset.
+    /// Sets the event's time from Unix nanoseconds; none, 0 (an unset time
+    /// in OTLP) or a time RFC 3339 cannot write (past the year 9999) leaves
+    /// it unset.
     pub(crate) fn set_time_nanos(&mut self, nanos: Option<i128>) {
-        self.timestamp = nanos.filter(|n| *n > 0).map(Timestamp::from_unix_nanos);
+        self.timestamp = nanos.filter(|n| *n > 0).and_then(Timestamp::writable);
     }
 
     /// The event as a stage reads it, without a round trip through JSON.

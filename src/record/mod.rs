@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 mod alert;
 mod change;
@@ -84,6 +84,54 @@ impl Kind {
     }
 }
 
+/// The `kind` member of a record type: a type with one value, so a record
+/// gets its kind from its type and can carry no other. It reads only its
+/// own kind.
+macro_rules! kind_tag {
+    ($($tag:ident => $kind:ident),* $(,)?) => {$(
+        #[doc = concat!("The `kind` of a `", stringify!($kind), "` record.")]
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+        pub struct $tag;
+
+        impl $tag {
+            pub const KIND: Kind = Kind::$kind;
+        }
+
+        impl Serialize for $tag {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                Kind::$kind.serialize(s)
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $tag {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let kind = Kind::deserialize(d)?;
+                if kind == Kind::$kind {
+                    Ok($tag)
+                } else {
+                    Err(serde::de::Error::custom(format_args!(
+                        "a {} record where a {} record belongs",
+                        kind.as_str(),
+                        Kind::$kind.as_str()
+                    )))
+                }
+            }
+        }
+    )*};
+}
+
+kind_tag! {
+    HeaderKind => Header,
+    RunKind => Run,
+    SourceKind => Source,
+    BatchKind => Batch,
+    PatternKind => Pattern,
+    FindingKind => Finding,
+    VerdictKind => Verdict,
+    ChangeKind => Change,
+    AlertKind => Alert,
+}
+
 impl fmt::Display for Kind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -117,7 +165,7 @@ pub fn check_schema(schema: Option<u64>) -> Result<(), RecordError> {
 /// First record of every stage's output.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 pub(crate) struct Header {
-    pub kind: Kind,
+    pub kind: HeaderKind,
     pub schema: u64,
     pub producer: String,
 }
@@ -126,7 +174,7 @@ impl Header {
     /// The header a tool writes: `producer` is "tool version".
     pub(crate) fn for_tool(tool: &str) -> Self {
         Header {
-            kind: Kind::Header,
+            kind: HeaderKind,
             schema: SCHEMA,
             producer: format!("{tool} {}", env!("CARGO_PKG_VERSION")),
         }

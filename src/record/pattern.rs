@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Kind, RecordError, RunCounts, json_reason};
+use super::{PatternKind, RecordError, RunCounts, json_reason};
 
 /// One example occurrence of a pattern.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
@@ -39,7 +39,7 @@ pub struct Scores {
 /// A `pattern` record: one failure signature and what happened to it.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 pub struct Pattern {
-    pub kind: Kind,
+    pub kind: PatternKind,
     pub pattern_id: String,
     pub display_name: String,
     pub agent_id: String,

@@ -8,7 +8,7 @@ use serde::de::{MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::{Kind, Src};
+use super::{BatchKind, RunKind, SourceKind, Src};
 
 /// How a run ended, as its source states it.
 #[derive(
@@ -93,8 +93,8 @@ impl OutcomeReason {
 /// long texts and with the run's failure events counted.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 pub struct RunRec {
-    #[serde(default = "run_kind")]
-    pub kind: Kind,
+    #[serde(default)]
+    pub kind: RunKind,
     pub run_id: String,
     #[serde(default)]
     pub outcome: Outcome,
@@ -135,21 +135,13 @@ pub struct RunRec {
 /// A `source` record: what was read from one input.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
 pub struct SourceRec {
-    #[serde(default = "source_kind")]
-    pub kind: Kind,
+    #[serde(default)]
+    pub kind: SourceKind,
     pub path: String,
     pub format: String,
     pub events: u64,
     pub runs: u64,
     pub skipped: u64,
-}
-
-pub(super) fn source_kind() -> Kind {
-    Kind::Source
-}
-
-fn run_kind() -> Kind {
-    Kind::Run
 }
 
 /// An id written as text or as a number (τ-bench's task ids are numbers).
@@ -170,7 +162,7 @@ fn text_or_number<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::
 impl Default for RunRec {
     fn default() -> Self {
         RunRec {
-            kind: Kind::Run,
+            kind: RunKind,
             run_id: String::new(),
             outcome: Outcome::Unknown,
             reason: None,
@@ -190,7 +182,7 @@ impl RunRec {
     /// A run record with nothing known but its id and outcome.
     pub fn new(run_id: impl Into<String>, outcome: Outcome) -> Self {
         RunRec {
-            kind: Kind::Run,
+            kind: RunKind,
             run_id: run_id.into(),
             outcome,
             ..RunRec::default()
@@ -277,7 +269,7 @@ impl RunRec {
 /// The `batch` record: totals over everything a stage read.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 pub struct Batch {
-    pub kind: Kind,
+    pub kind: BatchKind,
     pub runs_total: u64,
     /// Runs in time order (each run's earliest event timestamp); runs
     /// without one keep their place after the run they followed in the input.
@@ -328,7 +320,7 @@ impl Default for Batch {
     /// An empty batch: no runs, no events.
     fn default() -> Self {
         Batch {
-            kind: Kind::Batch,
+            kind: BatchKind,
             runs_total: 0,
             run_order: Vec::new(),
             run_first_timestamps: Vec::new(),

@@ -3,13 +3,13 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Kind;
+use super::{FindingKind, VerdictKind};
 
 /// A `finding` record (triage-explain): one thing a detector saw in a run.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 pub struct Finding {
-    #[serde(default = "finding_kind")]
-    pub kind: Kind,
+    #[serde(default)]
+    pub kind: FindingKind,
     pub run_id: String,
     pub step: u64,
     pub agent_id: String,
@@ -23,10 +23,6 @@ pub struct Finding {
     /// Sentences a person can check against the run.
     #[serde(default)]
     pub evidence: Vec<String>,
-}
-
-pub(super) fn finding_kind() -> Kind {
-    Kind::Finding
 }
 
 /// One ranked root-cause candidate of a verdict.
@@ -43,8 +39,8 @@ pub struct Candidate {
 /// traced back to.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 pub struct Verdict {
-    #[serde(default = "verdict_kind")]
-    pub kind: Kind,
+    #[serde(default)]
+    pub kind: VerdictKind,
     pub run_id: String,
     pub agent_id: String,
     pub step: u64,
@@ -73,8 +69,4 @@ pub struct JudgeNote {
     /// is then the verdict.
     pub reranked: bool,
     pub reason: String,
-}
-
-pub(super) fn verdict_kind() -> Kind {
-    Kind::Verdict
 }

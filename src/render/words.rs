@@ -400,7 +400,6 @@ impl Markup for Plain {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::Kind;
 
     #[test]
     fn percent_rounds_down_and_keeps_100_for_all() {
@@ -432,7 +431,7 @@ mod tests {
 
     fn scored(freq: u64, recovered: u64, tail: u64, rate: f64, median: Option<f64>) -> Pattern {
         Pattern {
-            kind: Kind::Pattern,
+            kind: crate::record::PatternKind,
             pattern_id: "p".into(),
             display_name: "[a] t / unclassified / no-divergence".into(),
             agent_id: "a".into(),

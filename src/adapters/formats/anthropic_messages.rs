@@ -1,65 +1,17 @@
-//! Content blocks of Anthropic's Messages API: `tool_use` (a call, with its
-//! `id`, `name` and `input`), `tool_result` (its answer by `tool_use_id`,
-//! failed when `is_error`), `thinking`; the server-tool and MCP variants of
-//! the same shapes too. The messages around them are read as
-//! [`crate::adapters::formats::openai_chat`] reads any role message.
-
-use serde_json::Value;
+//! The `anthropic-messages` format: chat transcripts whose messages carry
+//! Anthropic's tool blocks, read by [`transcript`](super::transcript)
+//! (the blocks by `read::message::anthropic`).
 
 use crate::adapters::formats::Format;
-use crate::adapters::read::message::{Message, Part};
+use crate::adapters::formats::transcript;
 use crate::adapters::read::shape::Shape;
-use crate::adapters::read::value::{str_of, text_of};
-
-/// Adds what one content block says to `msg`; blocks with nothing to say
-/// as a step (images, documents, citations) add nothing.
-pub(crate) fn content_block(b: &Value, msg: &mut Message) {
-    let kind = b.get("type").and_then(Value::as_str).unwrap_or("");
-    match kind {
-        "tool_use" | "server_tool_use" | "mcp_tool_use" => msg.parts.push(Part::Call {
-            id: str_of(b.get("id")),
-            name: str_of(b.get("name")).unwrap_or_else(|| "tool".to_string()),
-            args: b.get("input").cloned(),
-        }),
-        "tool_result" | "mcp_tool_result" => msg.parts.push(Part::Result {
-            id: str_of(b.get("tool_use_id")),
-            name: None,
-            content: b.get("content").and_then(text_of),
-            is_error: b.get("is_error").and_then(Value::as_bool) == Some(true),
-        }),
-        // Server tools answer in a block named for the tool, e.g.
-        // `web_search_tool_result`, whose error is a content of that type.
-        k if k.ends_with("_tool_result") => {
-            let content = b.get("content");
-            let is_error = content
-                .and_then(|c| c.get("type"))
-                .and_then(Value::as_str)
-                .is_some_and(|t| t.ends_with("_error"));
-            msg.parts.push(Part::Result {
-                id: str_of(b.get("tool_use_id")),
-                name: None,
-                content: content.and_then(text_of),
-                is_error,
-            });
-        }
-        "thinking" => {
-            if let Some(t) = str_of(b.get("thinking")) {
-                msg.reasoning = Some(match msg.reasoning.take() {
-                    Some(before) => format!("{before}\n{t}"),
-                    None => t,
-                });
-            }
-        }
-        _ => {}
-    }
-}
 
 /// The `anthropic-messages` row of the format table.
 pub(crate) const FORMAT: Format = Format {
     name: "anthropic-messages",
     help: "Anthropic Messages transcripts: `tool_use`/`tool_result` blocks.",
     claims: Some(claims),
-    read: |r, _, sink| crate::adapters::formats::transcript::read(r, sink),
+    read: |r, _, sink| transcript::read(r, sink),
 };
 
 /// A chat transcript whose messages carry Anthropic's tool blocks
@@ -75,5 +27,5 @@ fn claims(shape: &Shape<'_>) -> bool {
                     .ends_with(b"\"type\"")
         })
     });
-    blocks && crate::adapters::formats::openai_chat::is_transcript(shape)
+    blocks && transcript::is_transcript(shape)
 }

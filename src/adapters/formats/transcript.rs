@@ -10,8 +10,9 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::adapters::formats::openai_chat;
+use crate::adapters::read::message::openai;
 use crate::adapters::read::message::{Message, Part};
+use crate::adapters::read::shape::Shape;
 use crate::adapters::read::terminal;
 use crate::adapters::read::tree::unique_id;
 use crate::adapters::read::value::{decoded, describe, set_texts, str_of, text_of};
@@ -124,12 +125,12 @@ fn take(
                 }
             }
         }
-        Value::Array(items) if items.iter().any(openai_chat::is_message) => {
+        Value::Array(items) if items.iter().any(openai::is_message) => {
             out.push(Conversation::bare(line, items));
         }
         Value::Array(items) if items.is_empty() => reasons.push("an empty list".to_string()),
         v if is_envelope(&v) => out.push(envelope(v, line)),
-        v if openai_chat::is_message(&v) => session(loose, None, line).messages.push((line, v)),
+        v if openai::is_message(&v) => session(loose, None, line).messages.push((line, v)),
         v if is_session_line(&v) => {
             let id = ["sessionId", "session_id"]
                 .iter()
@@ -172,7 +173,7 @@ fn is_session_line(v: &Value) -> bool {
         && (["sessionId", "session_id"]
             .iter()
             .any(|k| v.get(*k).is_some())
-            || v.get("message").is_some_and(openai_chat::is_message)
+            || v.get("message").is_some_and(openai::is_message)
             || v.get("leafUuid").is_some()
             || v.get("isSnapshotUpdate").is_some())
 }
@@ -189,7 +190,7 @@ fn unwrap_session_line(mut v: Value) -> SessionLine {
     let message = v
         .get_mut("message")
         .map(Value::take)
-        .filter(openai_chat::is_message);
+        .filter(openai::is_message);
     if let Some(mut m) = message {
         if let Some(obj) = m.as_object_mut() {
             // The line's time, and a sub-agent's messages named as its own.
@@ -356,7 +357,7 @@ fn emit_conversation(
 ) -> anyhow::Result<()> {
     let mut messages = Vec::with_capacity(conv.messages.len());
     for (i, (line, v)) in conv.messages.iter().enumerate() {
-        let msg = openai_chat::message(v);
+        let msg = openai::message(v);
         if msg.is_none() {
             sink.skip(
                 Some(*line),
@@ -618,6 +619,22 @@ fn fail_stated(ev: &mut EventOut<'_>, content: Option<&str>) {
         kind: None,
         message: line.or_else(|| Some("the tool reported an error".to_string())),
     });
+}
+
+/// A chat transcript: a conversation in an envelope (`messages`), or
+/// messages (or Responses items) in a list or one per line, or the lines
+/// of a Claude Code transcript or an Agent SDK stream (a typed record of
+/// a session, the API message under `message`).
+pub(crate) fn is_transcript(shape: &Shape<'_>) -> bool {
+    let session_log = !shape.top_is_list
+        && shape.has("type")
+        && ((shape.has("message") || shape.has("subtype"))
+            && (shape.has("sessionId") || shape.has("session_id"))
+            || shape.has("isSnapshotUpdate"));
+    shape.has("messages")
+        || (shape.has("role") && (shape.has("content") || shape.has("tool_calls")))
+        || (shape.has("type") && (shape.has("call_id") || shape.has("summary")))
+        || session_log
 }
 
 #[cfg(test)]

@@ -1,7 +1,17 @@
 //! One card per top pattern (its metrics, narrative, samples and the
 //! root-cause verdicts of its runs), and the verdicts of runs no pattern shows.
 
-use super::*;
+use super::charts::recovery_bar;
+use super::{class_color, score_color, write_more_rows};
+use crate::config::LinksConfig;
+use crate::record::{Scores, Verdict};
+use crate::render::markup::{Html, Markup, Page, html};
+use crate::render::model::{Report, ReportPattern};
+use crate::render::words;
+use crate::render::{
+    ROWS_IN_HTML, RenderOptions, SAMPLES_SHOWN, more_rows_text, silent_explanation, silent_heading,
+    tasks_text,
+};
 
 /// Patterns shown as full cards; the rest are rows of one table, so a batch
 /// of thousands of patterns still makes a page a browser opens.

@@ -1,7 +1,13 @@
 //! The dashboard's charts: patterns by severity, the class legend,
 //! recovery, and the trends over time.
 
-use super::*;
+use super::{MAX_BARS, SERIES_COLORS, class_color};
+use crate::record::Scores;
+use crate::render::RenderOptions;
+use crate::render::chart::{self, Bar, Series};
+use crate::render::markup::{Markup, Page, html};
+use crate::render::model::{Report, ReportPattern};
+use crate::render::words;
 
 pub(super) fn write_charts(page: &mut Page, report: &Report, opts: &RenderOptions) {
     page.lit("<div class=\"grid\">");

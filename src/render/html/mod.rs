@@ -6,23 +6,19 @@
 
 use std::io::{self, Write};
 
-use super::chart::{self, Bar, Series};
 use super::comparison::{Block, Section};
-use super::model::{Report, ReportPattern};
+use super::model::Report;
 use super::words::{self, Urgency};
 use super::{
-    ROWS_IN_HTML, RenderOptions, SAMPLES_SHOWN, all_clear_text, date_text, more_rows_text,
-    more_sources_text, named_sources, silent_explanation, silent_heading, skipped_text,
-    summary_text, tasks_text,
+    ROWS_IN_HTML, RenderOptions, all_clear_text, date_text, more_rows_text, more_sources_text,
+    named_sources, skipped_text, summary_text,
 };
-use crate::config::LinksConfig;
 use crate::config::TAIL_RISK_WINDOW;
-use crate::record::{Scores, Verdict};
 
 mod cards;
 mod charts;
 
-use super::markup::{Html, Markup, Page, html};
+use super::markup::{Page, html};
 use cards::*;
 use charts::*;
 

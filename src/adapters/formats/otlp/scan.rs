@@ -11,8 +11,8 @@ use super::wire::{
     Attr, AttrList, AttrValue, Exception, KeyValueList, Scalar, ValueList, WireSpan, WireStatus,
     array_attr, bool_attr, exception_in, kvlist_attr, number_attr,
 };
-use crate::adapters::DecodeSettings;
 use crate::adapters::read::span_events::{HeldSpan, SharedAttrs};
+use crate::adapters::settings::DecodeSettings;
 use crate::io::json_scan::{Exact, Field, LineScratch, ScanError, Stepped, Value, visit_object_in};
 
 /// The line is left to the serde reader.

@@ -1,6 +1,9 @@
 //! A chat message as the transcript readers need it, whatever dialect
 //! (OpenAI chat, Anthropic messages) wrote it.
 
+pub(crate) mod anthropic;
+pub(crate) mod openai;
+
 use serde_json::Value;
 
 /// One message, in any dialect, as the events need it.
