@@ -33,6 +33,8 @@ pub struct Sink<'w> {
     pub(super) diag: &'w mut Diag,
     on_bad: OnBadInput,
     pub settings: DecodeSettings,
+    /// What the reader met and does not read, per kind, in this source.
+    not_read: Vec<(String, u64)>,
     /// The runs seen, numbered.
     runs: Interner,
     /// By run number: the next step, and the last source that had the run.
@@ -107,6 +109,7 @@ impl<'w> Sink<'w> {
             untimed: 0,
             input_read: (0, 0),
             repaired_warned: false,
+            not_read: Vec::new(),
             stems: std::collections::HashMap::new(),
         }
     }
@@ -184,6 +187,17 @@ impl<'w> Sink<'w> {
         self.source_index += 1;
         self.untimed = 0;
         self.repaired_warned = false;
+        self.not_read.clear();
+    }
+
+    /// Counts one part of the source its reader knows the place of but not
+    /// the meaning (a record type, an item type, a role it does not read),
+    /// said once per kind, with the count, when the source ends.
+    pub(crate) fn not_read(&mut self, what: &str) {
+        match self.not_read.iter_mut().find(|(w, _)| w == what) {
+            Some((_, n)) => *n += 1,
+            None => self.not_read.push((what.to_string(), 1)),
+        }
     }
 
     /// Warns, once per source, that lone surrogate escapes were replaced.
@@ -216,6 +230,13 @@ impl<'w> Sink<'w> {
     }
 
     pub(super) fn end_source(&mut self) -> io::Result<()> {
+        for (what, n) in std::mem::take(&mut self.not_read) {
+            let path = &self.source.path;
+            self.diag.warn(
+                "not-read",
+                format_args!("{path}: {n} × {what}, which this reader does not read, left out"),
+            );
+        }
         if self.untimed > 0 {
             let (n, path) = (self.untimed, &self.source.path);
             let (noun, verb, them) = match n {

@@ -4,6 +4,7 @@
 
 pub(crate) mod anthropic_messages;
 pub(crate) mod atif;
+pub(crate) mod codex;
 pub(crate) mod coding_agent;
 pub(crate) mod inspect_ai;
 pub(crate) mod langfuse;
@@ -33,6 +34,7 @@ pub static FORMATS: &[Format] = &[
     Format::AUTO,
     managed_agent::FORMAT,
     coding_agent::FORMAT,
+    codex::FORMAT,
     otlp::FORMAT,
     langfuse::FORMAT,
     langsmith::FORMAT,

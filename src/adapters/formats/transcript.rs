@@ -24,17 +24,17 @@ use crate::record::{ErrorInfo, EventOut, FailureSource, JsonVal, OutcomeReason, 
 const MESSAGE: &str = "message";
 
 /// One conversation of an input, with what its envelope says.
-struct Conversation {
-    id: Option<String>,
-    task: Option<String>,
+pub(crate) struct Conversation {
+    pub id: Option<String>,
+    pub task: Option<String>,
     /// What the envelope states of the run (its id filled in later).
-    verdict: Option<RunRec>,
+    pub verdict: Option<RunRec>,
     /// Each message with the line it was read from.
-    messages: Vec<(u64, Value)>,
+    pub messages: Vec<(u64, Value)>,
 }
 
 impl Conversation {
-    fn bare(line: u64, messages: Vec<Value>) -> Self {
+    pub(crate) fn bare(line: u64, messages: Vec<Value>) -> Self {
         let messages = messages.into_iter().map(|m| (line, m)).collect();
         Conversation {
             id: None,
@@ -64,6 +64,13 @@ pub(crate) fn read(r: impl Read + Send, sink: &mut Sink<'_>) -> anyhow::Result<(
         Ok(())
     })?;
     conversations.extend(loose);
+    emit_all(&conversations, sink)
+}
+
+/// Writes each conversation's events, then its `run` record; a
+/// conversation without an id is named by the input's file (and its
+/// place, when the input holds several).
+pub(crate) fn emit_all(conversations: &[Conversation], sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let stem = run_stem(sink.path());
     let stem = sink.claim_stem(stem);
     let single = conversations.len() == 1;
