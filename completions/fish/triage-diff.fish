@@ -7,6 +7,7 @@ complete -c triage-diff -s f -l format -l input-format -d 'Trace format of input
 managed-agent\t'Claude Managed Agents session event streams (JSONL).'
 coding-agent\t'Coding-agent trajectories: mini-SWE-agent transcripts (shell commands in the assistant\'s text, `<returncode>` replies) and SWE-agent `.traj` files.'
 codex\t'OpenAI Codex CLI session rollouts (~/.codex/sessions/**/rollout-*.jsonl): one run per session.'
+openai-agents\t'OpenAI Agents SDK RunState snapshots (RunState.to_json()): one run per snapshot.'
 otlp\t'OTLP/HTTP JSON trace requests, one per file or one per line; each trace is emitted once complete (root ended, --trace-window passed).'
 langfuse\t'Langfuse traces with observations, observation lists, blob-export JSONL.'
 langsmith\t'LangSmith runs: create/update payloads, lists or JSONL of runs.'

@@ -469,7 +469,15 @@ pub(crate) const FORMAT: Format = Format {
 
 /// A Langfuse trace with its observations, or an observation.
 fn claims(shape: &Shape<'_>) -> bool {
-    (!shape.top_is_list && (shape.has("observations") || shape.has("trace")))
+    // `trace` alone names many documents; Langfuse's holds only its trace
+    // and observations (beside it, inside it, or past the bytes looked at).
+    let trace_export = shape.has("trace")
+        && (shape.cut
+            || shape
+                .keys
+                .iter()
+                .all(|k| k == "trace" || k == "observations"));
+    (!shape.top_is_list && (shape.has("observations") || trace_export))
         || shape.has("parentObservationId")
         || shape.has("parent_observation_id")
         || (shape.has("type")

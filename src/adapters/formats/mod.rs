@@ -11,6 +11,7 @@ pub(crate) mod langfuse;
 pub(crate) mod langsmith;
 pub(crate) mod managed_agent;
 pub(crate) mod ndjson;
+pub(crate) mod openai_agents;
 pub(crate) mod openai_chat;
 pub(crate) mod otel;
 pub mod otlp;
@@ -35,6 +36,7 @@ pub static FORMATS: &[Format] = &[
     managed_agent::FORMAT,
     coding_agent::FORMAT,
     codex::FORMAT,
+    openai_agents::FORMAT,
     otlp::FORMAT,
     langfuse::FORMAT,
     langsmith::FORMAT,
