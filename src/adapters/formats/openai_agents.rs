@@ -55,7 +55,7 @@ pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
         Ok(v) => v,
         Err(e) => {
             let line = Some(e.line() as u64).filter(|l| *l > 0);
-            return sink.skip(line, &document_reason(&e));
+            return sink.skip(line, document_reason(&e));
         }
     };
     if !state.is_object() {
