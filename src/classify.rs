@@ -219,7 +219,7 @@ impl Classifier {
             if ev.error.is_none() {
                 ev.error = Some(ErrorInfo {
                     kind: None,
-                    message: Some(first_line(out)),
+                    message: Some(failure_line(out)),
                 });
             }
         }
@@ -255,6 +255,33 @@ pub(crate) fn mark_inferred(ev: &mut EventOut<'_>, source: FailureSource, messag
 pub(crate) fn first_line(s: &str) -> String {
     let line = s.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     line.chars().take(200).collect()
+}
+
+/// The line of an output that says what failed, cut to 200 characters: a
+/// Python traceback's exception (the line it ends with, `KeyError: 'x'`,
+/// not "Traceback (most recent call last):"), else the first line that
+/// opens with `Error:`, `ERROR:` or `Exception:`, else the first line.
+pub(crate) fn failure_line(s: &str) -> String {
+    let exception = s.find("Traceback (most recent call last)").and_then(|at| {
+        s[at..]
+            .lines()
+            .rev()
+            .map(str::trim_end)
+            // Not indented, and not the markup a harness wraps output in.
+            .find(|l| !l.is_empty() && !l.starts_with(char::is_whitespace) && !l.starts_with('<'))
+            .filter(|l| !l.starts_with("Traceback"))
+    });
+    let marked = || {
+        s.lines().map(str::trim).find(|l| {
+            ["Error:", "ERROR:", "Exception:"]
+                .iter()
+                .any(|m| l.starts_with(m))
+        })
+    };
+    match exception.or_else(marked) {
+        Some(line) => line.chars().take(200).collect(),
+        None => first_line(s),
+    }
 }
 
 /// True when a tool's output reports a failure although no status said so:
@@ -347,6 +374,18 @@ fn contains_token(hay: &str, needle: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tracebacks_failure_line_is_its_exception() {
+        let tb = "Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\n    f()\nKeyError: 'x'\n";
+        assert_eq!(failure_line(tb), "KeyError: 'x'");
+        assert_eq!(failure_line("warming up\nError: disk full\n"), "Error: disk full");
+        assert_eq!(failure_line("\nno such file\n"), "no such file");
+        let mut ev = EventOut::new("e", "r", 0, "a", "python", true);
+        ev.output = Some(format!("running\n{tb}"));
+        Classifier::default().infer_failure(&mut ev);
+        assert_eq!(ev.error.unwrap().message.as_deref(), Some("KeyError: 'x'"));
+    }
 
     fn cause(t: Option<&str>, m: &str) -> Option<String> {
         Classifier::default().classify(t, Some(m)).map(|c| c.cause)

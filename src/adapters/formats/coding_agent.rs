@@ -180,7 +180,7 @@ fn emit(
             && let (Some(reply), Some(err)) = (step.reply.as_deref(), ev.error.as_mut())
             && return_code(reply).is_some()
         {
-            err.message = Some(failure_line(reply));
+            err.message = Some(crate::classify::failure_line(reply));
         }
         events.push(ev);
     }
@@ -246,17 +246,6 @@ fn first_output_line(reply: &str) -> String {
     } else {
         format!(": {}", line.chars().take(200).collect::<String>())
     }
-}
-
-/// The line of a reply that reads as a failure (a traceback, an error).
-fn failure_line(reply: &str) -> String {
-    let markers = ["Traceback", "Error:", "ERROR:", "Exception:"];
-    let line = reply
-        .lines()
-        .map(str::trim)
-        .find(|l| markers.iter().any(|m| l.starts_with(m)))
-        .unwrap_or_else(|| first_line(reply));
-    line.chars().take(200).collect()
 }
 
 fn first_line(text: &str) -> &str {
@@ -494,10 +483,8 @@ mod tests {
         assert_eq!(evs[0]["agent_id"], "user");
         assert_eq!(evs[1]["agent_id"], "assistant");
         assert_eq!(evs[1]["input"], "ls -la");
-        assert_eq!(
-            evs[2]["error"]["message"],
-            "Traceback (most recent call last):"
-        );
+        // A traceback is named by the exception it ends with.
+        assert_eq!(evs[2]["error"]["message"], "KeyError: 'x'");
         assert_eq!(evs[3]["error"]["message"], "exit code 1");
         assert_eq!(evs[3]["failure_inferred"], json!(null));
         assert_eq!(runs[0]["run_id"], "repo-1");
