@@ -379,7 +379,10 @@ mod tests {
     fn a_tracebacks_failure_line_is_its_exception() {
         let tb = "Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\n    f()\nKeyError: 'x'\n";
         assert_eq!(failure_line(tb), "KeyError: 'x'");
-        assert_eq!(failure_line("warming up\nError: disk full\n"), "Error: disk full");
+        assert_eq!(
+            failure_line("warming up\nError: disk full\n"),
+            "Error: disk full"
+        );
         assert_eq!(failure_line("\nno such file\n"), "no such file");
         let mut ev = EventOut::new("e", "r", 0, "a", "python", true);
         ev.output = Some(format!("running\n{tb}"));

@@ -207,6 +207,15 @@ fn judge(ev: &mut EventOut<'_>, step: &Step, codes_expected: bool) {
     let Some(reply) = step.reply.as_deref() else {
         return;
     };
+    if let Some(line) = refusal(reply) {
+        ev.action_succeeded = false;
+        ev.failure_source = Some(FailureSource::Status);
+        ev.error = Some(ErrorInfo {
+            kind: Some("refused by the harness".to_string()),
+            message: Some(line.chars().take(200).collect()),
+        });
+        return;
+    }
     match return_code(reply) {
         Some(0) => {}
         Some(code) => {
@@ -222,6 +231,28 @@ fn judge(ev: &mut EventOut<'_>, step: &Step, codes_expected: bool) {
         }
         None => {}
     }
+}
+
+/// What a coding agent's harness answers when it refuses an action instead
+/// of running it (its linter, its syntax and format checks, a blocked
+/// command), as SWE-agent and mini-SWE-agent word it: the step failed,
+/// though no command ran to exit non-zero.
+const REFUSALS: &[&str] = &[
+    "has introduced new syntax error",
+    "edit was not applied",
+    "and was not executed",
+    "was not formatted correctly",
+    "is not supported by this environment",
+    "provide exactly one action",
+];
+
+/// The line of a reply in which the harness refuses the action, if it does
+/// (within its first lines, where the harness says it).
+fn refusal(reply: &str) -> Option<&str> {
+    reply.lines().take(5).map(str::trim).find(|l| {
+        let l = l.to_ascii_lowercase();
+        REFUSALS.iter().any(|r| l.contains(r))
+    })
 }
 
 /// The `<returncode>N</returncode>` a mini-SWE-agent observation opens with.
@@ -443,6 +474,36 @@ mod tests {
     }
 
     #[test]
+    fn a_refused_edit_or_command_is_a_failed_step() {
+        let traj = json!({"trajectory": [
+            {"action": "edit 3:3\n  return x\nend_of_edit", "thought": "fix it",
+             "observation": "Your proposed edit has introduced new syntax error(s). Please read this error message carefully and then retry editing the file.\n\nERRORS:\n- E999 IndentationError: unexpected indent"},
+            {"action": "for i in", "thought": "loop",
+             "observation": "Your bash command contained syntax errors and was NOT executed. Please fix the syntax errors and try again."},
+            {"action": "cat a.py", "thought": "look", "observation": "def f():\n    return 1"}
+        ], "info": {"exit_status": "submitted"}});
+        let (evs, _, _) = split_records(super::FORMAT, "fix.traj", &traj.to_string());
+        let steps: Vec<(bool, &str)> = evs[evs.len() - 3..]
+            .iter()
+            .map(|e| {
+                (
+                    e["action_succeeded"].as_bool().unwrap(),
+                    e["error"]["message"].as_str().unwrap_or(""),
+                )
+            })
+            .collect();
+        assert!(
+            !steps[0].0 && steps[0].1.starts_with("Your proposed edit has introduced"),
+            "{steps:?}"
+        );
+        assert!(
+            !steps[1].0 && steps[1].1.contains("was NOT executed"),
+            "{steps:?}"
+        );
+        assert!(steps[2].0, "{steps:?}");
+    }
+
+    #[test]
     fn mini_swe_agent_commands_fail_on_a_non_zero_return_code_or_a_traceback() {
         let t = json!({"oid": "repo-1", "task": "fix the bug", "gold_score": 0, "messages": [
             {"role": "system", "content": "You are a helpful assistant"},
@@ -476,7 +537,7 @@ mod tests {
                 ("bash", true, ""),
                 ("bash", false, "output"),
                 ("bash", false, "status"),
-                ("message", false, "output"),
+                ("message", false, "status"),
                 ("bash", true, ""),
             ]
         );
