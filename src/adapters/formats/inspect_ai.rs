@@ -33,14 +33,15 @@ pub(crate) fn read(r: impl Read + Send, sink: &mut Sink<'_>) -> anyhow::Result<(
             }
         };
         let samples = match log.get("samples") {
-            Some(Value::Array(samples)) => samples.as_slice(),
+            Some(Value::Array(samples)) if !samples.is_empty() => samples.as_slice(),
             // A log of an eval that stopped before any sample, or written
             // with `--no-log-samples`: the header alone holds no run.
-            None | Some(Value::Null) => {
-                sink.skip(
-                    Some(line),
-                    "an Inspect eval log without samples (written with --no-log-samples, or stopped before any): no runs to read",
-                )?;
+            None | Some(Value::Null) | Some(Value::Array(_)) => {
+                let status = str_of(log.get("status")).unwrap_or_else(|| "unknown".to_string());
+                let reason = format!(
+                    "an Inspect eval log without samples (status {status}: written with --no-log-samples, or stopped before any): no runs to read"
+                );
+                sink.skip(Some(line), &reason)?;
                 return Ok(());
             }
             Some(other) => {
@@ -209,8 +210,25 @@ fn emit_sample(
                     None => None,
                 }
                 .or_else(|| (!pending.is_empty()).then_some(0));
-                let Some(slot) = slot else { continue };
-                let (k, _) = pending.remove(slot);
+                let k = match slot {
+                    Some(slot) => pending.remove(slot).0,
+                    None => {
+                        // A tool's answer whose call the log does not
+                        // hold (a trimmed or compacted history): the call
+                        // is known by its answer alone.
+                        let name = str_of(m.get("function")).unwrap_or_else(|| "tool".to_string());
+                        let id = answers.clone().unwrap_or_else(|| msg_id.clone());
+                        let mut ev = new_event(&out, used, id, "assistant", name);
+                        ev.span_kind = Some("tool");
+                        ev.set_time_nanos(
+                            answers
+                                .as_ref()
+                                .and_then(|c| call_times.get(c).copied().flatten()),
+                        );
+                        out.push(ev);
+                        out.len() - 1
+                    }
+                };
                 let ev = &mut out[k];
                 set_texts(
                     ev,
@@ -363,6 +381,32 @@ mod tests {
                "eval": {"task": "t", "eval_id": "E1", "config": {}},
                "samples": samples})
         .to_string()
+    }
+
+    #[test]
+    fn a_tool_error_whose_call_is_not_in_the_log_is_still_a_failed_step() {
+        let log = json!({"version": 2, "status": "success", "eval": {"task": "t", "eval_id": "e"},
+        "samples": [{"id": 1, "epoch": 1, "messages": [
+            {"role": "user", "content": "fetch it"},
+            {"role": "tool", "tool_call_id": "call_9", "function": "fetch", "content": "",
+             "error": {"type": "timeout", "message": "fetch timed out"}}
+        ]}]});
+        let (evs, _, _) = split_records(super::FORMAT, "log.json", &log.to_string());
+        let fetch = evs
+            .iter()
+            .find(|e| e["action_taken"]["tool_name"] == "fetch")
+            .unwrap();
+        assert_eq!(fetch["action_succeeded"], false);
+        assert_eq!(fetch["error"]["message"], "fetch timed out");
+    }
+
+    #[test]
+    fn a_log_whose_samples_are_empty_is_skipped_with_its_status() {
+        let log =
+            json!({"version": 2, "status": "cancelled", "eval": {"task": "t"}, "samples": []});
+        let (evs, _, source) = split_records(super::FORMAT, "log.json", &log.to_string());
+        assert!(evs.is_empty());
+        assert_eq!(source["skipped"], 1);
     }
 
     #[test]
