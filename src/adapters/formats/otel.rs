@@ -120,6 +120,21 @@ fn spans_of(value: Value, line: u64, from: &From<'_>, found: &mut Found) {
             return list_spans(items, key, line, from, found);
         }
     }
+    // Spans grouped under names (`{"ai.generateText": [spans], …}`, as a
+    // dump by operation writes them): every member a list of objects. An
+    // attribute map holds values, never lists of objects only.
+    let grouped = !object.is_empty()
+        && object.values().all(|v| {
+            matches!(v, Value::Array(items) if !items.is_empty() && items.iter().all(Value::is_object))
+        });
+    if grouped {
+        for (key, items) in object {
+            if let Value::Array(items) = items {
+                list_spans(items, &key, line, from, found);
+            }
+        }
+        return;
+    }
     match span_of(object, line, from) {
         Ok(span) => found.spans.push(span),
         Err(reason) => found.skipped.push(reason),
@@ -628,6 +643,22 @@ mod tests {
         let broken = format!("{}\nnot json\n{}\n", span("0x5", 5), span("0x6", 6));
         let (evs, source) = read("t.jsonl", &broken);
         assert_eq!((evs.len(), &source["skipped"]), (2, &json!(1)));
+    }
+
+    #[test]
+    fn spans_grouped_under_operation_names_are_each_a_span() {
+        let span = |id: &str, name: &str| {
+            serde_json::json!({"name": name, "context": {"trace_id": "t1", "span_id": id},
+                               "parent_id": null, "start_time": "2025-01-01T00:00:00Z",
+                               "attributes": {"ai.operationId": name}})
+        };
+        let doc = serde_json::json!({
+            "ai.generateText": [span("a", "ai.generateText"), span("b", "ai.generateText")],
+            "ai.toolCall": [span("c", "ai.toolCall")],
+        });
+        let recs = records_of(super::FORMAT, "dump.json", doc.to_string().as_bytes());
+        let events = recs.iter().filter(|r| r["kind"] == "event").count();
+        assert_eq!(events, 3);
     }
 
     #[test]
