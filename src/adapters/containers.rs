@@ -81,6 +81,29 @@ pub(super) fn read(
     Ok(())
 }
 
+/// Reads an object whose every value is a document of a known format
+/// member by member; anything else (one of its values no document) as
+/// `format`, which its first bytes claimed.
+pub(super) fn read_members_or(
+    name: &str,
+    head: Vec<u8>,
+    rest: impl Read + Send,
+    format: Format,
+    sink: &mut Sink<'_>,
+) -> anyhow::Result<()> {
+    let mut data = head;
+    io::BufReader::new(rest)
+        .read_to_end(&mut data)
+        .map_err(|e| anyhow::anyhow!("{name}: {}", crate::io::diag::io_reason(&e)))?;
+    let body = data.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&data);
+    if matches!(layout(body), Layout::Documents(1)) && read_each_value(name, body, sink)? {
+        return Ok(());
+    }
+    sink.begin_source(name, format.name);
+    (format.read)(Box::new(io::Cursor::new(data)), None, sink)?;
+    Ok(sink.end_source()?)
+}
+
 /// How an input's JSON is laid out.
 enum Layout {
     /// A value on each line, or not JSON at all: read line by line.
@@ -232,6 +255,22 @@ mod tests {
     use super::*;
     use crate::adapters::formats::Format;
     use crate::adapters::records_of;
+
+    #[test]
+    fn named_cases_are_read_whatever_their_names_claim() {
+        let conv = |t: &str| {
+            serde_json::json!({"messages": [{"role": "user", "content": t},
+                                                              {"role": "assistant", "content": "ok"}]})
+        };
+        let doc = serde_json::json!({"spans": conv("a"), "trace": conv("b"), "Case 3": conv("c")});
+        let recs = records_of(Format::AUTO, "cases.json", doc.to_string().as_bytes());
+        let runs: Vec<&str> = recs
+            .iter()
+            .filter(|r| r["kind"] == "run")
+            .map(|r| r["run_id"].as_str().unwrap())
+            .collect();
+        assert_eq!(runs, ["cases#spans", "cases#trace", "cases#Case 3"]);
+    }
 
     #[test]
     fn members_with_where_their_values_lie() {

@@ -128,8 +128,14 @@ fn read_detected(
         sink.skip(None, why)?;
         return Ok(sink.end_source()?);
     }
-    if auto && claimed.is_none() && containers::may_be_container(&head, source.waiting.is_some()) {
+    let live = source.waiting.is_some();
+    if auto && claimed.is_none() && containers::may_be_container(&head, live) {
         return containers::read(name, head, rest, sink);
+    }
+    if auto && !live && read::shape::Shape::of(&head).holds_objects() {
+        // Named documents, whatever their names claim (a case named
+        // "spans"): read member by member, else as the claim says.
+        return containers::read_members_or(name, head, rest, format, sink);
     }
     sink.begin_source(name, format.name);
     (format.read)(

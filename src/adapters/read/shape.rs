@@ -11,11 +11,21 @@ pub(crate) struct Shape<'h> {
     pub keys: Vec<String>,
     /// The first object did not end inside the bytes looked at.
     pub cut: bool,
+    /// The first byte of each value of the first object, by key.
+    pub value_starts: Vec<u8>,
 }
 
 impl<'h> Shape<'h> {
     pub(crate) fn has(&self, key: &str) -> bool {
         self.keys.iter().any(|k| k == key)
+    }
+
+    /// Whether the input is one object whose every value (every one seen)
+    /// is an object: named documents, whatever their names look like.
+    pub(crate) fn holds_objects(&self) -> bool {
+        !self.top_is_list
+            && !self.value_starts.is_empty()
+            && self.value_starts.iter().all(|b| *b == b'{')
     }
 
     /// Whether `needle` appears anywhere in the bytes looked at.
@@ -33,6 +43,7 @@ impl<'h> Shape<'h> {
             top_is_list: false,
             keys: Vec::new(),
             cut: false,
+            value_starts: Vec::new(),
         };
         let Some(start) = start else {
             return shape;
@@ -66,6 +77,11 @@ impl<'h> Shape<'h> {
                         shape
                             .keys
                             .push(String::from_utf8_lossy(&head[i + 1..end]).into_owned());
+                        let value = head[end + 1..]
+                            .iter()
+                            .skip_while(|b| b.is_ascii_whitespace() || **b == b':')
+                            .next();
+                        shape.value_starts.push(value.copied().unwrap_or(0));
                     }
                     expect_key = false;
                     match end {
