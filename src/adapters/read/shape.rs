@@ -79,8 +79,7 @@ impl<'h> Shape<'h> {
                             .push(String::from_utf8_lossy(&head[i + 1..end]).into_owned());
                         let value = head[end + 1..]
                             .iter()
-                            .skip_while(|b| b.is_ascii_whitespace() || **b == b':')
-                            .next();
+                            .find(|b| !(b.is_ascii_whitespace() || **b == b':'));
                         shape.value_starts.push(value.copied().unwrap_or(0));
                     }
                     expect_key = false;
