@@ -633,10 +633,12 @@ fn fail_stated(ev: &mut EventOut<'_>, content: Option<&str>) {
 /// of a Claude Code transcript or an Agent SDK stream (a typed record of
 /// a session, the API message under `message`).
 pub(crate) fn is_transcript(shape: &Shape<'_>) -> bool {
+    // Claude Code names the session in camelCase on every line, whatever
+    // the line's type (a queued prompt, a snapshot, a message).
     let session_log = !shape.top_is_list
         && shape.has("type")
-        && ((shape.has("message") || shape.has("subtype"))
-            && (shape.has("sessionId") || shape.has("session_id"))
+        && (shape.has("sessionId")
+            || ((shape.has("message") || shape.has("subtype")) && shape.has("session_id"))
             || shape.has("isSnapshotUpdate"));
     shape.has("messages")
         || (shape.has("role") && (shape.has("content") || shape.has("tool_calls")))
