@@ -32,7 +32,7 @@ lint:
 	$(CARGO) clippy --locked --all-targets -- -D warnings
 
 test-browser:
-	@if [ -f tests/browser.rs ]; then TRIAGE_BROWSER_TEST=1 $(CARGO) test --locked --test browser -- --include-ignored; \
+	@if [ -f tests/cli/browser.rs ]; then TRIAGE_BROWSER_TEST=1 $(CARGO) test --locked --test cli -- --include-ignored browser::; \
 	  else echo "test-browser: no browser test yet"; fi
 
 test-memcheck:
@@ -40,13 +40,13 @@ test-memcheck:
 	  | sed -n 's/.*"kind":\["lib"\].*"executable":"\([^"]*\)".*/\1/p' | head -1) io::json_scan io::task_share
 
 test-spark:
-	$(CARGO) test --locked --test spark -- --include-ignored
+	$(CARGO) test --locked --test cli -- --include-ignored spark::
 
 ## fuzz: every reader (and the HTTP request parser) fed byte mutants of the sample files,
 ## TRIAGE_FUZZ_SECONDS (default 60) per target; a crash is kept in target/fuzz-crashes/.
 fuzz:
-	TRIAGE_FUZZ_SECONDS=$${TRIAGE_FUZZ_SECONDS:-60} $(CARGO) test --release --locked --test fuzz_readers \
-	  $$([ -f tests/fuzz_http.rs ] && echo --test fuzz_http) -- --ignored --test-threads 1 --nocapture
+	TRIAGE_FUZZ_SECONDS=$${TRIAGE_FUZZ_SECONDS:-60} $(CARGO) test --release --locked --test cli \
+	  -- --ignored --test-threads 1 --nocapture fuzz_readers:: $$([ -f tests/cli/fuzz_http.rs ] && echo fuzz_http::)
 
 ## bench: side-by-side timings against the reference, DuckDB and jq.
 bench: build

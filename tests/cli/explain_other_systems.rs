@@ -1,0 +1,91 @@
+//! triage-explain end to end on systems it was not developed on: a
+//! customer-service agent under a written policy (τ-bench, τ²-bench) and a
+//! coding agent (mini-SWE-agent), read by triage-parse's own readers.
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+fn data(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(rel)
+}
+
+/// `triage-parse --format FORMAT FILE | triage-explain --verdicts-only`.
+fn verdicts(format: &str, file: &Path) -> Vec<Value> {
+    let file = file.to_str().unwrap();
+    let parsed = common::ok("triage-parse", &["--format", format, file], b"");
+    let out = common::ok("triage-explain", &["--verdicts-only"], &parsed);
+    common::records(&out)
+        .into_iter()
+        .filter(|r| r["kind"] == "verdict")
+        .collect()
+}
+
+fn detector(v: &Value) -> &str {
+    v["candidates"][0]["detector"].as_str().unwrap_or("")
+}
+
+#[test]
+fn a_coding_agents_refused_first_reply_is_the_verdict() {
+    // The harness refused a reply holding dozens of commands; the run then
+    // submitted an empty patch.
+    let v = verdicts(
+        "coding-agent",
+        &data("tracesir/coding/django__django-11885.json"),
+    );
+    assert_eq!(v.len(), 1);
+    assert_eq!(v[0]["category"], "malformed_output");
+    assert_eq!(
+        (v[0]["agent_id"].as_str(), v[0]["step"].as_u64()),
+        (Some("assistant"), Some(1))
+    );
+    assert!(
+        v[0]["evidence"][0]
+            .as_str()
+            .unwrap()
+            .contains("EXACTLY ONE action")
+    );
+}
+
+#[test]
+fn handing_the_user_over_unasked_is_giving_up() {
+    let v = verdicts(
+        "openai-chat",
+        &data("tracesir/function-calling/tau2-2700f68340c642b7a337ddb032149d86.json"),
+    );
+    assert_eq!(v.len(), 1);
+    assert_eq!(detector(&v[0]), "unrequested_handoff");
+    assert_eq!(v[0]["category"], "premature_termination");
+    assert_eq!(v[0]["blame"], "agent");
+}
+
+#[test]
+fn the_first_irreversible_call_never_convicts_on_tau_bench() {
+    let v = verdicts("taubench", &data("tau-bench/gpt-4o-airline.json"));
+    assert_eq!(v.len(), 116, "one verdict per failed run");
+    let located: Vec<&Value> = v
+        .iter()
+        .filter(|v| detector(v) == "point_of_no_return")
+        .collect();
+    assert!(!located.is_empty());
+    for l in &located {
+        assert_eq!(l["category"], "unknown", "{l}");
+        assert!(l["confidence"].as_f64().unwrap() <= 0.3);
+        assert!(
+            l["evidence"][0]
+                .as_str()
+                .unwrap()
+                .contains("cannot be undone")
+        );
+    }
+    // No detector is the evidence behind more than half the set's verdicts.
+    let mut by: std::collections::HashMap<&str, usize> = Default::default();
+    for v in v.iter().filter(|v| v["category"] != "unknown") {
+        *by.entry(detector(v)).or_default() += 1;
+    }
+    assert!(by.values().all(|&n| n * 2 <= v.len()), "{by:?}");
+}

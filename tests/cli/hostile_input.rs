@@ -1,0 +1,289 @@
+//! Input built to hurt: lone surrogate escapes read by every reader and
+//! stage without a panic and with one warning per file, documents past
+//! `--max-document` refused with the flag named, and `--max-text` holding
+//! for NDJSON texts too.
+
+use crate::common;
+
+use std::path::Path;
+
+use common::{of_kind, ok, records, run};
+use serde_json::Value;
+
+/// An agent-triage TraceEvent line; `run` and `class` are JSON text.
+fn event_line(id: u32, run: &str, class: &str, succeeded: bool) -> String {
+    format!(
+        r#"{{"event_id":"e{id}","run_id":{run},"turn":{id},"agent_id":"planner","action_taken":{{"tool_name":"search","tool_input":{{}}}},"action_succeeded":{succeeded},"failure_classification":{class},"timestamp":"2026-04-24T20:0{id}:00Z"}}"#
+    )
+}
+
+/// A file of three events whose second line has lone surrogates in its
+/// run id and classification.
+fn surrogate_file(dir: &Path) -> std::path::PathBuf {
+    let text = [
+        event_line(1, r#""r1""#, "null", true),
+        event_line(2, r#""\ud800""#, r#""tool_\udfffmisuse""#, false),
+        event_line(3, r#""r1""#, r#""bad_\ud83d\ude00pair""#, false),
+    ]
+    .join("\n");
+    let path = dir.join("lone.ndjson");
+    std::fs::write(&path, text + "\n").unwrap();
+    path
+}
+
+const WARNING: &str = "lone.ndjson:2: lone UTF-16 surrogate escape";
+
+#[test]
+fn a_lone_surrogate_is_replaced_and_warned_of_once_by_every_reader() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = surrogate_file(dir.path());
+    let f = file.to_str().unwrap();
+
+    let (code, out, err) = run("triage-parse", &["--strict", f], b"");
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(err.matches("lone UTF-16 surrogate").count(), 1, "{err}");
+    assert!(err.contains(WARNING), "{err}");
+    let recs = records(&out);
+    let events = of_kind(&recs, "event");
+    assert_eq!(events.len(), 3, "no line is lost");
+    assert_eq!(events[1]["run_id"], "\u{FFFD}");
+    assert_eq!(events[1]["failure_classification"], "tool_\u{FFFD}misuse");
+    assert_eq!(
+        events[2]["failure_classification"], "bad_\u{1F600}pair",
+        "a proper pair is kept"
+    );
+
+    // The stages downstream read what triage-parse wrote without a word.
+    let (code, grouped, err) = run("triage-group", &[], &out);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("warning"), "{err}");
+    let classes: Vec<Value> = of_kind(&records(&grouped), "pattern")
+        .iter()
+        .map(|p| p["failure_classification"].clone())
+        .collect();
+    assert!(
+        classes.contains(&Value::from("tool_\u{FFFD}misuse")),
+        "{classes:?}"
+    );
+
+    for args in [
+        vec!["report", "--format", "json", f],
+        vec!["compare", "--format", "json", f, f],
+    ] {
+        let (code, _, err) = run("triage", &args, b"");
+        assert_eq!(code, 0, "triage {args:?}: {err}");
+        assert!(err.contains(WARNING), "triage {args:?}: {err}");
+    }
+    let (code, _, err) = run("triage-diff", &[f, f], b"");
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains(WARNING), "{err}");
+}
+
+#[test]
+fn a_stage_reading_records_with_lone_surrogates_warns_and_reads_them() {
+    let events = ok(
+        "triage-parse",
+        &["-"],
+        event_line(1, r#""r""#, "null", false).as_bytes(),
+    );
+    // Records a tool other than triage-parse wrote, as Python does.
+    let text = String::from_utf8(events)
+        .unwrap()
+        .replace("\"run_id\":\"r\"", "\"run_id\":\"r\\udc00\"");
+    let (code, out, err) = run("triage-group", &[], text.as_bytes());
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("<stdin>:2: lone UTF-16 surrogate escape"),
+        "{err}"
+    );
+    let batch = of_kind(&records(&out), "batch")[0].clone();
+    assert_eq!(batch["runs_total"], 1, "{batch}");
+    assert_eq!(batch["run_order"][0], "r\u{FFFD}", "{batch}");
+    // triage-render refuses ungrouped events, but reads them first.
+    for (stage, ok) in [("triage-explain", true), ("triage-render", false)] {
+        let (code, _, err) = run(stage, &[], text.as_bytes());
+        assert_eq!(code == 0, ok, "{stage}: {err}");
+        assert_ne!(code, 101, "{stage} panicked: {err}");
+        assert!(
+            err.contains("<stdin>:2: lone UTF-16 surrogate escape"),
+            "{stage}: {err}"
+        );
+    }
+}
+
+#[test]
+fn documents_past_max_document_are_refused_naming_the_file_and_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    // A span list of some 300 KiB, a valid document.
+    let spans: Vec<String> = (0..2000)
+        .map(|i| {
+            format!(
+                r#"{{"name":"llm","context":{{"trace_id":"t1","span_id":"s{i}"}},"attributes":{{"agent.id":"a","input.value":"{}"}}}}"#,
+                "x".repeat(100)
+            )
+        })
+        .collect();
+    let list = format!("[{}]", spans.join(",\n"));
+    let big = dir.path().join("big-spans.json");
+    std::fs::write(&big, &list).unwrap();
+    let f = big.to_str().unwrap();
+    for format in ["otel", "auto", "langfuse", "atif", "whowhen", "taubench"] {
+        let (code, out, err) = run(
+            "triage-parse",
+            &["-f", format, "--max-document", "64K", f],
+            b"",
+        );
+        assert_eq!(code, 2, "-f {format}: {err}");
+        assert!(err.contains("big-spans.json"), "-f {format}: {err}");
+        assert!(err.contains("--max-document"), "-f {format}: {err}");
+        assert!(err.contains("64 KiB"), "-f {format}: {err}");
+        assert_eq!(of_kind(&records(&out), "event").len(), 0);
+    }
+    // Under the limit, the same file reads.
+    let out = ok(
+        "triage-parse",
+        &["-f", "otel", "--max-document", "1M", f],
+        b"",
+    );
+    assert_eq!(of_kind(&records(&out), "event").len(), 2000);
+    // OTLP requests, one document across lines or one per line.
+    let request = r#"{"resourceSpans":[{"scopeSpans":[{"spans":[]}]}]}"#;
+    let pretty = format!(
+        "{{\n\"resourceSpans\": [{}]\n}}\n",
+        vec!["{}"; 40_000].join(",\n")
+    );
+    let per_line = format!(
+        "{}\n",
+        request.replace("[]", &format!("[{}]", vec!["{}"; 40_000].join(",")))
+    );
+    for (name, text) in [("pretty.json", pretty), ("lines.jsonl", per_line)] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        let (code, _, err) = run(
+            "triage-parse",
+            &[
+                "-f",
+                "otlp",
+                "--max-document",
+                "64K",
+                path.to_str().unwrap(),
+            ],
+            b"",
+        );
+        assert_eq!(code, 2, "{name}: {err}");
+        assert!(
+            err.contains(name) && err.contains("--max-document"),
+            "{name}: {err}"
+        );
+    }
+    // triage report holds the limit too.
+    let (code, _, err) = run("triage", &["report", "--max-document", "64K", f], b"");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--max-document"), "{err}");
+}
+
+/// Span and observation lines stream: the limit holds each line, not the
+/// file. Formats that keep what they read to the end hold the whole input
+/// to it.
+#[test]
+fn span_and_observation_lines_stream_past_max_document_and_held_formats_do_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let spans: String = (0..2000)
+        .map(|i| {
+            format!(
+                "{{\"name\":\"llm\",\"context\":{{\"trace_id\":\"t{}\",\"span_id\":\"s{i}\"}},\"attributes\":{{\"agent.id\":\"a\",\"input.value\":\"{}\"}}}}\n",
+                i / 10,
+                "x".repeat(100)
+            )
+        })
+        .collect();
+    let path = dir.path().join("spans.jsonl");
+    std::fs::write(&path, &spans).unwrap();
+    let f = path.to_str().unwrap();
+    let out = ok(
+        "triage-parse",
+        &["-f", "otel", "--max-document", "64K", f],
+        b"",
+    );
+    assert_eq!(of_kind(&records(&out), "event").len(), 2000);
+    let observations: String = (0..2000)
+        .map(|i| {
+            format!(
+                "{{\"id\":\"o{i}\",\"trace_id\":\"t{}\",\"type\":\"SPAN\",\"name\":\"step\",\"input\":\"{}\"}}\n",
+                i / 10,
+                "x".repeat(100)
+            )
+        })
+        .collect();
+    let path = dir.path().join("observations.jsonl");
+    std::fs::write(&path, &observations).unwrap();
+    let f = path.to_str().unwrap();
+    for format in ["langfuse", "langsmith"] {
+        let out = ok(
+            "triage-parse",
+            &["-f", format, "--max-document", "64K", f],
+            b"",
+        );
+        assert_eq!(of_kind(&records(&out), "event").len(), 2000, "{format}");
+    }
+    let (code, _, err) = run(
+        "triage-parse",
+        &["-f", "managed-agent", "--max-document", "64K", f],
+        b"",
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("observations.jsonl") && err.contains("--max-document"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_endless_document_stops_at_the_limit() {
+    // /dev/zero never ends: the read must stop at the limit, not at memory.
+    if !Path::new("/dev/zero").exists() {
+        return;
+    }
+    let (code, _, err) = run(
+        "triage-parse",
+        &["-f", "otel", "--max-document", "8M", "/dev/zero"],
+        b"",
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("/dev/zero") && err.contains("8 MiB"), "{err}");
+}
+
+#[test]
+fn max_text_cuts_ndjson_inputs_and_outputs_and_keeps_their_digest() {
+    let long = "é".repeat(5000);
+    let line = format!(
+        r#"{{"event_id":"e","run_id":"r","turn":0,"agent_id":"a","action_taken":{{"tool_name":"t"}},"action_succeeded":false,"input":"{long}","output":"short \u00e9 output"}}"#
+    );
+    let out = ok("triage-parse", &["--max-text", "101"], line.as_bytes());
+    let recs = records(&out);
+    let ev = of_kind(&recs, "event")[0];
+    let input = ev["input"].as_str().unwrap();
+    assert!(input.len() <= 101 + '…'.len_utf8(), "{}", input.len());
+    assert!(input.ends_with('…') && input.starts_with("éé"), "{input}");
+    let whole = triage::record::text_digest(&long);
+    assert_eq!(ev["input_digest"], whole.as_str());
+    assert_eq!(ev["output"], "short é output", "a short text is left whole");
+    assert!(ev.get("output_digest").is_none());
+
+    // Through triage report, the cut output is what a failure's sample shows.
+    let out_line = line
+        .replace("\"input\"", "\"other\"")
+        .replace("short \\u00e9 output", &"y".repeat(300));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("long.ndjson");
+    std::fs::write(&path, out_line).unwrap();
+    let out = ok(
+        "triage-parse",
+        &["--max-text", "50", path.to_str().unwrap()],
+        b"",
+    );
+    let recs = records(&out);
+    let ev = of_kind(&recs, "event")[0];
+    assert_eq!(ev["output"], format!("{}…", "y".repeat(50)).as_str());
+    assert!(ev["output_digest"].as_str().unwrap().starts_with("sha256:"));
+}

@@ -1,0 +1,160 @@
+//! triage-parse on coding agents' trajectories: the TraceSIR mini-SWE-agent
+//! runs in tests/data (every one a failure by the benchmark's verdict), and
+//! the property that what is parsed is what the group and score stages
+//! count.
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+
+use proptest::prelude::*;
+use serde_json::Value;
+
+fn coding_runs() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/tracesir/coding");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    files
+}
+
+fn run(bin: &str, args: &[&Path], stdin: &[u8]) -> (Vec<u8>, String) {
+    let args: Vec<&str> = args.iter().map(|p| p.to_str().unwrap()).collect();
+    let (code, stdout, stderr) = common::run(bin, &args, stdin);
+    assert_eq!(code, 0, "{bin}: exit {code}: {stderr}");
+    (stdout, stderr)
+}
+
+fn records(bytes: &[u8]) -> Vec<Value> {
+    String::from_utf8_lossy(bytes)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn of_kind<'a>(recs: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    recs.iter().filter(|r| r["kind"] == kind).collect()
+}
+
+#[test]
+fn every_tracesir_coding_run_reads_without_a_warning_and_failed() {
+    let files = coding_runs();
+    assert_eq!(files.len(), 23);
+    let args: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    let (out, err) = run("triage-parse", &args, b"");
+    assert!(err.is_empty(), "warnings: {err}");
+    let recs = records(&out);
+    let sources = of_kind(&recs, "source");
+    assert!(sources.iter().all(|s| s["format"] == "coding-agent"));
+    assert!(sources.iter().all(|s| s["skipped"] == 0 && s["runs"] == 1));
+    let runs = of_kind(&recs, "run");
+    assert_eq!(runs.len(), 23);
+    // gold_score 0 is the benchmark's verdict on every run.
+    assert!(runs.iter().all(|r| r["outcome"] == "failed"));
+    assert!(
+        runs.iter()
+            .all(|r| r["task"].as_str().unwrap().starts_with("<pr_description>"))
+    );
+    let events = of_kind(&recs, "event");
+    let failed: Vec<_> = events
+        .iter()
+        .filter(|e| e["action_succeeded"] == false)
+        .collect();
+    // Commands that exit non-zero, and turns the harness refused.
+    assert!(failed.iter().any(|e| {
+        e["failure_source"] == "status"
+            && e["error"]["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("exit code ")
+    }));
+    // A turn the harness refused (no single action in it) is stated by the
+    // harness, and says so.
+    assert!(failed.iter().any(|e| {
+        e["action_taken"]["tool_name"] == "message"
+            && e["failure_source"] == "status"
+            && e["error"]["type"] == "refused by the harness"
+    }));
+    // Most commands succeed: a reply that exits 0 is no failure.
+    assert!(
+        failed.len() * 5 < events.len(),
+        "{} of {}",
+        failed.len(),
+        events.len()
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(6))]
+
+    /// Events in = events out: every event parsed from any set of the runs
+    /// is counted by triage-group and triage-score, and every failure is in
+    /// a pattern.
+    #[test]
+    fn events_in_equal_events_out_through_group_and_score(
+        picks in proptest::sample::subsequence((0..23usize).collect::<Vec<_>>(), 1..6)
+    ) {
+        let files = coding_runs();
+        let args: Vec<&Path> = picks.iter().map(|&i| files[i].as_path()).collect();
+        let (parsed, _) = run("triage-parse", &args, b"");
+        let events = of_kind(&records(&parsed), "event").len() as u64;
+        let failures = of_kind(&records(&parsed), "event")
+            .iter()
+            .filter(|e| e["action_succeeded"] == false)
+            .count() as u64;
+        let (grouped, _) = run("triage-group", &[], &parsed);
+        let (scored, _) = run("triage-score", &[], &grouped);
+        let recs = records(&scored);
+        let batch = of_kind(&recs, "batch")[0];
+        prop_assert_eq!(batch["events_total"].as_u64(), Some(events));
+        prop_assert_eq!(batch["runs_total"].as_u64(), Some(picks.len() as u64));
+        prop_assert_eq!(batch["failures_total"].as_u64(), Some(failures));
+        let in_patterns: u64 = of_kind(&recs, "pattern")
+            .iter()
+            .map(|p| p["frequency"].as_u64().unwrap())
+            .sum();
+        prop_assert_eq!(in_patterns, failures);
+    }
+}
+
+/// mini-SWE-agent's own trajectory as it wrote it before and after its
+/// fence changed (```bash, then ```mswea_bash_command), a bare list of
+/// messages: the same commands, the same failed ones, in both.
+#[test]
+fn mini_swe_agent_reads_alike_across_its_fences() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/mini-swe-agent");
+    let read = |file: &str| {
+        let out = common::ok("triage-parse", &[&format!("{dir}/{file}")], b"");
+        let recs = common::records(&out);
+        let source = recs.iter().find(|r| r["kind"] == "source").unwrap().clone();
+        let steps: Vec<(String, bool)> = recs
+            .iter()
+            .filter(|r| r["kind"] == "event")
+            .map(|r| {
+                (
+                    r["action_taken"]["tool_name"].as_str().unwrap().to_string(),
+                    r["action_succeeded"].as_bool().unwrap(),
+                )
+            })
+            .collect();
+        (source, steps)
+    };
+    let (old, old_steps) = read("github-issue-bash-fence.traj.json");
+    let (new, new_steps) = read("github-issue-mswea-fence.traj.json");
+    for s in [&old, &new] {
+        assert_eq!(s["format"], "coding-agent", "{s}");
+        assert_eq!(s["skipped"], 0, "{s}");
+    }
+    assert_eq!(old_steps, new_steps);
+    // The `cat` of a missing file (exit 1) is a failed command.
+    assert!(
+        new_steps
+            .iter()
+            .filter(|(t, ok)| t == "bash" && !ok)
+            .count()
+            >= 2,
+        "{new_steps:?}"
+    );
+}

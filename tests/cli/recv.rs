@@ -1,0 +1,884 @@
+//! triage-recv on 127.0.0.1 (port 0, the bound address read from its
+//! stderr): OTLP JSON and protobuf into triage-parse, refusals that leave
+//! it serving, and a load test in which every acknowledged span comes out
+//! exactly once, also across a SIGTERM.
+
+use crate::common;
+
+use std::collections::{HashMap, HashSet};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::{of_kind, records};
+use serde_json::Value;
+use triage::recv::proto::encode::{put_bytes, put_fixed64, put_message, put_uint};
+
+/// A running triage-recv.
+struct Recv {
+    child: Child,
+    url: String,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl Recv {
+    fn start(args: &[&str], stdout: Stdio) -> Recv {
+        let mut child = Command::new(common::bin("triage-recv"))
+            .args(["--listen", "127.0.0.1:0"])
+            .args(args)
+            .env_remove("TRIAGE_RECV_TOKEN")
+            .stdout(stdout)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let first = lines.next().unwrap().unwrap();
+        let url = first
+            .strip_prefix("triage-recv: listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line: {first}"))
+            .to_string();
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let rest = stderr.clone();
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                rest.lock().unwrap().push_str(&(line + "\n"));
+            }
+        });
+        Recv { child, url, stderr }
+    }
+
+    /// SIGTERM, then the exit code (within a generous bound).
+    fn stop(mut self) -> (i32, String) {
+        let pid = self.child.id().to_string();
+        assert!(
+            Command::new("kill")
+                .args(["-TERM", &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                std::thread::sleep(Duration::from_millis(50));
+                return (
+                    status.code().unwrap_or(-1),
+                    self.stderr.lock().unwrap().clone(),
+                );
+            }
+            assert!(Instant::now() < deadline, "triage-recv did not stop");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn addr(&self) -> String {
+        self.url
+            .trim_start_matches("http://")
+            .trim_end_matches("/v1/traces")
+            .to_string()
+    }
+}
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(10)))
+        .build()
+        .new_agent()
+}
+
+/// POSTs `body`; returns the status, content type and body of the answer.
+fn post(
+    agent: &ureq::Agent,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Result<(u16, String, Vec<u8>), ureq::Error> {
+    let mut req = agent.post(url);
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let mut resp = req.send(body)?;
+    let ctype = resp
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    let mut answer = Vec::new();
+    resp.body_mut()
+        .as_reader()
+        .read_to_end(&mut answer)
+        .unwrap();
+    Ok((resp.status().as_u16(), ctype, answer))
+}
+
+const JSON: (&str, &str) = ("Content-Type", "application/json");
+const PROTOBUF: (&str, &str) = ("Content-Type", "application/x-protobuf");
+const GZIP: (&str, &str) = ("Content-Encoding", "gzip");
+
+fn gzip(body: &[u8]) -> Vec<u8> {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(body).unwrap();
+    gz.finish().unwrap()
+}
+
+/// A span as the test sends it: ids, agent, run, turn, tool, outcome.
+struct Span {
+    trace: [u8; 16],
+    id: [u8; 8],
+    agent: &'static str,
+    run: String,
+    turn: i64,
+    tool: &'static str,
+    ok: bool,
+}
+
+impl Span {
+    fn new(client: usize, request: usize, i: usize) -> Span {
+        let mut trace = [0u8; 16];
+        trace[..8].copy_from_slice(&(client as u64 + 1).to_be_bytes());
+        let id = (((client * 1000 + request) * 100 + i) as u64 + 1).to_be_bytes();
+        Span {
+            trace,
+            id,
+            agent: "planner",
+            run: format!("run-{client}"),
+            turn: i as i64 + 1,
+            tool: "search",
+            ok: i.is_multiple_of(2),
+        }
+    }
+
+    fn hex_id(&self) -> String {
+        self.id.iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// An ExportTraceServiceRequest of `spans`, protobuf-encoded.
+fn protobuf_request(spans: &[Span]) -> Vec<u8> {
+    let attr = |key: &str, build: &dyn Fn(&mut Vec<u8>), out: &mut Vec<u8>| {
+        put_message(
+            9,
+            |kv| {
+                put_bytes(1, key.as_bytes(), kv);
+                put_message(2, build, kv);
+            },
+            out,
+        );
+    };
+    let mut out = Vec::new();
+    put_message(
+        1,
+        |rs| {
+            put_message(
+                2,
+                |ss| {
+                    put_message(1, |scope| put_bytes(1, b"test", scope), ss);
+                    for s in spans {
+                        put_message(
+                            2,
+                            |span| {
+                                put_bytes(1, &s.trace, span);
+                                put_bytes(2, &s.id, span);
+                                put_bytes(5, s.tool.as_bytes(), span);
+                                put_uint(6, 1, span);
+                                put_fixed64(7, 1_777_000_000_000_000_000 + s.turn as u64, span);
+                                put_fixed64(8, 1_777_000_000_500_000_000 + s.turn as u64, span);
+                                attr("agent.id", &|v| put_bytes(1, s.agent.as_bytes(), v), span);
+                                attr("run.id", &|v| put_bytes(1, s.run.as_bytes(), v), span);
+                                attr("turn", &|v| put_uint(3, s.turn as u64, v), span);
+                                attr("action.tool", &|v| put_bytes(1, s.tool.as_bytes(), v), span);
+                                if !s.ok {
+                                    put_message(15, |st| put_uint(3, 2, st), span);
+                                }
+                            },
+                            ss,
+                        );
+                    }
+                },
+                rs,
+            );
+        },
+        &mut out,
+    );
+    out
+}
+
+/// The same spans as an OTLP JSON request.
+fn json_request(spans: &[Span]) -> Vec<u8> {
+    let spans: Vec<Value> = spans
+        .iter()
+        .map(|s| {
+            serde_json::json!({
+                "traceId": hex(&s.trace), "spanId": s.hex_id(), "name": s.tool, "kind": 1,
+                "startTimeUnixNano": (1_777_000_000_000_000_000u64 + s.turn as u64).to_string(),
+                "attributes": [
+                    {"key": "agent.id", "value": {"stringValue": s.agent}},
+                    {"key": "run.id", "value": {"stringValue": s.run}},
+                    {"key": "turn", "value": {"intValue": s.turn.to_string()}},
+                    {"key": "action.tool", "value": {"stringValue": s.tool}}
+                ],
+                "status": {"code": if s.ok { 0 } else { 2 }}
+            })
+        })
+        .collect();
+    serde_json::to_vec_pretty(
+        &serde_json::json!({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}),
+    )
+    .unwrap()
+}
+
+/// Span ids in the receiver's output lines, with how often each appears.
+fn span_ids(output: &str) -> HashMap<String, usize> {
+    let mut seen = HashMap::new();
+    for line in output.lines() {
+        let v: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        for rs in v["resourceSpans"].as_array().unwrap() {
+            for ss in rs["scopeSpans"].as_array().unwrap() {
+                for span in ss["spans"].as_array().unwrap() {
+                    *seen
+                        .entry(span["spanId"].as_str().unwrap().to_string())
+                        .or_insert(0) += 1;
+                }
+            }
+        }
+    }
+    seen
+}
+
+#[test]
+fn recv_into_parse_reads_json_and_protobuf() {
+    let mut recv = Recv::start(&[], Stdio::piped());
+    let parse = Command::new(common::bin("triage-parse"))
+        .stdin(Stdio::from(recv.child.stdout.take().unwrap()))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let agent = agent();
+
+    let shop = std::fs::read_to_string("examples/otlp-shop.jsonl").unwrap();
+    let first = shop.lines().next().unwrap();
+    let (status, ctype, body) = post(&agent, &recv.url, &[JSON], first.as_bytes()).unwrap();
+    assert_eq!(
+        (status, ctype.as_str(), &body[..]),
+        (200, "application/json", &b"{}"[..])
+    );
+
+    let spans: Vec<Span> = (0..3).map(|i| Span::new(7, 0, i)).collect();
+    let (status, ctype, body) = post(
+        &agent,
+        &recv.url,
+        &[PROTOBUF, GZIP],
+        &gzip(&protobuf_request(&spans)),
+    )
+    .unwrap();
+    assert_eq!((status, ctype.as_str()), (200, "application/x-protobuf"));
+    assert!(body.is_empty(), "an empty ExportTraceServiceResponse");
+
+    let (code, err) = recv.stop();
+    assert_eq!(code, 0, "{err}");
+    let out = parse.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let recs = records(&out.stdout);
+    let sources = of_kind(&recs, "source");
+    assert_eq!(sources.len(), 1);
+    assert_eq!(sources[0]["format"], "otlp");
+    assert_eq!(sources[0]["skipped"], 0);
+
+    let events = of_kind(&recs, "event");
+    let from_json = first.matches("\"spanId\"").count();
+    assert_eq!(events.len(), from_json + 3);
+    let pb: Vec<&&Value> = events.iter().filter(|e| e["run_id"] == "run-7").collect();
+    assert_eq!(pb.len(), 3);
+    for (e, s) in pb.iter().zip(&spans) {
+        assert_eq!(e["agent_id"], "planner");
+        assert_eq!(e["action_taken"]["tool_name"], "search");
+        assert_eq!(e["turn"], s.turn);
+        assert_eq!(e["span_id"], s.hex_id().as_str());
+        assert_eq!(e["action_succeeded"], s.ok);
+    }
+    assert!(events.iter().any(|e| e["run_id"] == "conv-shop-001"));
+}
+
+#[test]
+fn refused_requests_leave_it_serving() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("spans.jsonl");
+    let recv = Recv::start(
+        &[
+            "--token",
+            "tok3n",
+            "--max-body",
+            "2K",
+            "--output",
+            output.to_str().unwrap(),
+        ],
+        Stdio::null(),
+    );
+    let agent = agent();
+    let auth = ("Authorization", "Bearer tok3n");
+    let good = json_request(&[Span::new(1, 0, 0)]);
+    let status =
+        |headers: &[(&str, &str)], body: &[u8]| post(&agent, &recv.url, headers, body).unwrap().0;
+
+    assert_eq!(status(&[JSON], &good), 401);
+    assert_eq!(
+        status(&[JSON, ("Authorization", "Bearer tok3")], &good),
+        401
+    );
+    assert_eq!(status(&[("Content-Type", "text/plain"), auth], &good), 415);
+    assert_eq!(
+        status(&[JSON, auth, ("Content-Encoding", "br")], &good),
+        415
+    );
+    assert_eq!(status(&[JSON, auth], b"{\"resourceSpans\": [,]}"), 400);
+    let (code, ctype, body) = post(&agent, &recv.url, &[PROTOBUF, auth], b"\x0a\xff\xff").unwrap();
+    assert_eq!((code, ctype.as_str()), (400, "application/x-protobuf"));
+    assert_eq!(
+        &body[..2],
+        b"\x08\x03",
+        "a Status with code INVALID_ARGUMENT"
+    );
+    assert_eq!(status(&[JSON, auth], &vec![b' '; 3000]), 413);
+    assert_eq!(
+        status(&[JSON, auth, GZIP], &gzip(&vec![b' '; 100_000])),
+        413
+    );
+    let wrong_path = recv.url.replace("/v1/traces", "/v1/logs");
+    assert_eq!(
+        post(&agent, &wrong_path, &[JSON, auth], &good).unwrap().0,
+        404
+    );
+    assert_eq!(agent.get(&recv.url).call().unwrap().status().as_u16(), 405);
+
+    // Garbage on a raw connection gets a 400 and a closed connection.
+    let mut raw = TcpStream::connect(recv.addr()).unwrap();
+    raw.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    raw.write_all(b"\x16\x03\x01 not http at all\r\n\r\n")
+        .unwrap();
+    let mut answer = String::new();
+    raw.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 400 "), "{answer}");
+
+    // Still serving.
+    assert_eq!(status(&[JSON, auth], &good), 200);
+    let (code, err) = recv.stop();
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("refused (401)"), "{err}");
+    let written = std::fs::read_to_string(&output).unwrap();
+    assert_eq!(
+        written.lines().count(),
+        1,
+        "only the accepted request: {written}"
+    );
+    assert_eq!(span_ids(&written).len(), 1);
+}
+
+const CLIENTS: usize = 8;
+const REQUESTS: usize = 25;
+const SPANS: usize = 4;
+
+#[test]
+fn every_acknowledged_span_comes_out_exactly_once_across_a_sigterm() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("spans.jsonl");
+    // Few workers and a short queue, so some clients are told 503 and retry.
+    let recv = Recv::start(
+        &[
+            "--workers",
+            "3",
+            "--queue",
+            "2",
+            "--output",
+            output.to_str().unwrap(),
+        ],
+        Stdio::null(),
+    );
+    let acked = Arc::new(Mutex::new(Vec::<String>::new()));
+    let acked_count = Arc::new(AtomicUsize::new(0));
+    let stopping = Arc::new(AtomicBool::new(false));
+    let clients: Vec<_> = (0..CLIENTS)
+        .map(|c| {
+            let (url, acked, acked_count, stopping) = (
+                recv.url.clone(),
+                acked.clone(),
+                acked_count.clone(),
+                stopping.clone(),
+            );
+            std::thread::spawn(move || {
+                let agent = agent();
+                'requests: for r in 0..REQUESTS {
+                    let spans: Vec<Span> = (0..SPANS).map(|i| Span::new(c, r, i)).collect();
+                    let (headers, body) = match (r % 2, r % 3) {
+                        (0, 0) => (vec![JSON, GZIP], gzip(&json_request(&spans))),
+                        (0, _) => (vec![JSON], json_request(&spans)),
+                        (_, 0) => (vec![PROTOBUF, GZIP], gzip(&protobuf_request(&spans))),
+                        _ => (vec![PROTOBUF], protobuf_request(&spans)),
+                    };
+                    for _attempt in 0..500 {
+                        match post(&agent, &url, &headers, &body) {
+                            Ok((200, _, _)) => {
+                                acked.lock().unwrap().extend(spans.iter().map(Span::hex_id));
+                                acked_count.fetch_add(SPANS, Ordering::SeqCst);
+                                continue 'requests;
+                            }
+                            Ok((503, _, _)) | Err(_) if !stopping.load(Ordering::SeqCst) => {
+                                std::thread::sleep(Duration::from_millis(5));
+                            }
+                            Ok((status, _, answer)) if status != 503 => {
+                                panic!("status {status}: {}", String::from_utf8_lossy(&answer))
+                            }
+                            _ => return,
+                        }
+                    }
+                    panic!("request {r} of client {c} was never taken");
+                }
+            })
+        })
+        .collect();
+
+    // Stop once half the spans are acknowledged, while clients still send.
+    let half = CLIENTS * REQUESTS * SPANS / 2;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while acked_count.load(Ordering::SeqCst) < half {
+        assert!(
+            Instant::now() < deadline,
+            "the receiver took too few requests"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    stopping.store(true, Ordering::SeqCst);
+    let (code, err) = recv.stop();
+    for c in clients {
+        c.join().unwrap();
+    }
+    assert_eq!(code, 0, "{err}");
+
+    let acked: HashSet<String> = acked.lock().unwrap().iter().cloned().collect();
+    assert!(acked.len() >= half);
+    let written = span_ids(&std::fs::read_to_string(&output).unwrap());
+    let twice: Vec<_> = written.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(twice.is_empty(), "written more than once: {twice:?}");
+    let lost: Vec<_> = acked
+        .iter()
+        .filter(|id| !written.contains_key(*id))
+        .collect();
+    assert!(lost.is_empty(), "acknowledged but not written: {lost:?}");
+    let unacked: Vec<_> = written.keys().filter(|id| !acked.contains(*id)).collect();
+    assert!(
+        unacked.is_empty(),
+        "written but never acknowledged: {unacked:?}"
+    );
+}
+
+#[test]
+fn an_idle_keep_alive_connection_gives_its_worker_to_a_waiting_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("spans.jsonl");
+    let recv = Recv::start(
+        &["--workers", "1", "--output", output.to_str().unwrap()],
+        Stdio::null(),
+    );
+    // The first exporter keeps its connection open (ureq pools it) and
+    // sends nothing more: it holds the only worker.
+    let first = agent();
+    let ok = post(
+        &first,
+        &recv.url,
+        &[JSON],
+        &json_request(&[Span::new(1, 0, 0)]),
+    )
+    .unwrap();
+    assert_eq!(ok.0, 200);
+    // The second would wait out the 30 s idle timeout, past its own 10 s.
+    let started = Instant::now();
+    let second = post(
+        &agent(),
+        &recv.url,
+        &[JSON],
+        &json_request(&[Span::new(2, 0, 0)]),
+    )
+    .expect("the second exporter is served while the first idles");
+    assert_eq!(second.0, 200);
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "served after {:?}",
+        started.elapsed()
+    );
+    // The first reconnects when it has more to send.
+    let again = post(
+        &first,
+        &recv.url,
+        &[JSON],
+        &json_request(&[Span::new(1, 1, 0)]),
+    )
+    .unwrap();
+    assert_eq!(again.0, 200);
+    let (code, err) = recv.stop();
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        span_ids(&std::fs::read_to_string(&output).unwrap()).len(),
+        3
+    );
+}
+
+#[test]
+fn listening_beyond_loopback_without_a_token_warns() {
+    let mut child = Command::new(common::bin("triage-recv"))
+        .args(["--listen", ":0"])
+        .env_remove("TRIAGE_RECV_TOKEN")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    let second = lines.next().unwrap().unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        first.starts_with("triage-recv: listening on http://0.0.0.0:"),
+        "{first}"
+    );
+    assert!(
+        second.contains("warning:") && second.contains("no --token"),
+        "{second}"
+    );
+}
+
+/// Sends `bytes` on a new connection and reads until the receiver closes.
+fn raw_exchange(addr: &str, bytes: &[u8]) -> String {
+    let mut raw = TcpStream::connect(addr).unwrap();
+    raw.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    raw.write_all(bytes).unwrap();
+    let mut answer = Vec::new();
+    let _ = raw.read_to_end(&mut answer);
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+#[test]
+fn a_request_smuggled_behind_ambiguous_framing_is_never_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("spans.jsonl");
+    let recv = Recv::start(&["-o", output.to_str().unwrap()], Stdio::null());
+    let body = json_request(&[Span::new(0, 0, 0)]);
+    let smuggled = format!(
+        "POST /v1/traces HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{}",
+        body.len(),
+        String::from_utf8_lossy(&body)
+    );
+    let chunked_empty = "0\r\n\r\n";
+    let start = "POST /v1/traces HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\n";
+    for framing in [
+        format!(
+            "Content-Length: {}\r\nTransfer-Encoding: chunked\r\n\r\n{chunked_empty}",
+            chunked_empty.len()
+        ),
+        format!("Transfer-Encoding: chunked\r\nContent-Length: 0\r\n\r\n{chunked_empty}"),
+        format!("Transfer-Encoding: identity, chunked\r\n\r\n{chunked_empty}"),
+        format!("Transfer-Encoding: chunked\r\nTransfer-Encoding: identity\r\n\r\n{chunked_empty}"),
+        "Content-Length: +0\r\n\r\n".to_string(),
+        "Content-Length: 0\n\r\n".to_string(),
+    ] {
+        let answer = raw_exchange(
+            &recv.addr(),
+            format!("{start}{framing}{smuggled}").as_bytes(),
+        );
+        assert!(answer.starts_with("HTTP/1.1 400 "), "{framing:?}: {answer}");
+        assert!(
+            answer.contains("Connection: close"),
+            "{framing:?}: {answer}"
+        );
+        assert_eq!(
+            answer.matches("HTTP/1.1 ").count(),
+            1,
+            "{framing:?}: {answer}"
+        );
+    }
+    // A plain request on its own connection is still served.
+    let answer = raw_exchange(
+        &recv.addr(),
+        smuggled
+            .replace("\r\n\r\n", "\r\nConnection: close\r\n\r\n")
+            .as_bytes(),
+    );
+    assert!(answer.starts_with("HTTP/1.1 200 "), "{answer}");
+    let (code, err) = recv.stop();
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(std::fs::read_to_string(&output).unwrap().lines().count(), 1);
+}
+
+#[test]
+fn slow_clients_hold_no_worker_and_honest_exporters_get_through() {
+    let recv = Recv::start(&["--token", "tok"], Stdio::null());
+    let stop = Arc::new(AtomicBool::new(false));
+    // More slow connections than workers and queue together, each
+    // sending a byte at a time, one of them with the token.
+    let slow: Vec<_> = (0..100)
+        .map(|i| {
+            let addr = recv.addr();
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut s = TcpStream::connect(addr).unwrap();
+                let head = format!(
+                    "POST /v1/traces HTTP/1.1\r\nAuthorization: Bearer tok\r\nContent-Type: application/json\r\nX-Slow: {i}{}",
+                    "-".repeat(200)
+                );
+                for b in head.bytes() {
+                    if stop.load(Ordering::SeqCst) || s.write_all(&[b]).is_err() {
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(300));
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_secs(1));
+    let agent = agent();
+    let body = json_request(&[Span::new(1, 0, 0)]);
+    let auth = ("Authorization", "Bearer tok");
+    for _ in 0..20 {
+        let started = Instant::now();
+        let (status, _, _) = post(&agent, &recv.url, &[JSON, auth], &body).unwrap();
+        assert_eq!(status, 200);
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            started.elapsed()
+        );
+        // A client without the token is told so at once, slow ones or not.
+        assert_eq!(post(&agent, &recv.url, &[JSON], &body).unwrap().0, 401);
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    stop.store(true, Ordering::SeqCst);
+    for t in slow {
+        t.join().unwrap();
+    }
+    let (code, err) = recv.stop();
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("503"), "{err}");
+}
+
+/// A span whose id is `n`, alone among the soak test's spans.
+fn numbered_span(n: u64) -> Span {
+    let mut trace = [0u8; 16];
+    trace[..8].copy_from_slice(&(n / 64 + 1).to_be_bytes());
+    Span {
+        trace,
+        id: n.to_be_bytes(),
+        agent: "planner",
+        run: format!("soak-{}", n / 64),
+        turn: (n % 64) as i64 + 1,
+        tool: "search",
+        ok: !n.is_multiple_of(3),
+    }
+}
+
+/// Request headers and a body.
+type Request = (Vec<(&'static str, &'static str)>, Vec<u8>);
+
+/// Requests triage-parse may not read: each either refused, or, if
+/// taken, read back like any other.
+fn hostile_bodies(span: &Span) -> Vec<Request> {
+    let request: Value = serde_json::from_slice(&json_request(std::slice::from_ref(span))).unwrap();
+    let good = request.to_string();
+    let planner = r#"{"stringValue":"planner"}"#;
+    assert!(good.contains(planner));
+    let nested = format!(
+        "{}{planner}{}",
+        r#"{"arrayValue":{"values":["#.repeat(150),
+        "]}}".repeat(150)
+    );
+    let mut bodies: Vec<Request> = [
+        r#"{"stringValue": "planner\ud800"}"#,
+        r#"{"stringValue": "\udfffplanner"}"#,
+        r#"{"doubleValue": 1e400}"#,
+        r#"{"stringValue": "planner", "stringValue": "x"}"#,
+        &nested,
+    ]
+    .iter()
+    .map(|v| (vec![JSON], good.replace(planner, v).into_bytes()))
+    .collect();
+    bodies.push((vec![JSON], good.as_bytes()[..good.len() / 2].to_vec()));
+    bodies.push((vec![JSON, GZIP], good.clone().into_bytes()));
+    bodies.push((
+        vec![PROTOBUF],
+        protobuf_request(std::slice::from_ref(span))[..20].to_vec(),
+    ));
+    bodies
+}
+
+#[test]
+fn soak_every_acknowledged_span_is_read_back_once_by_parse() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("spans.jsonl");
+    let recv = Recv::start(
+        &[
+            "--workers",
+            "3",
+            "--queue",
+            "4",
+            "--output",
+            output.to_str().unwrap(),
+        ],
+        Stdio::null(),
+    );
+    let next_id = Arc::new(AtomicUsize::new(1));
+    let acked = Arc::new(Mutex::new(Vec::<String>::new()));
+    let stopping = Arc::new(AtomicBool::new(false));
+    let mut threads = Vec::new();
+    // Honest exporters, retrying 503 and dropped connections.
+    for c in 0..6 {
+        let (url, next_id, acked, stopping) = (
+            recv.url.clone(),
+            next_id.clone(),
+            acked.clone(),
+            stopping.clone(),
+        );
+        threads.push(std::thread::spawn(move || {
+            let agent = agent();
+            let mut r = 0;
+            while !stopping.load(Ordering::SeqCst) {
+                r += 1;
+                let spans: Vec<Span> = (0..3)
+                    .map(|_| numbered_span(next_id.fetch_add(1, Ordering::SeqCst) as u64))
+                    .collect();
+                let (headers, body) = match (r + c) % 3 {
+                    0 => (vec![JSON, GZIP], gzip(&json_request(&spans))),
+                    1 => (vec![JSON], json_request(&spans)),
+                    _ => (vec![PROTOBUF], protobuf_request(&spans)),
+                };
+                // Exporters batch: a request every 10 ms or so.
+                std::thread::sleep(Duration::from_millis(10));
+                while !stopping.load(Ordering::SeqCst) {
+                    match post(&agent, &url, &headers, &body) {
+                        Ok((200, _, _)) => {
+                            acked.lock().unwrap().extend(spans.iter().map(Span::hex_id));
+                            break;
+                        }
+                        Ok((503, _, _)) | Err(_) => std::thread::sleep(Duration::from_millis(5)),
+                        Ok((status, _, answer)) => {
+                            panic!("status {status}: {}", String::from_utf8_lossy(&answer))
+                        }
+                    }
+                }
+            }
+        }));
+    }
+    // Hostile bodies, and requests smuggled behind ambiguous framing.
+    for _ in 0..2 {
+        let (url, addr, next_id, acked, stopping) = (
+            recv.url.clone(),
+            recv.addr(),
+            next_id.clone(),
+            acked.clone(),
+            stopping.clone(),
+        );
+        threads.push(std::thread::spawn(move || {
+            let agent = agent();
+            while !stopping.load(Ordering::SeqCst) {
+                let span = numbered_span(next_id.fetch_add(1, Ordering::SeqCst) as u64);
+                for (headers, body) in hostile_bodies(&span) {
+                    if let Ok((200, _, _)) = post(&agent, &url, &headers, &body) {
+                        acked.lock().unwrap().push(span.hex_id());
+                    }
+                }
+                let inner = json_request(&[numbered_span(
+                    next_id.fetch_add(1, Ordering::SeqCst) as u64,
+                )]);
+                let smuggle = format!(
+                    "POST /v1/traces HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nPOST /v1/traces HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{}",
+                    inner.len(),
+                    String::from_utf8_lossy(&inner)
+                );
+                if let Ok(mut s) = TcpStream::connect(&addr) {
+                    let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+                    let _ = s.write_all(smuggle.as_bytes());
+                    let _ = s.read_to_end(&mut Vec::new());
+                }
+            }
+        }));
+    }
+    // Slow clients, a byte every 200 ms, reconnecting when cut off.
+    for i in 0..40 {
+        let (addr, stopping) = (recv.addr(), stopping.clone());
+        threads.push(std::thread::spawn(move || {
+            let head = format!(
+                "POST /v1/traces HTTP/1.1\r\nContent-Type: application/json\r\nX-Slow: {i}{}\r\n",
+                "-".repeat(100)
+            );
+            'connect: while !stopping.load(Ordering::SeqCst) {
+                let Ok(mut s) = TcpStream::connect(&addr) else {
+                    std::thread::sleep(Duration::from_millis(100));
+                    continue;
+                };
+                for b in head.bytes() {
+                    if stopping.load(Ordering::SeqCst) || s.write_all(&[b]).is_err() {
+                        continue 'connect;
+                    }
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+            }
+        }));
+    }
+    std::thread::sleep(Duration::from_secs(6));
+    let acked_before_stop = acked.lock().unwrap().len();
+    stopping.store(true, Ordering::SeqCst);
+    let (code, err) = recv.stop();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        acked_before_stop > 100,
+        "only {acked_before_stop} spans taken in 6 s"
+    );
+
+    let out = Command::new(common::bin("triage-parse"))
+        .args(["-f", "otlp"])
+        .arg(&output)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("skipped"), "{stderr}");
+    let recs = records(&out.stdout);
+    let mut read_back: HashMap<String, usize> = HashMap::new();
+    for e in of_kind(&recs, "event") {
+        *read_back
+            .entry(e["span_id"].as_str().unwrap().to_string())
+            .or_default() += 1;
+    }
+    let acked: Vec<String> = acked.lock().unwrap().clone();
+    let acked_set: HashSet<&String> = acked.iter().collect();
+    assert_eq!(acked_set.len(), acked.len(), "a span acknowledged twice");
+    let lost: Vec<_> = acked
+        .iter()
+        .filter(|id| read_back.get(*id) != Some(&1))
+        .collect();
+    assert!(
+        lost.is_empty(),
+        "acknowledged but not read back once: {lost:?}"
+    );
+    let unacked: Vec<_> = read_back
+        .keys()
+        .filter(|id| !acked_set.contains(id))
+        .collect();
+    assert!(
+        unacked.is_empty(),
+        "read back but never acknowledged: {unacked:?}"
+    );
+}
