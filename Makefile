@@ -37,7 +37,7 @@ test-browser:
 
 test-memcheck:
 	PROPTEST_CASES=24 valgrind -q --error-exitcode=99 $$($(CARGO) test --locked --lib --no-run --message-format=json 2>/dev/null \
-	  | sed -n 's/.*"kind":\["lib"\].*"executable":"\([^"]*\)".*/\1/p' | head -1) io::json_scan io::task_share
+	  | sed -n 's/.*"kind":\["lib"\].*"executable":"\([^"]*\)".*/\1/p' | head -1) plumbing::json_scan plumbing::task_share
 
 test-spark:
 	$(CARGO) test --locked --test cli -- --include-ignored spark::

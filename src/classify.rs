@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::io::json_scan;
+use crate::plumbing::json_scan;
 use crate::record::{ErrorInfo, EventOut, FailureSource};
 
 /// A failure class found by a rule: the scoring classification and the

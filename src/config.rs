@@ -265,7 +265,11 @@ impl Config {
     /// Loads a file; errors name the file and the line of the bad key.
     pub(crate) fn load(path: &Path) -> anyhow::Result<Config> {
         let text = std::fs::read_to_string(path).map_err(|e| {
-            anyhow::anyhow!("{}: {}", path.display(), crate::io::diag::io_reason(&e))
+            anyhow::anyhow!(
+                "{}: {}",
+                path.display(),
+                crate::plumbing::diag::io_reason(&e)
+            )
         })?;
         Config::parse(&text).map_err(|e| anyhow::anyhow!("{}:{e}", path.display()))
     }

@@ -7,10 +7,10 @@ use std::path::Path;
 
 use crate::config::ScoringConfig;
 use crate::group::{median_recovery, recovered_within};
-use crate::io::diag::Diag;
-use crate::io::input::{self, Input};
 use crate::outcomes::{self, OutcomeCounts};
 use crate::pipeline::{Analysis, AnalyzeOptions, analyze};
+use crate::plumbing::diag::Diag;
+use crate::plumbing::input::{self, Input};
 use crate::record::{
     Change, ChangeScope, ClassificationChange, CountChange, Outcome, PassRateChange, Pattern,
     PatternChange, RunRec, RunTotals, ScoreChange, SideSummary, SummaryChange, TaskChange,

@@ -8,8 +8,8 @@
 use serde_json::{Value, json};
 
 use crate::explain::{Explanation, view::RunView, walkback};
-use crate::io::diag::Diag;
 use crate::llm::{Client, Prompt, cut, data_block, json_answer};
+use crate::plumbing::diag::Diag;
 use crate::record::Candidate;
 use crate::record::JudgeNote;
 

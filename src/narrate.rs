@@ -4,8 +4,8 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::io::diag::Diag;
 use crate::llm::{Client, Prompt, cut, data_block, json_answer};
+use crate::plumbing::diag::Diag;
 use crate::record::Pattern;
 use crate::render::Report;
 

@@ -6,16 +6,16 @@ use std::io::Read;
 use std::ops::Range;
 use std::sync::Mutex;
 
-use crate::io::decode_ahead::{InOrder, LineDecoder, decode_ahead};
-use crate::io::diag::{Diag, OnBadInput, io_reason};
-use crate::io::input::Input;
-use crate::io::json_scan::{
+use crate::plumbing::decode_ahead::{InOrder, LineDecoder, decode_ahead};
+use crate::plumbing::diag::{Diag, OnBadInput, io_reason};
+use crate::plumbing::framing::ChunkReader;
+use crate::plumbing::input::Input;
+use crate::plumbing::json_scan::{
     Field, LineScratch, ScanError, Stepped, Value, array_items, visit_object_in,
 };
-use crate::io::ndjson::ChunkReader;
-use crate::io::read_ahead::ReadThread;
-use crate::io::surrogates::Repaired;
-use crate::io::waiting::Waiting;
+use crate::plumbing::read_ahead::ReadThread;
+use crate::plumbing::surrogates::Repaired;
+use crate::plumbing::waiting::Waiting;
 use crate::record::{EventView, Kind, KindProbe, RecordError, check_schema, json_reason};
 use crate::timestamp::Timestamp;
 
@@ -100,7 +100,7 @@ pub(crate) fn read_records(
 /// Three things happen at once: a thread reads chunks ahead (so the stage
 /// upstream never waits on a full pipe), the pool decodes one chunk, and
 /// this thread hands the chunk before it to `each`
-/// ([`crate::io::decode_ahead`]). On a live input (`waiting`), chunks
+/// ([`crate::plumbing::decode_ahead`]). On a live input (`waiting`), chunks
 /// hold what has arrived, and what was decoded is handed over while the
 /// next is awaited.
 pub fn read_records_from(
@@ -235,9 +235,14 @@ where
     type Error = anyhow::Error;
 
     /// Warns, once per input, that a chunk had lone surrogate escapes
-    /// replaced (see [`crate::io::surrogates`]).
+    /// replaced (see [`crate::plumbing::surrogates`]).
     fn repaired(&mut self, repaired: Repaired) {
-        crate::io::surrogates::warn_once(repaired, self.path, &mut self.repaired_warned, self.diag);
+        crate::plumbing::surrogates::warn_once(
+            repaired,
+            self.path,
+            &mut self.repaired_warned,
+            self.diag,
+        );
     }
 
     /// Hands over every record. Records are lent, not moved, to `each`: an

@@ -44,7 +44,7 @@ pub(super) fn read(
     let mut data = head;
     io::BufReader::new(rest)
         .read_to_end(&mut data)
-        .map_err(|e| anyhow::anyhow!("{name}: {}", crate::io::diag::io_reason(&e)))?;
+        .map_err(|e| anyhow::anyhow!("{name}: {}", crate::plumbing::diag::io_reason(&e)))?;
     let body = data.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&data);
     match layout(body) {
         Layout::Lines => {
@@ -94,7 +94,7 @@ pub(super) fn read_members_or(
     let mut data = head;
     io::BufReader::new(rest)
         .read_to_end(&mut data)
-        .map_err(|e| anyhow::anyhow!("{name}: {}", crate::io::diag::io_reason(&e)))?;
+        .map_err(|e| anyhow::anyhow!("{name}: {}", crate::plumbing::diag::io_reason(&e)))?;
     let body = data.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&data);
     if matches!(layout(body), Layout::Documents(1)) && read_each_value(name, body, sink)? {
         return Ok(());
@@ -123,7 +123,7 @@ fn layout(body: &[u8]) -> Layout {
             Err(_) if one_line_value => return Layout::Lines,
             Err(e) => {
                 let line = Some(e.line() as u64).filter(|l| *l > 0);
-                let why = format!("not valid JSON: {}", crate::io::diag::json_reason(&e));
+                let why = format!("not valid JSON: {}", crate::plumbing::diag::json_reason(&e));
                 return Layout::Broken(line, why);
             }
         }

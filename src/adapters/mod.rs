@@ -23,10 +23,10 @@ pub use settings::{DecodeSettings, TimeFilter};
 pub use sink::{Sink, SinkTarget};
 pub use unreadable::Unreadable;
 
-use crate::io::input::Input;
-use crate::io::waiting::Waiting;
+use crate::plumbing::input::Input;
+use crate::plumbing::waiting::Waiting;
 #[cfg(test)]
-use crate::io::{diag::Diag, ndjson::RecordWriter};
+use crate::plumbing::{diag::Diag, framing::RecordWriter};
 #[cfg(test)]
 use serde_json::Value;
 #[cfg(test)]
@@ -100,7 +100,7 @@ fn read_start(
 ) -> anyhow::Result<Vec<u8>> {
     let mut head = vec![0u8; 64 * 1024];
     let n = read_head(reader, &mut head, waiting)
-        .map_err(|e| anyhow::anyhow!("{name}: {}", crate::io::diag::io_reason(&e)))?;
+        .map_err(|e| anyhow::anyhow!("{name}: {}", crate::plumbing::diag::io_reason(&e)))?;
     head.truncate(n);
     Ok(head)
 }
@@ -189,7 +189,7 @@ pub(crate) fn records_with(
         let mut sink = Sink::new(
             writer,
             &mut diag,
-            crate::io::diag::OnBadInput::Skip,
+            crate::plumbing::diag::OnBadInput::Skip,
             settings,
         );
         read_from(name, bytes, format, &mut sink).unwrap();

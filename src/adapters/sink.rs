@@ -5,10 +5,10 @@ use std::io::{self, Write};
 use std::path::Path;
 
 use crate::adapters::settings::DecodeSettings;
-use crate::io::diag::Diag;
-use crate::io::diag::OnBadInput;
-use crate::io::intern::Interner;
-use crate::io::ndjson::RecordWriter;
+use crate::plumbing::diag::Diag;
+use crate::plumbing::diag::OnBadInput;
+use crate::plumbing::framing::RecordWriter;
+use crate::plumbing::intern::Interner;
 use crate::record::EventConsumer;
 use crate::record::{EventOut, RunRec, SourceRec};
 use crate::timestamp::Timestamp;
@@ -201,7 +201,7 @@ impl<'w> Sink<'w> {
     }
 
     /// Warns, once per source, that lone surrogate escapes were replaced.
-    pub(crate) fn repaired(&mut self, r: crate::io::surrogates::Repaired) {
+    pub(crate) fn repaired(&mut self, r: crate::plumbing::surrogates::Repaired) {
         if self.repaired_warned {
             return;
         }

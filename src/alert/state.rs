@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
-use crate::io::diag::{io_reason, output_reason};
-use crate::io::outfile::AtomicFile;
+use crate::plumbing::diag::{io_reason, output_reason};
+use crate::plumbing::outfile::AtomicFile;
 
 /// The state file's format version.
 const VERSION: u64 = 1;

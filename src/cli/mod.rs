@@ -1,4 +1,4 @@
-//! Command-line plumbing every binary shares: common flags and flag value
+//! What every binary's command line shares: common flags and flag value
 //! parsers, the `Tool` trait and its `main`, exit status, and man/completion
 //! output.
 
@@ -12,7 +12,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
 
-use crate::io::diag::{Diag, to_stderr};
+use crate::plumbing::diag::{Diag, to_stderr};
 
 /// Success, also when the reader downstream closed the pipe.
 pub(crate) const EXIT_OK: u8 = 0;
@@ -79,8 +79,8 @@ pub struct CommonArgs {
 
 impl CommonArgs {
     /// What `--strict` makes of input that cannot be read.
-    pub(crate) fn on_bad_input(&self) -> crate::io::diag::OnBadInput {
-        crate::io::diag::OnBadInput::strict(self.strict)
+    pub(crate) fn on_bad_input(&self) -> crate::plumbing::diag::OnBadInput {
+        crate::plumbing::diag::OnBadInput::strict(self.strict)
     }
 }
 

@@ -12,10 +12,10 @@ use crate::adapters::Format;
 use crate::cli::{self, ConfigArg};
 use crate::config::{LinksConfig, LlmConfig, ProviderKind, ScoringConfig};
 use crate::diff::{FailOn, GateOptions, compare_sides, failing, side_is_empty};
-use crate::io::diag::{self, Diag, OnBadInput};
-use crate::io::outfile::AtomicFile;
 use crate::llm::{Client, Settings};
 use crate::pipeline::AnalyzeOptions;
+use crate::plumbing::diag::{self, Diag, OnBadInput};
+use crate::plumbing::outfile::AtomicFile;
 use crate::record::{Change, ChangeScope};
 use crate::render::{self, OutputFormat, RenderOptions, Report, TableStyle};
 
@@ -286,7 +286,7 @@ impl OutputArgs {
                 file.commit()
             }
             None => {
-                let mut out = crate::io::outfile::stdout(256 * 1024);
+                let mut out = crate::plumbing::outfile::stdout(256 * 1024);
                 render::render(report, &opts, &mut out)?;
                 Ok(out.flush()?)
             }

@@ -13,10 +13,10 @@ use crate::alert::state::AlertState;
 use crate::alert::webhook::Webhook;
 use crate::alert::{AlertStatus, Decision, Policy, alert_record, failed_runs_record};
 use crate::cli::{self, CommonArgs, ConfigArg, Tool};
-use crate::io::diag::{Diag, OnBadInput};
-use crate::io::input::Input;
-use crate::io::ndjson::{RecordWriter, read_all};
-use crate::io::{diag, input};
+use crate::plumbing::diag::{Diag, OnBadInput};
+use crate::plumbing::framing::{RecordWriter, read_all};
+use crate::plumbing::input::Input;
+use crate::plumbing::{diag, input};
 use crate::record::{Header, Kind, Pattern};
 use crate::stream::{Kindless, Record, read_records_from};
 
@@ -223,7 +223,7 @@ triage report --format json runs/*.ndjson | triage-alert --dry-run | jq -c 'sele
     }
 }
 
-type Out = RecordWriter<io::BufWriter<crate::io::outfile::Stdout>>;
+type Out = RecordWriter<io::BufWriter<crate::plumbing::outfile::Stdout>>;
 
 /// What the inputs hand over: a scored pattern, or the batch's runs.
 enum Item {

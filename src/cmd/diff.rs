@@ -4,8 +4,8 @@
 use clap::Parser;
 
 use crate::cli::{CommonArgs, SidesArgs, Tool, TraceFormatArg};
-use crate::io::diag::Diag;
-use crate::io::ndjson::RecordWriter;
+use crate::plumbing::diag::Diag;
+use crate::plumbing::framing::RecordWriter;
 use crate::record::Header;
 
 /// Compare two batches (before and after a prompt change, a model upgrade,

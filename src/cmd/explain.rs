@@ -10,11 +10,11 @@ use serde_json::{Map, Value};
 
 use crate::cli::{self, CommonArgs, ConfigArg, LlmArgs, Tool, report_usage};
 use crate::explain::{self, Explanation, batch::RunBatch, view::RunView};
-use crate::io::diag::{Diag, OnBadInput};
-use crate::io::input;
-use crate::io::input::Input;
-use crate::io::ndjson::RecordWriter;
 use crate::llm::Client;
+use crate::plumbing::diag::{Diag, OnBadInput};
+use crate::plumbing::framing::RecordWriter;
+use crate::plumbing::input;
+use crate::plumbing::input::Input;
 use crate::record::{Header, Kind, Pattern, RecordError, json_reason};
 use crate::stream::{self, Kindless, Record};
 
@@ -131,7 +131,7 @@ TRIAGE_CONFIG: the configuration file, as --config.",
             (false, true) => Some(self.llm.client(&config.llm, "--judge")?),
         };
         let inputs = input::inputs(&self.files, diag)?;
-        let stdout = crate::io::outfile::stdout(256 * 1024);
+        let stdout = crate::plumbing::outfile::stdout(256 * 1024);
         let mut out = RecordWriter::new(
             Box::new(stdout) as Box<dyn Write>,
             self.common.line_buffered,

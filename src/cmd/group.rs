@@ -8,9 +8,9 @@ use clap::Parser;
 
 use crate::cli::{self, CommonArgs, ConfigArg, Tool};
 use crate::group::{DEFAULT_BUFFER_EVENTS, Grouper};
-use crate::io::diag::Diag;
-use crate::io::input;
-use crate::io::ndjson::RecordWriter;
+use crate::plumbing::diag::Diag;
+use crate::plumbing::framing::RecordWriter;
+use crate::plumbing::input;
 use crate::record::{Batch, Header, Kind, Pattern, RunRec, SourceRec};
 use crate::stream::{Kindless, Record, read_records};
 

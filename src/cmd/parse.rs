@@ -7,9 +7,9 @@ use clap::Parser;
 use crate::adapters::{self, DecodeSettings, Sink, TimeFilter};
 use crate::classify::Classifier;
 use crate::cli::{self, CommonArgs, ConfigArg, Tool, TraceFormatArg};
-use crate::io::diag::Diag;
-use crate::io::input;
-use crate::io::ndjson::RecordWriter;
+use crate::plumbing::diag::Diag;
+use crate::plumbing::framing::RecordWriter;
+use crate::plumbing::input;
 use crate::record::Header;
 use crate::timestamp::Timestamp;
 
@@ -122,8 +122,8 @@ triage-parse --since 2026-04-25 traces.jsonl | jq -c 'select(.action_succeeded =
                 .num_threads(threads)
                 .build_global();
         }
-        crate::io::ndjson::enlarge_pipe(&std::io::stdout());
-        let stdout = crate::io::outfile::stdout(256 * 1024);
+        crate::plumbing::framing::enlarge_pipe(&std::io::stdout());
+        let stdout = crate::plumbing::outfile::stdout(256 * 1024);
         let mut writer = RecordWriter::new(
             Box::new(stdout) as Box<dyn std::io::Write>,
             self.common.line_buffered,

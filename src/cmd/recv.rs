@@ -11,8 +11,8 @@ use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
 use crate::cli::{self, CommonArgs, Tool};
-use crate::io::diag;
-use crate::io::diag::Diag;
+use crate::plumbing::diag;
+use crate::plumbing::diag::Diag;
 use crate::recv::export::TRACES_PATH;
 use crate::recv::{self, Control, LineSink, Settings};
 

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use clap::Parser;
 
 use crate::cli::{self, CommonArgs, ConfigArg, OutputArgs, Tool, TopArg};
-use crate::io::diag::{Diag, OnBadInput};
-use crate::io::input;
-use crate::io::input::Input;
+use crate::plumbing::diag::{Diag, OnBadInput};
+use crate::plumbing::input;
+use crate::plumbing::input::Input;
 use crate::render::Report;
 use crate::render::model::ReportLine;
 use crate::stream::{self, Kindless, Record};

@@ -7,9 +7,9 @@ use clap::Parser;
 use rayon::prelude::*;
 
 use crate::cli::{self, CommonArgs, ConfigArg, Tool};
-use crate::io::diag::{Diag, OnBadInput};
-use crate::io::input;
-use crate::io::ndjson::RecordWriter;
+use crate::plumbing::diag::{Diag, OnBadInput};
+use crate::plumbing::framing::RecordWriter;
+use crate::plumbing::input;
 use crate::record::{Batch, Header, Kind, Pattern, RecordError};
 use crate::score::score;
 use crate::stream::{Kindless, Record, read_records};

@@ -4,7 +4,7 @@
 use clap::Parser;
 
 use crate::cli::{self, CommonArgs, Tool};
-use crate::io::diag::Diag;
+use crate::plumbing::diag::Diag;
 use crate::tracegen::{GenFormat, GenSpec, generate};
 
 /// Write deterministic agent traces: N events over R runs and A agents,
@@ -88,7 +88,7 @@ triage-gen --format otlp -n 200000 -r 200 > spans.jsonl",
             },
             spans_per_request: self.spans_per_request,
         };
-        let mut out = crate::io::outfile::stdout(1 << 20);
+        let mut out = crate::plumbing::outfile::stdout(1 << 20);
         generate(&spec, &mut out)?;
         std::io::Write::flush(&mut out)?;
         Ok(cli::EXIT_OK)

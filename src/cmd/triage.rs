@@ -11,9 +11,9 @@ use crate::cli::{
     self, CommonArgs, ConfigArg, LlmArgs, OutputArgs, SidesArgs, Tool, TopArg, report_usage,
 };
 use crate::config::Config;
-use crate::io::diag::Diag;
-use crate::io::{diag, input};
 use crate::pipeline::{AnalyzeOptions, analyze};
+use crate::plumbing::diag::Diag;
+use crate::plumbing::{diag, input};
 use crate::render::Report;
 use crate::render::model::ReportLine;
 

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use rustc_hash::FxHashMap as HashMap;
 
-use crate::io::intern::Interner;
+use crate::plumbing::intern::Interner;
 use crate::record::{
     Batch, EventConsumer, EventView, OutOfOrder, Outcome, Pattern, RunRec, Sample, SourceRec,
 };

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use super::SAMPLES_PER_PATTERN;
 use super::recovery::{LatencyCounts, recovered_within};
 use crate::config::TAIL_RISK_WINDOW;
-use crate::io::intern::Interner;
+use crate::plumbing::intern::Interner;
 use crate::record::{EventView, Pattern, RunCounts, Sample};
 use crate::timestamp::Timestamp;
 

@@ -1,7 +1,7 @@
 //! Tests of `group`.
 
 use super::*;
-use crate::io::intern::Interner;
+use crate::plumbing::intern::Interner;
 
 #[test]
 fn latency_counts_keep_every_offset() {

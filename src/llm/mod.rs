@@ -113,7 +113,7 @@ impl fmt::Display for LlmError {
             LlmError::Unavailable { attempts, last } => write!(
                 f,
                 "no answer after {}: {last}",
-                crate::io::diag::count(u64::from(*attempts), "attempt", "attempts")
+                crate::plumbing::diag::count(u64::from(*attempts), "attempt", "attempts")
             ),
             LlmError::BadReply(why) => write!(f, "unreadable answer from the provider: {why}"),
         }
@@ -232,7 +232,7 @@ impl Client {
         let u = self.usage();
         format!(
             "{} to {}: {} input tokens ({} read from cache, {} written to cache), {} output tokens",
-            crate::io::diag::count(u.requests, "request", "requests"),
+            crate::plumbing::diag::count(u.requests, "request", "requests"),
             self.model,
             u.input_tokens,
             u.cache_read_input_tokens,

@@ -3,7 +3,7 @@
 //! writing a span's event went there).
 
 use super::event::{ErrorInfo, EventOut, FailureSource, JsonVal};
-use crate::io::json_text::write_str;
+use crate::plumbing::json_text::write_str;
 
 impl EventOut<'_> {
     /// Appends the record as serde_json writes it, less its closing brace:
@@ -258,13 +258,13 @@ mod tests {
             let serde_time = serde.timestamp.as_deref().and_then(crate::timestamp::Timestamp::parse);
             prop_assert_eq!(ev.timestamp, serde_time);
             let mut scanned = Vec::new();
-            let mut diag = crate::io::diag::Diag::new("test", true);
+            let mut diag = crate::plumbing::diag::Diag::new("test", true);
             crate::stream::read_records_from(
                 "t",
                 std::io::Cursor::new(line.clone()),
                 None,
                 &mut diag,
-                crate::io::diag::OnBadInput::Skip,
+                crate::plumbing::diag::OnBadInput::Skip,
                 crate::stream::Kindless::Passed,
                 |rec, _, _| {
                     if let crate::stream::Record::Event { event, at, .. } = rec {

@@ -199,7 +199,7 @@ pub(crate) struct KindProbe<'a> {
 /// integer`). Every stage words bad records with it.
 pub(crate) fn json_reason(line: &[u8], e: &serde_json::Error) -> String {
     // Rust's type names mean nothing to someone editing a record.
-    let msg = crate::io::diag::json_reason(e)
+    let msg = crate::plumbing::diag::json_reason(e)
         .replace("expected u64", "expected a non-negative integer")
         .replace("expected i64", "expected an integer")
         .replace("expected f64", "expected a number");
@@ -224,10 +224,10 @@ pub(crate) fn json_reason(line: &[u8], e: &serde_json::Error) -> String {
 fn field_at(line: &[u8], column: usize) -> Option<String> {
     let text = std::str::from_utf8(line).ok()?;
     let mut members = Vec::new();
-    crate::io::json_scan::object_members(text, &mut members).ok()?;
+    crate::plumbing::json_scan::object_members(text, &mut members).ok()?;
     // The scanner's keys are slices of the line: their offsets say where
     // each member starts, and the last to start before the column holds it.
-    let start = |key: &crate::io::json_scan::Value<'_>| {
+    let start = |key: &crate::plumbing::json_scan::Value<'_>| {
         key.raw().as_ptr() as usize - text.as_ptr() as usize
     };
     members

@@ -22,7 +22,7 @@ use std::time::Duration;
 use export::{Encoding, Gate, Refusal};
 use http::{Conn, ReadError, Response};
 
-use crate::io::diag::Diag;
+use crate::plumbing::diag::Diag;
 
 /// How the receiver runs.
 pub(crate) struct Settings {
@@ -117,7 +117,7 @@ pub(crate) fn bind(addr: SocketAddr) -> anyhow::Result<TcpListener> {
     TcpListener::bind(addr).map_err(|e| {
         anyhow::anyhow!(
             "cannot listen on {addr}: {}",
-            crate::io::diag::io_reason(&e)
+            crate::plumbing::diag::io_reason(&e)
         )
     })
 }

@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::comparison::{self, Comparison};
-use crate::io::json_scan;
 use crate::outcomes::{self, OutcomeCounts, SilentFailures, TaskSummary};
+use crate::plumbing::json_scan;
 use crate::record::{
     Batch, Change, Finding, Kind, KindProbe, Pattern, RecordError, RunRec, Scores, SourceRec,
     Verdict, check_schema, json_reason,

@@ -133,7 +133,7 @@ pub(crate) fn verdict_evidence(v: &Verdict) -> String {
 
 /// `n` and the noun in the right number (shared with the messages of
 /// every layer).
-pub use crate::io::diag::count;
+pub use crate::plumbing::diag::count;
 
 /// A JSON value as a table cell: strings bare, numbers with at most two
 /// decimals, structures as compact JSON.

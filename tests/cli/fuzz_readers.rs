@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use triage::adapters::{DecodeSettings, FORMATS, Format, Sink, read_from};
-use triage::io::diag::{Diag, OnBadInput};
-use triage::io::ndjson::RecordWriter;
+use triage::plumbing::diag::{Diag, OnBadInput};
+use triage::plumbing::framing::RecordWriter;
 
 /// Seeds longer than this are cut (at a random point): a mutant of a 4 MB
 /// file costs as much to read as thousands of small ones.

@@ -1,6 +1,6 @@
 //! The layering of src/ (see ARCHITECTURE.md): a module may use modules of
 //! its own layer or of layers below it, never of a layer above; inside
-//! adapters/ and io/ the same holds for their sub-layers; sibling modules
+//! adapters/ and plumbing/ the same holds for their sub-layers; sibling modules
 //! never form an import cycle; and no module glob-imports its parent or a
 //! sibling. Read, with syn, from every path that the code outside
 //! `#[cfg(test)]` items names.
@@ -28,7 +28,7 @@ const LAYERS: Layers = &[
     ("output", &["render", "alert", "outcomes"]),
     ("services", &["llm", "http_retry"]),
     ("contract", &["record", "config", "timestamp", "stream"]),
-    ("io", &["io"]),
+    ("plumbing", &["plumbing"]),
 ];
 
 /// Sub-layers of adapters/, top to bottom. `self` is the module's own file
@@ -42,15 +42,15 @@ const ADAPTERS_LAYERS: Layers = &[
     ("base", &["sink", "settings", "unreadable"]),
 ];
 
-/// Sub-layers of io/, top to bottom, as for adapters/: what a tool reads
+/// Sub-layers of plumbing/, top to bottom, as for adapters/: what a tool reads
 /// through (input selection, the decode driver), where the driver's chunks
 /// come from, NDJSON framing, the pieces framing is built from, and the
 /// warning printer everything reports through.
-const IO_LAYERS: Layers = &[
+const PLUMBING_LAYERS: Layers = &[
     ("entry", &["self"]),
     ("drivers", &["input", "decode_ahead"]),
     ("chunks", &["read_ahead"]),
-    ("framing", &["ndjson"]),
+    ("framing", &["framing"]),
     (
         "parts",
         &[
@@ -68,7 +68,8 @@ const IO_LAYERS: Layers = &[
 ];
 
 /// The top-level modules whose children are layered too.
-const INNER_LAYERS: &[(&str, Layers)] = &[("adapters", ADAPTERS_LAYERS), ("io", IO_LAYERS)];
+const INNER_LAYERS: &[(&str, Layers)] =
+    &[("adapters", ADAPTERS_LAYERS), ("plumbing", PLUMBING_LAYERS)];
 
 /// A module path under src/: `["adapters", "sink"]` for adapters/sink.rs.
 type ModPath = Vec<String>;
@@ -673,7 +674,7 @@ fn upward(g: &Graph) -> Vec<String> {
     out
 }
 
-/// Edges inside adapters/ or io/ to a higher sub-layer; a child naming its
+/// Edges inside adapters/ or plumbing/ to a higher sub-layer; a child naming its
 /// parent counts (the parent is the top sub-layer).
 fn upward_inside(g: &Graph) -> Vec<String> {
     let mut out = Vec::new();

@@ -19,6 +19,7 @@ mod llm;
 mod man_pages;
 mod merge_property;
 mod parse_coding_agent;
+mod parse_expected;
 mod parse_exports;
 mod parse_formats;
 mod parse_fuzz;

@@ -11,8 +11,8 @@ use std::path::Path;
 use common::mutation::{apply, mutation};
 use proptest::prelude::*;
 use triage::adapters::{DecodeSettings, FORMATS, Format, Sink, read_from};
-use triage::io::diag::{Diag, OnBadInput};
-use triage::io::ndjson::RecordWriter;
+use triage::plumbing::diag::{Diag, OnBadInput};
+use triage::plumbing::framing::RecordWriter;
 
 /// What one adapter made of an input: the records it wrote, the source
 /// record's counts, or the error it stopped with.

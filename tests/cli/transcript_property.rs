@@ -13,8 +13,8 @@ use proptest::prelude::*;
 use triage::adapters::{DecodeSettings, Format, Sink, read_from};
 use triage::config::ScoringConfig;
 use triage::group::Grouper;
-use triage::io::diag::Diag;
-use triage::io::ndjson::RecordWriter;
+use triage::plumbing::diag::Diag;
+use triage::plumbing::framing::RecordWriter;
 use triage::record::EventView;
 
 /// The transcript files the tests carry: generated with the SDKs, and a
@@ -43,7 +43,7 @@ fn parse(format: Format, name: &str, bytes: &[u8]) -> Result<Vec<serde_json::Val
         let mut sink = Sink::new(
             writer,
             &mut diag,
-            triage::io::diag::OnBadInput::Skip,
+            triage::plumbing::diag::OnBadInput::Skip,
             DecodeSettings::default(),
         );
         let r = read_from(name, bytes, format, &mut sink);

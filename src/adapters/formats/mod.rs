@@ -26,7 +26,7 @@ use clap::builder::PossibleValue;
 
 use crate::adapters::read::shape::Shape;
 use crate::adapters::sink::Sink;
-use crate::io::waiting::Waiting;
+use crate::plumbing::waiting::Waiting;
 
 /// Every format, in the order detection asks them: the first whose claim
 /// holds for an input's first JSON value reads it, so a more specific shape

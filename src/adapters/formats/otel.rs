@@ -22,7 +22,7 @@ use crate::adapters::read::{lines, spans};
 use crate::adapters::settings::DecodeSettings;
 use crate::adapters::sink::Sink;
 use crate::adapters::unreadable::Unreadable;
-use crate::io::json_scan::LineScratch;
+use crate::plumbing::json_scan::LineScratch;
 use crate::timestamp::Timestamp;
 
 /// Reads one span file from `r` into `sink`: one value per line as the

@@ -20,7 +20,7 @@ use crate::adapters::read::{lines, spans};
 use crate::adapters::settings::DecodeSettings;
 use crate::adapters::sink::Sink;
 use crate::adapters::unreadable::Unreadable;
-use crate::io::json_scan::LineScratch;
+use crate::plumbing::json_scan::LineScratch;
 
 /// The span model's span. Its attributes and exception are read apart from
 /// `span` (whose `attributes` and `events` are not read).
@@ -177,7 +177,7 @@ fn checked<'a>(
     decoded: serde_json::Result<ExportRequest<'a>>,
 ) -> Result<ExportRequest<'a>, Unreadable> {
     let req = decoded.map_err(|e| {
-        let why = crate::io::diag::json_reason(&e);
+        let why = crate::plumbing::diag::json_reason(&e);
         match e.classify() {
             serde_json::error::Category::Data => {
                 Unreadable::shape(format!("not an OTLP trace request: {why}"))

@@ -303,16 +303,16 @@ mod tests {
     /// Reads `json` as a Who&When file; returns the records written.
     fn read_records(json: &str) -> Vec<Value> {
         let mut out = Vec::new();
-        let mut diag = crate::io::diag::Diag::new("test", true);
+        let mut diag = crate::plumbing::diag::Diag::new("test", true);
         {
-            let writer = crate::io::ndjson::RecordWriter::new(
+            let writer = crate::plumbing::framing::RecordWriter::new(
                 Box::new(&mut out) as Box<dyn std::io::Write>,
                 false,
             );
             let mut sink = Sink::new(
                 writer,
                 &mut diag,
-                crate::io::diag::OnBadInput::Stop,
+                crate::plumbing::diag::OnBadInput::Stop,
                 crate::adapters::settings::DecodeSettings::default(),
             );
             read(json.as_bytes(), &mut sink).unwrap();

@@ -8,17 +8,19 @@ use crate::adapters::sink::Sink;
 /// Reads a whole-document input (BOM dropped), naming the input in the
 /// error. Integers too wide for 64 bits come back quoted (see
 /// [`quote_wide_integers`]).
-/// Lone surrogate escapes are replaced (see [`crate::io::surrogates`]). A
+/// Lone surrogate escapes are replaced (see [`crate::plumbing::surrogates`]). A
 /// document past the `--max-document` limit is refused: it is read whole,
 /// and what it decodes to takes many times its size.
 pub(crate) fn read_document(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<Vec<u8>> {
     let limit = sink.settings.document_limit;
-    let mut data = crate::io::ndjson::read_all(r.take(limit.saturating_add(1)))
-        .map_err(|e| anyhow::anyhow!("{}: {}", sink.path(), crate::io::diag::io_reason(&e)))?;
+    let mut data =
+        crate::plumbing::framing::read_all(r.take(limit.saturating_add(1))).map_err(|e| {
+            anyhow::anyhow!("{}: {}", sink.path(), crate::plumbing::diag::io_reason(&e))
+        })?;
     if data.len() as u64 > limit {
         return Err(too_large(sink.path(), limit));
     }
-    sink.repaired(crate::io::surrogates::repair(&mut data, 1));
+    sink.repaired(crate::plumbing::surrogates::repair(&mut data, 1));
     Ok(quote_wide_integers(data))
 }
 
@@ -27,7 +29,7 @@ pub fn too_large(path: &str, limit: u64) -> anyhow::Error {
     anyhow::anyhow!(
         "{path}: larger than {}, the --max-document limit of the formats read as one \
          document; raise --max-document, or split the file",
-        crate::io::diag::size_text(limit)
+        crate::plumbing::diag::size_text(limit)
     )
 }
 
@@ -219,7 +221,7 @@ pub(crate) fn complete_items(data: &[u8]) -> Option<(usize, usize)> {
 
 /// Why a whole-document input is not JSON, in serde_json's words.
 pub(crate) fn document_reason(e: &serde_json::Error) -> String {
-    match crate::io::diag::json_reason(e) {
+    match crate::plumbing::diag::json_reason(e) {
         // A second value after the first: most likely NDJSON read with a
         // format that takes one document per file.
         m if m == "trailing characters" => format!(

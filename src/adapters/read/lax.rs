@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use simd_json::{BorrowedValue, StaticNode};
 
 use crate::adapters::unreadable::Unreadable;
-use crate::io::json_scan;
+use crate::plumbing::json_scan;
 use crate::timestamp::Timestamp;
 
 /// A JSON value as the lax rules see it.

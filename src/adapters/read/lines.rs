@@ -17,10 +17,10 @@ use crate::adapters::read::trace_window::TraceWindow;
 use crate::adapters::read::value::json_values;
 use crate::adapters::sink::Sink;
 use crate::adapters::unreadable::Unreadable;
-use crate::io::decode_ahead::{InOrder, LineDecoder, decode_ahead};
-use crate::io::json_scan::LineScratch;
-use crate::io::ndjson::{Chunk, ChunkReader, ScanChunk};
-use crate::io::read_ahead::ReadInline;
+use crate::plumbing::decode_ahead::{InOrder, LineDecoder, decode_ahead};
+use crate::plumbing::framing::{Chunk, ChunkReader, ScanChunk};
+use crate::plumbing::json_scan::LineScratch;
+use crate::plumbing::read_ahead::ReadInline;
 
 /// What one line of a span format became.
 pub(crate) enum SpanLine {
@@ -182,7 +182,7 @@ pub(crate) fn value_of_line(
         }
     }
     serde_json::from_slice(quoted.as_deref().unwrap_or(bytes))
-        .map_err(|e| Unreadable::Json(crate::io::diag::json_reason(&e)))
+        .map_err(|e| Unreadable::Json(crate::plumbing::diag::json_reason(&e)))
 }
 
 /// An input opened: nothing in it, a whole document (its first value runs
@@ -239,7 +239,7 @@ fn read_error(
         std::io::ErrorKind::InvalidData => anyhow::anyhow!(
             "{path}: {e}, the most --max-document lets {one_line} take; raise --max-document"
         ),
-        _ => anyhow::anyhow!("{path}: {}", crate::io::diag::io_reason(&e)),
+        _ => anyhow::anyhow!("{path}: {}", crate::plumbing::diag::io_reason(&e)),
     }
 }
 
@@ -328,7 +328,7 @@ where
 {
     type Error = anyhow::Error;
 
-    fn repaired(&mut self, repaired: crate::io::surrogates::Repaired) {
+    fn repaired(&mut self, repaired: crate::plumbing::surrogates::Repaired) {
         self.sink.repaired(repaired);
     }
 

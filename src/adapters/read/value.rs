@@ -52,7 +52,8 @@ fn value_of_line(line: &[u8]) -> Result<Value, Unreadable> {
     if std::str::from_utf8(line).is_err() {
         return Err(Unreadable::NotUtf8);
     }
-    serde_json::from_slice(line).map_err(|e| Unreadable::Json(crate::io::diag::json_reason(&e)))
+    serde_json::from_slice(line)
+        .map_err(|e| Unreadable::Json(crate::plumbing::diag::json_reason(&e)))
 }
 
 /// Documents one after another, up to the first broken one.
@@ -80,7 +81,7 @@ impl Iterator for Documents<'_> {
             Err(e) => {
                 self.done = true;
                 let at = if e.line() > 0 { e.line() as u64 } else { line };
-                let why = crate::io::diag::json_reason(&e);
+                let why = crate::plumbing::diag::json_reason(&e);
                 Some((at, Err(Unreadable::Json(why))))
             }
         }

@@ -64,6 +64,12 @@ pub fn ok(bin: &str, args: &[&str], stdin: &[u8]) -> Vec<u8> {
     out
 }
 
+/// triage-parse -q FILE | triage-group | triage-score: the scored records.
+pub fn scored(file: &str) -> Vec<u8> {
+    let events = ok("triage-parse", &["-q", file], b"");
+    ok("triage-score", &[], &ok("triage-group", &[], &events))
+}
+
 /// parse | group | score on the given trace text.
 pub fn pipeline(traces: &[u8]) -> Vec<Value> {
     let events = ok("triage-parse", &[], traces);

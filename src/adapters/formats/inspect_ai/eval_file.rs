@@ -10,7 +10,7 @@ use std::io::{self, Read};
 use serde_json::{Map, Value};
 
 use crate::adapters::sink::Sink;
-use crate::io::diag::io_reason;
+use crate::plumbing::diag::io_reason;
 
 /// The first bytes of a zip file (a local file header).
 pub(crate) const ZIP_MAGIC: [u8; 4] = *b"PK\x03\x04";

@@ -10,7 +10,7 @@ use super::values::{
 };
 use super::{FailureTexts, GroupedEvent, TaskOutput, decoded};
 use crate::adapters::unreadable::Unreadable;
-use crate::io::json_scan::{
+use crate::plumbing::json_scan::{
     Field, LineScratch, ScanError, Stepped, Value, array_items, visit_object_in,
 };
 use crate::record::ErrorInfo;

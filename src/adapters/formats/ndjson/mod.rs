@@ -13,11 +13,11 @@ use crate::adapters::read::shape::Shape;
 use crate::adapters::settings::TimeFilter;
 use crate::adapters::sink::Sink;
 use crate::adapters::unreadable::Unreadable;
-use crate::io::decode_ahead::{InOrder, LineDecoder, decode_ahead};
-use crate::io::json_scan::{LineScratch, Value};
-use crate::io::ndjson::ChunkReader;
-use crate::io::read_ahead::ReadInline;
-use crate::io::waiting::Waiting;
+use crate::plumbing::decode_ahead::{InOrder, LineDecoder, decode_ahead};
+use crate::plumbing::framing::ChunkReader;
+use crate::plumbing::json_scan::{LineScratch, Value};
+use crate::plumbing::read_ahead::ReadInline;
+use crate::plumbing::waiting::Waiting;
 use crate::record::{ActionView, ErrorInfo, EventView};
 use crate::timestamp::Timestamp;
 
@@ -156,7 +156,7 @@ struct Writer<'w, 's> {
 impl InOrder<EventLines> for Writer<'_, '_> {
     type Error = anyhow::Error;
 
-    fn repaired(&mut self, repaired: crate::io::surrogates::Repaired) {
+    fn repaired(&mut self, repaired: crate::plumbing::surrogates::Repaired) {
         // Lines are numbered, so this warning may come before warnings
         // about earlier lines of the chunk being written.
         self.sink.repaired(repaired);
@@ -171,7 +171,7 @@ impl InOrder<EventLines> for Writer<'_, '_> {
     }
 
     fn read_error(&self, e: std::io::Error) -> anyhow::Error {
-        anyhow::anyhow!("{}: {}", self.path, crate::io::diag::io_reason(&e))
+        anyhow::anyhow!("{}: {}", self.path, crate::plumbing::diag::io_reason(&e))
     }
 }
 
@@ -241,7 +241,7 @@ fn write_decoded(
 }
 
 /// Decodes the lines at `lines` of a chunk's `data`, made ready to be
-/// scanned in place ([`crate::io::ndjson::ChunkReader::next_to_scan`]).
+/// scanned in place ([`crate::plumbing::framing::ChunkReader::next_to_scan`]).
 fn decode_group(
     data: &[u8],
     lines: &[(u64, Range<usize>)],
@@ -374,8 +374,8 @@ impl TaskOutput {
         &self.texts[start..end]
     }
 
-    /// The event as [`crate::group::Grouper`] reads it; a success's event
-    /// id and tool, which the grouper does not read, are left empty.
+    /// The event as an in-process consumer reads its view; a success's event
+    /// id and tool, which a consumer of views does not read, are left empty.
     fn view(&self, ev: &GroupedEvent) -> EventView<'_> {
         let at = |t: Text| Cow::Borrowed(self.text(t));
         let failure = ev.failure.map(|i| &self.failures[i]);

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 
 use crate::adapters::read::lax::Scalar;
 use crate::adapters::unreadable::Unreadable;
-use crate::io::json_scan::{Value, object_members, pick};
+use crate::plumbing::json_scan::{Value, object_members, pick};
 use crate::record::ErrorInfo;
 use crate::timestamp::Timestamp;
 

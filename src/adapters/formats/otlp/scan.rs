@@ -13,7 +13,9 @@ use super::wire::{
 };
 use crate::adapters::read::span_events::{HeldSpan, SharedAttrs};
 use crate::adapters::settings::DecodeSettings;
-use crate::io::json_scan::{Exact, Field, LineScratch, ScanError, Stepped, Value, visit_object_in};
+use crate::plumbing::json_scan::{
+    Exact, Field, LineScratch, ScanError, Stepped, Value, visit_object_in,
+};
 
 /// The line is left to the serde reader.
 #[derive(Debug)]

@@ -423,12 +423,12 @@ fn events_read_at(format: Format, input: &str) -> (Vec<(String, usize)>, usize) 
         events: Vec::new(),
     };
     let mut other = Vec::new();
-    let mut diag = crate::io::diag::Diag::new("test", true);
+    let mut diag = crate::plumbing::diag::Diag::new("test", true);
     let mut sink = Sink::in_process(
         &mut seen,
         &mut other,
         &mut diag,
-        crate::io::diag::OnBadInput::Skip,
+        crate::plumbing::diag::OnBadInput::Skip,
         DecodeSettings::default(),
     );
     let counted = Counted {
@@ -465,15 +465,15 @@ fn held_spans_stay_within_the_window_on_a_long_stream() {
         }
     }
     let mut out = Vec::new();
-    let mut diag = crate::io::diag::Diag::new("test", true);
-    let writer = crate::io::ndjson::RecordWriter::new(
+    let mut diag = crate::plumbing::diag::Diag::new("test", true);
+    let writer = crate::plumbing::framing::RecordWriter::new(
         Box::new(&mut out) as Box<dyn std::io::Write + '_>,
         false,
     );
     let mut sink = Sink::new(
         writer,
         &mut diag,
-        crate::io::diag::OnBadInput::Skip,
+        crate::plumbing::diag::OnBadInput::Skip,
         DecodeSettings::default(),
     );
     sink.begin_source("t.jsonl", "otlp");

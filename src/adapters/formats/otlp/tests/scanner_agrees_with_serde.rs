@@ -3,7 +3,7 @@
 
 use super::super::scan;
 use super::*;
-use crate::io::json_scan::LineScratch;
+use crate::plumbing::json_scan::LineScratch;
 use proptest::prelude::*;
 
 type Member = (String, String);

@@ -7,10 +7,10 @@
 use std::io;
 use std::ops::Range;
 
-use crate::io::ndjson::ScanChunk;
-use crate::io::read_ahead::ChunkSource;
-use crate::io::surrogates::Repaired;
-use crate::io::task_share;
+use crate::plumbing::framing::ScanChunk;
+use crate::plumbing::read_ahead::ChunkSource;
+use crate::plumbing::surrogates::Repaired;
+use crate::plumbing::task_share;
 
 /// How a chunk's lines are decoded: a task's worth at a time, each task on
 /// some thread of the pool. What a task gives may borrow the chunk, which
@@ -27,7 +27,7 @@ pub(crate) trait LineDecoder: Sync {
     fn scratch<'c>(&self) -> Self::Scratch<'c>;
 
     /// Decodes `lines`, ranges of `data` made ready to be scanned in place
-    /// ([`crate::io::ndjson::ChunkReader::next_to_scan`]) with their
+    /// ([`crate::plumbing::framing::ChunkReader::next_to_scan`]) with their
     /// numbers.
     fn decode<'c>(
         &self,
@@ -173,8 +173,8 @@ fn decode_chunk<'c, D: LineDecoder>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::io::ndjson::ChunkReader;
-    use crate::io::read_ahead::{ReadInline, ReadThread};
+    use crate::plumbing::framing::ChunkReader;
+    use crate::plumbing::read_ahead::{ReadInline, ReadThread};
 
     /// Decodes each line to its number and text, borrowed from the chunk.
     struct Texts;

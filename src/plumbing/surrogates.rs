@@ -38,7 +38,7 @@ pub(crate) fn warn_once(
     r: Repaired,
     path: &str,
     warned: &mut bool,
-    diag: &mut crate::io::diag::Diag,
+    diag: &mut crate::plumbing::diag::Diag,
 ) {
     if *warned {
         return;

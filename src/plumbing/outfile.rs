@@ -14,7 +14,7 @@ use std::sync::{Mutex, Once, PoisonError};
 
 use anyhow::Context;
 
-use crate::io::diag::io_reason;
+use crate::plumbing::diag::io_reason;
 
 pub(crate) struct AtomicFile {
     dest: PathBuf,

@@ -4,10 +4,10 @@
 use std::io::{self, Read};
 use std::sync::mpsc;
 
-use crate::io::ndjson::{ChunkReader, ScanChunk};
+use crate::plumbing::framing::{ChunkReader, ScanChunk};
 
 /// Chunks of one input, ready to be scanned, for
-/// [`crate::io::decode_ahead::decode_ahead`].
+/// [`crate::plumbing::decode_ahead::decode_ahead`].
 pub(crate) trait ChunkSource: Send {
     /// Runs on the pool while a chunk is decoded and the one before is
     /// handed over, when [`ChunkSource::reads_ahead`]: a source read on

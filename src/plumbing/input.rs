@@ -37,7 +37,7 @@ impl Input {
     pub(crate) fn open(&self) -> anyhow::Result<Box<dyn Read + Send>> {
         let raw: Box<dyn Read + Send> = match self {
             Input::Stdin => {
-                super::ndjson::enlarge_pipe(&io::stdin());
+                super::framing::enlarge_pipe(&io::stdin());
                 Box::new(NoticingStdin(io::stdin()))
             }
             Input::File(p) => Box::new(

@@ -7,9 +7,9 @@ use std::ops::Range;
 
 use serde::Serialize;
 
-use crate::io::json_scan::PAD;
-use crate::io::surrogates::{self, Repaired};
-use crate::io::waiting::{SILENCE, Waiting};
+use crate::plumbing::json_scan::PAD;
+use crate::plumbing::surrogates::{self, Repaired};
+use crate::plumbing::waiting::{SILENCE, Waiting};
 
 /// Lines longer than this are refused rather than grown without bound.
 pub(crate) const MAX_LINE_BYTES: usize = 1 << 30;
@@ -235,7 +235,7 @@ impl<R: Read> ChunkReader<R> {
                     format!(
                         "line {} is longer than {}",
                         self.next_line,
-                        crate::io::diag::size_text(self.max_line as u64)
+                        crate::plumbing::diag::size_text(self.max_line as u64)
                     ),
                 ));
             }
@@ -389,11 +389,11 @@ pub struct RecordWriter<W: Write> {
     line_buffered: bool,
 }
 
-impl RecordWriter<io::BufWriter<crate::io::outfile::Stdout>> {
+impl RecordWriter<io::BufWriter<crate::plumbing::outfile::Stdout>> {
     /// One buffered, locked stdout.
     pub(crate) fn stdout(line_buffered: bool) -> Self {
         enlarge_pipe(&io::stdout());
-        RecordWriter::new(crate::io::outfile::stdout(256 * 1024), line_buffered)
+        RecordWriter::new(crate::plumbing::outfile::stdout(256 * 1024), line_buffered)
     }
 }
 

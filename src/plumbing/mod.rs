@@ -5,11 +5,11 @@
 pub mod decode_ahead;
 pub(crate) mod decompress;
 pub mod diag;
+pub mod framing;
 pub mod input;
 pub mod intern;
 pub mod json_scan;
 pub mod json_text;
-pub mod ndjson;
 pub mod outfile;
 pub mod read_ahead;
 pub mod surrogates;
