@@ -238,7 +238,7 @@ fn sides_can_be_directories_stdin_or_any_stage_records() {
         err.contains("left out ") && err.contains("spans.txt"),
         "{err}"
     );
-    let scored = common::scored("examples/monday.ndjson");
+    let scored = scored("examples/monday.ndjson");
     let from_stdin = changes(&ok(
         "triage-diff",
         &["examples/before.ndjson", "-"],

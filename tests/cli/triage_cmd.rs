@@ -29,7 +29,7 @@ fn report_equals_the_four_stage_pipeline_in_every_format() {
         format!("{root}/examples/otlp-shop.jsonl"),
     ];
     for f in &inputs {
-        let scored = common::scored(f);
+        let scored = scored(f);
         assert!(
             String::from_utf8_lossy(&scored).contains("\"kind\":\"run\""),
             "{f}"
