@@ -262,6 +262,16 @@ pub(crate) fn first_line(s: &str) -> String {
 /// not "Traceback (most recent call last):"), else the first line that
 /// opens with `Error:`, `ERROR:` or `Exception:`, else the first line.
 pub(crate) fn failure_line(s: &str) -> String {
+    match stated_failure(s) {
+        Some(line) => line.chars().take(200).collect(),
+        None => first_line(s),
+    }
+}
+
+/// The line of an output that states a failure: a Python traceback's
+/// exception, else the first line that opens with `Error:`, `ERROR:` or
+/// `Exception:`.
+pub(crate) fn stated_failure(s: &str) -> Option<&str> {
     let exception = s.find("Traceback (most recent call last)").and_then(|at| {
         s[at..]
             .lines()
@@ -278,10 +288,7 @@ pub(crate) fn failure_line(s: &str) -> String {
                 .any(|m| l.starts_with(m))
         })
     };
-    match exception.or_else(marked) {
-        Some(line) => line.chars().take(200).collect(),
-        None => first_line(s),
-    }
+    exception.or_else(marked)
 }
 
 /// True when a tool's output reports a failure although no status said so:

@@ -53,7 +53,7 @@ pub(super) fn read(
             sink.end_source()?;
         }
         Layout::Broken(line, reason) => {
-            sink.begin_source(name, "json");
+            sink.begin_source(name, crate::adapters::sink::NO_FORMAT);
             sink.skip(line, &reason)?;
             sink.end_source()?;
         }
@@ -72,7 +72,7 @@ pub(super) fn read(
                 ),
             };
             if n > 1 || !read_each_value(name, body, sink)? {
-                sink.begin_source(name, "json");
+                sink.begin_source(name, crate::adapters::sink::NO_FORMAT);
                 sink.skip(None, &why)?;
                 sink.end_source()?;
             }

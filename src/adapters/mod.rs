@@ -124,7 +124,7 @@ fn read_detected(
     };
     if let Some(why) = refusal(&head).filter(|_| claimed.is_none()) {
         // Not a format we read (a zip is claimed by its format first), so the source record names none of them.
-        sink.begin_source(name, "binary");
+        sink.begin_source(name, sink::NOT_JSON);
         sink.skip(None, why)?;
         return Ok(sink.end_source()?);
     }

@@ -13,6 +13,12 @@ use crate::record::EventConsumer;
 use crate::record::{EventOut, RunRec, SourceRec};
 use crate::timestamp::Timestamp;
 
+/// The `format` of a source record whose input is no JSON triage reads
+/// (binary, or text in another encoding).
+pub(crate) const NOT_JSON: &str = "binary";
+/// The `format` of a source record whose JSON no format claims.
+pub(crate) const NO_FORMAT: &str = "json";
+
 /// Where a sink's records go.
 pub enum SinkTarget<'w> {
     /// Written as NDJSON (triage-parse).
@@ -33,6 +39,8 @@ pub struct Sink<'w> {
     pub(super) diag: &'w mut Diag,
     on_bad: OnBadInput,
     pub settings: DecodeSettings,
+    /// A skip not said yet: where, why, and how often in a row.
+    held_skip: Option<(String, String, u64)>,
     /// What the reader met and does not read, per kind, in this source.
     not_read: Vec<(String, u64)>,
     /// The runs seen, numbered.
@@ -110,6 +118,7 @@ impl<'w> Sink<'w> {
             input_read: (0, 0),
             repaired_warned: false,
             not_read: Vec::new(),
+            held_skip: None,
             stems: std::collections::HashMap::new(),
         }
     }
@@ -219,7 +228,13 @@ impl<'w> Sink<'w> {
     /// which makes the tool fail once every input is read.
     pub(super) fn end_input(&mut self, name: &str) {
         if self.input_read.0 == 0 && self.input_read.1 > 0 {
-            self.diag.nothing_read(name);
+            let format = &self.source.format;
+            if [NOT_JSON, NO_FORMAT].contains(&format.as_str()) {
+                self.diag.nothing_read(name);
+            } else {
+                self.diag
+                    .nothing_read(&format!("{name} (read as {format})"));
+            }
         }
     }
 
@@ -230,7 +245,11 @@ impl<'w> Sink<'w> {
     }
 
     pub(super) fn end_source(&mut self) -> io::Result<()> {
+        self.say_held_skip().map_err(io::Error::other)?;
         for (what, n) in std::mem::take(&mut self.not_read) {
+            // Parts left out count as unread, so an input of nothing else
+            // is an error, as one of nothing but bad lines is.
+            self.input_read.1 += n;
             let path = &self.source.path;
             self.diag.warn(
                 "not-read",
@@ -283,6 +302,9 @@ impl<'w> Sink<'w> {
 
     /// Writes an event unless the time filter drops it.
     pub(crate) fn emit_event(&mut self, ev: &EventOut<'_>) -> io::Result<()> {
+        if self.held_skip.is_some() {
+            self.say_held_skip().map_err(io::Error::other)?;
+        }
         let ts = ev.timestamp;
         if !self.settings.filter.keeps(ts) {
             return Ok(());
@@ -310,6 +332,9 @@ impl<'w> Sink<'w> {
     /// Writes an event serialized without its closing brace: adds the step
     /// (its position in its run) and closes the object.
     pub(crate) fn emit_event_text(&mut self, run_id: &str, body: &[u8]) -> io::Result<()> {
+        if self.held_skip.is_some() {
+            self.say_held_skip().map_err(io::Error::other)?;
+        }
         let step = self.take_step(run_id);
         let tail = StepTail::new(step);
         match &mut self.out {
@@ -336,6 +361,11 @@ impl<'w> Sink<'w> {
         mut view: crate::record::EventView<'_>,
         ts: Option<Timestamp>,
     ) {
+        if self.held_skip.is_some() {
+            // Only a skip that did not stop the read is held: saying it
+            // cannot fail.
+            let _ = self.say_held_skip();
+        }
         view.step = self.take_step(&view.run_id);
         self.feed_at(&view, ts);
     }
@@ -395,6 +425,9 @@ impl<'w> Sink<'w> {
 
     /// Reports input that could not be read: an error under `--strict`,
     /// otherwise a warning and a count in the source record.
+    /// The same skip again and again (the elements of one document, each
+    /// unreadable for one reason) is said once, with how often: it is held
+    /// until another skip, an event or the source's end comes.
     pub(crate) fn skip(
         &mut self,
         line: Option<u64>,
@@ -404,10 +437,35 @@ impl<'w> Sink<'w> {
             Some(n) => format!("{}:{n}", self.source.path),
             None => self.source.path.clone(),
         };
-        self.on_bad
-            .skip(self.diag, "unreadable-input", at, reason)?;
+        let reason = reason.to_string();
         self.source.skipped += 1;
-        Ok(())
+        if let Some((held_at, held_reason, n)) = &mut self.held_skip
+            && *held_at == at
+            && *held_reason == reason
+        {
+            *n += 1;
+            return Ok(());
+        }
+        self.say_held_skip()?;
+        match self.on_bad {
+            OnBadInput::Stop => self.on_bad.skip(self.diag, "unreadable-input", at, reason),
+            OnBadInput::Skip => {
+                self.held_skip = Some((at, reason, 1));
+                Ok(())
+            }
+        }
+    }
+
+    /// Says the skip held back, with its count when it recurred.
+    fn say_held_skip(&mut self) -> anyhow::Result<()> {
+        let Some((at, reason, n)) = self.held_skip.take() else {
+            return Ok(());
+        };
+        let reason = match n {
+            1 => reason,
+            n => format!("{reason} ({n} times)"),
+        };
+        self.on_bad.skip(self.diag, "unreadable-input", at, reason)
     }
 
     pub fn flush(&mut self) -> io::Result<()> {

@@ -86,3 +86,122 @@ fn the_report_of_each_sample_is_the_pipelines() {
         }
     }
 }
+
+/// What a reading says of one run: its outcome, agents, steps and failed
+/// steps (tool and agent, in order).
+#[derive(Debug, PartialEq, Default)]
+struct RunReading {
+    id: String,
+    outcome: String,
+    agents: String,
+    steps: usize,
+    failed: Vec<String>,
+}
+
+/// The runs a reading file states (its `#` lines are notes), and how many
+/// runs the file holds.
+fn reading_of(text: &str) -> (usize, Vec<RunReading>) {
+    let mut runs: Vec<RunReading> = Vec::new();
+    let mut total = 0;
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let (key, value) = line.split_once(' ').unwrap_or((line, ""));
+        let value = value.trim();
+        match key {
+            "runs:" => total = value.parse().unwrap(),
+            "run" => runs.push(RunReading {
+                id: value.to_string(),
+                ..RunReading::default()
+            }),
+            "outcome:" => runs.last_mut().unwrap().outcome = value.to_string(),
+            "agents:" => runs.last_mut().unwrap().agents = value.to_string(),
+            "steps:" => runs.last_mut().unwrap().steps = value.parse().unwrap(),
+            "fail" => {
+                let (who, _why) = value.split_once(':').unwrap_or((value, ""));
+                runs.last_mut().unwrap().failed.push(who.trim().to_string());
+            }
+            _ => {}
+        }
+    }
+    (total, runs)
+}
+
+/// The same, as triage-parse's records say it.
+fn reading_of_records(records: &[serde_json::Value]) -> (usize, Vec<RunReading>) {
+    let mut ids: Vec<String> = Vec::new();
+    for r in records
+        .iter()
+        .filter(|r| r["kind"] == "event" || r["kind"] == "run")
+    {
+        let id = r["run_id"].as_str().unwrap().to_string();
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    let runs = ids
+        .iter()
+        .map(|id| {
+            let events: Vec<&serde_json::Value> = records
+                .iter()
+                .filter(|r| r["kind"] == "event" && r["run_id"] == id.as_str())
+                .collect();
+            let run = records
+                .iter()
+                .find(|r| r["kind"] == "run" && r["run_id"] == id.as_str());
+            let outcome = match run {
+                Some(r) => [r["outcome"].as_str(), r["reason"].as_str()]
+                    .into_iter()
+                    .flatten()
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                None => "unknown".to_string(),
+            };
+            let agents: BTreeSet<&str> = events
+                .iter()
+                .filter_map(|e| e["agent_id"].as_str())
+                .collect();
+            RunReading {
+                id: id.clone(),
+                outcome,
+                agents: agents.into_iter().collect::<Vec<_>>().join(", "),
+                steps: events.len(),
+                failed: events
+                    .iter()
+                    .filter(|e| e["action_succeeded"] == false)
+                    .map(|e| {
+                        format!(
+                            "{} {}",
+                            e["action_taken"]["tool_name"].as_str().unwrap(),
+                            e["agent_id"].as_str().unwrap()
+                        )
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    (ids.len(), runs)
+}
+
+/// Each sample read as its reading, written by hand from the file itself
+/// (tests/expected/readings): its runs, their outcomes, agents, steps and
+/// failed steps. A reading may give the first runs only.
+#[test]
+fn each_sample_is_read_as_a_person_reads_it() {
+    let mut wrong = Vec::new();
+    for (format, sample) in samples() {
+        let name = Path::new(&sample).file_name().unwrap().to_str().unwrap();
+        let path = format!("tests/expected/readings/{format}/{name}.reading");
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|_| panic!("no reading: {path}"));
+        let (total, stated) = reading_of(&text);
+        let out = ok("triage-parse", &["-q", &sample], b"");
+        let (read_total, read) = reading_of_records(&common::records(&out));
+        if read_total != total {
+            wrong.push(format!("{sample}: {read_total} runs, not {total}"));
+        }
+        for (want, got) in stated.iter().zip(&read) {
+            if got != want {
+                wrong.push(format!("{sample}:\n  read   {got:?}\n  reading {want:?}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

@@ -124,11 +124,13 @@ fn item(mut v: Value, line: u64, conv: &mut Conversation, sink: &mut Sink<'_>) {
             obj.insert("status".to_string(), Value::from("failed"));
         }
     }
-    if conv.task.is_none()
-        && v.get("role").and_then(Value::as_str) == Some("user")
-        && let Some(text) = first_text(&v).filter(|t| !is_context(t))
-    {
-        conv.task = Some(text);
+    if v.get("role").and_then(Value::as_str) == Some("user") {
+        match first_text(&v) {
+            // The CLI's scene setting is no step of the user's.
+            Some(text) if is_context(&text) => return,
+            Some(text) if conv.task.is_none() => conv.task = Some(text),
+            _ => {}
+        }
     }
     conv.messages.push((line, v));
 }

@@ -262,16 +262,19 @@ fn return_code(reply: &str) -> Option<i64> {
     reply[start..end].trim().parse().ok()
 }
 
-/// ": " and the first line of a reply's output, for an error message.
+/// ": " and the line of a reply's output that says what failed (a
+/// traceback's exception, an error line), else its first line, for an
+/// error message.
 fn first_output_line(reply: &str) -> String {
     let body = reply
         .find("<output>")
         .map_or(reply, |at| &reply[at + "<output>".len()..]);
-    let line = body
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty() && !l.starts_with('<'))
-        .unwrap_or("");
+    let line = crate::classify::stated_failure(body).unwrap_or_else(|| {
+        body.lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty() && !l.starts_with('<'))
+            .unwrap_or("")
+    });
     if line.is_empty() {
         String::new()
     } else {
