@@ -41,10 +41,7 @@ pub(super) fn read(
     rest: impl Read + Send,
     sink: &mut Sink<'_>,
 ) -> anyhow::Result<()> {
-    let mut data = head;
-    io::BufReader::new(rest)
-        .read_to_end(&mut data)
-        .map_err(|e| anyhow::anyhow!("{name}: {}", crate::plumbing::diag::io_reason(&e)))?;
+    let data = whole(name, head, rest)?;
     let body = data.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&data);
     match layout(body) {
         Layout::Lines => {
@@ -91,10 +88,7 @@ pub(super) fn read_members_or(
     format: Format,
     sink: &mut Sink<'_>,
 ) -> anyhow::Result<()> {
-    let mut data = head;
-    io::BufReader::new(rest)
-        .read_to_end(&mut data)
-        .map_err(|e| anyhow::anyhow!("{name}: {}", crate::plumbing::diag::io_reason(&e)))?;
+    let data = whole(name, head, rest)?;
     let body = data.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&data);
     if matches!(layout(body), Layout::Documents(1)) && read_each_value(name, body, sink)? {
         return Ok(());
@@ -102,6 +96,15 @@ pub(super) fn read_members_or(
     sink.begin_source(name, format.name);
     (format.read)(Box::new(io::Cursor::new(data)), None, sink)?;
     Ok(sink.end_source()?)
+}
+
+/// The whole input: its first bytes, then the rest.
+fn whole(name: &str, head: Vec<u8>, rest: impl Read) -> anyhow::Result<Vec<u8>> {
+    let mut data = head;
+    io::BufReader::new(rest)
+        .read_to_end(&mut data)
+        .map_err(|e| anyhow::anyhow!("{name}: {}", crate::plumbing::diag::io_reason(&e)))?;
+    Ok(data)
 }
 
 /// How an input's JSON is laid out.

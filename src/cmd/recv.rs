@@ -166,22 +166,10 @@ fn listen_address(s: &str) -> Result<SocketAddr, String> {
         .ok_or_else(|| format!("{s:?}: the host resolves to no address"))
 }
 
-/// "16M" → 16 MiB; plain numbers are bytes.
+/// A size flag as `cli::size` reads it ("16M" is 16 MiB), in memory.
 fn parse_size(s: &str) -> Result<usize, String> {
-    let s = s.trim();
-    let (digits, shift) = match s.char_indices().last() {
-        Some((i, 'k' | 'K')) => (&s[..i], 10),
-        Some((i, 'm' | 'M')) => (&s[..i], 20),
-        Some((i, 'g' | 'G')) => (&s[..i], 30),
-        _ => (s, 0),
-    };
-    let n: usize = digits
-        .trim()
-        .parse()
-        .map_err(|_| format!("{s:?}: expected bytes, like 1048576 or 16M"))?;
-    n.checked_mul(1 << shift)
-        .filter(|n| *n > 0)
-        .ok_or_else(|| format!("{s:?}: out of range"))
+    let n = crate::cli::size(s)?;
+    usize::try_from(n).map_err(|_| format!("{s:?}: out of range"))
 }
 
 #[cfg(test)]
