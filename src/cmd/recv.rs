@@ -168,7 +168,7 @@ fn listen_address(s: &str) -> Result<SocketAddr, String> {
 
 /// A size flag as `cli::size` reads it ("16M" is 16 MiB), in memory.
 fn parse_size(s: &str) -> Result<usize, String> {
-    let n = crate::cli::size(s)?;
+    let n = cli::size(s)?;
     usize::try_from(n).map_err(|_| format!("{s:?}: out of range"))
 }
 
