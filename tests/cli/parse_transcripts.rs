@@ -338,3 +338,24 @@ fn an_unclaimed_document_on_stdin_is_named_once() {
     );
     assert_eq!(stderr.lines().count(), 2, "{stderr}");
 }
+
+/// What a transcript holds that no dialect reads is named once per kind,
+/// with a count, and the rest is read.
+#[test]
+fn unknown_blocks_and_items_are_counted_not_dropped_in_silence() {
+    let doc = serde_json::json!({"messages": [
+        {"role": "user", "content": [{"type": "text", "text": "look"},
+                                     {"type": "hologram", "data": "…"}]},
+        {"role": "assistant", "content": [{"type": "hologram", "data": "…"},
+                                          {"type": "text", "text": "seen"}]},
+        {"type": "teleport_call", "call_id": "t1"},
+    ]});
+    let (code, out, err) = common::run("triage-parse", &["-"], doc.to_string().as_bytes());
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("2 × a content block of type \"hologram\""),
+        "{err}"
+    );
+    let events = common::of_kind(&common::records(&out), "event").len();
+    assert!(events >= 2, "{events}");
+}

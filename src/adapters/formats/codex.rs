@@ -106,6 +106,10 @@ fn take(v: Value, line: u64, conv: &mut Conversation, sink: &mut Sink<'_>) {
 /// an output that gives a non-zero exit code is marked failed.
 fn item(mut v: Value, line: u64, conv: &mut Conversation, sink: &mut Sink<'_>) {
     let kind = v.get("type").and_then(Value::as_str).unwrap_or("");
+    // The CLI's own records among the items: a snapshot of the worktree.
+    if kind == "ghost_snapshot" {
+        return;
+    }
     let known = matches!(kind, "message" | "reasoning")
         || kind.ends_with("_call")
         || kind.ends_with("_call_output");

@@ -245,7 +245,7 @@ fn emit_sample(
                 }
                 sink.settings.infer_failure(ev);
             }
-            _ => {}
+            other => sink.not_read(&format!("a message of role \"{other}\"")),
         }
     }
     // An error that ended the sample: the call it stopped in, else the last

@@ -163,6 +163,12 @@ impl Stream {
                 .or_else(|| thread.and_then(|t| threads.get(&t).cloned()))
                 .unwrap_or_else(|| primary.clone());
             let Some(mut ev) = event_of(e, ty, &run, &agent, &answers, sink) else {
+                // The session's other events (status, thinking, answers
+                // read with their calls) are of its known families.
+                let family = ty.split_once('.').map_or("", |(f, _)| f);
+                if !matches!(family, "user" | "agent" | "span" | "session") {
+                    sink.not_read(&format!("an event of type \"{ty}\""));
+                }
                 continue;
             };
             if ty == "user.message" && task.is_none() {

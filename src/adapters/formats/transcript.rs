@@ -364,7 +364,14 @@ fn emit_conversation(
 ) -> anyhow::Result<()> {
     let mut messages = Vec::with_capacity(conv.messages.len());
     for (i, (line, v)) in conv.messages.iter().enumerate() {
-        let msg = openai::message(v);
+        let mut msg = openai::message(v);
+        for what in msg
+            .as_mut()
+            .map(|m| std::mem::take(&mut m.unread))
+            .unwrap_or_default()
+        {
+            sink.not_read(&what);
+        }
         if msg.is_none() {
             sink.skip(
                 Some(*line),

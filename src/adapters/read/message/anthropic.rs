@@ -48,6 +48,11 @@ pub(crate) fn content_block(b: &Value, msg: &mut Message) {
                 });
             }
         }
-        _ => {}
+        // Blocks known to say nothing a step is made of.
+        "image" | "document" | "redacted_thinking" | "citations" | "search_result"
+        | "container_upload" | "input_image" | "input_file" | "input_audio" | "image_url" => {}
+        kind => msg
+            .unread
+            .push(format!("a content block of type \"{kind}\"")),
     }
 }

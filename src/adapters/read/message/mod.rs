@@ -17,6 +17,9 @@ pub(crate) struct Message {
     pub reasoning: Option<String>,
     pub timestamp: Option<i128>,
     pub usage: Option<Value>,
+    /// What the message held that no dialect here reads (a block or item
+    /// type), for the reader to count.
+    pub unread: Vec<String>,
 }
 
 /// What a message says: words, a tool call, or a tool's result.

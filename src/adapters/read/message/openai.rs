@@ -78,7 +78,11 @@ pub(crate) fn message(v: &Value) -> Option<Message> {
             return Some(msg);
         }
         Some(t) if t != "message" && msg.role == "assistant" && v.get("role").is_none() => {
-            return Some(msg); // bookkeeping, no step
+            // Bookkeeping items say no step; others are counted as unread.
+            if !matches!(t, "item_reference" | "compaction" | "compaction_summary") {
+                msg.unread.push(format!("an item of type \"{t}\""));
+            }
+            return Some(msg);
         }
         _ => {}
     }
