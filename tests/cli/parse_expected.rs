@@ -205,3 +205,36 @@ fn each_sample_is_read_as_a_person_reads_it() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// triage-explain reads each sample's records: every run the sample states
+/// failed gets a verdict, and no verdict names a run the sample lacks.
+#[test]
+fn each_failed_run_of_each_sample_is_explained() {
+    for (_, sample) in samples() {
+        let parsed = ok("triage-parse", &["-q", &sample], b"");
+        let records = common::records(&parsed);
+        let runs: BTreeSet<&str> = records
+            .iter()
+            .filter(|r| r["kind"] == "event" || r["kind"] == "run")
+            .filter_map(|r| r["run_id"].as_str())
+            .collect();
+        let failed: BTreeSet<&str> = records
+            .iter()
+            .filter(|r| r["kind"] == "run" && r["outcome"] == "failed")
+            .filter_map(|r| r["run_id"].as_str())
+            .collect();
+        let explained = ok("triage-explain", &["--verdicts-only"], &parsed);
+        let verdicts = common::records(&explained);
+        let named: BTreeSet<&str> = verdicts
+            .iter()
+            .filter(|r| r["kind"] == "verdict")
+            .filter_map(|r| r["run_id"].as_str())
+            .collect();
+        assert!(named.is_subset(&runs), "{sample}: verdicts for runs it lacks");
+        assert!(
+            failed.is_subset(&named),
+            "{sample}: failed runs without a verdict: {:?}",
+            failed.difference(&named).collect::<Vec<_>>()
+        );
+    }
+}
