@@ -189,3 +189,24 @@ fn conversations_one_per_line_and_messages_one_per_line() {
     assert_eq!(runs.len(), 1);
     assert_eq!(evs[1]["src"]["line"], 2);
 }
+
+#[test]
+fn a_rejected_approval_fails_its_call_and_a_pending_one_does_not() {
+    let items = serde_json::json!([
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "delete the old branches"}]},
+        {"type": "mcp_approval_request", "id": "apr_1", "name": "delete_branch", "server_label": "git", "arguments": "{\"name\":\"old\"}"},
+        {"type": "mcp_approval_response", "approval_request_id": "apr_1", "approve": false},
+        {"type": "mcp_approval_request", "id": "apr_2", "name": "delete_branch", "server_label": "git", "arguments": "{\"name\":\"older\"}"}
+    ]);
+    let (evs, _, _) = split_records(
+        crate::adapters::formats::openai_chat::FORMAT,
+        "items.json",
+        &items.to_string(),
+    );
+    let calls: Vec<bool> = evs
+        .iter()
+        .filter(|e| e["action_taken"]["tool_name"] == "delete_branch")
+        .map(|e| e["action_succeeded"].as_bool().unwrap())
+        .collect();
+    assert_eq!(calls, [false, true]);
+}

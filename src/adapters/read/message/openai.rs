@@ -21,8 +21,8 @@ pub(crate) fn is_message(v: &Value) -> bool {
 }
 
 /// The Responses API item types besides tool calls and their outputs
-/// (`*_call`, `*_call_output`): `message` and `reasoning` are read, the
-/// others are bookkeeping that is no step.
+/// (`*_call`, `*_call_output`): `message`, `reasoning` and the approvals of
+/// hosted tools' calls are read, the others are bookkeeping that is no step.
 const ITEMS: &[&str] = &[
     "message",
     "reasoning",
@@ -77,9 +77,42 @@ pub(crate) fn message(v: &Value) -> Option<Message> {
             msg.reasoning = reasoning_item(v);
             return Some(msg);
         }
+        // A hosted tool's call that waits for a person's approval: a call,
+        // answered by the approval's response (a rejection fails it).
+        Some("mcp_approval_request") => {
+            msg.parts.push(Part::Call {
+                id: str_of(v.get("id")),
+                name: str_of(v.get("name")).unwrap_or_else(|| "tool".to_string()),
+                args: v.get("arguments").cloned(),
+            });
+            return Some(msg);
+        }
+        Some("mcp_approval_response") => {
+            let approved = v.get("approve").and_then(Value::as_bool) != Some(false);
+            msg.role = "tool".to_string();
+            msg.parts.push(Part::Result {
+                id: str_of(v.get("approval_request_id")),
+                name: None,
+                content: str_of(v.get("reason")).or_else(|| {
+                    Some(
+                        if approved {
+                            "approved"
+                        } else {
+                            "rejected by the approver"
+                        }
+                        .to_string(),
+                    )
+                }),
+                is_error: !approved,
+            });
+            return Some(msg);
+        }
         Some(t) if t != "message" && msg.role == "assistant" && v.get("role").is_none() => {
             // Bookkeeping items say no step; others are counted as unread.
-            if !matches!(t, "item_reference" | "compaction" | "compaction_summary") {
+            if !matches!(
+                t,
+                "item_reference" | "compaction" | "compaction_summary" | "mcp_list_tools"
+            ) {
                 msg.unread.push(format!("an item of type \"{t}\""));
             }
             return Some(msg);
