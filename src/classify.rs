@@ -6,7 +6,9 @@
 use std::collections::BTreeMap;
 
 use crate::plumbing::json_scan;
-use crate::record::{ErrorInfo, EventOut, FailureSource};
+use serde_json::Value;
+
+use crate::record::{ErrorInfo, EventOut, FailureSource, JsonVal};
 
 /// A failure class found by a rule: the scoring classification and the
 /// finer cause behind it.
@@ -210,6 +212,7 @@ impl Classifier {
     pub(crate) fn infer_failure(&self, ev: &mut EventOut<'_>) {
         if ev.action_succeeded
             && ev.failure_classification.is_none()
+            && !shows_content(ev)
             && let Some(out) = ev.output.as_deref()
             && output_reads_as_failure(out)
         {
@@ -235,6 +238,56 @@ impl Classifier {
             ev.failure_classification = Some(c.classification.into());
             ev.failure_cause = Some(c.cause);
         }
+    }
+}
+
+/// Programs whose output is the content of a file or log: an error in it
+/// is what was read, not the command failing.
+const CONTENT_READERS: &[&str] = &[
+    "cat",
+    "head",
+    "tail",
+    "less",
+    "more",
+    "zcat",
+    "journalctl",
+    "dmesg",
+    "grep",
+    "egrep",
+    "rg",
+];
+
+/// Whether the event ran a shell command that shows content (`cat x.log`,
+/// `journalctl -u app`, `docker logs app`), by its tool input's `cmd` or
+/// `command`, or the input of a shell tool.
+fn shows_content(ev: &EventOut<'_>) -> bool {
+    let from_input = match &ev.action_taken.tool_input {
+        Some(JsonVal::Serde(v)) => ["cmd", "command"].iter().find_map(|k| match v.get(*k)? {
+            Value::String(s) => Some(s.clone()),
+            Value::Array(words) => Some(
+                words
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            ),
+            _ => None,
+        }),
+        _ => None,
+    };
+    let shell = matches!(
+        ev.action_taken.tool_name.as_ref(),
+        "bash" | "shell" | "sh" | "terminal"
+    );
+    let command = from_input.or_else(|| ev.input.clone().filter(|_| shell));
+    let Some(command) = command else {
+        return false;
+    };
+    let mut words = command.split_whitespace().skip_while(|w| *w == "sudo");
+    match (words.next(), words.next()) {
+        (Some(program), _) if CONTENT_READERS.contains(&program) => true,
+        (Some("docker" | "kubectl" | "podman"), Some("logs")) => true,
+        _ => false,
     }
 }
 
@@ -381,6 +434,25 @@ fn contains_token(hay: &str, needle: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_error_in_a_log_that_was_read_is_no_failure() {
+        let tb = "Traceback (most recent call last):\n  File \"app.py\"\nKeyError: 'port'";
+        let read = |tool: &str, cmd: &str| {
+            let mut ev = EventOut::new("e", "r", 0, "a", tool, true);
+            ev.action_taken.tool_input = Some(JsonVal::Serde(serde_json::json!({"cmd": cmd})));
+            ev.output = Some(tb.to_string());
+            Classifier::default().infer_failure(&mut ev);
+            ev.action_succeeded
+        };
+        assert!(read("bash", "journalctl -u app"));
+        assert!(read("bash", "sudo tail -n 50 /var/log/app.log"));
+        assert!(read("bash", "docker logs app"));
+        assert!(
+            !read("bash", "python app.py"),
+            "running it and crashing fails"
+        );
+    }
 
     #[test]
     fn a_tracebacks_failure_line_is_its_exception() {

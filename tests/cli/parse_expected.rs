@@ -230,7 +230,10 @@ fn each_failed_run_of_each_sample_is_explained() {
             .filter(|r| r["kind"] == "verdict")
             .filter_map(|r| r["run_id"].as_str())
             .collect();
-        assert!(named.is_subset(&runs), "{sample}: verdicts for runs it lacks");
+        assert!(
+            named.is_subset(&runs),
+            "{sample}: verdicts for runs it lacks"
+        );
         assert!(
             failed.is_subset(&named),
             "{sample}: failed runs without a verdict: {:?}",

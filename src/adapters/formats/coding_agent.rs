@@ -133,7 +133,13 @@ fn emit(
     // Only mini-SWE-agent's replies state return codes.
     let states_codes = matches!(t, Trajectory::Messages(_));
     let (task, steps) = match t {
-        Trajectory::Messages(messages) => from_messages(messages),
+        Trajectory::Messages(messages) => {
+            let (task, steps, unread) = from_messages(messages);
+            for role in unread {
+                sink.not_read(&format!("a message of role \"{role}\""));
+            }
+            (task, steps)
+        }
         Trajectory::Steps(steps) => (None, from_steps(steps)),
     };
     let task = str_of(v.get("task"))
@@ -292,9 +298,10 @@ fn first_line(text: &str) -> &str {
 /// The task and the steps of a mini-SWE-agent transcript: each assistant
 /// message is a step, answered by the user message after it; the first
 /// user message is the task.
-fn from_messages(messages: &[Value]) -> (Option<String>, Vec<Step>) {
+fn from_messages(messages: &[Value]) -> (Option<String>, Vec<Step>, Vec<String>) {
     let mut task = None;
     let mut steps: Vec<Step> = Vec::new();
+    let mut unread = Vec::new();
     for m in messages {
         let role = m.get("role").and_then(Value::as_str).unwrap_or("");
         let text = m.get("content").and_then(text_of);
@@ -315,10 +322,12 @@ fn from_messages(messages: &[Value]) -> (Option<String>, Vec<Step>) {
                 Some(_) => {}
                 None => task = task.or(text),
             },
-            _ => {}
+            // The agent's instructions, no step.
+            "system" => {}
+            other => unread.push(other.to_string()),
         }
     }
-    (task, steps)
+    (task, steps, unread)
 }
 
 /// The steps of a SWE-agent trajectory.
