@@ -565,20 +565,20 @@ mod tests {
     /// The reading of an output object as it was written before the
     /// scanner: through a parsed map.
     fn parsed_reads_as_failure(t: &str) -> bool {
-        let serde_json::Value::Object(m) = serde_json::from_str(t).unwrap() else {
+        let Value::Object(m) = serde_json::from_str(t).unwrap() else {
             unreachable!()
         };
         let truthy = |k: &str| match m.get(k) {
-            None | Some(serde_json::Value::Null) | Some(serde_json::Value::Bool(false)) => false,
-            Some(serde_json::Value::String(s)) => !s.is_empty(),
-            Some(serde_json::Value::Object(o)) => !o.is_empty(),
+            None | Some(Value::Null) | Some(Value::Bool(false)) => false,
+            Some(Value::String(s)) => !s.is_empty(),
+            Some(Value::Object(o)) => !o.is_empty(),
             Some(_) => true,
         };
-        let is = |k: &str, v: &serde_json::Value| m.get(k) == Some(v);
+        let is = |k: &str, v: &Value| m.get(k) == Some(v);
         truthy("error")
-            || is("success", &serde_json::Value::Bool(false))
-            || is("isError", &serde_json::Value::Bool(true))
-            || is("is_error", &serde_json::Value::Bool(true))
+            || is("success", &Value::Bool(false))
+            || is("isError", &Value::Bool(true))
+            || is("is_error", &Value::Bool(true))
             || m.iter()
                 .any(|(k, v)| is_status_key(k) && v.as_str().is_some_and(names_failure))
     }
