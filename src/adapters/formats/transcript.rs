@@ -626,9 +626,11 @@ fn fail_raised(ev: &mut EventOut<'_>, exception: &str) {
 fn fail_stated(ev: &mut EventOut<'_>, content: Option<&str>) {
     ev.action_succeeded = false;
     ev.failure_source = Some(FailureSource::Error);
+    // The line that says what failed: a traceback's exception, an error
+    // line, else the first.
     let line = content
-        .and_then(|c| c.lines().find(|l| !l.trim().is_empty()))
-        .map(|l| l.chars().take(200).collect());
+        .map(crate::classify::failure_line)
+        .filter(|l| !l.trim().is_empty());
     ev.error = Some(ErrorInfo {
         kind: None,
         message: line.or_else(|| Some("the tool reported an error".to_string())),
