@@ -325,15 +325,6 @@ pub(crate) fn failure_line(s: &str) -> String {
 /// exception, else the first line that opens with `Error:`, `ERROR:` or
 /// `Exception:`.
 pub(crate) fn stated_failure(s: &str) -> Option<&str> {
-    let exception = s.find("Traceback (most recent call last)").and_then(|at| {
-        s[at..]
-            .lines()
-            .rev()
-            .map(str::trim_end)
-            // Not indented, and not the markup a harness wraps output in.
-            .find(|l| !l.is_empty() && !l.starts_with(char::is_whitespace) && !l.starts_with('<'))
-            .filter(|l| !l.starts_with("Traceback"))
-    });
     let marked = || {
         s.lines().map(str::trim).find(|l| {
             ["Error:", "ERROR:", "Exception:"]
@@ -341,7 +332,19 @@ pub(crate) fn stated_failure(s: &str) -> Option<&str> {
                 .any(|m| l.starts_with(m))
         })
     };
-    exception.or_else(marked)
+    traceback_exception(s).or_else(marked)
+}
+
+/// The exception a Python traceback in `s` ends with (`KeyError: 'x'`).
+pub(crate) fn traceback_exception(s: &str) -> Option<&str> {
+    let at = s.find("Traceback (most recent call last)")?;
+    s[at..]
+        .lines()
+        .rev()
+        .map(str::trim_end)
+        // Not indented, and not the markup a harness wraps output in.
+        .find(|l| !l.is_empty() && !l.starts_with(char::is_whitespace) && !l.starts_with('<'))
+        .filter(|l| !l.starts_with("Traceback"))
 }
 
 /// True when a tool's output reports a failure although no status said so:

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use crate::adapters::Source;
 use crate::adapters::formats::Format;
+use crate::adapters::read::shape::Shape;
 use crate::adapters::read_detected;
 use crate::adapters::sink::Sink;
 
@@ -183,7 +184,7 @@ fn read_each_value(name: &str, body: &[u8], sink: &mut Sink<'_>) -> anyhow::Resu
         let mut bytes = vec![b'\n'; line];
         bytes.extend_from_slice(&body[start..end]);
         let look = &bytes[..bytes.len().min(line + 64 * 1024)];
-        match Format::claiming(look) {
+        match Format::claiming(&Shape::of(look)) {
             Some(format) => parts.push((key, format, bytes)),
             None => return Ok(false),
         }

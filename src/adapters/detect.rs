@@ -6,13 +6,14 @@
 use std::path::Path;
 
 use crate::adapters::formats::Format;
+use crate::adapters::read::shape::Shape;
 
 /// Picks the format of an input from its first bytes. The path is not
 /// looked at: `.json` files hold lines and `.jsonl` files hold documents.
 /// Content nothing claims is ndjson, so its lines are reported as unreadable
 /// rather than silently ignored.
 pub fn detect(_path: Option<&Path>, head: &[u8]) -> Format {
-    Format::claiming(head).unwrap_or(Format::FALLBACK)
+    Format::claiming(&Shape::of(head)).unwrap_or(Format::FALLBACK)
 }
 
 /// Why an input that starts with `head` cannot be read and what to do, for

@@ -115,7 +115,8 @@ fn read_detected(
     sink: &mut Sink<'_>,
 ) -> anyhow::Result<()> {
     let name = source.name;
-    let claimed = Format::claiming(&head);
+    let shape = read::shape::Shape::of(&head);
+    let claimed = Format::claiming(&shape);
     let auto = format.is_auto();
     let format = if auto {
         claimed.unwrap_or(Format::FALLBACK)
@@ -132,7 +133,7 @@ fn read_detected(
     if auto && claimed.is_none() && containers::may_be_container(&head, live) {
         return containers::read(name, head, rest, sink);
     }
-    if auto && !live && read::shape::Shape::of(&head).holds_objects() {
+    if auto && !live && shape.holds_objects() {
         // Named documents, whatever their names claim (a case named
         // "spans"): read member by member, else as the claim says.
         return containers::read_members_or(name, head, rest, format, sink);

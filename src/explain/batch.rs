@@ -107,9 +107,10 @@ impl EventConsumer for RunBatch {
     }
 
     fn add_event_line(&mut self, view: &EventView<'_>, line: &[u8]) -> Option<OutOfOrder> {
-        // The line is the reader's own record of the event: it reads.
-        let extras: EventExtras = serde_json::from_slice(line).unwrap_or_default();
-        self.slot(&view.run_id).push(Step::from_event(view, extras));
+        // The line is the reader's own record of the event, so it reads.
+        if self.add_event_record(view, line, false).is_err() {
+            self.add_event_at(view, None);
+        }
         None
     }
 

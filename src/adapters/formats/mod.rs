@@ -88,13 +88,12 @@ impl Format {
         FORMATS.iter().copied().find(|f| f.name == name)
     }
 
-    /// The first format that claims an input starting with `head`.
-    pub(crate) fn claiming(head: &[u8]) -> Option<Format> {
-        let shape = Shape::of(head);
+    /// The first format that claims an input whose first bytes have `shape`.
+    pub(crate) fn claiming(shape: &Shape<'_>) -> Option<Format> {
         FORMATS
             .iter()
             .copied()
-            .find(|f| f.claims.is_some_and(|claims| claims(&shape)))
+            .find(|f| f.claims.is_some_and(|claims| claims(shape)))
     }
 
     pub(crate) fn is_auto(self) -> bool {

@@ -547,7 +547,10 @@ fn call_event(
             );
             if *is_error {
                 fail_stated(&mut ev, content.as_deref());
-            } else if let Some(exception) = content.as_deref().and_then(raised) {
+            } else if let Some(exception) = content
+                .as_deref()
+                .and_then(crate::classify::traceback_exception)
+            {
                 fail_raised(&mut ev, exception);
             }
         }
@@ -588,22 +591,13 @@ fn orphan_event(
     set_texts(&mut ev, None, content.as_deref(), &sink.settings);
     if *is_error {
         fail_stated(&mut ev, content.as_deref());
-    } else if let Some(exception) = content.as_deref().and_then(raised) {
+    } else if let Some(exception) = content
+        .as_deref()
+        .and_then(crate::classify::traceback_exception)
+    {
         fail_raised(&mut ev, exception);
     }
     ev
-}
-
-/// The exception a Python traceback ends with (`ValueError: …`), when a
-/// tool's reply is one.
-fn raised(content: &str) -> Option<&str> {
-    let at = content.find("Traceback (most recent call last)")?;
-    content[at..]
-        .lines()
-        .rev()
-        .map(str::trim_end)
-        .find(|l| !l.is_empty() && !l.starts_with(char::is_whitespace))
-        .filter(|l| !l.starts_with("Traceback"))
 }
 
 /// Fails an event whose tool raised `exception`.
