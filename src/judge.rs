@@ -430,7 +430,7 @@ mod tests {
     #[test]
     fn the_prompt_lists_numbered_candidates_with_their_text() {
         let r = failed_run();
-        let e = explain(&r);
+        let e = explain(&r, crate::explain::VerdictScope::Failed);
         let p = prompt(&r, &e).expect("two candidates or more");
         let json = p
             .user
@@ -463,7 +463,7 @@ mod tests {
     #[test]
     fn a_pick_other_than_the_first_becomes_the_verdict() {
         let r = failed_run();
-        let mut e = explain(&r);
+        let mut e = explain(&r, crate::explain::VerdictScope::Failed);
         let before = e.verdict.clone().unwrap();
         apply(&r, &mut e, 2, "Because.".into(), "m");
         let v = e.verdict.unwrap();
@@ -482,7 +482,7 @@ mod tests {
     #[test]
     fn agreeing_with_the_rules_changes_nothing_but_the_note() {
         let r = failed_run();
-        let mut e = explain(&r);
+        let mut e = explain(&r, crate::explain::VerdictScope::Failed);
         let before = e.verdict.clone().unwrap();
         apply(&r, &mut e, 1, "Agreed.".into(), "m");
         let mut v = e.verdict.unwrap();
@@ -493,7 +493,7 @@ mod tests {
     #[test]
     fn the_whole_run_prompt_carries_every_step_and_the_hints() {
         let r = failed_run();
-        let e = explain(&r);
+        let e = explain(&r, crate::explain::VerdictScope::Failed);
         let p = prompt_run(&r, &e).expect("a failed run");
         let json = p
             .user
@@ -516,7 +516,7 @@ mod tests {
             .map(|i| step(i, "Coder", "message", true, &"word ".repeat(200)))
             .collect();
         let long = run(long, "failed");
-        let p = prompt_run(&long, &explain(&long)).unwrap();
+        let p = prompt_run(&long, &explain(&long, crate::explain::VerdictScope::Failed)).unwrap();
         assert!(p.user.len() < RUN_BUDGET * 2, "{}", p.user.len());
         assert!(p.user.contains("\"step\":1999"));
     }
@@ -548,7 +548,7 @@ mod tests {
         );
         assert!(read_run_answer("{\"step\": 2, \"agent\": \"Coder\"}", &r).is_err());
         // A step the rules did not list becomes the verdict, noted as such.
-        let mut e = explain(&r);
+        let mut e = explain(&r, crate::explain::VerdictScope::Failed);
         let listed: Vec<u64> = e
             .verdict
             .as_ref()

@@ -187,6 +187,7 @@ fn parse_record<T: serde::de::DeserializeOwned>(
 pub(crate) fn verdicts(
     inputs: &[Input],
     opts: &AnalyzeOptions,
+    scope: explain::VerdictScope,
     diag: &Diag,
 ) -> anyhow::Result<Vec<Verdict>> {
     let mut runs = RunBatch::default();
@@ -222,7 +223,7 @@ pub(crate) fn verdicts(
     }
     Ok(runs
         .into_views()
-        .filter_map(|run| explain::explain(&run).verdict)
+        .filter_map(|run| explain::explain(&run, scope).verdict)
         .collect())
 }
 

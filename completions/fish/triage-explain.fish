@@ -14,6 +14,7 @@ complete -c triage-explain -l verdicts-only -d 'Write only the verdicts, not the
 complete -c triage-explain -l narrate -d 'Add an LLM\'s root-cause narrative and one concrete fix to each of the top N scored pattern records (fields narrative, fix, narrative_model)'
 complete -c triage-explain -l judge -d 'Let an LLM re-rank the top 3 candidates of each failed run\'s verdict; the verdict follows its pick and notes its reason (field judge)'
 complete -c triage-explain -l judge-run -d 'Like --judge, but show the LLM the whole run (cut to about 12,000 tokens) with the detectors\' findings as hints, and let it name any step; a step the run lacks, or an agent that did not act there, is refused with a warning and the rules\' verdict stands'
+complete -c triage-explain -l unknown-outcome -d 'Also give a verdict to each run whose outcome no record states but that has a failing step (a span dump, events without a run record); those verdicts carry `"outcome":"unknown"` and reports list them apart from the failed runs\'. Without it such runs get findings only'
 complete -c triage-explain -l list-detectors -d 'Print every detector, its name and what it looks for, one a line (tab-separated), and exit'
 complete -c triage-explain -l strict -d 'Stop at the first input that cannot be read, with exit status 2, instead of skipping it with a warning'
 complete -c triage-explain -s q -l quiet -d 'Print no warnings (errors are still printed)'

@@ -77,6 +77,7 @@ fish\t''"
 complete -c triage -n "__fish_triage_using_subcommand report" -s c -l config -d 'Configuration file ([scoring], [classify])' -r -F
 complete -c triage -n "__fish_triage_using_subcommand report" -l ai-analysis -d 'Add an LLM\'s root-cause narrative and one fix to each of the top patterns, as triage-explain --narrate does'
 complete -c triage -n "__fish_triage_using_subcommand report" -l explain -d 'Trace each failed run to the agent and step that caused it, as triage-explain does, and list under each top pattern the failed runs it occurred in with their root cause'
+complete -c triage -n "__fish_triage_using_subcommand report" -l unknown-outcome -d 'With --explain: also trace each run whose outcome no record states but that has a failing step, listed apart from the failed runs'
 complete -c triage -n "__fish_triage_using_subcommand report" -l strict -d 'Stop at the first input that cannot be read, with exit status 2, instead of skipping it with a warning'
 complete -c triage -n "__fish_triage_using_subcommand report" -s q -l quiet -d 'Print no warnings (errors are still printed)'
 complete -c triage -n "__fish_triage_using_subcommand report" -l line-buffered -d 'Flush every record as soon as it is written (for `tail -f` pipelines)'
@@ -243,6 +244,7 @@ complete -c triage -n "__fish_triage_using_subcommand explain" -l verdicts-only 
 complete -c triage -n "__fish_triage_using_subcommand explain" -l narrate -d 'Add an LLM\'s root-cause narrative and one concrete fix to each of the top N scored pattern records (fields narrative, fix, narrative_model)'
 complete -c triage -n "__fish_triage_using_subcommand explain" -l judge -d 'Let an LLM re-rank the top 3 candidates of each failed run\'s verdict; the verdict follows its pick and notes its reason (field judge)'
 complete -c triage -n "__fish_triage_using_subcommand explain" -l judge-run -d 'Like --judge, but show the LLM the whole run (cut to about 12,000 tokens) with the detectors\' findings as hints, and let it name any step; a step the run lacks, or an agent that did not act there, is refused with a warning and the rules\' verdict stands'
+complete -c triage -n "__fish_triage_using_subcommand explain" -l unknown-outcome -d 'Also give a verdict to each run whose outcome no record states but that has a failing step (a span dump, events without a run record); those verdicts carry `"outcome":"unknown"` and reports list them apart from the failed runs\'. Without it such runs get findings only'
 complete -c triage -n "__fish_triage_using_subcommand explain" -l list-detectors -d 'Print every detector, its name and what it looks for, one a line (tab-separated), and exit'
 complete -c triage -n "__fish_triage_using_subcommand explain" -l strict -d 'Stop at the first input that cannot be read, with exit status 2, instead of skipping it with a warning'
 complete -c triage -n "__fish_triage_using_subcommand explain" -s q -l quiet -d 'Print no warnings (errors are still printed)'

@@ -59,6 +59,12 @@ pub struct Args {
     /// are still written, and stderr says how many were hidden.
     #[arg(long, value_name = "P", default_value_t = 0.0, value_parser = crate::cli::share)]
     pub min_confidence: f64,
+    /// Also give a verdict to each run whose outcome no record states but
+    /// that has a failing step (a span dump, events without a run record);
+    /// those verdicts carry `"outcome":"unknown"` and reports list them
+    /// apart from the failed runs'. Without it such runs get findings only.
+    #[arg(long)]
+    pub unknown_outcome: bool,
     /// Print every detector, its name and what it looks for, one a line
     /// (tab-separated), and exit.
     #[arg(long)]
@@ -165,6 +171,11 @@ TRIAGE_CONFIG: the configuration file, as --config.",
         let shown = Shown {
             verdicts_only: self.verdicts_only,
             min_confidence: self.min_confidence,
+            scope: if self.unknown_outcome {
+                explain::VerdictScope::AlsoUnknownOutcome
+            } else {
+                explain::VerdictScope::Failed
+            },
         };
         let hidden = explain_runs(read.runs, judge, shown, &mut out, diag)?;
         if hidden > 0 {
@@ -186,6 +197,7 @@ TRIAGE_CONFIG: the configuration file, as --config.",
 struct Shown {
     verdicts_only: bool,
     min_confidence: f64,
+    scope: explain::VerdictScope,
 }
 
 /// Explains every run and writes its findings and verdict; with a judge,
@@ -217,14 +229,14 @@ fn explain_runs(
         };
     let Some((client, scope)) = judge else {
         for run in runs.into_views() {
-            write(&explain::explain(&run), out)?;
+            write(&explain::explain(&run, shown.scope), out)?;
         }
         return Ok(hidden);
     };
     let mut explained: Vec<(RunView, Explanation)> = runs
         .into_views()
         .map(|run| {
-            let e = explain::explain(&run);
+            let e = explain::explain(&run, shown.scope);
             (run, e)
         })
         .collect();

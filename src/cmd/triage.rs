@@ -73,6 +73,10 @@ pub struct ReportArgs {
     /// it occurred in with their root cause.
     #[arg(long)]
     pub explain: bool,
+    /// With --explain: also trace each run whose outcome no record states
+    /// but that has a failing step, listed apart from the failed runs.
+    #[arg(long, requires = "explain")]
+    pub unknown_outcome: bool,
     #[command(flatten)]
     pub llm: LlmArgs,
     #[command(flatten)]
@@ -194,7 +198,12 @@ fn report(a: ReportArgs, diag: &mut Diag) -> anyhow::Result<u8> {
                 "--explain reads the traces a second time: name the FILEs rather than stdin"
             );
         }
-        for verdict in crate::pipeline::verdicts(&inputs, &opts, diag)? {
+        let scope = if a.unknown_outcome {
+            crate::explain::VerdictScope::AlsoUnknownOutcome
+        } else {
+            crate::explain::VerdictScope::Failed
+        };
+        for verdict in crate::pipeline::verdicts(&inputs, &opts, scope, diag)? {
             report.add(ReportLine::Verdict(verdict))?;
         }
     }

@@ -10,7 +10,7 @@ pub mod text;
 pub mod view;
 pub mod walkback;
 
-use crate::record::{Finding, Verdict};
+use crate::record::{Finding, Outcome, Verdict};
 use detectors::DETECTORS;
 use view::RunView;
 
@@ -23,16 +23,38 @@ pub(crate) struct Explanation {
     pub verdict: Option<Verdict>,
 }
 
-/// Runs the detectors over `run` and, when it failed, walks back to its
-/// verdict.
-pub(crate) fn explain(run: &RunView) -> Explanation {
+/// Which runs get a verdict.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum VerdictScope {
+    /// Runs a record says failed: a run of unknown outcome may have done
+    /// what was asked despite a failing step, and a root cause of a
+    /// failure nobody saw would be a claim about nothing.
+    #[default]
+    Failed,
+    /// Those, and runs of unknown outcome with a failing step, whose
+    /// verdicts say the outcome is unknown.
+    AlsoUnknownOutcome,
+}
+
+/// Runs the detectors over `run` and, when it failed (or as `scope` asks),
+/// walks back to its verdict.
+pub(crate) fn explain(run: &RunView, scope: VerdictScope) -> Explanation {
     let mut hits: Vec<walkback::NamedHit<'static>> = Vec::new();
     for d in DETECTORS {
         hits.extend((d.detect)(run).into_iter().map(|h| (d.name, h)));
     }
     hits.sort_by_key(|h| h.1.at);
     let findings = hits.iter().map(|(name, h)| finding(run, name, h)).collect();
-    let verdict = run.failed().then(|| walkback::verdict(run, &hits));
+    let outcome = run.recorded_outcome();
+    let verdict = match (outcome, scope) {
+        (Outcome::Failed, _) => Some(walkback::verdict(run, &hits)),
+        (Outcome::Unknown, VerdictScope::AlsoUnknownOutcome) if run.failed() => {
+            let mut v = walkback::verdict(run, &hits);
+            v.outcome = Some(Outcome::Unknown);
+            Some(v)
+        }
+        _ => None,
+    };
     Explanation { findings, verdict }
 }
 
@@ -93,7 +115,7 @@ mod tests {
             ],
             "succeeded",
         );
-        let e = explain(&r);
+        let e = explain(&r, VerdictScope::Failed);
         assert!(e.findings.is_empty(), "{:?}", e.findings);
         assert!(e.verdict.is_none());
     }
@@ -114,7 +136,7 @@ mod tests {
             ],
             "failed",
         );
-        let v = explain(&r).verdict.unwrap();
+        let v = explain(&r, VerdictScope::Failed).verdict.unwrap();
         assert_eq!((v.agent_id.as_str(), v.step), ("Coder", 1));
         assert_eq!(v.blame, "agent");
         assert!(!v.candidates.is_empty() && v.candidates.len() <= 3);
@@ -135,7 +157,7 @@ mod tests {
             ],
             "failed",
         );
-        let v = explain(&r).verdict.unwrap();
+        let v = explain(&r, VerdictScope::Failed).verdict.unwrap();
         assert_eq!(
             (v.category.as_str(), v.blame.as_str()),
             ("unknown", "unknown")
@@ -161,7 +183,7 @@ mod tests {
                 .enumerate()
                 .map(|(i, (agent, text, ok, tool))| step(i as u64, agent, tools[*tool], *ok, text))
                 .collect();
-            let e = explain(&run(steps, if failed { "failed" } else { "succeeded" }));
+            let e = explain(&run(steps, if failed { "failed" } else { "succeeded" }), VerdictScope::Failed);
             proptest::prop_assert_eq!(e.verdict.is_some(), failed);
         }
     }
@@ -202,7 +224,7 @@ mod tests {
             (0..5)
                 .map(|_| {
                     let t = std::time::Instant::now();
-                    assert!(explain(&r).verdict.is_some());
+                    assert!(explain(&r, VerdictScope::Failed).verdict.is_some());
                     t.elapsed()
                 })
                 .min()

@@ -96,6 +96,11 @@ impl RunView {
             .filter(|p| !p.trim().is_empty())
     }
 
+    /// The outcome the run's record states; unknown without one.
+    pub(crate) fn recorded_outcome(&self) -> Outcome {
+        self.run.as_ref().map_or(Outcome::Unknown, |r| r.outcome)
+    }
+
     /// True when the run failed: so its run record says, or, without one,
     /// when any of its events failed: a run whose last step went well
     /// after a failure still failed, as a run read from spans does.

@@ -26,7 +26,7 @@ const PRIOR_DETECTOR: &str = "first_action";
 /// there: the first action after the task, and the first call that cannot
 /// be undone (true of every failed run that acts at all). The walk-back
 /// does not reward them, and a verdict resting on one abstains.
-const LOCATORS: &[&str] = &[PRIOR_DETECTOR, "point_of_no_return"];
+const LOCATORS: &[&str] = &[PRIOR_DETECTOR, "point_of_no_return", "final_change"];
 
 /// True when `detector` only locates a step (see [`LOCATORS`]).
 fn locates_only(detector: &str) -> bool {
@@ -231,6 +231,7 @@ pub(crate) fn verdict(run: &RunView, hits: &[NamedHit<'_>]) -> Verdict {
         confidence: candidates[0].confidence,
         evidence,
         candidates,
+        outcome: None,
         judge: None,
     }
 }
@@ -257,6 +258,7 @@ fn abstained(run: &RunView, located: &Hit, candidates: Vec<Candidate>) -> Verdic
                 .map_or(located.title.as_str(), String::as_str)
         )],
         candidates,
+        outcome: None,
         judge: None,
     }
 }
@@ -272,7 +274,10 @@ fn rank<'h>(run: &RunView, hits: &'h [NamedHit<'h>], deps: &[Vec<usize>]) -> Vec
         match index.get(&h.1.at) {
             Some(&k) => {
                 let r = &mut by_step[k];
-                r.score += AGREEMENT_BONUS;
+                // A locator is no evidence: it agrees with nothing.
+                if !locates_only(h.0) && !locates_only(r.best.0) {
+                    r.score += AGREEMENT_BONUS;
+                }
                 if h.1.confidence > r.best.1.confidence {
                     r.score += h.1.confidence - r.best.1.confidence;
                     r.best = h;
@@ -399,6 +404,7 @@ fn unexplained(run: &RunView, hits: &[NamedHit<'_>], candidates: Vec<Candidate>)
         confidence: 0.0,
         evidence: vec!["no detector suspects any step of this failed run".to_string()],
         candidates,
+        outcome: None,
         judge: None,
     }
 }

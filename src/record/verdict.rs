@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{FindingKind, VerdictKind};
+use super::{FindingKind, Outcome, VerdictKind};
 
 /// A `finding` record (triage-explain): one thing a detector saw in a run.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
@@ -53,6 +53,10 @@ pub struct Verdict {
     /// The top three candidates; the first is the verdict.
     #[serde(default)]
     pub candidates: Vec<Candidate>,
+    /// Absent for a failed run; `unknown` for a run no record gives an
+    /// outcome, explained on request (`triage-explain --unknown-outcome`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<Outcome>,
     /// What the LLM judge (`triage-explain --judge`) said of the candidates.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge: Option<JudgeNote>,

@@ -12,7 +12,7 @@ use super::{
     first_evidence, more_rows_text, more_sources_text, named_sources, one_line, silent_explanation,
     silent_heading, skipped_text, summary_text, tasks_text,
 };
-use crate::record::Scores;
+use crate::record::{Scores, Verdict};
 
 /// Markdown markup: trace text is escaped so that it shows as written.
 struct Md;
@@ -434,16 +434,25 @@ fn write_verdict_table(
     opts: &RenderOptions,
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    if report.verdicts.is_empty() {
-        return Ok(());
+    for (heading, verdicts) in report.verdict_lists() {
+        write_verdict_list(heading, &verdicts, opts, out)?;
     }
-    writeln!(out, "## Root causes per failed run\n")?;
+    Ok(())
+}
+
+fn write_verdict_list(
+    heading: &str,
+    verdicts: &[&Verdict],
+    opts: &RenderOptions,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    writeln!(out, "## {heading}\n")?;
     writeln!(
         out,
         "| Run | Agent | Step | Category | Blame | Confidence | Evidence |"
     )?;
     writeln!(out, "|---|---|---|---|---|---|---|")?;
-    for v in report.verdicts.iter().take(ROWS_IN_TEXT) {
+    for v in verdicts.iter().take(ROWS_IN_TEXT) {
         writeln!(
             out,
             "| {} | {} | {} | {} | {} | {:.2} | {} |",
@@ -459,7 +468,7 @@ fn write_verdict_table(
             text(&words::verdict_evidence(v))
         )?;
     }
-    if let Some(more) = more_rows_text(report.verdicts.len().saturating_sub(ROWS_IN_TEXT)) {
+    if let Some(more) = more_rows_text(verdicts.len().saturating_sub(ROWS_IN_TEXT)) {
         writeln!(out, "\n{more}")?;
     }
     writeln!(out)

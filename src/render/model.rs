@@ -270,6 +270,21 @@ impl Report {
         })
     }
 
+    /// The verdict lists a report shows, each under its heading: the failed
+    /// runs', then (asked for with `triage-explain --unknown-outcome`) those
+    /// of runs whose outcome is unknown. Empty lists are left out.
+    pub(crate) fn verdict_lists(&self) -> Vec<(&'static str, Vec<&Verdict>)> {
+        let (failed, unknown): (Vec<&Verdict>, Vec<&Verdict>) =
+            self.verdicts.iter().partition(|v| v.outcome.is_none());
+        [
+            ("Root causes per failed run", failed),
+            ("Root causes in runs of unknown outcome", unknown),
+        ]
+        .into_iter()
+        .filter(|(_, list)| !list.is_empty())
+        .collect()
+    }
+
     /// The verdict on each run (the first, when several came), for
     /// sections that name runs: one lookup a run, not a scan.
     pub(crate) fn verdicts_by_run(&self) -> std::collections::HashMap<&str, &Verdict> {

@@ -13,6 +13,7 @@ use super::{
     ROWS_IN_TEXT, RenderOptions, SAMPLES_SHOWN, TableStyle, WORST_TASKS, all_clear_text,
     first_evidence, more_rows_text, one_line, skipped_text, summary_text, tasks_text,
 };
+use crate::record::Verdict;
 
 pub(crate) fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
     if !report.is_comparison() {
@@ -45,10 +46,10 @@ pub(crate) fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) 
         write_silent_failures(report, opts.table, out)?;
         write_tasks(report, opts.table, out)?;
     }
-    if !report.verdicts.is_empty() {
-        writeln!(out, "\nRoot causes per failed run")?;
-        writeln!(out, "{}", verdict_table(report, opts.table))?;
-        if let Some(more) = more_rows_text(report.verdicts.len().saturating_sub(ROWS_IN_TEXT)) {
+    for (heading, verdicts) in report.verdict_lists() {
+        writeln!(out, "\n{heading}")?;
+        writeln!(out, "{}", verdict_table(&verdicts, opts.table))?;
+        if let Some(more) = more_rows_text(verdicts.len().saturating_sub(ROWS_IN_TEXT)) {
             writeln!(out, "{more}")?;
         }
     }
@@ -428,7 +429,7 @@ fn class_color(class: &str) -> Color {
     }
 }
 
-fn verdict_table(report: &Report, style: TableStyle) -> Table {
+fn verdict_table(verdicts: &[&Verdict], style: TableStyle) -> Table {
     let mut t = new_table(
         style,
         &[
@@ -441,7 +442,7 @@ fn verdict_table(report: &Report, style: TableStyle) -> Table {
             "Evidence",
         ],
     );
-    for v in report.verdicts.iter().take(ROWS_IN_TEXT) {
+    for v in verdicts.iter().take(ROWS_IN_TEXT) {
         t.add_row(vec![
             trace_cell(&v.run_id),
             trace_cell(&v.agent_id),

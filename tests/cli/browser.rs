@@ -122,7 +122,8 @@ fn summary_top_patterns_and_agents_fit_the_first_screen() {
     let shot = dir.path().join("first-screen.png");
     // Two nights, with root causes: the fullest report the examples make.
     let out = common::cmd("triage")
-        .args(["report", "--explain", "--top", "5", "--format", "html"])
+        .args(["report", "--explain", "--unknown-outcome", "--top", "5"])
+        .args(["--format", "html"])
         .args([
             "examples/monday.ndjson",
             "examples/before.ndjson",

@@ -313,7 +313,11 @@ fn a_side_with_nothing_to_compare_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let events = ok("triage-parse", &["examples/monday.ndjson"], b"");
     let explained = dir.path().join("explained.ndjson");
-    std::fs::write(&explained, ok("triage-explain", &[], &events)).unwrap();
+    std::fs::write(
+        &explained,
+        ok("triage-explain", &["--unknown-outcome"], &events),
+    )
+    .unwrap();
     let x = explained.to_str().unwrap();
     let (code, _, err) = run("triage-diff", &["--fail-on", "regression", x, x], b"");
     assert_eq!(code, 2, "{err}");

@@ -260,3 +260,41 @@ fn list_detectors_names_each_detector_and_what_it_looks_for() {
         assert!(docs.contains(name), "docs/explain.md does not name {name}");
     }
 }
+
+/// Events with no run record leave their runs' outcome unknown: findings,
+/// but no verdict, unless asked for; then each verdict says so, and a
+/// report lists them apart from the failed runs' root causes.
+#[test]
+fn runs_of_unknown_outcome_get_a_verdict_only_when_asked_listed_apart() {
+    let events = common::ok("triage-parse", &["examples/monday.ndjson"], b"");
+    let plain = String::from_utf8(common::ok("triage-explain", &[], &events)).unwrap();
+    assert!(plain.contains("\"kind\":\"finding\""), "{plain}");
+    assert!(!plain.contains("\"kind\":\"verdict\""), "{plain}");
+    let asked = common::ok("triage-explain", &["--unknown-outcome"], &events);
+    let verdicts: Vec<Value> = common::records(&asked)
+        .into_iter()
+        .filter(|r| r["kind"] == "verdict")
+        .collect();
+    assert!(!verdicts.is_empty());
+    assert!(verdicts.iter().all(|v| v["outcome"] == "unknown"));
+    let table = String::from_utf8(common::ok("triage-render", &["-f", "table"], &asked)).unwrap();
+    assert!(
+        table.contains("Root causes in runs of unknown outcome"),
+        "{table}"
+    );
+    assert!(!table.contains("Root causes per failed run"), "{table}");
+    // A run record that says the run failed: its verdict is a failed run's.
+    let mut recorded = events.clone();
+    recorded
+        .extend_from_slice(b"{\"kind\":\"run\",\"run_id\":\"seed201\",\"outcome\":\"failed\"}\n");
+    let out = common::ok("triage-explain", &["--verdicts-only"], &recorded);
+    let verdicts: Vec<Value> = common::records(&out)
+        .into_iter()
+        .filter(|r| r["kind"] == "verdict")
+        .collect();
+    assert_eq!(verdicts.len(), 1, "{verdicts:?}");
+    assert_eq!(verdicts[0]["run_id"], "seed201");
+    assert!(verdicts[0].get("outcome").is_none());
+    let table = String::from_utf8(common::ok("triage-render", &["-f", "table"], &out)).unwrap();
+    assert!(table.contains("Root causes per failed run"), "{table}");
+}

@@ -260,6 +260,7 @@ fn explain_joins_patterns_to_root_causes_samples_and_links() {
         &[
             "report",
             "--explain",
+            "--unknown-outcome",
             "--top",
             "1",
             "examples/monday.ndjson",
@@ -286,6 +287,7 @@ the trace labels the failure of step 1 (planner) as coordination_failure"
         &[
             "report",
             "--explain",
+            "--unknown-outcome",
             "-c",
             c,
             "--top",
@@ -309,6 +311,7 @@ the trace labels the failure of step 1 (planner) as coordination_failure"
         &[
             "report",
             "--explain",
+            "--unknown-outcome",
             "-c",
             c,
             "--format",
@@ -325,7 +328,11 @@ the trace labels the failure of step 1 (planner) as coordination_failure"
     );
     // triage-render given verdict records beside the patterns does the same.
     let events = ok("triage-parse", &["examples/monday.ndjson"], b"");
-    let verdicts = ok("triage-explain", &["--verdicts-only"], &events);
+    let verdicts = ok(
+        "triage-explain",
+        &["--verdicts-only", "--unknown-outcome"],
+        &events,
+    );
     let scored = ok("triage-score", &[], &ok("triage-group", &[], &events));
     let mut both = scored.clone();
     both.extend_from_slice(&verdicts);
@@ -479,6 +486,7 @@ fn dashboard_puts_details_behind_details() {
         &[
             "report",
             "--explain",
+            "--unknown-outcome",
             "--format",
             "html",
             "examples/monday.ndjson",
@@ -501,7 +509,7 @@ fn dashboard_puts_details_behind_details() {
         "<svg",
         "<h2>Samples</h2>",
         "Root causes of its runs",
-        "Root causes per failed run",
+        "Root causes in runs of unknown outcome",
     ] {
         assert!(!first.contains(detail), "{detail} on the first screen");
         let at = rest.find(detail).unwrap_or_else(|| panic!("no {detail}"));

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use crate::adapters::read::message::openai;
 use crate::adapters::read::message::{Message, Part};
 use crate::adapters::read::shape::Shape;
-use crate::adapters::read::terminal;
+
 use crate::adapters::read::tree::unique_id;
 use crate::adapters::read::value::{decoded, describe, set_texts, str_of, text_of};
 use crate::adapters::sink::Sink;
@@ -556,7 +556,7 @@ fn call_event(
         }
         _ => {
             set_texts(&mut ev, input.as_deref(), None, &sink.settings);
-            if !ends && !terminal::is_terminal_name(name) {
+            if !ends && !crate::classify::is_terminal_name(name) {
                 mark_inferred(
                     &mut ev,
                     FailureSource::NoResult,

@@ -3,7 +3,7 @@
 //! (`lines`), span lines held until their trace is complete
 //! (`trace_window`); and what they read into: the span model
 //! (`span_events`, `spans`), the tree emitter (`tree`), chat messages
-//! (`message`, `terminal`), and the value helpers (`value`, `lax`,
+//! (`message`), and the value helpers (`value`, `lax`,
 //! `pruned_value`, `shape`).
 
 pub(crate) mod document;
@@ -14,7 +14,7 @@ pub(crate) mod pruned_value;
 pub(crate) mod shape;
 pub(crate) mod span_events;
 pub(crate) mod spans;
-pub(crate) mod terminal;
+
 pub(crate) mod trace_window;
 pub(crate) mod tree;
 pub(crate) mod value;

@@ -164,8 +164,10 @@ pub(crate) fn bad_tool_call(run: &RunView) -> Vec<Hit> {
             },
         };
         let by = run.actor_of(i);
-        // A user's own slip on their device is not an agent's call.
-        if run.steps[by].is_user() {
+        // A user's own slip on their device is not an agent's call; an
+        // error the task itself reports, raised again, is the agent
+        // reproducing the problem it was asked to fix, as it should.
+        if run.steps[by].is_user() || reproduces_reported_error(run, &text) {
             continue;
         }
         // A call fixed by a later one did not sink the run by itself; nor
@@ -206,6 +208,32 @@ pub(crate) fn bad_tool_call(run: &RunView) -> Vec<Hit> {
         hits.push(hit);
     }
     hits
+}
+
+/// True when the error in `failure` is one the task reports: the exception
+/// it names (`ModuleNotFoundError`, `ValueError: …`) is in the task text.
+/// Only a named exception counts, never a bare "error".
+fn reproduces_reported_error(run: &RunView, failure: &str) -> bool {
+    let task = run.task();
+    failure
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+        .map(|w| w.rsplit('.').next().unwrap_or(w))
+        .filter(|w| {
+            w.len() > "Error".len()
+                && w.starts_with(|c: char| c.is_ascii_uppercase())
+                && ["Error", "Exception", "Warning"]
+                    .iter()
+                    .any(|e| w.ends_with(e))
+        })
+        .any(|name| {
+            task.match_indices(name).any(|(at, _)| {
+                // A whole word: "KeyError" is not in "MyKeyErrors".
+                let before = task[..at].chars().next_back();
+                let after = task[at + name.len()..].chars().next();
+                !before.is_some_and(|c| c.is_ascii_alphanumeric())
+                    && !after.is_some_and(|c| c.is_ascii_alphanumeric())
+            })
+        })
 }
 
 /// An agent's own output that failed: not a tool's reply but the agent's
@@ -404,6 +432,30 @@ mod tests {
     }
 
     #[test]
+    fn raising_the_error_the_task_reports_is_reproducing_it_not_a_bad_call() {
+        let issue = |task: &str, reply: &str| {
+            let rec = crate::record::RunRec {
+                task: Some(task.to_string()),
+                ..crate::record::RunRec::new("r", crate::record::Outcome::Failed)
+            };
+            let steps = vec![
+                step(0, "user", "message", true, task),
+                step(1, "agent", "bash", false, reply),
+            ];
+            RunView::new("r".to_string(), steps, Some(rec))
+        };
+        let traceback = "Traceback (most recent call last):\n  File \"r.py\", line 1\nModuleNotFoundError: No module named 'foo'";
+        let task = "Importing the plugin fails with ModuleNotFoundError: No module named 'foo'.";
+        assert!(bad_tool_call(&issue(task, traceback)).is_empty());
+        // Another exception than the one reported is the agent's call.
+        let other = traceback.replace("ModuleNotFoundError", "NameError");
+        assert_eq!(bad_tool_call(&issue(task, &other)).len(), 1);
+        // A name that only contains the reported one is another.
+        let task = "The MyModuleNotFoundErrors class is never raised.";
+        assert_eq!(bad_tool_call(&issue(task, traceback)).len(), 1);
+    }
+
+    #[test]
     fn a_timeout_is_not_a_bad_call() {
         assert!(bad_tool_call(&coder_run(false, "exitcode: 124 Timeout")).is_empty());
     }
@@ -464,7 +516,9 @@ mod tests {
             "{:?}",
             hits[0].evidence
         );
-        let v = crate::explain::explain(&limited(None)).verdict.unwrap();
+        let v = crate::explain::explain(&limited(None), crate::explain::VerdictScope::Failed)
+            .verdict
+            .unwrap();
         assert_eq!((v.step, v.blame.as_str()), (1, "environment"));
         // The agent carried the failure on as a result: its handling failed.
         assert!(

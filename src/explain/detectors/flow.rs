@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 
 use super::{Hit, step_name};
+use crate::explain::step::Step;
 use crate::explain::text::{find_phrase, has_code, quote_around, values};
 use crate::explain::view::RunView;
 
@@ -166,6 +167,104 @@ pub(crate) fn point_of_no_return(run: &RunView) -> Vec<Hit> {
         ];
     }
     Vec::new()
+}
+
+/// Where to look in a failed run that no step failed: the result was
+/// wrong, or never handed in. The last step that produced or changed what
+/// the run ended with (a call or command that changes something, else the
+/// agent's last word); for a run that runs commands and never submitted,
+/// its last step, where the submission is missing. It locates and never
+/// convicts: without other evidence the verdict abstains and says so.
+pub(crate) fn final_change(run: &RunView) -> Vec<Hit> {
+    if !run.failed() || run.steps.iter().any(|s| !s.succeeded) {
+        return Vec::new();
+    }
+    let acts: Vec<usize> = run
+        .agent_steps()
+        .filter(|&i| {
+            Some(i) != run.task_index() && !run.steps[i].is_user() && !run.is_bookkeeping(i)
+        })
+        .collect();
+    let Some(&last) = acts.last() else {
+        return Vec::new();
+    };
+    let runs_commands = acts.iter().any(|&i| is_shell(&run.steps[i]));
+    if runs_commands && !acts.iter().any(|&i| submits(&run.steps[i])) {
+        let title = "ended without a submission".to_string();
+        return vec![Hit::suspect(last, "missing_submission", 0.2, title).because(format!(
+            "no step failed and no step submitted a result: {} is where the run stopped              (where to look, not evidence)",
+            step_name(run, last)
+        ))];
+    }
+    let (at, what) = match acts.iter().rev().find(|&&i| changes_state(&run.steps[i])) {
+        Some(&i) => (i, "the last step that changed what the run ended with"),
+        None => (last, "the run's last word, what it ended with"),
+    };
+    let title = "last change before a wrong result".to_string();
+    vec![Hit::suspect(at, "wrong_result", 0.2, title).because(format!(
+        "no step failed, so the result is what went wrong: {} is {what}; check it against the          task (where to look, not evidence)",
+        step_name(run, at)
+    ))]
+}
+
+/// True when the step runs a shell command.
+fn is_shell(s: &Step) -> bool {
+    let tool = s.tool.to_ascii_lowercase();
+    [
+        "bash",
+        "shell",
+        "sh",
+        "terminal",
+        "execute_bash",
+        "run_command",
+        "exec",
+    ]
+    .contains(&tool.as_str())
+}
+
+/// True when the step hands the result in: a tool that ends the episode,
+/// or a command whose words say it submits.
+fn submits(s: &Step) -> bool {
+    crate::classify::is_terminal_name(&s.tool)
+        || (is_shell(s) && s.input.to_ascii_lowercase().contains("submit"))
+}
+
+/// Words of a shell command that writes a file.
+const WRITES_FILES: &[&str] = &[
+    "sed -i",
+    "tee ",
+    "patch ",
+    "git apply",
+    ">>",
+    "cat <<",
+    ".write(",
+];
+
+/// True when the step changes something: an irreversible call, an edit
+/// tool, or a shell command that writes a file (a redirection that is not
+/// to /dev/null or a descriptor).
+fn changes_state(s: &Step) -> bool {
+    let tool = s.tool.to_ascii_lowercase();
+    let words: Vec<&str> = tool.split(|c: char| !c.is_ascii_alphanumeric()).collect();
+    if ["edit", "replace", "create", "patch", "modify"]
+        .iter()
+        .any(|w| tool.contains(w))
+        || IRREVERSIBLE.iter().any(|v| words.contains(v))
+    {
+        return true;
+    }
+    if !is_shell(s) {
+        return false;
+    }
+    let cmd = s.input.as_str();
+    WRITES_FILES.iter().any(|w| cmd.contains(w))
+        || cmd.match_indices('>').any(|(at, _)| {
+            let before = cmd[..at].chars().next_back();
+            let after = cmd[at + 1..].trim_start();
+            !matches!(before, Some('0'..='9' | '&' | '-' | '>' | '<' | '='))
+                && !after.starts_with(['&', '='])
+                && !after.starts_with("/dev/null")
+        })
 }
 
 /// Phrases of text that addresses the model rather than the reader. Plain
@@ -450,6 +549,37 @@ mod tests {
             "failed",
         );
         assert!(prompt_injection(&benign).is_empty());
+    }
+
+    #[test]
+    fn a_failed_run_without_a_failing_step_points_at_its_last_change() {
+        let sh = |i, cmd: &str| call(i, "agent", "bash", cmd, "");
+        let coding = |last: &str| {
+            vec![
+                step(0, "user", "message", true, "Fix the bug in parse()."),
+                sh(1, "grep -n parse src/lib.py"),
+                sh(2, "sed -i 's/a/b/' src/lib.py"),
+                sh(3, "python reproduce.py 2>&1 > /dev/null"),
+                sh(4, last),
+            ]
+        };
+        let hits = final_change(&run(coding("echo SUBMIT && git diff"), "failed"));
+        assert_eq!((hits[0].at, hits[0].category), (2, "wrong_result"));
+        // Never submitted: where it stopped.
+        let hits = final_change(&run(coding("cat src/lib.py"), "failed"));
+        assert_eq!((hits[0].at, hits[0].category), (4, "missing_submission"));
+        // A conversation that changed nothing: its last word.
+        let chat = vec![
+            step(0, "user", "message", true, "How many stops?"),
+            step(1, "Planner", "message", true, "Let us count."),
+            step(2, "Checker", "message", true, "The answer is 12."),
+        ];
+        assert_eq!(final_change(&run(chat.clone(), "failed"))[0].at, 2);
+        // Not when a step failed (other detectors see it), nor a success.
+        assert!(final_change(&run(chat, "succeeded")).is_empty());
+        let mut failing = coding("echo SUBMIT");
+        failing[3].succeeded = false;
+        assert!(final_change(&run(failing, "failed")).is_empty());
     }
 
     #[test]

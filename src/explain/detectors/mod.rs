@@ -206,6 +206,11 @@ pub(crate) static DETECTORS: &[Detector] = &[
         detect: task::lossy_handoff,
     },
     Detector {
+        name: "final_change",
+        about: "in a failed run no step failed: the last step that changed what it ended with, or where a submission is missing (a locator)",
+        detect: flow::final_change,
+    },
+    Detector {
         name: "first_action",
         about: "the first action after the task of a failed run: a weak prior when nothing else explains it",
         detect: flow::first_action,

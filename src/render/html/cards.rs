@@ -223,11 +223,11 @@ pub(super) fn write_verdicts(page: &mut Page, report: &Report, links: &LinksConf
         );
     }
     page.lit("<section class=\"panel\">");
-    if !report.verdicts.is_empty() {
-        page.lit("<h2>Root causes per failed run</h2>");
-        let shown: Vec<&Verdict> = report.verdicts.iter().take(ROWS_IN_HTML).collect();
-        verdict_table(page, &shown, links);
-        write_more_rows(page, report.verdicts.len() - shown.len());
+    for (heading, verdicts) in report.verdict_lists() {
+        html!(page, "<h2>{}</h2>", heading);
+        let shown = &verdicts[..verdicts.len().min(ROWS_IN_HTML)];
+        verdict_table(page, shown, links);
+        write_more_rows(page, verdicts.len() - shown.len());
     }
     if !report.findings.is_empty() {
         page.lit(
