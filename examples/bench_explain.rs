@@ -26,6 +26,9 @@ use serde_json::Value;
 
 /// The benchmark's labels and what the tools said about one file.
 struct Case {
+    run_id: String,
+    /// Its events, as triage-parse wrote them.
+    parsed: Vec<u8>,
     /// 0 for an even-numbered file (developed on), 1 for an odd one (held out).
     half: usize,
     label_agent: String,
@@ -40,6 +43,9 @@ struct Case {
 /// What the bench reads of one verdict record.
 #[derive(Clone)]
 struct Verdict {
+    run_id: String,
+    /// The kind of system the run was read as.
+    system: String,
     agent: String,
     step: u64,
     category: String,
@@ -52,6 +58,8 @@ impl Verdict {
     fn read(rec: &Value) -> Self {
         let candidates = rec["candidates"].as_array().cloned().unwrap_or_default();
         Verdict {
+            run_id: rec["run_id"].as_str().unwrap_or("").to_string(),
+            system: rec["system"].as_str().unwrap_or("other").to_string(),
             agent: rec["agent_id"].as_str().unwrap_or("").to_string(),
             step: rec["step"].as_u64().unwrap_or(u64::MAX),
             category: rec["category"].as_str().unwrap_or("").to_string(),
@@ -78,14 +86,54 @@ impl Verdict {
 struct Set {
     name: String,
     verdicts: Vec<Verdict>,
+    /// Its events, for a second pass with a kind held out.
+    input: Vec<u8>,
+}
+
+/// What triage-explain reads to leave a kind out of its calibration.
+const HOLD_OUT_VAR: &str = "TRIAGE_EXPLAIN_HOLD_OUT_KIND";
+
+/// A set labelled by hand: its events' set, its labels file, and the kind
+/// of system it is (held out of the fit to measure transfer).
+const HAND_LABELLED: &[(&str, &str, &str)] = &[
+    ("tau-bench airline", "tau-bench/labels.tsv", "tool use"),
+    (
+        "TraceSIR tau2 (FC)",
+        "tracesir/function-calling/labels.tsv",
+        "tool use",
+    ),
+    ("TraceSIR coding", "tracesir/coding/labels.tsv", "coding"),
+];
+
+/// A labelled run: its label and the verdict with every kind in the
+/// calibration (fit) and with its own kind left out (held out).
+struct Labelled {
+    agent: String,
+    step: u64,
+    /// Counted in the fit (AG's even-numbered runs, every hand label).
+    in_fit: bool,
+    fit: Option<Verdict>,
+    held_out: Option<Verdict>,
+}
+
+/// A labelled set's name and runs.
+type LabelledSet = (String, Vec<Labelled>);
+
+impl Labelled {
+    fn right(v: &Option<Verdict>, agent: &str, step: u64) -> bool {
+        v.as_ref()
+            .is_some_and(|v| v.agent == agent && v.step == step)
+    }
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let mut dump: Option<PathBuf> = None;
+    let mut fit = false;
     while let Some(a) = args.next() {
         match a.as_str() {
             "--dump" => dump = args.next().map(PathBuf::from),
+            "--fit" => fit = true,
             other => return Err(format!("unknown argument {other}").into()),
         }
     }
@@ -151,7 +199,213 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         sets.push(unlabelled(&bins, name, parsed, dump.as_deref())?);
     }
     side_by_side(&cases, &sets);
+    let labelled = labelled_sets(&bins, &data, &cases, &sets)?;
+    honest_figures(&labelled);
+    if fit {
+        print_fit(&labelled);
+    }
     Ok(())
+}
+
+/// Every labelled set, each run's verdict with its kind in the fit and
+/// left out of it.
+fn labelled_sets(
+    bins: &Path,
+    data: &Path,
+    cases: &[Case],
+    sets: &[Set],
+) -> Result<Vec<LabelledSet>, Box<dyn std::error::Error>> {
+    let mut out = Vec::new();
+    let mut ag_input = Vec::new();
+    for c in cases {
+        ag_input.extend_from_slice(&c.parsed);
+    }
+    let held = by_run(&explain_holding_out(bins, &ag_input, Some("chat"))?);
+    out.push((
+        "Who&When AG (multi-agent chat)".to_string(),
+        cases
+            .iter()
+            .map(|c| Labelled {
+                agent: c.label_agent.clone(),
+                step: c.label_step,
+                in_fit: c.half == 0,
+                fit: c.verdict.clone(),
+                held_out: held.get(&c.run_id).cloned(),
+            })
+            .collect(),
+    ));
+    for &(name, labels, kind) in HAND_LABELLED {
+        let Ok(text) = std::fs::read_to_string(data.join(labels)) else {
+            continue;
+        };
+        let Some(set) = sets.iter().find(|s| s.name == name) else {
+            continue;
+        };
+        let fit: HashMap<String, Verdict> = set
+            .verdicts
+            .iter()
+            .map(|v| (v.run_id.clone(), v.clone()))
+            .collect();
+        let held = by_run(&explain_holding_out(bins, &set.input, Some(kind))?);
+        let mut runs = Vec::new();
+        for line in text.lines().skip(1) {
+            let f: Vec<&str> = line.split('\t').collect();
+            let (Some(run), Some(agent), Some(step)) = (f.first(), f.get(1), f.get(2)) else {
+                continue;
+            };
+            let Ok(step) = step.trim().parse() else {
+                continue;
+            };
+            runs.push(Labelled {
+                agent: agent.to_string(),
+                step,
+                in_fit: true,
+                fit: fit.get(*run).cloned(),
+                held_out: held.get(*run).cloned(),
+            });
+        }
+        out.push((format!("{name} (by hand)"), runs));
+    }
+    Ok(out)
+}
+
+fn by_run(out: &[u8]) -> HashMap<String, Verdict> {
+    records(out)
+        .filter(|r| r["kind"] == "verdict")
+        .map(|r| Verdict::read(&r))
+        .map(|v| (v.run_id.clone(), v))
+        .collect()
+}
+
+/// What a user can hold triage-explain to, per labelled set: coverage (the
+/// share of runs with a claim: a verdict at confidence 0.5 or more that
+/// does not abstain), the precision of those claims, the expected
+/// calibration error and the accuracy; with the set's own kind in the
+/// calibration, and left out of it (as on a system nobody fitted to).
+fn honest_figures(sets: &[LabelledSet]) {
+    println!();
+    println!("per labelled set: claims (confidence >= 0.5, not abstaining), calibration, accuracy");
+    println!(
+        "{:<40} {:>5} {:>10} {:>10} {:>6} {:>9} {:>10} {:>10} {:>6} {:>9}",
+        "set",
+        "runs",
+        "coverage",
+        "precision",
+        "ECE",
+        "accuracy",
+        "coverage",
+        "precision",
+        "ECE",
+        "accuracy"
+    );
+    println!(
+        "{:<40} {:>5} {:>37} {:>37}",
+        "", "", "its kind in the fit", "its kind held out"
+    );
+    for (name, runs) in sets {
+        let mut cells = Vec::new();
+        for held in [false, true] {
+            let verdict = |r: &Labelled| {
+                if held {
+                    r.held_out.clone()
+                } else {
+                    r.fit.clone()
+                }
+            };
+            let n = runs.len();
+            let claims: Vec<&Labelled> = runs
+                .iter()
+                .filter(|r| verdict(r).is_some_and(|v| v.confidence >= 0.5 && !v.abstains()))
+                .collect();
+            let right_claims = claims
+                .iter()
+                .filter(|r| Labelled::right(&verdict(r), &r.agent, r.step))
+                .count();
+            let right = runs
+                .iter()
+                .filter(|r| Labelled::right(&verdict(r), &r.agent, r.step))
+                .count();
+            let pairs: Vec<(f64, bool)> = runs
+                .iter()
+                .map(|r| {
+                    let v = verdict(r);
+                    (
+                        v.as_ref().map_or(0.0, |v| v.confidence),
+                        Labelled::right(&v, &r.agent, r.step),
+                    )
+                })
+                .collect();
+            cells.push(format!(
+                "{:>10} {:>10} {:>6.3} {:>9}",
+                pct(claims.len(), n),
+                if claims.is_empty() {
+                    "-".to_string()
+                } else {
+                    pct(right_claims, claims.len())
+                },
+                ece(&pairs),
+                pct(right, n)
+            ));
+        }
+        println!("{:<40} {:>5} {} {}", name, runs.len(), cells[0], cells[1]);
+    }
+}
+
+fn pct(k: usize, n: usize) -> String {
+    format!("{:.0}% ({k})", 100.0 * k as f64 / n.max(1) as f64)
+}
+
+/// Expected calibration error over ten equal-width confidence bins.
+fn ece(pairs: &[(f64, bool)]) -> f64 {
+    let n = pairs.len().max(1) as f64;
+    (0..10)
+        .map(|b| {
+            let lo = b as f64 / 10.0;
+            let hi = if b == 9 { 1.0001 } else { lo + 0.1 };
+            let inside: Vec<&(f64, bool)> =
+                pairs.iter().filter(|(c, _)| *c >= lo && *c < hi).collect();
+            if inside.is_empty() {
+                return 0.0;
+            }
+            let k = inside.len() as f64;
+            let conf = inside.iter().map(|(c, _)| c).sum::<f64>() / k;
+            let acc = inside.iter().filter(|(_, r)| *r).count() as f64 / k;
+            (k / n) * (conf - acc).abs()
+        })
+        .sum()
+}
+
+/// The calibration rows `src/explain/calibrate.rs` holds, from the runs
+/// in the fit: right verdicts and verdicts per verdict detector and the
+/// kind of system each run was read as. Kinds with fewer than ten
+/// labelled runs are left out (too few to say anything of).
+fn print_fit(sets: &[LabelledSet]) {
+    let mut rows: BTreeMap<(String, String), (u32, u32)> = BTreeMap::new();
+    let mut per_kind: BTreeMap<String, usize> = BTreeMap::new();
+    for r in sets.iter().flat_map(|(_, runs)| runs).filter(|r| r.in_fit) {
+        let Some(v) = &r.fit else { continue };
+        *per_kind.entry(v.system.clone()).or_default() += 1;
+        let cell = rows
+            .entry((v.system.clone(), v.detector.clone()))
+            .or_default();
+        cell.1 += 1;
+        cell.0 += u32::from(v.agent == r.agent && v.step == r.step);
+    }
+    println!();
+    println!("fit (for src/explain/calibrate.rs), runs per kind: {per_kind:?}");
+    for ((kind, detector), (right, n)) in rows {
+        if per_kind[&kind] < 10 {
+            continue;
+        }
+        let variant = match kind.as_str() {
+            "multi-agent chat" => "MultiAgentChat",
+            "tool use with a user" => "ToolUse",
+            "coding agent" => "Coding",
+            "web browsing" => "WebBrowsing",
+            _ => "Other",
+        };
+        println!("    (\"{detector}\", SystemKind::{variant}, {right}, {n}),");
+    }
 }
 
 fn json_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
@@ -197,7 +451,20 @@ fn parse(
 
 /// Pipes NDJSON through `triage-explain --verdicts-only`.
 fn explain(bins: &Path, input: &[u8]) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
-    let mut child = Command::new(bins.join("triage-explain"))
+    explain_holding_out(bins, input, None)
+}
+
+/// As [`explain`], with one kind's rows left out of the calibration.
+fn explain_holding_out(
+    bins: &Path,
+    input: &[u8],
+    kind: Option<&str>,
+) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
+    let mut cmd = Command::new(bins.join("triage-explain"));
+    if let Some(k) = kind {
+        cmd.env(HOLD_OUT_VAR, k);
+    }
+    let mut child = cmd
         .arg("--verdicts-only")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -231,6 +498,8 @@ fn run_case(bins: &Path, file: &Path) -> Result<Case, Box<dyn std::error::Error>
     let parsed = parse(bins, &["--format", "whowhen"], &[file.to_path_buf()])?;
     let explained = explain(bins, &parsed)?;
     let mut case = Case {
+        run_id: String::new(),
+        parsed: Vec::new(),
         half: half_of(file),
         label_agent,
         label_step,
@@ -240,6 +509,9 @@ fn run_case(bins: &Path, file: &Path) -> Result<Case, Box<dyn std::error::Error>
     };
     for rec in records(&parsed) {
         if rec["kind"] == "event" {
+            if case.run_id.is_empty() {
+                case.run_id = rec["run_id"].as_str().unwrap_or("").to_string();
+            }
             case.agents
                 .push(rec["agent_id"].as_str().unwrap_or("").to_string());
             case.tool_output.push(rec["span_kind"] == "tool");
@@ -248,6 +520,7 @@ fn run_case(bins: &Path, file: &Path) -> Result<Case, Box<dyn std::error::Error>
     case.verdict = records(&explained)
         .find(|r| r["kind"] == "verdict")
         .map(|r| Verdict::read(&r));
+    case.parsed = parsed;
     Ok(case)
 }
 
@@ -287,6 +560,7 @@ fn unlabelled(
     Ok(Set {
         name: name.to_string(),
         verdicts,
+        input,
     })
 }
 

@@ -313,7 +313,12 @@ pub(crate) fn apply_run(
         step,
         category: category.clone(),
         detector: "judge".to_string(),
-        confidence: crate::explain::calibrate::probability("judge", false),
+        confidence: crate::explain::calibrate::probability(
+            "judge",
+            false,
+            crate::explain::kind::of(run),
+        )
+        .probability,
     };
     v.candidates.insert(0, candidate);
     v.candidates.truncate(3);

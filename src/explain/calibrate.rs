@@ -1,67 +1,200 @@
 //! Turns a verdict's ranking score into a calibrated probability that the
-//! verdict names the right agent and step.
+//! verdict names the right agent and step, for the kind of system the run
+//! comes from.
 //!
 //! The ranking score orders candidates; it is no probability. What a
-//! verdict is worth depends mostly on the detector that made it, so the
-//! probability is how often verdicts of that detector were right on the
-//! even-numbered Who&When Algorithm-Generated runs (`make bench-explain`
-//! prints the counts, the reliability table and the expected calibration
-//! error on the held-out odd-numbered runs), shrunk towards the overall
-//! rate so a detector seen a few times is not trusted on those few alone.
+//! verdict is worth depends on the detector that made it and on the kind
+//! of system: a rule right two times in three on multi-agent chats may be
+//! right one time in ten on a web-browsing team. So the probability is how
+//! often verdicts of that detector were right on labelled runs of the same
+//! kind (`make bench-explain` prints the counts, and measures each kind
+//! with its own runs left out of the fit), shrunk towards that kind's
+//! overall rate so a detector seen a few times is not trusted on those few
+//! alone. A run of a kind no labelled set covers is capped at the
+//! detector's worst kind, and its verdict says so.
 
-/// Right verdicts and verdicts per detector on the runs fitted to.
-const FITTED: &[(&str, u32, u32)] = &[
-    ("bad_tool_call", 9, 18),
-    ("empty_retrieval", 1, 2),
-    ("fabricated_data", 5, 7),
-    ("first_action", 7, 17),
-    ("ignored_failure", 1, 1),
-    ("ignored_instruction", 0, 1),
-    ("lossy_handoff", 0, 2),
-    ("repeated_call", 1, 1),
-    ("task_drift", 6, 6),
-    ("unsourced_values", 5, 7),
-    ("value_provenance", 0, 1),
+use std::sync::OnceLock;
+
+use super::kind::SystemKind;
+
+/// Right verdicts and verdicts per detector and kind, on the labelled sets
+/// (`make bench-explain -- --fit` prints these rows).
+const FITTED: &[(&str, SystemKind, u32, u32)] = &[
+    ("bad_tool_call", SystemKind::MultiAgentChat, 9, 18),
+    ("empty_retrieval", SystemKind::MultiAgentChat, 1, 2),
+    ("fabricated_data", SystemKind::MultiAgentChat, 5, 7),
+    ("first_action", SystemKind::MultiAgentChat, 7, 17),
+    ("ignored_failure", SystemKind::MultiAgentChat, 1, 1),
+    ("ignored_instruction", SystemKind::MultiAgentChat, 0, 1),
+    ("lossy_handoff", SystemKind::MultiAgentChat, 0, 2),
+    ("repeated_call", SystemKind::MultiAgentChat, 1, 1),
+    ("task_drift", SystemKind::MultiAgentChat, 6, 6),
+    ("unsourced_values", SystemKind::MultiAgentChat, 5, 7),
+    ("value_provenance", SystemKind::MultiAgentChat, 0, 1),
 ];
 
-/// The share of right verdicts over all runs fitted to: where a detector's
-/// own count is shrunk to.
-const OVERALL: f64 = 0.56;
-/// How many verdicts the overall rate weighs, against a detector's own.
+/// How many verdicts a kind's overall rate weighs, against a detector's own.
 const SHRINK: f64 = 4.0;
-/// A detector never seen as a verdict where the fit was made (the policy
-/// and environment detectors, whose runs Who&When lacks): a guess well
-/// under the overall rate, as a rule unmeasured is worth less.
+/// The most a detector never seen as a verdict on a kind is worth there:
+/// a rule unmeasured is worth less than the kind's overall rate.
 const UNSEEN: f64 = 0.35;
-/// A verdict that abstains (only the positional prior) is worth at most
-/// this: a prior is no evidence, whatever it scored where it was fitted.
+/// A verdict that abstains (only a locator) is worth at most this: a prior
+/// is no evidence, whatever it scored where it was fitted.
 const ABSTAINED_CAP: f64 = 0.3;
+/// The environment variable that leaves one kind's rows out of the fit, to
+/// measure how confidences hold on a kind they were not fitted on.
+pub(crate) const HOLD_OUT_VAR: &str = "TRIAGE_EXPLAIN_HOLD_OUT_KIND";
 
-/// The probability that a verdict made by `detector` is right.
-pub(crate) fn probability(detector: &str, abstained: bool) -> f64 {
-    let p = FITTED
+/// A probability, and why it was capped when it was.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Calibrated {
+    pub probability: f64,
+    /// Set when the run is unlike every calibration set.
+    pub caveat: Option<String>,
+}
+
+/// The fitted rows in use: all of them, or without the kind
+/// [`HOLD_OUT_VAR`] names.
+fn fitted() -> &'static [(&'static str, SystemKind, u32, u32)] {
+    static ROWS: OnceLock<Vec<(&'static str, SystemKind, u32, u32)>> = OnceLock::new();
+    ROWS.get_or_init(|| {
+        let held_out = std::env::var(HOLD_OUT_VAR)
+            .ok()
+            .and_then(|k| SystemKind::named(&k));
+        without(held_out)
+    })
+}
+
+fn without(held_out: Option<SystemKind>) -> Vec<(&'static str, SystemKind, u32, u32)> {
+    FITTED
         .iter()
-        .find(|(d, _, _)| *d == detector)
-        .map_or(UNSEEN, |&(_, right, n)| {
-            (f64::from(right) + SHRINK * OVERALL) / (f64::from(n) + SHRINK)
-        });
+        .copied()
+        .filter(|r| Some(r.1) != held_out)
+        .collect()
+}
+
+/// The probability that a verdict made by `detector` on a run of `kind` is
+/// right.
+pub(crate) fn probability(detector: &str, abstained: bool, kind: SystemKind) -> Calibrated {
+    calibrate(fitted(), detector, abstained, kind)
+}
+
+fn calibrate(
+    rows: &[(&str, SystemKind, u32, u32)],
+    detector: &str,
+    abstained: bool,
+    kind: SystemKind,
+) -> Calibrated {
+    let mut kinds: Vec<SystemKind> = rows.iter().map(|r| r.1).collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    let (p, caveat) = if kinds.contains(&kind) {
+        (estimate(rows, detector, kind), None)
+    } else {
+        let worst = kinds
+            .iter()
+            .map(|&k| (estimate(rows, detector, k), k))
+            .min_by(|a, b| a.0.total_cmp(&b.0));
+        match worst {
+            Some((p, k)) => (
+                p,
+                Some(format!(
+                    "this run reads as {}, unlike every set the confidence was measured on \
+                     ({}): capped at {detector}'s worst kind ({})",
+                    kind.name(),
+                    kinds
+                        .iter()
+                        .map(|k| k.name())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    k.name()
+                )),
+            ),
+            None => (
+                0.0,
+                Some("no calibration set: the confidence is unmeasured".to_string()),
+            ),
+        }
+    };
     let p = if abstained { p.min(ABSTAINED_CAP) } else { p };
-    (p * 100.0).round() / 100.0
+    Calibrated {
+        probability: (p * 100.0).round() / 100.0,
+        caveat,
+    }
+}
+
+/// A detector's rate on one kind, shrunk towards the kind's overall rate.
+fn estimate(rows: &[(&str, SystemKind, u32, u32)], detector: &str, kind: SystemKind) -> f64 {
+    let (right, n) = rows
+        .iter()
+        .filter(|r| r.1 == kind)
+        .fold((0, 0), |(r, n), row| (r + row.2, n + row.3));
+    let overall = if n == 0 {
+        0.0
+    } else {
+        f64::from(right) / f64::from(n)
+    };
+    rows.iter()
+        .find(|r| r.0 == detector && r.1 == kind)
+        .map_or(overall.min(UNSEEN), |&(_, _, right, n)| {
+            (f64::from(right) + SHRINK * overall) / (f64::from(n) + SHRINK)
+        })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    const ROWS: &[(&str, SystemKind, u32, u32)] = &[
+        ("good", SystemKind::MultiAgentChat, 9, 10),
+        ("poor", SystemKind::MultiAgentChat, 2, 10),
+        ("good", SystemKind::Coding, 1, 10),
+        ("poor", SystemKind::Coding, 5, 10),
+    ];
+
     #[test]
-    fn probabilities_follow_the_fit_and_stay_below_one() {
-        // A detector right every time it was seen is not certain.
-        let drift = probability("task_drift", false);
-        assert!(drift > OVERALL && drift < 1.0, "{drift}");
-        assert_eq!(probability("no_such_detector", false), UNSEEN);
-        assert!(probability("first_action", true) <= ABSTAINED_CAP);
-        for (d, _, _) in FITTED {
-            let p = probability(d, false);
+    fn a_kind_with_a_set_gets_its_own_rate_shrunk_and_below_one() {
+        let c = calibrate(ROWS, "good", false, SystemKind::MultiAgentChat);
+        assert!(c.caveat.is_none());
+        assert!(c.probability > 0.55 && c.probability < 0.9, "{c:?}");
+        let c = calibrate(ROWS, "good", false, SystemKind::Coding);
+        assert!(c.probability < 0.3, "{c:?}");
+    }
+
+    #[test]
+    fn an_unlike_run_is_capped_at_the_worst_kind_and_says_so() {
+        let c = calibrate(ROWS, "good", false, SystemKind::WebBrowsing);
+        assert_eq!(
+            c.probability,
+            calibrate(ROWS, "good", false, SystemKind::Coding).probability
+        );
+        let caveat = c.caveat.unwrap();
+        assert!(
+            caveat.contains("web browsing") && caveat.contains("coding agent"),
+            "{caveat}"
+        );
+    }
+
+    #[test]
+    fn unseen_detectors_and_abstentions_stay_low() {
+        let c = calibrate(ROWS, "never", false, SystemKind::MultiAgentChat);
+        assert!(c.probability <= UNSEEN);
+        assert!(
+            calibrate(ROWS, "good", true, SystemKind::MultiAgentChat).probability <= ABSTAINED_CAP
+        );
+        assert_eq!(
+            calibrate(&[], "good", false, SystemKind::Coding).probability,
+            0.0
+        );
+    }
+
+    #[test]
+    fn holding_a_kind_out_drops_its_rows() {
+        let rows = without(Some(SystemKind::MultiAgentChat));
+        assert!(rows.iter().all(|r| r.1 != SystemKind::MultiAgentChat));
+        for &(d, k, right, n) in FITTED {
+            assert!(right <= n, "{d} {k:?}");
+            let p = probability(d, false, k).probability;
             assert!((0.0..1.0).contains(&p), "{d}: {p}");
         }
     }

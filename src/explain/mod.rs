@@ -4,6 +4,7 @@
 pub mod batch;
 pub mod calibrate;
 pub mod detectors;
+pub mod kind;
 pub mod protocol;
 pub mod step;
 pub mod text;

@@ -107,6 +107,21 @@ impl Step {
         }
     }
 
+    /// True when the step runs a shell command.
+    pub(crate) fn runs_shell(&self) -> bool {
+        let tool = self.tool.to_ascii_lowercase();
+        [
+            "bash",
+            "shell",
+            "sh",
+            "terminal",
+            "execute_bash",
+            "run_command",
+            "exec",
+        ]
+        .contains(&tool.as_str())
+    }
+
     /// True when the step is the user's own (the person the system serves).
     pub(crate) fn is_user(&self) -> bool {
         let agent = self.agent.to_ascii_lowercase();

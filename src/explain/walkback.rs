@@ -5,6 +5,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::calibrate;
 use super::detectors::{Hit, builds_on_failure, step_name};
+use super::kind::SystemKind;
 use super::text::values;
 use super::view::RunView;
 use crate::record::{Candidate, Verdict};
@@ -197,8 +198,20 @@ struct Ranked<'h> {
     reasons: Vec<String>,
 }
 
-/// The verdict of a failed run from its detectors' hits.
+/// The verdict of a failed run from its detectors' hits, its confidence
+/// calibrated for the kind of system the run comes from.
 pub(crate) fn verdict(run: &RunView, hits: &[NamedHit<'_>]) -> Verdict {
+    let kind = super::kind::of(run);
+    let mut v = ranked_verdict(run, hits, kind);
+    let top = v.candidates.first().map(|c| c.detector.as_str());
+    if let Some(caveat) = top.and_then(|d| calibrate::probability(d, false, kind).caveat) {
+        v.evidence.push(caveat);
+    }
+    v.system = Some(kind.name().to_string());
+    v
+}
+
+fn ranked_verdict(run: &RunView, hits: &[NamedHit<'_>], kind: SystemKind) -> Verdict {
     let deps = data_flow(run);
     let mut ranked = rank(run, hits, &deps);
     ranked.truncate(TOP);
@@ -209,7 +222,7 @@ pub(crate) fn verdict(run: &RunView, hits: &[NamedHit<'_>]) -> Verdict {
             step: run.steps[r.at].step,
             category: r.best.1.category.to_string(),
             detector: r.best.0.to_string(),
-            confidence: calibrate::probability(r.best.0, locates_only(r.best.0)),
+            confidence: calibrate::probability(r.best.0, locates_only(r.best.0), kind).probability,
         })
         .collect();
     pad_with_early_actions(run, hits, &mut candidates);
@@ -232,6 +245,7 @@ pub(crate) fn verdict(run: &RunView, hits: &[NamedHit<'_>]) -> Verdict {
         evidence,
         candidates,
         outcome: None,
+        system: None,
         judge: None,
     }
 }
@@ -259,6 +273,7 @@ fn abstained(run: &RunView, located: &Hit, candidates: Vec<Candidate>) -> Verdic
         )],
         candidates,
         outcome: None,
+        system: None,
         judge: None,
     }
 }
@@ -405,6 +420,7 @@ fn unexplained(run: &RunView, hits: &[NamedHit<'_>], candidates: Vec<Candidate>)
         evidence: vec!["no detector suspects any step of this failed run".to_string()],
         candidates,
         outcome: None,
+        system: None,
         judge: None,
     }
 }

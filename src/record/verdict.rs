@@ -57,6 +57,11 @@ pub struct Verdict {
     /// outcome, explained on request (`triage-explain --unknown-outcome`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome: Option<Outcome>,
+    /// The kind of system the run reads as (multi-agent chat, tool use with
+    /// a user, coding agent, web browsing, other): `confidence` is how often
+    /// such verdicts were right on labelled runs of that kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<String>,
     /// What the LLM judge (`triage-explain --judge`) said of the candidates.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge: Option<JudgeNote>,

@@ -188,7 +188,7 @@ pub(crate) fn final_change(run: &RunView) -> Vec<Hit> {
     let Some(&last) = acts.last() else {
         return Vec::new();
     };
-    let runs_commands = acts.iter().any(|&i| is_shell(&run.steps[i]));
+    let runs_commands = acts.iter().any(|&i| run.steps[i].runs_shell());
     if runs_commands && !acts.iter().any(|&i| submits(&run.steps[i])) {
         let title = "ended without a submission".to_string();
         return vec![Hit::suspect(last, "missing_submission", 0.2, title).because(format!(
@@ -207,26 +207,11 @@ pub(crate) fn final_change(run: &RunView) -> Vec<Hit> {
     ))]
 }
 
-/// True when the step runs a shell command.
-fn is_shell(s: &Step) -> bool {
-    let tool = s.tool.to_ascii_lowercase();
-    [
-        "bash",
-        "shell",
-        "sh",
-        "terminal",
-        "execute_bash",
-        "run_command",
-        "exec",
-    ]
-    .contains(&tool.as_str())
-}
-
 /// True when the step hands the result in: a tool that ends the episode,
 /// or a command whose words say it submits.
 fn submits(s: &Step) -> bool {
     crate::classify::is_terminal_name(&s.tool)
-        || (is_shell(s) && s.input.to_ascii_lowercase().contains("submit"))
+        || (s.runs_shell() && s.input.to_ascii_lowercase().contains("submit"))
 }
 
 /// Words of a shell command that writes a file.
@@ -253,7 +238,7 @@ fn changes_state(s: &Step) -> bool {
     {
         return true;
     }
-    if !is_shell(s) {
+    if !s.runs_shell() {
         return false;
     }
     let cmd = s.input.as_str();

@@ -1,0 +1,223 @@
+//! The kind of system a run comes from, read from the run's shape (who
+//! acts, which tools, what comes back), for calibration: a verdict's
+//! confidence is how often verdicts like it were right on runs of the
+//! same kind.
+
+use super::view::RunView;
+
+/// Kinds of agent system that behave alike where failures come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) enum SystemKind {
+    /// Several agents passing messages (and code to run) to each other.
+    MultiAgentChat,
+    /// An assistant serving a user with function calls (customer service).
+    ToolUse,
+    /// An agent running shell commands and editing files.
+    Coding,
+    /// Agents that visit pages: many steps carry or act on web addresses.
+    WebBrowsing,
+    /// None of the above: no calibration set is like it.
+    Other,
+}
+
+impl SystemKind {
+    pub(crate) const ALL: [SystemKind; 5] = [
+        SystemKind::MultiAgentChat,
+        SystemKind::ToolUse,
+        SystemKind::Coding,
+        SystemKind::WebBrowsing,
+        SystemKind::Other,
+    ];
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            SystemKind::MultiAgentChat => "multi-agent chat",
+            SystemKind::ToolUse => "tool use with a user",
+            SystemKind::Coding => "coding agent",
+            SystemKind::WebBrowsing => "web browsing",
+            SystemKind::Other => "other",
+        }
+    }
+
+    /// The kind named by [`SystemKind::name`] or its short form.
+    pub(crate) fn named(name: &str) -> Option<SystemKind> {
+        let norm = |s: &str| s.trim().to_ascii_lowercase().replace(['-', '_'], " ");
+        let n = norm(name);
+        SystemKind::ALL.into_iter().find(|k| {
+            norm(k.name()) == n
+                || matches!(
+                    (k, n.as_str()),
+                    (SystemKind::MultiAgentChat, "chat")
+                        | (SystemKind::ToolUse, "tool use")
+                        | (SystemKind::Coding, "coding")
+                        | (SystemKind::WebBrowsing, "web")
+                )
+        })
+    }
+}
+
+/// Words of a tool's name that act on pages.
+const WEB_TOOL_WORDS: &[&str] = &[
+    "browse", "browser", "visit", "click", "navigate", "scroll", "page", "url", "web",
+];
+
+/// The kind of system `run` comes from. Browsing shows first, as pages
+/// visited (two calls of a page tool, or an agent whose messages mostly
+/// name the addresses it is on); then shell commands (coding); then a user answered
+/// with function calls (tool use); then two or more agents talking.
+pub(crate) fn of(run: &RunView) -> SystemKind {
+    let acts: Vec<usize> = run
+        .agent_steps()
+        .filter(|&i| !run.steps[i].is_user())
+        .collect();
+    let tool_words = |tool: &str| {
+        let t = tool.to_ascii_lowercase();
+        t.split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|w| WEB_TOOL_WORDS.contains(&w))
+    };
+    let web_calls = run
+        .steps
+        .iter()
+        .filter(|s| s.is_tool() && tool_words(&s.tool))
+        .count();
+    // An agent that reports pages: three or more of its messages, and at
+    // least half, name an address in its own words (not code fetching one,
+    // nor a tool's reply listing some).
+    let mut per_agent: std::collections::HashMap<&str, (usize, usize)> =
+        std::collections::HashMap::new();
+    for &i in &acts {
+        let s = &run.steps[i];
+        if s.is_tool() {
+            continue;
+        }
+        let e = per_agent.entry(s.agent.as_str()).or_default();
+        e.0 += 1;
+        e.1 += usize::from(names_an_address(&s.output));
+    }
+    let surfer = per_agent
+        .values()
+        .any(|&(n, with)| with >= 3 && with * 2 >= n);
+    if web_calls >= 2 || surfer {
+        return SystemKind::WebBrowsing;
+    }
+    if acts.iter().any(|&i| run.steps[i].runs_shell()) {
+        return SystemKind::Coding;
+    }
+    let user_turns = run.steps.iter().filter(|s| s.is_user()).count();
+    let calls = run
+        .steps
+        .iter()
+        .filter(|s| s.is_tool() && s.tool != "code_execution" && !s.is_user())
+        .count();
+    // A user served by an assistant with tools or a policy to keep, even
+    // in a run that made no call.
+    if user_turns >= 2 && (calls >= 1 || run.policy().is_some()) {
+        return SystemKind::ToolUse;
+    }
+    let mut agents: Vec<&str> = acts
+        .iter()
+        .filter(|&&i| !run.steps[i].is_tool())
+        .map(|&i| run.steps[i].agent.as_str())
+        .collect();
+    agents.sort_unstable();
+    agents.dedup();
+    if agents.len() >= 2 {
+        return SystemKind::MultiAgentChat;
+    }
+    SystemKind::Other
+}
+
+/// True when `text` outside its code blocks names a web address.
+fn names_an_address(text: &str) -> bool {
+    text.split("```")
+        .step_by(2)
+        .any(|prose| prose.contains("http://") || prose.contains("https://"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::explain::view::tests::{run, step};
+
+    fn call(
+        i: u64,
+        agent: &str,
+        tool: &str,
+        input: &str,
+        output: &str,
+    ) -> crate::explain::step::Step {
+        let mut s = step(i, agent, tool, true, output);
+        s.input = input.to_string();
+        s
+    }
+
+    #[test]
+    fn kinds_read_from_the_shape_of_a_run() {
+        let chat = run(
+            vec![
+                step(0, "user", "message", true, "How many stops?"),
+                step(1, "Planner", "message", true, "Let us count."),
+                step(2, "Coder", "message", true, "```python\nprint(3)\n```"),
+                step(3, "Checker", "message", true, "It is 3."),
+            ],
+            "failed",
+        );
+        assert_eq!(of(&chat), SystemKind::MultiAgentChat);
+        let tool_use = run(
+            vec![
+                step(0, "user", "message", true, "Cancel my booking."),
+                step(1, "assistant", "message", true, "Your user id?"),
+                step(2, "user", "message", true, "mia_1"),
+                call(3, "assistant", "get_user_details", "{}", "{}"),
+            ],
+            "failed",
+        );
+        assert_eq!(of(&tool_use), SystemKind::ToolUse);
+        let coding = run(
+            vec![
+                step(0, "user", "message", true, "Fix parse()."),
+                call(1, "agent", "bash", "grep -n parse x.py", "3: def parse"),
+                call(2, "agent", "bash", "sed -i 's/a/b/' x.py", ""),
+            ],
+            "failed",
+        );
+        assert_eq!(of(&coding), SystemKind::Coding);
+        let web = run(
+            vec![
+                step(0, "user", "message", true, "Find the 2019 report."),
+                call(1, "surfer", "visit_page", "{}", "Title: Reports"),
+                call(2, "surfer", "click", "{}", "Title: 2019"),
+                step(3, "surfer", "message", true, "Found it."),
+            ],
+            "failed",
+        );
+        assert_eq!(of(&web), SystemKind::WebBrowsing);
+        // A team whose surfer reports the pages it is on, in messages.
+        let on = |i, url: &str| step(i, "Surfer", "message", true, &format!("I am on {url} now."));
+        let mut team = vec![step(0, "user", "message", true, "Find the 2019 report.")];
+        team.push(step(1, "Lead", "message", true, "Surfer, search for it."));
+        team.extend((2..5).map(|i| on(i, "https://example.org/reports")));
+        assert_eq!(of(&run(team.clone(), "failed")), SystemKind::WebBrowsing);
+        // Citing a source now and then, or fetching one in code, is not.
+        team.truncate(3);
+        team.push(step(
+            3,
+            "Coder",
+            "message",
+            true,
+            "```python\nget('https://x.org')\n```",
+        ));
+        assert_eq!(of(&run(team, "failed")), SystemKind::MultiAgentChat);
+        let alone = run(vec![step(0, "agent", "message", true, "hi")], "failed");
+        assert_eq!(of(&alone), SystemKind::Other);
+    }
+
+    #[test]
+    fn kinds_are_named_both_ways() {
+        for k in SystemKind::ALL {
+            assert_eq!(SystemKind::named(k.name()), Some(k));
+        }
+        assert_eq!(SystemKind::named("coding"), Some(SystemKind::Coding));
+        assert_eq!(SystemKind::named("nonsense"), None);
+    }
+}
