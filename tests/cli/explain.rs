@@ -298,3 +298,75 @@ fn runs_of_unknown_outcome_get_a_verdict_only_when_asked_listed_apart() {
     let table = String::from_utf8(common::ok("triage-render", &["-f", "table"], &out)).unwrap();
     assert!(table.contains("Root causes per failed run"), "{table}");
 }
+
+/// A run unlike every labelled set (here a team whose surfer reports the
+/// pages it is on: web browsing, which no set covers) gets a confidence
+/// capped at its detector's worst kind, and its verdict says so; a run
+/// like a set (a multi-agent chat) carries its kind and no such caveat.
+#[test]
+fn a_run_unlike_every_calibration_set_is_capped_and_says_so() {
+    let event = |step: u64, agent: &str, ok: bool, out: &str| {
+        serde_json::json!({"kind": "event", "event_id": format!("w{step}"), "run_id": "web-1",
+            "turn": step, "step": step, "agent_id": agent, "action_taken": {"tool_name": "message"},
+            "action_succeeded": ok, "output": out})
+        .to_string()
+    };
+    let mut lines = vec![
+        r#"{"kind":"run","run_id":"web-1","outcome":"failed","task":"Find the 2019 annual report's revenue."}"#
+            .to_string(),
+        event(0, "user", true, "Find the 2019 annual report's revenue."),
+        event(1, "Lead", true, "Surfer, open the company's site."),
+    ];
+    for (i, page) in [
+        "https://example.org",
+        "https://example.org/reports",
+        "https://example.org/2019",
+    ]
+    .iter()
+    .enumerate()
+    {
+        lines.push(event(
+            2 + i as u64,
+            "Surfer",
+            true,
+            &format!("I am on {page}; the page lists reports."),
+        ));
+    }
+    lines.push(event(
+        5,
+        "Lead",
+        true,
+        "Let's assume the revenue was 12 million.",
+    ));
+    let input = lines.join("\n") + "\n";
+    let out = common::ok("triage-explain", &["--verdicts-only"], input.as_bytes());
+    let v = common::records(&out)
+        .into_iter()
+        .find(|r| r["kind"] == "verdict")
+        .expect("a verdict");
+    assert_eq!(v["system"], "web browsing", "{v}");
+    let evidence = v["evidence"].to_string();
+    assert!(
+        evidence.contains("unlike every set the confidence was measured on"),
+        "{evidence}"
+    );
+    let chat = common::ok(
+        "triage-parse",
+        &[
+            "--format",
+            "whowhen",
+            "tests/data/who-and-when/algorithm-generated/17.json",
+        ],
+        b"",
+    );
+    let out = common::ok("triage-explain", &["--verdicts-only"], &chat);
+    let v = common::records(&out)
+        .into_iter()
+        .find(|r| r["kind"] == "verdict")
+        .expect("a verdict");
+    assert_eq!(v["system"], "multi-agent chat", "{v}");
+    assert!(
+        !v["evidence"].to_string().contains("unlike every set"),
+        "{v}"
+    );
+}
