@@ -93,16 +93,28 @@ struct Set {
 /// What triage-explain reads to leave a kind out of its calibration.
 const HOLD_OUT_VAR: &str = "TRIAGE_EXPLAIN_HOLD_OUT_KIND";
 
-/// A set labelled by hand: its events' set, its labels file, and the kind
-/// of system it is (held out of the fit to measure transfer).
-const HAND_LABELLED: &[(&str, &str, &str)] = &[
-    ("tau-bench airline", "tau-bench/labels.tsv", "tool use"),
+/// A set labelled outside Who&When: its events' set, its labels file, how
+/// the labels were made, and the kind of system it is (held out of the fit
+/// to measure transfer). A set without its labels file is left out.
+const MORE_LABELLED: &[(&str, &str, &str, &str)] = &[
+    (
+        "tau-bench airline",
+        "tau-bench/labels.tsv",
+        "expected actions",
+        "tool use",
+    ),
     (
         "TraceSIR tau2 (FC)",
         "tracesir/function-calling/labels.tsv",
+        "by hand",
         "tool use",
     ),
-    ("TraceSIR coding", "tracesir/coding/labels.tsv", "coding"),
+    (
+        "TraceSIR coding",
+        "tracesir/coding/labels.tsv",
+        "by hand",
+        "coding",
+    ),
 ];
 
 /// A labelled run: its label and the verdict with every kind in the
@@ -110,7 +122,7 @@ const HAND_LABELLED: &[(&str, &str, &str)] = &[
 struct Labelled {
     agent: String,
     step: u64,
-    /// Counted in the fit (AG's even-numbered runs, every hand label).
+    /// Counted in the fit (AG's even-numbered runs, every other label).
     in_fit: bool,
     fit: Option<Verdict>,
     held_out: Option<Verdict>,
@@ -234,7 +246,7 @@ fn labelled_sets(
             })
             .collect(),
     ));
-    for &(name, labels, kind) in HAND_LABELLED {
+    for &(name, labels, how, kind) in MORE_LABELLED {
         let Ok(text) = std::fs::read_to_string(data.join(labels)) else {
             continue;
         };
@@ -264,7 +276,7 @@ fn labelled_sets(
                 held_out: held.get(*run).cloned(),
             });
         }
-        out.push((format!("{name} (by hand)"), runs));
+        out.push((format!("{name} ({how})"), runs));
     }
     Ok(out)
 }

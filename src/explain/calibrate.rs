@@ -20,9 +20,9 @@ use super::kind::SystemKind;
 /// Right verdicts and verdicts per detector and kind, on the labelled sets
 /// (`make bench-explain -- --fit` prints these rows).
 const FITTED: &[(&str, SystemKind, u32, u32)] = &[
-    ("bad_tool_call", SystemKind::MultiAgentChat, 9, 18),
+    ("bad_tool_call", SystemKind::MultiAgentChat, 7, 13),
     ("empty_retrieval", SystemKind::MultiAgentChat, 1, 2),
-    ("fabricated_data", SystemKind::MultiAgentChat, 5, 7),
+    ("fabricated_data", SystemKind::MultiAgentChat, 4, 6),
     ("first_action", SystemKind::MultiAgentChat, 7, 17),
     ("ignored_failure", SystemKind::MultiAgentChat, 1, 1),
     ("ignored_instruction", SystemKind::MultiAgentChat, 0, 1),
@@ -31,6 +31,13 @@ const FITTED: &[(&str, SystemKind, u32, u32)] = &[
     ("task_drift", SystemKind::MultiAgentChat, 6, 6),
     ("unsourced_values", SystemKind::MultiAgentChat, 5, 7),
     ("value_provenance", SystemKind::MultiAgentChat, 0, 1),
+    ("claimed_lookup", SystemKind::ToolUse, 0, 1),
+    ("fabricated_data", SystemKind::ToolUse, 0, 1),
+    ("first_action", SystemKind::ToolUse, 0, 26),
+    ("point_of_no_return", SystemKind::ToolUse, 39, 62),
+    ("repeated_call", SystemKind::ToolUse, 0, 3),
+    ("unconfirmed_action", SystemKind::ToolUse, 10, 21),
+    ("unrequested_handoff", SystemKind::ToolUse, 2, 2),
 ];
 
 /// How many verdicts a kind's overall rate weighs, against a detector's own.
@@ -38,9 +45,15 @@ const SHRINK: f64 = 4.0;
 /// The most a detector never seen as a verdict on a kind is worth there:
 /// a rule unmeasured is worth less than the kind's overall rate.
 const UNSEEN: f64 = 0.35;
-/// A verdict that abstains (only a locator) is worth at most this: a prior
-/// is no evidence, whatever it scored where it was fitted.
+/// A verdict that abstains (only a locator) is worth at most this, unless
+/// its locator was measured on at least [`MEASURED`] runs of the kind: a
+/// prior is no evidence where nobody counted how often it is right.
 const ABSTAINED_CAP: f64 = 0.3;
+/// Verdicts of a locator on one kind that make its rate a measurement.
+const MEASURED: u32 = 10;
+/// Verdicts of a locator on one kind, right half the time or more, that
+/// make its step a claim there.
+const EVIDENCE_RUNS: u32 = 20;
 /// The environment variable that leaves one kind's rows out of the fit, to
 /// measure how confidences hold on a kind they were not fitted on.
 pub(crate) const HOLD_OUT_VAR: &str = "TRIAGE_EXPLAIN_HOLD_OUT_KIND";
@@ -116,11 +129,32 @@ fn calibrate(
             ),
         }
     };
-    let p = if abstained { p.min(ABSTAINED_CAP) } else { p };
+    // A locator measured often enough on runs of this kind is worth what
+    // it scored there; unmeasured, a prior is no evidence.
+    let measured = caveat.is_none()
+        && rows
+            .iter()
+            .any(|r| r.0 == detector && r.1 == kind && r.3 >= MEASURED);
+    let p = if abstained && !measured {
+        p.min(ABSTAINED_CAP)
+    } else {
+        p
+    };
     Calibrated {
         probability: (p * 100.0).round() / 100.0,
         caveat,
     }
+}
+
+/// Right and all verdicts of a locator on runs of `kind`, when it was
+/// counted on enough of them ([`EVIDENCE_RUNS`]) and right at least half
+/// the time: then where it points is evidence on that kind, not a prior.
+pub(crate) fn locator_as_evidence(detector: &str, kind: SystemKind) -> Option<(u32, u32)> {
+    fitted()
+        .iter()
+        .find(|r| r.0 == detector && r.1 == kind)
+        .filter(|r| r.3 >= EVIDENCE_RUNS && 2 * r.2 >= r.3)
+        .map(|r| (r.2, r.3))
 }
 
 /// A detector's rate on one kind, shrunk towards the kind's overall rate.
@@ -150,6 +184,7 @@ mod tests {
         ("poor", SystemKind::MultiAgentChat, 2, 10),
         ("good", SystemKind::Coding, 1, 10),
         ("poor", SystemKind::Coding, 5, 10),
+        ("few", SystemKind::Coding, 3, 3),
     ];
 
     #[test]
@@ -179,9 +214,13 @@ mod tests {
     fn unseen_detectors_and_abstentions_stay_low() {
         let c = calibrate(ROWS, "never", false, SystemKind::MultiAgentChat);
         assert!(c.probability <= UNSEEN);
-        assert!(
-            calibrate(ROWS, "good", true, SystemKind::MultiAgentChat).probability <= ABSTAINED_CAP
-        );
+        // A locator seen a few times is capped; one counted often enough on
+        // the kind is worth its rate, but not on a kind unlike the sets.
+        assert!(calibrate(ROWS, "few", true, SystemKind::Coding).probability <= ABSTAINED_CAP);
+        let c = calibrate(ROWS, "good", true, SystemKind::MultiAgentChat);
+        assert!(c.probability > ABSTAINED_CAP, "{c:?}");
+        let c = calibrate(ROWS, "good", true, SystemKind::WebBrowsing);
+        assert!(c.probability <= ABSTAINED_CAP, "{c:?}");
         assert_eq!(
             calibrate(&[], "good", false, SystemKind::Coding).probability,
             0.0

@@ -145,31 +145,44 @@ mod tests {
     }
 
     #[test]
-    fn the_first_irreversible_call_alone_locates_but_does_not_convict() {
-        // A customer-service run that books what the user asked for and
-        // fails later: the booking is where to look, not a finding.
-        let r = run(
-            vec![
-                step(0, "user", "message", true, "Book flight HAT136 on May 20."),
-                step(1, "assistant", "message", true, "Shall I book HAT136?"),
-                step(2, "user", "message", true, "Yes."),
-                step(3, "assistant", "book_reservation", true, "{\"id\": \"X1\"}"),
-                step(4, "assistant", "message", true, "Booked: reservation X1."),
-            ],
-            "failed",
-        );
-        let v = explain(&r, VerdictScope::Failed).verdict.unwrap();
-        assert_eq!(
-            (v.category.as_str(), v.blame.as_str()),
-            ("unknown", "unknown")
-        );
-        assert_eq!(v.step, 3, "the first irreversible call is listed first");
-        assert!(v.confidence <= 0.3);
+    fn the_first_irreversible_call_is_evidence_only_where_it_was_measured() {
+        // A customer-service run that books and fails later: on tool-use
+        // runs the first irreversible call was the decisive step in most
+        // labelled runs, so it is named at that rate, with the count.
+        let steps = vec![
+            step(0, "user", "message", true, "Book flight HAT136 on May 20."),
+            step(1, "assistant", "message", true, "Shall I book HAT136?"),
+            step(2, "user", "message", true, "Yes."),
+            step(3, "assistant", "book_reservation", true, "{\"id\": \"X1\"}"),
+            step(4, "assistant", "message", true, "Booked: reservation X1."),
+        ];
+        let v = explain(&run(steps.clone(), "failed"), VerdictScope::Failed)
+            .verdict
+            .unwrap();
+        assert_eq!((v.step, v.category.as_str()), (3, "irreversible_action"));
         assert!(
             v.evidence[0].contains("cannot be undone"),
             "{:?}",
             v.evidence
         );
+        assert!(
+            v.evidence
+                .iter()
+                .any(|e| e.contains("was the decisive one in")),
+            "{:?}",
+            v.evidence
+        );
+        // The same call by an agent with no user (another kind of system,
+        // where it was never measured) only locates.
+        let alone: Vec<_> = steps.into_iter().filter(|s| s.agent != "user").collect();
+        let v = explain(&run(alone, "failed"), VerdictScope::Failed)
+            .verdict
+            .unwrap();
+        assert_eq!(
+            (v.category.as_str(), v.blame.as_str()),
+            ("unknown", "unknown")
+        );
+        assert!(v.confidence <= 0.3);
     }
 
     proptest::proptest! {

@@ -229,10 +229,18 @@ fn ranked_verdict(run: &RunView, hits: &[NamedHit<'_>], kind: SystemKind) -> Ver
     let Some(top) = ranked.first() else {
         return unexplained(run, hits, candidates);
     };
-    if locates_only(top.best.0) {
+    let measured = calibrate::locator_as_evidence(top.best.0, kind);
+    if locates_only(top.best.0) && measured.is_none() {
         return abstained(run, &top.best.1, candidates);
     }
     let mut evidence = top.best.1.evidence.clone();
+    if let Some((right, n)) = measured {
+        evidence.push(format!(
+            "on labelled {} runs, the step {} points at was the decisive one in {right} of {n}",
+            kind.name(),
+            top.best.0
+        ));
+    }
     evidence.extend(top.reasons.iter().cloned());
     Verdict {
         kind: crate::record::VerdictKind,

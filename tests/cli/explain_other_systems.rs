@@ -63,8 +63,11 @@ fn handing_the_user_over_unasked_is_giving_up() {
     assert_eq!(v[0]["blame"], "agent");
 }
 
+/// On tool-use runs the first irreversible call was the decisive step in
+/// most labelled runs, so there it is a claim at its measured rate, and
+/// says so; a kind where it was never measured would leave it a locator.
 #[test]
-fn the_first_irreversible_call_never_convicts_on_tau_bench() {
+fn the_first_irreversible_call_claims_at_its_measured_rate_on_tau_bench() {
     let v = verdicts("taubench", &data("tau-bench/gpt-4o-airline.json"));
     assert_eq!(v.len(), 116, "one verdict per failed run");
     let located: Vec<&Value> = v
@@ -73,19 +76,18 @@ fn the_first_irreversible_call_never_convicts_on_tau_bench() {
         .collect();
     assert!(!located.is_empty());
     for l in &located {
-        assert_eq!(l["category"], "unknown", "{l}");
-        assert!(l["confidence"].as_f64().unwrap() <= 0.3);
-        assert!(
-            l["evidence"][0]
-                .as_str()
-                .unwrap()
-                .contains("cannot be undone")
-        );
+        assert_eq!(l["category"], "irreversible_action", "{l}");
+        assert_eq!(l["system"], "tool use with a user", "{l}");
+        let p = l["confidence"].as_f64().unwrap();
+        assert!((0.5..0.8).contains(&p), "{l}");
+        let evidence = l["evidence"].to_string();
+        assert!(evidence.contains("cannot be undone"), "{l}");
+        assert!(evidence.contains("was the decisive one in"), "{l}");
     }
-    // No detector is the evidence behind more than half the set's verdicts.
-    let mut by: std::collections::HashMap<&str, usize> = Default::default();
-    for v in v.iter().filter(|v| v["category"] != "unknown") {
-        *by.entry(detector(v)).or_default() += 1;
+    // The first action after the task, never the decisive step on these
+    // runs, abstains at a confidence that says so.
+    for a in v.iter().filter(|v| detector(v) == "first_action") {
+        assert_eq!(a["category"], "unknown", "{a}");
+        assert!(a["confidence"].as_f64().unwrap() < 0.2, "{a}");
     }
-    assert!(by.values().all(|&n| n * 2 <= v.len()), "{by:?}");
 }
