@@ -293,6 +293,11 @@ fn shows_content(ev: &EventOut<'_>) -> bool {
 
 /// Marks a failure no record states but the reader concluded (a tool call
 /// never answered, a run that ends without an answer).
+/// The error type a reader gives an action the harness refused for its
+/// form (a linter rejecting an edit, a reply with no command or many): the
+/// agent's own failed step, whatever tool it named.
+pub(crate) const HARNESS_REFUSAL: &str = "refused by the harness";
+
 pub(crate) fn mark_inferred(ev: &mut EventOut<'_>, source: FailureSource, message: &str) {
     ev.action_succeeded = false;
     ev.failure_source = Some(source);

@@ -217,7 +217,7 @@ fn judge(ev: &mut EventOut<'_>, step: &Step, codes_expected: bool) {
         ev.action_succeeded = false;
         ev.failure_source = Some(FailureSource::Status);
         ev.error = Some(ErrorInfo {
-            kind: Some("refused by the harness".to_string()),
+            kind: Some(crate::classify::HARNESS_REFUSAL.to_string()),
             message: Some(line.chars().take(200).collect()),
         });
         return;

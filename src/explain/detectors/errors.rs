@@ -246,7 +246,15 @@ fn reproduces_reported_error(run: &RunView, failure: &str) -> bool {
 pub(crate) fn refused_output(run: &RunView) -> Vec<Hit> {
     let mut hits = Vec::new();
     for (i, s) in run.steps.iter().enumerate() {
-        if s.succeeded || s.is_tool() || s.is_user() || s.labelled || run.is_environment(i) {
+        // A tool step the harness refused for its form failed as the
+        // agent's own output did: the tool never ran it.
+        let refused = s.error.starts_with(crate::classify::HARNESS_REFUSAL);
+        if s.succeeded
+            || (s.is_tool() && !refused)
+            || s.is_user()
+            || s.labelled
+            || run.is_environment(i)
+        {
             continue;
         }
         let text = format!("{}\n{}", s.error, s.output);
@@ -597,8 +605,19 @@ mod tests {
         tool[1].tool = "bash".into();
         tool[1].span_kind = Some("tool".into());
         assert!(refused_output(&run(tool, "failed")).is_empty());
-        let mut limited = steps;
+        let mut limited = steps.clone();
         limited[1].error = "429 Too Many Requests".into();
         assert!(refused_output(&run(limited, "failed")).is_empty());
+        // An edit the harness's linter refused is the agent's own failed
+        // step, though it named a tool.
+        let mut linted = steps;
+        linted[1].tool = "edit".into();
+        linted[1].span_kind = Some("tool".into());
+        linted[1].error = format!(
+            "{}: Your proposed edit has introduced new syntax error(s).",
+            crate::classify::HARNESS_REFUSAL
+        );
+        let hits = refused_output(&run(linted, "failed"));
+        assert_eq!(hits.iter().map(|h| h.at).collect::<Vec<_>>(), vec![1]);
     }
 }
