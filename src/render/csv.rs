@@ -227,7 +227,7 @@ fn field_text(v: &Value) -> String {
         Value::String(s) => inert(s.clone()),
         Value::Number(n) => n.to_string(),
         // JSON text: serde escapes control characters, not bidi ones.
-        other => super::escape_bidi(value_text(other)),
+        other => super::escape_for_terminal(value_text(other)),
     }
 }
 

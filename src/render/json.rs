@@ -62,6 +62,6 @@ pub(crate) fn write(report: &Report, opts: &RenderOptions, out: &mut dyn Write) 
         changes: &report.changes,
     };
     let text = serde_json::to_string_pretty(&doc).map_err(io::Error::other)?;
-    out.write_all(super::escape_bidi(text).as_bytes())?;
+    out.write_all(super::escape_for_terminal(text).as_bytes())?;
     writeln!(out)
 }

@@ -375,14 +375,17 @@ fn write_metrics(
             "Appeared in",
             format!("{}/{} runs", s.runs_seen, s.runs_total),
         ),
-        ("Trend", s.trend.clone()),
+        ("Trend", text(&s.trend).into_owned()),
         ("Recovery Rate", words::recovery_bar(s.recovery_rate)),
         (
             "Recovery Latency",
             words::latency_text(s.median_recovery_latency),
         ),
         ("Tail Risk", words::tail_risk_text(p.tail_unrecovered)),
-        ("Confidence", words::confidence_text(s, p.frequency)),
+        (
+            "Confidence",
+            text(&words::confidence_text(s, p.frequency)).into_owned(),
+        ),
         ("Final Score", format!("**{:.2}**", s.final_score)),
     ];
     writeln!(out, "| Metric | Value |")?;

@@ -79,23 +79,34 @@ pub(crate) const ROWS_IN_TEXT: usize = 20;
 pub(crate) const ROWS_IN_HTML: usize = 500;
 
 /// The bidi embedding, override and isolate controls (U+202A-U+202E,
-/// U+2066-U+2069): they reorder the text after them on screen, so a name
-/// could show as something else ("Trojan Source").
+/// U+2066-U+2069) and the invisible direction marks (U+200E, U+200F,
+/// U+061C): they reorder the text around them on screen, so a name could
+/// show as something else ("Trojan Source").
 pub(crate) fn is_bidi_control(c: char) -> bool {
-    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+    matches!(
+        c,
+        '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}'
+    )
 }
 
-/// JSON text with each bidi control written as a `\uXXXX` escape: the
-/// document parses to the same strings, but shows them in order on a
-/// screen. Outside strings JSON is ASCII, so every such character is in
-/// a string.
-pub(crate) fn escape_bidi(json: String) -> String {
-    if !json.chars().any(is_bidi_control) {
+/// A character JSON may carry raw that a terminal would act on or reorder:
+/// a bidi control, or a C1 control (U+0080-U+009F; U+009B alone starts an
+/// escape sequence on many terminals). serde escapes C0 controls itself.
+fn acts_on_a_terminal(c: char) -> bool {
+    is_bidi_control(c) || ('\u{80}'..='\u{9f}').contains(&c)
+}
+
+/// JSON text with each bidi or C1 control written as a `\uXXXX` escape:
+/// the document parses to the same strings, but shows them inert and in
+/// order on a screen. Outside strings JSON is ASCII, so every such
+/// character is in a string.
+pub(crate) fn escape_for_terminal(json: String) -> String {
+    if !json.chars().any(acts_on_a_terminal) {
         return json;
     }
     let mut out = String::with_capacity(json.len() + 64);
     for c in json.chars() {
-        if is_bidi_control(c) {
+        if acts_on_a_terminal(c) {
             out.push_str(&format!("\\u{:04x}", u32::from(c)));
         } else {
             out.push(c);

@@ -389,7 +389,7 @@ fn pattern_row(rp: &ReportPattern, color: bool) -> Vec<Cell> {
         ),
         Cell::new(p.frequency),
         Cell::new(format!("{}/{}", s.runs_seen, s.runs_total)),
-        Cell::new(&s.trend),
+        trace_cell(&s.trend),
         Cell::new(words::percent(s.recovery_rate)),
         Cell::new(format!("{:.2}", s.severity_score)),
         paint(
@@ -397,7 +397,7 @@ fn pattern_row(rp: &ReportPattern, color: bool) -> Vec<Cell> {
             score_color(s.final_score),
             color,
         ),
-        Cell::new(&s.confidence_label),
+        trace_cell(&s.confidence_label),
     ]
 }
 

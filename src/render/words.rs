@@ -31,6 +31,9 @@ pub(crate) fn classification_label(class: &str) -> Cow<'static, str> {
     if let Some((_, label)) = LABELS.iter().find(|(k, _)| *k == class) {
         return Cow::Borrowed(label);
     }
+    // A class a trace names is its text: no control character reaches a
+    // report through it.
+    let class = super::one_line(class);
     let words: Vec<String> = class
         .split(['_', '-', ' '])
         .filter(|w| !w.is_empty())
@@ -295,7 +298,7 @@ fn recurrence(s: &Scores) -> String {
         "started together" => {
             format!("{seen}; the runs started together, so it has no trend over time. ")
         }
-        trend => format!("{seen}; its trend is {trend}. "),
+        trend => format!("{seen}; its trend is {}. ", super::one_line(trend)),
     }
 }
 

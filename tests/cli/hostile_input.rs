@@ -287,3 +287,58 @@ fn max_text_cuts_ndjson_inputs_and_outputs_and_keeps_their_digest() {
     assert_eq!(ev["output"], format!("{}…", "y".repeat(50)).as_str());
     assert!(ev["output_digest"].as_str().unwrap().starts_with("sha256:"));
 }
+
+/// Control characters a terminal acts on (C0, C1 such as U+009B, which
+/// starts an escape sequence) and bidi controls, put into every text field
+/// of the events: no output format of triage-render shows one raw, in any
+/// column.
+#[test]
+fn no_control_or_bidi_character_reaches_any_output_column() {
+    let poison = "\u{9b}31m\u{1b}[2J\u{202e}\u{2066}\u{200f}\u{7}";
+    let events = ok("triage-parse", &["examples/monday.ndjson"], b"");
+    let mut poisoned = Vec::new();
+    for line in String::from_utf8(events).unwrap().lines() {
+        let mut v: Value = serde_json::from_str(line).unwrap();
+        if v["kind"] == "event" {
+            for key in ["agent_id", "run_id", "output", "input"] {
+                if let Some(s) = v[key].as_str() {
+                    v[key] = Value::from(format!("{s}{poison}"));
+                }
+            }
+            v["action_taken"]["tool_name"] = Value::from(format!("tool{poison}"));
+            if v["error"].is_object() {
+                v["error"]["message"] = Value::from(format!("boom{poison}"));
+                v["error"]["type"] = Value::from(format!("Err{poison}"));
+            }
+            if v["classification"].is_string() {
+                v["classification"] = Value::from(format!("class{poison}"));
+            }
+        }
+        poisoned.extend_from_slice(v.to_string().as_bytes());
+        poisoned.push(b'\n');
+    }
+    let scored = ok("triage-score", &[], &ok("triage-group", &[], &poisoned));
+    let explained = ok("triage-explain", &["--unknown-outcome"], &poisoned);
+    let mut patterns: Vec<Value> = records(&scored);
+    for p in patterns.iter_mut().filter(|p| p["kind"] == "pattern") {
+        for key in ["trend", "confidence_label"] {
+            p[key] = Value::from(format!("x{poison}"));
+        }
+    }
+    let mut all: Vec<u8> = patterns
+        .iter()
+        .flat_map(|p| (p.to_string() + "\n").into_bytes())
+        .collect();
+    all.extend_from_slice(&explained);
+    let raw = |c: char| {
+        (c.is_control() && c != '\n' && c != '\r' && c != '\t')
+            || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}')
+    };
+    for format in ["table", "md", "html", "csv", "json"] {
+        let out = ok("triage-render", &["--format", format, "--top", "50"], &all);
+        let text = String::from_utf8(out).unwrap();
+        let found: Vec<char> = text.chars().filter(|&c| raw(c)).collect();
+        assert!(found.is_empty(), "{format}: {found:?}");
+        assert!(text.contains("x") && !text.is_empty(), "{format}");
+    }
+}
