@@ -246,6 +246,70 @@ fn scrub(msg: &str, url: &str, redacted: &str) -> String {
         at = end;
     }
     out.push_str(&msg[at..]);
+    let tokens: Vec<&str> = secret_parts(url)
+        .into_iter()
+        .filter(|p| is_token(p))
+        .collect();
+    scrub_fragments(&out, &tokens)
+}
+
+/// Pieces of a secret shorter than this are left in messages.
+const MIN_FRAGMENT_CHARS: usize = 6;
+
+/// True when a part of the URL is a token rather than a word of its path
+/// ("services", "hooks"): it holds a digit or a capital, or is long.
+fn is_token(part: &str) -> bool {
+    part.len() >= 16
+        || part
+            .chars()
+            .any(|c| c.is_ascii_digit() || c.is_ascii_uppercase())
+}
+
+/// `msg` with every piece of `tokens` of [`MIN_FRAGMENT_CHARS`] or more
+/// replaced, in any letter case: a receiver that echoes the first eight
+/// characters of a token, or an upper-cased copy, prints none of it.
+fn scrub_fragments(msg: &str, tokens: &[&str]) -> String {
+    let lowered: Vec<String> = tokens
+        .iter()
+        .map(|t| t.to_ascii_lowercase())
+        .filter(|t| t.len() >= MIN_FRAGMENT_CHARS)
+        .collect();
+    if lowered.is_empty() {
+        return msg.to_string();
+    }
+    let grams: std::collections::HashSet<&str> = lowered
+        .iter()
+        .flat_map(|t| {
+            (0..=t.len() - MIN_FRAGMENT_CHARS).filter_map(|i| t.get(i..i + MIN_FRAGMENT_CHARS))
+        })
+        .collect();
+    // Lower-casing ASCII keeps every byte offset, so spans found in the
+    // lowered text cut the original at the same places.
+    let lower = msg.to_ascii_lowercase();
+    let mut out = String::with_capacity(msg.len());
+    let (mut at, mut i) = (0, 0);
+    while i + MIN_FRAGMENT_CHARS <= lower.len() {
+        let hit = lower
+            .get(i..i + MIN_FRAGMENT_CHARS)
+            .is_some_and(|w| grams.contains(w));
+        if !hit {
+            i += 1;
+            continue;
+        }
+        let mut end = i + MIN_FRAGMENT_CHARS;
+        while end < lower.len()
+            && lower
+                .get(i..=end)
+                .is_some_and(|piece| lowered.iter().any(|t| t.contains(piece)))
+        {
+            end += 1;
+        }
+        out.push_str(&msg[at..i]);
+        out.push('…');
+        at = end;
+        i = end;
+    }
+    out.push_str(&msg[at..]);
     out
 }
 
@@ -395,6 +459,32 @@ mod tests {
         // Short parts guard nothing and are left alone.
         let short = "http://h.example/a/b/LONGSECRET";
         assert_eq!(scrub("a b LONGSECRET", short, &redact(short)), "a b …");
+    }
+
+    #[test]
+    fn any_piece_of_a_token_of_six_characters_or_more_is_scrubbed_in_any_case() {
+        let url = "https://hooks.slack.com/services/T0AB12CD/B0XY98ZW/Qm9vYmFyYmF6cXV4eHl6";
+        let redacted = redact(url);
+        for echo in [
+            "invalid_token: Qm9vYmFy",
+            "INVALID: QM9VYMFYYMF6CXV4EHL6",
+            "segment mFyYmF6 rejected",
+            "team t0ab12cd unknown",
+        ] {
+            let msg = scrub(echo, url, &redacted);
+            assert!(msg.contains('…'), "{echo} -> {msg}");
+            let lower = msg.to_ascii_lowercase();
+            for piece in ["qm9vymfy", "mfyymf6", "t0ab12", "cxv4eh"] {
+                assert!(!lower.contains(piece), "{echo} -> {msg}");
+            }
+        }
+        // Five characters in common, and other text, stay.
+        assert_eq!(scrub("code Qm9vY ok", url, &redacted), "code Qm9vY ok");
+        assert_eq!(
+            scrub("channel archived", url, &redacted),
+            "channel archived"
+        );
+        assert_eq!(scrub("naïve café", url, &redacted), "naïve café");
     }
 
     #[test]
