@@ -342,3 +342,54 @@ fn no_control_or_bidi_character_reaches_any_output_column() {
         assert!(text.contains("x") && !text.is_empty(), "{format}");
     }
 }
+
+/// An event line read again (a retried export) is counted once, with a
+/// warning, in triage-parse and in triage report; an event that keeps its
+/// id but says something else is another event.
+#[test]
+fn a_repeated_ndjson_event_is_dropped_with_a_warning() {
+    let monday = std::fs::read_to_string("examples/monday.ndjson").unwrap();
+    let first: Vec<&str> = monday.lines().take(3).collect();
+    let mut input = monday.clone();
+    for l in &first {
+        input.push_str(l);
+        input.push('\n');
+    }
+    // The same id, other content: kept.
+    let mut changed: Value = serde_json::from_str(first[0]).unwrap();
+    changed["turn"] = Value::from(999);
+    input.push_str(&format!("{changed}\n"));
+    let (code, out, err) = run("triage-parse", &[], input.as_bytes());
+    assert_eq!(code, 0, "{err}");
+    let plain = ok("triage-parse", &["examples/monday.ndjson"], b"");
+    assert_eq!(
+        of_kind(&records(&out), "event").len(),
+        of_kind(&records(&plain), "event").len() + 1
+    );
+    assert!(err.contains("3 events repeat the line"), "{err}");
+    let dir = tempfile::tempdir().unwrap();
+    let twice = dir.path().join("twice.ndjson");
+    std::fs::write(&twice, format!("{monday}{monday}")).unwrap();
+    let (code, doubled, err) = run(
+        "triage",
+        &["report", "--format", "json", twice.to_str().unwrap()],
+        b"",
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("events repeat the line"), "{err}");
+    let once = ok(
+        "triage",
+        &["report", "--format", "json", "examples/monday.ndjson"],
+        b"",
+    );
+    let frequency = |out: &[u8]| -> Vec<u64> {
+        let v: Value = serde_json::from_slice(out).unwrap();
+        v["patterns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["frequency"].as_u64().unwrap())
+            .collect()
+    };
+    assert_eq!(frequency(&doubled), frequency(&once));
+}

@@ -421,8 +421,10 @@ fn parse_into_head(file: &Path) -> (String, String) {
 #[test]
 fn a_reader_that_closes_the_pipe_is_success() {
     let dir = tempfile::tempdir().unwrap();
-    let line = r#"{"event_id":"e","run_id":"r","turn":1,"agent_id":"a","action_taken":{"tool_name":"t"},"action_succeeded":false}"#;
-    let big = format!("{line}\n").repeat(200_000);
+    // Distinct events: a line read again would be dropped, not written.
+    let big: String = (0..200_000)
+        .map(|i| format!(r#"{{"event_id":"e{i}","run_id":"r","turn":1,"agent_id":"a","action_taken":{{"tool_name":"t"}},"action_succeeded":false}}"#) + "\n")
+        .collect();
     let ndjson = temp_file(&dir, "big.ndjson", big.as_bytes());
     let (stdout, stderr) = parse_into_head(&ndjson);
     assert!(stdout.starts_with(r#"{"kind":"header""#), "{stdout}");

@@ -10,6 +10,7 @@ use std::sync::Mutex;
 
 use crate::adapters::formats::Format;
 use crate::adapters::read::shape::Shape;
+use crate::adapters::read::spans::RecentIds;
 use crate::adapters::settings::TimeFilter;
 use crate::adapters::sink::Sink;
 use crate::adapters::unreadable::Unreadable;
@@ -66,6 +67,9 @@ struct TaskOutput {
     divergence: Vec<Text>,
     /// Events kept by the time filter for want of a time.
     untimed: u64,
+    /// Per outcome: a hash of an event's line (its id and content), to
+    /// drop a line read before; 0 for other outcomes.
+    digests: Vec<u64>,
 }
 
 impl TaskOutput {
@@ -77,6 +81,7 @@ impl TaskOutput {
         self.failures.clear();
         self.divergence.clear();
         self.untimed = 0;
+        self.digests.clear();
         self
     }
 }
@@ -102,6 +107,7 @@ pub(crate) fn read(
         filter: sink.settings.filter,
         as_views: sink.takes_views(),
         text_limit: sink.settings.text_limit,
+        lines_seen: std::hash::RandomState::new(),
     };
     let decoder = EventLines {
         how,
@@ -111,8 +117,21 @@ pub(crate) fn read(
         sink,
         spare: &decoder.spare,
         path,
+        seen: RecentIds::default(),
+        repeated: 0,
     };
-    decode_ahead(&mut ReadInline::new(reader), &decoder, &mut writer)
+    decode_ahead(&mut ReadInline::new(reader), &decoder, &mut writer)?;
+    if writer.repeated > 0 {
+        let (n, path) = (writer.repeated, &writer.path);
+        writer.sink.diag.warn(
+            "repeated-event",
+            format_args!(
+                "{path}: {n} events repeat the line (event id and content) of one read before \
+(a retried export?); each is counted once"
+            ),
+        );
+    }
+    Ok(())
 }
 
 /// Decodes TraceEvent lines into task outputs, whose buffers are recycled.
@@ -151,6 +170,9 @@ struct Writer<'w, 's> {
     sink: &'w mut Sink<'s>,
     spare: &'w SpareOutputs,
     path: String,
+    /// Hashes of the event lines written, to drop one read again.
+    seen: RecentIds,
+    repeated: u64,
 }
 
 impl InOrder<EventLines> for Writer<'_, '_> {
@@ -163,7 +185,7 @@ impl InOrder<EventLines> for Writer<'_, '_> {
     }
 
     fn hand_over(&mut self, tasks: Vec<TaskOutput>) -> anyhow::Result<()> {
-        write_decoded(tasks, self.sink, self.spare)
+        write_decoded(tasks, self)
     }
 
     fn caught_up(&mut self) -> anyhow::Result<()> {
@@ -215,16 +237,23 @@ struct Decoding {
     as_views: bool,
     /// `--max-text`: inputs and outputs longer are cut.
     text_limit: usize,
+    /// Hashes event lines, with keys of this process's own: input cannot
+    /// be built to collide and have events dropped.
+    lines_seen: std::hash::RandomState,
 }
 
-fn write_decoded(
-    tasks: Vec<TaskOutput>,
-    sink: &mut Sink<'_>,
-    spare: &SpareOutputs,
-) -> anyhow::Result<()> {
+fn write_decoded(tasks: Vec<TaskOutput>, w: &mut Writer<'_, '_>) -> anyhow::Result<()> {
+    let sink = &mut *w.sink;
     for task in &tasks {
         sink.count_untimed(task.untimed);
-        for outcome in &task.outcomes {
+        for (outcome, &digest) in task.outcomes.iter().zip(&task.digests) {
+            if digest != 0 {
+                if w.seen.contains_hash(digest) {
+                    w.repeated += 1;
+                    continue;
+                }
+                w.seen.insert_hash(digest);
+            }
             match outcome {
                 LineResult::Event { body, run_id } => {
                     sink.emit_event_text(task.text(*run_id), &task.buf[body.0..body.1])?;
@@ -236,7 +265,7 @@ fn write_decoded(
             }
         }
     }
-    spare.give_back(tasks);
+    w.spare.give_back(tasks);
     Ok(())
 }
 
@@ -276,6 +305,7 @@ fn decode_group(
                 simdutf8::basic::from_utf8(&data[range.clone()]).map_err(|_| Unreadable::NotUtf8)
             }
         };
+        let text = line.as_ref().ok().copied();
         let outcome = line
             .and_then(|line| {
                 let tail = &data[range.start..];
@@ -285,6 +315,14 @@ fn decode_group(
                 line: *number,
                 reason,
             });
+        let digest = match (&outcome, text) {
+            (LineResult::Event { .. } | LineResult::Grouped(_), Some(text)) => {
+                use std::hash::BuildHasher;
+                how.lines_seen.hash_one(text.trim()).max(1)
+            }
+            _ => 0,
+        };
+        out.digests.push(digest);
         out.outcomes.push(outcome);
     }
     out
