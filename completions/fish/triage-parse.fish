@@ -16,7 +16,7 @@ anthropic-messages\t'Anthropic Messages transcripts: `tool_use`/`tool_result` bl
 openai-chat\t'OpenAI chat transcripts: `{"messages": [...]}` or a list of messages (Chat Completions or Responses items), per file or per line.'"
 complete -c triage-parse -l since -d 'Keep only events at or after this time (RFC 3339 or YYYY-MM-DD)' -r
 complete -c triage-parse -l until -d 'Keep only events before this time (RFC 3339 or YYYY-MM-DD)' -r
-complete -c triage-parse -l max-text -d 'Cut input and output texts to this many bytes (their digest covers the whole); 0 keeps only the digest and the "…" that marks a text cut short' -r
+complete -c triage-parse -l max-text -d 'Cut input and output texts, error messages and tool inputs to this many bytes (their digest covers the whole); 0 keeps only the digest and the "…" that marks a text cut short' -r
 complete -c triage-parse -l trace-window -d 'How long a trace of a stream of spans or observations (otlp, otel, langfuse and langsmith lines) waits, after its root ended, for more of it, in span time ("300s", "5m", "1h"); "end" holds every trace to the end of the input. A span, observation or run payload that comes later is emitted as a continuation of its run' -r
 complete -c triage-parse -l max-document -d 'Refuse a file larger than this in a format read as one document (all but ndjson; a line of otlp, otel, langfuse or langsmith lines is held to it instead), K, M, G suffixes allowed: the whole document is held in memory, many times over once decoded' -r
 complete -c triage-parse -s j -l threads -d 'Threads to decode on, the one writing the records included [default: one per core]' -r

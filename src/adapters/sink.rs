@@ -302,6 +302,17 @@ impl<'w> Sink<'w> {
 
     /// Writes an event unless the time filter drops it.
     pub(crate) fn emit_event(&mut self, ev: &EventOut<'_>) -> io::Result<()> {
+        let limit = self.settings.text_limit;
+        if ev.has_long_texts(limit) {
+            let mut cut = ev.clone();
+            cut.cut_long_texts(limit);
+            return self.emit_cut_event(&cut);
+        }
+        self.emit_cut_event(ev)
+    }
+
+    /// [`Sink::emit_event`] for an event whose texts are within the limit.
+    fn emit_cut_event(&mut self, ev: &EventOut<'_>) -> io::Result<()> {
         if self.held_skip.is_some() {
             self.say_held_skip().map_err(io::Error::other)?;
         }

@@ -31,8 +31,9 @@ pub struct Args {
     /// Keep only events before this time (RFC 3339 or YYYY-MM-DD).
     #[arg(long, value_name = "TIME", value_parser = parse_time)]
     pub until: Option<Timestamp>,
-    /// Cut input and output texts to this many bytes (their digest covers the whole); 0 keeps
-    /// only the digest and the "…" that marks a text cut short.
+    /// Cut input and output texts, error messages and tool inputs to this many bytes (their
+    /// digest covers the whole); 0 keeps only the digest and the "…" that marks a text cut
+    /// short.
     #[arg(long, value_name = "BYTES", default_value_t = 2000)]
     pub max_text: usize,
     /// How long a trace of a stream of spans or observations (otlp, otel, langfuse and

@@ -114,6 +114,13 @@ pub struct EventOut<'a> {
     pub span_kind: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorInfo>,
+    /// The digest of `error.message` when `--max-text` cut it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_digest: Option<String>,
+    /// The digest of `action_taken.tool_input`'s JSON text when
+    /// `--max-text` cut it (it is then that text, cut, as a string).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_input_digest: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub input: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -127,6 +134,49 @@ pub struct EventOut<'a> {
 }
 
 impl<'a> EventOut<'a> {
+    /// True when `error.message` or `action_taken.tool_input` is longer
+    /// than `limit` bytes (the input and output are cut where read).
+    pub(crate) fn has_long_texts(&self, limit: usize) -> bool {
+        let long_error = self
+            .error
+            .as_ref()
+            .and_then(|e| e.message.as_ref())
+            .is_some_and(|m| m.len() > limit)
+            && self.error_digest.is_none();
+        long_error
+            || (self.tool_input_digest.is_none()
+                && self
+                    .action_taken
+                    .tool_input
+                    .as_ref()
+                    .is_some_and(|v| json_longer_than(v, limit)))
+    }
+
+    /// Cuts `error.message` and `action_taken.tool_input` (as JSON text)
+    /// to `limit` bytes, keeping the digest of each whole: one huge error
+    /// costs the stages after it no more than `--max-text` allows.
+    pub(crate) fn cut_long_texts(&mut self, limit: usize) {
+        if let Some(message) = self.error.as_mut().and_then(|e| e.message.as_mut())
+            && message.len() > limit
+        {
+            let (kept, digest) = cut_text(message, limit);
+            *message = kept;
+            self.error_digest = Some(digest);
+        }
+        if let Some(text) = self.tool_input_text().filter(|t| t.len() > limit) {
+            let (kept, digest) = cut_text(&text, limit);
+            self.action_taken.tool_input = Some(JsonVal::Serde(serde_json::Value::String(kept)));
+            self.tool_input_digest = Some(digest);
+        }
+    }
+
+    fn tool_input_text(&self) -> Option<String> {
+        self.action_taken
+            .tool_input
+            .as_ref()
+            .and_then(|v| serde_json::to_string(v).ok())
+    }
+
     /// An event with the required fields set and everything else unknown.
     pub(crate) fn new(
         event_id: impl Into<Cow<'a, str>>,
@@ -289,6 +339,30 @@ pub fn text_digest(text: &str) -> String {
         digest.push(char::from(HEX[usize::from(b & 0xf)]));
     }
     digest
+}
+
+/// True when `v` written as JSON takes more than `limit` bytes; stops
+/// writing once past it, so a small value costs little and a huge one no
+/// more than the limit.
+fn json_longer_than(v: &JsonVal<'_>, limit: usize) -> bool {
+    struct Counter {
+        left: usize,
+    }
+    impl std::io::Write for Counter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if buf.len() > self.left {
+                self.left = 0;
+                return Err(std::io::Error::other("past the limit"));
+            }
+            self.left -= buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut c = Counter { left: limit };
+    serde_json::to_writer(&mut c, v).is_err()
 }
 
 /// `text` cut to `limit` bytes at a character boundary (and marked `…`

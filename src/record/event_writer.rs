@@ -71,6 +71,8 @@ impl EventOut<'_> {
         if let Some(error) = &self.error {
             write_error(out, error);
         }
+        optional_text(out, "error_digest", self.error_digest.as_deref());
+        optional_text(out, "tool_input_digest", self.tool_input_digest.as_deref());
         optional_text(out, "input", self.input.as_deref());
         optional_text(out, "input_digest", self.input_digest.as_deref());
         optional_text(out, "output", self.output.as_deref());

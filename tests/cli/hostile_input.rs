@@ -393,3 +393,57 @@ fn a_repeated_ndjson_event_is_dropped_with_a_warning() {
     };
     assert_eq!(frequency(&doubled), frequency(&once));
 }
+
+/// `--max-text` cuts an error message and a tool input as it cuts inputs
+/// and outputs, keeping the digest of each whole, in every reader's path:
+/// the NDJSON reader's own writer and the span readers' records.
+#[test]
+fn max_text_cuts_error_messages_and_tool_inputs_keeping_their_digests() {
+    let message = "x".repeat(2_000_000);
+    let line = serde_json::json!({"event_id": "e1", "run_id": "r", "turn": 1, "agent_id": "a",
+        "action_taken": {"tool_name": "t", "tool_input": {"q": "y".repeat(300_000)}},
+        "action_succeeded": false, "error": {"type": "Boom", "message": message}});
+    let otlp = serde_json::json!({"resourceSpans": [{"scopeSpans": [{"spans": [{
+        "traceId": "0102030405060708090a0b0c0d0e0f10", "spanId": "0102030405060708", "name": "call",
+        "startTimeUnixNano": "1777000000000000000", "endTimeUnixNano": "1777000001000000000",
+        "attributes": [{"key": "agent.id", "value": {"stringValue": "a"}}],
+        "status": {"code": 2, "message": message}}]}]}]});
+    for (format, input) in [("ndjson", line), ("otlp", otlp)] {
+        let out = ok(
+            "triage-parse",
+            &["--format", format, "--max-text", "100"],
+            format!("{input}\n").as_bytes(),
+        );
+        assert!(out.len() < 5_000, "{format}: {} bytes", out.len());
+        let recs = records(&out);
+        let ev = of_kind(&recs, "event")[0];
+        let kept = ev["error"]["message"].as_str().unwrap();
+        assert!(
+            kept.len() <= 100 + '…'.len_utf8() && kept.ends_with('…'),
+            "{format}: {kept}"
+        );
+        let digest = ev["error_digest"].as_str().unwrap();
+        assert!(digest.starts_with("sha256:"), "{format}: {ev}");
+        if format == "ndjson" {
+            assert!(
+                ev["action_taken"]["tool_input"]
+                    .as_str()
+                    .unwrap()
+                    .ends_with('…')
+            );
+            assert!(
+                ev["tool_input_digest"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("sha256:")
+            );
+        }
+        // What comes after reads the cut event: explain's verdict is small.
+        let explained = ok("triage-explain", &["--verdicts-only"], &out);
+        assert!(
+            explained.len() < 20_000,
+            "{format}: {} bytes",
+            explained.len()
+        );
+    }
+}

@@ -270,6 +270,11 @@ pub(super) struct TraceEvent<'c> {
     /// whole), when longer.
     input_cut: Option<(String, String)>,
     output_cut: Option<(String, String)>,
+    /// The digest of the error message, when it was cut to `--max-text`.
+    error_digest: Option<String>,
+    /// The tool input's JSON text cut to `--max-text`, as a string, with
+    /// the digest of the whole, when longer.
+    tool_input_cut: Option<(String, String)>,
 }
 
 impl<'c> TraceEvent<'c> {
@@ -362,6 +367,8 @@ impl<'c> TraceEvent<'c> {
             output: obj.get(Top::Output).filter(is_string),
             input_cut: None,
             output_cut: None,
+            error_digest: None,
+            tool_input_cut: None,
         })
     }
 
@@ -378,6 +385,17 @@ impl<'c> TraceEvent<'c> {
         };
         self.input_cut = self.input.and_then(cut);
         self.output_cut = self.output.and_then(|v| cut(v.raw()));
+        if let Some(message) = self.error.as_mut().and_then(|e| e.message.as_mut())
+            && message.len() > limit
+        {
+            let (kept, digest) = crate::record::cut_text(message, limit);
+            *message = kept;
+            self.error_digest = Some(digest);
+        }
+        self.tool_input_cut = self
+            .tool_input
+            .filter(|raw| raw.len() > limit)
+            .map(|raw| crate::record::cut_text(raw, limit));
     }
 
     /// The `failure_source` member: why the event counts as failed.
@@ -404,7 +422,13 @@ impl<'c> TraceEvent<'c> {
         w.int(self.turn);
         w.member(",\"agent_id\":", self.agent_id.raw());
         w.member(",\"action_taken\":{\"tool_name\":", self.tool_name.raw());
-        w.optional(",\"tool_input\":", self.tool_input);
+        match &self.tool_input_cut {
+            Some((kept, _)) => {
+                w.raw(",\"tool_input\":");
+                w.serde(kept);
+            }
+            None => w.optional(",\"tool_input\":", self.tool_input),
+        }
         w.raw(if self.succeeded {
             "},\"action_succeeded\":true"
         } else {
@@ -442,6 +466,12 @@ impl<'c> TraceEvent<'c> {
         if let Some(e) = &self.error {
             w.raw(",\"error\":");
             w.serde(e);
+        }
+        if let Some(digest) = &self.error_digest {
+            w.member(",\"error_digest\":", &format!("\"{digest}\""));
+        }
+        if let Some((_, digest)) = &self.tool_input_cut {
+            w.member(",\"tool_input_digest\":", &format!("\"{digest}\""));
         }
         match &self.input_cut {
             Some((kept, digest)) => {
