@@ -1,8 +1,7 @@
 //! triage-recv: an OTLP/HTTP receiver that writes each trace export it
 //! acknowledges as one line of OTLP JSON, for triage-parse.
 
-use std::fs::OpenOptions;
-use std::io::{self, Write};
+use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 
@@ -14,7 +13,7 @@ use crate::cli::{self, CommonArgs, Tool};
 use crate::plumbing::diag;
 use crate::plumbing::diag::Diag;
 use crate::recv::export::TRACES_PATH;
-use crate::recv::{self, Control, LineSink, Settings};
+use crate::recv::{self, Control, LineOut, LineSink, Settings};
 
 /// Take spans straight from running agents: an OTLP/HTTP trace receiver.
 ///
@@ -89,18 +88,25 @@ TRIAGE_RECV_TOKEN=s3cret triage-recv --listen 0.0.0.0:4318 -o /var/spool/triage/
     }
 
     fn run(self, diag: &mut Diag) -> anyhow::Result<u8> {
-        let out: Box<dyn Write + Send> = match &self.output {
-            Some(path) => Box::new(
-                OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(path)
-                    .map_err(|e| {
-                        anyhow::anyhow!("{}: {}", path.display(), diag::output_reason(&e))
-                    })?,
-            ),
-            None => Box::new(io::stdout()),
+        let out = match &self.output {
+            Some(path) => {
+                let (out, repaired) = recv::open_output(path).map_err(|e| {
+                    anyhow::anyhow!("{}: {}", path.display(), diag::output_reason(&e))
+                })?;
+                if let Some(note) = repaired {
+                    diag.warn("torn-line", format_args!("{note}"));
+                }
+                out
+            }
+            None => LineOut::Stream(Box::new(io::stdout())),
         };
+        // A file-size limit would kill the process (SIGXFSZ) in the middle
+        // of a write; handled, the write fails with EFBIG instead and the
+        // receiver cuts the torn line and stops with a message.
+        let _ = signal_hook::flag::register(
+            signal_hook::consts::SIGXFSZ,
+            std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
+        );
         let sink = LineSink::new(out);
         let settings = Settings {
             max_body: self.max_body,
@@ -138,7 +144,17 @@ TRIAGE_RECV_TOKEN=s3cret triage-recv --listen 0.0.0.0:4318 -o /var/spool/triage/
             signal_handle.close();
         });
         match sink.take_error() {
-            Some(e) => Err(anyhow::Error::new(e).context("writing the output")),
+            Some(e) => {
+                let to = self
+                    .output
+                    .as_ref()
+                    .map_or_else(|| "stdout".to_string(), |p| p.display().to_string());
+                Err(anyhow::anyhow!(
+                    "writing {to}: {}; the lines written before are whole, and what was not \
+                     written was not acknowledged",
+                    diag::output_reason(&e)
+                ))
+            }
             None => Ok(cli::EXIT_OK),
         }
     }

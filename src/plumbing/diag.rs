@@ -123,6 +123,10 @@ pub(crate) fn size_text(bytes: u64) -> String {
 pub(crate) fn output_reason(e: &io::Error) -> String {
     match e.kind() {
         io::ErrorKind::IsADirectory => "a directory: name the file to write".to_string(),
+        io::ErrorKind::FileTooLarge => {
+            "file too large: the file-size limit (ulimit -f) was reached".to_string()
+        }
+        io::ErrorKind::StorageFull => "no space left on the device".to_string(),
         _ => io_reason(e),
     }
 }

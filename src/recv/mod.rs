@@ -37,15 +37,89 @@ pub(crate) struct Settings {
     pub token: Option<String>,
 }
 
+/// Where the lines go: a file the receiver can cut back when a write fails
+/// half done, or a stream (stdout) it cannot.
+pub(crate) enum LineOut {
+    /// An output file opened for appending, and its length: where every
+    /// complete line ends.
+    File(std::fs::File, u64),
+    Stream(Box<dyn Write + Send>),
+}
+
+impl LineOut {
+    /// Writes one line and flushes; a file a failed write left a part of a
+    /// line in is cut back to its last complete line, so no torn line is
+    /// left for the next line to be appended to.
+    fn write_line(&mut self, line: &[u8]) -> io::Result<()> {
+        match self {
+            LineOut::Stream(out) => out.write_all(line).and_then(|()| out.flush()),
+            LineOut::File(file, len) => match file.write_all(line) {
+                Ok(()) => {
+                    *len += line.len() as u64;
+                    Ok(())
+                }
+                Err(e) => {
+                    // Should the cut fail too, the next start repairs it.
+                    let _ = file.set_len(*len);
+                    Err(e)
+                }
+            },
+        }
+    }
+}
+
+/// Opens `path` for appending lines. A file that does not end in a newline
+/// (a write cut short by a full disk or a kill) is cut back to its last
+/// complete line, and the returned note says how many bytes went: a line
+/// appended to a torn one would be unreadable.
+pub(crate) fn open_output(path: &std::path::Path) -> io::Result<(LineOut, Option<String>)> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .read(true)
+        .append(true)
+        .open(path)?;
+    let len = file.metadata()?.len();
+    let mut kept = len;
+    if len > 0 {
+        // Look back for the last newline, a block at a time.
+        let mut end = len;
+        let mut block = vec![0u8; 64 * 1024];
+        kept = 0;
+        while end > 0 {
+            let start = end.saturating_sub(block.len() as u64);
+            let n = (end - start) as usize;
+            file.seek(SeekFrom::Start(start))?;
+            file.read_exact(&mut block[..n])?;
+            if let Some(at) = block[..n].iter().rposition(|&b| b == b'\n') {
+                kept = start + at as u64 + 1;
+                break;
+            }
+            end = start;
+        }
+    }
+    let note = (kept < len).then(|| {
+        format!(
+            "{}: the last {} bytes were not a complete line (a write cut short); cut them off",
+            path.display(),
+            len - kept
+        )
+    });
+    if kept < len {
+        file.set_len(kept)?;
+    }
+    Ok((LineOut::File(file, kept), note))
+}
+
 /// Where accepted requests go, one line each; shared by the workers.
 pub(crate) struct LineSink {
-    out: Mutex<Box<dyn Write + Send>>,
+    out: Mutex<LineOut>,
     /// The first write error; once set nothing more is taken.
     error: Mutex<Option<io::Error>>,
 }
 
 impl LineSink {
-    pub(crate) fn new(out: Box<dyn Write + Send>) -> Self {
+    pub(crate) fn new(out: LineOut) -> Self {
         LineSink {
             out: Mutex::new(out),
             error: Mutex::new(None),
@@ -64,7 +138,7 @@ impl LineSink {
         }
         line.push(b'\n');
         let mut out = self.out.lock().unwrap_or_else(PoisonError::into_inner);
-        let result = out.write_all(&line).and_then(|()| out.flush());
+        let result = out.write_line(&line);
         if let Err(e) = &result {
             let mut first = self.error.lock().unwrap_or_else(PoisonError::into_inner);
             first.get_or_insert_with(|| io::Error::new(e.kind(), e.to_string()));

@@ -26,21 +26,45 @@ struct Recv {
 
 impl Recv {
     fn start(args: &[&str], stdout: Stdio) -> Recv {
-        let mut child = Command::new(common::bin("triage-recv"))
-            .args(["--listen", "127.0.0.1:0"])
-            .args(args)
+        let mut cmd = Command::new(common::bin("triage-recv"));
+        cmd.args(["--listen", "127.0.0.1:0"]).args(args);
+        Recv::spawn(cmd, stdout)
+    }
+
+    /// Starts it under a file-size limit of `kib` KiB (bash's `ulimit -f`).
+    fn start_with_file_limit(kib: u32, args: &[&str]) -> Recv {
+        let mut cmd = Command::new("bash");
+        cmd.arg("-c")
+            .arg(format!(
+                "ulimit -f {kib}; exec \"$0\" --listen 127.0.0.1:0 \"$@\""
+            ))
+            .arg(common::bin("triage-recv"))
+            .args(args);
+        Recv::spawn(cmd, Stdio::null())
+    }
+
+    fn spawn(mut cmd: Command, stdout: Stdio) -> Recv {
+        let mut child = cmd
             .env_remove("TRIAGE_RECV_TOKEN")
             .stdout(stdout)
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
         let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let first = lines.next().unwrap().unwrap();
-        let url = first
-            .strip_prefix("triage-recv: listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line: {first}"))
-            .to_string();
-        let stderr = Arc::new(Mutex::new(String::new()));
+        // Warnings about the output file come before the listening line.
+        let mut before = String::new();
+        let url = loop {
+            let line = lines
+                .next()
+                .unwrap_or_else(|| panic!("no listening line after: {before}"))
+                .unwrap();
+            match line.strip_prefix("triage-recv: listening on ") {
+                Some(url) => break url.to_string(),
+                None if line.contains("warning") => before.push_str(&(line + "\n")),
+                None => panic!("unexpected line: {line}"),
+            }
+        };
+        let stderr = Arc::new(Mutex::new(before));
         let rest = stderr.clone();
         std::thread::spawn(move || {
             for line in lines.map_while(Result::ok) {
@@ -68,6 +92,20 @@ impl Recv {
                     status.code().unwrap_or(-1),
                     self.stderr.lock().unwrap().clone(),
                 );
+            }
+            assert!(Instant::now() < deadline, "triage-recv did not stop");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Waits for it to exit by itself; its exit code (None: a signal) and
+    /// what it said.
+    fn wait(mut self) -> (Option<i32>, String) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                std::thread::sleep(Duration::from_millis(50));
+                return (status.code(), self.stderr.lock().unwrap().clone());
             }
             assert!(Instant::now() < deadline, "triage-recv did not stop");
             std::thread::sleep(Duration::from_millis(20));
@@ -881,4 +919,118 @@ fn soak_every_acknowledged_span_is_read_back_once_by_parse() {
         unacked.is_empty(),
         "read back but never acknowledged: {unacked:?}"
     );
+}
+
+/// Posts `n` requests of one span each (numbered from `from`) until one is
+/// not acknowledged; returns the span numbers acknowledged.
+fn post_until_refused(r: &Recv, from: u64, n: u64) -> Vec<u64> {
+    let agent = agent();
+    let mut acked = Vec::new();
+    for k in from..from + n {
+        match post(&agent, &r.url, &[JSON], &json_request(&[numbered_span(k)])) {
+            Ok((200, _, _)) => acked.push(k),
+            _ => break,
+        }
+    }
+    acked
+}
+
+/// Every line of `path` reads as JSON and ends in a newline; the spans in
+/// it, by name.
+fn whole_lines(path: &std::path::Path) -> HashMap<String, usize> {
+    let text = std::fs::read_to_string(path).unwrap();
+    assert!(text.is_empty() || text.ends_with('\n'), "a torn last line");
+    for line in text.lines() {
+        serde_json::from_str::<Value>(line).unwrap_or_else(|e| panic!("{e}: a torn line"));
+    }
+    span_ids(&text)
+}
+
+/// A file-size limit (SIGXFSZ) stops the receiver with a message, not a
+/// silent kill; the file holds every acknowledged span and no torn line,
+/// and a restart appends whole lines after them.
+#[test]
+fn a_file_size_limit_stops_the_receiver_with_a_message_and_leaves_no_torn_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("spans.jsonl");
+    let o = out.to_str().unwrap();
+    let r = Recv::start_with_file_limit(8, &["-o", o]);
+    let acked = post_until_refused(&r, 0, 200);
+    assert!(!acked.is_empty() && acked.len() < 200, "{}", acked.len());
+    let (code, err) = r.wait();
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("file too large"), "{err}");
+    let seen = whole_lines(&out);
+    assert_eq!(seen.len(), acked.len(), "{seen:?}");
+    let r = Recv::start(&["-o", o], Stdio::null());
+    assert_eq!(post_until_refused(&r, 1000, 3).len(), 3);
+    let (code, err) = r.stop();
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(whole_lines(&out).len(), acked.len() + 3);
+}
+
+/// An output file left ending in part of a line (a disk that filled, a
+/// kill in the middle of a write) is cut back to its last whole line on
+/// start, with a warning: the next acknowledged line is readable.
+#[test]
+fn an_output_ending_in_a_torn_line_is_cut_back_on_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("spans.jsonl");
+    let whole = String::from_utf8(json_request(&[numbered_span(1)]))
+        .unwrap()
+        .replace('\n', "");
+    std::fs::write(&out, format!("{whole}\n{}", &whole[..40])).unwrap();
+    let r = Recv::start(&["-o", out.to_str().unwrap()], Stdio::null());
+    assert_eq!(post_until_refused(&r, 2, 1), vec![2]);
+    let (code, err) = r.stop();
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("the last 40 bytes were not a complete line"),
+        "{err}"
+    );
+    assert_eq!(whole_lines(&out).len(), 2);
+}
+
+/// A full disk (a small tmpfs, where this test may mount one): the write
+/// that fails leaves no torn line and stops the receiver with a message;
+/// after space is freed a restart appends whole lines.
+#[test]
+fn a_full_disk_leaves_no_torn_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+        .arg(dir.path())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        // No tmpfs can be mounted here (not root): the file-size limit test
+        // covers the same torn write.
+        return;
+    }
+    struct Unmount<'p>(&'p std::path::Path);
+    impl Drop for Unmount<'_> {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(self.0).status();
+        }
+    }
+    let _unmount = Unmount(dir.path());
+    let out = dir.path().join("spans.jsonl");
+    let o = out.to_str().unwrap();
+    let r = Recv::start(&["-o", o], Stdio::null());
+    let acked = post_until_refused(&r, 0, 500);
+    assert!(!acked.is_empty() && acked.len() < 500, "{}", acked.len());
+    let (code, err) = r.wait();
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("no space left"), "{err}");
+    assert_eq!(whole_lines(&out).len(), acked.len());
+    // Room again: the restart appends whole lines.
+    let text = std::fs::read_to_string(&out).unwrap();
+    let keep: String = text.lines().take(2).map(|l| format!("{l}\n")).collect();
+    std::fs::write(&out, keep).unwrap();
+    let r = Recv::start(&["-o", o], Stdio::null());
+    assert_eq!(post_until_refused(&r, 1000, 2).len(), 2);
+    let (code, err) = r.stop();
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(whole_lines(&out).len(), 4);
 }
