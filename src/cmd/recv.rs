@@ -88,6 +88,9 @@ TRIAGE_RECV_TOKEN=s3cret triage-recv --listen 0.0.0.0:4318 -o /var/spool/triage/
     }
 
     fn run(self, diag: &mut Diag) -> anyhow::Result<u8> {
+        // A service runs for days: its warnings are capped per minute, so
+        // an attack that goes on is still heard of.
+        diag.cap_per(std::time::Duration::from_secs(60));
         let out = match &self.output {
             Some(path) => {
                 let (out, repaired) = recv::open_output(path).map_err(|e| {

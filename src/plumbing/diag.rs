@@ -23,6 +23,15 @@ pub struct Diag {
     counts: BTreeMap<&'static str, u64>,
     /// Inputs of which nothing could be read.
     unread: Vec<String>,
+    /// For a service: the cap holds per window (a minute) rather than for
+    /// the process's life, so an operator hears of an attack that goes on.
+    window: Option<Windowed>,
+}
+
+/// Per kind: when its window opened, and the warnings counted in it.
+struct Windowed {
+    length: std::time::Duration,
+    kinds: BTreeMap<&'static str, (std::time::Instant, u64)>,
 }
 
 impl Diag {
@@ -32,7 +41,18 @@ impl Diag {
             quiet,
             counts: BTreeMap::new(),
             unread: Vec::new(),
+            window: None,
         }
+    }
+
+    /// Caps warnings per kind per `length` of time, not for the process's
+    /// life: each window prints the first [`WARNINGS_PER_KIND`], then says
+    /// how many more it left out when the next one of the kind comes.
+    pub(crate) fn cap_per(&mut self, length: std::time::Duration) {
+        self.window = Some(Windowed {
+            length,
+            kinds: BTreeMap::new(),
+        });
     }
 
     /// Notes an input of which nothing could be read: the tool goes on
@@ -54,7 +74,30 @@ impl Diag {
     pub(crate) fn warn(&mut self, kind: &'static str, msg: fmt::Arguments<'_>) {
         let n = self.counts.entry(kind).or_insert(0);
         *n += 1;
-        if !self.quiet && *n <= WARNINGS_PER_KIND {
+        if self.quiet {
+            return;
+        }
+        let Some(w) = &mut self.window else {
+            if *n <= WARNINGS_PER_KIND {
+                to_stderr(format_args!("{}: warning: {}\n", self.tool, msg));
+            }
+            return;
+        };
+        let now = std::time::Instant::now();
+        let (opened, in_window) = w.kinds.entry(kind).or_insert((now, 0));
+        if now.duration_since(*opened) >= w.length {
+            if *in_window > WARNINGS_PER_KIND {
+                let more = *in_window - WARNINGS_PER_KIND;
+                to_stderr(format_args!(
+                    "{}: warning: {more} more {kind} warnings in the last {}s not shown\n",
+                    self.tool,
+                    w.length.as_secs()
+                ));
+            }
+            (*opened, *in_window) = (now, 0);
+        }
+        *in_window += 1;
+        if *in_window <= WARNINGS_PER_KIND {
             to_stderr(format_args!("{}: warning: {}\n", self.tool, msg));
         }
     }
@@ -77,8 +120,13 @@ impl Diag {
             return;
         }
         for (kind, n) in &self.counts {
-            if *n > WARNINGS_PER_KIND {
-                let more = n - WARNINGS_PER_KIND;
+            // Windowed, only the last window's overflow is still untold.
+            let untold = match &self.window {
+                Some(w) => w.kinds.get(kind).map_or(0, |&(_, k)| k),
+                None => *n,
+            };
+            if untold > WARNINGS_PER_KIND {
+                let more = untold - WARNINGS_PER_KIND;
                 let noun = if more == 1 { "warning" } else { "warnings" };
                 to_stderr(format_args!(
                     "{}: warning: {more} more {kind} {noun} not shown ({n} in all)\n",
@@ -184,6 +232,27 @@ impl OnBadInput {
                 Ok(())
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod window_tests {
+    use super::*;
+
+    #[test]
+    fn a_windowed_cap_counts_again_in_each_window() {
+        let mut d = Diag::new("t", false);
+        d.cap_per(std::time::Duration::from_millis(50));
+        for _ in 0..25 {
+            d.warn("k", format_args!("x"));
+        }
+        let w = d.window.as_ref().unwrap();
+        assert_eq!(w.kinds["k"].1, 25);
+        std::thread::sleep(std::time::Duration::from_millis(60));
+        d.warn("k", format_args!("x"));
+        let w = d.window.as_ref().unwrap();
+        assert_eq!(w.kinds["k"].1, 1, "a new window opened");
+        assert_eq!(d.count("k"), 26);
     }
 }
 
