@@ -5,7 +5,7 @@
 
 use std::io::Read;
 
-use flate2::read::GzDecoder;
+use flate2::read::MultiGzDecoder;
 use sha2::{Digest, Sha256};
 
 use super::http::{Head, Response};
@@ -69,6 +69,11 @@ impl Gate {
         }
         if !self.authorized(head.header("authorization")) {
             return Err(refuse(401, "missing or wrong bearer token"));
+        }
+        // Two Content-Type headers are two claims on one body: a proxy may
+        // act on the other one.
+        if head.all("content-type").nth(1).is_some() {
+            return Err(refuse(400, "more than one Content-Type header"));
         }
         let encoding = match media_type(head.header("content-type").unwrap_or_default()).as_str() {
             "application/json" => Encoding::Json,
@@ -155,7 +160,9 @@ pub fn to_line(
 
 fn gunzip(body: &[u8], limit: usize) -> Result<Vec<u8>, Refusal> {
     let mut plain = Vec::new();
-    GzDecoder::new(body)
+    // Concatenated members are one gzip stream (RFC 1952 §2.2), as
+    // `cat a.gz b.gz` and some exporters write it.
+    MultiGzDecoder::new(body)
         .take(limit as u64 + 1)
         .read_to_end(&mut plain)
         .map_err(|e| refuse(400, format!("bad gzip body: {e}")))?;

@@ -61,7 +61,7 @@ impl Head {
             .map(|(_, v)| v.as_str())
     }
 
-    fn all(&self, name: &str) -> impl Iterator<Item = &str> {
+    pub(crate) fn all(&self, name: &str) -> impl Iterator<Item = &str> {
         self.headers
             .iter()
             .filter(move |(n, _)| n == name)
@@ -220,6 +220,15 @@ impl Conn {
                 .collect(),
         };
         self.buf.drain(..len);
+        // RFC 9112 §3.2: an HTTP/1.1 request without a Host header, or
+        // with more than one, is answered 400.
+        let hosts = head.all("host").count();
+        if hosts > 1 || (hosts == 0 && !head.http10) {
+            return Err(ReadError::Refuse(
+                400,
+                format!("bad request: {hosts} Host headers; HTTP/1.1 needs exactly one"),
+            ));
+        }
         // Framing is settled before anything else is read, so a request
         // whose end two servers could see differently is never served.
         Self::framing(&head)?;
@@ -486,7 +495,7 @@ mod tests {
     fn reads_keep_alive_requests_with_length_and_chunked_bodies() {
         let mut c = conn_with(
             b"POST /v1/traces?x=1 HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nabc\
-POST /v1/traces HTTP/1.1\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n2;ext\r\nde\r\n1\r\nf\r\n0\r\nX-T: 1\r\n\r\n",
+POST /v1/traces HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n2;ext\r\nde\r\n1\r\nf\r\n0\r\nX-T: 1\r\n\r\n",
         );
         let never = || false;
         let h = c.read_head(&never).unwrap();
@@ -501,11 +510,11 @@ POST /v1/traces HTTP/1.1\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\
 
     #[test]
     fn bodies_over_the_limit_are_refused_whatever_their_framing() {
-        let mut c = conn_with(b"POST / HTTP/1.1\r\nContent-Length: 11\r\n\r\n");
+        let mut c = conn_with(b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 11\r\n\r\n");
         let h = c.read_head(&|| false).unwrap();
         assert!(matches!(c.read_body(&h, 10), Err(ReadError::TooLarge)));
         let mut c =
-            conn_with(b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n8\r\n12345678\r\n8\r\n12345678\r\n0\r\n\r\n");
+            conn_with(b"POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n8\r\n12345678\r\n8\r\n12345678\r\n0\r\n\r\n");
         let h = c.read_head(&|| false).unwrap();
         assert!(matches!(c.read_body(&h, 10), Err(ReadError::TooLarge)));
     }
@@ -517,13 +526,14 @@ POST /v1/traces HTTP/1.1\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\
             c.read_head(&|| false),
             Err(ReadError::Refuse(400, _))
         ));
-        let mut c =
-            conn_with(b"POST / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd");
+        let mut c = conn_with(
+            b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd",
+        );
         assert!(matches!(
             c.read_head(&|| false),
             Err(ReadError::Refuse(400, _))
         ));
-        let mut c = conn_with(b"POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\nab");
+        let mut c = conn_with(b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nab");
         let h = c.read_head(&|| false).unwrap();
         assert!(matches!(c.read_body(&h, 100), Err(ReadError::Closed)));
     }
@@ -539,20 +549,20 @@ POST /v1/traces HTTP/1.1\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\
     #[test]
     fn framing_a_proxy_could_read_differently_is_refused() {
         for head in [
-            &b"POST / HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"[..],
-            b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 0\r\n\r\n",
-            b"POST / HTTP/1.1\r\nContent-Length: +5\r\n\r\n",
-            b"POST / HTTP/1.1\r\nContent-Length: -0\r\n\r\n",
-            b"POST / HTTP/1.1\r\nContent-Length: 0x5\r\n\r\n",
-            b"POST / HTTP/1.1\r\nContent-Length: 5 5\r\n\r\n",
-            b"POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n",
+            &b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"[..],
+            b"POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nContent-Length: 0\r\n\r\n",
+            b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: +5\r\n\r\n",
+            b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: -0\r\n\r\n",
+            b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 0x5\r\n\r\n",
+            b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5 5\r\n\r\n",
+            b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n",
             b"POST / HTTP/1.1\nContent-Length: 5\n\n",
-            b"POST / HTTP/1.1\r\nContent-Length: 5\n\r\n",
-            b"POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
-            b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked, chunked\r\n\r\n",
-            b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: identity\r\n\r\n",
-            b"POST / HTTP/1.1\r\nTransfer-Encoding: identity\r\nTransfer-Encoding: chunked\r\n\r\n",
-            b"POST / HTTP/1.1\r\nTransfer-Encoding: xchunked\r\n\r\n",
+            b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\n\r\n",
+            b"POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+            b"POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, chunked\r\n\r\n",
+            b"POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: identity\r\n\r\n",
+            b"POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: identity\r\nTransfer-Encoding: chunked\r\n\r\n",
+            b"POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: xchunked\r\n\r\n",
             b"POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n",
         ] {
             assert_eq!(
@@ -563,9 +573,9 @@ POST /v1/traces HTTP/1.1\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\
             );
         }
         for fine in [
-            &b"POST / HTTP/1.1\r\nContent-Length: 005\r\n\r\n"[..],
-            b"POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n",
-            b"POST / HTTP/1.1\r\ntransfer-encoding: Chunked\r\n\r\n",
+            &b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 005\r\n\r\n"[..],
+            b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n",
+            b"POST / HTTP/1.1\r\nHost: h\r\ntransfer-encoding: Chunked\r\n\r\n",
         ] {
             assert_eq!(refused(fine), None, "{}", String::from_utf8_lossy(fine));
         }
@@ -582,7 +592,8 @@ POST /v1/traces HTTP/1.1\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\
             b"0x5\r\nabcde\r\n0\r\n\r\n",
             b"10000000000000000\r\n",
         ] {
-            let mut request = b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+            let mut request =
+                b"POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
             request.extend_from_slice(body);
             let mut c = conn_with(&request);
             let h = c.read_head(&|| false).unwrap();
@@ -622,7 +633,7 @@ POST /v1/traces HTTP/1.1\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\
     fn a_trickling_client_is_cut_off_at_its_deadline_not_kept_alive_by_each_byte() {
         let gap = Duration::from_millis(30);
         let started = Instant::now();
-        let mut c = trickled(b"POST / HTTP/1.1\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n\r\n", 0, gap);
+        let mut c = trickled(b"POST / HTTP/1.1\r\nHost: h\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n\r\n", 0, gap);
         assert!(matches!(
             c.read_head(&|| false),
             Err(ReadError::Refuse(408, _))
@@ -631,7 +642,7 @@ POST /v1/traces HTTP/1.1\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\
 
         let started = Instant::now();
         let mut c = trickled(
-            b"POST / HTTP/1.1\r\nContent-Length: 100\r\n\r\nbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
+            b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 100\r\n\r\nbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
             40,
             Duration::from_millis(15),
         );

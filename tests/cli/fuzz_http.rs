@@ -24,10 +24,10 @@ const LIMIT: usize = 4096;
 
 /// Inputs that once broke an invariant; each must hold now.
 const REGRESSIONS: &[&[u8]] = &[
-    b"POST /v1/traces HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nPOST /v1/traces HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}",
-    b"POST / HTTP/1.1\r\nContent-Length: +3\r\n\r\nabc",
-    b"POST / HTTP/1.1\r\nTransfer-Encoding: identity, chunked\r\n\r\n0\r\n\r\n",
-    b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: identity\r\n\r\n0\r\n\r\n",
+    b"POST /v1/traces HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nPOST /v1/traces HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\n{}",
+    b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: +3\r\n\r\nabc",
+    b"POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: identity, chunked\r\n\r\n0\r\n\r\n",
+    b"POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: identity\r\n\r\n0\r\n\r\n",
     b"POST / HTTP/1.1\nContent-Length: 0\n\n",
 ];
 
@@ -45,15 +45,15 @@ fn seeds() -> Vec<Vec<u8>> {
         ]
         .concat(),
         [
-            &b"POST /v1/traces HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\n"[..],
+            &b"POST /v1/traces HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\n"[..],
             format!("{:x};ext=1\r\n", json.len()).as_bytes(),
             json,
             b"\r\n0\r\nTrailer: x\r\n\r\n",
         ]
         .concat(),
-        b"POST /v1/traces HTTP/1.1\r\nContent-Length: 3\r\n\r\nabcPOST /v1/traces HTTP/1.0\r\nConnection: keep-alive\r\nContent-Length: 1\r\n\r\nxGET / HTTP/1.1\r\n\r\n".to_vec(),
-        b"POST /v1/traces HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\nbody".to_vec(),
-        b"POST /v1/traces?x=1#f HTTP/1.1\r\nAuthorization: Bearer t\r\nContent-Encoding: gzip\r\nContent-Length: 0\r\nContent-Length: 0\r\n\r\n".to_vec(),
+        b"POST /v1/traces HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nabcPOST /v1/traces HTTP/1.0\r\nConnection: keep-alive\r\nContent-Length: 1\r\n\r\nxGET / HTTP/1.1\r\nHost: h\r\n\r\n".to_vec(),
+        b"POST /v1/traces HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\nbody".to_vec(),
+        b"POST /v1/traces?x=1#f HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer t\r\nContent-Encoding: gzip\r\nContent-Length: 0\r\nContent-Length: 0\r\n\r\n".to_vec(),
     ];
     seeds.extend(REGRESSIONS.iter().map(|r| r.to_vec()));
     seeds

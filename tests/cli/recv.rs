@@ -614,7 +614,7 @@ fn a_request_smuggled_behind_ambiguous_framing_is_never_served() {
     let recv = Recv::start(&["-o", output.to_str().unwrap()], Stdio::null());
     let body = json_request(&[Span::new(0, 0, 0)]);
     let smuggled = format!(
-        "POST /v1/traces HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{}",
+        "POST /v1/traces HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{}",
         body.len(),
         String::from_utf8_lossy(&body)
     );
@@ -672,7 +672,7 @@ fn slow_clients_hold_no_worker_and_honest_exporters_get_through() {
             std::thread::spawn(move || {
                 let mut s = TcpStream::connect(addr).unwrap();
                 let head = format!(
-                    "POST /v1/traces HTTP/1.1\r\nAuthorization: Bearer tok\r\nContent-Type: application/json\r\nX-Slow: {i}{}",
+                    "POST /v1/traces HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer tok\r\nContent-Type: application/json\r\nX-Slow: {i}{}",
                     "-".repeat(200)
                 );
                 for b in head.bytes() {
@@ -838,7 +838,7 @@ fn soak_every_acknowledged_span_is_read_back_once_by_parse() {
                     next_id.fetch_add(1, Ordering::SeqCst) as u64,
                 )]);
                 let smuggle = format!(
-                    "POST /v1/traces HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nPOST /v1/traces HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{}",
+                    "POST /v1/traces HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nPOST /v1/traces HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{}",
                     inner.len(),
                     String::from_utf8_lossy(&inner)
                 );
@@ -855,7 +855,7 @@ fn soak_every_acknowledged_span_is_read_back_once_by_parse() {
         let (addr, stopping) = (recv.addr(), stopping.clone());
         threads.push(std::thread::spawn(move || {
             let head = format!(
-                "POST /v1/traces HTTP/1.1\r\nContent-Type: application/json\r\nX-Slow: {i}{}\r\n",
+                "POST /v1/traces HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\nX-Slow: {i}{}\r\n",
                 "-".repeat(100)
             );
             'connect: while !stopping.load(Ordering::SeqCst) {
@@ -1033,4 +1033,48 @@ fn a_full_disk_leaves_no_torn_line() {
     let (code, err) = r.stop();
     assert_eq!(code, 0, "{err}");
     assert_eq!(whole_lines(&out).len(), 4);
+}
+
+/// RFC 9112's Host rule, one Content-Type, and a gzip body of several
+/// members (as `cat a.gz b.gz` makes): each answered as the RFCs say.
+#[test]
+fn host_content_type_and_gzip_members_follow_the_rfcs() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("spans.jsonl");
+    let recv = Recv::start(&["-o", output.to_str().unwrap()], Stdio::null());
+    let body = String::from_utf8(json_request(&[numbered_span(1)])).unwrap();
+    let request = |version: &str, headers: &str| {
+        format!(
+            "POST /v1/traces HTTP/{version}\r\n{headers}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    for (headers, version, status) in [
+        ("", "1.1", "400"),
+        ("Host: a\r\nHost: b\r\n", "1.1", "400"),
+        ("Host: a\r\nContent-Type: text/plain\r\n", "1.1", "400"),
+        ("", "1.0", "200"),
+        ("Host: a\r\n", "1.1", "200"),
+    ] {
+        let answer = raw_exchange(&recv.addr(), request(version, headers).as_bytes());
+        assert!(
+            answer.starts_with(&format!("HTTP/1.1 {status} ")),
+            "{headers:?} {version}: {answer}"
+        );
+    }
+    // One body compressed as two gzip members (a writer that flushed a
+    // member half way): read whole.
+    let plain = json_request(&[numbered_span(2), numbered_span(3)]);
+    let (a, b) = plain.split_at(plain.len() / 2);
+    let two = [gzip(a), gzip(b)].concat();
+    let lines_before = std::fs::read_to_string(&output).unwrap().lines().count();
+    let (status, _, _) = post(&agent(), &recv.url, &[JSON, GZIP], &two).unwrap();
+    assert_eq!(status, 200);
+    let (code, err) = recv.stop();
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&output).unwrap();
+    assert_eq!(text.lines().count(), lines_before + 1);
+    let last = text.lines().last().unwrap();
+    let ids = span_ids(last);
+    assert_eq!(ids.len(), 2, "{last}");
 }
