@@ -36,6 +36,20 @@ impl Default for Deadlines {
         }
     }
 }
+/// A body still arriving after this long must have come at [`MIN_RATE`]
+/// on average: a client that trickles holds a reader no longer.
+const RATE_GRACE: Duration = Duration::from_secs(5);
+/// Bytes a second a body must average after [`RATE_GRACE`].
+const MIN_RATE: u64 = 1024;
+
+/// A body being read: its deadline, the reservation it grows as bytes
+/// arrive, and the bytes already taken out of the buffer.
+struct Body<'r> {
+    deadline: Instant,
+    reserve: &'r mut dyn FnMut(usize) -> bool,
+    held: usize,
+}
+
 /// How often a blocked read looks at the clock and the stop flag.
 pub(crate) const POLL: Duration = Duration::from_millis(200);
 /// At most this much of a refused body is read and thrown away before
@@ -133,6 +147,11 @@ impl Conn {
     pub(crate) fn with_deadlines(mut self, deadlines: Deadlines) -> Self {
         self.deadlines = deadlines;
         self
+    }
+
+    /// The client's address, for its share of what is held at once.
+    pub(crate) fn peer_ip(&self) -> Option<std::net::IpAddr> {
+        self.stream.peer_addr().ok().map(|a| a.ip())
     }
 
     pub(crate) fn peer(&self) -> String {
@@ -277,6 +296,20 @@ impl Conn {
     /// Reads the body of `head` (at most `limit` bytes), first telling a
     /// client that waits for it to go on.
     pub fn read_body(&mut self, head: &Head, limit: usize) -> Result<Vec<u8>, ReadError> {
+        self.read_body_within(head, limit, &mut |_| true)
+    }
+
+    /// As [`Conn::read_body`], asking `reserve` for room for the bytes held
+    /// as they arrive (not for the length the head declares): a client
+    /// that declares 16 MiB and sends a byte a second holds a few bytes.
+    /// Refused room is a 503; a body arriving slower than [`MIN_RATE`]
+    /// after [`RATE_GRACE`] is a 408.
+    pub(crate) fn read_body_within(
+        &mut self,
+        head: &Head,
+        limit: usize,
+        reserve: &mut dyn FnMut(usize) -> bool,
+    ) -> Result<Vec<u8>, ReadError> {
         let framing = Self::framing(head)?;
         if let Framing::Length(n) = framing
             && n > limit as u64
@@ -289,42 +322,53 @@ impl Conn {
                 .map_err(|_| ReadError::Closed)?;
         }
         let deadline = self.started + self.deadlines.request;
+        let mut body = Body {
+            deadline,
+            reserve,
+            held: 0,
+        };
         match framing {
-            Framing::Length(n) => self.take(n as usize, deadline),
-            Framing::Chunked => self.read_chunked(limit, deadline),
+            Framing::Length(n) => self.take(n as usize, &mut body),
+            Framing::Chunked => self.read_chunked(limit, &mut body),
         }
     }
 
-    fn read_chunked(&mut self, limit: usize, deadline: Instant) -> Result<Vec<u8>, ReadError> {
+    fn read_chunked(
+        &mut self,
+        limit: usize,
+        body_read: &mut Body<'_>,
+    ) -> Result<Vec<u8>, ReadError> {
         let mut body = Vec::new();
         loop {
-            let line = self.take_line(deadline)?;
+            body_read.held = body.len();
+            let line = self.take_line(body_read)?;
             let size = chunk_size(&line)
                 .ok_or_else(|| ReadError::Refuse(400, format!("bad chunk size line {line:?}")))?;
             if size == 0 {
                 // Trailers, up to the empty line.
-                while !self.take_line(deadline)?.is_empty() {}
+                while !self.take_line(body_read)?.is_empty() {}
                 return Ok(body);
             }
             if body.len().saturating_add(size) > limit {
                 return Err(ReadError::TooLarge);
             }
-            body.extend_from_slice(&self.take(size, deadline)?);
-            if !self.take_line(deadline)?.is_empty() {
+            body.extend_from_slice(&self.take(size, body_read)?);
+            body_read.held = body.len();
+            if !self.take_line(body_read)?.is_empty() {
                 return Err(ReadError::Refuse(400, "bad chunk end".into()));
             }
         }
     }
 
-    fn take(&mut self, n: usize, deadline: Instant) -> Result<Vec<u8>, ReadError> {
+    fn take(&mut self, n: usize, body: &mut Body<'_>) -> Result<Vec<u8>, ReadError> {
         while self.buf.len() < n {
-            self.fill_before(deadline)?;
+            self.fill_before(body)?;
         }
         let rest = self.buf.split_off(n);
         Ok(std::mem::replace(&mut self.buf, rest))
     }
 
-    fn take_line(&mut self, deadline: Instant) -> Result<String, ReadError> {
+    fn take_line(&mut self, body: &mut Body<'_>) -> Result<String, ReadError> {
         loop {
             if let Some(i) = memchr::memchr(b'\n', &self.buf) {
                 let line: Vec<u8> = self.buf.drain(..=i).collect();
@@ -339,17 +383,32 @@ impl Conn {
             if self.buf.len() > MAX_HEAD_BYTES {
                 return Err(ReadError::Refuse(400, "chunk line too long".into()));
             }
-            self.fill_before(deadline)?;
+            self.fill_before(body)?;
         }
     }
 
-    fn fill_before(&mut self, deadline: Instant) -> Result<(), ReadError> {
+    fn fill_before(&mut self, body: &mut Body<'_>) -> Result<(), ReadError> {
         // Checked after data too: a byte now and then must not extend it.
         let filled = self.fill()?;
-        if Instant::now() > deadline {
+        if Instant::now() > body.deadline {
             return Err(ReadError::Refuse(
                 408,
                 "request body not received in time".into(),
+            ));
+        }
+        if !(body.reserve)(body.held + self.buf.len()) {
+            return Err(ReadError::Refuse(
+                503,
+                "too many bodies are being read at once; retry".into(),
+            ));
+        }
+        let elapsed = self.started.elapsed();
+        if elapsed > RATE_GRACE
+            && (body.held + self.buf.len()) as f64 / elapsed.as_secs_f64() < MIN_RATE as f64
+        {
+            return Err(ReadError::Refuse(
+                408,
+                format!("request body arriving slower than {MIN_RATE} bytes a second"),
             ));
         }
         match filled {

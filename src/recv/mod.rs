@@ -237,12 +237,13 @@ pub(crate) fn serve(
         readers: AtomicUsize::new(0),
         // What the workers and a full queue of average requests hold,
         // at least room for two of the largest bodies.
-        budget: Budget::new(
-            settings
+        budget: {
+            let total = settings
                 .max_body
                 .saturating_mul(2)
-                .max((workers + settings.queue).saturating_mul(1 << 20)),
-        ),
+                .max((workers + settings.queue).saturating_mul(1 << 20));
+            Budget::new(total, peer_share(total, settings.max_body))
+        },
         permits: Permits::new(workers, settings.queue),
     };
     std::thread::scope(|scope| accept_loop(listener, &shared, scope));
@@ -388,18 +389,10 @@ fn handle(conn: &mut Conn, head: &http::Head, shared: &Shared<'_>) -> (Response,
             return (export::refused(&r, None), unread);
         }
     };
-    // Room for the body among those read at once; a chunked one may
-    // grow to the limit.
-    let size = match Conn::framing(head) {
-        Ok(http::Framing::Length(n)) => usize::try_from(n).unwrap_or(usize::MAX).min(limit),
-        _ => limit,
-    };
-    let Some(_held) = shared.budget.take(size) else {
-        let r = busy_refusal();
-        shared.refused(&conn.peer(), &r);
-        return (export::refused(&r, Some(encoding)), true);
-    };
-    let body = match conn.read_body(head, limit) {
+    // Room for the body among those read at once, taken as its bytes
+    // arrive, within the peer's share.
+    let mut held = shared.budget.hold(conn.peer_ip());
+    let body = match conn.read_body_within(head, limit, &mut |bytes| held.grow_to(bytes)) {
         Ok(body) => body,
         Err(e) => {
             let r = refusal(e, limit);
@@ -501,40 +494,100 @@ impl Drop for Permit<'_> {
     }
 }
 
-/// Bytes that may be held at once, taken and given back by guards.
+/// Body bytes that may be held at once, and each peer's share of them:
+/// taken as bytes arrive and given back by guards, so neither a few slow
+/// clients nor one busy host can take it all.
 struct Budget {
-    left: AtomicUsize,
+    state: Mutex<BudgetState>,
+    /// The most one peer (an IP address) may hold at once.
+    share: usize,
 }
 
-/// Holds part of a [`Budget`] until dropped.
+struct BudgetState {
+    left: usize,
+    by_peer: std::collections::HashMap<std::net::IpAddr, usize>,
+}
+
+/// Holds part of a [`Budget`] for one body until dropped.
 struct Held<'a> {
     budget: &'a Budget,
+    peer: Option<std::net::IpAddr>,
     bytes: usize,
 }
 
+/// A peer's share of the budget: a quarter, but room for one largest body.
+fn peer_share(total: usize, max_body: usize) -> usize {
+    (total / 4).max(max_body).min(total)
+}
+
 impl Budget {
-    fn new(bytes: usize) -> Self {
+    fn new(bytes: usize, share: usize) -> Self {
         Budget {
-            left: AtomicUsize::new(bytes),
+            state: Mutex::new(BudgetState {
+                left: bytes,
+                by_peer: std::collections::HashMap::new(),
+            }),
+            share,
         }
     }
 
-    fn take(&self, bytes: usize) -> Option<Held<'_>> {
-        self.left
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| {
-                left.checked_sub(bytes)
-            })
-            .ok()
-            .map(|_| Held {
-                budget: self,
-                bytes,
-            })
+    /// An empty reservation for a body from `peer`.
+    fn hold(&self, peer: Option<std::net::IpAddr>) -> Held<'_> {
+        Held {
+            budget: self,
+            peer,
+            bytes: 0,
+        }
+    }
+}
+
+impl Held<'_> {
+    /// Grows the reservation to `bytes`; false when the budget, or the
+    /// peer's share of it, has no room.
+    fn grow_to(&mut self, bytes: usize) -> bool {
+        let Some(more) = bytes.checked_sub(self.bytes).filter(|&m| m > 0) else {
+            return true;
+        };
+        let mut st = self
+            .budget
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let peer_held = self
+            .peer
+            .and_then(|p| st.by_peer.get(&p).copied())
+            .unwrap_or(0);
+        if more > st.left || peer_held + more > self.budget.share {
+            return false;
+        }
+        st.left -= more;
+        if let Some(p) = self.peer {
+            *st.by_peer.entry(p).or_insert(0) += more;
+        }
+        self.bytes = bytes;
+        true
     }
 }
 
 impl Drop for Held<'_> {
     fn drop(&mut self) {
-        self.budget.left.fetch_add(self.bytes, Ordering::SeqCst);
+        if self.bytes == 0 {
+            return;
+        }
+        let mut st = self
+            .budget
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        st.left += self.bytes;
+        if let Some(p) = self.peer
+            && let Some(n) = st.by_peer.get_mut(&p)
+        {
+            *n -= self.bytes.min(*n);
+            if *n == 0 {
+                st.by_peer.remove(&p);
+            }
+        }
     }
 }
 
@@ -551,5 +604,32 @@ impl Shared<'_> {
             "refused",
             format_args!("{peer}: refused ({}): {}", r.status, r.message),
         );
+    }
+}
+
+#[cfg(test)]
+mod budget_tests {
+    use super::*;
+
+    #[test]
+    fn room_is_taken_as_bytes_arrive_within_each_peers_share() {
+        let budget = Budget::new(100, peer_share(100, 30));
+        assert_eq!(budget.share, 30);
+        let (a, b) = (Some([10, 0, 0, 1].into()), Some([10, 0, 0, 2].into()));
+        let mut first = budget.hold(a);
+        assert!(first.grow_to(20));
+        let mut second = budget.hold(a);
+        // The same peer: 20 + 15 is past its share of 30.
+        assert!(!second.grow_to(15));
+        assert!(second.grow_to(10));
+        // Another peer has its own share; the total still bounds both.
+        let mut other = budget.hold(b);
+        assert!(other.grow_to(30));
+        let mut third = budget.hold(Some([10, 0, 0, 3].into()));
+        assert!(third.grow_to(30));
+        assert!(!budget.hold(Some([10, 0, 0, 4].into())).grow_to(11));
+        drop(first);
+        // Given back: the first peer has room again.
+        assert!(second.grow_to(30));
     }
 }

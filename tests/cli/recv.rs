@@ -1078,3 +1078,50 @@ fn host_content_type_and_gzip_members_follow_the_rfcs() {
     let ids = span_ids(last);
     assert_eq!(ids.len(), 2, "{last}");
 }
+
+/// Connections that declare the largest body and trickle it (5, 50 and
+/// 500 of them) reserve only the bytes that came, and are cut off once
+/// they fall under the minimum data rate: an honest exporter keeps getting
+/// 200 all along, on a receiver without a token.
+#[test]
+fn trickling_bodies_do_not_exhaust_the_budget() {
+    for n in [5usize, 50, 500] {
+        let recv = Recv::start(&["--max-connections", "2048"], Stdio::null());
+        // Four of the largest bodies and one of half: together the whole
+        // memory bound, were declared lengths reserved.
+        let mut slow: Vec<TcpStream> = (0..n)
+            .map(|i| {
+                let mut s = TcpStream::connect(recv.addr()).unwrap();
+                let length = if i == 4 { 8 << 20 } else { 16 << 20 };
+                s.write_all(
+                    format!("POST /v1/traces HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\nContent-Length: {length}\r\n\r\n{{").as_bytes(),
+                )
+                .unwrap();
+                s
+            })
+            .collect();
+        let agent = agent();
+        let body = json_request(&[Span::new(1, 0, 0)]);
+        let until = Instant::now() + Duration::from_secs(7);
+        let mut answered = 0;
+        while Instant::now() < until {
+            // A byte a connection, now and then, while they last.
+            slow.retain_mut(|s| s.write_all(b" ").is_ok());
+            let (status, _, answer) = post(&agent, &recv.url, &[JSON], &body).unwrap();
+            assert_eq!(
+                status,
+                200,
+                "{n} trickling: {}",
+                String::from_utf8_lossy(&answer)
+            );
+            answered += 1;
+            std::thread::sleep(Duration::from_millis(250));
+        }
+        assert!(answered > 10, "{answered}");
+        drop(slow);
+        let (code, err) = recv.stop();
+        assert_eq!(code, 0, "{err}");
+        // Past the grace, the trickling ones were cut for their rate.
+        assert!(err.contains("slower than"), "{n}: {err}");
+    }
+}
