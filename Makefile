@@ -5,7 +5,7 @@ DESTDIR  ?=
 RELEASE  := target/release
 BINS     := $(patsubst src/bin/%.rs,%,$(wildcard src/bin/triage*.rs))
 
-.PHONY: build demo test test-browser test-memcheck test-spark lint fuzz bench bench-explain man completions install install-docs check-peer clean
+.PHONY: build demo test test-browser test-memcheck test-spark lint fuzz soak bench bench-explain man completions install install-docs check-peer clean
 
 build:
 	$(CARGO) build --release --locked
@@ -47,6 +47,13 @@ test-spark:
 fuzz:
 	TRIAGE_FUZZ_SECONDS=$${TRIAGE_FUZZ_SECONDS:-60} $(CARGO) test --release --locked --test cli \
 	  -- --ignored --test-threads 1 --nocapture fuzz_readers:: $$([ -f tests/cli/fuzz_http.rs ] && echo fuzz_http::)
+
+## soak: triage-recv under 32 exporters (JSON, protobuf, gzip) for SOAK_SECONDS (default 120),
+## stopped by SIGTERM, SIGINT and SIGKILL in turn and restarted; every acknowledged span must be
+## read back exactly once. `make test` runs it for 10 s.
+soak:
+	TRIAGE_SOAK_SECONDS=$${SOAK_SECONDS:-120} $(CARGO) test --release --locked --test cli \
+	  -- --nocapture recv::soak_32
 
 ## bench: side-by-side timings against the reference, DuckDB and jq.
 bench: build

@@ -1125,3 +1125,131 @@ fn trickling_bodies_do_not_exhaust_the_budget() {
         assert!(err.contains("slower than"), "{n}: {err}");
     }
 }
+
+/// `make soak`: 32 exporters send JSON, protobuf and gzip for
+/// TRIAGE_SOAK_SECONDS (10 by default, as `make test` runs it) while the
+/// receiver is stopped by SIGTERM, SIGINT and SIGKILL in turn and started
+/// again on the same output. Exporters retry what was not acknowledged.
+/// Read back by triage-parse, every acknowledged span is there exactly
+/// once, and nothing is there that nobody sent.
+#[test]
+fn soak_32_clients_across_restarts_and_signals() {
+    let seconds: u64 = std::env::var("TRIAGE_SOAK_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10);
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("spans.jsonl");
+    let o = output.to_str().unwrap().to_string();
+    let start = || Recv::start(&["--output", &o], Stdio::null());
+    let mut recv = start();
+    let url = Arc::new(Mutex::new(recv.url.clone()));
+    let next_id = Arc::new(AtomicUsize::new(1));
+    let acked = Arc::new(Mutex::new(Vec::<String>::new()));
+    let sent = Arc::new(Mutex::new(HashSet::<String>::new()));
+    let stopping = Arc::new(AtomicBool::new(false));
+    let clients: Vec<_> = (0..32)
+        .map(|c| {
+            let (url, next_id, acked, sent, stopping) = (
+                url.clone(),
+                next_id.clone(),
+                acked.clone(),
+                sent.clone(),
+                stopping.clone(),
+            );
+            std::thread::spawn(move || {
+                let agent = agent();
+                let mut r = c;
+                while !stopping.load(Ordering::SeqCst) {
+                    r += 1;
+                    let spans: Vec<Span> = (0..3)
+                        .map(|_| numbered_span(next_id.fetch_add(1, Ordering::SeqCst) as u64))
+                        .collect();
+                    sent.lock().unwrap().extend(spans.iter().map(Span::hex_id));
+                    let (headers, body) = match r % 3 {
+                        0 => (vec![JSON, GZIP], gzip(&json_request(&spans))),
+                        1 => (vec![JSON], json_request(&spans)),
+                        _ => (vec![PROTOBUF], protobuf_request(&spans)),
+                    };
+                    // Retried until acknowledged, even once stopping: an
+                    // exporter does not drop what it holds.
+                    let give_up = Instant::now() + Duration::from_secs(60);
+                    loop {
+                        assert!(Instant::now() < give_up, "never acknowledged");
+                        let to = url.lock().unwrap().clone();
+                        match post(&agent, &to, &headers, &body) {
+                            Ok((200, _, _)) => {
+                                acked.lock().unwrap().extend(spans.iter().map(Span::hex_id));
+                                break;
+                            }
+                            Ok((503 | 408, _, _)) | Err(_) => {
+                                std::thread::sleep(Duration::from_millis(20));
+                            }
+                            Ok((status, _, answer)) => {
+                                panic!("status {status}: {}", String::from_utf8_lossy(&answer))
+                            }
+                        }
+                    }
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+            })
+        })
+        .collect();
+    let until = Instant::now() + Duration::from_secs(seconds);
+    let mut round = 0;
+    while Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(1500));
+        let signal = ["-TERM", "-INT", "-KILL"][round % 3];
+        round += 1;
+        let pid = recv.child.id().to_string();
+        assert!(
+            Command::new("kill")
+                .args([signal, &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+        let (code, err) = recv.wait();
+        if signal != "-KILL" {
+            assert_eq!(code, Some(0), "{signal}: {err}");
+        }
+        recv = start();
+        *url.lock().unwrap() = recv.url.clone();
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    stopping.store(true, Ordering::SeqCst);
+    for c in clients {
+        c.join().unwrap();
+    }
+    let (code, err) = recv.stop();
+    assert_eq!(code, 0, "{err}");
+    assert!(round >= 3, "only {round} restarts");
+
+    let out = Command::new(common::bin("triage-parse"))
+        .args(["-f", "otlp"])
+        .arg(&output)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("skipped"), "a torn or bad line: {stderr}");
+    let mut read_back: HashMap<String, usize> = HashMap::new();
+    for e in of_kind(&records(&out.stdout), "event") {
+        *read_back
+            .entry(e["span_id"].as_str().unwrap().to_string())
+            .or_default() += 1;
+    }
+    let acked = acked.lock().unwrap().clone();
+    assert!(acked.len() > 300, "only {} spans acknowledged", acked.len());
+    let lost: Vec<_> = acked
+        .iter()
+        .filter(|id| read_back.get(*id) != Some(&1))
+        .collect();
+    assert!(
+        lost.is_empty(),
+        "acknowledged but not read back once: {lost:?}"
+    );
+    let sent = sent.lock().unwrap();
+    let stray: Vec<_> = read_back.keys().filter(|id| !sent.contains(*id)).collect();
+    assert!(stray.is_empty(), "read back but never sent: {stray:?}");
+}
