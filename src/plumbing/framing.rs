@@ -220,27 +220,39 @@ impl<R: Read> ChunkReader<R> {
         let mut scanned = 0;
         loop {
             if let Some(last_nl) = memchr::memrchr(b'\n', &data[scanned..]) {
+                // The first line ends at the first newline: when no newline
+                // came before `scanned`, it is the one that grew.
+                let first_end = memchr::memchr(b'\n', &data).unwrap_or(0);
+                if first_end > self.max_line {
+                    return Err(self.too_long());
+                }
                 let end = scanned + last_nl + 1;
                 self.carry.extend_from_slice(&data[end..]);
                 data.truncate(end);
                 return Ok(Some(data));
             }
             scanned = data.len();
+            // Exact: a line one byte over the cap is refused, and no more
+            // than the cap and a byte is ever read of it.
+            if data.len() > self.max_line {
+                return Err(self.too_long());
+            }
             if self.eof {
                 return Ok(Some(data).filter(|d| !d.is_empty()));
             }
-            if data.len() > self.max_line {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!(
-                        "line {} is longer than {}",
-                        self.next_line,
-                        crate::plumbing::diag::size_text(self.max_line as u64)
-                    ),
-                ));
-            }
             self.fill(&mut data)?;
         }
+    }
+
+    fn too_long(&self) -> io::Error {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "line {} is longer than {}",
+                self.next_line,
+                crate::plumbing::diag::size_text(self.max_line as u64)
+            ),
+        )
     }
 
     /// Takes back a chunk that was handed over, so that the next chunk is
@@ -256,8 +268,12 @@ impl<R: Read> ChunkReader<R> {
             Some(room) if room > 0 => room,
             _ => self.chunk_bytes.max(data.len() / 2),
         };
-        // Read into spare capacity: zeroing each chunk first costs a pass.
-        data.reserve(want);
+        // Never past the line cap and a byte: a line over the cap is seen
+        // as soon as it is, and held in no more memory than that.
+        let want = want.min((self.max_line + 1).saturating_sub(data.len()).max(1));
+        // Read into spare capacity: zeroing each chunk first costs a pass;
+        // exactly, as a doubled buffer near the cap would double the peak.
+        data.reserve_exact(want);
         match self.waiting.and_then(|w| Some((w, w.bytes()?))) {
             Some((probe, waiting)) => self.read_arrived(probe, data, want, waiting)?,
             None => {
@@ -566,6 +582,38 @@ mod tests {
         assert_eq!(lines.len(), 2);
         assert_eq!(lines[0].1.len(), 100_000);
         assert_eq!(lines[1], (2, "y".to_string()));
+    }
+
+    #[test]
+    fn the_line_cap_is_exact_and_bounds_the_memory_held() {
+        let read = |len: usize, newline: bool| {
+            let mut input = vec![b'x'; len];
+            if newline {
+                input.push(b'\n');
+            }
+            input.extend_from_slice(b"y\n");
+            let mut r = ChunkReader::with_chunk_size(&input[..], 16).max_line(1000);
+            let mut biggest = 0;
+            loop {
+                match r.next_chunk() {
+                    Ok(Some(c)) => {
+                        biggest = biggest.max(c.data.capacity());
+                        r.recycle(c);
+                    }
+                    Ok(None) => return Ok(biggest),
+                    Err(e) => return Err(e.to_string()),
+                }
+            }
+        };
+        assert!(read(1000, true).is_ok());
+        for newline in [true, false] {
+            let err = read(1001, newline).unwrap_err();
+            assert!(err.contains("line 1 is longer than 1000 bytes"), "{err}");
+        }
+        // Of a line far over the cap, no more than the cap is ever held.
+        assert!(read(1_000_000, true).is_err());
+        let held = read(1000, true).unwrap();
+        assert!(held <= 1000 + 1024, "{held}");
     }
 
     #[test]
