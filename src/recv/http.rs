@@ -52,9 +52,13 @@ struct Body<'r> {
 
 /// How often a blocked read looks at the clock and the stop flag.
 pub(crate) const POLL: Duration = Duration::from_millis(200);
-/// At most this much of a refused body is read and thrown away before
-/// closing, so the client sees the answer rather than a reset.
+/// At most this much of a refused body is read and thrown away by the
+/// acceptor, which must not block, before closing.
 const DRAIN_LIMIT: u64 = 4 << 20;
+/// How long, and how many bytes, a reader thread goes on reading a refused
+/// body after answering, so the client sees the answer, not a reset.
+const LINGER: Duration = Duration::from_secs(10);
+const LINGER_BYTES: u64 = 64 << 20;
 
 /// A request line and its headers.
 pub struct Head {
@@ -471,7 +475,19 @@ impl Conn {
         let _ = self
             .stream
             .set_read_timeout(Some(Duration::from_millis(500)));
-        let _ = io::copy(&mut (&mut self.stream).take(DRAIN_LIMIT), &mut io::sink());
+        // Until the client stops sending (a refused body of the largest
+        // size, on a slow link, included), half a second of silence, or
+        // the bounds: closing with its bytes unread would be a reset, and
+        // a reset can discard the answer before the client reads it.
+        let until = Instant::now() + LINGER;
+        let mut chunk = [0u8; 64 * 1024];
+        let mut drained = 0u64;
+        while Instant::now() < until && drained < LINGER_BYTES {
+            match self.stream.read(&mut chunk) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => drained += n as u64,
+            }
+        }
     }
     /// Closes without waiting: drops what the client already sent (so the
     /// close is not a reset that could hide the answer) but never blocks,

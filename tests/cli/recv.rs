@@ -1253,3 +1253,32 @@ fn soak_32_clients_across_restarts_and_signals() {
     let stray: Vec<_> = read_back.keys().filter(|id| !sent.contains(*id)).collect();
     assert!(stray.is_empty(), "read back but never sent: {stray:?}");
 }
+
+/// A client that goes on sending a body the receiver refused (too large,
+/// here 16 MiB over a 1 MiB bound) reads the refusal, not a reset.
+#[test]
+fn a_client_still_sending_a_refused_body_reads_the_refusal() {
+    let recv = Recv::start(&["--max-body", "1M"], Stdio::null());
+    let mut s = TcpStream::connect(recv.addr()).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let len = 16 << 20;
+    s.write_all(
+        format!("POST /v1/traces HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\nContent-Length: {len}\r\n\r\n")
+            .as_bytes(),
+    )
+    .unwrap();
+    // The whole body goes out without a reset...
+    let chunk = vec![b' '; 1 << 20];
+    for k in 0..16 {
+        if let Err(e) = s.write_all(&chunk) {
+            panic!("reset after {k} MiB: {e}");
+        }
+    }
+    // ...and the answer is there to read.
+    let mut answer = Vec::new();
+    let _ = s.read_to_end(&mut answer);
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 413 "), "{answer:?}");
+    let (code, err) = recv.stop();
+    assert_eq!(code, 0, "{err}");
+}
