@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # triage-recv throughput: N protobuf and N JSON requests of 10 spans each,
-# posted by 8 keep-alive clients (curl -Z), every one answered 200 only
-# once written. Usage: bench/recv.sh [RECV_BINARY] [N]
+# posted by CLIENTS keep-alive clients (curl -Z; 16 by default), every one
+# answered 200 only once written. Usage: bench/recv.sh [RECV_BINARY] [N] [CLIENTS]
 set -euo pipefail
 recv=${1:-target/release/triage-recv}
 n=${2:-20000}
+clients=${3:-16}
 work=$(mktemp -d)
 trap 'kill "$pid" 2>/dev/null || true; rm -rf "$work"' EXIT
 python3 - "$work" <<'PY'
@@ -57,7 +58,7 @@ for kind in pb json; do
   [ "$kind" = json ] && ctype=application/json
   start=$(date +%s.%N)
   cpu_before=$(cpu)
-  codes=$(curl -sZ --no-progress-meter --parallel-max 8 -o /dev/null -w '%{http_code}\n' -H "Content-Type: $ctype" \
+  codes=$(curl -sZ --no-progress-meter --parallel-max "$clients" -o /dev/null -w '%{http_code}\n' -H "Content-Type: $ctype" \
     --data-binary "@$work/body.$kind" "$url?[1-$n]" | sort | uniq -c | tr '\n' ' ')
   end=$(date +%s.%N)
   secs=$(echo "$end - $start" | bc)
