@@ -16,13 +16,6 @@ const FABRICATION: &[&str] = &[
     "simulating",
     "simulated",
     "hypothetical",
-    "let's assume",
-    "let us assume",
-    "we can assume",
-    "i will assume",
-    "assuming that",
-    "assume the",
-    "assume that",
     // "placeholder" alone names a thing ("used as a placeholder site",
     // "replace the placeholder key"); made-up data is placeholder *data*.
     "placeholder data",
@@ -74,6 +67,7 @@ pub(crate) fn fabricated_data(run: &RunView) -> Vec<Hit> {
         // is said too.
         let said = words_outside_code(&s.output);
         let Some(phrase) = unnegated_phrase(&said, FABRICATION)
+            .or_else(|| unnegated_phrase(&said, ASSUMPTIONS))
             .or_else(|| unnegated_phrase(&code_comments(&s.output), ASSUMPTIONS))
         else {
             continue;
@@ -97,7 +91,8 @@ pub(crate) fn fabricated_data(run: &RunView) -> Vec<Hit> {
     hits
 }
 
-/// Phrases of an assumption, which count in a code comment too.
+/// Phrases of an assumption: fabrication in what an agent says, and in a
+/// code comment too.
 const ASSUMPTIONS: &[&str] = &[
     "let's assume",
     "let us assume",
