@@ -110,7 +110,7 @@ TRIAGE_RECV_TOKEN=s3cret triage-recv --listen 0.0.0.0:4318 -o /var/spool/triage/
             signal_hook::consts::SIGXFSZ,
             std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
         );
-        let sink = LineSink::new(out);
+        let sink = std::sync::Arc::new(LineSink::new(out));
         let settings = Settings {
             max_body: self.max_body,
             workers: usize::from(self.workers),
@@ -120,7 +120,7 @@ TRIAGE_RECV_TOKEN=s3cret triage-recv --listen 0.0.0.0:4318 -o /var/spool/triage/
         };
         let listener = recv::bind(self.listen)?;
         let local = listener.local_addr()?;
-        let control = Control::new(local);
+        let control = std::sync::Arc::new(Control::new());
         let mut signals = Signals::new([SIGTERM, SIGINT])?;
         let signal_handle = signals.handle();
         if !self.common.quiet {
@@ -143,7 +143,7 @@ TRIAGE_RECV_TOKEN=s3cret triage-recv --listen 0.0.0.0:4318 -o /var/spool/triage/
                     control.stop();
                 }
             });
-            recv::serve(listener, &control, &settings, &sink, diag);
+            recv::serve(listener, control.clone(), settings, sink.clone(), diag);
             signal_handle.close();
         });
         match sink.take_error() {

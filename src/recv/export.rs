@@ -8,9 +8,11 @@ use std::io::Read;
 use flate2::read::MultiGzDecoder;
 use sha2::{Digest, Sha256};
 
-use super::http::{Head, Response};
-use super::proto;
-use super::proto::encode::put_varint;
+use hyper::http::request::Parts;
+use hyper::http::{HeaderMap, Version};
+use prost::Message as _;
+
+use super::otlp;
 
 /// The path OTLP/HTTP exporters post traces to.
 pub(crate) const TRACES_PATH: &str = "/v1/traces";
@@ -36,6 +38,69 @@ fn refuse(status: u16, message: impl Into<String>) -> Refusal {
     }
 }
 
+/// An answer before it is put on the wire.
+pub(crate) struct Response {
+    pub status: u16,
+    pub content_type: &'static str,
+    pub headers: Vec<(&'static str, String)>,
+    pub body: Vec<u8>,
+}
+
+/// google.rpc.Status, the body of an OTLP refusal (its `details` left out).
+#[derive(Clone, PartialEq, prost::Message)]
+struct RpcStatus {
+    #[prost(int32, tag = "1")]
+    code: i32,
+    #[prost(string, tag = "2")]
+    message: String,
+}
+
+/// The values of header `name`, as text (a value that is not is empty).
+fn all<'h>(headers: &'h HeaderMap, name: &str) -> impl Iterator<Item = &'h str> {
+    headers
+        .get_all(name)
+        .into_iter()
+        .map(|v| v.to_str().unwrap_or_default().trim())
+}
+
+fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    all(headers, name).next()
+}
+
+/// Refuses a head whose framing a proxy in front could read differently
+/// than the HTTP library does (RFC 9112 §6.1, §6.3): Transfer-Encoding
+/// with Content-Length, in more than one header, or other than a lone
+/// `chunked`. (The library itself refuses a Content-Length that is not
+/// all digits or is given twice with different values, and
+/// Transfer-Encoding in HTTP/1.0.) RFC 9112 §3.2: an HTTP/1.1 request
+/// needs exactly one Host header, any request at most one.
+pub(crate) fn check_head(parts: &Parts) -> Result<(), Refusal> {
+    let headers = &parts.headers;
+    let bad = |why: String| Err(refuse(400, format!("bad framing: {why}")));
+    let te: Vec<&str> = all(headers, "transfer-encoding").collect();
+    if te.len() > 1 {
+        return bad("more than one Transfer-Encoding header".into());
+    }
+    if let Some(first) = te.first() {
+        if headers.contains_key("content-length") {
+            return bad("both Transfer-Encoding and Content-Length".into());
+        }
+        if !first.eq_ignore_ascii_case("chunked") {
+            return bad(format!(
+                "transfer-encoding {first:?}: only a lone \"chunked\" is taken"
+            ));
+        }
+    }
+    let hosts = all(headers, "host").count();
+    if hosts > 1 || (hosts == 0 && parts.version >= Version::HTTP_11) {
+        return Err(refuse(
+            400,
+            format!("bad request: {hosts} Host headers; HTTP/1.1 needs exactly one"),
+        ));
+    }
+    Ok(())
+}
+
 /// What a request head must pass before its body is read.
 pub(crate) struct Gate {
     /// SHA-256 of the bearer token, when one is required.
@@ -51,31 +116,32 @@ impl Gate {
 
     /// The body's encoding and whether it is gzipped, or why the request
     /// is refused.
-    pub(crate) fn check(&self, head: &Head) -> Result<(Encoding, bool), Refusal> {
-        if head.path != TRACES_PATH {
+    pub(crate) fn check(&self, parts: &Parts) -> Result<(Encoding, bool), Refusal> {
+        let headers = &parts.headers;
+        let path = parts.uri.path();
+        if path != TRACES_PATH {
             return Err(refuse(
                 404,
-                format!(
-                    "no such path {:?}; OTLP traces go to {TRACES_PATH}",
-                    head.path
-                ),
+                format!("no such path {path:?}; OTLP traces go to {TRACES_PATH}"),
             ));
         }
-        if head.method != "POST" {
+        if parts.method != hyper::Method::POST {
             return Err(refuse(
                 405,
-                format!("{} is not allowed; POST traces", head.method),
+                format!("{} is not allowed; POST traces", parts.method),
             ));
         }
-        if !self.authorized(head.header("authorization")) {
+        if !self.authorized(header(headers, "authorization")) {
             return Err(refuse(401, "missing or wrong bearer token"));
         }
         // Two Content-Type headers are two claims on one body: a proxy may
         // act on the other one.
-        if head.all("content-type").nth(1).is_some() {
+        if all(headers, "content-type").nth(1).is_some() {
             return Err(refuse(400, "more than one Content-Type header"));
         }
-        let encoding = match media_type(head.header("content-type").unwrap_or_default()).as_str() {
+        let encoding = match media_type(header(headers, "content-type").unwrap_or_default())
+            .as_str()
+        {
             "application/json" => Encoding::Json,
             "application/x-protobuf" | "application/protobuf" => Encoding::Protobuf,
             other => {
@@ -87,7 +153,7 @@ impl Gate {
                 ));
             }
         };
-        let gzip = match head.header("content-encoding").map(str::trim) {
+        let gzip = match header(headers, "content-encoding") {
             None | Some("") => false,
             Some(e) if e.eq_ignore_ascii_case("identity") => false,
             Some(e) if e.eq_ignore_ascii_case("gzip") => true,
@@ -148,7 +214,7 @@ pub fn to_line(
         Encoding::Json => json_line(body),
         Encoding::Protobuf => {
             let mut line = Vec::with_capacity(body.len() * 2);
-            let resource_spans = proto::export_request(body, &mut line)
+            let resource_spans = otlp::export_request(body, &mut line)
                 .map_err(|e| refuse(400, format!("bad protobuf: {e}")))?;
             if resource_spans == 0 {
                 return Ok(None);
@@ -240,15 +306,11 @@ pub(crate) fn refused(r: &Refusal, encoding: Option<Encoding>) -> Response {
             serde_json::to_vec(&serde_json::json!({"code": code, "message": r.message}))
                 .unwrap_or_default()
         }
-        Encoding::Protobuf => {
-            let mut out = Vec::new();
-            put_varint(1 << 3, &mut out);
-            put_varint(u64::from(code), &mut out);
-            put_varint(2 << 3 | 2, &mut out);
-            put_varint(r.message.len() as u64, &mut out);
-            out.extend_from_slice(r.message.as_bytes());
-            out
+        Encoding::Protobuf => RpcStatus {
+            code,
+            message: r.message.clone(),
         }
+        .encode_to_vec(),
     };
     let mut resp = response(r.status, encoding, body);
     match r.status {
@@ -273,7 +335,7 @@ fn response(status: u16, encoding: Encoding, body: Vec<u8>) -> Response {
 }
 
 /// The gRPC status code that goes with an HTTP status.
-fn grpc_code(http: u16) -> u32 {
+fn grpc_code(http: u16) -> i32 {
     match http {
         400 => 3,        // INVALID_ARGUMENT
         401 => 16,       // UNAUTHENTICATED
