@@ -95,7 +95,7 @@ pub(crate) fn serve(
     });
     std::thread::scope(|scope| {
         scope.spawn(move || {
-            let runtime = tokio::runtime::Builder::new_multi_thread()
+            let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .thread_name("recv")
                 .max_blocking_threads(workers)
