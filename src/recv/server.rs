@@ -3,7 +3,7 @@
 //! its body is read under a deadline and a minimum rate, the body's bytes
 //! taken from the budget as they arrive, and only a complete request given
 //! one of the worker permits (waiting in a bounded queue; full: 503) to be
-//! decoded and written on a blocking thread.
+//! decoded and written (a large body on a blocking thread).
 
 use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr, TcpListener};
@@ -40,6 +40,9 @@ const MIN_RATE: u64 = 1024;
 const MAX_HEAD_BYTES: usize = 64 * 1024;
 /// Headers a request may have.
 const MAX_HEADERS: usize = 64;
+/// Plain bodies at most this large are decoded and written on the
+/// connections' thread.
+const INLINE_BODY: usize = 64 * 1024;
 /// How long, and how many bytes, a refused body goes on being read after
 /// the answer, so a client still sending sees the answer, not a reset.
 const LINGER: Duration = Duration::from_secs(10);
@@ -277,17 +280,23 @@ async fn answer(
         return refuse(busy_refusal(), Some(encoding), None);
     };
     let (bytes, _held) = body;
+    let small = bytes.len() <= INLINE_BODY && !gzip;
     let sink = shared.sink.clone();
-    let written =
-        tokio::task::spawn_blocking(
-            move || match export::to_line(&bytes, encoding, gzip, limit) {
-                Ok(Some(line)) => sink.write_line(line).map_err(|e| Err(e.to_string())),
-                Ok(None) => Ok(()),
-                Err(r) => Err(Ok(r)),
-            },
-        )
-        .await
-        .unwrap_or_else(|e| Err(Err(format!("the writer failed: {e}"))));
+    let write = move || match export::to_line(&bytes, encoding, gzip, limit) {
+        Ok(Some(line)) => sink.write_line(line).map_err(|e| Err(e.to_string())),
+        Ok(None) => Ok(()),
+        Err(r) => Err(Ok(r)),
+    };
+    // A small body is decoded and written here, at once: a trip to a
+    // blocking thread and back costs more than the work. A large one
+    // would hold up every other connection, so it goes to one.
+    let written = if small {
+        write()
+    } else {
+        tokio::task::spawn_blocking(write)
+            .await
+            .unwrap_or_else(|e| Err(Err(format!("the writer failed: {e}"))))
+    };
     match written {
         Ok(()) => {}
         Err(Ok(refusal)) => return refuse(refusal, Some(encoding), None),
