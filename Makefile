@@ -48,11 +48,11 @@ fuzz:
 	TRIAGE_FUZZ_SECONDS=$${TRIAGE_FUZZ_SECONDS:-60} $(CARGO) test --release --locked --test cli \
 	  -- --ignored --test-threads 1 --nocapture fuzz_readers:: $$([ -f tests/cli/fuzz_http.rs ] && echo fuzz_http::)
 
-## # Regenerates the receiver's OTLP types from proto/ (no protoc needed).
+# Regenerates the receiver's OTLP types from proto/ (no protoc needed).
 otlp-types:
 	cd tools/otlp-codegen && $(CARGO) run --release -- ../../proto ../../src/recv/otlp/generated.rs
 
-soak: triage-recv under 32 exporters (JSON, protobuf, gzip) for SOAK_SECONDS (default 120),
+## soak: triage-recv under 32 exporters (JSON, protobuf, gzip) for SOAK_SECONDS (default 120),
 ## stopped by SIGTERM, SIGINT and SIGKILL in turn and restarted; every acknowledged span must be
 ## read back exactly once. `make test` runs it for 10 s.
 soak:
