@@ -14,7 +14,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::{of_kind, records};
-use prost::encoding::{WireType, encode_key, encode_varint};
 use serde_json::Value;
 
 /// A running triage-recv.
@@ -200,77 +199,55 @@ fn hex(b: &[u8]) -> String {
     b.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn put_bytes(field: u32, b: &[u8], out: &mut Vec<u8>) {
-    encode_key(field, WireType::LengthDelimited, out);
-    encode_varint(b.len() as u64, out);
-    out.extend_from_slice(b);
-}
-
-fn put_uint(field: u32, n: u64, out: &mut Vec<u8>) {
-    encode_key(field, WireType::Varint, out);
-    encode_varint(n, out);
-}
-
-fn put_fixed64(field: u32, n: u64, out: &mut Vec<u8>) {
-    encode_key(field, WireType::SixtyFourBit, out);
-    out.extend_from_slice(&n.to_le_bytes());
-}
-
-fn put_message(field: u32, build: impl FnOnce(&mut Vec<u8>), out: &mut Vec<u8>) {
-    let mut inner = Vec::new();
-    build(&mut inner);
-    put_bytes(field, &inner, out);
-}
-
-/// An ExportTraceServiceRequest of `spans`, protobuf-encoded field by
-/// field, as an exporter writes it.
+/// An ExportTraceServiceRequest of `spans`, protobuf-encoded by prost
+/// from the receiver's own generated OTLP types.
 fn protobuf_request(spans: &[Span]) -> Vec<u8> {
-    let attr = |key: &str, build: &dyn Fn(&mut Vec<u8>), out: &mut Vec<u8>| {
-        put_message(
-            9,
-            |kv| {
-                put_bytes(1, key.as_bytes(), kv);
-                put_message(2, build, kv);
-            },
-            out,
-        );
+    use prost::Message as _;
+    use triage::recv::otlp::common::{
+        AnyValue, InstrumentationScope, KeyValue, any_value::Value as V,
     };
-    let mut out = Vec::new();
-    put_message(
-        1,
-        |rs| {
-            put_message(
-                2,
-                |ss| {
-                    put_message(1, |scope| put_bytes(1, b"test", scope), ss);
-                    for s in spans {
-                        put_message(
-                            2,
-                            |span| {
-                                put_bytes(1, &s.trace, span);
-                                put_bytes(2, &s.id, span);
-                                put_bytes(5, s.tool.as_bytes(), span);
-                                put_uint(6, 1, span);
-                                put_fixed64(7, 1_777_000_000_000_000_000 + s.turn as u64, span);
-                                put_fixed64(8, 1_777_000_000_500_000_000 + s.turn as u64, span);
-                                attr("agent.id", &|v| put_bytes(1, s.agent.as_bytes(), v), span);
-                                attr("run.id", &|v| put_bytes(1, s.run.as_bytes(), v), span);
-                                attr("turn", &|v| put_uint(3, s.turn as u64, v), span);
-                                attr("action.tool", &|v| put_bytes(1, s.tool.as_bytes(), v), span);
-                                if !s.ok {
-                                    put_message(15, |st| put_uint(3, 2, st), span);
-                                }
-                            },
-                            ss,
-                        );
-                    }
-                },
-                rs,
-            );
-        },
-        &mut out,
-    );
-    out
+    use triage::recv::otlp::{ExportTraceServiceRequest, trace};
+    let attr = |key: &str, value: V| KeyValue {
+        key: key.into(),
+        value: Some(AnyValue { value: Some(value) }),
+        ..Default::default()
+    };
+    let spans = spans
+        .iter()
+        .map(|s| trace::Span {
+            trace_id: s.trace.to_vec(),
+            span_id: s.id.to_vec(),
+            name: s.tool.into(),
+            kind: 1,
+            start_time_unix_nano: 1_777_000_000_000_000_000 + s.turn as u64,
+            end_time_unix_nano: 1_777_000_000_500_000_000 + s.turn as u64,
+            attributes: vec![
+                attr("agent.id", V::StringValue(s.agent.into())),
+                attr("run.id", V::StringValue(s.run.clone())),
+                attr("turn", V::IntValue(s.turn)),
+                attr("action.tool", V::StringValue(s.tool.into())),
+            ],
+            status: (!s.ok).then(|| trace::Status {
+                code: 2,
+                ..Default::default()
+            }),
+            ..Default::default()
+        })
+        .collect();
+    ExportTraceServiceRequest {
+        resource_spans: vec![trace::ResourceSpans {
+            scope_spans: vec![trace::ScopeSpans {
+                scope: Some(InstrumentationScope {
+                    name: "test".into(),
+                    ..Default::default()
+                }),
+                spans,
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+    }
+    .encode_to_vec()
 }
 
 /// The same spans as an OTLP JSON request.
