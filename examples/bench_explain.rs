@@ -52,6 +52,8 @@ struct Verdict {
     detector: String,
     confidence: f64,
     candidate_steps: Vec<u64>,
+    /// The run's shape: agents, tools, steps, median message length.
+    profile: [u64; 4],
 }
 
 impl Verdict {
@@ -73,6 +75,8 @@ impl Verdict {
                 .iter()
                 .filter_map(|c| c["step"].as_u64())
                 .collect(),
+            profile: ["agents", "tools", "steps", "message_chars"]
+                .map(|k| rec["profile"][k].as_u64().unwrap_or(0)),
         }
     }
 
@@ -91,45 +95,59 @@ struct Set {
 }
 
 /// What triage-explain reads to leave a kind out of its calibration.
-const HOLD_OUT_VAR: &str = "TRIAGE_EXPLAIN_HOLD_OUT_KIND";
+const HOLD_OUT_VAR: &str = "TRIAGE_EXPLAIN_HOLD_OUT";
 
-/// A set labelled outside Who&When: its events' set, its labels file, how
-/// the labels were made, and the kind of system it is (held out of the fit
-/// to measure transfer). A set without its labels file is left out.
-const MORE_LABELLED: &[(&str, &str, &str, &str)] = &[
+/// The name src/explain/calibrate.rs knows the Who&When set by.
+const AG_SET: &str = "who-and-when-ag";
+
+/// A set labelled outside Who&When: its events' set, the name
+/// src/explain/calibrate.rs knows it by, its labels file, how the labels
+/// were made, and the kind of system it is (held out of the fit to measure
+/// transfer). A set without its labels file is left out.
+const MORE_LABELLED: &[(&str, &str, &str, &str, &str)] = &[
     (
         "tau-bench airline",
+        "tau-bench-airline",
         "tau-bench/labels.tsv",
         "expected actions",
         "tool use",
     ),
     (
         "TraceSIR tau2 (FC)",
+        "tracesir-tau2",
         "tracesir/function-calling/labels.tsv",
         "by hand",
         "tool use",
     ),
     (
         "TraceSIR coding",
+        "tracesir-coding",
         "tracesir/coding/labels.tsv",
         "by hand",
         "coding",
     ),
 ];
 
-/// A labelled run: its label and the verdict with every kind in the
-/// calibration (fit) and with its own kind left out (held out).
+/// A labelled run: its label and the verdict with every set in the
+/// calibration (fit), with its own set left out, and with every set of
+/// its kind left out.
 struct Labelled {
     agent: String,
     step: u64,
     /// Counted in the fit (AG's even-numbered runs, every other label).
     in_fit: bool,
     fit: Option<Verdict>,
-    held_out: Option<Verdict>,
+    set_out: Option<Verdict>,
+    kind_out: Option<Verdict>,
 }
 
-/// A labelled set's name and runs.
-type LabelledSet = (String, Vec<Labelled>);
+/// A labelled set: its name in reports, its name in the calibration, and
+/// its runs.
+struct LabelledSet {
+    name: String,
+    id: &'static str,
+    runs: Vec<Labelled>,
+}
 
 impl Labelled {
     fn right(v: &Option<Verdict>, agent: &str, step: u64) -> bool {
@@ -232,21 +250,24 @@ fn labelled_sets(
     for c in cases {
         ag_input.extend_from_slice(&c.parsed);
     }
-    let held = by_run(&explain_holding_out(bins, &ag_input, Some("chat"))?);
-    out.push((
-        "Who&When AG (multi-agent chat)".to_string(),
-        cases
+    let set_out = by_run(&explain_holding_out(bins, &ag_input, Some(AG_SET))?);
+    let kind_out = by_run(&explain_holding_out(bins, &ag_input, Some("chat"))?);
+    out.push(LabelledSet {
+        name: "Who&When AG (multi-agent chat)".to_string(),
+        id: AG_SET,
+        runs: cases
             .iter()
             .map(|c| Labelled {
                 agent: c.label_agent.clone(),
                 step: c.label_step,
                 in_fit: c.half == 0,
                 fit: c.verdict.clone(),
-                held_out: held.get(&c.run_id).cloned(),
+                set_out: set_out.get(&c.run_id).cloned(),
+                kind_out: kind_out.get(&c.run_id).cloned(),
             })
             .collect(),
-    ));
-    for &(name, labels, how, kind) in MORE_LABELLED {
+    });
+    for &(name, id, labels, how, kind) in MORE_LABELLED {
         let Ok(text) = std::fs::read_to_string(data.join(labels)) else {
             continue;
         };
@@ -258,7 +279,8 @@ fn labelled_sets(
             .iter()
             .map(|v| (v.run_id.clone(), v.clone()))
             .collect();
-        let held = by_run(&explain_holding_out(bins, &set.input, Some(kind))?);
+        let set_out = by_run(&explain_holding_out(bins, &set.input, Some(id))?);
+        let kind_out = by_run(&explain_holding_out(bins, &set.input, Some(kind))?);
         let mut runs = Vec::new();
         for line in text.lines().skip(1) {
             let f: Vec<&str> = line.split('\t').collect();
@@ -273,10 +295,15 @@ fn labelled_sets(
                 step,
                 in_fit: true,
                 fit: fit.get(*run).cloned(),
-                held_out: held.get(*run).cloned(),
+                set_out: set_out.get(*run).cloned(),
+                kind_out: kind_out.get(*run).cloned(),
             });
         }
-        out.push((format!("{name} ({how})"), runs));
+        out.push(LabelledSet {
+            name: format!("{name} ({how})"),
+            id,
+            runs,
+        });
     }
     Ok(out)
 }
@@ -298,32 +325,17 @@ fn honest_figures(sets: &[LabelledSet]) {
     println!();
     println!("per labelled set: claims (confidence >= 0.5, not abstaining), calibration, accuracy");
     println!(
-        "{:<40} {:>5} {:>10} {:>10} {:>6} {:>9} {:>10} {:>10} {:>6} {:>9}",
-        "set",
-        "runs",
-        "coverage",
-        "precision",
-        "ECE",
-        "accuracy",
-        "coverage",
-        "precision",
-        "ECE",
-        "accuracy"
+        "(coverage, precision, ECE, accuracy) with every set in the fit | its set held out | every set of its kind held out"
     );
-    println!(
-        "{:<40} {:>5} {:>37} {:>37}",
-        "", "", "its kind in the fit", "its kind held out"
-    );
-    for (name, runs) in sets {
+    for set in sets {
         let mut cells = Vec::new();
-        for held in [false, true] {
-            let verdict = |r: &Labelled| {
-                if held {
-                    r.held_out.clone()
-                } else {
-                    r.fit.clone()
-                }
+        for fit in [Fit::All, Fit::SetOut, Fit::KindOut] {
+            let verdict = |r: &Labelled| match fit {
+                Fit::All => r.fit.clone(),
+                Fit::SetOut => r.set_out.clone(),
+                Fit::KindOut => r.kind_out.clone(),
             };
+            let runs = &set.runs;
             let n = runs.len();
             let claims: Vec<&Labelled> = runs
                 .iter()
@@ -348,7 +360,7 @@ fn honest_figures(sets: &[LabelledSet]) {
                 })
                 .collect();
             cells.push(format!(
-                "{:>10} {:>10} {:>6.3} {:>9}",
+                "{:>8} {:>8} {:>5.3} {:>8}",
                 pct(claims.len(), n),
                 if claims.is_empty() {
                     "-".to_string()
@@ -359,8 +371,23 @@ fn honest_figures(sets: &[LabelledSet]) {
                 pct(right, n)
             ));
         }
-        println!("{:<40} {:>5} {} {}", name, runs.len(), cells[0], cells[1]);
+        println!(
+            "{:<38} {:>4} {} | {} | {}",
+            set.name,
+            set.runs.len(),
+            cells[0],
+            cells[1],
+            cells[2]
+        );
     }
+}
+
+/// Which sets a verdict's calibration was fitted on.
+#[derive(Clone, Copy)]
+enum Fit {
+    All,
+    SetOut,
+    KindOut,
 }
 
 fn pct(k: usize, n: usize) -> String {
@@ -387,36 +414,57 @@ fn ece(pairs: &[(f64, bool)]) -> f64 {
         .sum()
 }
 
-/// The calibration rows `src/explain/calibrate.rs` holds, from the runs
-/// in the fit: right verdicts and verdicts per verdict detector and the
-/// kind of system each run was read as. Kinds with fewer than ten
-/// labelled runs are left out (too few to say anything of).
+/// The sets and rows `src/explain/calibrate.rs` holds, from the runs in
+/// the fit: each set's kind (the kind most of its runs were read as) and
+/// the range of its runs' shapes, then right verdicts and verdicts per
+/// verdict detector and set.
 fn print_fit(sets: &[LabelledSet]) {
-    let mut rows: BTreeMap<(String, String), (u32, u32)> = BTreeMap::new();
-    let mut per_kind: BTreeMap<String, usize> = BTreeMap::new();
-    for r in sets.iter().flat_map(|(_, runs)| runs).filter(|r| r.in_fit) {
-        let Some(v) = &r.fit else { continue };
-        *per_kind.entry(v.system.clone()).or_default() += 1;
-        let cell = rows
-            .entry((v.system.clone(), v.detector.clone()))
-            .or_default();
-        cell.1 += 1;
-        cell.0 += u32::from(v.agent == r.agent && v.step == r.step);
-    }
     println!();
-    println!("fit (for src/explain/calibrate.rs), runs per kind: {per_kind:?}");
-    for ((kind, detector), (right, n)) in rows {
-        if per_kind[&kind] < 10 {
-            continue;
+    println!("fit (for src/explain/calibrate.rs):");
+    let mut rows: BTreeMap<(&str, String), (u32, u32)> = BTreeMap::new();
+    for set in sets {
+        let fitted: Vec<(&Labelled, &Verdict)> = set
+            .runs
+            .iter()
+            .filter(|r| r.in_fit)
+            .filter_map(|r| r.fit.as_ref().map(|v| (r, v)))
+            .collect();
+        let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
+        for (_, v) in &fitted {
+            *kinds.entry(v.system.as_str()).or_default() += 1;
         }
-        let variant = match kind.as_str() {
+        let Some((kind, _)) = kinds.iter().max_by_key(|(_, n)| **n) else {
+            continue;
+        };
+        let range = |k: usize| {
+            let vals = fitted.iter().map(|(_, v)| v.profile[k]);
+            (vals.clone().min().unwrap_or(0), vals.max().unwrap_or(0))
+        };
+        let variant = match *kind {
             "multi-agent chat" => "MultiAgentChat",
             "tool use with a user" => "ToolUse",
             "coding agent" => "Coding",
             "web browsing" => "WebBrowsing",
             _ => "Other",
         };
-        println!("    (\"{detector}\", SystemKind::{variant}, {right}, {n}),");
+        println!("    CalibrationSet {{");
+        println!("        name: \"{}\",", set.id);
+        println!("        kind: SystemKind::{variant},");
+        for (k, field) in ["agents", "tools", "steps", "message_chars"]
+            .iter()
+            .enumerate()
+        {
+            println!("        {field}: {:?},", range(k));
+        }
+        println!("    }},");
+        for (r, v) in &fitted {
+            let cell = rows.entry((set.id, v.detector.clone())).or_default();
+            cell.1 += 1;
+            cell.0 += u32::from(v.agent == r.agent && v.step == r.step);
+        }
+    }
+    for ((set, detector), (right, n)) in rows {
+        println!("    (\"{detector}\", \"{set}\", {right}, {n}),");
     }
 }
 
@@ -466,14 +514,15 @@ fn explain(bins: &Path, input: &[u8]) -> Result<Vec<u8>, Box<dyn std::error::Err
     explain_holding_out(bins, input, None)
 }
 
-/// As [`explain`], with one kind's rows left out of the calibration.
+/// As [`explain`], with one set, or every set of one kind, left out of
+/// the calibration.
 fn explain_holding_out(
     bins: &Path,
     input: &[u8],
-    kind: Option<&str>,
+    held_out: Option<&str>,
 ) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
     let mut cmd = Command::new(bins.join("triage-explain"));
-    if let Some(k) = kind {
+    if let Some(k) = held_out {
         cmd.env(HOLD_OUT_VAR, k);
     }
     let mut child = cmd

@@ -317,6 +317,7 @@ pub(crate) fn apply_run(
             "judge",
             false,
             crate::explain::kind::of(run),
+            &crate::explain::kind::profile(run),
         )
         .probability,
     };

@@ -4,6 +4,7 @@
 //! same kind.
 
 use super::view::RunView;
+use crate::record::SystemProfile;
 
 /// Kinds of agent system that behave alike where failures come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -125,6 +126,43 @@ pub(crate) fn of(run: &RunView) -> SystemKind {
         return SystemKind::MultiAgentChat;
     }
     SystemKind::Other
+}
+
+/// The shape of `run` that calibration sets are compared on: distinct
+/// agents acting (the user aside), distinct tools called, steps, and the
+/// median length of the agents' messages.
+pub(crate) fn profile(run: &RunView) -> SystemProfile {
+    let acts: Vec<&crate::explain::step::Step> = run
+        .agent_steps()
+        .map(|i| &run.steps[i])
+        .filter(|s| !s.is_user())
+        .collect();
+    let distinct = |names: Vec<&str>| {
+        let mut names = names;
+        names.sort_unstable();
+        names.dedup();
+        names.len() as u64
+    };
+    let agents = distinct(acts.iter().map(|s| s.agent.as_str()).collect());
+    let tools = distinct(
+        run.steps
+            .iter()
+            .filter(|s| s.is_tool() && !s.is_user())
+            .map(|s| s.tool.as_str())
+            .collect(),
+    );
+    let mut lengths: Vec<u64> = acts
+        .iter()
+        .filter(|s| !s.is_tool())
+        .map(|s| s.output.chars().count() as u64)
+        .collect();
+    lengths.sort_unstable();
+    SystemProfile {
+        agents,
+        tools,
+        steps: run.steps.len() as u64,
+        message_chars: lengths.get(lengths.len() / 2).copied().unwrap_or(0),
+    }
 }
 
 /// True when `text` outside its code blocks names a web address.

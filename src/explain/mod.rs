@@ -145,10 +145,11 @@ mod tests {
     }
 
     #[test]
-    fn the_first_irreversible_call_is_evidence_only_where_it_was_measured() {
-        // A customer-service run that books and fails later: on tool-use
-        // runs the first irreversible call was the decisive step in most
-        // labelled runs, so it is named at that rate, with the count.
+    fn the_first_irreversible_call_locates_and_says_how_often_it_was_right() {
+        // A customer-service run that books and fails later: the booking is
+        // where to look. On the labelled tool-use sets it was the decisive
+        // step on one system and not on the other, so the verdict abstains,
+        // naming the call, at the rate measured on those runs.
         let steps = vec![
             step(0, "user", "message", true, "Book flight HAT136 on May 20."),
             step(1, "assistant", "message", true, "Shall I book HAT136?"),
@@ -159,21 +160,16 @@ mod tests {
         let v = explain(&run(steps.clone(), "failed"), VerdictScope::Failed)
             .verdict
             .unwrap();
-        assert_eq!((v.step, v.category.as_str()), (3, "irreversible_action"));
+        assert_eq!((v.step, v.category.as_str()), (3, "unknown"));
         assert!(
             v.evidence[0].contains("cannot be undone"),
             "{:?}",
             v.evidence
         );
-        assert!(
-            v.evidence
-                .iter()
-                .any(|e| e.contains("was the decisive one in")),
-            "{:?}",
-            v.evidence
-        );
+        assert!(v.confidence > 0.0 && v.confidence < 0.5, "{}", v.confidence);
+        assert_eq!(v.system.as_deref(), Some("tool use with a user"));
         // The same call by an agent with no user (another kind of system,
-        // where it was never measured) only locates.
+        // where it was never measured) is capped lower still.
         let alone: Vec<_> = steps.into_iter().filter(|s| s.agent != "user").collect();
         let v = explain(&run(alone, "failed"), VerdictScope::Failed)
             .verdict

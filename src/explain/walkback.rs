@@ -8,7 +8,7 @@ use super::detectors::{Hit, builds_on_failure, step_name};
 use super::kind::SystemKind;
 use super::text::values;
 use super::view::RunView;
-use crate::record::{Candidate, Verdict};
+use crate::record::{Candidate, SystemProfile, Verdict};
 
 /// Candidates a verdict lists (the first is the verdict).
 const TOP: usize = 3;
@@ -202,16 +202,24 @@ struct Ranked<'h> {
 /// calibrated for the kind of system the run comes from.
 pub(crate) fn verdict(run: &RunView, hits: &[NamedHit<'_>]) -> Verdict {
     let kind = super::kind::of(run);
-    let mut v = ranked_verdict(run, hits, kind);
+    let profile = super::kind::profile(run);
+    let mut v = ranked_verdict(run, hits, kind, &profile);
     let top = v.candidates.first().map(|c| c.detector.as_str());
-    if let Some(caveat) = top.and_then(|d| calibrate::probability(d, false, kind).caveat) {
+    if let Some(caveat) = top.and_then(|d| calibrate::probability(d, false, kind, &profile).caveat)
+    {
         v.evidence.push(caveat);
     }
     v.system = Some(kind.name().to_string());
+    v.profile = Some(profile);
     v
 }
 
-fn ranked_verdict(run: &RunView, hits: &[NamedHit<'_>], kind: SystemKind) -> Verdict {
+fn ranked_verdict(
+    run: &RunView,
+    hits: &[NamedHit<'_>],
+    kind: SystemKind,
+    profile: &SystemProfile,
+) -> Verdict {
     let deps = data_flow(run);
     let mut ranked = rank(run, hits, &deps);
     ranked.truncate(TOP);
@@ -222,14 +230,15 @@ fn ranked_verdict(run: &RunView, hits: &[NamedHit<'_>], kind: SystemKind) -> Ver
             step: run.steps[r.at].step,
             category: r.best.1.category.to_string(),
             detector: r.best.0.to_string(),
-            confidence: calibrate::probability(r.best.0, locates_only(r.best.0), kind).probability,
+            confidence: calibrate::probability(r.best.0, locates_only(r.best.0), kind, profile)
+                .probability,
         })
         .collect();
     pad_with_early_actions(run, hits, &mut candidates);
     let Some(top) = ranked.first() else {
         return unexplained(run, hits, candidates);
     };
-    let measured = calibrate::locator_as_evidence(top.best.0, kind);
+    let measured = calibrate::locator_as_evidence(top.best.0, kind, profile);
     if locates_only(top.best.0) && measured.is_none() {
         return abstained(run, &top.best.1, candidates);
     }
@@ -254,6 +263,7 @@ fn ranked_verdict(run: &RunView, hits: &[NamedHit<'_>], kind: SystemKind) -> Ver
         candidates,
         outcome: None,
         system: None,
+        profile: None,
         judge: None,
     }
 }
@@ -282,6 +292,7 @@ fn abstained(run: &RunView, located: &Hit, candidates: Vec<Candidate>) -> Verdic
         candidates,
         outcome: None,
         system: None,
+        profile: None,
         judge: None,
     }
 }
@@ -429,6 +440,7 @@ fn unexplained(run: &RunView, hits: &[NamedHit<'_>], candidates: Vec<Candidate>)
         candidates,
         outcome: None,
         system: None,
+        profile: None,
         judge: None,
     }
 }

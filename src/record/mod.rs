@@ -28,7 +28,7 @@ pub use run::{
     Batch, OpenTimeline, Outcome, OutcomeReason, RunCounts, RunRec, SourceRec, natural_cmp,
     shared_run_id,
 };
-pub use verdict::{Candidate, Finding, JudgeNote, Verdict};
+pub use verdict::{Candidate, Finding, JudgeNote, SystemProfile, Verdict};
 
 /// What a record is: the `kind` member every line carries.
 #[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, Hash)]

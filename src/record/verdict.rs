@@ -62,9 +62,26 @@ pub struct Verdict {
     /// such verdicts were right on labelled runs of that kind.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system: Option<String>,
+    /// The run's shape, which the confidence's likeness check holds
+    /// against the calibration sets of its kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<SystemProfile>,
     /// What the LLM judge (`triage-explain --judge`) said of the candidates.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge: Option<JudgeNote>,
+}
+
+/// The shape of a run: who acts, with how many tools, over how many steps,
+/// in messages how long.
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SystemProfile {
+    /// Distinct agents acting, the user aside.
+    pub agents: u64,
+    /// Distinct tools called.
+    pub tools: u64,
+    pub steps: u64,
+    /// The median length in characters of the agents' messages.
+    pub message_chars: u64,
 }
 
 /// The LLM judge's pick among a verdict's candidates.

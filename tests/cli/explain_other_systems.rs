@@ -30,25 +30,36 @@ fn detector(v: &Value) -> &str {
 }
 
 #[test]
-fn a_coding_agents_refused_first_reply_is_the_verdict() {
-    // The harness refused a reply holding dozens of commands; the run then
-    // submitted an empty patch.
+fn a_coding_agent_that_submits_without_changing_anything_is_the_verdict() {
+    // The harness refused a reply holding dozens of commands, took the
+    // next one, and that one submitted an empty patch: the submission, not
+    // the refusal the agent got past, is what failed the run.
     let v = verdicts(
         "coding-agent",
         &data("tracesir/coding/django__django-11885.json"),
     );
     assert_eq!(v.len(), 1);
-    assert_eq!(v[0]["category"], "malformed_output");
+    assert_eq!(detector(&v[0]), "empty_submission");
     assert_eq!(
         (v[0]["agent_id"].as_str(), v[0]["step"].as_u64()),
-        (Some("assistant"), Some(1))
+        (Some("assistant"), Some(2))
     );
     assert!(
         v[0]["evidence"][0]
             .as_str()
             .unwrap()
-            .contains("EXACTLY ONE action")
+            .contains("none of which changed a file"),
+        "{}",
+        v[0]
     );
+    assert_eq!(v[0]["system"], "coding agent");
+    // Refused five times before the empty submission: the refusals were
+    // never got past, so the first is the verdict.
+    let v = verdicts(
+        "coding-agent",
+        &data("tracesir/coding/sympy__sympy-16766.json"),
+    );
+    assert_eq!(v[0]["category"], "malformed_output", "{}", v[0]);
 }
 
 #[test]
@@ -63,11 +74,11 @@ fn handing_the_user_over_unasked_is_giving_up() {
     assert_eq!(v[0]["blame"], "agent");
 }
 
-/// On tool-use runs the first irreversible call was the decisive step in
-/// most labelled runs, so there it is a claim at its measured rate, and
-/// says so; a kind where it was never measured would leave it a locator.
+/// The first irreversible call was the decisive step in most airline runs
+/// but not on the other tool-use set; the sets weigh alike, so it locates:
+/// the verdict abstains, names the call, and says how often it was right.
 #[test]
-fn the_first_irreversible_call_claims_at_its_measured_rate_on_tau_bench() {
+fn the_first_irreversible_call_locates_at_its_measured_rate_on_tau_bench() {
     let v = verdicts("taubench", &data("tau-bench/gpt-4o-airline.json"));
     assert_eq!(v.len(), 116, "one verdict per failed run");
     let located: Vec<&Value> = v
@@ -76,13 +87,14 @@ fn the_first_irreversible_call_claims_at_its_measured_rate_on_tau_bench() {
         .collect();
     assert!(!located.is_empty());
     for l in &located {
-        assert_eq!(l["category"], "irreversible_action", "{l}");
+        assert_eq!(l["category"], "unknown", "{l}");
         assert_eq!(l["system"], "tool use with a user", "{l}");
         let p = l["confidence"].as_f64().unwrap();
-        assert!((0.5..0.8).contains(&p), "{l}");
-        let evidence = l["evidence"].to_string();
-        assert!(evidence.contains("cannot be undone"), "{l}");
-        assert!(evidence.contains("was the decisive one in"), "{l}");
+        assert!((0.2..0.5).contains(&p), "{l}");
+        assert!(
+            l["evidence"].to_string().contains("cannot be undone"),
+            "{l}"
+        );
     }
     // The first action after the task, never the decisive step on these
     // runs, abstains at a confidence that says so.

@@ -159,3 +159,51 @@ fn mini_swe_agent_reads_alike_across_its_fences() {
         "{new_steps:?}"
     );
 }
+
+#[test]
+fn mini_swe_agent_tool_calls_are_commands_and_an_api_error_ends_the_run_on_the_environment() {
+    // mini-SWE-agent 2 calls a `bash` tool instead of fencing commands in
+    // its text; the run died of the model API's error.
+    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/mini-swe-agent/tool-calls-api-error.traj.json");
+    let (out, err) = run("triage-parse", &[&file], b"");
+    assert!(err.is_empty(), "warnings: {err}");
+    let recs = records(&out);
+    let events = of_kind(&recs, "event");
+    let commands: Vec<&str> = events
+        .iter()
+        .filter(|e| e["action_taken"]["tool_name"] == "bash")
+        .map(|e| e["input"].as_str().unwrap())
+        .collect();
+    assert_eq!(commands.len(), 4, "{commands:?}");
+    assert_eq!(commands[0], "ls -la /testbed");
+    // Each reply is its own call's: the listing of /testbed, not the agent's.
+    let first = events
+        .iter()
+        .find(|e| e["input"] == "ls -la /testbed")
+        .unwrap();
+    assert!(first["output"].as_str().unwrap().contains("setup.py"));
+    let last = events.last().unwrap();
+    assert_eq!(last["action_succeeded"], false);
+    assert_eq!(last["error"]["type"], "InternalServerError");
+    let run_rec = of_kind(&recs, "run")[0];
+    assert_eq!(
+        (run_rec["outcome"].as_str(), run_rec["reason"].as_str()),
+        (Some("failed"), Some("error"))
+    );
+    // The verdict: the environment, at the failed model call; no agent
+    // step is blamed for numbers it read from a listing.
+    let (explained, _) = run("triage-explain", &[], &out);
+    let verdicts = records(&explained);
+    let v = of_kind(&verdicts, "verdict")[0];
+    assert_eq!(
+        (v["step"].as_u64(), v["blame"].as_str()),
+        (last["turn"].as_u64(), Some("environment"))
+    );
+    assert!(
+        !verdicts
+            .iter()
+            .any(|r| r["kind"] == "finding" && r["detector"] == "unsourced_values"),
+        "{verdicts:?}"
+    );
+}

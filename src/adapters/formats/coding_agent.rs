@@ -1,7 +1,8 @@
 //! The `coding-agent` format: trajectories of agents whose action is a shell
 //! command. mini-SWE-agent transcripts (`messages`: the command in a fenced
-//! bash block of the assistant's text, the environment's reply, with its
-//! `<returncode>`, as the next user message) and SWE-agent `.traj` files
+//! bash block of the assistant's text or, since mini-SWE-agent 2, in a
+//! `bash` tool call; the environment's reply, with its `<returncode>`, as
+//! the next user or tool message) and SWE-agent `.traj` files
 //! (`trajectory` of thought, action and observation). One run per
 //! trajectory; a command that exits non-zero, prints a Python traceback, or
 //! is refused or killed by the harness fails its step.
@@ -89,6 +90,7 @@ impl<'v> Trajectory<'v> {
 }
 
 /// One action and what came back.
+#[derive(Default)]
 struct Step {
     /// The command, or none when the agent's text held no single one.
     command: Option<String>,
@@ -97,6 +99,11 @@ struct Step {
     /// The environment's reply.
     reply: Option<String>,
     timestamp: Option<i128>,
+    /// The id of the tool call the command came in, which its reply names.
+    call_id: Option<String>,
+    /// The exception that ended the run, for the harness's closing message
+    /// (mini-SWE-agent's `exit` role): its class and message.
+    crash: Option<(String, String)>,
 }
 
 fn emit(
@@ -163,6 +170,22 @@ fn emit(
     for (i, step) in steps.iter().enumerate() {
         let turn = i as i64 + 1;
         let id = crate::adapters::read::tree::unique_id(&format!("{run}#{turn}"), i, &mut used);
+        if let Some((class, message)) = &step.crash {
+            // The run ended on an exception of the harness's own (a model
+            // API error, a sandbox fault): the agent's next model call
+            // failed.
+            let mut ev = EventOut::new(id, run.clone(), turn, AGENT, "model", false);
+            ev.span_kind = Some("llm");
+            ev.failure_source = Some(FailureSource::Status);
+            ev.error = Some(ErrorInfo {
+                kind: Some(class.clone()),
+                message: Some(message.chars().take(500).collect()),
+            });
+            ev.set_time_nanos(step.timestamp);
+            ev.src = Some(src.clone());
+            events.push(ev);
+            continue;
+        }
         let tool = match &step.command {
             Some(cmd) if !states_codes => command_name(cmd),
             Some(_) => SHELL.to_string(),
@@ -296,8 +319,10 @@ fn first_line(text: &str) -> &str {
 }
 
 /// The task and the steps of a mini-SWE-agent transcript: each assistant
-/// message is a step, answered by the user message after it; the first
-/// user message is the task.
+/// message is a step (or one per tool call, since mini-SWE-agent 2 calls
+/// a `bash` tool), answered by the user or tool message after it (a tool's
+/// reply by the call's id); the first user message is the task. The
+/// closing `exit` message is a step only when an exception ended the run.
 fn from_messages(messages: &[Value]) -> (Option<String>, Vec<Step>, Vec<String>) {
     let mut task = None;
     let mut steps: Vec<Step> = Vec::new();
@@ -305,29 +330,103 @@ fn from_messages(messages: &[Value]) -> (Option<String>, Vec<Step>, Vec<String>)
     for m in messages {
         let role = m.get("role").and_then(Value::as_str).unwrap_or("");
         let text = m.get("content").and_then(text_of);
-        let timestamp = nanos_of(m.get("timestamp"));
+        let timestamp =
+            nanos_of(m.get("timestamp")).or_else(|| nanos_of(m.pointer("/extra/timestamp")));
         match role {
             "assistant" => {
-                let text = text.unwrap_or_default();
-                let blocks = command_blocks(&text);
-                steps.push(Step {
-                    command: (blocks.len() == 1).then(|| blocks[0].clone()),
-                    thought: Some(text),
-                    reply: None,
-                    timestamp,
-                });
+                let text = text
+                    .filter(|t| !t.trim().is_empty())
+                    .or_else(|| str_of(m.get("reasoning_content")))
+                    .unwrap_or_default();
+                let calls = tool_calls(m);
+                if calls.is_empty() {
+                    let blocks = command_blocks(&text);
+                    steps.push(Step {
+                        command: (blocks.len() == 1).then(|| blocks[0].clone()),
+                        thought: Some(text.clone()),
+                        timestamp,
+                        ..Step::default()
+                    });
+                }
+                for (command, call_id) in calls {
+                    steps.push(Step {
+                        command: Some(command),
+                        thought: Some(text.clone()),
+                        timestamp,
+                        call_id,
+                        ..Step::default()
+                    });
+                }
             }
-            "user" | "tool" => match steps.last_mut() {
-                Some(step) if step.reply.is_none() => step.reply = text.or(Some(String::new())),
-                Some(_) => {}
-                None => task = task.or(text),
-            },
+            "user" | "tool" => {
+                let called = str_of(m.get("tool_call_id"));
+                let by_id = called.as_ref().and_then(|id| {
+                    steps
+                        .iter()
+                        .position(|s| s.reply.is_none() && s.call_id.as_ref() == Some(id))
+                });
+                let last = steps
+                    .len()
+                    .checked_sub(1)
+                    .filter(|&k| steps[k].reply.is_none());
+                match by_id.or(last) {
+                    Some(k) => steps[k].reply = text.or(Some(String::new())),
+                    None if steps.is_empty() => task = task.or(text),
+                    None => {}
+                }
+            }
+            "exit" => {
+                let status = str_of(m.pointer("/extra/exit_status")).unwrap_or_default();
+                if crashed(&status) {
+                    let message = str_of(m.pointer("/extra/exception_str"))
+                        .or(text)
+                        .unwrap_or_else(|| status.clone());
+                    steps.push(Step {
+                        timestamp,
+                        crash: Some((status, message)),
+                        ..Step::default()
+                    });
+                }
+            }
             // The agent's instructions, no step.
             "system" => {}
             other => unread.push(other.to_string()),
         }
     }
     (task, steps, unread)
+}
+
+/// The commands of an assistant message's tool calls (the `command`
+/// argument, else the arguments as given), each with the call's id.
+fn tool_calls(m: &Value) -> Vec<(String, Option<String>)> {
+    let Some(Value::Array(calls)) = m.get("tool_calls") else {
+        return Vec::new();
+    };
+    calls
+        .iter()
+        .filter_map(|c| {
+            let args = c.pointer("/function/arguments")?;
+            let parsed = match args {
+                Value::String(s) => serde_json::from_str::<Value>(s).unwrap_or(args.clone()),
+                other => other.clone(),
+            };
+            let command = str_of(parsed.get("command")).or_else(|| match &parsed {
+                Value::String(s) => Some(s.clone()),
+                other => Some(other.to_string()),
+            })?;
+            Some((command, str_of(c.get("id"))))
+        })
+        .collect()
+}
+
+/// True for an exit status that names an exception (`RateLimitError`,
+/// `InternalServerError`, `TimeoutExpired`): the harness crashed rather
+/// than the agent submitting or running out of its limits.
+fn crashed(status: &str) -> bool {
+    let s = status.to_ascii_lowercase();
+    ["error", "exception", "expired"]
+        .iter()
+        .any(|w| s.ends_with(w))
 }
 
 /// The steps of a SWE-agent trajectory.
@@ -341,6 +440,7 @@ fn from_steps(steps: &[Value]) -> Vec<Step> {
             thought: str_of(s.get("thought")).or_else(|| str_of(s.get("response"))),
             reply: s.get("observation").and_then(text_of),
             timestamp: nanos_of(s.get("timestamp")),
+            ..Step::default()
         })
         .collect()
 }
@@ -394,16 +494,21 @@ fn verdict(v: &Value, run: &str) -> Option<RunRec> {
     // SWE-agent's exit status: `submitted` (perhaps with what forced it)
     // ends a run with an answer; anything else (`exit_cost`,
     // `exit_context`, `exit_format`, `early_exit`, an error) without one.
-    let status = str_of(v.pointer("/info/exit_status"))?.to_ascii_lowercase();
-    if status.contains("submit") {
+    let status = str_of(v.pointer("/info/exit_status"))?;
+    let lower = status.to_ascii_lowercase();
+    if lower.contains("submit") {
         return None;
     }
-    let reason = if ["cost", "context", "time", "limit", "step"]
+    // An exception's name first: a `RateLimitError` is an error, not a
+    // limit the run reached.
+    let reason = if crashed(&status) {
+        OutcomeReason::Error
+    } else if ["cost", "context", "time", "limit", "step"]
         .iter()
-        .any(|w| status.contains(w))
+        .any(|w| lower.contains(w))
     {
         OutcomeReason::Timeout
-    } else if status.contains("error") {
+    } else if lower.contains("error") {
         OutcomeReason::Error
     } else {
         OutcomeReason::NotSubmitted
@@ -483,6 +588,59 @@ mod tests {
 
     fn reply(text: &str) -> Value {
         json!({"role": "user", "content": text})
+    }
+
+    #[test]
+    fn tool_calls_are_paired_with_their_replies_by_id_and_an_exception_ends_the_run() {
+        let call = |id: &str, cmd: &str| {
+            json!({"index": 0, "id": id, "type": "function",
+                   "function": {"name": "bash", "arguments": json!({"command": cmd}).to_string()}})
+        };
+        let tool =
+            |id: &str, text: &str| json!({"role": "tool", "tool_call_id": id, "content": text});
+        let t = json!({"info": {"exit_status": "RateLimitError"}, "messages": [
+            {"role": "system", "content": "You can run bash."},
+            reply("Fix parse()."),
+            {"role": "assistant", "content": "", "reasoning_content": "Look first.",
+             "tool_calls": [call("a", "ls"), call("b", "cat x.py")]},
+            // Answered out of order: each reply is still its own call's.
+            tool("b", "<returncode>1</returncode>\n<output>\ncat: x.py: No such file\n</output>"),
+            tool("a", "<returncode>0</returncode>\n<output>\ny.py\n</output>"),
+            {"role": "exit", "content": "quota", "extra": {"exit_status": "RateLimitError",
+             "exception_str": "litellm.RateLimitError: You exceeded your current quota"}}
+        ]});
+        let (evs, runs, _) = records(&t.to_string());
+        let steps: Vec<(&str, &str, bool)> = evs[1..]
+            .iter()
+            .map(|e| {
+                (
+                    e["action_taken"]["tool_name"].as_str().unwrap(),
+                    e["input"].as_str().unwrap_or(""),
+                    e["action_succeeded"].as_bool().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            steps,
+            vec![
+                ("bash", "ls", true),
+                ("bash", "cat x.py", false),
+                ("model", "", false)
+            ]
+        );
+        assert!(evs[1]["output"].as_str().unwrap().contains("y.py"));
+        assert_eq!(evs[3]["error"]["type"], "RateLimitError");
+        // An exception's name is an error, though it says "limit".
+        assert_eq!(runs[0]["reason"], "error");
+        // A submitted run's closing message is no step (the integration
+        // test on a real file checks that it warns of nothing).
+        let submitted = json!({"info": {"exit_status": "Submitted"}, "messages": [
+            reply("Fix parse()."), said("```bash\necho done\n```"),
+            reply("<returncode>0</returncode>\n<output>\n</output>"),
+            {"role": "exit", "content": "diff", "extra": {"exit_status": "Submitted"}}
+        ]});
+        let (evs, _, _) = records(&submitted.to_string());
+        assert_eq!(evs.len(), 2);
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 use super::{Hit, step_name};
 use crate::config::DEFAULT_WEIGHTS;
+use crate::explain::step::Step;
 use crate::explain::text::{find_phrase, head};
 use crate::explain::view::RunView;
 
@@ -53,6 +54,11 @@ const ENVIRONMENT_FAULTS: &[&str] = &[
     "bad gateway",
     "gateway timeout",
     "internal server error",
+    // Provider SDKs' exception classes (OpenAI's, LiteLLM's), as a
+    // harness that died of one names it.
+    "internalservererror",
+    "apiconnectionerror",
+    "serviceunavailableerror",
     "timed out",
     "timeout",
     "connection reset",
@@ -73,7 +79,10 @@ const ENVIRONMENT_FAULTS: &[&str] = &[
 pub(crate) fn environment_fault(run: &RunView) -> Vec<Hit> {
     let mut hits = Vec::new();
     for (i, s) in run.steps.iter().enumerate() {
-        if s.succeeded || !(s.is_tool() || run.is_environment(i)) || run.recovered(i) {
+        // A model call is a call too: a provider's error on it is the
+        // environment's.
+        let call = s.is_tool() || run.is_environment(i) || s.span_kind.as_deref() == Some("llm");
+        if s.succeeded || !call || run.recovered(i) {
             continue;
         }
         let text = format!("{}\n{}", s.error, s.output);
@@ -242,7 +251,7 @@ fn reproduces_reported_error(run: &RunView, failure: &str) -> bool {
 /// the suspect. Not a user's step, not a failure the trace labels (see
 /// `labelled_failure`) or that the environment caused (a rate limit on a
 /// model call), and not one the agent then got past (three of its later
-/// steps worked).
+/// steps worked, or all of them).
 pub(crate) fn refused_output(run: &RunView) -> Vec<Hit> {
     let mut hits = Vec::new();
     for (i, s) in run.steps.iter().enumerate() {
@@ -261,12 +270,15 @@ pub(crate) fn refused_output(run: &RunView) -> Vec<Hit> {
         if find_phrase(&text, ENVIRONMENT_FAULTS).is_some() {
             continue;
         }
-        // An agent that went on to work, in any tool, got past it.
-        let went_on = run.steps[i + 1..]
+        // An agent that went on to work, in any tool, got past it: three
+        // of its later steps worked, or every one of them did (the harness
+        // took its next action, and it was never refused again).
+        let later: Vec<&Step> = run.steps[i + 1..]
             .iter()
-            .filter(|x| x.agent == s.agent && x.succeeded)
-            .count();
-        if went_on >= SETTLED_AFTER {
+            .filter(|x| x.agent == s.agent)
+            .collect();
+        let went_on = later.iter().filter(|x| x.succeeded).count();
+        if went_on >= SETTLED_AFTER || (went_on >= 1 && went_on == later.len()) {
             continue;
         }
         let why = if s.error.trim().is_empty() {
@@ -584,16 +596,25 @@ mod tests {
     fn an_agents_own_refused_output_is_its_fault_unless_it_went_on() {
         let refused =
             "Please always provide EXACTLY ONE action in triple backticks, found 55 actions.";
-        let mut slip = step(1, "assistant", "message", false, refused);
-        slip.error = refused.to_string();
+        let slip = |i| {
+            let mut s = step(i, "assistant", "message", false, refused);
+            s.error = refused.to_string();
+            s
+        };
+        let submit = step(3, "assistant", "bash", true, "echo SUBMIT && git diff");
         let steps = vec![
             step(0, "user", "message", true, "Fix the bug in parser.py"),
-            slip,
-            step(2, "assistant", "bash", true, "echo SUBMIT && git diff"),
+            slip(1),
+            slip(2),
+            submit.clone(),
         ];
+        // Refused again at 2: step 1 was not got past. Step 2 was: the
+        // harness took the agent's next action.
         let hits = refused_output(&run(steps.clone(), "failed"));
         assert_eq!(hits.iter().map(|h| h.at).collect::<Vec<_>>(), vec![1]);
         assert!(hits[0].evidence[0].contains("EXACTLY ONE action"));
+        let once = vec![steps[0].clone(), slip(1), submit];
+        assert!(refused_output(&run(once, "failed")).is_empty());
         // Counter-examples: the agent went on working; a tool's call
         // failed (bad_tool_call's case); a rate limit on the model call.
         let mut went_on = steps.clone();
@@ -607,7 +628,11 @@ mod tests {
         assert!(refused_output(&run(tool, "failed")).is_empty());
         let mut limited = steps.clone();
         limited[1].error = "429 Too Many Requests".into();
-        assert!(refused_output(&run(limited, "failed")).is_empty());
+        assert!(
+            !refused_output(&run(limited, "failed"))
+                .iter()
+                .any(|h| h.at == 1)
+        );
         // An edit the harness's linter refused is the agent's own failed
         // step, though it named a tool.
         let mut linted = steps;

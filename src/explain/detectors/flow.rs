@@ -191,20 +191,77 @@ pub(crate) fn final_change(run: &RunView) -> Vec<Hit> {
     let runs_commands = acts.iter().any(|&i| run.steps[i].runs_shell());
     if runs_commands && !acts.iter().any(|&i| submits(&run.steps[i])) {
         let title = "ended without a submission".to_string();
-        return vec![Hit::suspect(last, "missing_submission", 0.2, title).because(format!(
-            "no step failed and no step submitted a result: {} is where the run stopped              (where to look, not evidence)",
-            step_name(run, last)
-        ))];
+        return vec![
+            Hit::suspect(last, "missing_submission", 0.2, title).because(format!(
+                "no step failed and no step submitted a result: {} is where the run stopped \
+             (where to look, not evidence)",
+                step_name(run, last)
+            )),
+        ];
     }
     let (at, what) = match acts.iter().rev().find(|&&i| changes_state(&run.steps[i])) {
         Some(&i) => (i, "the last step that changed what the run ended with"),
         None => (last, "the run's last word, what it ended with"),
     };
     let title = "last change before a wrong result".to_string();
-    vec![Hit::suspect(at, "wrong_result", 0.2, title).because(format!(
-        "no step failed, so the result is what went wrong: {} is {what}; check it against the          task (where to look, not evidence)",
-        step_name(run, at)
-    ))]
+    vec![
+        Hit::suspect(at, "wrong_result", 0.2, title).because(format!(
+            "no step failed, so the result is what went wrong: {} is {what}; check it against the \
+         task (where to look, not evidence)",
+            step_name(run, at)
+        )),
+    ]
+}
+
+/// A failed run that acts through commands and handed its result in
+/// before any step of its own changed anything: the submission is empty,
+/// whatever came before it. A diff in the submission's reply counts as a
+/// change only when it touches a file the agent's own steps named (the
+/// harness's setup edits are not the agent's work).
+pub(crate) fn empty_submission(run: &RunView) -> Vec<Hit> {
+    if !run.failed() {
+        return Vec::new();
+    }
+    let acts: Vec<usize> = run
+        .agent_steps()
+        .filter(|&i| Some(i) != run.task_index() && !run.steps[i].is_user())
+        .collect();
+    if !acts.iter().any(|&i| run.steps[i].runs_shell()) {
+        return Vec::new();
+    }
+    let Some(k) = acts.iter().position(|&i| submits(&run.steps[i])) else {
+        return Vec::new();
+    };
+    let before = &acts[..k];
+    let at = acts[k];
+    let changed = before
+        .iter()
+        .any(|&i| run.steps[i].succeeded && changes_state(&run.steps[i]));
+    let named = |path: &str| before.iter().any(|&i| run.steps[i].input.contains(path));
+    let touched = diffed_paths(&run.steps[at].output).any(named);
+    if changed || touched {
+        return Vec::new();
+    }
+    let title = "handed in without changing anything".to_string();
+    vec![
+        Hit::suspect(at, "empty_submission", 0.5, title).because(format!(
+            "{} submitted the result after {} of its own, none of which changed a file",
+            step_name(run, at),
+            match before.len() {
+                0 => "no step".to_string(),
+                1 => "one step".to_string(),
+                n => format!("{n} steps"),
+            }
+        )),
+    ]
+}
+
+/// The paths a unified diff touches (`diff --git a/P b/P`).
+fn diffed_paths(text: &str) -> impl Iterator<Item = &str> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("diff --git a/"))
+        .filter_map(|rest| rest.split(" b/").next())
+        .filter(|p| !p.is_empty())
 }
 
 /// True when the step hands the result in: a tool that ends the episode,
@@ -565,6 +622,48 @@ mod tests {
         let mut failing = coding("echo SUBMIT");
         failing[3].succeeded = false;
         assert!(final_change(&run(failing, "failed")).is_empty());
+    }
+
+    #[test]
+    fn a_submission_before_any_change_is_empty() {
+        let sh = |i, cmd: &str, out: &str| call(i, "agent", "bash", cmd, out);
+        let task = step(0, "user", "message", true, "Fix the bug in parse().");
+        let submit = "echo SUBMIT && git add -A && git diff --cached";
+        // One look around, then handed in: the submission is the step.
+        let hits = empty_submission(&run(
+            vec![task.clone(), sh(1, "ls", "src setup.py"), sh(2, submit, "")],
+            "failed",
+        ));
+        assert_eq!((hits[0].at, hits[0].category), (2, "empty_submission"));
+        // A diff of the harness's own files is not the agent's change.
+        let setup_diff = "diff --git a/tox.ini b/tox.ini\n+x";
+        assert_eq!(
+            empty_submission(&run(
+                vec![task.clone(), sh(1, "ls", ""), sh(2, submit, setup_diff)],
+                "failed"
+            ))
+            .len(),
+            1
+        );
+        // An edit before the submission, or a diff of a file the agent
+        // worked on, is a change; a run that passed is not judged.
+        let edited = vec![
+            task.clone(),
+            sh(1, "sed -i 's/a/b/' src/lib.py", ""),
+            sh(2, submit, ""),
+        ];
+        assert!(empty_submission(&run(edited, "failed")).is_empty());
+        let via_script = vec![
+            task.clone(),
+            sh(1, "python fix.py src/lib.py", "done"),
+            sh(2, submit, "diff --git a/src/lib.py b/src/lib.py\n+y"),
+        ];
+        assert!(empty_submission(&run(via_script, "failed")).is_empty());
+        let passed = vec![task.clone(), sh(1, "ls", ""), sh(2, submit, "")];
+        assert!(empty_submission(&run(passed, "succeeded")).is_empty());
+        // A run with no commands hands in an answer, not a change.
+        let chat = vec![task, call(1, "agent", "final_answer", "42", "")];
+        assert!(empty_submission(&run(chat, "failed")).is_empty());
     }
 
     #[test]

@@ -151,6 +151,11 @@ pub(crate) static DETECTORS: &[Detector] = &[
         detect: flow::value_provenance,
     },
     Detector {
+        name: "empty_submission",
+        about: "a coding agent handing its result in before any step of its own changed a file",
+        detect: flow::empty_submission,
+    },
+    Detector {
         name: "point_of_no_return",
         about: "the first irreversible action (write, booking, deletion, payment) of a failed run: where to look, not evidence",
         detect: flow::point_of_no_return,
