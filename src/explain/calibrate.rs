@@ -3,14 +3,16 @@
 //! comes from.
 //!
 //! The ranking score orders candidates; it is no probability. What a
-//! verdict is worth depends on the detector that made it and on the kind
-//! of system: a rule right two times in three on multi-agent chats may be
-//! right one time in ten on a web-browsing team. So the probability is how
-//! often verdicts of that detector were right on labelled runs of the same
-//! kind (`make bench-explain` prints the counts, and measures each kind
-//! with its own runs left out of the fit), shrunk towards that kind's
-//! overall rate so a detector seen a few times is not trusted on those few
-//! alone. A run of a kind no labelled set covers is capped at the
+//! verdict is worth depends on the detector that made it and on the system:
+//! a rule right two times in three on multi-agent chats may be right one
+//! time in ten on a web-browsing team. So the probability is how often
+//! verdicts of that detector were right on the labelled sets of the same
+//! kind: on each set, shrunk towards that set's overall rate so a detector
+//! seen a few times is not trusted on those few alone, then averaged over
+//! the sets, each a system of its own, so one system cannot carry a rule
+//! (`make bench-explain` prints the counts, and measures each set with
+//! itself, and its kind, left out of the fit). A run of a kind no set
+//! covers, or shaped unlike every set of its kind, is capped at the
 //! detector's worst kind, and its verdict says so.
 
 use std::sync::OnceLock;

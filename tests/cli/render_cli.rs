@@ -533,6 +533,22 @@ fn root_causes_alone_count_their_runs_and_separate_evidence() {
     }
     let json: serde_json::Value = serde_json::from_str(&stdout_of(&["-f", "json"], input)).unwrap();
     assert_eq!(json["runs_total"], 2);
+    // With run records, the line says how many failed and how many have
+    // no known outcome, so a verdict count is never read as the whole.
+    let run = |id: &str, outcome: &str| json!({"kind":"run","run_id":id,"outcome":outcome});
+    let input = ndjson(&[
+        header(),
+        run("r1", "failed"),
+        run("r2", "failed"),
+        run("r3", "unknown"),
+        verdict("r1"),
+        verdict("r2"),
+    ]);
+    let out = stdout_of(&["-f", "md"], input);
+    assert!(
+        out.contains("2 of 3 runs failed") && out.contains("1 with no known outcome"),
+        "{out}"
+    );
 }
 
 /// Text from a trace cannot become markdown markup (a link, emphasis, a

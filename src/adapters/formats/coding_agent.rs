@@ -141,9 +141,21 @@ fn emit(
     let states_codes = matches!(t, Trajectory::Messages(_));
     let (task, steps) = match t {
         Trajectory::Messages(messages) => {
-            let (task, steps, unread) = from_messages(messages);
+            let (task, mut steps, unread) = from_messages(messages);
             for role in unread {
                 sink.not_read(&format!("a message of role \"{role}\""));
+            }
+            // An exception the `info` names but no `exit` message carries
+            // (older versions, or a run that died before its first turn).
+            let status = str_of(v.pointer("/info/exit_status")).unwrap_or_default();
+            if crashed(&status) && !steps.iter().any(|s| s.crash.is_some()) {
+                let message = str_of(v.pointer("/info/exception_str"))
+                    .filter(|m| !m.trim().is_empty())
+                    .unwrap_or_else(|| status.clone());
+                steps.push(Step {
+                    crash: Some((status, message)),
+                    ..Step::default()
+                });
             }
             (task, steps)
         }
@@ -632,6 +644,12 @@ mod tests {
         assert_eq!(evs[3]["error"]["type"], "RateLimitError");
         // An exception's name is an error, though it says "limit".
         assert_eq!(runs[0]["reason"], "error");
+        // Without an `exit` message, `info` names the exception.
+        let mut bare = t.clone();
+        bare["messages"].as_array_mut().unwrap().pop();
+        let (evs, _, _) = records(&bare.to_string());
+        assert_eq!(evs.last().unwrap()["error"]["type"], "RateLimitError");
+        assert_eq!(evs.len(), 4);
         // A submitted run's closing message is no step (the integration
         // test on a real file checks that it warns of nothing).
         let submitted = json!({"info": {"exit_status": "Submitted"}, "messages": [
