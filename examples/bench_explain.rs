@@ -139,6 +139,8 @@ struct Labelled {
     fit: Option<Verdict>,
     set_out: Option<Verdict>,
     kind_out: Option<Verdict>,
+    /// Per locator that fired on the run: whether its step is the label's.
+    located: Vec<(String, bool)>,
 }
 
 /// A labelled set: its name in reports, its name in the calibration, and
@@ -252,6 +254,7 @@ fn labelled_sets(
     }
     let set_out = by_run(&explain_holding_out(bins, &ag_input, Some(AG_SET))?);
     let kind_out = by_run(&explain_holding_out(bins, &ag_input, Some("chat"))?);
+    let located = locator_steps(bins, &ag_input)?;
     out.push(LabelledSet {
         name: "Who&When AG (multi-agent chat)".to_string(),
         id: AG_SET,
@@ -264,6 +267,7 @@ fn labelled_sets(
                 fit: c.verdict.clone(),
                 set_out: set_out.get(&c.run_id).cloned(),
                 kind_out: kind_out.get(&c.run_id).cloned(),
+                located: judged(&located, &c.run_id, &c.label_agent, c.label_step),
             })
             .collect(),
     });
@@ -281,6 +285,7 @@ fn labelled_sets(
             .collect();
         let set_out = by_run(&explain_holding_out(bins, &set.input, Some(id))?);
         let kind_out = by_run(&explain_holding_out(bins, &set.input, Some(kind))?);
+        let located = locator_steps(bins, &set.input)?;
         let mut runs = Vec::new();
         for line in text.lines().skip(1) {
             let f: Vec<&str> = line.split('\t').collect();
@@ -297,6 +302,7 @@ fn labelled_sets(
                 fit: fit.get(*run).cloned(),
                 set_out: set_out.get(*run).cloned(),
                 kind_out: kind_out.get(*run).cloned(),
+                located: judged(&located, run, agent, step),
             });
         }
         out.push(LabelledSet {
@@ -306,6 +312,42 @@ fn labelled_sets(
         });
     }
     Ok(out)
+}
+
+/// The detectors that only locate a step (src/explain/walkback.rs): their
+/// rate is counted on every run they fire on, not only where they are the
+/// verdict, so it does not depend on the calibration it feeds.
+const LOCATORS: &[&str] = &["first_action", "point_of_no_return", "final_change"];
+
+/// Per run, the agent and step each locator's finding names.
+type Located = HashMap<String, Vec<(String, String, u64)>>;
+
+fn locator_steps(bins: &Path, input: &[u8]) -> Result<Located, Box<dyn std::error::Error>> {
+    let mut out: Located = HashMap::new();
+    for r in records(&run_explain(bins, input, None, &[])?) {
+        let detector = r["detector"].as_str().unwrap_or("");
+        if r["kind"] != "finding" || !LOCATORS.contains(&detector) {
+            continue;
+        }
+        out.entry(r["run_id"].as_str().unwrap_or("").to_string())
+            .or_default()
+            .push((
+                detector.to_string(),
+                r["agent_id"].as_str().unwrap_or("").to_string(),
+                r["step"].as_u64().unwrap_or(u64::MAX),
+            ));
+    }
+    Ok(out)
+}
+
+/// Whether each locator that fired on `run` named the labelled step.
+fn judged(located: &Located, run: &str, agent: &str, step: u64) -> Vec<(String, bool)> {
+    located
+        .get(run)
+        .into_iter()
+        .flatten()
+        .map(|(d, a, s)| (d.clone(), a == agent && *s == step))
+        .collect()
 }
 
 fn by_run(out: &[u8]) -> HashMap<String, Verdict> {
@@ -417,7 +459,7 @@ fn ece(pairs: &[(f64, bool)]) -> f64 {
 /// The sets and rows `src/explain/calibrate.rs` holds, from the runs in
 /// the fit: each set's kind (the kind most of its runs were read as) and
 /// the range of its runs' shapes, then right verdicts and verdicts per
-/// verdict detector and set.
+/// verdict detector and set; a locator's right steps and runs it fired on.
 fn print_fit(sets: &[LabelledSet]) {
     println!();
     println!("fit (for src/explain/calibrate.rs):");
@@ -447,8 +489,13 @@ fn print_fit(sets: &[LabelledSet]) {
             "web browsing" => "WebBrowsing",
             _ => "Other",
         };
+        let right = fitted
+            .iter()
+            .filter(|(r, v)| v.agent == r.agent && v.step == r.step)
+            .count();
         println!("    CalibrationSet {{");
         println!("        name: \"{}\",", set.id);
+        println!("        right: ({right}, {}),", fitted.len());
         println!("        kind: SystemKind::{variant},");
         for (k, field) in ["agents", "tools", "steps", "message_chars"]
             .iter()
@@ -458,9 +505,18 @@ fn print_fit(sets: &[LabelledSet]) {
         }
         println!("    }},");
         for (r, v) in &fitted {
-            let cell = rows.entry((set.id, v.detector.clone())).or_default();
-            cell.1 += 1;
-            cell.0 += u32::from(v.agent == r.agent && v.step == r.step);
+            if !LOCATORS.contains(&v.detector.as_str()) {
+                let cell = rows.entry((set.id, v.detector.clone())).or_default();
+                cell.1 += 1;
+                cell.0 += u32::from(v.agent == r.agent && v.step == r.step);
+            }
+        }
+        for r in set.runs.iter().filter(|r| r.in_fit) {
+            for (detector, right) in &r.located {
+                let cell = rows.entry((set.id, detector.clone())).or_default();
+                cell.1 += 1;
+                cell.0 += u32::from(*right);
+            }
         }
     }
     for ((set, detector), (right, n)) in rows {
@@ -521,12 +577,21 @@ fn explain_holding_out(
     input: &[u8],
     held_out: Option<&str>,
 ) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
+    run_explain(bins, input, held_out, &["--verdicts-only"])
+}
+
+fn run_explain(
+    bins: &Path,
+    input: &[u8],
+    held_out: Option<&str>,
+    args: &[&str],
+) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
     let mut cmd = Command::new(bins.join("triage-explain"));
     if let Some(k) = held_out {
         cmd.env(HOLD_OUT_VAR, k);
     }
     let mut child = cmd
-        .arg("--verdicts-only")
+        .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()?;

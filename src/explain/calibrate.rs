@@ -21,12 +21,15 @@ use super::kind::SystemKind;
 use crate::record::SystemProfile;
 
 /// A labelled set the confidences are measured on: its name, the kind of
-/// system its runs read as, and the range of their shapes (agents, tools,
-/// steps, message length; least and most).
+/// system its runs read as, how many of its runs' verdicts were right, and
+/// the range of their shapes (agents, tools, steps, message length; least
+/// and most).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct CalibrationSet {
     pub name: &'static str,
     pub kind: SystemKind,
+    /// Right verdicts and runs: the set's overall rate.
+    pub right: (u32, u32),
     pub agents: (u64, u64),
     pub tools: (u64, u64),
     pub steps: (u64, u64),
@@ -37,6 +40,7 @@ pub(crate) struct CalibrationSet {
 const SETS: &[CalibrationSet] = &[
     CalibrationSet {
         name: "who-and-when-ag",
+        right: (35, 63),
         kind: SystemKind::MultiAgentChat,
         agents: (1, 3),
         tools: (0, 1),
@@ -45,6 +49,7 @@ const SETS: &[CalibrationSet] = &[
     },
     CalibrationSet {
         name: "tau-bench-airline",
+        right: (72, 116),
         kind: SystemKind::ToolUse,
         agents: (1, 1),
         tools: (0, 9),
@@ -53,6 +58,7 @@ const SETS: &[CalibrationSet] = &[
     },
     CalibrationSet {
         name: "tracesir-tau2",
+        right: (5, 20),
         kind: SystemKind::ToolUse,
         agents: (1, 1),
         tools: (1, 5),
@@ -61,6 +67,7 @@ const SETS: &[CalibrationSet] = &[
     },
     CalibrationSet {
         name: "tracesir-coding",
+        right: (6, 18),
         kind: SystemKind::Coding,
         agents: (1, 1),
         tools: (1, 1),
@@ -69,28 +76,34 @@ const SETS: &[CalibrationSet] = &[
     },
 ];
 
-/// Right verdicts and verdicts per detector and set, on the labelled sets
+/// Right verdicts and verdicts per detector and set, on the labelled sets;
+/// for a locator, right steps and the runs it fired on, verdict or not
 /// (`make bench-explain -- --fit` prints these rows).
 const FITTED: &[(&str, &str, u32, u32)] = &[
     ("claimed_lookup", "tau-bench-airline", 0, 1),
     ("fabricated_data", "tau-bench-airline", 0, 1),
-    ("first_action", "tau-bench-airline", 0, 26),
-    ("point_of_no_return", "tau-bench-airline", 39, 62),
+    ("final_change", "tau-bench-airline", 64, 89),
+    ("first_action", "tau-bench-airline", 0, 116),
+    ("point_of_no_return", "tau-bench-airline", 46, 86),
     ("repeated_call", "tau-bench-airline", 0, 3),
     ("unconfirmed_action", "tau-bench-airline", 10, 21),
     ("unrequested_handoff", "tau-bench-airline", 2, 2),
     ("bad_tool_call", "tracesir-coding", 0, 1),
     ("empty_submission", "tracesir-coding", 6, 6),
-    ("first_action", "tracesir-coding", 0, 8),
+    ("final_change", "tracesir-coding", 0, 1),
+    ("first_action", "tracesir-coding", 0, 18),
     ("refused_output", "tracesir-coding", 0, 1),
     ("repeated_call", "tracesir-coding", 0, 2),
-    ("first_action", "tracesir-tau2", 0, 13),
+    ("final_change", "tracesir-tau2", 1, 19),
+    ("first_action", "tracesir-tau2", 0, 20),
     ("point_of_no_return", "tracesir-tau2", 0, 1),
     ("unrequested_handoff", "tracesir-tau2", 1, 6),
+    ("user_ended_early", "tracesir-tau2", 4, 4),
     ("bad_tool_call", "who-and-when-ag", 9, 18),
     ("empty_retrieval", "who-and-when-ag", 1, 2),
     ("fabricated_data", "who-and-when-ag", 5, 7),
-    ("first_action", "who-and-when-ag", 7, 17),
+    ("final_change", "who-and-when-ag", 0, 31),
+    ("first_action", "who-and-when-ag", 21, 63),
     ("ignored_failure", "who-and-when-ag", 1, 1),
     ("ignored_instruction", "who-and-when-ag", 0, 1),
     ("lossy_handoff", "who-and-when-ag", 0, 2),
@@ -188,7 +201,8 @@ impl Fit {
     }
 
     /// A detector's rate on one kind: on each set of the kind that saw it,
-    /// its rate there shrunk towards that set's overall rate; then the mean
+    /// its rate there shrunk towards that set's overall rate (how often its
+    /// verdicts were right); then the mean
     /// over those sets, each a system of its own, however many runs it
     /// has. A detector no set of the kind saw gets the kind's overall rate,
     /// at most [`UNSEEN`].
@@ -196,17 +210,18 @@ impl Fit {
         let mut seen = Vec::new();
         let mut overall = Vec::new();
         for set in self.sets_of(kind) {
-            let rows: Vec<_> = self.rows.iter().filter(|r| r.1 == set.name).collect();
-            let (right, n) = rows
-                .iter()
-                .fold((0, 0), |(r, n), row| (r + row.2, n + row.3));
+            let (right, n) = set.right;
             let base = if n == 0 {
                 0.0
             } else {
                 f64::from(right) / f64::from(n)
             };
             overall.push(base);
-            if let Some(row) = rows.iter().find(|r| r.0 == detector) {
+            let row = self
+                .rows
+                .iter()
+                .find(|r| r.1 == set.name && r.0 == detector);
+            if let Some(row) = row {
                 seen.push((f64::from(row.2) + SHRINK * base) / (f64::from(row.3) + SHRINK));
             }
         }
@@ -284,13 +299,16 @@ fn calibrate(
                         named()
                     ),
                 };
-                (
-                    p,
-                    Some(format!(
-                        "{why}: capped at {detector}'s worst kind ({})",
+                let rate = if fit.counted(detector, k).1 > 0 {
+                    format!("{detector}'s rate on its worst kind ({})", k.name())
+                } else {
+                    format!(
+                        "the lowest any kind gives it ({}: {detector} was never a verdict \
+                         there, so that kind's overall rate)",
                         k.name()
-                    )),
-                )
+                    )
+                };
+                (p, Some(format!("{why}: capped at {rate}")))
             }
             None => (
                 0.0,
@@ -300,7 +318,7 @@ fn calibrate(
     };
     // A locator measured often enough on runs of this kind is worth what
     // it scored there; unmeasured, a prior is no evidence.
-    let measured = caveat.is_none() && fit.counted(detector, kind).1 >= MEASURED;
+    let measured = caveat.is_none() && measured_in(fit, detector, kind, profile).is_some();
     let p = if abstained && !measured {
         p.min(ABSTAINED_CAP)
     } else {
@@ -310,6 +328,26 @@ fn calibrate(
         probability: (p * 100.0).round() / 100.0,
         caveat,
     }
+}
+
+/// A detector's rate on runs of `kind` shaped as `profile`, when it was
+/// counted on enough of them ([`MEASURED`]) to be a measurement.
+pub(crate) fn measured_rate(
+    detector: &str,
+    kind: SystemKind,
+    profile: &SystemProfile,
+) -> Option<f64> {
+    measured_in(fitted(), detector, kind, profile)
+}
+
+fn measured_in(
+    fit: &Fit,
+    detector: &str,
+    kind: SystemKind,
+    profile: &SystemProfile,
+) -> Option<f64> {
+    (fit.counted(detector, kind).1 >= MEASURED && unlike(fit, kind, profile).is_none())
+        .then(|| fit.estimate(detector, kind))
 }
 
 /// Right and all verdicts of a locator on runs of `kind` shaped as
@@ -345,6 +383,7 @@ mod tests {
         CalibrationSet {
             name,
             kind,
+            right: (5, 10),
             agents: (1, 3),
             tools: (1, 5),
             steps: (10, 50),
@@ -366,7 +405,7 @@ mod tests {
                 ("poor", "code-a", 5, 10),
                 ("few", "code-a", 3, 3),
                 ("split", "code-a", 19, 20),
-                ("split", "code-b", 1, 20),
+                ("split", "code-b", 0, 20),
             ],
         }
     }
@@ -389,13 +428,13 @@ mod tests {
 
     #[test]
     fn sets_of_one_kind_weigh_alike_so_one_cannot_carry_a_rule() {
-        // Right 19 times in 20 on one coding system and once in 20 on
+        // Right 19 times in 20 on one coding system and never in 20 on
         // another: about even, not the first system's rate.
         let p = fit().estimate("split", SystemKind::Coding);
         assert!(p > 0.35 && p < 0.65, "{p}");
         assert_eq!(
             fit().counted("split", SystemKind::Coding),
-            (20, 40),
+            (19, 40),
             "the counts are summed"
         );
     }
@@ -424,6 +463,24 @@ mod tests {
     }
 
     #[test]
+    fn a_rate_is_measured_only_on_enough_runs_of_a_like_kind() {
+        assert!(measured_in(&fit(), "good", SystemKind::MultiAgentChat, &LIKE).is_some());
+        assert_eq!(measured_in(&fit(), "few", SystemKind::Coding, &LIKE), None);
+        assert_eq!(
+            measured_in(&fit(), "good", SystemKind::WebBrowsing, &LIKE),
+            None
+        );
+        let far = SystemProfile {
+            steps: 1000,
+            ..LIKE
+        };
+        assert_eq!(
+            measured_in(&fit(), "good", SystemKind::MultiAgentChat, &far),
+            None
+        );
+    }
+
+    #[test]
     fn an_unlike_run_is_capped_at_the_worst_kind_and_says_so() {
         let c = calibrate(&fit(), "good", false, SystemKind::WebBrowsing, &LIKE);
         assert_eq!(
@@ -435,6 +492,11 @@ mod tests {
             caveat.contains("web browsing") && caveat.contains("coding agent"),
             "{caveat}"
         );
+        // Capped at a kind that never saw the detector: its overall rate,
+        // and the caveat says so rather than call it the detector's rate.
+        let c = calibrate(&fit(), "never", false, SystemKind::WebBrowsing, &LIKE);
+        let caveat = c.caveat.unwrap();
+        assert!(caveat.contains("was never a verdict there"), "{caveat}");
         // A run of a kind with sets, shaped unlike all of them: ten times
         // the agents of any.
         let crowd = SystemProfile { agents: 30, ..LIKE };

@@ -234,6 +234,26 @@ fn ranked_verdict(
                 .probability,
         })
         .collect();
+    // Where only locators point and the first was measured on this kind of
+    // run, one more often right goes first: a prior measured as wrong
+    // yields to another. Unmeasured, the ranking stands.
+    let measured_top = ranked
+        .first()
+        .filter(|r| locates_only(r.best.0))
+        .and_then(|r| calibrate::measured_rate(r.best.0, kind, profile));
+    if measured_top.is_some() {
+        let best = (0..ranked.len())
+            .filter(|&k| locates_only(ranked[k].best.0))
+            .fold(0, |b, k| {
+                if candidates[k].confidence > candidates[b].confidence {
+                    k
+                } else {
+                    b
+                }
+            });
+        ranked[..=best].rotate_right(1);
+        candidates[..=best].rotate_right(1);
+    }
     pad_with_early_actions(run, hits, &mut candidates);
     let Some(top) = ranked.first() else {
         return unexplained(run, hits, candidates);
@@ -383,6 +403,7 @@ fn pad_with_early_actions(run: &RunView, hits: &[NamedHit<'_>], candidates: &mut
     let early = run.agent_steps().filter(|&i| {
         i >= start
             && !run.steps[i].is_tool()
+            && !run.steps[i].is_user()
             && !run.is_bookkeeping(i)
             && !listed.contains(&run.steps[i].step)
     });

@@ -48,7 +48,7 @@ fn a_coding_agent_that_submits_without_changing_anything_is_the_verdict() {
         v[0]["evidence"][0]
             .as_str()
             .unwrap()
-            .contains("none of which changed a file"),
+            .contains("changed no file"),
         "{}",
         v[0]
     );

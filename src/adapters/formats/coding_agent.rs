@@ -458,7 +458,8 @@ fn from_steps(steps: &[Value]) -> Vec<Step> {
 }
 
 /// The commands of fenced shell blocks (```bash, ```sh, ```shell, and
-/// mini-SWE-agent's ```mswea_bash_command since its 1.x) in text.
+/// mini-SWE-agent's ```mswea_bash_command since its 1.x, or any other
+/// fence naming bash) in text.
 fn command_blocks(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut rest = text;
@@ -468,7 +469,9 @@ fn command_blocks(text: &str) -> Vec<String> {
         let lang = after[..eol].trim();
         let body = &after[eol + 1..];
         let Some(close) = body.find("```") else { break };
-        if matches!(lang, "bash" | "sh" | "shell" | "zsh" | "mswea_bash_command") {
+        // A harness may name its own fence (`mswea_bash_command`, a fork's
+        // `leana_bash_command`): any language naming bash is a command.
+        if matches!(lang, "sh" | "shell" | "zsh") || lang.contains("bash") {
             out.push(body[..close].trim_end().to_string());
         }
         rest = &body[close + 3..];
@@ -794,6 +797,9 @@ mod tests {
             "text\n```python\nx = 1\n```\n```bash\ncd /repo && make\n```\n```sh\nls\n```",
         );
         assert_eq!(blocks, ["cd /repo && make", "ls"]);
+        // A harness's own fence that names bash.
+        let own = super::command_blocks("```leana_bash_command\ngit diff\n```\n```text\nx\n```");
+        assert_eq!(own, ["git diff"]);
         assert!(super::command_blocks("```bash\nunclosed").is_empty());
         assert_eq!(super::return_code("<returncode>-1</returncode>"), Some(-1));
         assert_eq!(super::return_code("no code"), None);

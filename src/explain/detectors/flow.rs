@@ -245,12 +245,12 @@ pub(crate) fn empty_submission(run: &RunView) -> Vec<Hit> {
     let title = "handed in without changing anything".to_string();
     vec![
         Hit::suspect(at, "empty_submission", 0.5, title).because(format!(
-            "{} submitted the result after {} of its own, none of which changed a file",
+            "{} submitted the result {}",
             step_name(run, at),
             match before.len() {
-                0 => "no step".to_string(),
-                1 => "one step".to_string(),
-                n => format!("{n} steps"),
+                0 => "before any other step of its own".to_string(),
+                1 => "after one step of its own, which changed no file".to_string(),
+                n => format!("after {n} steps of its own, none of which changed a file"),
             }
         )),
     ]

@@ -92,7 +92,7 @@ pub(crate) static DETECTORS: &[Detector] = &[
     },
     Detector {
         name: "environment_fault",
-        about: "a call that failed because of the environment (rate limit, provider error, timeout, sandbox fault) and that the agent handled: blames the environment",
+        about: "a call (a model call included) that failed because of the environment (rate limit, provider error, timeout, sandbox fault), not recovered and not taken for a result: blames the environment",
         detect: errors::environment_fault,
     },
     Detector {
@@ -144,6 +144,11 @@ pub(crate) static DETECTORS: &[Detector] = &[
         name: "premature_termination",
         about: "a failed run that ends right after an error, an empty result or giving up",
         detect: outcomes::premature_termination,
+    },
+    Detector {
+        name: "user_ended_early",
+        about: "a user saying yes to the agent's proposal and leaving in the same message, so the agent never acted",
+        detect: outcomes::user_ended_early,
     },
     Detector {
         name: "value_provenance",

@@ -1,9 +1,10 @@
 //! Detectors of how agents treat what their calls returned: success claimed
 //! right after a failed or empty reply, a failed reply built on as if it had
-//! worked, and a run that stops at a failure or gives up.
+//! worked, a run that stops at a failure or gives up, and a user who ends
+//! the conversation in the turn the agent needed to act.
 
 use super::{Hit, step_name};
-use crate::explain::text::{find_phrase, quote_around};
+use crate::explain::text::{find_phrase, head, quote_around};
 use crate::explain::view::RunView;
 
 /// Words of a claim that the task is done or an answer is final.
@@ -51,17 +52,14 @@ pub(crate) fn unverified_claim(run: &RunView) -> Vec<Hit> {
         let Some(t) = bad_reply else { continue };
         let s_t = &run.steps[t];
         let what = if s_t.succeeded {
-            format!(
-                "returned nothing (\"{}\")",
-                crate::explain::text::head(&s_t.output, 80)
-            )
+            format!("returned nothing (\"{}\")", head(&s_t.output, 80))
         } else {
             let e = if s_t.error.trim().is_empty() {
                 &s_t.output
             } else {
                 &s_t.error
             };
-            format!("failed (\"{}\")", crate::explain::text::head(e, 80))
+            format!("failed (\"{}\")", head(e, 80))
         };
         let why = format!("right after {} {what}", step_name(run, t));
         let title = "claims success without evidence".to_string();
@@ -210,10 +208,157 @@ pub(crate) fn premature_termination(run: &RunView) -> Vec<Hit> {
     vec![Hit::suspect(last, "premature_termination", 0.1, title).because(why)]
 }
 
+/// Words of a user saying yes to what the agent proposed.
+const SAYS_YES: &[&str] = &["yes", "yeah", "yep", "go ahead", "proceed", "i confirm"];
+
+/// Words of a user saying no or not yet, which a yes in the same message
+/// does not undo (besides a message that opens with "no").
+const SAYS_NO: &[&str] = &["not yet", "don't", "do not", "hold on", "wait,", "wait."];
+
+/// Words of an agent waiting for the user's word without a question mark.
+const AWAITS: &[&str] = &["let me know", "please confirm", "once you confirm"];
+
+/// Words of a user taking leave.
+const TAKES_LEAVE: &[&str] = &[
+    "thank you",
+    "thanks",
+    "thnks",
+    "bye",
+    "that's all",
+    "that is all",
+    "have a great day",
+    "have a nice day",
+];
+
+/// A failed run that ends on the user's turn: the agent asked (a question
+/// proposing what it would do), the user said yes and, in the same
+/// message, took leave or closed the conversation (a simulator's control
+/// token such as `###STOP###`), and no call of the agent followed. The
+/// agent never got the turn it needed to act: the user's message is the
+/// suspect.
+pub(crate) fn user_ended_early(run: &RunView) -> Vec<Hit> {
+    if !run.failed() {
+        return Vec::new();
+    }
+    let Some(u) = run.steps.iter().rposition(|s| s.is_user() && !s.is_tool()) else {
+        return Vec::new();
+    };
+    let acted_after = run.steps[u + 1..]
+        .iter()
+        .any(|s| s.is_tool() && !s.is_user());
+    let asked = run.steps[..u]
+        .iter()
+        .rev()
+        .find(|s| !s.is_user() && !s.is_tool())
+        .is_some_and(|s| s.output.contains('?') || find_phrase(&s.output, AWAITS).is_some());
+    if acted_after || !asked {
+        return Vec::new();
+    }
+    let said = &run.steps[u].output;
+    let lower = said.to_ascii_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_ascii_alphanumeric() && c != '\'')
+        .filter(|w| !w.is_empty())
+        .collect();
+    let yes = SAYS_YES.iter().find(|p| {
+        if p.contains(' ') {
+            lower.contains(*p)
+        } else {
+            words.contains(p)
+        }
+    });
+    let Some(yes) = yes else {
+        return Vec::new();
+    };
+    if words.first() == Some(&"no") || find_phrase(said, SAYS_NO).is_some() {
+        return Vec::new();
+    }
+    let leave = control_token(said).or_else(|| find_phrase(said, TAKES_LEAVE).map(str::to_string));
+    let Some(leave) = leave else {
+        return Vec::new();
+    };
+    let title = "the user ended the conversation before the agent could act".to_string();
+    vec![
+        Hit::suspect(u, "user_ended_early", 0.5, title).because(format!(
+            "{} answers the agent's question with a yes (\"{yes}\") and, in the same \
+             message, ends the conversation (\"{leave}\"): \"{}\"; no call of the agent \
+             follows",
+            step_name(run, u),
+            head(said, 200)
+        )),
+    ]
+}
+
+/// A control token a user simulator ends a conversation with: upper-case
+/// letters between runs of `#` (`###STOP###`), at the end of the message.
+fn control_token(text: &str) -> Option<String> {
+    let t = text.trim_end();
+    let inner = t.strip_suffix("###")?.trim_end_matches('#');
+    let start = inner.rfind("##")?;
+    let word = &inner[start + 2..];
+    (!word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c == '_' || c == '-'))
+    .then(|| format!("###{word}###"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::explain::view::tests::{run, step};
+
+    #[test]
+    fn a_user_who_says_yes_and_leaves_in_one_message_ended_the_run() {
+        let turns = |last: &str| {
+            vec![
+                step(0, "user", "message", true, "I want to return my lamp."),
+                step(1, "assistant", "get_order", true, "{\"items\": [\"lamp\"]}"),
+                step(
+                    2,
+                    "assistant",
+                    "message",
+                    true,
+                    "I can return the lamp to your card. Shall I proceed?",
+                ),
+                step(3, "user", "message", true, last),
+            ]
+        };
+        let stop = "Yes, please go ahead. Thank you! ###STOP###";
+        let hits = user_ended_early(&run(turns(stop), "failed"));
+        assert_eq!(hits.iter().map(|h| h.at).collect::<Vec<_>>(), vec![3]);
+        assert!(
+            hits[0].evidence[0].contains("###"),
+            "{:?}",
+            hits[0].evidence
+        );
+        let bye = user_ended_early(&run(turns("Yes, do it. Thanks, bye!"), "failed"));
+        assert_eq!(bye.len(), 1);
+        let waiting = "Yes, go ahead, I'll be waiting for the refund. Thanks!";
+        assert_eq!(user_ended_early(&run(turns(waiting), "failed")).len(), 1);
+        // Not when the user said no, stayed, or the agent then acted; not
+        // when the agent asked nothing; not in a run that passed.
+        for last in [
+            "No, don't return it. Thanks! ###STOP###",
+            "No. Yes would be wrong, thanks.",
+            "Yes, please go ahead.",
+        ] {
+            assert!(
+                user_ended_early(&run(turns(last), "failed")).is_empty(),
+                "{last}"
+            );
+        }
+        let mut acted = turns(stop);
+        acted.push(step(4, "assistant", "return_items", true, "{\"ok\": true}"));
+        assert!(user_ended_early(&run(acted, "failed")).is_empty());
+        let mut waits = turns(stop);
+        waits[2].output = "I can return it to your card. Let me know how to proceed!".to_string();
+        assert_eq!(user_ended_early(&run(waits, "failed")).len(), 1);
+        let mut told = turns(stop);
+        told[2].output = "Your lamp can be returned to your card.".to_string();
+        assert!(user_ended_early(&run(told, "failed")).is_empty());
+        assert!(user_ended_early(&run(turns(stop), "succeeded")).is_empty());
+    }
 
     #[test]
     fn building_on_a_failed_reply_is_an_ignored_failure() {
