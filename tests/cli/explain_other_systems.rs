@@ -103,3 +103,44 @@ fn the_first_irreversible_call_locates_at_its_measured_rate_on_tau_bench() {
         assert!(a["confidence"].as_f64().unwrap() < 0.2, "{a}");
     }
 }
+
+/// A multi-agent chat far longer than any labelled one (60 steps where the
+/// Who&When runs have at most 10) is unlike every set of its kind: its
+/// verdict is capped and says by what.
+#[test]
+fn a_run_shaped_unlike_every_set_of_its_kind_is_capped_and_says_why() {
+    let agents = ["Planner", "Coder", "Checker"];
+    let mut lines = vec![
+        r#"{"kind":"run","run_id":"long","outcome":"failed","reason":"wrong_answer","task":"How many stops are on the line?"}"#
+            .to_string(),
+    ];
+    for turn in 0..60 {
+        let agent = agents[turn % 3];
+        let text = if turn == 7 {
+            "Let's simulate the data: assume there are 12 stops on the line.".to_string()
+        } else {
+            format!("Step {turn}: we go on with the plan and check the line again.")
+        };
+        lines.push(
+            serde_json::json!({"kind":"event","event_id":format!("long:{turn}"),"run_id":"long",
+                "turn":turn,"agent_id":agent,"action_taken":{"tool_name":"message"},
+                "action_succeeded":true,"span_kind":"message","output":text})
+            .to_string(),
+        );
+    }
+    let input = lines.join("\n") + "\n";
+    let out = common::ok("triage-explain", &["--verdicts-only"], input.as_bytes());
+    let v: Vec<Value> = common::records(&out)
+        .into_iter()
+        .filter(|r| r["kind"] == "verdict")
+        .collect();
+    assert_eq!(v.len(), 1);
+    assert_eq!(v[0]["system"], "multi-agent chat", "{}", v[0]);
+    assert_eq!(v[0]["profile"]["steps"], 60, "{}", v[0]);
+    let evidence = v[0]["evidence"].to_string();
+    assert!(
+        evidence.contains("unlike every set of that kind (steps 60 where who-and-when-ag has"),
+        "{evidence}"
+    );
+    assert!(v[0]["confidence"].as_f64().unwrap() < 0.5, "{}", v[0]);
+}
