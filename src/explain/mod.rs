@@ -148,14 +148,36 @@ mod tests {
     fn the_first_irreversible_call_locates_and_says_how_often_it_was_right() {
         // A customer-service run that books and fails later: the booking is
         // where to look. On the labelled tool-use sets it was the decisive
-        // step on one system and not on the other, so the verdict abstains,
-        // naming the call, at the rate measured on those runs.
+        // step in most runs it fired on, but on too few to be a claim, so
+        // the verdict abstains, naming the call, at the rate measured.
+        // Shaped like the labelled customer-service runs: messages of a
+        // few hundred characters (a run of one-line messages is unlike them
+        // and would be capped).
+        let long = |text: &str| {
+            format!(
+                "{text} {}",
+                "I checked the fare rules and the seats. ".repeat(6)
+            )
+        };
         let steps = vec![
             step(0, "user", "message", true, "Book flight HAT136 on May 20."),
-            step(1, "assistant", "message", true, "Shall I book HAT136?"),
+            step(
+                1,
+                "assistant",
+                "message",
+                true,
+                &long("Shall I book HAT136?"),
+            ),
             step(2, "user", "message", true, "Yes."),
             step(3, "assistant", "book_reservation", true, "{\"id\": \"X1\"}"),
-            step(4, "assistant", "message", true, "Booked: reservation X1."),
+            step(
+                4,
+                "assistant",
+                "message",
+                true,
+                &long("Booked: reservation X1."),
+            ),
+            step(5, "user", "message", true, "Thanks."),
         ];
         let v = explain(&run(steps.clone(), "failed"), VerdictScope::Failed)
             .verdict
@@ -166,7 +188,7 @@ mod tests {
             "{:?}",
             v.evidence
         );
-        assert!(v.confidence > 0.0 && v.confidence < 0.5, "{}", v.confidence);
+        assert!(v.confidence > 0.3 && v.confidence < 0.9, "{}", v.confidence);
         assert_eq!(v.system.as_deref(), Some("tool use with a user"));
         // The same call by an agent with no user (another kind of system,
         // where it was never measured) is capped lower still.

@@ -27,7 +27,12 @@ const PRIOR_DETECTOR: &str = "first_action";
 /// there: the first action after the task, and the first call that cannot
 /// be undone (true of every failed run that acts at all). The walk-back
 /// does not reward them, and a verdict resting on one abstains.
-const LOCATORS: &[&str] = &[PRIOR_DETECTOR, "point_of_no_return", "final_change"];
+const LOCATORS: &[&str] = &[
+    PRIOR_DETECTOR,
+    "point_of_no_return",
+    "final_change",
+    "submitted_edit",
+];
 
 /// True when `detector` only locates a step (see [`LOCATORS`]).
 fn locates_only(detector: &str) -> bool {

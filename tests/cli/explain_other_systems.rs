@@ -74,9 +74,9 @@ fn handing_the_user_over_unasked_is_giving_up() {
     assert_eq!(v[0]["blame"], "agent");
 }
 
-/// The first irreversible call was the decisive step in most airline runs
-/// but not on the other tool-use set; the sets weigh alike, so it locates:
-/// the verdict abstains, names the call, and says how often it was right.
+/// The first irreversible call was the decisive step in most hand-read
+/// tool-use runs it fires on, but on too few of them (19, not 20) to be a
+/// claim: the verdict abstains, names the call, at the rate measured.
 #[test]
 fn the_first_irreversible_call_locates_at_its_measured_rate_on_tau_bench() {
     let v = verdicts("taubench", &data("tau-bench/gpt-4o-airline.json"));
@@ -90,7 +90,7 @@ fn the_first_irreversible_call_locates_at_its_measured_rate_on_tau_bench() {
         assert_eq!(l["category"], "unknown", "{l}");
         assert_eq!(l["system"], "tool use with a user", "{l}");
         let p = l["confidence"].as_f64().unwrap();
-        assert!((0.2..0.5).contains(&p), "{l}");
+        assert!((0.4..0.8).contains(&p), "{l}");
         assert!(
             l["evidence"].to_string().contains("cannot be undone"),
             "{l}"

@@ -256,6 +256,41 @@ pub(crate) fn empty_submission(run: &RunView) -> Vec<Hit> {
     ]
 }
 
+/// Where to look in a failed run that handed in a change (a coding agent's
+/// patch): the first step of the agent's own that edited a file the
+/// submission's diff touches, where the change that failed began. It
+/// locates and never convicts: a verdict resting on it abstains.
+pub(crate) fn submitted_edit(run: &RunView) -> Vec<Hit> {
+    if !run.failed() {
+        return Vec::new();
+    }
+    let Some(k) = (0..run.steps.len())
+        .rev()
+        .find(|&i| !run.steps[i].is_user() && run.steps[i].runs_shell() && submits(&run.steps[i]))
+    else {
+        return Vec::new();
+    };
+    let paths: Vec<&str> = diffed_paths(&run.steps[k].output).collect();
+    let edit = (0..k).find(|&i| {
+        let s = &run.steps[i];
+        !s.is_user()
+            && !run.is_environment(i)
+            && s.succeeded
+            && changes_state(s)
+            && paths.iter().any(|p| s.input.contains(p))
+    });
+    let Some(i) = edit else {
+        return Vec::new();
+    };
+    let title = "first edit of a file the submission changed".to_string();
+    vec![Hit::suspect(i, "wrong_fix", 0.2, title).because(format!(
+        "{} is the first edit of a file the submission at {} changed (where to look, not \
+         evidence)",
+        step_name(run, i),
+        step_name(run, k)
+    ))]
+}
+
 /// The paths a unified diff touches (`diff --git a/P b/P`).
 fn diffed_paths(text: &str) -> impl Iterator<Item = &str> {
     text.lines()
@@ -664,6 +699,28 @@ mod tests {
         // A run with no commands hands in an answer, not a change.
         let chat = vec![task, call(1, "agent", "final_answer", "42", "")];
         assert!(empty_submission(&run(chat, "failed")).is_empty());
+    }
+
+    #[test]
+    fn the_first_edit_of_a_submitted_file_locates_a_wrong_fix() {
+        let sh = |i, cmd: &str, out: &str| call(i, "agent", "bash", cmd, out);
+        let diff = "diff --git a/src/lib.py b/src/lib.py\n-a\n+b";
+        let steps = vec![
+            step(0, "user", "message", true, "Fix the bug in parse()."),
+            sh(1, "cat > reproduce.py <<'EOF'\nparse()\nEOF", ""),
+            sh(2, "grep -n parse src/lib.py", "3: def parse"),
+            sh(3, "sed -i 's/a/b/' src/lib.py", ""),
+            sh(4, "sed -i 's/b/c/' src/lib.py", ""),
+            sh(5, "echo SUBMIT && git diff", diff),
+        ];
+        let hits = submitted_edit(&run(steps.clone(), "failed"));
+        assert_eq!((hits[0].at, hits[0].category), (3, "wrong_fix"));
+        // Nothing submitted, no diff, or a run that passed: nothing.
+        let mut bare = steps.clone();
+        bare[5].output = String::new();
+        assert!(submitted_edit(&run(bare, "failed")).is_empty());
+        assert!(submitted_edit(&run(steps[..5].to_vec(), "failed")).is_empty());
+        assert!(submitted_edit(&run(steps, "succeeded")).is_empty());
     }
 
     #[test]

@@ -161,6 +161,11 @@ pub(crate) static DETECTORS: &[Detector] = &[
         detect: flow::empty_submission,
     },
     Detector {
+        name: "submitted_edit",
+        about: "the first edit of a file a failed coding agent's submission changed: where to look, not evidence",
+        detect: flow::submitted_edit,
+    },
+    Detector {
         name: "point_of_no_return",
         about: "the first irreversible action (write, booking, deletion, payment) of a failed run: where to look, not evidence",
         detect: flow::point_of_no_return,

@@ -112,6 +112,8 @@ const ASKS_FOR_A_PERSON: &[&str] = &[
     "human",
     "person",
     "representative",
+    // escalate, escalation, escalated
+    "escalat",
     "manager",
     "supervisor",
     "transfer",
@@ -519,6 +521,8 @@ mod tests {
         // a money transfer is no handoff.
         let asked = steps("MMS is broken, let me talk to a human.");
         assert!(unrequested_handoff(&run(asked, "failed")).is_empty());
+        let escalation = steps("MMS still fails. It sounds like this may need to be escalated.");
+        assert!(unrequested_handoff(&run(escalation, "failed")).is_empty());
         assert!(unrequested_handoff(&run(steps("MMS is broken."), "succeeded")).is_empty());
         let mut money = steps("MMS is broken.");
         money[2].tool = "transfer_funds".into();
