@@ -24,9 +24,10 @@ const AGREEMENT_BONUS: f64 = 0.1;
 /// The detector whose hits are a positional prior, not evidence.
 const PRIOR_DETECTOR: &str = "first_action";
 /// Detectors whose hits say where to look, not that anything went wrong
-/// there: the first action after the task, and the first call that cannot
-/// be undone (true of every failed run that acts at all). The walk-back
-/// does not reward them, and a verdict resting on one abstains.
+/// there: the first action after the task, the first call that cannot be
+/// undone (true of every failed run that acts at all), the last change
+/// before a wrong result, and the first edit of a submitted file. The
+/// walk-back does not reward them, and a verdict resting on one abstains.
 const LOCATORS: &[&str] = &[
     PRIOR_DETECTOR,
     "point_of_no_return",
