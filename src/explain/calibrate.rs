@@ -238,7 +238,11 @@ fn mean(xs: &[f64]) -> f64 {
 /// Why a run of `kind` shaped as `profile` is unlike every set of its
 /// kind, or None when it is like one of them (or its kind has none).
 fn unlike(fit: &Fit, kind: SystemKind, profile: &SystemProfile) -> Option<String> {
-    let within = |v: u64, (lo, hi): (u64, u64)| v * LIKENESS >= lo && v <= hi * LIKENESS;
+    // A ratio, and for small counts one more or fewer: no call at all is
+    // near "one call", though no factor reaches it from zero.
+    let within = |v: u64, (lo, hi): (u64, u64)| {
+        (v * LIKENESS >= lo || v + 1 >= lo) && (v <= hi * LIKENESS || v <= hi + 1)
+    };
     let mut why = Vec::new();
     for set in fit.sets_of(kind) {
         let off = [
@@ -505,7 +509,14 @@ mod tests {
             caveat.contains("agents 30 where chat-a has 1–3"),
             "{caveat}"
         );
-        // Within a factor of two of a set's range is like it.
+        // Within a factor of two of a set's range is like it, and so is
+        // one count more or fewer (no tool where the set's runs call one).
+        let none = SystemProfile { tools: 0, ..LIKE };
+        assert!(
+            calibrate(&fit(), "good", false, SystemKind::MultiAgentChat, &none)
+                .caveat
+                .is_none()
+        );
         let near = SystemProfile { steps: 90, ..LIKE };
         assert!(
             calibrate(&fit(), "good", false, SystemKind::MultiAgentChat, &near)
