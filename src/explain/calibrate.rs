@@ -200,10 +200,9 @@ impl Fit {
 
     /// A detector's rate on one kind: on each set of the kind that saw it,
     /// its rate there shrunk towards that set's overall rate (how often its
-    /// verdicts were right); then the mean
-    /// over those sets, each a system of its own, however many runs it
-    /// has. A detector no set of the kind saw gets the kind's overall rate,
-    /// at most [`UNSEEN`].
+    /// verdicts were right); then the mean over those sets, each a system
+    /// of its own, however many runs it has. A detector no set of the kind
+    /// saw gets the kind's overall rate, at most [`UNSEEN`].
     fn estimate(&self, detector: &str, kind: SystemKind) -> f64 {
         let mut seen = Vec::new();
         let mut overall = Vec::new();
@@ -320,7 +319,7 @@ fn calibrate(
     };
     // A locator measured often enough on runs of this kind is worth what
     // it scored there; unmeasured, a prior is no evidence.
-    let measured = caveat.is_none() && measured_in(fit, detector, kind, profile).is_some();
+    let measured = caveat.is_none() && fit.counted(detector, kind).1 >= MEASURED;
     let p = if abstained && !measured {
         p.min(ABSTAINED_CAP)
     } else {
@@ -332,24 +331,14 @@ fn calibrate(
     }
 }
 
-/// A detector's rate on runs of `kind` shaped as `profile`, when it was
-/// counted on enough of them ([`MEASURED`]) to be a measurement.
-pub(crate) fn measured_rate(
-    detector: &str,
-    kind: SystemKind,
-    profile: &SystemProfile,
-) -> Option<f64> {
+/// True when `detector` was counted on enough runs of `kind`, shaped as
+/// `profile`, for its rate there to be a measurement ([`MEASURED`]).
+pub(crate) fn is_measured(detector: &str, kind: SystemKind, profile: &SystemProfile) -> bool {
     measured_in(fitted(), detector, kind, profile)
 }
 
-fn measured_in(
-    fit: &Fit,
-    detector: &str,
-    kind: SystemKind,
-    profile: &SystemProfile,
-) -> Option<f64> {
-    (fit.counted(detector, kind).1 >= MEASURED && unlike(fit, kind, profile).is_none())
-        .then(|| fit.estimate(detector, kind))
+fn measured_in(fit: &Fit, detector: &str, kind: SystemKind, profile: &SystemProfile) -> bool {
+    fit.counted(detector, kind).1 >= MEASURED && unlike(fit, kind, profile).is_none()
 }
 
 /// Right and all verdicts of a locator on runs of `kind` shaped as
@@ -466,20 +455,24 @@ mod tests {
 
     #[test]
     fn a_rate_is_measured_only_on_enough_runs_of_a_like_kind() {
-        assert!(measured_in(&fit(), "good", SystemKind::MultiAgentChat, &LIKE).is_some());
-        assert_eq!(measured_in(&fit(), "few", SystemKind::Coding, &LIKE), None);
-        assert_eq!(
-            measured_in(&fit(), "good", SystemKind::WebBrowsing, &LIKE),
-            None
-        );
+        assert!(measured_in(
+            &fit(),
+            "good",
+            SystemKind::MultiAgentChat,
+            &LIKE
+        ));
+        assert!(!measured_in(&fit(), "few", SystemKind::Coding, &LIKE));
+        assert!(!measured_in(&fit(), "good", SystemKind::WebBrowsing, &LIKE));
         let far = SystemProfile {
             steps: 1000,
             ..LIKE
         };
-        assert_eq!(
-            measured_in(&fit(), "good", SystemKind::MultiAgentChat, &far),
-            None
-        );
+        assert!(!measured_in(
+            &fit(),
+            "good",
+            SystemKind::MultiAgentChat,
+            &far
+        ));
     }
 
     #[test]

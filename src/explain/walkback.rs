@@ -243,11 +243,10 @@ fn ranked_verdict(
     // Where only locators point and the first was measured on this kind of
     // run, one more often right goes first: a prior measured as wrong
     // yields to another. Unmeasured, the ranking stands.
-    let measured_top = ranked
+    if ranked
         .first()
-        .filter(|r| locates_only(r.best.0))
-        .and_then(|r| calibrate::measured_rate(r.best.0, kind, profile));
-    if measured_top.is_some() {
+        .is_some_and(|r| locates_only(r.best.0) && calibrate::is_measured(r.best.0, kind, profile))
+    {
         let best = (0..ranked.len())
             .filter(|&k| locates_only(ranked[k].best.0))
             .fold(0, |b, k| {

@@ -304,21 +304,19 @@ pub(crate) fn date_text(t: Timestamp) -> String {
 /// 3 with no known outcome, 4 root-cause verdicts."
 pub(crate) fn summary_text(report: &Report, top: usize) -> String {
     let runs = words::count(report.runs_total(), "run", "runs");
-    let lead = runs_text(report).unwrap_or_else(|| format!("{runs} analyzed"));
     if report.is_root_causes_only() {
         // Verdicts without run records: their runs failed, though no
         // record says so; "no outcome known" would mislead.
-        let lead = if report.outcomes().known() > 0 {
-            lead
-        } else {
-            format!("{runs} analyzed")
-        };
+        let lead = runs_text(report)
+            .filter(|_| report.outcomes().known() > 0)
+            .unwrap_or_else(|| format!("{runs} analyzed"));
         let what = match report.verdicts.len() {
             0 => words::count(report.findings.len() as u64, "finding", "findings"),
             n => words::count(n as u64, "root-cause verdict", "root-cause verdicts"),
         };
         return format!("{lead}, {what}.");
     }
+    let lead = runs_text(report).unwrap_or_else(|| format!("{runs} analyzed"));
     let n = report.patterns.len();
     if n == 0 {
         return format!("{lead}, no incident patterns.");

@@ -141,22 +141,11 @@ fn emit(
     let states_codes = matches!(t, Trajectory::Messages(_));
     let (task, steps) = match t {
         Trajectory::Messages(messages) => {
-            let (task, mut steps, unread) = from_messages(messages);
+            let (task, mut steps, exit, unread) = from_messages(messages);
             for role in unread {
                 sink.not_read(&format!("a message of role \"{role}\""));
             }
-            // An exception the `info` names but no `exit` message carries
-            // (older versions, or a run that died before its first turn).
-            let status = str_of(v.pointer("/info/exit_status")).unwrap_or_default();
-            if crashed(&status) && !steps.iter().any(|s| s.crash.is_some()) {
-                let message = str_of(v.pointer("/info/exception_str"))
-                    .filter(|m| !m.trim().is_empty())
-                    .unwrap_or_else(|| status.clone());
-                steps.push(Step {
-                    crash: Some((status, message)),
-                    ..Step::default()
-                });
-            }
+            steps.extend(crash(v, exit));
             (task, steps)
         }
         Trajectory::Steps(steps) => (None, from_steps(steps)),
@@ -335,9 +324,10 @@ fn first_line(text: &str) -> &str {
 /// a `bash` tool), answered by the user or tool message after it (a tool's
 /// reply by the call's id); the first user message is the task. The
 /// closing `exit` message is a step only when an exception ended the run.
-fn from_messages(messages: &[Value]) -> (Option<String>, Vec<Step>, Vec<String>) {
+fn from_messages(messages: &[Value]) -> (Option<String>, Vec<Step>, Option<&Value>, Vec<String>) {
     let mut task = None;
     let mut steps: Vec<Step> = Vec::new();
+    let mut exit = None;
     let mut unread = Vec::new();
     for m in messages {
         let role = m.get("role").and_then(Value::as_str).unwrap_or("");
@@ -387,25 +377,38 @@ fn from_messages(messages: &[Value]) -> (Option<String>, Vec<Step>, Vec<String>)
                     None => {}
                 }
             }
-            "exit" => {
-                let status = str_of(m.pointer("/extra/exit_status")).unwrap_or_default();
-                if crashed(&status) {
-                    let message = str_of(m.pointer("/extra/exception_str"))
-                        .or(text)
-                        .unwrap_or_else(|| status.clone());
-                    steps.push(Step {
-                        timestamp,
-                        crash: Some((status, message)),
-                        ..Step::default()
-                    });
-                }
-            }
+            // The run's end: its exit status, read by `crash`.
+            "exit" => exit = Some(m),
             // The agent's instructions, no step.
             "system" => {}
             other => unread.push(other.to_string()),
         }
     }
-    (task, steps, unread)
+    (task, steps, exit, unread)
+}
+
+/// The step of an exception that ended the run, as the closing `exit`
+/// message's `extra` states it, else the trajectory's `info` (older
+/// versions, or a run that died before its first turn); none for a run
+/// that submitted or reached a limit.
+fn crash(v: &Value, exit: Option<&Value>) -> Option<Step> {
+    let stated = |key: &str| {
+        exit.and_then(|m| str_of(m.pointer(&format!("/extra/{key}"))))
+            .or_else(|| str_of(v.pointer(&format!("/info/{key}"))))
+            .filter(|t| !t.trim().is_empty())
+    };
+    let status = stated("exit_status")?;
+    if !crashed(&status) {
+        return None;
+    }
+    let message = stated("exception_str")
+        .or_else(|| exit.and_then(|m| m.get("content").and_then(text_of)))
+        .unwrap_or_else(|| status.clone());
+    Some(Step {
+        timestamp: exit.and_then(|m| nanos_of(m.pointer("/extra/timestamp"))),
+        crash: Some((status, message)),
+        ..Step::default()
+    })
 }
 
 /// The commands of an assistant message's tool calls (the `command`

@@ -194,7 +194,7 @@ pub(crate) fn final_change(run: &RunView) -> Vec<Hit> {
         return vec![
             Hit::suspect(last, "missing_submission", 0.2, title).because(format!(
                 "no step failed and no step submitted a result: {} is where the run stopped \
-             (where to look, not evidence)",
+                 (where to look, not evidence)",
                 step_name(run, last)
             )),
         ];
@@ -206,8 +206,8 @@ pub(crate) fn final_change(run: &RunView) -> Vec<Hit> {
     let title = "last change before a wrong result".to_string();
     vec![
         Hit::suspect(at, "wrong_result", 0.2, title).because(format!(
-            "no step failed, so the result is what went wrong: {} is {what}; check it against the \
-         task (where to look, not evidence)",
+            "no step failed, so the result is what went wrong: {} is {what}; check it against \
+             the task (where to look, not evidence)",
             step_name(run, at)
         )),
     ]
@@ -222,18 +222,14 @@ pub(crate) fn empty_submission(run: &RunView) -> Vec<Hit> {
     if !run.failed() {
         return Vec::new();
     }
-    let acts: Vec<usize> = run
-        .agent_steps()
-        .filter(|&i| Some(i) != run.task_index() && !run.steps[i].is_user())
-        .collect();
-    if !acts.iter().any(|&i| run.steps[i].runs_shell()) {
-        return Vec::new();
-    }
-    let Some(k) = acts.iter().position(|&i| submits(&run.steps[i])) else {
+    let Some(at) = submission(run) else {
         return Vec::new();
     };
-    let before = &acts[..k];
-    let at = acts[k];
+    let before: Vec<usize> = run
+        .agent_steps()
+        .take_while(|&i| i < at)
+        .filter(|&i| Some(i) != run.task_index() && !run.steps[i].is_user())
+        .collect();
     let changed = before
         .iter()
         .any(|&i| run.steps[i].succeeded && changes_state(&run.steps[i]));
@@ -264,10 +260,7 @@ pub(crate) fn submitted_edit(run: &RunView) -> Vec<Hit> {
     if !run.failed() {
         return Vec::new();
     }
-    let Some(k) = (0..run.steps.len())
-        .rev()
-        .find(|&i| !run.steps[i].is_user() && run.steps[i].runs_shell() && submits(&run.steps[i]))
-    else {
+    let Some(k) = submission(run) else {
         return Vec::new();
     };
     let paths: Vec<&str> = diffed_paths(&run.steps[k].output).collect();
@@ -289,6 +282,17 @@ pub(crate) fn submitted_edit(run: &RunView) -> Vec<Hit> {
         step_name(run, i),
         step_name(run, k)
     ))]
+}
+
+/// The step with which an agent acting through shell commands handed its
+/// result in: its last step that submits (an episode-ending tool, or a
+/// command that says so).
+fn submission(run: &RunView) -> Option<usize> {
+    let acts = || run.agent_steps().filter(|&i| !run.steps[i].is_user());
+    if !acts().any(|i| run.steps[i].runs_shell()) {
+        return None;
+    }
+    acts().filter(|&i| submits(&run.steps[i])).last()
 }
 
 /// The paths a unified diff touches (`diff --git a/P b/P`).

@@ -222,7 +222,6 @@ const AWAITS: &[&str] = &["let me know", "please confirm", "once you confirm"];
 const TAKES_LEAVE: &[&str] = &[
     "thank you",
     "thanks",
-    "thnks",
     "bye",
     "that's all",
     "that is all",
@@ -328,7 +327,7 @@ mod tests {
         let hits = user_ended_early(&run(turns(stop), "failed"));
         assert_eq!(hits.iter().map(|h| h.at).collect::<Vec<_>>(), vec![3]);
         assert!(
-            hits[0].evidence[0].contains("###"),
+            hits[0].evidence[0].contains("(\"###STOP###\")"),
             "{:?}",
             hits[0].evidence
         );
