@@ -63,8 +63,9 @@ soak:
 bench: build
 	bash bench/run.sh
 
+## bench-explain: triage-explain measured on every labelled set; ARGS=--fit also prints the calibration rows.
 bench-explain: build
-	@if [ -x bench/explain-accuracy.sh ]; then bash bench/explain-accuracy.sh; else echo "bench-explain: not built yet"; fi
+	bash bench/explain-accuracy.sh $(ARGS)
 
 ## check-peer: our scores against agent-triage 0.1.0 on generated data, clean and messy.
 check-peer: build

@@ -125,10 +125,24 @@ const MORE_LABELLED: &[(&str, &str, &str, &str, &str)] = &[
         "tool use",
     ),
     (
+        "tau-bench airline",
+        MEASURED_ONLY,
+        "tau-bench/labels-saw-verdicts.tsv",
+        "by a reader who saw verdicts",
+        "tool use",
+    ),
+    (
         "TraceSIR tau2 (FC)",
         "tracesir-tau2",
         "tracesir/function-calling/labels.tsv",
         "by hand",
+        "tool use",
+    ),
+    (
+        "TraceSIR tau2 (FC)",
+        MEASURED_ONLY,
+        "tracesir/function-calling/labels-saw-verdicts.tsv",
+        "by a reader who saw verdicts",
         "tool use",
     ),
     (
@@ -137,6 +151,22 @@ const MORE_LABELLED: &[(&str, &str, &str, &str, &str)] = &[
         "tracesir/coding/labels.tsv",
         "by hand",
         "coding",
+    ),
+];
+
+/// Runs two readers labelled apart: what they are, and the two labels
+/// files. How often two careful readers name the same step is the most a
+/// verdict's "right" can mean on those runs.
+const READ_TWICE: &[(&str, &str, &str)] = &[
+    (
+        "tau-bench airline",
+        "tau-bench/labels-by-hand.tsv",
+        "tau-bench/labels-saw-verdicts.tsv",
+    ),
+    (
+        "TraceSIR tau2 (FC)",
+        "tracesir/function-calling/labels.tsv",
+        "tracesir/function-calling/labels-saw-verdicts.tsv",
     ),
 ];
 
@@ -245,6 +275,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     side_by_side(&cases, &sets);
     let labelled = labelled_sets(&bins, &data, &cases, &sets)?;
     honest_figures(&labelled);
+    readers_agree(&data)?;
     if fit {
         print_fit(&labelled);
     }
@@ -439,6 +470,64 @@ fn honest_figures(sets: &[LabelledSet]) {
             cells[2]
         );
     }
+}
+
+/// Agreement of two readers on the runs both labelled: the agent, the
+/// step, and the step or the second step one of them named as nearly as
+/// good ("alt: step N" in its reason).
+fn readers_agree(data: &Path) -> Result<(), Box<dyn std::error::Error>> {
+    type Label = (String, String, Vec<String>);
+    let read = |file: &str| -> std::io::Result<HashMap<String, Label>> {
+        let text = std::fs::read_to_string(data.join(file))?;
+        Ok(text
+            .lines()
+            .skip(1)
+            .filter_map(|line| {
+                let f: Vec<&str> = line.split('\t').collect();
+                let reason = f.get(5).copied().unwrap_or("");
+                let alts = reason
+                    .split("alt: step ")
+                    .skip(1)
+                    .filter_map(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+                    .map(str::to_string)
+                    .collect();
+                Some((
+                    f.first()?.to_string(),
+                    (f.get(1)?.to_string(), f.get(2)?.to_string(), alts),
+                ))
+            })
+            .collect())
+    };
+    println!();
+    println!(
+        "two readers on the same runs: agent, step, step or a second step named as nearly as good"
+    );
+    for &(name, first, second) in READ_TWICE {
+        let (Ok(a), Ok(b)) = (read(first), read(second)) else {
+            continue;
+        };
+        let both: Vec<(&Label, &Label)> = a
+            .iter()
+            .filter_map(|(run, x)| b.get(run).map(|y| (x, y)))
+            .collect();
+        let n = both.len();
+        let agent = both.iter().filter(|(x, y)| x.0 == y.0).count();
+        let step = both
+            .iter()
+            .filter(|(x, y)| x.0 == y.0 && x.1 == y.1)
+            .count();
+        let near = both
+            .iter()
+            .filter(|(x, y)| (x.0 == y.0 && x.1 == y.1) || x.2.contains(&y.1) || y.2.contains(&x.1))
+            .count();
+        println!(
+            "{name:<38} {n:>4} runs   agent {:>8}   step {:>8}   step or alt {:>8}",
+            pct(agent, n),
+            pct(step, n),
+            pct(near, n)
+        );
+    }
+    Ok(())
 }
 
 /// Which sets a verdict's calibration was fitted on.

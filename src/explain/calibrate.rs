@@ -36,7 +36,7 @@ pub(crate) struct CalibrationSet {
     pub message_chars: (u64, u64),
 }
 
-/// The labelled sets (`make bench-explain -- --fit` prints these).
+/// The labelled sets (`make bench-explain ARGS=--fit` prints these).
 const SETS: &[CalibrationSet] = &[
     CalibrationSet {
         name: "who-and-when-ag",
@@ -49,20 +49,20 @@ const SETS: &[CalibrationSet] = &[
     },
     CalibrationSet {
         name: "tau-bench-airline-hand",
-        right: (11, 20),
+        right: (20, 65),
         kind: SystemKind::ToolUse,
         agents: (1, 1),
-        tools: (0, 7),
-        steps: (11, 51),
-        message_chars: (163, 536),
+        tools: (0, 9),
+        steps: (7, 51),
+        message_chars: (163, 692),
     },
     CalibrationSet {
         name: "tracesir-tau2",
-        right: (12, 40),
+        right: (12, 50),
         kind: SystemKind::ToolUse,
         agents: (1, 1),
         tools: (1, 7),
-        steps: (10, 88),
+        steps: (8, 88),
         message_chars: (255, 1394),
     },
     CalibrationSet {
@@ -78,12 +78,16 @@ const SETS: &[CalibrationSet] = &[
 
 /// Right verdicts and verdicts per detector and set, on the labelled sets;
 /// for a locator, right steps and the runs it fired on, verdict or not
-/// (`make bench-explain -- --fit` prints these rows).
+/// (`make bench-explain ARGS=--fit` prints these rows).
 const FITTED: &[(&str, &str, u32, u32)] = &[
-    ("final_change", "tau-bench-airline-hand", 5, 16),
-    ("first_action", "tau-bench-airline-hand", 2, 20),
-    ("point_of_no_return", "tau-bench-airline-hand", 12, 15),
-    ("unconfirmed_action", "tau-bench-airline-hand", 1, 3),
+    ("claimed_lookup", "tau-bench-airline-hand", 0, 1),
+    ("fabricated_data", "tau-bench-airline-hand", 0, 1),
+    ("final_change", "tau-bench-airline-hand", 2, 49),
+    ("first_action", "tau-bench-airline-hand", 4, 65),
+    ("point_of_no_return", "tau-bench-airline-hand", 18, 47),
+    ("repeated_call", "tau-bench-airline-hand", 0, 2),
+    ("unconfirmed_action", "tau-bench-airline-hand", 4, 15),
+    ("unrequested_handoff", "tau-bench-airline-hand", 0, 1),
     ("bad_tool_call", "tracesir-coding", 0, 1),
     ("empty_submission", "tracesir-coding", 6, 6),
     ("final_change", "tracesir-coding", 0, 1),
@@ -91,12 +95,12 @@ const FITTED: &[(&str, &str, u32, u32)] = &[
     ("refused_output", "tracesir-coding", 0, 1),
     ("repeated_call", "tracesir-coding", 0, 2),
     ("submitted_edit", "tracesir-coding", 5, 15),
-    ("final_change", "tracesir-tau2", 7, 35),
-    ("first_action", "tracesir-tau2", 0, 40),
-    ("point_of_no_return", "tracesir-tau2", 3, 4),
-    ("unrequested_handoff", "tracesir-tau2", 2, 8),
+    ("final_change", "tracesir-tau2", 1, 43),
+    ("first_action", "tracesir-tau2", 0, 50),
+    ("point_of_no_return", "tracesir-tau2", 6, 24),
+    ("unrequested_handoff", "tracesir-tau2", 1, 11),
     ("unsourced_values", "tracesir-tau2", 0, 1),
-    ("user_ended_early", "tracesir-tau2", 4, 4),
+    ("user_ended_early", "tracesir-tau2", 5, 5),
     ("bad_tool_call", "who-and-when-ag", 9, 18),
     ("empty_retrieval", "who-and-when-ag", 1, 2),
     ("fabricated_data", "who-and-when-ag", 5, 7),

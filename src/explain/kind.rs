@@ -71,15 +71,15 @@ pub(crate) fn of(run: &RunView) -> SystemKind {
         .agent_steps()
         .filter(|&i| !run.steps[i].is_user())
         .collect();
-    let tool_words = |tool: &str| {
-        let t = tool.to_ascii_lowercase();
-        t.split(|c: char| !c.is_ascii_alphanumeric())
-            .any(|w| WEB_TOOL_WORDS.contains(&w))
+    let acts_on_pages = |tool: &str| {
+        crate::explain::text::tool_words(tool)
+            .iter()
+            .any(|w| WEB_TOOL_WORDS.contains(&w.as_str()))
     };
     let web_calls = run
         .steps
         .iter()
-        .filter(|s| s.is_tool() && tool_words(&s.tool))
+        .filter(|s| s.is_tool() && acts_on_pages(&s.tool))
         .count();
     // An agent that reports pages: three or more of its messages, and at
     // least half, name an address in its own words (not code fetching one,

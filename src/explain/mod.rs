@@ -146,10 +146,11 @@ mod tests {
 
     #[test]
     fn the_first_irreversible_call_locates_and_says_how_often_it_was_right() {
-        // A customer-service run that books and fails later: the booking is
-        // where to look. On the labelled tool-use sets it was the decisive
-        // step in most runs it fired on, but on too few to be a claim, so
-        // the verdict abstains, naming the call, at the rate measured.
+        // A customer-service run that books and fails later: the booking the
+        // user said yes to is where to look, at the message proposing it.
+        // On the labelled tool-use sets it was the decisive step in about a
+        // third of the runs it fired on, so the verdict abstains, naming
+        // the proposal and the call, at the rate measured.
         // Shaped like the labelled customer-service runs: messages of a
         // few hundred characters (a run of one-line messages is unlike them
         // and would be capped).
@@ -182,13 +183,14 @@ mod tests {
         let v = explain(&run(steps.clone(), "failed"), VerdictScope::Failed)
             .verdict
             .unwrap();
-        assert_eq!((v.step, v.category.as_str()), (3, "unknown"));
+        assert_eq!((v.step, v.category.as_str()), (1, "unknown"));
         assert!(
-            v.evidence[0].contains("cannot be undone"),
+            v.evidence[0].contains("proposed the run's first call that cannot be undone")
+                && v.evidence[0].contains("step 3"),
             "{:?}",
             v.evidence
         );
-        assert!(v.confidence > 0.3 && v.confidence < 0.9, "{}", v.confidence);
+        assert!(v.confidence > 0.2 && v.confidence < 0.5, "{}", v.confidence);
         assert_eq!(v.system.as_deref(), Some("tool use with a user"));
         // The same call by an agent with no user (another kind of system,
         // where it was never measured) is capped lower still.

@@ -3,6 +3,33 @@
 
 use std::collections::BTreeSet;
 
+/// The words of a tool's name, lower-cased: split at anything not a letter
+/// or digit and where a lower-case letter meets an upper-case one, so
+/// `cancel_order`, `cancel-order` and `cancelOrder` read alike.
+pub(crate) fn tool_words(name: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut prev_lower = false;
+    for c in name.chars() {
+        if !c.is_ascii_alphanumeric() {
+            prev_lower = false;
+            if !word.is_empty() {
+                words.push(std::mem::take(&mut word));
+            }
+            continue;
+        }
+        if c.is_ascii_uppercase() && prev_lower && !word.is_empty() {
+            words.push(std::mem::take(&mut word));
+        }
+        prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+        word.push(c.to_ascii_lowercase());
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    words
+}
+
 /// The specific values a text states: numbers with two or more digits
 /// (thousands separators dropped), quoted strings and URLs. These are what
 /// travels verbatim from one step to the next.
@@ -285,6 +312,21 @@ pub(crate) fn reads_as_no_op(output: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tool_names_split_into_words_in_any_case_style() {
+        for name in [
+            "cancel_order",
+            "cancel-order",
+            "cancelOrder",
+            "CancelOrder",
+            "cancel order",
+        ] {
+            assert_eq!(tool_words(name), ["cancel", "order"], "{name}");
+        }
+        assert_eq!(tool_words("getURLv2"), ["get", "urlv2"]);
+        assert!(tool_words("__").is_empty());
+    }
 
     #[test]
     fn values_are_numbers_quotes_and_urls() {

@@ -74,9 +74,10 @@ fn handing_the_user_over_unasked_is_giving_up() {
     assert_eq!(v[0]["blame"], "agent");
 }
 
-/// The first irreversible call was the decisive step in most hand-read
-/// tool-use runs it fires on, but on too few of them (19, not 20) to be a
-/// claim: the verdict abstains, names the call, at the rate measured.
+/// The first irreversible call (or the message proposing it, where the
+/// user said yes) was the decisive step in about a third of the hand-read
+/// tool-use runs it fires on: the verdict abstains, names the call, at the
+/// rate measured, below one half.
 #[test]
 fn the_first_irreversible_call_locates_at_its_measured_rate_on_tau_bench() {
     let v = verdicts("taubench", &data("tau-bench/gpt-4o-airline.json"));
@@ -90,7 +91,7 @@ fn the_first_irreversible_call_locates_at_its_measured_rate_on_tau_bench() {
         assert_eq!(l["category"], "unknown", "{l}");
         assert_eq!(l["system"], "tool use with a user", "{l}");
         let p = l["confidence"].as_f64().unwrap();
-        assert!((0.4..0.8).contains(&p), "{l}");
+        assert!((0.2..0.5).contains(&p), "{l}");
         assert!(
             l["evidence"].to_string().contains("cannot be undone"),
             "{l}"

@@ -4,9 +4,10 @@
 
 use std::collections::HashMap;
 
+use super::words::{affirms, hands_over, irreversible_verb};
 use super::{Hit, step_name};
 use crate::explain::step::Step;
-use crate::explain::text::{find_phrase, has_code, quote_around, values};
+use crate::explain::text::{find_phrase, has_code, quote_around, tool_words, values};
 use crate::explain::view::RunView;
 
 /// How often one call (or message) must repeat unchanged to be a loop.
@@ -120,12 +121,6 @@ fn provenance_hit(run: &RunView, i: usize, j: usize, value: &str) -> Option<Hit>
     )))
 }
 
-/// Names of tools and code that change the world for good.
-pub(super) const IRREVERSIBLE: &[&str] = &[
-    "delete", "remove", "drop", "book", "purchase", "buy", "pay", "transfer", "send", "cancel",
-    "submit", "write", "rm -rf", "update", "insert", "refund", "charge", "deploy",
-];
-
 /// Failures after which a call may have taken effect all the same.
 const UNKNOWN_EFFECT: &[&str] = &["timeout", "timed out", "connection reset", "no response"];
 
@@ -145,18 +140,23 @@ pub(crate) fn point_of_no_return(run: &RunView) -> Vec<Hit> {
         if !s.is_tool() || s.tool == "code_execution" || refused || s.is_user() {
             continue;
         }
-        let name = s.tool.to_ascii_lowercase();
-        let words: Vec<&str> = name.split(|c: char| !c.is_ascii_alphanumeric()).collect();
-        // "transfer_to_human_agents" hands the conversation over; a
-        // transfer of money names no recipient right after the verb.
-        let handoff = words.windows(2).any(|w| w[0] == "transfer" && w[1] == "to");
-        let Some(verb) = IRREVERSIBLE
-            .iter()
-            .find(|v| words.contains(v) && !(**v == "transfer" && handoff))
-        else {
+        let Some(verb) = irreversible_verb(&s.tool) else {
             continue;
         };
         let title = format!("first irreversible action ({verb})");
+        // A call the user said yes to carries out the agent's proposal: the
+        // decision, right or wrong, was taken in the message proposing it.
+        if let Some(m) = confirmed_proposal(run, i) {
+            return vec![
+                Hit::suspect(m, "irreversible_action", 0.3, title).because(format!(
+                    "{} proposed the run's first call that cannot be undone, the user said yes \
+                     and {} called {} (where to look, not evidence that it was wrong)",
+                    step_name(run, m),
+                    step_name(run, i),
+                    s.tool
+                )),
+            ];
+        }
         return vec![
             Hit::suspect(run.actor_of(i), "irreversible_action", 0.3, title).because(format!(
                 "{} called {}, the run's first call that cannot be undone (where to look, not \
@@ -167,6 +167,19 @@ pub(crate) fn point_of_no_return(run: &RunView) -> Vec<Hit> {
         ];
     }
     Vec::new()
+}
+
+/// The agent's message that proposed the call at `call`, when the user's
+/// last message before the call said yes to it.
+fn confirmed_proposal(run: &RunView, call: usize) -> Option<usize> {
+    let user = (0..call).rev().find(|&j| run.steps[j].is_user())?;
+    if !affirms(&run.steps[user].output) {
+        return None;
+    }
+    (0..user).rev().find(|&j| {
+        let s = &run.steps[j];
+        !s.is_user() && !s.is_tool() && !run.is_environment(j)
+    })
 }
 
 /// Where to look in a failed run that no step failed: the result was
@@ -326,11 +339,12 @@ const WRITES_FILES: &[&str] = &[
 /// to /dev/null or a descriptor).
 fn changes_state(s: &Step) -> bool {
     let tool = s.tool.to_ascii_lowercase();
-    let words: Vec<&str> = tool.split(|c: char| !c.is_ascii_alphanumeric()).collect();
+    // A handoff ends the agent's part, so it is the last change it made.
     if ["edit", "replace", "create", "patch", "modify"]
         .iter()
         .any(|w| tool.contains(w))
-        || IRREVERSIBLE.iter().any(|v| words.contains(v))
+        || irreversible_verb(&s.tool).is_some()
+        || hands_over(&tool_words(&s.tool))
     {
         return true;
     }
@@ -557,6 +571,53 @@ mod tests {
         users[2].agent = "user".into();
         let hits = point_of_no_return(&RunView::new("r".into(), users, r.run.clone()));
         assert_eq!(hits.iter().map(|h| h.at).collect::<Vec<_>>(), vec![3]);
+    }
+
+    #[test]
+    fn the_first_write_of_a_retail_style_tool_is_the_point_of_no_return() {
+        // Retail-style tools change orders with verbs that are nouns later
+        // in other tools' names.
+        let r = run(
+            vec![
+                step(0, "User", "message", true, "swap the blue shirt"),
+                call(1, "Agent", "get_return_policy", "{}", "ok"),
+                call(2, "Agent", "exchange_delivered_order_items", "{}", "ok"),
+            ],
+            "failed",
+        );
+        assert_eq!(point_of_no_return(&r)[0].at, 2);
+    }
+
+    #[test]
+    fn a_confirmed_call_points_at_the_proposal_the_user_said_yes_to() {
+        let r = run(
+            vec![
+                step(0, "User", "message", true, "cancel my trip"),
+                call(1, "Agent", "get_reservation", "{}", "booked 2 days ago"),
+                step(
+                    2,
+                    "Agent",
+                    "message",
+                    true,
+                    "It was booked within 24 hours, so I can cancel it for a full refund. Shall I?",
+                ),
+                step(3, "User", "message", true, "Yes, please."),
+                call(4, "Agent", "cancel_reservation", "{}", "cancelled"),
+            ],
+            "failed",
+        );
+        let hits = point_of_no_return(&r);
+        assert_eq!(hits[0].at, 2);
+        assert!(
+            hits[0].evidence[0].contains("step 4"),
+            "{:?}",
+            hits[0].evidence
+        );
+        // Unconfirmed, the call itself is where to look.
+        let mut steps = r.steps.clone();
+        steps[3].output = "What are my options?".into();
+        let hits = point_of_no_return(&RunView::new("r".into(), steps, r.run.clone()));
+        assert_eq!(hits[0].at, 4);
     }
 
     #[test]

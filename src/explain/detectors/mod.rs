@@ -11,6 +11,7 @@ mod outcomes;
 mod policy;
 mod requests;
 mod task;
+mod words;
 
 pub use outcomes::builds_on_failure;
 

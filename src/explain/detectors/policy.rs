@@ -5,6 +5,7 @@
 
 use std::collections::HashSet;
 
+use super::words::{affirms, irreversible_verb};
 use super::{Hit, step_name};
 use crate::explain::text::{head, quote_around};
 use crate::explain::view::RunView;
@@ -19,48 +20,10 @@ const REQUIRES_CONFIRMATION: &[&str] = &[
     "obtain confirmation",
 ];
 
-/// Words with which a user gives the go-ahead.
-const AFFIRM: &[&str] = &[
-    "yes",
-    "yeah",
-    "yep",
-    "confirm",
-    "go ahead",
-    "proceed",
-    "sure",
-    "please do",
-    "correct",
-    "that's right",
-    "sounds good",
-    "ok",
-    "okay",
-    "do it",
-    "book it",
-    "cancel it",
-    "i agree",
-];
-
 /// True when the tool's name says it changes the world for good, and it is
 /// not a handoff to a person ("transfer_to_human_agents").
 fn consequential(tool: &str) -> bool {
-    let name = tool.to_ascii_lowercase();
-    let words: Vec<&str> = name.split(|c: char| !c.is_ascii_alphanumeric()).collect();
-    let handoff = words.windows(2).any(|w| w[0] == "transfer" && w[1] == "to");
-    super::flow::IRREVERSIBLE
-        .iter()
-        .any(|v| words.contains(v) && !(*v == "transfer" && handoff))
-}
-
-/// True when `text` affirms: one of the affirming words stands as a word.
-pub(super) fn affirms(text: &str) -> bool {
-    let lower = format!(" {} ", text.to_ascii_lowercase());
-    AFFIRM.iter().any(|w| {
-        lower.match_indices(w).any(|(at, _)| {
-            let before = lower[..at].chars().last().unwrap_or(' ');
-            let after = lower[at + w.len()..].chars().next().unwrap_or(' ');
-            !before.is_alphanumeric() && !after.is_alphanumeric()
-        })
-    })
+    irreversible_verb(tool).is_some()
 }
 
 /// A consequential call (book, cancel, refund, modify, send…) whose user
@@ -348,7 +311,6 @@ mod tests {
         let mut handoff = steps("What about the fee?");
         handoff[3].tool = "transfer_to_human_agents".into();
         assert!(unconfirmed_action(&with_policy(handoff, POLICY)).is_empty());
-        assert!(!affirms("yesterday I flew"), "yes inside a word is no yes");
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashSet};
 use serde_json::Value;
 
 use super::{Hit, step_name};
-use crate::explain::text::{head, quote_around};
+use crate::explain::text::{head, quote_around, tool_words};
 use crate::explain::view::RunView;
 
 /// The verb of a consequential call and the words with which a user asks
@@ -74,7 +74,7 @@ pub(crate) fn unrequested_action(run: &RunView) -> Vec<Hit> {
             let words = ASKED_WITH.iter().flat_map(|(_, asks)| asks.iter());
             asked.extend(words.filter(|w| text.contains(**w)).copied());
             user_spoke = true;
-            accepted = super::policy::affirms(&s.output).then(|| last_agent_message.clone());
+            accepted = super::words::affirms(&s.output).then(|| last_agent_message.clone());
             continue;
         }
         if !s.is_tool() && !run.is_environment(i) {
@@ -83,9 +83,11 @@ pub(crate) fn unrequested_action(run: &RunView) -> Vec<Hit> {
         if !user_spoke || !s.is_tool() || !s.succeeded || run.is_environment(i) {
             continue;
         }
-        let name = s.tool.to_ascii_lowercase();
-        let words: Vec<&str> = name.split(|c: char| !c.is_ascii_alphanumeric()).collect();
-        let Some((verb, asks)) = ASKED_WITH.iter().find(|(v, _)| words.contains(v)) else {
+        let words = tool_words(&s.tool);
+        let Some((verb, asks)) = ASKED_WITH
+            .iter()
+            .find(|(v, _)| words.iter().any(|w| w == v))
+        else {
             continue;
         };
         let offered = accepted
@@ -125,10 +127,11 @@ const ASKS_FOR_A_PERSON: &[&str] = &[
 /// True when the tool's name hands the conversation to a person
 /// ("transfer_to_human_agents", "escalate_to_human").
 fn hands_over(tool: &str) -> bool {
-    let name = tool.to_ascii_lowercase();
-    let words: Vec<&str> = name.split(|c: char| !c.is_ascii_alphanumeric()).collect();
-    words.windows(2).any(|w| w[0] == "transfer" && w[1] == "to")
-        || words.iter().any(|w| matches!(*w, "escalate" | "handoff"))
+    let words = tool_words(tool);
+    super::words::hands_over(&words)
+        || words
+            .iter()
+            .any(|w| matches!(w.as_str(), "escalate" | "handoff"))
 }
 
 /// In a failed run, the agent's handoff to a person that the user never
