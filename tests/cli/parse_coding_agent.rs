@@ -42,7 +42,7 @@ fn of_kind<'a>(recs: &'a [Value], kind: &str) -> Vec<&'a Value> {
 #[test]
 fn every_tracesir_coding_run_reads_without_a_warning_and_failed() {
     let files = coding_runs();
-    assert_eq!(files.len(), 23);
+    assert_eq!(files.len(), 35);
     let args: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
     let (out, err) = run("triage-parse", &args, b"");
     assert!(err.is_empty(), "warnings: {err}");
@@ -51,7 +51,7 @@ fn every_tracesir_coding_run_reads_without_a_warning_and_failed() {
     assert!(sources.iter().all(|s| s["format"] == "coding-agent"));
     assert!(sources.iter().all(|s| s["skipped"] == 0 && s["runs"] == 1));
     let runs = of_kind(&recs, "run");
-    assert_eq!(runs.len(), 23);
+    assert_eq!(runs.len(), files.len());
     // gold_score 0 is the benchmark's verdict on every run.
     assert!(runs.iter().all(|r| r["outcome"] == "failed"));
     assert!(
