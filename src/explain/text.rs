@@ -216,6 +216,19 @@ pub(crate) fn find_phrase<'p>(text: &str, phrases: &[&'p str]) -> Option<&'p str
     phrases.iter().copied().find(|p| lower.contains(p))
 }
 
+/// The first of `phrases` (lower-case) that stands in `text` as whole
+/// words: "yes" in "Yes, please" but not in "yesterday".
+pub(crate) fn find_words<'p>(text: &str, phrases: &[&'p str]) -> Option<&'p str> {
+    let lower = text.to_ascii_lowercase();
+    phrases.iter().copied().find(|p| {
+        lower.match_indices(p).any(|(at, _)| {
+            let before = lower[..at].chars().next_back();
+            let after = lower[at + p.len()..].chars().next();
+            !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+        })
+    })
+}
+
 /// A short quote of `text` around its first match of `phrase`, for
 /// evidence sentences.
 pub(crate) fn quote_around(text: &str, phrase: &str) -> String {
@@ -312,6 +325,18 @@ pub(crate) fn reads_as_no_op(output: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn phrases_match_only_as_whole_words() {
+        assert_eq!(find_words("Yes, please.", &["yes"]), Some("yes"));
+        assert_eq!(
+            find_words("Go ahead!", &["yes", "go ahead"]),
+            Some("go ahead")
+        );
+        assert_eq!(find_words("yesterday I flew", &["yes"]), None);
+        assert_eq!(find_words("eyes yes", &["yes"]), Some("yes"));
+        assert_eq!(find_words("ok", &["okay"]), None);
+    }
 
     #[test]
     fn tool_names_split_into_words_in_any_case_style() {

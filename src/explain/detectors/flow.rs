@@ -144,25 +144,26 @@ pub(crate) fn point_of_no_return(run: &RunView) -> Vec<Hit> {
             continue;
         };
         let title = format!("first irreversible action ({verb})");
+        let called = format!("{} called {}", step_name(run, i), s.tool);
         // A call the user said yes to carries out the agent's proposal: the
         // decision, right or wrong, was taken in the message proposing it.
-        if let Some(m) = confirmed_proposal(run, i) {
-            return vec![
-                Hit::suspect(m, "irreversible_action", 0.3, title).because(format!(
+        let (at, why) = match confirmed_proposal(run, i) {
+            Some(m) => (
+                m,
+                format!(
                     "{} proposed the run's first call that cannot be undone, the user said yes \
-                     and {} called {} (where to look, not evidence that it was wrong)",
-                    step_name(run, m),
-                    step_name(run, i),
-                    s.tool
-                )),
-            ];
-        }
+                     and {called}",
+                    step_name(run, m)
+                ),
+            ),
+            None => (
+                run.actor_of(i),
+                format!("{called}, the run's first call that cannot be undone"),
+            ),
+        };
         return vec![
-            Hit::suspect(run.actor_of(i), "irreversible_action", 0.3, title).because(format!(
-                "{} called {}, the run's first call that cannot be undone (where to look, not \
-                 evidence that it was wrong)",
-                step_name(run, i),
-                s.tool
+            Hit::suspect(at, "irreversible_action", 0.3, title).because(format!(
+                "{why} (where to look, not evidence that it was wrong)"
             )),
         ];
     }

@@ -4,7 +4,7 @@
 //! the conversation in the turn the agent needed to act.
 
 use super::{Hit, step_name};
-use crate::explain::text::{find_phrase, head, quote_around};
+use crate::explain::text::{find_phrase, find_words, head, quote_around};
 use crate::explain::view::RunView;
 
 /// Words of a claim that the task is done or an answer is final.
@@ -254,22 +254,14 @@ pub(crate) fn user_ended_early(run: &RunView) -> Vec<Hit> {
         return Vec::new();
     }
     let said = &run.steps[u].output;
-    let lower = said.to_ascii_lowercase();
-    let words: Vec<&str> = lower
-        .split(|c: char| !c.is_ascii_alphanumeric() && c != '\'')
-        .filter(|w| !w.is_empty())
-        .collect();
-    let yes = SAYS_YES.iter().find(|p| {
-        if p.contains(' ') {
-            lower.contains(*p)
-        } else {
-            words.contains(p)
-        }
-    });
-    let Some(yes) = yes else {
+    let Some(yes) = find_words(said, SAYS_YES) else {
         return Vec::new();
     };
-    if words.first() == Some(&"no") || find_phrase(said, SAYS_NO).is_some() {
+    let opens_with_no = said
+        .split(|c: char| !c.is_alphanumeric())
+        .find(|w| !w.is_empty())
+        .is_some_and(|w| w.eq_ignore_ascii_case("no"));
+    if opens_with_no || find_phrase(said, SAYS_NO).is_some() {
         return Vec::new();
     }
     let leave = control_token(said).or_else(|| find_phrase(said, TAKES_LEAVE).map(str::to_string));

@@ -1,7 +1,7 @@
 //! Words detectors share: what a tool's name says its call does (changes
 //! the world for good, hands the conversation over), and a user's yes.
 
-use crate::explain::text::tool_words;
+use crate::explain::text::{find_words, tool_words};
 
 /// Verbs that change the world for good wherever they stand in a tool's
 /// name.
@@ -99,14 +99,7 @@ const AFFIRM: &[&str] = &[
 
 /// True when `text` affirms: one of the affirming words stands as a word.
 pub(super) fn affirms(text: &str) -> bool {
-    let lower = format!(" {} ", text.to_ascii_lowercase());
-    AFFIRM.iter().any(|w| {
-        lower.match_indices(w).any(|(at, _)| {
-            let before = lower[..at].chars().last().unwrap_or(' ');
-            let after = lower[at + w.len()..].chars().next().unwrap_or(' ');
-            !before.is_alphanumeric() && !after.is_alphanumeric()
-        })
-    })
+    find_words(text, AFFIRM).is_some()
 }
 
 #[cfg(test)]
