@@ -693,7 +693,7 @@ fn slow_clients_hold_no_worker_and_honest_exporters_get_through() {
         let (status, _, _) = post(&agent, &recv.url, &[JSON, auth], &body).unwrap();
         assert_eq!(status, 200);
         assert!(
-            started.elapsed() < Duration::from_secs(2),
+            started.elapsed() < Duration::from_secs(5),
             "{:?}",
             started.elapsed()
         );
