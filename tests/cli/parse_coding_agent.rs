@@ -261,3 +261,144 @@ fn swe_agent_trajectories_read_their_issue_and_a_reproduction_is_no_bad_call() {
     assert_eq!(verdict["outcome"], "unknown");
     assert_ne!(verdict["step"], reproduce["step"]);
 }
+
+#[test]
+fn openhands_trajectories_of_four_generations_read_as_coding_runs() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/openhands");
+    let names = [
+        "basic.json",
+        "basic_gui_mode.json",
+        "basic_interactions.json",
+        "wrong_initial_state.json",
+        "resolver-output.jsonl",
+        "gorilla-output-line1.jsonl",
+    ];
+    let files: Vec<PathBuf> = names.iter().map(|n| dir.join(n)).collect();
+    let args: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    let (out, err) = run("triage-parse", &args, b"");
+    assert!(err.is_empty(), "warnings: {err}");
+    let recs = records(&out);
+    let sources = of_kind(&recs, "source");
+    assert!(
+        sources
+            .iter()
+            .all(|s| s["format"] == "openhands" && s["skipped"] == 0)
+    );
+    let runs = of_kind(&recs, "run");
+    let outcomes: Vec<(&str, &str)> = runs
+        .iter()
+        .map(|r| {
+            (
+                r["run_id"].as_str().unwrap(),
+                r["outcome"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    // The exported sessions state no verdict; the resolver's rows say
+    // success, the benchmark's row says the answer was wrong.
+    assert_eq!(
+        outcomes,
+        [
+            ("basic", "unknown"),
+            ("basic_gui_mode", "unknown"),
+            ("basic_interactions", "unknown"),
+            ("wrong_initial_state", "unknown"),
+            ("neubig/pr-viewer#5", "succeeded"),
+            ("neubig/pr-viewer#1", "succeeded"),
+            ("1", "failed"),
+        ]
+    );
+    assert!(runs.iter().all(|r| !r["task"].as_str().unwrap().is_empty()));
+    let events = of_kind(&recs, "event");
+    // Each session's first step is its user's request, in every generation.
+    let firsts: Vec<&&Value> = events.iter().filter(|e| e["turn"] == 0).collect();
+    assert_eq!(firsts.len(), runs.len());
+    assert!(firsts.iter().all(|e| e["agent_id"] == "user"));
+    // The editor's refusals of a syntax error are failed steps the run
+    // got past; the server left running (no exit code) is no failure.
+    let failed: Vec<_> = events
+        .iter()
+        .filter(|e| e["action_succeeded"] == false)
+        .collect();
+    assert_eq!(failed.len(), 8);
+    assert!(
+        failed.iter().all(|e| e["run_id"] == "neubig/pr-viewer#1"
+            && e["error"]["type"] == "refused by the harness")
+    );
+    let server = events
+        .iter()
+        .find(|e| {
+            e["input"]
+                .as_str()
+                .is_some_and(|i| i.contains("http.server"))
+        })
+        .unwrap();
+    assert_eq!(server["action_succeeded"], true);
+    assert_eq!(server["action_taken"]["tool_name"], "execute_bash");
+    // A file edit names its file, so explain sees the edit.
+    assert!(events.iter().any(|e| {
+        e["action_taken"]["tool_name"] == "edit"
+            && e["input"]
+                .as_str()
+                .unwrap()
+                .contains("\"path\":\"/workspace/")
+    }));
+}
+
+#[test]
+fn openhands_sdk_events_piped_one_file_after_another_make_one_run() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/openhands/sdk-1.49.1-events");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 11);
+    // As `cat events/*.json | triage-parse` gives them.
+    let stdin: Vec<u8> = files
+        .iter()
+        .flat_map(|f| std::fs::read(f).unwrap())
+        .collect();
+    let (out, err) = run("triage-parse", &[], &stdin);
+    assert!(err.is_empty(), "warnings: {err}");
+    let recs = records(&out);
+    assert_eq!(of_kind(&recs, "source")[0]["format"], "openhands");
+    let runs = of_kind(&recs, "run");
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0]["task"], "hello");
+    let events = of_kind(&recs, "event");
+    let tools: Vec<&str> = events
+        .iter()
+        .map(|e| e["action_taken"]["tool_name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        tools,
+        [
+            "message",
+            "terminal",
+            "read",
+            "read_file",
+            "no_such_tool",
+            "finish"
+        ]
+    );
+    // The call of a tool the agent does not have failed, and says so.
+    let failed: Vec<_> = events
+        .iter()
+        .filter(|e| e["action_succeeded"] == false)
+        .collect();
+    assert_eq!(failed.len(), 1);
+    assert!(
+        failed[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Tool 'no_such_tool' not found")
+    );
+    // It finished: no verdict on the run, and explain says it is a coding
+    // agent's run of unknown outcome.
+    assert_eq!(runs[0]["outcome"], "unknown");
+    let (explained, _) = run("triage-explain", &[Path::new("--unknown-outcome")], &out);
+    let verdict = of_kind(&records(&explained), "verdict")[0].clone();
+    assert_eq!(verdict["system"], "coding agent");
+    assert_eq!(verdict["outcome"], "unknown");
+}

@@ -91,19 +91,39 @@ impl<'v> Trajectory<'v> {
 
 /// One action and what came back.
 #[derive(Default)]
-struct Step {
+pub(super) struct Step {
     /// The command, or none when the agent's text held no single one.
-    command: Option<String>,
+    pub(super) command: Option<String>,
     /// The agent's text around it.
-    thought: Option<String>,
+    pub(super) thought: Option<String>,
     /// The environment's reply.
-    reply: Option<String>,
-    timestamp: Option<i128>,
+    pub(super) reply: Option<String>,
+    pub(super) timestamp: Option<i128>,
     /// The id of the tool call the command came in, which its reply names.
-    call_id: Option<String>,
+    pub(super) call_id: Option<String>,
     /// The exception that ended the run, for the harness's closing message
     /// (mini-SWE-agent's `exit` role): its class and message.
-    crash: Option<(String, String)>,
+    pub(super) crash: Option<(String, String)>,
+    /// The tool, where the trajectory names it apart from the command.
+    pub(super) tool: Option<String>,
+    /// The exit code, where the trajectory keeps it apart from the reply.
+    pub(super) exit_code: Option<i64>,
+    /// The harness's error in place of a result, where it marks one.
+    pub(super) error: Option<String>,
+    /// A message of the person the agent works for, after the task.
+    pub(super) by_user: bool,
+}
+
+/// A coding agent's run, read: what [`emit_run`] writes as records.
+pub(super) struct CodingRun {
+    pub(super) id: String,
+    pub(super) task: Option<String>,
+    pub(super) steps: Vec<Step>,
+    /// True when replies state their return codes in their text, so that
+    /// a reply without one was cut short.
+    pub(super) codes_in_replies: bool,
+    /// The outcome the trajectory states, if it does.
+    pub(super) stated: Option<RunRec>,
 }
 
 fn emit(
@@ -113,14 +133,48 @@ fn emit(
     k: usize,
     sink: &mut Sink<'_>,
 ) -> anyhow::Result<()> {
-    let run = ["oid", "instance_id", "id"]
+    let id = run_id(v, k, sink);
+    // Only mini-SWE-agent's replies state return codes.
+    let codes_in_replies = matches!(t, Trajectory::Messages(_));
+    let (task, steps, ending) = match t {
+        Trajectory::Messages(messages) => {
+            let (task, mut steps, exit, unread) = from_messages(messages);
+            for role in unread {
+                sink.not_read(&format!("a message of role \"{role}\""));
+            }
+            let ending = Ending { v, exit };
+            steps.extend(ending.crash());
+            (task, steps, ending)
+        }
+        Trajectory::Steps(steps) => (history_task(v), from_steps(steps), Ending { v, exit: None }),
+    };
+    let task = str_of(v.get("task"))
+        .or(task)
+        .or_else(|| str_of(v.get("problem_statement")));
+    let stated = verdict(&ending, &id);
+    emit_run(
+        CodingRun {
+            id,
+            task,
+            steps,
+            codes_in_replies,
+            stated,
+        },
+        line,
+        sink,
+    )
+}
+
+/// A run's id: the trajectory's own (`instance_id`, a SWE-agent 1.x
+/// problem id), else the file's name without its trajectory extensions
+/// (`django-1.traj.json`: `django-1`), numbered past the file's first run.
+pub(super) fn run_id(v: &Value, k: usize, sink: &mut Sink<'_>) -> String {
+    ["oid", "instance_id", "id"]
         .iter()
         .find_map(|key| str_of(v.get(*key)))
         .or_else(|| str_of(v.pointer("/info/instance_id")))
         .or_else(|| replay_problem_id(v))
         .unwrap_or_else(|| {
-            // The file's name without its trajectory extensions
-            // (`django-1.traj.json`: `django-1`).
             let file = sink.file_name();
             let mut stem = std::path::Path::new(&file)
                 .file_name()
@@ -137,24 +191,20 @@ fn emit(
                 0 => stem,
                 k => format!("{stem}#{k}"),
             }
-        });
-    // Only mini-SWE-agent's replies state return codes.
-    let states_codes = matches!(t, Trajectory::Messages(_));
-    let (task, steps, ending) = match t {
-        Trajectory::Messages(messages) => {
-            let (task, mut steps, exit, unread) = from_messages(messages);
-            for role in unread {
-                sink.not_read(&format!("a message of role \"{role}\""));
-            }
-            let ending = Ending { v, exit };
-            steps.extend(ending.crash());
-            (task, steps, ending)
-        }
-        Trajectory::Steps(steps) => (history_task(v), from_steps(steps), Ending { v, exit: None }),
-    };
-    let task = str_of(v.get("task"))
-        .or(task)
-        .or_else(|| str_of(v.get("problem_statement")));
+        })
+}
+
+/// Writes a coding agent's run: the task as the user's first message, a
+/// step per action, then the run record (the stated outcome, else failed
+/// when the last step failed, else unknown).
+pub(super) fn emit_run(r: CodingRun, line: u64, sink: &mut Sink<'_>) -> anyhow::Result<()> {
+    let CodingRun {
+        id: run,
+        task,
+        steps,
+        codes_in_replies,
+        stated,
+    } = r;
     let src = Src {
         path: sink.path().to_string().into(),
         line,
@@ -191,12 +241,14 @@ fn emit(
             events.push(ev);
             continue;
         }
-        let tool = match &step.command {
-            Some(cmd) if !states_codes => command_name(cmd),
-            Some(_) => SHELL.to_string(),
-            None => "message".to_string(),
+        let tool = match (&step.tool, &step.command) {
+            (Some(tool), _) => tool.clone(),
+            (None, Some(cmd)) if !codes_in_replies => command_name(cmd),
+            (None, Some(_)) => SHELL.to_string(),
+            (None, None) => "message".to_string(),
         };
-        let mut ev = EventOut::new(id, run.clone(), turn, AGENT, tool, true);
+        let agent = if step.by_user { "user" } else { AGENT };
+        let mut ev = EventOut::new(id, run.clone(), turn, agent, tool, true);
         ev.span_kind = Some(if step.command.is_some() {
             "tool"
         } else {
@@ -206,20 +258,20 @@ fn emit(
         set_texts(&mut ev, input, step.reply.as_deref(), &sink.settings);
         ev.set_time_nanos(step.timestamp);
         ev.src = Some(src.clone());
-        judge(&mut ev, step, states_codes && i != last);
+        judge(&mut ev, step, codes_in_replies && i != last);
         sink.settings.infer_failure(&mut ev);
         // Error text in a reply that exited 0: name the line that says so,
         // not the return code the reply opens with.
         if ev.failure_source == Some(FailureSource::Output)
             && let (Some(reply), Some(err)) = (step.reply.as_deref(), ev.error.as_mut())
-            && return_code(reply).is_some()
+            && (return_code(reply).is_some() || step.exit_code.is_some())
         {
             err.message = Some(crate::classify::failure_line(reply));
         }
         events.push(ev);
     }
     let stopped = events.last().is_some_and(|e| !e.action_succeeded);
-    let stated = verdict(&ending, &run)
+    let stated = stated
         .unwrap_or_else(|| RunRec::ended(run.as_str(), stopped.then_some(OutcomeReason::Error)));
     for ev in &events {
         sink.emit_event(ev)?;
@@ -232,12 +284,28 @@ fn emit(
     Ok(())
 }
 
-/// Whether a step failed: its return code when the reply states one, else
-/// a reply to no action (the harness refusing the agent's text). Where
+/// Whether a step failed: the harness's error in place of a result, else
+/// its exit code (kept beside the reply, or stated in it), else a reply to
+/// no action (the harness refusing the agent's text). Where
 /// replies state return codes (`codes_expected`), one without (a command
 /// the harness killed) fails too, but for the run's last action: its reply
 /// is the submission that ends the run.
 fn judge(ev: &mut EventOut<'_>, step: &Step, codes_expected: bool) {
+    if let Some(error) = &step.error {
+        // Past a heading line of its own (`ERROR:`), to what it says.
+        let error = error.trim_start();
+        let body = match error.split_once('\n') {
+            Some((head, rest)) if head.trim().ends_with(':') && !head.trim().contains(' ') => rest,
+            _ => error,
+        };
+        ev.action_succeeded = false;
+        ev.failure_source = Some(FailureSource::Status);
+        ev.error = Some(ErrorInfo {
+            kind: None,
+            message: Some(crate::classify::failure_line(body)),
+        });
+        return;
+    }
     let Some(reply) = step.reply.as_deref() else {
         return;
     };
@@ -250,7 +318,7 @@ fn judge(ev: &mut EventOut<'_>, step: &Step, codes_expected: bool) {
         });
         return;
     }
-    match return_code(reply) {
+    match step.exit_code.or_else(|| return_code(reply)) {
         Some(0) => {}
         Some(1) if step.command.as_deref().is_some_and(answers_with_one) => {}
         Some(code) => {

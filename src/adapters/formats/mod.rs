@@ -13,6 +13,7 @@ pub(crate) mod managed_agent;
 pub(crate) mod ndjson;
 pub(crate) mod openai_agents;
 pub(crate) mod openai_chat;
+pub(crate) mod openhands;
 pub(crate) mod otel;
 pub mod otlp;
 pub(crate) mod taubench;
@@ -35,6 +36,7 @@ pub static FORMATS: &[Format] = &[
     Format::AUTO,
     managed_agent::FORMAT,
     coding_agent::FORMAT,
+    openhands::FORMAT,
     codex::FORMAT,
     openai_agents::FORMAT,
     otlp::FORMAT,
