@@ -314,13 +314,14 @@ fn openhands_trajectories_of_four_generations_read_as_coding_runs() {
     let firsts: Vec<&&Value> = events.iter().filter(|e| e["turn"] == 0).collect();
     assert_eq!(firsts.len(), runs.len());
     assert!(firsts.iter().all(|e| e["agent_id"] == "user"));
-    // The editor's refusals of a syntax error are failed steps the run
-    // got past; the server left running (no exit code) is no failure.
+    // The editor's refusals (a syntax error, a text to replace that is not
+    // in the file) are failed steps the run got past; the server left
+    // running (no exit code) is no failure.
     let failed: Vec<_> = events
         .iter()
         .filter(|e| e["action_succeeded"] == false)
         .collect();
-    assert_eq!(failed.len(), 8);
+    assert_eq!(failed.len(), 11);
     assert!(
         failed.iter().all(|e| e["run_id"] == "neubig/pr-viewer#1"
             && e["error"]["type"] == "refused by the harness")
@@ -401,4 +402,36 @@ fn openhands_sdk_events_piped_one_file_after_another_make_one_run() {
     let verdict = of_kind(&records(&explained), "verdict")[0].clone();
     assert_eq!(verdict["system"], "coding agent");
     assert_eq!(verdict["outcome"], "unknown");
+}
+
+#[test]
+fn an_openhands_row_that_failed_with_a_diff_is_no_empty_submission() {
+    let file =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/openhands/resolver-output.jsonl");
+    // The same rows judged failed: their agents changed files (a shell
+    // `touch`, edits in Python cells) that only the row's diff shows.
+    let failed = std::fs::read_to_string(file)
+        .unwrap()
+        .replace("\"success\":true", "\"success\":false");
+    let (out, err) = run("triage-parse", &[], failed.as_bytes());
+    assert!(err.is_empty(), "warnings: {err}");
+    let recs = records(&out);
+    let finishes: Vec<&Value> = of_kind(&recs, "event")
+        .into_iter()
+        .filter(|e| e["action_taken"]["tool_name"] == "finish")
+        .collect();
+    assert_eq!(finishes.len(), 2);
+    assert!(
+        finishes
+            .iter()
+            .all(|e| e["output"].as_str().unwrap().starts_with("diff --git a/"))
+    );
+    let (explained, _) = run("triage-explain", &[], &out);
+    let recs = records(&explained);
+    let verdicts = of_kind(&recs, "verdict");
+    assert_eq!(verdicts.len(), 2);
+    assert!(
+        verdicts.iter().all(|v| v["category"] != "empty_submission"),
+        "{verdicts:?}"
+    );
 }

@@ -360,7 +360,8 @@ fn answers_with_one(command: &str) -> bool {
 
 /// What a coding agent's harness answers when it refuses an action instead
 /// of running it (its linter, its syntax and format checks, a blocked
-/// command), as SWE-agent and mini-SWE-agent word it: the step failed,
+/// command, an edit whose text to replace is not in the file), as
+/// SWE-agent, mini-SWE-agent and OpenHands word it: the step failed,
 /// though no command ran to exit non-zero.
 const REFUSALS: &[&str] = &[
     "has introduced new syntax error",
@@ -369,6 +370,10 @@ const REFUSALS: &[&str] = &[
     "was not formatted correctly",
     "is not supported by this environment",
     "provide exactly one action",
+    // An editor tool's text to replace was not in the file (OpenHands'
+    // and SWE-agent's editors).
+    "no exact match found",
+    "no replacement was performed",
 ];
 
 /// The line of a reply in which the harness refuses the action, if it does

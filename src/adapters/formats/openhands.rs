@@ -565,7 +565,22 @@ fn emit(
     k: usize,
     sink: &mut Sink<'_>,
 ) -> anyhow::Result<()> {
-    let read = from_events(events);
+    let mut read = from_events(events);
+    // The diff the harness took from the workspace is what the agent
+    // handed in: the reply to its `finish`, as a submission's reply is
+    // in other coding agents' trajectories.
+    if let Some(patch) = ["/git_patch", "/test_result/git_patch"]
+        .iter()
+        .find_map(|p| str_of(row.pointer(p)))
+        && let Some(finish) = read
+            .steps
+            .iter_mut()
+            .rev()
+            .find(|s| s.tool.as_deref() == Some("finish"))
+        && finish.reply.as_deref().is_none_or(|r| r.trim().is_empty())
+    {
+        finish.reply = Some(patch);
+    }
     let id = str_of(row.get("instance_id"))
         .or_else(|| str_of(row.get("question_id")))
         .or_else(|| {
