@@ -220,8 +220,11 @@ pub(super) fn emit_run(r: CodingRun, line: u64, sink: &mut Sink<'_>) -> anyhow::
         events.push(ev);
     }
     let last = steps.len().saturating_sub(1);
+    // Turn 0 is the task's; without one, the first action's, so that a
+    // step's turn is its place in the run.
+    let first_turn = i64::from(task.is_some());
     for (i, step) in steps.iter().enumerate() {
-        let turn = i as i64 + 1;
+        let turn = i as i64 + first_turn;
         let id = crate::adapters::read::tree::unique_id(&format!("{run}#{turn}"), i, &mut used);
         if let Some((class, message)) = &step.crash {
             // The run ended on an exception of the harness's own (a model

@@ -246,9 +246,16 @@ fn from_events(events: &[&Value]) -> Trajectory {
     if events.iter().any(|v| is_sdk_event(v)) {
         return from_sdk_events(events);
     }
+    // In the order of their ids, where every event has one: a session's
+    // files (`events/10.json` globbed before `events/2.json`) come in any
+    // order.
+    let mut events = events.to_vec();
+    if events.iter().all(|v| Event(v).id().is_some()) {
+        events.sort_by_key(|v| Event(v).id());
+    }
     let mut out = Trajectory::default();
     let mut by_id: HashMap<i64, usize> = HashMap::new();
-    for v in events {
+    for v in &events {
         let e = Event(v);
         if let Some(action) = e.action() {
             if BOOKKEEPING.contains(&action) {
@@ -288,16 +295,17 @@ fn from_events(events: &[&Value]) -> Trajectory {
             }
             // Its action by `cause`; else, where events carry no ids, the
             // last command still waiting for its reply.
-            let at = e
-                .cause()
-                .and_then(|c| by_id.get(&c).copied())
-                .filter(|&k| out.steps[k].reply.is_none())
-                .or_else(|| {
-                    out.steps
-                        .iter()
-                        .rposition(|s| s.command.is_some() && !s.by_user)
-                        .filter(|&k| out.steps[k].reply.is_none())
-                });
+            let at = match e.cause() {
+                Some(c) => by_id
+                    .get(&c)
+                    .copied()
+                    .filter(|&k| out.steps[k].reply.is_none()),
+                None => out
+                    .steps
+                    .iter()
+                    .rposition(|s| s.command.is_some() && !s.by_user)
+                    .filter(|&k| out.steps[k].reply.is_none()),
+            };
             let reply = e.content().unwrap_or_default();
             let error = match observation {
                 "error" => Some(reply.clone()),
@@ -620,17 +628,20 @@ pub(crate) const FORMAT: Format = Format {
 /// `observation` with its `extras` or `cause`, an SDK event's `kind` and
 /// `source` beside its message, tool call or parent), a list of them, or an
 /// evaluation row: a `history` of events beside the row's `instruction`,
-/// `instance_id`, `metrics` or `error`.
+/// `instance_id`, `metrics` or `error`, or a row too long to see its
+/// history, an `instruction` beside its `instance_id` or `issue`.
 fn claims(shape: &Shape<'_>) -> bool {
     let action = shape.has("action") && (shape.has("args") || shape.has("source"));
     let observation = shape.has("observation") && (shape.has("extras") || shape.has("cause"));
-    let row = !shape.top_is_list
-        && shape.has("history")
-        && ["instruction", "instance_id", "metrics", "error"]
-            .iter()
-            .any(|k| shape.has(k))
-        && shape.mentions("\"action\"")
-        && shape.mentions("\"observation\"");
+    let row_keys = ["instruction", "instance_id", "metrics", "error"]
+        .iter()
+        .any(|k| shape.has(k));
+    let events_seen = shape.mentions("\"action\"") && shape.mentions("\"observation\"");
+    // A row's instruction (the resolver's holds the issue three times) can
+    // push its history past the bytes looked at.
+    let long_row =
+        shape.cut && shape.has("instruction") && (shape.has("instance_id") || shape.has("issue"));
+    let row = !shape.top_is_list && ((shape.has("history") && row_keys && events_seen) || long_row);
     let sdk_event = shape.has("kind")
         && shape.has("source")
         && [
@@ -866,5 +877,71 @@ mod tests {
             ("nope".to_string(), "Tool 'nope' not found.".to_string())
         );
         assert_eq!(runs[0]["outcome"], "failed");
+    }
+
+    #[test]
+    fn a_sessions_files_concatenated_in_any_order_read_as_one_run() {
+        let events = [
+            task(0, "Run the tests"),
+            run(2, "pytest"),
+            ran(
+                2,
+                1,
+                "Traceback (most recent call last):\nModuleNotFoundError: No module named 'x'",
+            ),
+            run(10, "pip install x"),
+            ran(10, 0, "Successfully installed x"),
+            json!({"id": 12, "source": "environment", "observation": "agent_state_changed",
+                   "content": "", "extras": {"agent_state": "error",
+                   "reason": "RuntimeError: Agent reached maximum iteration. Current iteration: 3, max iteration: 3"}}),
+        ];
+        // `cat events/*.json` of files with no newline at their end, in
+        // the order a shell globs `2.json`, `10.json`, … (and reversed).
+        let mut joined: Vec<String> = events.iter().map(Value::to_string).collect();
+        joined.sort();
+        let forward = records(&joined.concat());
+        joined.reverse();
+        let backward = records(&joined.concat());
+        assert_eq!(forward, backward);
+        let (events, runs, source) = forward;
+        assert_eq!(source["skipped"], 0);
+        assert_eq!(runs.len(), 1);
+        let inputs: Vec<_> = events
+            .iter()
+            .map(|e| e["input"].as_str().unwrap_or(""))
+            .collect();
+        assert_eq!(inputs, ["", "pytest", "pip install x"]);
+        // The traceback answers pytest, the command it came from.
+        assert_eq!(events[1]["action_succeeded"], false);
+        assert_eq!(events[2]["action_succeeded"], true);
+        assert_eq!(runs[0]["reason"], "timeout");
+    }
+
+    #[test]
+    fn a_row_whose_instruction_hides_its_history_is_still_detected() {
+        let issue = "The parser drops the last field. ".repeat(3000);
+        let row = json!({"issue": {"owner": "o", "repo": "r", "number": 1}, "instruction": issue,
+            "history": [task(0, "Fix it"), run(1, "ls"), ran(1, 0, "a.go")], "success": false,
+            "error": "AgentStuckInLoopError: Agent got stuck in a loop"});
+        let text = row.to_string();
+        assert!(text.find("\"history\"").unwrap() > 64 * 1024);
+        let head = &text.as_bytes()[..64 * 1024];
+        assert_eq!(
+            crate::adapters::detect::detect(None, head).name,
+            "openhands"
+        );
+    }
+
+    #[test]
+    fn without_a_task_the_first_action_is_turn_zero() {
+        let list = json!([
+            run(1, "ls"),
+            ran(1, 0, "a.py"),
+            run(3, "cat a.py"),
+            ran(3, 0, "x = 1")
+        ]);
+        let (events, _, _) = records(&list.to_string());
+        let turns: Vec<_> = events.iter().map(|e| e["turn"].as_i64().unwrap()).collect();
+        assert_eq!(turns, [0, 1]);
     }
 }

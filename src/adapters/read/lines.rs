@@ -381,12 +381,10 @@ fn read_rest<R: Read>(
 
 /// After the chunk holding the first non-blank line: `Some(None)` for one
 /// value per line, `Some(Some(buffer))` when the first value runs over
-/// more lines (a pretty-printed file). `None` while only blank lines came.
+/// more lines (a pretty-printed file) or objects follow one another on
+/// the line. `None` while only blank lines came.
 fn first_line_state(chunk: &Chunk) -> Option<Option<Vec<u8>>> {
     let (_, first) = chunk.line_spans().next()?;
-    let incomplete = matches!(
-        serde_json::from_slice::<serde::de::IgnoredAny>(&chunk.data[first]),
-        Err(e) if e.is_eof()
-    );
-    Some(incomplete.then(Vec::new))
+    let documents = crate::adapters::read::value::opens_documents(&chunk.data[first]);
+    Some(documents.then(Vec::new))
 }

@@ -14,6 +14,21 @@ use crate::timestamp::Timestamp;
 
 // ---- framing: one document, a list, JSONL, concatenated documents ----
 
+/// True when a first line opens documents rather than JSONL: its value
+/// runs on past the line, or another object follows it on the line
+/// (files of one compact object each, concatenated by `cat`).
+pub(crate) fn opens_documents(line: &[u8]) -> bool {
+    let mut stream =
+        serde_json::Deserializer::from_slice(line).into_iter::<serde::de::IgnoredAny>();
+    match stream.next() {
+        Some(Err(e)) => e.is_eof(),
+        Some(Ok(_)) => line[stream.byte_offset()..]
+            .trim_ascii_start()
+            .starts_with(b"{"),
+        None => false,
+    }
+}
+
 /// Every JSON value of `doc` in order with the line it starts on, or why a
 /// part could not be read. When the first line holds a whole value the
 /// input is JSONL: each line is read on its own, so a bad line costs that
@@ -25,9 +40,7 @@ pub(crate) fn json_values(
     let doc = doc.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(doc);
     let mut lines = doc.split(|b| *b == b'\n');
     let first = lines.find(|l| !l.trim_ascii().is_empty());
-    let multi_line = first.is_some_and(
-        |l| matches!(serde_json::from_slice::<serde::de::IgnoredAny>(l), Err(e) if e.is_eof()),
-    );
+    let multi_line = first.is_some_and(opens_documents);
     if !multi_line {
         return Box::new(
             doc.split(|b| *b == b'\n')
