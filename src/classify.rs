@@ -336,8 +336,10 @@ pub(crate) fn failure_line(s: &str) -> String {
 }
 
 /// The line of an output that states a failure: a Python traceback's
-/// exception, else the first line that opens with `Error:`, `ERROR:` or
-/// `Exception:`, else pytest's summary of a failed test (`FAILED …`).
+/// exception, else the last line naming an exception (a `SyntaxError`
+/// has no traceback), else the first line that opens with `Error:`,
+/// `ERROR:` or `Exception:`, else pytest's summary of a failed test
+/// (`FAILED …`).
 pub(crate) fn stated_failure(s: &str) -> Option<&str> {
     let marked = |markers: &[&str]| {
         s.lines()
@@ -345,6 +347,7 @@ pub(crate) fn stated_failure(s: &str) -> Option<&str> {
             .find(|l| markers.iter().any(|m| l.starts_with(m)))
     };
     traceback_exception(s)
+        .or_else(|| exception_line(s))
         .or_else(|| marked(&["Error:", "ERROR:", "Exception:"]))
         .or_else(|| marked(&["FAILED "]))
 }
@@ -375,6 +378,22 @@ pub(crate) fn without_ansi(s: &str) -> std::borrow::Cow<'_, str> {
         }
     }
     std::borrow::Cow::Owned(out)
+}
+
+/// The last line of `s` that names a Python exception at its start
+/// (`SyntaxError: invalid syntax`), as Python reports an error it raises
+/// before any frame runs: the place, the code, then the exception, with
+/// no traceback heading.
+fn exception_line(s: &str) -> Option<&str> {
+    s.lines().rev().map(str::trim_end).find(|l| {
+        let name = l.split(':').next().unwrap_or("");
+        l.len() > name.len()
+            && name.starts_with(|c: char| c.is_ascii_uppercase())
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+            && (name.ends_with("Error") || name.ends_with("Exception"))
+    })
 }
 
 /// The exception a Python traceback in `s` ends with (`KeyError: 'x'`).
@@ -590,6 +609,10 @@ mod tests {
             "Error: disk full"
         );
         assert_eq!(failure_line("\nno such file\n"), "no such file");
+        // Python reports a syntax error without a traceback heading; a
+        // terminal's bracketed-paste codes around it are not text.
+        let syntax = "\u{1b}[?2004l  File \"<string>\", line 1\n    print(1\n         ^\nSyntaxError: '(' was never closed\n\u{1b}[?2004h";
+        assert_eq!(failure_line(syntax), "SyntaxError: '(' was never closed");
         let mut ev = EventOut::new("e", "r", 0, "a", "python", true);
         ev.output = Some(format!("running\n{tb}"));
         Classifier::default().infer_failure(&mut ev);
