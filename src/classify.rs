@@ -325,7 +325,8 @@ pub(crate) fn first_line(s: &str) -> String {
 
 /// The line of an output that says what failed, cut to 200 characters: a
 /// Python traceback's exception (the line it ends with, `KeyError: 'x'`,
-/// not "Traceback (most recent call last):"), else the first line that
+/// not "Traceback (most recent call last):"), else the exception Python
+/// names without a traceback (a `SyntaxError`), else the first line that
 /// opens with `Error:`, `ERROR:` or `Exception:`, else the first line.
 pub(crate) fn failure_line(s: &str) -> String {
     let s = without_ansi(s);
@@ -336,8 +337,8 @@ pub(crate) fn failure_line(s: &str) -> String {
 }
 
 /// The line of an output that states a failure: a Python traceback's
-/// exception, else the last line naming an exception (a `SyntaxError`
-/// has no traceback), else the first line that opens with `Error:`,
+/// exception, else the exception Python names without a traceback (a
+/// `SyntaxError`), else the first line that opens with `Error:`,
 /// `ERROR:` or `Exception:`, else pytest's summary of a failed test
 /// (`FAILED …`).
 pub(crate) fn stated_failure(s: &str) -> Option<&str> {
@@ -380,14 +381,15 @@ pub(crate) fn without_ansi(s: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
-/// The last line of `s` that names a Python exception at its start
-/// (`SyntaxError: invalid syntax`), as Python reports an error it raises
-/// before any frame runs: the place, the code, then the exception, with
-/// no traceback heading.
+/// The exception Python names after the place of an error it raises
+/// before any frame runs (`  File "x.py", line 3`, the code, then
+/// `SyntaxError: invalid syntax`), with no traceback heading.
 fn exception_line(s: &str) -> Option<&str> {
-    s.lines().rev().map(str::trim_end).find(|l| {
+    let at = s.find("  File \"")?;
+    s[at..].lines().map(str::trim_end).find(|l| {
         let name = l.split(':').next().unwrap_or("");
         l.len() > name.len()
+            && name.len() > "Error".len()
             && name.starts_with(|c: char| c.is_ascii_uppercase())
             && name
                 .chars()
@@ -613,6 +615,11 @@ mod tests {
         // terminal's bracketed-paste codes around it are not text.
         let syntax = "\u{1b}[?2004l  File \"<string>\", line 1\n    print(1\n         ^\nSyntaxError: '(' was never closed\n\u{1b}[?2004h";
         assert_eq!(failure_line(syntax), "SyntaxError: '(' was never closed");
+        // Not any line that ends its first word in "Error".
+        assert_eq!(
+            failure_line("Error: cannot connect\nMeanSquaredError: 0.93\nError: giving up\n"),
+            "Error: cannot connect"
+        );
         let mut ev = EventOut::new("e", "r", 0, "a", "python", true);
         ev.output = Some(format!("running\n{tb}"));
         Classifier::default().infer_failure(&mut ev);

@@ -303,9 +303,15 @@ fn judge(ev: &mut EventOut<'_>, step: &Step, codes_expected: bool) {
         };
         ev.action_succeeded = false;
         ev.failure_source = Some(FailureSource::Status);
-        ev.error = Some(ErrorInfo {
-            kind: None,
-            message: Some(crate::classify::failure_line(body)),
+        ev.error = Some(match refusal(body) {
+            Some(line) => ErrorInfo {
+                kind: Some(crate::classify::HARNESS_REFUSAL.to_string()),
+                message: Some(line.chars().take(200).collect()),
+            },
+            None => ErrorInfo {
+                kind: None,
+                message: Some(crate::classify::failure_line(body)),
+            },
         });
         return;
     }

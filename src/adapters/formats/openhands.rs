@@ -1,7 +1,8 @@
 //! The `openhands` format: OpenHands (once OpenDevin) trajectories, read as
 //! a coding agent's run. An exported or saved event list (`action` and
 //! `observation` events, an observation naming its action by `cause`), the
-//! same events one per line, and evaluation rows (`output.jsonl`: the
+//! same events one per line or one file after another, the SDK's events
+//! (typed by `kind`, paired by `action_id`), and evaluation rows (`output.jsonl`: the
 //! `instruction`, the events as `history`, a run-ending `error`, a
 //! `report` or the benchmark's own verdict). Older rows pair each action
 //! with its observation in `history`, and the resolver's rows keep an
@@ -39,8 +40,8 @@ pub(crate) fn read(r: impl Read + Send, sink: &mut Sink<'_>) -> anyhow::Result<(
             return Ok(());
         }
         let rows = match value {
-            Value::Array(items) if !items.is_empty() && items.iter().all(is_event_or_pair) => {
-                let events = flatten(&items);
+            Value::Array(items) if items.iter().any(is_event_or_pair) => {
+                let events = flatten(&items, sink);
                 emit(&Value::Null, &events, line, k, sink)?;
                 k += 1;
                 return Ok(());
@@ -51,7 +52,7 @@ pub(crate) fn read(r: impl Read + Send, sink: &mut Sink<'_>) -> anyhow::Result<(
         for row in rows {
             match row.get("history") {
                 Some(Value::Array(history)) => {
-                    let events = flatten(history);
+                    let events = flatten(history, sink);
                     emit(&row, &events, line, k, sink)?;
                     k += 1;
                 }
@@ -85,8 +86,8 @@ fn is_event(v: &Value) -> bool {
         || is_sdk_event(v)
 }
 
-/// True for an event of the OpenHands SDK (from its 1.0): typed by a
-/// `kind` that ends in `Event` or `Observation`, with a `source`.
+/// True for an event of the OpenHands SDK: typed by a `kind` that ends
+/// in `Event` or `Observation`, with a `source`.
 fn is_sdk_event(v: &Value) -> bool {
     v.get("source").is_some()
         && v.get("kind")
@@ -103,14 +104,21 @@ fn is_event_or_pair(v: &Value) -> bool {
     }
 }
 
-/// The events of a history, pairs opened in order.
-fn flatten(items: &[Value]) -> Vec<&Value> {
+/// The events of a history, pairs opened in order; anything else in it
+/// is counted as not read.
+fn flatten<'v>(items: &'v [Value], sink: &mut Sink<'_>) -> Vec<&'v Value> {
     let mut out = Vec::with_capacity(items.len());
     for item in items {
-        match item {
-            Value::Array(pair) => out.extend(pair.iter().filter(|v| is_event(v))),
-            other if is_event(other) => out.push(other),
-            _ => {}
+        let parts = match item {
+            Value::Array(pair) => pair.as_slice(),
+            other => std::slice::from_ref(other),
+        };
+        for part in parts {
+            if is_event(part) {
+                out.push(part);
+            } else {
+                sink.not_read("an item of a history that is no OpenHands event");
+            }
         }
     }
     out
@@ -160,9 +168,9 @@ impl<'v> Event<'v> {
         nanos_of(self.0.get("timestamp"))
     }
 
-    /// The exit code of a command's observation: in `metadata` since
-    /// OpenHands moved its shell to tmux, beside the output before. -1
-    /// says there is none (the command still ran, or waited for input).
+    /// The exit code of a command's observation: in `metadata` in newer
+    /// versions, beside the output in older ones. -1 says there is none
+    /// (the command still ran, or waited for input).
     fn exit_code(&self) -> Option<i64> {
         self.extra("metadata")
             .and_then(|m| m.get("exit_code"))
@@ -216,8 +224,7 @@ const BOOKKEEPING: &[&str] = &[
 ];
 
 /// Observations that answer no command: a logged thought, an empty
-/// reply to a message, recalled memory, a change of the agent's state
-/// (read apart).
+/// reply to a message, recalled memory.
 const NO_REPLY: &[&str] = &[
     "null",
     "think",
@@ -226,7 +233,6 @@ const NO_REPLY: &[&str] = &[
     "chat",
     "message",
     "success",
-    "agent_state_changed",
     "microagent",
     "workspace_context",
 ];
@@ -294,17 +300,19 @@ fn from_events(events: &[&Value]) -> Trajectory {
                 continue;
             }
             // Its action by `cause`; else, where events carry no ids, the
-            // last command still waiting for its reply.
+            // last command still waiting for its reply. One that names no
+            // action it answers (an error of the harness) answers none.
             let at = match e.cause() {
                 Some(c) => by_id
                     .get(&c)
                     .copied()
                     .filter(|&k| out.steps[k].reply.is_none()),
-                None => out
+                None if e.id().is_none() => out
                     .steps
                     .iter()
                     .rposition(|s| s.command.is_some() && !s.by_user)
                     .filter(|&k| out.steps[k].reply.is_none()),
+                None => None,
             };
             let reply = e.content().unwrap_or_default();
             let error = match observation {
@@ -344,9 +352,18 @@ fn from_events(events: &[&Value]) -> Trajectory {
 /// by the `ObservationEvent` or `AgentErrorEvent` naming its `action_id`
 /// or its `tool_call_id`.
 fn from_sdk_events(events: &[&Value]) -> Trajectory {
+    // In the order they happened, where every event says when: a
+    // conversation's files come in any order.
+    let mut events = events.to_vec();
+    if events
+        .iter()
+        .all(|v| nanos_of(v.get("timestamp")).is_some())
+    {
+        events.sort_by_key(|v| nanos_of(v.get("timestamp")));
+    }
     let mut out = Trajectory::default();
     let mut by_id: HashMap<String, usize> = HashMap::new();
-    for v in events {
+    for v in &events {
         let kind = v.get("kind").and_then(Value::as_str).unwrap_or("");
         let timestamp = nanos_of(v.get("timestamp"));
         match kind {
@@ -371,7 +388,11 @@ fn from_sdk_events(events: &[&Value]) -> Trajectory {
                     .and_then(|a| a.get("kind"))
                     .and_then(Value::as_str)
                     .unwrap_or("");
-                let thought = v.get("thought").and_then(text_of);
+                let thought = v
+                    .get("thought")
+                    .filter(|t| t.as_array().is_none_or(|parts| !parts.is_empty()))
+                    .and_then(text_of)
+                    .or_else(|| action.and_then(|a| a.get("thought")).and_then(text_of));
                 let arg = |key: &str| action.and_then(|a| a.get(key)).and_then(text_of);
                 let (tool, command) = if action_kind.starts_with("Think") {
                     (None, None)
@@ -408,10 +429,11 @@ fn from_sdk_events(events: &[&Value]) -> Trajectory {
                 });
             }
             "ObservationEvent" | "AgentErrorEvent" | "UserRejectObservation" => {
+                // A thought's acknowledgement answers no command.
                 let at = ["action_id", "tool_call_id"]
                     .iter()
                     .find_map(|k| str_of(v.get(*k)).and_then(|id| by_id.get(&id).copied()))
-                    .filter(|&k| out.steps[k].reply.is_none());
+                    .filter(|&k| out.steps[k].reply.is_none() && out.steps[k].command.is_some());
                 let o = v.get("observation");
                 let field = |key: &str| o.and_then(|o| o.get(key));
                 let reply = field("content")
@@ -515,10 +537,11 @@ fn step_of(e: &Event<'_>, action: &str) -> Step {
     }
 }
 
-/// How the row or the events say the run ended: the row's run-ending
-/// `error` first (a step or budget limit is a timeout), then its verdict
-/// (`report.resolved`, the benchmark's `success` or `correct`), then the
-/// agent's last state or its giving up.
+/// How the row or the events say the run ended: the row's verdict
+/// (`report.resolved`, the benchmark's `success` or `correct`), graded
+/// even when an error or a limit stopped the run; else its run-ending
+/// `error` (a step or budget limit is a timeout); else the agent's last
+/// state or its giving up.
 fn outcome(row: &Value, read: &Trajectory, run: &str) -> Option<RunRec> {
     let limit = |text: &str| {
         let t = text.to_ascii_lowercase();
@@ -531,39 +554,36 @@ fn outcome(row: &Value, read: &Trajectory, run: &str) -> Option<RunRec> {
         .iter()
         .any(|w| t.contains(w))
     };
-    if let Some(error) = str_of(row.get("error")) {
-        let reason = if limit(&error) {
+    let verdict = ["/report/resolved", "/test_result/report/resolved"]
+        .iter()
+        .find_map(|p| row.pointer(p).and_then(Value::as_bool))
+        .or_else(|| {
+            ["resolved", "success", "correct", "is_correct"]
+                .iter()
+                .find_map(|k| row.get(*k).and_then(Value::as_bool))
+        });
+    if let Some(passed) = verdict {
+        return Some(RunRec::judged(run, passed));
+    }
+    let ended = |error: &str| {
+        let reason = if limit(error) {
             OutcomeReason::Timeout
         } else {
             OutcomeReason::Error
         };
-        return Some(RunRec::failed(run, reason));
-    }
-    let verdict = ["/report/resolved", "/test_result/report/resolved"]
-        .iter()
-        .find_map(|p| row.pointer(p))
-        .or_else(|| {
-            ["resolved", "success", "correct", "is_correct"]
-                .iter()
-                .find_map(|k| row.get(*k))
-        })
-        .and_then(Value::as_bool);
-    if let Some(passed) = verdict {
-        return Some(RunRec::judged(run, passed));
+        RunRec::failed(run, reason)
+    };
+    if let Some(error) = str_of(row.get("error")) {
+        return Some(ended(&error));
     }
     match &read.state {
         Some((state, reason)) if state == "error" => {
-            let why = if reason.as_deref().is_some_and(limit) {
-                OutcomeReason::Timeout
-            } else {
-                OutcomeReason::Error
-            };
-            return Some(RunRec::failed(run, why));
+            Some(ended(reason.as_deref().unwrap_or_default()))
         }
-        _ => {}
+        _ => read
+            .rejected
+            .then(|| RunRec::failed(run, OutcomeReason::NotSubmitted)),
     }
-    read.rejected
-        .then(|| RunRec::failed(run, OutcomeReason::NotSubmitted))
 }
 
 fn emit(
@@ -619,7 +639,7 @@ fn emit(
 /// The `openhands` row of the format table.
 pub(crate) const FORMAT: Format = Format {
     name: "openhands",
-    help: "OpenHands (OpenDevin) trajectories: an exported event list, events one per line, or evaluation rows (`output.jsonl`) with their `history`.",
+    help: "OpenHands (OpenDevin) trajectories: an exported event list, a session's events piped one after another (SDK events too), or evaluation rows (`output.jsonl`) with their `history`.",
     claims: Some(claims),
     read: |r, _, sink| read(r, sink),
 };
@@ -637,8 +657,8 @@ fn claims(shape: &Shape<'_>) -> bool {
         .iter()
         .any(|k| shape.has(k));
     let events_seen = shape.mentions("\"action\"") && shape.mentions("\"observation\"");
-    // A row's instruction (the resolver's holds the issue three times) can
-    // push its history past the bytes looked at.
+    // A long instruction can push a row's history past the bytes looked
+    // at.
     let long_row =
         shape.cut && shape.has("instruction") && (shape.has("instance_id") || shape.has("issue"));
     let row = !shape.top_is_list && ((shape.has("history") && row_keys && events_seen) || long_row);
@@ -751,6 +771,8 @@ mod tests {
             "{}",
             bad[0].1
         );
+        // The editor refused the edit: the agent's failed step.
+        assert_eq!(events[1]["error"]["type"], "refused by the harness");
         assert_eq!(bad[1].0, "error");
         assert!(
             events[1]["input"]
@@ -943,5 +965,72 @@ mod tests {
         let (events, _, _) = records(&list.to_string());
         let turns: Vec<_> = events.iter().map(|e| e["turn"].as_i64().unwrap()).collect();
         assert_eq!(turns, [0, 1]);
+    }
+
+    #[test]
+    fn a_rows_verdict_stands_though_a_limit_stopped_the_run() {
+        let history = json!([task(0, "Solve it"), run(1, "ls"), ran(1, 0, "a.py")]);
+        let rows = [
+            json!({"instance_id": "a-1", "history": history, "report": {"resolved": true},
+                   "error": "RuntimeError: Agent reached maximum iteration"}),
+            json!({"instance_id": "a-2", "history": history, "report": {"resolved": null},
+                   "test_result": {"report": {"resolved": true}}}),
+        ];
+        let input: String = rows.iter().map(|r| format!("{r}\n")).collect();
+        let (_, runs, _) = records(&input);
+        assert!(runs.iter().all(|r| r["outcome"] == "succeeded"), "{runs:?}");
+    }
+
+    #[test]
+    fn an_error_that_names_no_action_takes_no_commands_reply() {
+        let list = json!([
+            task(0, "Build it"),
+            run(3, "make"),
+            {"id": 4, "source": "agent", "observation": "error",
+             "content": "AgentStuckInLoopError: Agent got stuck in a loop", "extras": {}},
+            ran(3, 0, "built"),
+            {"id": 9, "source": "user", "note": "not an event"},
+        ]);
+        let (events, _, source) = records(&list.to_string());
+        let outputs: Vec<_> = events
+            .iter()
+            .map(|e| {
+                (
+                    e["input"].as_str().unwrap_or(""),
+                    e["action_succeeded"].as_bool().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(outputs, [("", true), ("make", true), ("", false)]);
+        assert_eq!(events[1]["output"], "built");
+        // The item that is no event is counted, not read as a row.
+        assert_eq!(source["runs"], 1);
+    }
+
+    #[test]
+    fn sdk_events_in_any_order_and_a_logged_thought_is_no_failure() {
+        let at = |s: u32| format!("2026-09-23T09:42:{s:02}.000000");
+        let events = [
+            json!({"kind": "MessageEvent", "id": "m", "source": "user", "timestamp": at(1),
+                   "llm_message": {"role": "user", "content": [{"type": "text", "text": "Plan it"}]}}),
+            json!({"kind": "ActionEvent", "id": "a1", "source": "agent", "tool_name": "think", "tool_call_id": "c1",
+                   "timestamp": at(2), "thought": [], "action": {"kind": "ThinkAction", "thought": "first the tests"}}),
+            json!({"kind": "ObservationEvent", "id": "o1", "source": "environment", "action_id": "a1", "timestamp": at(3),
+                   "observation": {"kind": "ThinkObservation", "content": [{"type": "text", "text": "Your thought has been logged."}]}}),
+            json!({"kind": "ActionEvent", "id": "a2", "source": "agent", "tool_name": "terminal", "tool_call_id": "c2",
+                   "timestamp": at(4), "thought": [], "action": {"kind": "TerminalAction", "command": "pytest"}}),
+            json!({"kind": "ObservationEvent", "id": "o2", "source": "environment", "action_id": "a2", "timestamp": at(5),
+                   "observation": {"kind": "TerminalObservation", "content": [{"type": "text", "text": "1 failed"}],
+                                   "is_error": false, "metadata": {"exit_code": 1}}}),
+        ];
+        let forward: String = events.iter().map(|e| format!("{e}\n")).collect();
+        let backward: String = events.iter().rev().map(|e| format!("{e}\n")).collect();
+        assert_eq!(records(&forward), records(&backward));
+        let (events, _, _) = records(&forward);
+        assert_eq!(events[0]["output"], "Plan it");
+        assert_eq!(events[1]["input"], "first the tests");
+        let bad = failed(&events);
+        assert_eq!(bad.len(), 1, "{bad:?}");
+        assert_eq!(bad[0].0, "terminal");
     }
 }

@@ -4,7 +4,8 @@
 //! `trace_window`), so that memory holds open traces rather than the file;
 //! other formats get each line's value (LangSmith and Langfuse hold them in
 //! a window of their own). A file whose first value runs over several
-//! lines is read whole instead.
+//! lines, or whose first line holds objects one after another, is read
+//! whole instead.
 
 use std::io::Read;
 use std::ops::Range;
@@ -186,7 +187,7 @@ pub(crate) fn value_of_line(
 }
 
 /// An input opened: nothing in it, a whole document (its first value runs
-/// over several lines), or lines.
+/// over several lines, or documents follow one another), or lines.
 enum Opened<R> {
     Empty,
     Whole(Vec<u8>),

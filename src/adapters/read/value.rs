@@ -30,10 +30,11 @@ pub(crate) fn opens_documents(line: &[u8]) -> bool {
 }
 
 /// Every JSON value of `doc` in order with the line it starts on, or why a
-/// part could not be read. When the first line holds a whole value the
+/// part could not be read. When the first line holds one whole value the
 /// input is JSONL: each line is read on its own, so a bad line costs that
-/// line. Otherwise it is one or more documents one after another, read
-/// until the first one that is broken (what follows cannot be told apart).
+/// line. Otherwise (see [`opens_documents`]) it is one or more documents
+/// one after another, read until the first one that is broken (what
+/// follows cannot be told apart).
 pub(crate) fn json_values(
     doc: &[u8],
 ) -> Box<dyn Iterator<Item = (u64, Result<Value, Unreadable>)> + '_> {
