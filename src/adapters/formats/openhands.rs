@@ -168,15 +168,10 @@ impl<'v> Event<'v> {
         nanos_of(self.0.get("timestamp"))
     }
 
-    /// The exit code of a command's observation: in `metadata` in newer
-    /// versions, beside the output in older ones. -1 says there is none
-    /// (the command still ran, or waited for input).
+    /// The exit code of a command's observation, in its `extras` or, as
+    /// the resolver wrote them, beside its type.
     fn exit_code(&self) -> Option<i64> {
-        self.extra("metadata")
-            .and_then(|m| m.get("exit_code"))
-            .or_else(|| self.extra("exit_code"))
-            .and_then(Value::as_i64)
-            .filter(|&c| c != -1)
+        exit_code_in(self.0.get("extras")).or_else(|| exit_code_in(Some(self.0)))
     }
 
     fn content(&self) -> Option<String> {
@@ -248,6 +243,70 @@ struct Trajectory {
     rejected: bool,
 }
 
+/// What an observation says of the action it answers.
+struct Reply {
+    text: String,
+    error: Option<String>,
+    exit_code: Option<i64>,
+}
+
+impl Trajectory {
+    /// A message: the user's first, before any step, is the task; any
+    /// other is a step of its speaker.
+    fn message(&mut self, text: Option<String>, by_user: bool, timestamp: Option<i128>) {
+        if by_user && self.task.is_none() && self.steps.is_empty() {
+            self.task = text;
+        } else {
+            self.steps.push(Step {
+                thought: text,
+                by_user,
+                timestamp,
+                ..Step::default()
+            });
+        }
+    }
+
+    /// Gives step `at` its reply; an error that answers no action (a
+    /// malformed call, a fault of the harness) fails a step of its own,
+    /// named `tool`.
+    fn answer(&mut self, at: Option<usize>, reply: Reply, tool: &str, timestamp: Option<i128>) {
+        match at {
+            Some(k) => {
+                let step = &mut self.steps[k];
+                step.exit_code = reply.exit_code;
+                step.error = reply.error;
+                step.reply = Some(reply.text);
+            }
+            None if reply.error.is_some() => self.steps.push(Step {
+                tool: Some(tool.to_string()),
+                reply: Some(reply.text),
+                error: reply.error,
+                timestamp,
+                ..Step::default()
+            }),
+            None => {}
+        }
+    }
+}
+
+/// The exit code in a command's result: in its `metadata` (newer
+/// versions), else beside the output (older ones). -1 says there is none
+/// (the command still ran, or waited for input).
+fn exit_code_in(result: Option<&Value>) -> Option<i64> {
+    let result = result?;
+    result
+        .get("metadata")
+        .and_then(|m| m.get("exit_code"))
+        .and_then(Value::as_i64)
+        .or_else(|| result.get("exit_code").and_then(Value::as_i64))
+        .filter(|&c| c != -1)
+}
+
+/// The error of an action the user refused to run.
+fn rejected_by_user(reply: &str) -> String {
+    format!("the user rejected the action: {reply}")
+}
+
 fn from_events(events: &[&Value]) -> Trajectory {
     if events.iter().any(|v| is_sdk_event(v)) {
         return from_sdk_events(events);
@@ -272,16 +331,7 @@ fn from_events(events: &[&Value]) -> Trajectory {
             let opening = out.task.is_none() && out.steps.is_empty() && e.0.get("source").is_none();
             if action == "message" && (e.by_user() || opening) {
                 let text = e.content().or_else(|| str_of(e.0.get("message")));
-                if out.task.is_none() && out.steps.is_empty() {
-                    out.task = text;
-                } else {
-                    out.steps.push(Step {
-                        thought: text,
-                        by_user: true,
-                        timestamp: e.timestamp(),
-                        ..Step::default()
-                    });
-                }
+                out.message(text, true, e.timestamp());
                 continue;
             }
             out.rejected |= action == "reject";
@@ -314,33 +364,21 @@ fn from_events(events: &[&Value]) -> Trajectory {
                     .filter(|&k| out.steps[k].reply.is_none()),
                 None => None,
             };
-            let reply = e.content().unwrap_or_default();
+            let text = e.content().unwrap_or_default();
             let error = match observation {
-                "error" => Some(reply.clone()),
-                "user_rejected" => Some(format!("the user rejected the action: {reply}")),
+                "error" => Some(text.clone()),
+                "user_rejected" => Some(rejected_by_user(&text)),
                 _ if e.extra("error").and_then(Value::as_bool) == Some(true) => Some(
-                    str_of(e.extra("last_browser_action_error")).unwrap_or_else(|| reply.clone()),
+                    str_of(e.extra("last_browser_action_error")).unwrap_or_else(|| text.clone()),
                 ),
                 _ => None,
             };
-            match at {
-                Some(k) => {
-                    let step = &mut out.steps[k];
-                    step.exit_code = e.exit_code();
-                    step.error = error;
-                    step.reply = Some(reply);
-                }
-                // An error no action caused (a malformed call, a fault of
-                // the harness) fails a step of its own.
-                None if error.is_some() => out.steps.push(Step {
-                    tool: Some(observation.to_string()),
-                    reply: Some(reply),
-                    error,
-                    timestamp: e.timestamp(),
-                    ..Step::default()
-                }),
-                None => {}
-            }
+            let reply = Reply {
+                text,
+                error,
+                exit_code: e.exit_code(),
+            };
+            out.answer(at, reply, observation, e.timestamp());
         }
     }
     out
@@ -370,16 +408,7 @@ fn from_sdk_events(events: &[&Value]) -> Trajectory {
             "MessageEvent" => {
                 let text = v.pointer("/llm_message/content").and_then(text_of);
                 let by_user = v.get("source").and_then(Value::as_str) == Some("user");
-                if by_user && out.task.is_none() && out.steps.is_empty() {
-                    out.task = text;
-                } else {
-                    out.steps.push(Step {
-                        thought: text,
-                        by_user,
-                        timestamp,
-                        ..Step::default()
-                    });
-                }
+                out.message(text, by_user, timestamp);
             }
             "ActionEvent" => {
                 let tool = str_of(v.get("tool_name")).unwrap_or_else(|| "tool".to_string());
@@ -436,7 +465,7 @@ fn from_sdk_events(events: &[&Value]) -> Trajectory {
                     .filter(|&k| out.steps[k].reply.is_none() && out.steps[k].command.is_some());
                 let o = v.get("observation");
                 let field = |key: &str| o.and_then(|o| o.get(key));
-                let reply = field("content")
+                let text = field("content")
                     .or_else(|| field("output"))
                     .and_then(text_of)
                     .or_else(|| str_of(v.get("error")))
@@ -446,33 +475,16 @@ fn from_sdk_events(events: &[&Value]) -> Trajectory {
                     .iter()
                     .any(|k| field(k).and_then(Value::as_bool) == Some(true));
                 let error = match kind {
-                    "AgentErrorEvent" => Some(reply.clone()),
-                    "UserRejectObservation" => {
-                        Some(format!("the user rejected the action: {reply}"))
-                    }
-                    _ => flagged.then(|| reply.clone()),
+                    "AgentErrorEvent" => Some(text.clone()),
+                    "UserRejectObservation" => Some(rejected_by_user(&text)),
+                    _ => flagged.then(|| text.clone()),
                 };
-                let exit_code = field("metadata")
-                    .and_then(|m| m.get("exit_code"))
-                    .and_then(Value::as_i64)
-                    .or_else(|| field("exit_code").and_then(Value::as_i64))
-                    .filter(|&c| c != -1);
-                match at {
-                    Some(k) => {
-                        let step = &mut out.steps[k];
-                        step.exit_code = exit_code;
-                        step.error = error;
-                        step.reply = Some(reply);
-                    }
-                    None if error.is_some() => out.steps.push(Step {
-                        tool: Some("error".to_string()),
-                        reply: Some(reply),
-                        error,
-                        timestamp,
-                        ..Step::default()
-                    }),
-                    None => {}
-                }
+                let reply = Reply {
+                    text,
+                    error,
+                    exit_code: exit_code_in(o),
+                };
+                out.answer(at, reply, "error", timestamp);
             }
             "ConversationStateUpdateEvent" => {
                 if let Some(state) = ["/value/execution_status", "/value/agent_status"]
