@@ -551,9 +551,9 @@ fn step_of(e: &Event<'_>, action: &str) -> Step {
 
 /// How the row or the events say the run ended: the row's verdict
 /// (`report.resolved`, the benchmark's `success` or `correct`), graded
-/// even when an error or a limit stopped the run; else its run-ending
-/// `error` (a step or budget limit is a timeout); else the agent's last
-/// state or its giving up.
+/// even when an error or a limit stopped the run, its run-ending `error`
+/// saying why a failed one failed (a step or budget limit is a timeout);
+/// else that error; else the agent's last state or its giving up.
 fn outcome(row: &Value, read: &Trajectory, run: &str) -> Option<RunRec> {
     let limit = |text: &str| {
         let t = text.to_ascii_lowercase();
@@ -574,9 +574,6 @@ fn outcome(row: &Value, read: &Trajectory, run: &str) -> Option<RunRec> {
                 .iter()
                 .find_map(|k| row.get(*k).and_then(Value::as_bool))
         });
-    if let Some(passed) = verdict {
-        return Some(RunRec::judged(run, passed));
-    }
     let ended = |error: &str| {
         let reason = if limit(error) {
             OutcomeReason::Timeout
@@ -585,8 +582,13 @@ fn outcome(row: &Value, read: &Trajectory, run: &str) -> Option<RunRec> {
         };
         RunRec::failed(run, reason)
     };
-    if let Some(error) = str_of(row.get("error")) {
-        return Some(ended(&error));
+    let error = str_of(row.get("error"));
+    match (verdict, &error) {
+        // Failed, and the row says what stopped it: that is why.
+        (Some(false), Some(error)) => return Some(ended(error)),
+        (Some(passed), _) => return Some(RunRec::judged(run, passed)),
+        (None, Some(error)) => return Some(ended(error)),
+        (None, None) => {}
     }
     match &read.state {
         Some((state, reason)) if state == "error" => {
@@ -987,10 +989,24 @@ mod tests {
                    "error": "RuntimeError: Agent reached maximum iteration"}),
             json!({"instance_id": "a-2", "history": history, "report": {"resolved": null},
                    "test_result": {"report": {"resolved": true}}}),
+            json!({"instance_id": "a-3", "history": history, "success": false,
+                   "error": "AgentStuckInLoopError: Agent got stuck in a loop"}),
         ];
         let input: String = rows.iter().map(|r| format!("{r}\n")).collect();
         let (_, runs, _) = records(&input);
-        assert!(runs.iter().all(|r| r["outcome"] == "succeeded"), "{runs:?}");
+        let got: Vec<_> = runs
+            .iter()
+            .map(|r| (r["outcome"].as_str().unwrap(), r["reason"].as_str()))
+            .collect();
+        // A failed row's error says why it failed.
+        assert_eq!(
+            got,
+            [
+                ("succeeded", None),
+                ("succeeded", None),
+                ("failed", Some("error"))
+            ]
+        );
     }
 
     #[test]
