@@ -343,9 +343,14 @@ pub(crate) fn failure_line(s: &str) -> String {
 /// (`FAILED …`).
 pub(crate) fn stated_failure(s: &str) -> Option<&str> {
     let marked = |markers: &[&str]| {
-        s.lines()
-            .map(str::trim)
-            .find(|l| markers.iter().any(|m| l.starts_with(m)))
+        let mut lines = s.lines().map(str::trim).filter(|l| !l.is_empty());
+        let at = lines.find(|l| markers.iter().any(|m| l.starts_with(m)))?;
+        // A marker on a line of its own (`ERROR:`) heads the message on
+        // the next.
+        match markers.contains(&at) {
+            true => lines.next().or(Some(at)),
+            false => Some(at),
+        }
     };
     traceback_exception(s)
         .or_else(|| exception_line(s))
@@ -611,6 +616,7 @@ mod tests {
             "Error: disk full"
         );
         assert_eq!(failure_line("\nno such file\n"), "no such file");
+        assert_eq!(failure_line("ERROR:\nInvalid `path`.\n"), "Invalid `path`.");
         // Python reports a syntax error without a traceback heading; a
         // terminal's bracketed-paste codes around it are not text.
         let syntax = "\u{1b}[?2004l  File \"<string>\", line 1\n    print(1\n         ^\nSyntaxError: '(' was never closed\n\u{1b}[?2004h";

@@ -294,52 +294,36 @@ pub(super) fn emit_run(r: CodingRun, line: u64, sink: &mut Sink<'_>) -> anyhow::
 /// the harness killed) fails too, but for the run's last action: its reply
 /// is the submission that ends the run.
 fn judge(ev: &mut EventOut<'_>, step: &Step, codes_expected: bool) {
-    if let Some(error) = &step.error {
-        // Past a heading line of its own (`ERROR:`), to what it says.
-        let error = error.trim_start();
-        let body = match error.split_once('\n') {
-            Some((head, rest)) if head.trim().ends_with(':') && !head.trim().contains(' ') => rest,
-            _ => error,
-        };
-        ev.action_succeeded = false;
-        ev.failure_source = Some(FailureSource::Status);
-        ev.error = Some(match refusal(body) {
-            Some(line) => ErrorInfo {
-                kind: Some(crate::classify::HARNESS_REFUSAL.to_string()),
-                message: Some(line.chars().take(200).collect()),
-            },
-            None => ErrorInfo {
-                kind: None,
-                message: Some(crate::classify::failure_line(body)),
-            },
-        });
-        return;
-    }
-    let Some(reply) = step.reply.as_deref() else {
-        return;
+    let (said, by_harness) = match (&step.error, &step.reply) {
+        (Some(error), _) => (error.as_str(), true),
+        (None, Some(reply)) => (reply.as_str(), false),
+        (None, None) => return,
     };
-    if let Some(line) = refusal(reply) {
+    let failed = |ev: &mut EventOut<'_>, kind: Option<&str>, message: String| {
         ev.action_succeeded = false;
         ev.failure_source = Some(FailureSource::Status);
         ev.error = Some(ErrorInfo {
-            kind: Some(crate::classify::HARNESS_REFUSAL.to_string()),
-            message: Some(line.chars().take(200).collect()),
+            kind: kind.map(str::to_string),
+            message: Some(message),
         });
-        return;
+    };
+    if let Some(line) = refusal(said) {
+        let line = line.chars().take(200).collect();
+        return failed(ev, Some(crate::classify::HARNESS_REFUSAL), line);
     }
-    match step.exit_code.or_else(|| return_code(reply)) {
+    if by_harness {
+        return failed(ev, None, crate::classify::failure_line(said));
+    }
+    match step.exit_code.or_else(|| return_code(said)) {
         Some(0) => {}
         Some(1) if step.command.as_deref().is_some_and(answers_with_one) => {}
-        Some(code) => {
-            ev.action_succeeded = false;
-            ev.failure_source = Some(FailureSource::Status);
-            ev.error = Some(ErrorInfo {
-                kind: None,
-                message: Some(format!("exit code {code}{}", first_output_line(reply))),
-            });
-        }
+        Some(code) => failed(
+            ev,
+            None,
+            format!("exit code {code}{}", first_output_line(said)),
+        ),
         None if step.command.is_none() || codes_expected => {
-            mark_inferred(ev, FailureSource::Output, first_line(reply));
+            mark_inferred(ev, FailureSource::Output, first_line(said));
         }
         None => {}
     }
