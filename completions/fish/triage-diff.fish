@@ -7,6 +7,7 @@ complete -c triage-diff -s f -l format -l input-format -d 'Trace format of input
 managed-agent\t'Claude Managed Agents session event streams (JSONL).'
 coding-agent\t'Coding-agent trajectories: mini-SWE-agent transcripts (shell commands in the assistant\'s text, `<returncode>` replies) and SWE-agent `.traj` files.'
 browser-use\t'browser-use agent histories (AgentHistoryList JSON, {"history": [...]}): one run per history.'
+autogen\t'AutoGen AgentChat runs: a TaskResult, run_stream\'s messages one per line, or a team\'s saved state.'
 openhands\t'OpenHands (OpenDevin) trajectories: an exported event list, a session\'s events piped one after another (SDK events too), or evaluation rows (`output.jsonl`) with their `history`.'
 codex\t'OpenAI Codex CLI session rollouts (~/.codex/sessions/**/rollout-*.jsonl): one run per session.'
 openai-agents\t'OpenAI Agents SDK RunState snapshots (RunState.to_json()): one run per snapshot.'

@@ -4,6 +4,7 @@
 
 pub(crate) mod anthropic_messages;
 pub(crate) mod atif;
+pub(crate) mod autogen;
 pub(crate) mod browser_use;
 pub(crate) mod codex;
 pub(crate) mod coding_agent;
@@ -38,6 +39,7 @@ pub static FORMATS: &[Format] = &[
     managed_agent::FORMAT,
     coding_agent::FORMAT,
     browser_use::FORMAT,
+    autogen::FORMAT,
     openhands::FORMAT,
     codex::FORMAT,
     openai_agents::FORMAT,

@@ -237,7 +237,7 @@ fn mark_exit_status(ev: &mut EventOut<'_>, text: &str) {
 }
 
 /// The last fenced code block of a message, the code a terminal ran.
-fn last_code_block(text: &str) -> Option<&str> {
+pub(super) fn last_code_block(text: &str) -> Option<&str> {
     let end = text.rfind("```")?;
     let start = text[..end].rfind("```")?;
     let block = &text[start + 3..end];
