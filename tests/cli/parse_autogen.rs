@@ -206,6 +206,41 @@ fn explain_blames_the_coder_and_the_orchestrator_s_address_without_a_claim() {
 }
 
 #[test]
+fn older_releases_read_as_the_newest_and_a_dump_that_lost_its_messages_is_an_error() {
+    // 0.4.5 writes no ids: the closing TaskResult is matched to the
+    // streamed messages by what they say, and the run is read once.
+    let recs = parse(&[
+        "magentic-one-max-rounds.ndjson",
+        "v0.4.5-magentic-one-max-rounds.ndjson",
+        "v0.5.7-magentic-one-max-rounds.ndjson",
+        "swarm-refund.state.json",
+        "v0.4.5-swarm-refund.state.json",
+    ]);
+    let newest = steps(&recs, "magentic-one-max-rounds");
+    assert_eq!(newest.len(), 9);
+    for id in [
+        "v0.4.5-magentic-one-max-rounds",
+        "v0.5.7-magentic-one-max-rounds",
+    ] {
+        assert_eq!(steps(&recs, id), newest, "{id}");
+        assert_eq!(run_of(&recs, id)["message"], "Max rounds reached.", "{id}");
+    }
+    assert_eq!(
+        steps(&recs, "v0.4.5-swarm-refund.state"),
+        steps(&recs, "swarm-refund.state")
+    );
+    // 0.5.7's TaskResult.model_dump_json() keeps of each message only its
+    // source: nothing to read, and the user is told how to save it.
+    let hollow = sample("v0.5.7-round-robin-code-error.json");
+    let (code, _, err) = common::run("triage-parse", &[hollow.to_str().unwrap()], b"");
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("no type or content") && err.contains("model_dump_json()"),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_message_type_it_does_not_know_is_counted_on_stderr() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("result.json");

@@ -96,31 +96,22 @@ pub(crate) fn read(r: impl Read + Send, sink: &mut Sink<'_>) -> anyhow::Result<(
             }
         };
         // A stream's closing TaskResult holds the messages it streamed:
-        // they keep the lines they were streamed on.
-        let ids: HashSet<&str> = messages.iter().filter_map(id_of).collect();
-        let mut streamed = std::collections::HashMap::new();
-        stream.retain(|(at, m)| match id_of(m).filter(|id| ids.contains(id)) {
-            Some(id) => {
-                streamed.insert(id.to_string(), *at);
-                false
+        // the streamed ones are the run, on the lines they were streamed on.
+        if let Some(first) = closes(messages, &stream) {
+            let earlier: Vec<(u64, Value)> = stream.drain(..first).collect();
+            if !earlier.is_empty() {
+                runs.push(conversation(earlier, None, sink));
             }
-            None => true,
-        });
+            runs.push(conversation(std::mem::take(&mut stream), stop, sink));
+            return Ok(());
+        }
+        if !messages.is_empty() && messages.iter().all(is_hollow) {
+            return sink.skip(Some(line), HOLLOW);
+        }
         if !stream.is_empty() {
             runs.push(conversation(std::mem::take(&mut stream), None, sink));
         }
-        let lines = messages
-            .iter()
-            .map(|m| {
-                (
-                    id_of(m)
-                        .and_then(|id| streamed.get(id))
-                        .copied()
-                        .unwrap_or(line),
-                    m.clone(),
-                )
-            })
-            .collect();
+        let lines = messages.iter().map(|m| (line, m.clone())).collect();
         runs.push(conversation(lines, stop, sink));
         Ok(())
     })?;
@@ -128,6 +119,40 @@ pub(crate) fn read(r: impl Read + Send, sink: &mut Sink<'_>) -> anyhow::Result<(
         runs.push(conversation(stream, None, sink));
     }
     transcript::emit_all(&runs, sink)
+}
+
+/// Why a TaskResult whose messages kept only their common fields is read
+/// as nothing.
+const HOLLOW: &str = "a TaskResult whose messages keep no type or content (autogen-agentchat 0.5 \
+     writes them so with TaskResult.model_dump_json()): save each message with its own \
+     model_dump_json() or dump() instead";
+
+/// A message dumped as its base class: its source, no type, no content.
+fn is_hollow(m: &Value) -> bool {
+    m.get("source").is_some() && m.get("type").is_none()
+}
+
+/// Where in the open `stream` the run a TaskResult's `messages` hold
+/// begins, when every one of them was streamed, in order: the same id, or
+/// (releases before 0.7 write none) the same source, type and content, or
+/// the same source alone for a message dumped hollow.
+fn closes(messages: &[Value], stream: &[(u64, Value)]) -> Option<usize> {
+    let same = |a: &Value, b: &Value| match (id_of(a), id_of(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => {
+            a.get("source") == b.get("source")
+                && (is_hollow(a)
+                    || (a.get("type") == b.get("type") && a.get("content") == b.get("content")))
+        }
+    };
+    let mut next = 0;
+    let mut first = None;
+    for m in messages {
+        let at = next + stream[next..].iter().position(|(_, s)| same(m, s))?;
+        first.get_or_insert(at);
+        next = at + 1;
+    }
+    first
 }
 
 fn id_of(m: &Value) -> Option<&str> {
@@ -169,7 +194,8 @@ fn conversation(
     let executors = executors(&messages);
     let mut code_calls = 0usize;
     let mut last_words: Option<String> = None;
-    for (line, m) in &messages {
+    for (i, (line, m)) in messages.iter().enumerate() {
+        let previous = i.checked_sub(1).map(|p| &messages[p].1);
         let source = str_of(m.get("source")).unwrap_or_default();
         if executors.contains(&source) && type_of(m) == "TextMessage" {
             // An executor's reply is the output of the code it was handed.
@@ -191,7 +217,7 @@ fn conversation(
         if is_chat(m) {
             last_words = content_text(m.get("content"));
         }
-        for out in transcript_messages(m, &answered, &mut code_calls, sink) {
+        for out in transcript_messages(m, previous, &answered, &mut code_calls, sink) {
             conv.messages.push((*line, out));
         }
     }
@@ -293,6 +319,7 @@ fn content_text(v: Option<&Value>) -> Option<String> {
 /// Responses call outputs, which carry a call's failure).
 fn transcript_messages(
     m: &Value,
+    previous: Option<&Value>,
     answered: &HashSet<String>,
     code_calls: &mut usize,
     sink: &mut Sink<'_>,
@@ -343,19 +370,29 @@ fn transcript_messages(
         "ToolCallRequestEvent" => vec![calls(items(m.get("content")))],
         "ToolCallExecutionEvent" => results(items(m.get("content"))),
         "ToolCallSummaryMessage" => {
+            let calls_of = items(m.get("tool_calls"));
             let ids: Vec<Option<String>> = items(m.get("results"))
                 .iter()
                 .map(|r| str_of(r.get("call_id")))
                 .collect();
-            if !ids.is_empty()
-                && ids
-                    .iter()
+            let repeats = if ids.is_empty() {
+                // Releases before 0.7 keep only the summary's text, right
+                // after the execution event it sums up.
+                previous.is_some_and(|p| {
+                    type_of(p) == "ToolCallExecutionEvent" && p.get("source") == m.get("source")
+                })
+            } else {
+                ids.iter()
                     .all(|id| id.as_ref().is_some_and(|id| answered.contains(id)))
-            {
+            };
+            if repeats {
                 // The execution event before it said this already.
                 return Vec::new();
             }
-            let mut out = vec![calls(items(m.get("tool_calls")))];
+            if calls_of.is_empty() {
+                return said(content_text(m.get("content")));
+            }
+            let mut out = vec![calls(calls_of)];
             out.extend(results(items(m.get("results"))));
             out
         }
@@ -599,6 +636,58 @@ mod tests {
             steps[4],
             ("reviewer".into(), "message".into(), true),
             "a reviewer is not named as an executor nor answers as one"
+        );
+    }
+
+    #[test]
+    fn without_ids_a_task_result_closes_the_stream_that_said_the_same() {
+        let m = |kind: &str, source: &str, content: &str| json!({"source": source, "models_usage": null, "type": kind, "content": content});
+        let earlier = m("TextMessage", "user", "an earlier run");
+        let run = [
+            m("TextMessage", "user", "go"),
+            m("TextMessage", "a", "done"),
+        ];
+        let result = json!({"messages": run, "stop_reason": "Max rounds reached."});
+        let lines: Vec<String> = [earlier, run[0].clone(), run[1].clone(), result]
+            .iter()
+            .map(Value::to_string)
+            .collect();
+        let (events, runs, _) = split_records(FORMAT, "s.ndjson", &lines.join("\n"));
+        assert_eq!(runs.len(), 2, "the earlier message stays a run of its own");
+        assert_eq!(events.len(), 3);
+        assert_eq!(runs[1]["outcome"], "failed");
+        // Hollow messages (source only) close a stream by their sources.
+        let hollow = json!({"messages": [{"source": "user", "models_usage": null},
+                                         {"source": "a", "models_usage": null}],
+                            "stop_reason": "Max rounds reached."});
+        let lines = [run[0].to_string(), run[1].to_string(), hollow.to_string()];
+        let (events, runs, _) = split_records(FORMAT, "s.ndjson", &lines.join("\n"));
+        assert_eq!((events.len(), runs.len()), (2, 1));
+        assert_eq!(runs[0]["outcome"], "failed");
+        // Alone, they are nothing to read.
+        let (events, runs, source) = split_records(FORMAT, "r.json", &hollow.to_string());
+        assert_eq!((events.len(), runs.len()), (0, 0));
+        assert_eq!(source["skipped"], 1);
+    }
+
+    #[test]
+    fn a_summary_of_the_results_just_read_is_no_step_in_releases_that_keep_only_its_text() {
+        let doc = json!({"messages": [
+            {"source": "user", "models_usage": null, "type": "TextMessage", "content": "go"},
+            {"source": "s", "models_usage": null, "type": "ToolCallRequestEvent",
+             "content": [{"id": "c1", "name": "visit_page", "arguments": "{}"}]},
+            {"source": "s", "models_usage": null, "type": "ToolCallExecutionEvent",
+             "content": [{"call_id": "c1", "content": "Error: 404 Not Found"}]},
+            {"source": "s", "models_usage": null, "type": "ToolCallSummaryMessage",
+             "content": "Error: 404 Not Found"}], "stop_reason": null})
+        .to_string();
+        let (events, _, _) = split_records(FORMAT, "r.json", &doc);
+        assert_eq!(
+            steps(&events),
+            [
+                ("user".into(), "message".into(), true),
+                ("s".into(), "visit_page".into(), false),
+            ]
         );
     }
 

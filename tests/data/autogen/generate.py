@@ -6,12 +6,16 @@ a small in-memory site; code runs in a temporary directory.
     python -m venv /tmp/ag && /tmp/ag/bin/pip install autogen-agentchat==0.7.5 autogen-ext==0.7.5
     /tmp/ag/bin/python generate.py
 
-Ids and times differ on every run; the shapes and contents do not.
+Older releases run it too (0.4.5 and 0.5.7 here), writing each file with a
+prefix: `python generate.py v0.4.5-`. Ids and times differ on every run;
+the shapes and contents do not.
 """
 
 import asyncio
+import inspect
 import json
 import pathlib
+import sys
 import tempfile
 
 from autogen_agentchat.agents import AssistantAgent, CodeExecutorAgent
@@ -28,6 +32,7 @@ from autogen_ext.code_executors.local import LocalCommandLineCodeExecutor
 from autogen_ext.models.replay import ReplayChatCompletionClient
 
 HERE = pathlib.Path(__file__).parent
+PREFIX = sys.argv[1] if len(sys.argv) > 1 else ""
 INFO = {
     "vision": False,
     "function_calling": True,
@@ -38,7 +43,28 @@ INFO = {
 
 
 def model(*replies):
-    return ReplayChatCompletionClient(list(replies), model_info=INFO)
+    try:
+        return ReplayChatCompletionClient(list(replies), model_info=INFO)
+    except TypeError:
+        # Before 0.5 the replay client takes no model_info.
+        client = ReplayChatCompletionClient(list(replies))
+        client._model_info = dict(INFO)
+        return client
+
+
+def accepts(cls, name):
+    return name in inspect.signature(cls.__init__).parameters
+
+
+def dump(item, indent=None):
+    """As a user saves it: model_dump_json(), which a TaskResult has from
+    0.5 on (in 0.5 its messages keep only their common fields); a 0.4
+    TaskResult is a dataclass, dumped with pydantic's TypeAdapter."""
+    if hasattr(item, "model_dump_json"):
+        return item.model_dump_json(indent=indent)
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(type(item)).dump_json(item, indent=indent).decode()
 
 
 def call(name, args, n):
@@ -142,10 +168,10 @@ async def magentic_one_max_rounds(lines):
             "I could not find the population of Springfield, Illinois.",
         ),
         max_turns=2,
-        emit_team_events=True,
+        **({"emit_team_events": True} if accepts(MagenticOneGroupChat, "emit_team_events") else {}),
     )
     async for item in team.run_stream(task="What is the population of Springfield, Illinois, by the 2020 census?"):
-        lines.append(item.model_dump_json())
+        lines.append(dump(item))
 
 
 async def round_robin_code_error():
@@ -225,25 +251,26 @@ async def code_agent_retry(lines):
         max_retries_on_error=1,
     )
     async for item in agent.run_stream(task="Compute the median of 3, 1, 4, 1, 5 with Python."):
-        lines.append(item.model_dump_json())
+        lines.append(dump(item))
 
 
 def write(name, text):
-    (HERE / name).write_text(text + "\n")
+    (HERE / (PREFIX + name)).write_text(text + "\n")
 
 
 async def main():
-    write("magentic-one-wrong-page.json", (await magentic_one_wrong_page()).model_dump_json(indent=2))
+    write("magentic-one-wrong-page.json", dump(await magentic_one_wrong_page(), indent=2))
     lines = []
     await magentic_one_max_rounds(lines)
     write("magentic-one-max-rounds.ndjson", "\n".join(lines))
-    write("round-robin-code-error.json", (await round_robin_code_error()).model_dump_json(indent=2))
+    write("round-robin-code-error.json", dump(await round_robin_code_error(), indent=2))
     result, state = await swarm_refund()
-    write("swarm-refund.json", result.model_dump_json(indent=2))
+    write("swarm-refund.json", dump(result, indent=2))
     write("swarm-refund.state.json", json.dumps(state, indent=2))
-    lines = []
-    await code_agent_retry(lines)
-    write("code-agent-retry.ndjson", "\n".join(lines))
+    if accepts(CodeExecutorAgent, "model_client"):  # 0.5 on
+        lines = []
+        await code_agent_retry(lines)
+        write("code-agent-retry.ndjson", "\n".join(lines))
 
 
 if __name__ == "__main__":
