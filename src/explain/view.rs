@@ -183,7 +183,9 @@ fn later_success(steps: &[Step]) -> Vec<bool> {
 
 /// Marks the steps of an executor (a code terminal and the like) that
 /// never speaks for itself: its steps are replies to whoever spoke before.
-/// An agent that calls tools under its own name is not an executor.
+/// An agent that calls tools under its own name is not an executor; one
+/// that speaks too (AG2's user proxy states the task, then runs the code
+/// it is sent) is one where it runs the code another agent just wrote.
 fn environment_replies(steps: &[Step]) -> Vec<bool> {
     let mut speaks = std::collections::HashSet::new();
     for s in steps {
@@ -201,7 +203,19 @@ fn environment_replies(steps: &[Step]) -> Vec<bool> {
     steps
         .iter()
         .enumerate()
-        .map(|(i, s)| i > 0 && s.is_tool() && executor(s) && !speaks.contains(s.agent.as_str()))
+        .map(|(i, s)| {
+            let runs_code_sent = || {
+                let before = &steps[i - 1];
+                s.tool == "code_execution"
+                    && before.agent != s.agent
+                    && !before.is_tool()
+                    && super::text::has_code(&before.output)
+            };
+            i > 0
+                && s.is_tool()
+                && executor(s)
+                && (!speaks.contains(s.agent.as_str()) || runs_code_sent())
+        })
         .collect()
 }
 
@@ -272,6 +286,32 @@ pub mod tests {
         assert_eq!(r.actor_of(2), 1);
         assert_eq!(r.actor_of(1), 1);
         assert_eq!(r.agent_steps().collect::<Vec<_>>(), vec![0, 1]);
+    }
+
+    #[test]
+    fn a_proxy_that_states_the_task_then_runs_sent_code_replies_to_its_author() {
+        let r = run(
+            vec![
+                step(
+                    0,
+                    "user_proxy",
+                    "message",
+                    true,
+                    "Count the lines of x.csv.",
+                ),
+                step(1, "coder", "message", true, "```python\nopen('x.csv')\n```"),
+                step(2, "user_proxy", "code_execution", false, "exitcode: 1"),
+                step(3, "coder", "message", true, "I will write it myself."),
+                step(4, "coder", "code_execution", true, "exitcode: 0"),
+            ],
+            "failed",
+        );
+        assert!(r.is_environment(2));
+        assert_eq!(r.actor_of(2), 1);
+        assert!(
+            !r.is_environment(4),
+            "code an agent runs after its own words is its own call"
+        );
     }
 
     #[test]

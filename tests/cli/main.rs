@@ -18,6 +18,7 @@ mod live;
 mod llm;
 mod man_pages;
 mod merge_property;
+mod parse_ag2;
 mod parse_autogen;
 mod parse_browser_use;
 mod parse_coding_agent;

@@ -203,7 +203,7 @@ fn conversation(
             let id = format!("code-{code_calls}");
             let code = last_words
                 .as_deref()
-                .and_then(super::whowhen::last_code_block);
+                .and_then(crate::adapters::read::code_reply::last_code_block);
             let args = json!({"code": code});
             conv.messages.push((*line, json!({"role": "assistant", "name": source, "tool_calls": [{
                 "id": id, "type": "function", "function": {"name": CODE_TOOL, "arguments": args}}]})));

@@ -10,6 +10,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
+use crate::adapters::read::code_reply;
 use crate::adapters::read::message::openai;
 use crate::adapters::read::message::{Message, Part};
 use crate::adapters::read::shape::Shape;
@@ -22,6 +23,9 @@ use crate::record::{ErrorInfo, EventOut, FailureSource, JsonVal, OutcomeReason, 
 
 /// What a message without a tool call is, as an action.
 const MESSAGE: &str = "message";
+
+/// The tool an executor's reply to code is the result of.
+const CODE_TOOL: &str = "code_execution";
 
 /// One conversation of an input, with what its envelope says.
 pub(crate) struct Conversation {
@@ -238,13 +242,22 @@ fn unwrap_session_line(mut v: Value) -> SessionLine {
     }
 }
 
+/// The keys a conversation's messages are kept under: most envelopes'
+/// `messages`, and the `chat_history` of AG2's `ChatResult`.
+const MESSAGE_LISTS: &[&str] = &["messages", "chat_history"];
+
 fn is_envelope(v: &Value) -> bool {
-    v.get("messages").is_some_and(Value::is_array)
+    MESSAGE_LISTS
+        .iter()
+        .any(|k| v.get(*k).is_some_and(Value::is_array))
 }
 
 /// A conversation kept with other keys: its id, task and verdict.
 fn envelope(mut v: Value, line: u64) -> Conversation {
-    let messages = match v.get_mut("messages").map(Value::take) {
+    let key = MESSAGE_LISTS
+        .iter()
+        .find(|k| v.get(**k).is_some_and(Value::is_array));
+    let messages = match key.and_then(|k| v.get_mut(*k)).map(Value::take) {
         Some(Value::Array(m)) => m.into_iter().map(|m| (line, m)).collect(),
         _ => Vec::new(),
     };
@@ -403,6 +416,17 @@ fn emit_conversation(
     });
     let mut events: Vec<EventOut<'static>> = Vec::new();
     let mut task = conv.task.clone();
+    // A log whose every message names its speaker (a multi-agent chat, as
+    // AG2 keeps one) states the task in its first message, whatever role
+    // the log gives it: AG2's history calls the starting agent's own
+    // messages the assistant's.
+    let named = messages
+        .iter()
+        .flatten()
+        .filter(|m| !matches!(m.role.as_str(), "system" | "developer") && !texts(m).is_empty())
+        .all(|m| m.name.is_some())
+        && messages.iter().flatten().any(|m| m.name.is_some());
+    let mut last_words: Option<String> = None;
     let mut reasoning: Option<String> = None;
     let mut last_caller = None;
     let mut policy: Option<String> = None;
@@ -424,13 +448,25 @@ fn emit_conversation(
         let text = texts(msg);
         if !text.is_empty() {
             let text = text.join("\n");
-            if msg.role == "user" && task.is_none() {
+            if (msg.role == "user" || named) && task.is_none() {
                 task = Some(text.clone());
             }
-            let mut ev = new_event(format!("{run}#{turn}"), &run, turn, &agent, MESSAGE);
-            ev.span_kind = Some(MESSAGE);
-            set_texts(&mut ev, None, Some(&text), &sink.settings);
-            events.push(ev);
+            if code_reply::is_reply(&text) {
+                // An executor's reply: the output of the code the message
+                // before it handed over, whoever the log says spoke.
+                let mut ev = new_event(format!("{run}#{turn}"), &run, turn, &agent, CODE_TOOL);
+                ev.span_kind = Some("tool");
+                let code = last_words.as_deref().and_then(code_reply::last_code_block);
+                set_texts(&mut ev, code, Some(&text), &sink.settings);
+                code_reply::mark_exit_status(&mut ev, &text);
+                events.push(ev);
+            } else {
+                let mut ev = new_event(format!("{run}#{turn}"), &run, turn, &agent, MESSAGE);
+                ev.span_kind = Some(MESSAGE);
+                set_texts(&mut ev, None, Some(&text), &sink.settings);
+                events.push(ev);
+            }
+            last_words = Some(text);
         }
         for (p, part) in msg.parts.iter().enumerate() {
             match part {
@@ -652,6 +688,7 @@ pub(crate) fn is_transcript(shape: &Shape<'_>) -> bool {
             || ((shape.has("message") || shape.has("subtype")) && shape.has("session_id"))
             || shape.has("isSnapshotUpdate"));
     shape.has("messages")
+        || (shape.has("chat_history") && shape.has("summary"))
         || (shape.has("role") && (shape.has("content") || shape.has("tool_calls")))
         || (shape.has("type") && (shape.has("call_id") || shape.has("summary")))
         || session_log

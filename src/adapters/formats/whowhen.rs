@@ -8,12 +8,10 @@ use std::io::Read;
 use serde_json::{Map, Value};
 
 use crate::adapters::formats::Format;
+use crate::adapters::read::code_reply::{self, last_code_block, mark_exit_status};
 use crate::adapters::read::shape::Shape;
 use crate::adapters::sink::Sink;
-use crate::record::{ErrorInfo, EventOut, FailureSource, RunRec, Src};
-
-/// The speaker whose messages are the output of code execution.
-const TOOL_OUTPUT_PREFIX: &str = "exitcode:";
+use crate::record::{EventOut, RunRec, Src};
 
 /// Reads one Who&When file from `r` into `sink`.
 pub(crate) fn read(mut r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
@@ -195,7 +193,7 @@ impl Action {
 fn action_of(agent: &str, text: &str) -> Action {
     let lower_agent = agent.to_ascii_lowercase();
     let head = text.trim_start();
-    if head.starts_with(TOOL_OUTPUT_PREFIX) || lower_agent.contains("terminal") {
+    if code_reply::is_reply(head) || lower_agent.contains("terminal") {
         return Action::CodeExecution;
     }
     if head.starts_with("Address: http") || head.contains("\nViewport position:") {
@@ -208,42 +206,6 @@ fn action_of(agent: &str, text: &str) -> Action {
         return Action::WebBrowse;
     }
     Action::Message
-}
-
-/// Marks a tool output that reports a non-zero exit code as failed.
-fn mark_exit_status(ev: &mut EventOut<'_>, text: &str) {
-    let Some(rest) = text.trim_start().strip_prefix(TOOL_OUTPUT_PREFIX) else {
-        return;
-    };
-    let code: String = rest
-        .trim_start()
-        .chars()
-        .take_while(|c| c.is_ascii_digit())
-        .collect();
-    if code.is_empty() || code.chars().all(|c| c == '0') {
-        return;
-    }
-    ev.action_succeeded = false;
-    ev.failure_source = Some(FailureSource::Status);
-    let message = text
-        .lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("");
-    ev.error = Some(ErrorInfo {
-        kind: Some(format!("exit code {code}")),
-        message: Some(message.trim().chars().take(200).collect()),
-    });
-}
-
-/// The last fenced code block of a message, the code a terminal ran.
-pub(super) fn last_code_block(text: &str) -> Option<&str> {
-    let end = text.rfind("```")?;
-    let start = text[..end].rfind("```")?;
-    let block = &text[start + 3..end];
-    // Drop the language tag on the fence line.
-    let body = block.split_once('\n').map_or(block, |(_, b)| b);
-    (!body.trim().is_empty()).then_some(body)
 }
 
 /// The `whowhen` row of the format table.

@@ -3,9 +3,10 @@
 //! (`lines`), span lines held until their trace is complete
 //! (`trace_window`); and what they read into: the span model
 //! (`span_events`, `spans`), the tree emitter (`tree`), chat messages
-//! (`message`), and the value helpers (`value`, `lax`,
+//! (`message`), an executor's reply to code (`code_reply`), and the value helpers (`value`, `lax`,
 //! `pruned_value`, `shape`).
 
+pub(crate) mod code_reply;
 pub(crate) mod document;
 pub(crate) mod lax;
 pub(crate) mod lines;

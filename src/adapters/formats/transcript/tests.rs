@@ -232,3 +232,40 @@ fn a_rejected_approval_fails_its_call_and_a_pending_one_does_not() {
         .collect();
     assert_eq!(calls, [false, true]);
 }
+
+#[test]
+fn a_log_naming_every_speaker_states_its_task_first_whatever_role_it_gives() {
+    // AG2's chat history, seen from the agent that started the chat.
+    let named = json!([
+        {"role": "assistant", "name": "proxy", "content": "Sum the column."},
+        {"role": "user", "name": "coder", "content": "```python\nprint(1/0)\n```"},
+        {"role": "assistant", "name": "proxy",
+         "content": "exitcode: 1 (execution failed)\nCode output: \nZeroDivisionError: division by zero"}]);
+    let (evs, runs, _) = records(&named.to_string());
+    assert_eq!(runs[0]["task"], "Sum the column.");
+    assert_eq!(tools(&evs), ["message", "message", "code_execution"]);
+    assert_eq!(evs[2]["action_succeeded"], false);
+    assert_eq!(evs[2]["input"], "print(1/0)\n", "the code the reply ran");
+    // Without names, an assistant's greeting is no task: the user's is.
+    let unnamed = json!([
+        {"role": "assistant", "content": "Hi! How can I help?"},
+        {"role": "user", "content": "Cancel my order."}]);
+    let (_, runs, _) = records(&unnamed.to_string());
+    assert_eq!(runs[0]["task"], "Cancel my order.");
+}
+
+#[test]
+fn a_call_s_content_written_as_python_s_none_says_nothing() {
+    let conv = json!([
+        {"role": "user", "name": "runner", "content": "Weather in Oslo?"},
+        {"role": "assistant", "name": "planner", "content": "None",
+         "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "fetch", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "Sunny"},
+        {"role": "assistant", "name": "planner", "content": "None"}]);
+    let (evs, _, _) = records(&conv.to_string());
+    assert_eq!(
+        tools(&evs),
+        ["message", "fetch", "message"],
+        "a message saying None alone is still said"
+    );
+}

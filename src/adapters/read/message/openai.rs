@@ -45,6 +45,12 @@ const ANSWERED_APART: &[&str] = &[
     "apply_patch_call",
 ];
 
+fn has_calls(v: &Value) -> bool {
+    v.get("tool_calls")
+        .and_then(Value::as_array)
+        .is_some_and(|calls| !calls.is_empty())
+}
+
 /// Decodes one message or item; `None` when `v` is neither.
 pub(crate) fn message(v: &Value) -> Option<Message> {
     if !is_message(v) {
@@ -136,6 +142,8 @@ pub(crate) fn message(v: &Value) -> Option<Message> {
                 content_block(b, &mut msg);
             }
         }
+        // AG2 writes a call's empty content as Python's "None".
+        Some(Value::String(c)) if c == "None" && has_calls(v) => {}
         Some(c) => msg.parts.extend(text_of(c).map(Part::Text)),
         None => {}
     }
