@@ -209,6 +209,7 @@ fn environment_replies(steps: &[Step]) -> Vec<bool> {
                 s.tool == "code_execution"
                     && before.agent != s.agent
                     && !before.is_tool()
+                    && !before.is_user()
                     && super::text::has_code(&before.output)
             };
             i > 0
@@ -311,6 +312,24 @@ pub mod tests {
         assert!(
             !r.is_environment(4),
             "code an agent runs after its own words is its own call"
+        );
+        let quoted = run(
+            vec![
+                step(0, "user", "message", true, "Why does ```open('x')``` fail?"),
+                step(1, "coder", "code_execution", false, "exitcode: 1"),
+                step(
+                    2,
+                    "coder",
+                    "message",
+                    true,
+                    "It fails because x is missing.",
+                ),
+            ],
+            "failed",
+        );
+        assert!(
+            !quoted.is_environment(1),
+            "code quoted in the user's task is no code sent to run"
         );
     }
 

@@ -12,7 +12,7 @@
 //! any other stop (a termination word, a handoff) leaves its outcome
 //! unknown, since no agent's word about its own work is a verdict.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io::Read;
 
 use serde_json::{Value, json};
@@ -35,28 +35,55 @@ pub(crate) const FORMAT: Format = Format {
 /// What the library's messages all carry beside `source` and `type`.
 const MESSAGE_KEYS: &[&str] = &["source", "type", "models_usage"];
 
+/// The keys a message dump opens with, before a content that may be too
+/// long for detection to see past (a page, an image).
+const MESSAGE_HEAD: &[&str] = &["source", "models_usage"];
+
 /// The tool a generated code block runs under.
 const CODE_TOOL: &str = "code_execution";
 
 /// A TaskResult, a team's state, or a message (alone or first of a list).
 fn claims(shape: &Shape<'_>) -> bool {
-    let message = MESSAGE_KEYS.iter().all(|k| shape.has(k));
+    let message = MESSAGE_HEAD.iter().all(|k| shape.has(k));
     if shape.top_is_list {
         return message;
     }
+    // A TaskResult's stop reason follows its messages: a long run hides it.
     message
-        || (shape.has("messages") && shape.has("stop_reason") && shape.mentions("\"models_usage\""))
+        || (shape.has("messages")
+            && (shape.has("stop_reason") || shape.cut)
+            && shape.mentions("\"models_usage\""))
         || (shape.has("agent_states") && shape.mentions("\"TeamState\""))
 }
 
+/// The ids triage gives the calls the library pairs by position: code a
+/// generation event hands to the execution event after it, and memory
+/// queries.
+#[derive(Default)]
+struct CallIds {
+    code: usize,
+    memory: usize,
+}
+
 /// What the library's termination conditions say when a limit, not the
-/// team, ended the run.
+/// team, ended the run. Conditions that fire together are joined in one
+/// reason.
 const LIMITS: &[&str] = &[
     "Maximum number of messages",
     "Maximum number of turns",
     "Max rounds reached",
     "Token usage limit reached",
     "Timeout of ",
+];
+
+/// What they say when the team ended the run itself (a word, a handoff, a
+/// stop message): with a limit in the same reason, the team still ended it.
+const TEAM_ENDS: &[&str] = &[
+    "mentioned",
+    "Handoff to",
+    "Stop message received",
+    "External termination",
+    "Function '",
 ];
 
 /// Reads AutoGen runs from `r` into `sink`.
@@ -135,7 +162,8 @@ fn is_hollow(m: &Value) -> bool {
 /// Where in the open `stream` the run a TaskResult's `messages` hold
 /// begins, when every one of them was streamed, in order: the same id, or
 /// (releases before 0.7 write none) the same source, type and content, or
-/// the same source alone for a message dumped hollow.
+/// the same source alone for a message dumped hollow. Matched from the
+/// end: the TaskResult closes the latest run, not an earlier one like it.
 fn closes(messages: &[Value], stream: &[(u64, Value)]) -> Option<usize> {
     let same = |a: &Value, b: &Value| match (id_of(a), id_of(b)) {
         (Some(x), Some(y)) => x == y,
@@ -145,16 +173,14 @@ fn closes(messages: &[Value], stream: &[(u64, Value)]) -> Option<usize> {
                     || (a.get("type") == b.get("type") && a.get("content") == b.get("content")))
         }
     };
-    let mut next = 0;
-    let mut first = None;
-    for m in messages {
-        let at = next + stream[next..].iter().position(|(_, s)| same(m, s))?;
-        first.get_or_insert(at);
-        next = at + 1;
+    let mut end = stream.len();
+    for m in messages.iter().rev() {
+        end = stream[..end].iter().rposition(|(_, s)| same(m, s))?;
     }
-    first
+    (!messages.is_empty()).then_some(end)
 }
 
+/// A message's own id (0.7 on).
 fn id_of(m: &Value) -> Option<&str> {
     m.get("id").and_then(Value::as_str)
 }
@@ -192,32 +218,38 @@ fn conversation(
         .filter_map(|r| str_of(r.get("call_id")))
         .collect();
     let executors = executors(&messages);
-    let mut code_calls = 0usize;
+    let mut ids = CallIds::default();
     let mut last_words: Option<String> = None;
     for (i, (line, m)) in messages.iter().enumerate() {
         let previous = i.checked_sub(1).map(|p| &messages[p].1);
         let source = str_of(m.get("source")).unwrap_or_default();
-        if executors.contains(&source) && type_of(m) == "TextMessage" {
+        let text = content_text(m.get("content")).unwrap_or_default();
+        if executors.contains(&source) && type_of(m) == "TextMessage" && !text.starts_with(NO_CODE)
+        {
             // An executor's reply is the output of the code it was handed.
-            code_calls += 1;
-            let id = format!("code-{code_calls}");
+            ids.code += 1;
+            let id = format!("code-{}", ids.code);
             let code = last_words
                 .as_deref()
                 .and_then(crate::adapters::read::code_reply::last_code_block);
             let args = json!({"code": code});
             conv.messages.push((*line, json!({"role": "assistant", "name": source, "tool_calls": [{
                 "id": id, "type": "function", "function": {"name": CODE_TOOL, "arguments": args}}]})));
-            let output = content_text(m.get("content")).unwrap_or_default();
-            conv.messages.push((
-                *line,
-                json!({"type": "function_call_output", "call_id": id, "output": output}),
-            ));
+            let mut output = json!({"type": "function_call_output", "call_id": id, "output": text});
+            // An output that reads as an error fails by itself, with its
+            // exception named; a bare exit status fails it here.
+            if stated_exit(&text).is_some_and(|code| code != 0)
+                && !crate::classify::output_reads_as_failure(&text)
+            {
+                output["status"] = "failed".into();
+            }
+            conv.messages.push((*line, output));
             continue;
         }
         if is_chat(m) {
             last_words = content_text(m.get("content"));
         }
-        for out in transcript_messages(m, previous, &answered, &mut code_calls, sink) {
+        for out in transcript_messages(m, previous, &answered, &mut ids, sink) {
             conv.messages.push((*line, out));
         }
     }
@@ -227,7 +259,9 @@ fn conversation(
         .and_then(|(_, m)| content_text(m.get("content")));
     let reason = stop.flatten();
     conv.verdict = Some(match &reason {
-        Some(r) if LIMITS.iter().any(|l| r.starts_with(l)) => {
+        Some(r)
+            if LIMITS.iter().any(|l| r.contains(l)) && !TEAM_ENDS.iter().any(|e| r.contains(e)) =>
+        {
             let mut run = RunRec::failed(String::new(), OutcomeReason::Timeout);
             run.message = Some(crate::classify::failure_line(r));
             run
@@ -241,7 +275,26 @@ fn conversation(
 const EXECUTOR_WORDS: &[&str] = &["executor", "terminal", "computer", "interpreter"];
 
 /// How the library's code executor agent opens a reply that is no output.
-const EXECUTOR_REPLIES: &[&str] = &["The script ran", "No code blocks found in the thread"];
+const EXECUTOR_REPLIES: &[&str] = &["The script ran", NO_CODE];
+
+/// The library's executor's answer to a message without code: words, and
+/// the one reply of an executor that answers no code block.
+const NO_CODE: &str = "No code blocks found in the thread";
+
+/// Where the library's executor states the exit status of code that failed
+/// or printed nothing ("POSIX exit code: 1", "POSIX exit code was: 2").
+const EXIT_STATUS: &str = "POSIX exit code";
+
+/// The exit code an executor's reply states, if it states one.
+fn stated_exit(text: &str) -> Option<i64> {
+    let (_, rest) = text.split_once(EXIT_STATUS)?;
+    let digits: String = rest
+        .trim_start_matches(|c: char| !c.is_ascii_digit() && c != '\n')
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
+}
 
 /// The agents that run code others wrote: each of their messages answers
 /// another agent's message carrying a code block, none carries code or
@@ -249,7 +302,7 @@ const EXECUTOR_REPLIES: &[&str] = &["The script ran", "No code blocks found in t
 /// terminal) or answers as the library's executor does. Their replies are
 /// the code's output, not words.
 fn executors(messages: &[(u64, Value)]) -> HashSet<String> {
-    let mut candidates: std::collections::HashMap<String, (bool, bool)> = Default::default();
+    let mut candidates: HashMap<String, (bool, bool)> = HashMap::new();
     let mut previous: Option<(String, bool)> = None;
     for (_, m) in messages {
         let source = str_of(m.get("source")).unwrap_or_default();
@@ -267,7 +320,8 @@ fn executors(messages: &[(u64, Value)]) -> HashSet<String> {
             let answers_code = previous
                 .as_ref()
                 .is_some_and(|(by, code)| *code && *by != source);
-            entry.0 &= kind == "TextMessage" && answers_code && !has_code;
+            let no_code = text.starts_with(NO_CODE);
+            entry.0 &= kind == "TextMessage" && (answers_code || no_code) && !has_code;
             entry.1 |= EXECUTOR_REPLIES.iter().any(|r| text.starts_with(r));
         }
         previous = Some((source, has_code));
@@ -287,10 +341,12 @@ fn is_chat(m: &Value) -> bool {
     !type_of(m).ends_with("Event")
 }
 
+/// A message's type: `TextMessage`, `ToolCallRequestEvent`…
 fn type_of(m: &Value) -> &str {
     m.get("type").and_then(Value::as_str).unwrap_or("")
 }
 
+/// The items of a list, none for anything else.
 fn items(v: Option<&Value>) -> &[Value] {
     v.and_then(Value::as_array).map_or(&[], Vec::as_slice)
 }
@@ -321,7 +377,7 @@ fn transcript_messages(
     m: &Value,
     previous: Option<&Value>,
     answered: &HashSet<String>,
-    code_calls: &mut usize,
+    ids: &mut CallIds,
     sink: &mut Sink<'_>,
 ) -> Vec<Value> {
     let source = str_of(m.get("source")).unwrap_or_else(|| "assistant".into());
@@ -367,6 +423,12 @@ fn transcript_messages(
     match type_of(m) {
         "TextMessage" | "StopMessage" | "HandoffMessage" | "MultiModalMessage"
         | "StructuredMessage" => said(content_text(m.get("content"))),
+        kind @ ("ToolCallRequestEvent" | "ToolCallExecutionEvent")
+            if !m.get("content").is_some_and(Value::is_array) =>
+        {
+            sink.not_read(&format!("a {kind} whose content is no list"));
+            Vec::new()
+        }
         "ToolCallRequestEvent" => vec![calls(items(m.get("content")))],
         "ToolCallExecutionEvent" => results(items(m.get("content"))),
         "ToolCallSummaryMessage" => {
@@ -405,7 +467,7 @@ fn transcript_messages(
             if blocks.is_empty() {
                 return said(content_text(m.get("content")));
             }
-            *code_calls += 1;
+            ids.code += 1;
             let code: Vec<String> = blocks
                 .iter()
                 .filter_map(|b| str_of(b.get("code")))
@@ -413,18 +475,18 @@ fn transcript_messages(
             let language = blocks.first().and_then(|b| str_of(b.get("language")));
             let args = json!({"language": language, "code": code.join("\n")});
             vec![json!({"role": "assistant", "name": source, "tool_calls": [{
-                "id": format!("code-{}", *code_calls), "type": "function",
+                "id": format!("code-{}", ids.code), "type": "function",
                 "function": {"name": CODE_TOOL, "arguments": args}}]})]
         }
         "CodeExecutionEvent" => {
             let exit = m.pointer("/result/exit_code").and_then(Value::as_i64);
             let output = str_of(m.pointer("/result/output"));
-            let id = (*code_calls > 0).then(|| format!("code-{}", *code_calls));
+            let id = (ids.code > 0).then(|| format!("code-{}", ids.code));
             vec![result(id, output, exit.is_some_and(|c| c != 0))]
         }
         "MemoryQueryEvent" => {
-            *code_calls += 1;
-            let id = format!("memory-{}", *code_calls);
+            ids.memory += 1;
+            let id = format!("memory-{}", ids.memory);
             let found: Vec<String> = items(m.get("content"))
                 .iter()
                 .filter_map(|c| content_text(c.get("content")))
@@ -654,6 +716,25 @@ mod tests {
             .collect();
         let (events, runs, _) = split_records(FORMAT, "s.ndjson", &lines.join("\n"));
         assert_eq!(runs.len(), 2, "the earlier message stays a run of its own");
+        // The same run streamed twice: the TaskResult closes the second.
+        let twice: Vec<String> = [
+            &run[0],
+            &run[1],
+            &run[0],
+            &run[1],
+            &json!({"messages": run, "stop_reason": "Max rounds reached."}),
+        ]
+        .iter()
+        .map(|v| v.to_string())
+        .collect();
+        let (_, twice_runs, _) = split_records(FORMAT, "s.ndjson", &twice.join("\n"));
+        assert_eq!(
+            twice_runs
+                .iter()
+                .map(|r| r["outcome"].as_str().unwrap())
+                .collect::<Vec<_>>(),
+            ["unknown", "failed"]
+        );
         assert_eq!(events.len(), 3);
         assert_eq!(runs[1]["outcome"], "failed");
         // Hollow messages (source only) close a stream by their sources.
@@ -689,6 +770,82 @@ mod tests {
                 ("s".into(), "visit_page".into(), false),
             ]
         );
+    }
+
+    #[test]
+    fn a_run_longer_than_detection_sees_is_still_detected() {
+        let page = "x".repeat(100_000);
+        let doc = task_result(
+            vec![
+                msg("TextMessage", "user", json!(page)),
+                msg("TextMessage", "a", json!("done")),
+            ],
+            "x",
+        );
+        assert_eq!(
+            crate::adapters::detect(None, doc.as_bytes()).name,
+            "autogen"
+        );
+        let line = msg("TextMessage", "user", json!(page)).to_string();
+        assert_eq!(
+            crate::adapters::detect(None, line.as_bytes()).name,
+            "autogen"
+        );
+    }
+
+    #[test]
+    fn a_limit_and_the_team_s_own_end_in_one_reason_leave_the_outcome_to_the_team() {
+        let m = vec![msg("TextMessage", "user", json!("go"))];
+        for (stop, outcome) in [
+            (
+                "Text 'TERMINATE' mentioned, Maximum number of messages 4 reached, current message count: 4",
+                "unknown",
+            ),
+            (
+                "Maximum number of messages 4 reached, current message count: 4, Text 'TERMINATE' mentioned",
+                "unknown",
+            ),
+            (
+                "Token usage limit reached, total token count: 9000, Timeout of 60 seconds reached",
+                "failed",
+            ),
+        ] {
+            let (_, runs, _) = split_records(FORMAT, "r.json", &task_result(m.clone(), stop));
+            assert_eq!(runs[0]["outcome"], outcome, "{stop}");
+        }
+    }
+
+    #[test]
+    fn an_executor_s_stated_exit_code_decides_and_its_no_code_answer_is_words() {
+        let code = "```python\nprint(1)\n```";
+        let doc = task_result(
+            vec![
+                msg("TextMessage", "user", json!("Print one.")),
+                msg(
+                    "TextMessage",
+                    "code_executor",
+                    json!(
+                        "No code blocks found in the thread. Please provide at least one markdown-encoded code block to execute."
+                    ),
+                ),
+                msg("TextMessage", "coder", json!(code)),
+                msg(
+                    "TextMessage",
+                    "code_executor",
+                    json!(
+                        "The script ran but produced no output to console. The POSIX exit code was: 2. If you were expecting output, consider revising the script."
+                    ),
+                ),
+                msg("TextMessage", "coder", json!(code)),
+                msg("TextMessage", "code_executor", json!("1")),
+            ],
+            "x",
+        );
+        let (events, _, _) = split_records(FORMAT, "r.json", &doc);
+        let steps = steps(&events);
+        assert_eq!(steps[1], ("code_executor".into(), "message".into(), true));
+        assert_eq!(steps[3], ("code_executor".into(), CODE_TOOL.into(), false));
+        assert_eq!(steps[5], ("code_executor".into(), CODE_TOOL.into(), true));
     }
 
     #[test]

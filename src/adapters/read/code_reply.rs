@@ -6,7 +6,7 @@
 use crate::record::{ErrorInfo, EventOut, FailureSource};
 
 /// How an executor's reply opens.
-pub(crate) const EXIT_PREFIX: &str = "exitcode:";
+const EXIT_PREFIX: &str = "exitcode:";
 
 /// Whether `text` is an executor's reply: it opens with its exit status.
 pub(crate) fn is_reply(text: &str) -> bool {

@@ -3,8 +3,8 @@
 //! (`lines`), span lines held until their trace is complete
 //! (`trace_window`); and what they read into: the span model
 //! (`span_events`, `spans`), the tree emitter (`tree`), chat messages
-//! (`message`), an executor's reply to code (`code_reply`), and the value helpers (`value`, `lax`,
-//! `pruned_value`, `shape`).
+//! (`message`), an executor's reply to code (`code_reply`), and the value
+//! helpers (`value`, `lax`, `pruned_value`, `shape`).
 
 pub(crate) mod code_reply;
 pub(crate) mod document;

@@ -45,6 +45,7 @@ const ANSWERED_APART: &[&str] = &[
     "apply_patch_call",
 ];
 
+/// Whether a chat message carries tool calls.
 fn has_calls(v: &Value) -> bool {
     v.get("tool_calls")
         .and_then(Value::as_array)
