@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 
 use crate::adapters::formats::Format;
 use crate::adapters::formats::transcript::{self, Conversation};
+use crate::adapters::read::code_reply::{CODE_TOOL, last_code_block};
 use crate::adapters::read::shape::Shape;
 use crate::adapters::read::value::{describe, str_of, text_of};
 use crate::adapters::sink::Sink;
@@ -38,9 +39,6 @@ const MESSAGE_KEYS: &[&str] = &["source", "type", "models_usage"];
 /// The keys a message dump opens with, before a content that may be too
 /// long for detection to see past (a page, an image).
 const MESSAGE_HEAD: &[&str] = &["source", "models_usage"];
-
-/// The tool a generated code block runs under.
-const CODE_TOOL: &str = "code_execution";
 
 /// A TaskResult, a team's state, or a message (alone or first of a list).
 fn claims(shape: &Shape<'_>) -> bool {
@@ -106,7 +104,7 @@ pub(crate) fn read(r: impl Read + Send, sink: &mut Sink<'_>) -> anyhow::Result<(
             }
             Value::Object(_) if v.get("messages").is_some_and(Value::is_array) => (
                 v["messages"].as_array().map_or(&[][..], Vec::as_slice),
-                Some(str_of(v.get("stop_reason"))),
+                str_of(v.get("stop_reason")),
             ),
             Value::Object(_) if v.get("agent_states").is_some() => match thread_of(&v) {
                 Some(thread) => (thread, None),
@@ -201,12 +199,12 @@ fn thread_of(state: &Value) -> Option<&[Value]> {
         .map(Vec::as_slice)
 }
 
-/// One run: its messages as a transcript, and what its stop reason says.
-/// `stop` is None where the input records no stop at all (a stream cut
-/// before its TaskResult, a saved state).
+/// One run: its messages as a transcript, and what its stop reason says
+/// (none where the input records none: a stream cut before its
+/// TaskResult, a saved state).
 fn conversation(
     messages: Vec<(u64, Value)>,
-    stop: Option<Option<String>>,
+    stop: Option<String>,
     sink: &mut Sink<'_>,
 ) -> Conversation {
     let mut conv = Conversation::bare(1, Vec::new());
@@ -229,25 +227,20 @@ fn conversation(
             // An executor's reply is the output of the code it was handed.
             ids.code += 1;
             let id = format!("code-{}", ids.code);
-            let code = last_words
-                .as_deref()
-                .and_then(crate::adapters::read::code_reply::last_code_block);
-            let args = json!({"code": code});
-            conv.messages.push((*line, json!({"role": "assistant", "name": source, "tool_calls": [{
-                "id": id, "type": "function", "function": {"name": CODE_TOOL, "arguments": args}}]})));
-            let mut output = json!({"type": "function_call_output", "call_id": id, "output": text});
+            let code = last_words.as_deref().and_then(last_code_block);
+            let call = function_call(&id, CODE_TOOL, json!({"code": code}));
+            conv.messages
+                .push((*line, calls_message(&source, vec![call])));
             // An output that reads as an error fails by itself, with its
             // exception named; a bare exit status fails it here.
-            if stated_exit(&text).is_some_and(|code| code != 0)
-                && !crate::classify::output_reads_as_failure(&text)
-            {
-                output["status"] = "failed".into();
-            }
-            conv.messages.push((*line, output));
+            let failed = stated_exit(&text).is_some_and(|code| code != 0)
+                && !crate::classify::output_reads_as_failure(&text);
+            conv.messages
+                .push((*line, call_output(Some(id), text, failed)));
             continue;
         }
         if is_chat(m) {
-            last_words = content_text(m.get("content"));
+            last_words = Some(text);
         }
         for out in transcript_messages(m, previous, &answered, &mut ids, sink) {
             conv.messages.push((*line, out));
@@ -257,8 +250,7 @@ fn conversation(
         .iter()
         .find(|(_, m)| str_of(m.get("source")).as_deref() == Some("user"))
         .and_then(|(_, m)| content_text(m.get("content")));
-    let reason = stop.flatten();
-    conv.verdict = Some(match &reason {
+    conv.verdict = Some(match &stop {
         Some(r)
             if LIMITS.iter().any(|l| r.contains(l)) && !TEAM_ENDS.iter().any(|e| r.contains(e)) =>
         {
@@ -371,6 +363,25 @@ fn content_text(v: Option<&Value>) -> Option<String> {
     }
 }
 
+/// A chat message of `source` making `calls`.
+fn calls_message(source: &str, calls: Vec<Value>) -> Value {
+    json!({"role": "assistant", "name": source, "tool_calls": calls})
+}
+
+/// One call of a chat message, for an id triage gave it.
+fn function_call(id: &str, name: &str, args: Value) -> Value {
+    json!({"id": id, "type": "function", "function": {"name": name, "arguments": args}})
+}
+
+/// A call's result as a Responses output item, which can say it failed.
+fn call_output(call_id: Option<String>, output: String, failed: bool) -> Value {
+    let mut out = json!({"type": "function_call_output", "call_id": call_id, "output": output});
+    if failed {
+        out["status"] = "failed".into();
+    }
+    out
+}
+
 /// One message of the library as transcript messages (chat messages and
 /// Responses call outputs, which carry a call's failure).
 fn transcript_messages(
@@ -398,25 +409,14 @@ fn transcript_messages(
                        "function": {"name": c.get("name"), "arguments": c.get("arguments")}})
             })
             .collect();
-        json!({"role": "assistant", "name": source, "tool_calls": calls})
-    };
-    let result = |call_id: Option<String>, output: Option<String>, failed: bool| -> Value {
-        let mut out = json!({"type": "function_call_output", "call_id": call_id,
-                             "output": output.unwrap_or_default()});
-        if failed {
-            out["status"] = "failed".into();
-        }
-        out
+        calls_message(&source, calls)
     };
     let results = |rs: &[Value]| -> Vec<Value> {
         rs.iter()
             .map(|r| {
                 let failed = r.get("is_error").and_then(Value::as_bool) == Some(true);
-                result(
-                    str_of(r.get("call_id")),
-                    content_text(r.get("content")),
-                    failed,
-                )
+                let output = content_text(r.get("content")).unwrap_or_default();
+                call_output(str_of(r.get("call_id")), output, failed)
             })
             .collect()
     };
@@ -474,15 +474,14 @@ fn transcript_messages(
                 .collect();
             let language = blocks.first().and_then(|b| str_of(b.get("language")));
             let args = json!({"language": language, "code": code.join("\n")});
-            vec![json!({"role": "assistant", "name": source, "tool_calls": [{
-                "id": format!("code-{}", ids.code), "type": "function",
-                "function": {"name": CODE_TOOL, "arguments": args}}]})]
+            let call = function_call(&format!("code-{}", ids.code), CODE_TOOL, args);
+            vec![calls_message(&source, vec![call])]
         }
         "CodeExecutionEvent" => {
             let exit = m.pointer("/result/exit_code").and_then(Value::as_i64);
-            let output = str_of(m.pointer("/result/output"));
+            let output = str_of(m.pointer("/result/output")).unwrap_or_default();
             let id = (ids.code > 0).then(|| format!("code-{}", ids.code));
-            vec![result(id, output, exit.is_some_and(|c| c != 0))]
+            vec![call_output(id, output, exit.is_some_and(|c| c != 0))]
         }
         "MemoryQueryEvent" => {
             ids.memory += 1;
@@ -491,11 +490,10 @@ fn transcript_messages(
                 .iter()
                 .filter_map(|c| content_text(c.get("content")))
                 .collect();
+            let call = function_call(&id, "memory_query", Value::Null);
             vec![
-                json!({"role": "assistant", "name": source, "tool_calls": [{
-                    "id": id, "type": "function",
-                    "function": {"name": "memory_query", "arguments": null}}]}),
-                result(Some(id), Some(found.join("\n")), false),
+                calls_message(&source, vec![call]),
+                call_output(Some(id), found.join("\n"), false),
             ]
         }
         // The team's routing (the next message names its speaker), a

@@ -24,9 +24,6 @@ use crate::record::{ErrorInfo, EventOut, FailureSource, JsonVal, OutcomeReason, 
 /// What a message without a tool call is, as an action.
 const MESSAGE: &str = "message";
 
-/// The tool an executor's reply to code is the result of.
-const CODE_TOOL: &str = "code_execution";
-
 /// One conversation of an input, with what its envelope says.
 pub(crate) struct Conversation {
     pub id: Option<String>,
@@ -454,7 +451,13 @@ fn emit_conversation(
             if code_reply::is_reply(&text) {
                 // An executor's reply: the output of the code the message
                 // before it handed over, whoever the log says spoke.
-                let mut ev = new_event(format!("{run}#{turn}"), &run, turn, &agent, CODE_TOOL);
+                let mut ev = new_event(
+                    format!("{run}#{turn}"),
+                    &run,
+                    turn,
+                    &agent,
+                    code_reply::CODE_TOOL,
+                );
                 ev.span_kind = Some("tool");
                 let code = last_words.as_deref().and_then(code_reply::last_code_block);
                 set_texts(&mut ev, code, Some(&text), &sink.settings);

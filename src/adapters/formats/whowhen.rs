@@ -172,7 +172,7 @@ enum Action {
 impl Action {
     fn tool_name(self) -> &'static str {
         match self {
-            Action::CodeExecution => "code_execution",
+            Action::CodeExecution => code_reply::CODE_TOOL,
             Action::WebBrowse => "web_browse",
             Action::FileRead => "file_read",
             Action::Message => "message",

@@ -5,6 +5,10 @@
 
 use crate::record::{ErrorInfo, EventOut, FailureSource};
 
+/// The tool a step that runs a code block is named for, whichever reader
+/// found it (an executor's reply, a code agent's generated code).
+pub(crate) const CODE_TOOL: &str = "code_execution";
+
 /// How an executor's reply opens.
 const EXIT_PREFIX: &str = "exitcode:";
 
