@@ -262,3 +262,52 @@ fn a_message_type_it_does_not_know_is_counted_on_stderr() {
         1
     );
 }
+
+/// The OpenTelemetry traces of two team runs, as the SDK's console
+/// exporter and as one OTLP/JSON request: AutoGen's runtime starts a trace
+/// per message it delivers, linked to the sender's.
+#[test]
+fn a_teams_traces_linked_by_its_runtime_read_as_one_run_each() {
+    let mut seen = Vec::new();
+    for name in ["otel-two-runs.console.jsonl", "otel-two-runs.otlp.json"] {
+        let path = sample(name);
+        let (code, out, err) = common::run("triage-parse", &[path.to_str().unwrap()], b"");
+        assert_eq!(code, 0, "{err}");
+        // The deliveries and agent creations are counted, not steps.
+        assert!(
+            err.contains("100 spans of the runtime's plumbing"),
+            "{name}: {err}"
+        );
+        let recs = common::records(&out);
+        let runs: Vec<&Value> = recs.iter().filter(|r| r["kind"] == "run").collect();
+        assert_eq!(
+            runs.len(),
+            2,
+            "{name}: one run per team.run(), not per trace"
+        );
+        let (failed, other) = (runs[0], runs[1]);
+        assert_eq!(failed["outcome"], "failed", "{name}");
+        assert_eq!(other["outcome"], "unknown", "{name}");
+        let id = failed["run_id"].as_str().unwrap();
+        assert_eq!(
+            steps(&recs, id),
+            [
+                ("clerk", "invoke_agent", true),
+                ("clerk", "lookup_order", false),
+                ("reviewer", "invoke_agent", true),
+                ("clerk", "invoke_agent", true),
+            ],
+            "{name}"
+        );
+        let error = recs
+            .iter()
+            .find(|r| r["kind"] == "event" && r["action_succeeded"] == false)
+            .map(|r| r["error"]["message"].as_str().unwrap().to_string());
+        assert_eq!(error.as_deref(), Some("KeyError: 'A-17'"));
+        let other_steps = steps(&recs, other["run_id"].as_str().unwrap());
+        assert_eq!(other_steps.len(), 4, "{name}");
+        assert!(other_steps.iter().all(|s| s.2), "{name}");
+        seen.push((id.to_string(), other["run_id"].clone()));
+    }
+    assert_eq!(seen[0], seen[1], "both exports name the runs alike");
+}

@@ -366,7 +366,21 @@ fn parts_of(o: &Map<String, Value>, line: u64) -> SpanParts {
         status_message,
         exception: exception_in(o.get("events")),
         line: Some(line),
+        linked_trace: linked_trace(o),
     }
+}
+
+/// The trace of a span's first link: the Python SDK writes
+/// `{"context": {"trace_id": …}}`, OTLP-like dumps `{"traceId": …}`.
+fn linked_trace(o: &Map<String, Value>) -> Option<String> {
+    let link = o.get("links")?.as_array()?.first()?.as_object()?;
+    let keys = ["trace_id", "traceId"];
+    id_in(Some(link), &keys, true).or_else(|| {
+        let context = ["context", "spanContext", "_spanContext"]
+            .iter()
+            .find_map(|k| link.get(*k).and_then(Value::as_object));
+        id_in(context, &keys, true)
+    })
 }
 
 /// The first id among `keys`: text in any form (see [`spans::normal_id`]),

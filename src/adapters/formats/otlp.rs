@@ -57,6 +57,12 @@ fn held_span(
         status_message,
         exception,
         line,
+        linked_trace: span
+            .links
+            .into_iter()
+            .flatten()
+            .find_map(|l| l.trace_id)
+            .map(|t| spans::normal_id(&t)),
     };
     let a = Attrs::over(span_attrs, resource);
     HeldSpan::new(parts, &a, settings)

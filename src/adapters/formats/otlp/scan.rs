@@ -8,8 +8,8 @@ use std::borrow::Cow;
 
 use super::held_span;
 use super::wire::{
-    Attr, AttrList, AttrValue, Exception, KeyValueList, Scalar, ValueList, WireSpan, WireStatus,
-    array_attr, bool_attr, exception_in, kvlist_attr, number_attr,
+    Attr, AttrList, AttrValue, Exception, KeyValueList, Scalar, ValueList, WireLink, WireSpan,
+    WireStatus, array_attr, bool_attr, exception_in, kvlist_attr, number_attr,
 };
 use crate::adapters::read::span_events::{HeldSpan, SharedAttrs};
 use crate::adapters::settings::DecodeSettings;
@@ -259,6 +259,7 @@ fn wire_span<'a>(field: Field<'_, 'a, '_>) -> Result<(ScannedSpan<'a>, Stepped),
         attributes: None,
         events: None,
         status: None,
+        links: None,
     };
     let mut attrs = Vec::new();
     let mut exception = None;
@@ -316,6 +317,13 @@ fn wire_span<'a>(field: Field<'_, 'a, '_>) -> Result<(ScannedSpan<'a>, Stepped),
                 _ => declined(),
             }
         }
+        "links" => {
+            seen.once(9)?;
+            let mut links = Vec::new();
+            let stepped = list(field, &mut links, wire_link)?;
+            span.links = Some(links);
+            Ok(stepped)
+        }
         _ => field.skip(),
     })?;
     let span = ScannedSpan {
@@ -348,6 +356,22 @@ fn exception_event(field: Field<'_, '_, '_>) -> Result<(Option<Exception>, Stepp
     let exception =
         (event_name.as_deref() == Some("exception")).then(|| exception_in(&AttrList::new(attrs)));
     Ok((exception, stepped))
+}
+
+fn wire_link<'a>(field: Field<'_, 'a, '_>) -> Result<(WireLink<'a>, Stepped), ScanError> {
+    if field.starts_with() != b'{' {
+        return Err(other_shape());
+    }
+    let mut link = WireLink { trace_id: None };
+    let mut seen = Seen::default();
+    let (_, stepped) = field.members(|key, field| match name(&key).as_ref() {
+        "traceId" | "trace_id" => {
+            seen.once(0)?;
+            text(field, &mut link.trace_id)
+        }
+        _ => field.skip(),
+    })?;
+    Ok((link, stepped))
 }
 
 fn wire_status<'a>(field: Field<'_, 'a, '_>) -> Result<(WireStatus<'a>, Stepped), ScanError> {

@@ -183,6 +183,104 @@ fn run_id_prefers_run_then_conversation_then_trace() {
     assert_eq!(field(&evs, "agent_id"), ["unknown"; 3]);
 }
 
+/// `span` with links to spans of other traces.
+fn linked(mut span: Value, traces: &[&str]) -> Value {
+    span["links"] = traces
+        .iter()
+        .map(|t| json!({"traceId": t, "spanId": "00"}))
+        .collect();
+    span
+}
+
+#[test]
+fn traces_linked_from_their_roots_are_one_run() {
+    // A message-passing runtime: each delivered message starts a trace
+    // linked to the sender's. t3 continues t2, which continues t1; t5
+    // links to a trace nobody exported and stays a run of its own; t4
+    // names its own run.
+    let (evs, _) = events(&request(
+        &[],
+        vec![
+            linked(span("t3", "c", "", 3, "x", &[]), &["t2"]),
+            span("t1", "a", "", 1, "x", &[]),
+            linked(span("t2", "b", "", 2, "x", &[]), &["t1", "t5"]),
+            linked(
+                span("t4", "d", "", 4, "x", &[("run.id", json!("r-4"))]),
+                &["t1"],
+            ),
+            linked(span("t5", "e", "", 5, "x", &[]), &["t9"]),
+            // A child's link is no continuation of its trace.
+            linked(span("t6", "f", "", 6, "x", &[]), &[]),
+            linked(span("t6", "g", "f", 7, "x", &[]), &["t1"]),
+        ],
+    ));
+    assert_eq!(
+        field(&evs, "run_id"),
+        ["t1", "t1", "t1", "r-4", "t5", "t6", "t6"]
+    );
+}
+
+#[test]
+fn runtime_plumbing_is_no_step() {
+    // AutoGen's runtime traces each message it delivers (OpenTelemetry
+    // messaging attributes) and each agent it creates; the agent's turn
+    // below a delivery and its tool call are the steps.
+    let delivery = [("messaging.operation", json!("process"))];
+    let (evs, _) = events(&request(
+        &[("service.name", json!("desk"))],
+        vec![
+            span(
+                "t1",
+                "a",
+                "",
+                1,
+                "create_agent clerk",
+                &[
+                    ("gen_ai.operation.name", json!("create_agent")),
+                    ("gen_ai.agent.name", json!("clerk")),
+                ],
+            ),
+            span("t2", "p", "", 2, "autogen process clerk", &delivery),
+            span(
+                "t2",
+                "i",
+                "p",
+                3,
+                "invoke_agent clerk",
+                &[
+                    ("gen_ai.operation.name", json!("invoke_agent")),
+                    ("gen_ai.agent.name", json!("clerk")),
+                ],
+            ),
+            span(
+                "t2",
+                "x",
+                "i",
+                4,
+                "execute_tool lookup",
+                &[
+                    ("gen_ai.operation.name", json!("execute_tool")),
+                    ("gen_ai.tool.name", json!("lookup")),
+                ],
+            ),
+            span("t2", "q", "i", 5, "autogen create output_topic", &delivery),
+        ],
+    ));
+    assert_eq!(field(&evs, "agent_id"), ["clerk", "clerk"]);
+    assert_eq!(
+        evs.iter()
+            .map(|e| e["action_taken"]["tool_name"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+        ["invoke_agent", "lookup"]
+    );
+    // A delivery or a creation that failed stays: its failure is the run's.
+    let mut failed = span("t3", "f", "", 6, "autogen send clerk", &delivery);
+    failed["status"] = json!({"code": 2, "message": "no such agent"});
+    let (evs, _) = events(&request(&[], vec![failed]));
+    assert_eq!(evs.len(), 1);
+    assert_eq!(evs[0]["action_succeeded"], false);
+}
+
 #[test]
 fn reference_receiver_attributes() {
     let (evs, _) = events(&request(

@@ -77,6 +77,15 @@ pub(super) struct WireSpan<'a> {
     pub(super) events: Option<Vec<WireEvent<'a>>>,
     #[serde(default, borrow)]
     pub(super) status: Option<WireStatus<'a>>,
+    #[serde(default, borrow)]
+    pub(super) links: Option<Vec<WireLink<'a>>>,
+}
+
+/// A span's link to a span of another trace: only its trace is read.
+#[derive(Deserialize)]
+pub(super) struct WireLink<'a> {
+    #[serde(rename = "traceId", alias = "trace_id", default, borrow)]
+    pub(super) trace_id: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]

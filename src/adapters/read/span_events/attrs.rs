@@ -91,6 +91,7 @@ attribute_keys! {
     LatencyToolMs = "latency.tool_ms",
     ErrorType = "error.type",
     Metadata = "metadata",
+    MessagingOperation = "messaging.operation",
 }
 
 const KEYS: usize = Key::ALL.len();

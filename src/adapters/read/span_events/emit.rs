@@ -31,6 +31,37 @@ pub(crate) struct Carried {
 pub(crate) struct Emitter {
     used_ids: RecentIds,
     runs: Runs,
+    links: Links,
+}
+
+/// Which trace each trace continues, from its root's first link: a
+/// message-passing runtime (AutoGen's) starts a trace for every message
+/// it delivers, linked to the sender's, so one team's run is a chain of
+/// linked traces. Only links to traces of the input count: a link to a
+/// trace nobody exported names no run.
+#[derive(Default)]
+struct Links {
+    continues: rustc_hash::FxHashMap<String, String>,
+    seen: rustc_hash::FxHashSet<u64>,
+}
+
+impl Links {
+    /// The trace a chain of links from `trace` leads back to, if any.
+    fn first_of(&self, trace: &str) -> Option<&str> {
+        let mut at = trace;
+        let mut top = None;
+        // A cycle of links (no exporter writes one) ends the walk.
+        for _ in 0..self.continues.len() {
+            match self.continues.get(at) {
+                Some(prev) if prev != trace && self.seen.contains(&spans::id_hash(prev)) => {
+                    at = prev;
+                    top = Some(prev.as_str());
+                }
+                _ => break,
+            }
+        }
+        top
+    }
 }
 
 /// What a span has of its own or inherits, borrowed from the spans of its
@@ -63,6 +94,16 @@ impl Carried {
 }
 
 impl Emitter {
+    /// Notes a span's trace, and the trace its root continues.
+    pub(crate) fn note_trace(&mut self, span: &HeldSpan) {
+        self.links.seen.insert(spans::id_hash(span.trace_id()));
+        if let Some(linked) = span.continues_trace() {
+            (self.links.continues)
+                .entry(span.trace_id().to_string())
+                .or_insert_with(|| linked.to_string());
+        }
+    }
+
     /// Emits one trace's spans (in arrival order); `carried` is what a
     /// trace emitted before hands on to spans of it that came late.
     /// Returns what its root hands on.
@@ -104,6 +145,15 @@ impl Emitter {
             resolved[i] = mine;
         }
         let carried = own_root.or(root).map(Resolved::owned);
+        // A trace that continues another is the same run, unless its spans
+        // name a run of their own.
+        let first = held.first().and_then(|s| self.links.first_of(s.trace_id()));
+        let first = first.map(str::to_string);
+        if let Some(first) = first.as_deref() {
+            for r in resolved.iter_mut().filter(|r| r.run.is_none()) {
+                r.run = Some(first);
+            }
+        }
         let path = sink.path().to_string();
         let mut events = Vec::with_capacity(order.len());
         for &(i, _) in &order {

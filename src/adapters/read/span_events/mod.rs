@@ -36,6 +36,9 @@ pub(crate) struct SpanParts {
     /// The first `exception` event's type and message.
     pub exception: Option<(Option<String>, Option<String>)>,
     pub line: Option<u64>,
+    /// The trace of the span's first link: a message-passing runtime
+    /// starts a trace per message it delivers, linked to the sender's.
+    pub linked_trace: Option<String>,
 }
 
 /// A span held until its trace is emitted: boxed where it is decoded, so
@@ -102,6 +105,11 @@ pub(crate) struct SpanFields {
     seq: usize,
     /// [`id_hash`] of its span id, found where spans decode in parallel.
     span_hash: u64,
+    linked_trace: Option<String>,
+    /// Runtime plumbing, not an agent's step: a message delivered
+    /// (OpenTelemetry messaging attributes and nothing of an agent, a
+    /// tool or a model) or an agent created, that did not fail.
+    plumbing: bool,
 }
 
 impl spans::TreeNode for HeldSpan {
@@ -183,6 +191,14 @@ impl HeldSpan {
             .or_else(|| a.inside_json(Key::Metadata, "langgraph_node"));
         let cut = |t: String| settings.text(&t);
         let span_hash = id_hash(&parts.span_id);
+        let plumbing = failure.is_none()
+            && (operation.as_deref() == Some("create_agent")
+                || (a.get(Key::MessagingOperation).is_some()
+                    && kind == "other"
+                    && tool.is_none()
+                    && agent.is_none()
+                    && operation.is_none()));
+        let linked_trace = parts.linked_trace.filter(|t| *t != parts.trace_id);
         HeldSpan(Box::new(SpanFields {
             trace_id: parts.trace_id,
             span_id: parts.span_id,
@@ -217,6 +233,8 @@ impl HeldSpan {
             open: parts.unended,
             seq: 0,
             span_hash,
+            linked_trace,
+            plumbing,
         }))
     }
 
@@ -240,6 +258,19 @@ impl HeldSpan {
     /// The latest time the span states, in Unix nanoseconds.
     pub(crate) fn latest_nanos(&self) -> Option<i128> {
         self.end.or(self.start)
+    }
+
+    /// The trace this span's trace continues: the first link of a root.
+    pub(crate) fn continues_trace(&self) -> Option<&str> {
+        self.linked_trace
+            .as_deref()
+            .filter(|_| self.parent_id.is_none())
+    }
+
+    /// Runtime plumbing (a message delivered, an agent created), read for
+    /// the links it carries and not emitted as a step.
+    pub(crate) fn is_plumbing(&self) -> bool {
+        self.plumbing
     }
 
     pub(crate) fn set_seq(&mut self, seq: usize) {

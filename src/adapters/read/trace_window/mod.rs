@@ -256,6 +256,8 @@ pub(crate) struct HeldSpans {
 pub(crate) struct SpanTraces {
     seq: usize,
     repeated: u64,
+    /// Spans of runtime plumbing, not emitted.
+    plumbing: u64,
     emitter: Emitter,
 }
 
@@ -277,9 +279,14 @@ impl Traces for SpanTraces {
             self.repeated += 1;
             return Hold::Repeat;
         }
+        self.emitter.note_trace(&span);
+        let ends_root = span.is_ended_root();
+        if span.is_plumbing() {
+            self.plumbing += 1;
+            return Hold::Kept { ends_root };
+        }
         span.set_seq(self.seq);
         self.seq += 1;
-        let ends_root = span.is_ended_root();
         push_held(&mut trace.spans, span);
         Hold::Kept { ends_root }
     }
@@ -309,6 +316,14 @@ impl TraceWindow {
         let (spans, late) = self.0.finish(sink)?;
         warn_repeated(spans.repeated, sink);
         warn_late(late, "late-span", ("spans", "span"), sink);
+        if spans.plumbing > 0 {
+            let path = sink.path().to_string();
+            sink.diag.note(format_args!(
+                "{path}: {} spans of the runtime's plumbing (messages delivered between agents, \
+agents created) are no steps; their links join the traces of one run",
+                spans.plumbing
+            ));
+        }
         spans.emitter.finish(sink)
     }
 

@@ -213,6 +213,13 @@ fn span() -> BoxedStrategy<String> {
         2,
     );
     let status = object_of(vec![field("code", scalar()), field("message", text())], 2);
+    let link = object_of(
+        vec![
+            either(["traceId", "trace_id"], text()),
+            field("spanId", text()),
+        ],
+        2,
+    );
     object_with(
         vec![
             either(["traceId", "trace_id"], text()),
@@ -233,9 +240,13 @@ fn span() -> BoxedStrategy<String> {
                 ),
             ),
             field("status", mostly(status)),
+            field(
+                "links",
+                mostly(proptest::collection::vec(link, 0..3).prop_map(list).boxed()),
+            ),
             field("kind", junk()),
         ],
-        9,
+        10,
     )
 }
 
