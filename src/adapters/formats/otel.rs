@@ -1,8 +1,8 @@
 //! The `otel` format: spans as JSON, whichever tool wrote them:
 //! agent-triage's minimal span list, the OpenTelemetry SDKs' span dumps
 //! (Python's `to_json` and console exporter, JS ReadableSpans with the
-//! Vercel AI SDK's `ai.*` attributes), Phoenix / OpenInference spans, and
-//! bare attribute maps (one span's attributes, no envelope). The input is
+//! Vercel AI SDK's `ai.*` attributes), Phoenix / OpenInference spans,
+//! Jaeger's traces, and bare attribute maps (one span's attributes, no envelope). The input is
 //! one value, a list, one value per line, or values one after another
 //! (pretty-printed); each value is read by its own shape, OTLP requests
 //! too. Traces are emitted in tree order once complete (see `json_lines`).
@@ -113,6 +113,12 @@ fn spans_of(value: Value, line: u64, from: &From<'_>, found: &mut Found) {
         }
         return;
     }
+    if let Some(traces) = jaeger_traces(&mut object) {
+        for (i, trace) in traces.into_iter().enumerate() {
+            list_spans(trace, &format!("data[{i}].spans"), line, from, found);
+        }
+        return;
+    }
     for key in ["spans", "data"] {
         if let Some(Value::Array(_)) = object.get(key)
             && let Some(Value::Array(items)) = object.remove(key)
@@ -139,6 +145,136 @@ fn spans_of(value: Value, line: u64, from: &From<'_>, found: &mut Found) {
         Ok(span) => found.spans.push(span),
         Err(reason) => found.skipped.push(reason),
     }
+}
+
+/// Jaeger's traces (`{"traceID", "spans", "processes"}`, or the query
+/// API's `{"data": [trace, …]}` that the UI's JSON download saves), each
+/// as span objects in the shape [`span_of`] reads; None for other values.
+fn jaeger_traces(object: &mut Map<String, Value>) -> Option<Vec<Vec<Value>>> {
+    let is_trace = |o: &Map<String, Value>| {
+        matches!(o.get("spans"), Some(Value::Array(_)))
+            && matches!(o.get("processes"), Some(Value::Object(_)))
+    };
+    if is_trace(object) {
+        return Some(vec![jaeger_trace(std::mem::take(object))]);
+    }
+    let Some(Value::Array(data)) = object.get("data") else {
+        return None;
+    };
+    if data.is_empty() || !data.iter().all(|t| t.as_object().is_some_and(is_trace)) {
+        return None;
+    }
+    let Some(Value::Array(data)) = object.remove("data") else {
+        return None;
+    };
+    Some(
+        data.into_iter()
+            .filter_map(|t| match t {
+                Value::Object(t) => Some(jaeger_trace(t)),
+                _ => None,
+            })
+            .collect(),
+    )
+}
+
+/// One Jaeger trace's spans: tags are attributes, the process's service
+/// name and tags the resource, a CHILD_OF reference within the trace the
+/// parent and a reference to another trace a link; `otel.status_code`
+/// and `otel.status_description` (or the `error` tag) the status; a log
+/// whose `event` field names it an event; times in microseconds.
+fn jaeger_trace(mut trace: Map<String, Value>) -> Vec<Value> {
+    let processes = match trace.remove("processes") {
+        Some(Value::Object(p)) => p,
+        _ => Map::new(),
+    };
+    let Some(Value::Array(spans)) = trace.remove("spans") else {
+        return Vec::new();
+    };
+    let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
+    spans
+        .into_iter()
+        .map(|span| {
+            let Value::Object(mut o) = span else {
+                return span;
+            };
+            let trace_id = text(o.get("traceID"));
+            let references: Vec<Value> = match o.remove("references") {
+                Some(Value::Array(r)) => r,
+                _ => Vec::new(),
+            };
+            let in_trace = |r: &&Value| text(r.get("traceID")) == trace_id;
+            let parent = references
+                .iter()
+                .filter(in_trace)
+                .find(|r| text(r.get("refType")).as_deref() != Some("FOLLOWS_FROM"))
+                .and_then(|r| text(r.get("spanID")));
+            let links: Vec<Value> = references
+                .iter()
+                .filter(|r| !in_trace(r))
+                .filter_map(|r| text(r.get("traceID")))
+                .map(|t| serde_json::json!({"trace_id": t}))
+                .collect();
+            let mut attributes = tags(o.remove("tags"));
+            let status = match text(attributes.get("otel.status_code")).as_deref() {
+                Some(code) => Value::String(code.to_string()),
+                None if attributes.get("error") == Some(&Value::Bool(true)) => "ERROR".into(),
+                None => Value::Null,
+            };
+            let message = attributes.remove("otel.status_description");
+            let mut resource = Map::new();
+            if let Some(Value::Object(process)) =
+                text(o.get("processID")).and_then(|id| processes.get(&id))
+            {
+                resource = tags(process.get("tags").cloned());
+                if let Some(name) = process.get("serviceName") {
+                    resource.insert("service.name".into(), name.clone());
+                }
+            }
+            let events: Vec<Value> = match o.remove("logs") {
+                Some(Value::Array(logs)) => logs
+                    .into_iter()
+                    .map(|log| {
+                        let mut fields = tags(log.get("fields").cloned());
+                        let name = fields.remove("event").unwrap_or(Value::Null);
+                        serde_json::json!({"name": name, "attributes": fields})
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            };
+            let micros = |v: Option<&Value>| v.and_then(Value::as_i64);
+            let start = micros(o.get("startTime"));
+            let end = start.zip(micros(o.get("duration"))).map(|(s, d)| s + d);
+            serde_json::json!({
+                "trace_id": trace_id,
+                "span_id": text(o.get("spanID")),
+                "parent_id": parent,
+                "name": o.remove("operationName").unwrap_or(Value::Null),
+                "start_time": start.map(|s| i128::from(s) * 1000).map(|n| n.to_string()),
+                "end_time": end.map(|e| i128::from(e) * 1000).map(|n| n.to_string()),
+                "attributes": attributes,
+                "status": {"code": status, "message": message},
+                "events": events,
+                "links": links,
+                "resource": {"attributes": resource},
+            })
+        })
+        .collect()
+}
+
+/// Jaeger's tags or log fields (`[{"key", "type", "value"}]`) as a map.
+fn tags(list: Option<Value>) -> Map<String, Value> {
+    let Some(Value::Array(list)) = list else {
+        return Map::new();
+    };
+    list.into_iter()
+        .filter_map(|t| match t {
+            Value::Object(mut t) => {
+                let key = t.remove("key")?.as_str()?.to_string();
+                Some((key, t.remove("value").unwrap_or(Value::Null)))
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 fn list_spans(items: Vec<Value>, key: &str, line: u64, from: &From<'_>, found: &mut Found) {
@@ -485,7 +621,7 @@ fn exception_in(events: Option<&Value>) -> Option<(Option<String>, Option<String
 /// The `otel` row of the format table.
 pub(crate) const FORMAT: Format = Format {
     name: "otel",
-    help: "Spans as JSON: OpenTelemetry SDK dumps (Python, JS, Vercel AI SDK), Phoenix/OpenInference spans, attribute maps, agent-triage's span list.",
+    help: "Spans as JSON: OpenTelemetry SDK dumps (Python, JS, Vercel AI SDK), Phoenix/OpenInference spans, Jaeger traces, attribute maps, agent-triage's span list.",
     claims: Some(claims),
     read: |r, _, sink| read(r, sink),
 };
@@ -494,7 +630,9 @@ pub(crate) const FORMAT: Format = Format {
 /// {"data": [...], "next_cursor": …}, one span object, or one span's
 /// attributes without an envelope.
 fn claims(shape: &Shape<'_>) -> bool {
-    if !shape.top_is_list && (shape.has("spans") || (shape.has("data") && shape.has("next_cursor")))
+    if !shape.top_is_list
+        && (shape.has("spans")
+            || (shape.has("data") && (shape.has("next_cursor") || shape.mentions("\"spanID\""))))
     {
         return true;
     }
@@ -784,5 +922,64 @@ mod tests {
         assert_eq!(source["skipped"], 3);
         let (_, source) = read("t.json", "3");
         assert_eq!(source["skipped"], 1);
+    }
+
+    /// One Jaeger span: tags, references, logs and the process.
+    fn jaeger_span(
+        trace: &str,
+        id: &str,
+        refs: Value,
+        name: &str,
+        tags: Value,
+        logs: Value,
+    ) -> Value {
+        let tag_list: Vec<Value> = tags
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| json!({"key": k, "type": "string", "value": v}))
+            .collect();
+        json!({"traceID": trace, "spanID": id, "operationName": name, "references": refs,
+               "startTime": 1_700_000_000_000_000i64 + id.len() as i64, "duration": 1500,
+               "tags": tag_list, "logs": logs, "processID": "p1", "warnings": null})
+    }
+
+    #[test]
+    fn a_jaeger_query_answer_reads_as_its_spans() {
+        // What Jaeger's query API answers (and the UI's JSON download
+        // saves): tags as attributes, the process as the resource, the
+        // parent a CHILD_OF reference, a reference to another trace a link.
+        let exception = json!([{"timestamp": 1_700_000_000_000_100i64, "fields": [
+            {"key": "event", "type": "string", "value": "exception"},
+            {"key": "exception.type", "type": "string", "value": "KeyError"},
+            {"key": "exception.message", "type": "string", "value": "'A-17'"}]}]);
+        let first = json!({"traceID": "aa", "processes": {"p1": {"serviceName": "desk", "tags": []}},
+        "spans": [
+            jaeger_span("aa", "01", json!([]), "invoke_agent clerk",
+                json!({"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "clerk"}), json!([])),
+            jaeger_span("aa", "02", json!([{"refType": "CHILD_OF", "traceID": "aa", "spanID": "01"}]),
+                "execute_tool lookup_order",
+                json!({"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "lookup_order",
+                       "otel.status_code": "ERROR", "otel.status_description": "KeyError: 'A-17'"}),
+                exception),
+        ]});
+        let second = json!({"traceID": "bb", "processes": {"p1": {"serviceName": "desk", "tags": []}},
+            "spans": [jaeger_span("bb", "03", json!([{"refType": "FOLLOWS_FROM", "traceID": "aa", "spanID": "01"}]),
+                "invoke_agent reviewer",
+                json!({"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "reviewer"}), json!([]))]});
+        let answer =
+            json!({"data": [first, second], "total": 0, "limit": 0, "offset": 0, "errors": null});
+        let text = serde_json::to_string_pretty(&answer).unwrap();
+        let shape = crate::adapters::read::shape::Shape::of(text.as_bytes());
+        assert!(super::claims(&shape));
+        let (evs, source) = read("trace.json", &text);
+        assert_eq!(source["skipped"], 0);
+        assert_eq!(field(&evs, "agent_id"), ["clerk", "clerk", "reviewer"]);
+        assert_eq!(field(&evs, "run_id"), ["aa", "aa", "aa"]);
+        assert_eq!(evs[1]["action_taken"]["tool_name"], "lookup_order");
+        assert_eq!(evs[1]["action_succeeded"], false);
+        assert_eq!(evs[1]["error"]["message"], "KeyError: 'A-17'");
+        assert_eq!(evs[1]["parent_span_id"], "01");
+        assert_eq!(evs[1]["latency_ms"]["total"], 1);
     }
 }
