@@ -137,7 +137,7 @@ fn read_detected(
     if auto && claimed.is_none() && containers::may_be_container(&head, live) {
         return containers::read(name, head, rest, sink);
     }
-    if auto && !live && shape.holds_objects() {
+    if auto && !live && shape.holds_objects() && !shape.is_mlflow_trace() {
         // Named documents, whatever their names claim (a case named
         // "spans"): read member by member, else as the claim says.
         return containers::read_members_or(name, head, rest, format, sink);

@@ -27,6 +27,7 @@ mod parse_exports;
 mod parse_formats;
 mod parse_fuzz;
 mod parse_inspect_ai;
+mod parse_mlflow;
 mod parse_spans_exports;
 mod parse_transcripts;
 mod pipeline;

@@ -2,7 +2,7 @@
 //! agent-triage's minimal span list, the OpenTelemetry SDKs' span dumps
 //! (Python's `to_json` and console exporter, JS ReadableSpans with the
 //! Vercel AI SDK's `ai.*` attributes), Phoenix / OpenInference spans,
-//! Jaeger's traces, and bare attribute maps (one span's attributes, no envelope). The input is
+//! Jaeger's and MLflow's traces, and bare attribute maps (one span's attributes, no envelope). The input is
 //! one value, a list, one value per line, or values one after another
 //! (pretty-printed); each value is read by its own shape, OTLP requests
 //! too. Traces are emitted in tree order once complete (see `json_lines`).
@@ -113,6 +113,9 @@ fn spans_of(value: Value, line: u64, from: &From<'_>, found: &mut Found) {
         }
         return;
     }
+    if let Some(spans) = mlflow_spans(&mut object) {
+        return list_spans(spans, "data.spans", line, from, found);
+    }
     if let Some(traces) = jaeger_traces(&mut object) {
         for (i, trace) in traces.into_iter().enumerate() {
             list_spans(trace, &format!("data[{i}].spans"), line, from, found);
@@ -144,6 +147,21 @@ fn spans_of(value: Value, line: u64, from: &From<'_>, found: &mut Found) {
     match span_of(object, line, from) {
         Ok(span) => found.spans.push(span),
         Err(reason) => found.skipped.push(reason),
+    }
+}
+
+/// An MLflow trace's spans (`Trace.to_json()`: `{"info", "data":
+/// {"spans"}}`); its `info` sums up what the spans say.
+fn mlflow_spans(object: &mut Map<String, Value>) -> Option<Vec<Value>> {
+    if !matches!(object.get("info"), Some(Value::Object(_))) {
+        return None;
+    }
+    match object.get_mut("data") {
+        Some(Value::Object(data)) => match data.remove("spans") {
+            Some(Value::Array(spans)) => Some(spans),
+            _ => None,
+        },
+        _ => None,
     }
 }
 
@@ -280,6 +298,11 @@ fn tags(list: Option<Value>) -> Map<String, Value> {
 fn list_spans(items: Vec<Value>, key: &str, line: u64, from: &From<'_>, found: &mut Found) {
     for (i, item) in items.into_iter().enumerate() {
         let span = match item {
+            // A list of MLflow traces (`[t.to_dict() for t in traces]`).
+            Value::Object(o) if o.contains_key("info") && o.contains_key("data") => {
+                spans_of(Value::Object(o), line, from, found);
+                continue;
+            }
             Value::Object(o) => span_of(o, line, from),
             other => Err(Unreadable::shape(format!(
                 "expected a span object, got {}",
@@ -621,7 +644,7 @@ fn exception_in(events: Option<&Value>) -> Option<(Option<String>, Option<String
 /// The `otel` row of the format table.
 pub(crate) const FORMAT: Format = Format {
     name: "otel",
-    help: "Spans as JSON: OpenTelemetry SDK dumps (Python, JS, Vercel AI SDK), Phoenix/OpenInference spans, Jaeger traces, attribute maps, agent-triage's span list.",
+    help: "Spans as JSON: OpenTelemetry SDK dumps (Python, JS, Vercel AI SDK), Phoenix/OpenInference spans, Jaeger and MLflow traces, attribute maps, agent-triage's span list.",
     claims: Some(claims),
     read: |r, _, sink| read(r, sink),
 };
@@ -630,6 +653,9 @@ pub(crate) const FORMAT: Format = Format {
 /// {"data": [...], "next_cursor": …}, one span object, or one span's
 /// attributes without an envelope.
 fn claims(shape: &Shape<'_>) -> bool {
+    if shape.is_mlflow_trace() {
+        return true;
+    }
     if !shape.top_is_list
         && (shape.has("spans")
             || (shape.has("data") && (shape.has("next_cursor") || shape.mentions("\"spanID\""))))

@@ -28,6 +28,13 @@ impl<'h> Shape<'h> {
             && self.value_starts.iter().all(|b| *b == b'{')
     }
 
+    /// Whether the input is an MLflow trace (`Trace.to_json()`), or a list
+    /// of them: its `info` and its `data`, one document rather than two
+    /// named ones.
+    pub(crate) fn is_mlflow_trace(&self) -> bool {
+        self.keys.len() == 2 && self.has("info") && self.has("data")
+    }
+
     /// Whether `needle` appears anywhere in the bytes looked at.
     pub(crate) fn mentions(&self, needle: &str) -> bool {
         memchr::memmem::find(self.head, needle.as_bytes()).is_some()

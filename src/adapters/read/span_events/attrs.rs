@@ -92,6 +92,10 @@ attribute_keys! {
     ErrorType = "error.type",
     Metadata = "metadata",
     MessagingOperation = "messaging.operation",
+    MlflowSpanType = "mlflow.spanType",
+    MlflowSpanInputs = "mlflow.spanInputs",
+    MlflowSpanOutputs = "mlflow.spanOutputs",
+    MlflowTraceRequestId = "mlflow.traceRequestId",
 }
 
 const KEYS: usize = Key::ALL.len();
@@ -148,6 +152,7 @@ pub(crate) mod keys {
         GenAiPrompt0Content,
         AiPromptMessages,
         AiPrompt,
+        MlflowSpanInputs,
         Input,
     ];
     pub(crate) const OUTPUT: &[Key] = &[
@@ -161,6 +166,7 @@ pub(crate) mod keys {
         GenAiCompletion0Content,
         AiResponseText,
         AiResponseObject,
+        MlflowSpanOutputs,
         Output,
     ];
 }

@@ -134,6 +134,16 @@ fn kind_from_traceloop(kind: &str) -> Option<&'static str> {
     })
 }
 
+/// The event `span_kind` an MLflow `mlflow.spanType` stands for: its
+/// types are OpenInference's, and a chat model's call is a model call.
+fn kind_from_mlflow(kind: &str) -> Option<&'static str> {
+    match kind {
+        "CHAT_MODEL" => Some("llm"),
+        "PARSER" | "MEMORY" => Some("other"),
+        other => spans::kind_from_openinference(other),
+    }
+}
+
 /// The event `span_kind` a Vercel AI SDK `ai.operationId` stands for.
 fn kind_from_vercel(op: &str) -> Option<&'static str> {
     Some(match op {
@@ -161,6 +171,10 @@ impl HeldSpan {
                     .and_then(|op| kind_from_vercel(&op))
             })
             .or_else(|| a.text(&[Key::LlmRequestType]).map(|_| "llm"))
+            .or_else(|| {
+                a.any_text(&[Key::MlflowSpanType])
+                    .and_then(|t| kind_from_mlflow(&t))
+            })
             .unwrap_or(if named_tool.is_some() {
                 "tool"
             } else {
@@ -212,7 +226,10 @@ impl HeldSpan {
             service: a
                 .text(&[Key::ServiceName])
                 .filter(|s| spans::named_service(s).is_some()),
-            run: a.text(keys::RUN),
+            // MLflow writes its trace id JSON-encoded on every span.
+            run: a
+                .text(keys::RUN)
+                .or_else(|| a.any_text(&[Key::MlflowTraceRequestId])),
             conversation: a.text(keys::CONVERSATION),
             turn: a.int(Key::Turn),
             tool,

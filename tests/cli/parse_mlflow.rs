@@ -1,0 +1,82 @@
+//! triage-parse on MLflow traces generated with the real library
+//! (tests/data/mlflow): a trace saved whole, as the tracking store keeps
+//! its spans and in a list of traces reads as the same run.
+
+use crate::common;
+
+use serde_json::Value;
+
+fn read(name: &str) -> Vec<Value> {
+    let path = format!("{}/tests/data/mlflow/{name}", env!("CARGO_MANIFEST_DIR"));
+    let (code, out, err) = common::run("triage-parse", &[&path], b"");
+    assert_eq!(code, 0, "{err}");
+    assert!(err.is_empty(), "{name}: {err}");
+    common::records(&out)
+}
+
+/// A run's steps as (agent, tool, kind, succeeded, input), and its run record.
+fn run(recs: &[Value], id: &str) -> (Vec<(String, String, String, bool, String)>, Value) {
+    let steps = recs
+        .iter()
+        .filter(|r| r["kind"] == "event" && r["run_id"] == id)
+        .map(|r| {
+            (
+                r["agent_id"].as_str().unwrap().to_string(),
+                r["action_taken"]["tool_name"].as_str().unwrap().to_string(),
+                r["span_kind"].as_str().unwrap().to_string(),
+                r["action_succeeded"].as_bool().unwrap(),
+                r["input"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    let record = recs
+        .iter()
+        .find(|r| r["kind"] == "run" && r["run_id"] == id)
+        .cloned()
+        .unwrap_or_else(|| panic!("no run {id}"));
+    (steps, record)
+}
+
+#[test]
+fn a_trace_reads_alike_whole_as_stored_and_in_a_list() {
+    let whole = read("refund-agent.trace.json");
+    let id = whole.iter().find(|r| r["kind"] == "run").unwrap()["run_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The MLflow trace id, which the UI and the API name it by.
+    assert!(id.starts_with("tr-"), "{id}");
+    let (steps, record) = run(&whole, &id);
+    let kinds: Vec<(&str, &str, bool)> = steps
+        .iter()
+        .map(|s| (s.1.as_str(), s.2.as_str(), s.3))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("refund_agent", "agent", false),
+            ("ChatModel", "llm", true),
+            ("lookup_order", "tool", false),
+            ("ChatModel", "llm", true),
+        ]
+    );
+    assert!(steps.iter().all(|s| s.0 == "refund_agent"));
+    // The tool's arguments, JSON-encoded in mlflow.spanInputs, read back.
+    assert_eq!(steps[2].4, r#"{"order_id": "A-17"}"#);
+    assert_eq!(record["outcome"], "failed");
+    assert!(
+        record["task"]
+            .as_str()
+            .unwrap()
+            .contains("Refund order A-17"),
+        "{record}"
+    );
+    for other in ["refund-agent.traces.json", "two-runs.json"] {
+        let recs = read(other);
+        assert_eq!(run(&recs, &id).0, steps, "{other}");
+    }
+    let listed = read("two-runs.json");
+    let runs: Vec<&Value> = listed.iter().filter(|r| r["kind"] == "run").collect();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[0]["outcome"], "succeeded");
+}
