@@ -14,8 +14,11 @@ fn read(name: &str) -> Vec<Value> {
     common::records(&out)
 }
 
-/// A run's steps as (agent, tool, kind, succeeded, input), and its run record.
-fn run(recs: &[Value], id: &str) -> (Vec<(String, String, String, bool, String)>, Value) {
+/// One step as (agent, tool, kind, succeeded, input).
+type Step = (String, String, String, bool, String);
+
+/// A run's steps, and its run record.
+fn run(recs: &[Value], id: &str) -> (Vec<Step>, Value) {
     let steps = recs
         .iter()
         .filter(|r| r["kind"] == "event" && r["run_id"] == id)
