@@ -25,6 +25,8 @@ use crate::adapters::unreadable::Unreadable;
 use crate::plumbing::json_scan::LineScratch;
 use crate::timestamp::Timestamp;
 
+mod jaeger;
+
 /// Reads one span file from `r` into `sink`: one value per line as the
 /// lines come (see `json_lines`), or the whole file when its first value
 /// runs over several lines.
@@ -116,7 +118,7 @@ fn spans_of(value: Value, line: u64, from: &From<'_>, found: &mut Found) {
     if let Some(spans) = mlflow_spans(&mut object) {
         return list_spans(spans, "data.spans", line, from, found);
     }
-    if let Some(traces) = jaeger_traces(&mut object) {
+    if let Some(traces) = jaeger::traces(&mut object) {
         for (i, trace) in traces.into_iter().enumerate() {
             list_spans(trace, &format!("data[{i}].spans"), line, from, found);
         }
@@ -165,141 +167,14 @@ fn mlflow_spans(object: &mut Map<String, Value>) -> Option<Vec<Value>> {
     }
 }
 
-/// Jaeger's traces (`{"traceID", "spans", "processes"}`, or the query
-/// API's `{"data": [trace, …]}` that the UI's JSON download saves), each
-/// as span objects in the shape [`span_of`] reads; None for other values.
-fn jaeger_traces(object: &mut Map<String, Value>) -> Option<Vec<Vec<Value>>> {
-    let is_trace = |o: &Map<String, Value>| {
-        matches!(o.get("spans"), Some(Value::Array(_)))
-            && matches!(o.get("processes"), Some(Value::Object(_)))
-    };
-    if is_trace(object) {
-        return Some(vec![jaeger_trace(std::mem::take(object))]);
-    }
-    let Some(Value::Array(data)) = object.get("data") else {
-        return None;
-    };
-    if data.is_empty() || !data.iter().all(|t| t.as_object().is_some_and(is_trace)) {
-        return None;
-    }
-    let Some(Value::Array(data)) = object.remove("data") else {
-        return None;
-    };
-    Some(
-        data.into_iter()
-            .filter_map(|t| match t {
-                Value::Object(t) => Some(jaeger_trace(t)),
-                _ => None,
-            })
-            .collect(),
-    )
-}
-
-/// One Jaeger trace's spans: tags are attributes, the process's service
-/// name and tags the resource, a CHILD_OF reference within the trace the
-/// parent and a reference to another trace a link; `otel.status_code`
-/// and `otel.status_description` (or the `error` tag) the status; a log
-/// whose `event` field names it an event; times in microseconds.
-fn jaeger_trace(mut trace: Map<String, Value>) -> Vec<Value> {
-    let processes = match trace.remove("processes") {
-        Some(Value::Object(p)) => p,
-        _ => Map::new(),
-    };
-    let Some(Value::Array(spans)) = trace.remove("spans") else {
-        return Vec::new();
-    };
-    let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
-    spans
-        .into_iter()
-        .map(|span| {
-            let Value::Object(mut o) = span else {
-                return span;
-            };
-            let trace_id = text(o.get("traceID"));
-            let references: Vec<Value> = match o.remove("references") {
-                Some(Value::Array(r)) => r,
-                _ => Vec::new(),
-            };
-            let in_trace = |r: &&Value| text(r.get("traceID")) == trace_id;
-            let parent = references
-                .iter()
-                .filter(in_trace)
-                .find(|r| text(r.get("refType")).as_deref() != Some("FOLLOWS_FROM"))
-                .and_then(|r| text(r.get("spanID")));
-            let links: Vec<Value> = references
-                .iter()
-                .filter(|r| !in_trace(r))
-                .filter_map(|r| text(r.get("traceID")))
-                .map(|t| serde_json::json!({"trace_id": t}))
-                .collect();
-            let mut attributes = tags(o.remove("tags"));
-            let status = match text(attributes.get("otel.status_code")).as_deref() {
-                Some(code) => Value::String(code.to_string()),
-                None if attributes.get("error") == Some(&Value::Bool(true)) => "ERROR".into(),
-                None => Value::Null,
-            };
-            let message = attributes.remove("otel.status_description");
-            let mut resource = Map::new();
-            if let Some(Value::Object(process)) =
-                text(o.get("processID")).and_then(|id| processes.get(&id))
-            {
-                resource = tags(process.get("tags").cloned());
-                if let Some(name) = process.get("serviceName") {
-                    resource.insert("service.name".into(), name.clone());
-                }
-            }
-            let events: Vec<Value> = match o.remove("logs") {
-                Some(Value::Array(logs)) => logs
-                    .into_iter()
-                    .map(|log| {
-                        let mut fields = tags(log.get("fields").cloned());
-                        let name = fields.remove("event").unwrap_or(Value::Null);
-                        serde_json::json!({"name": name, "attributes": fields})
-                    })
-                    .collect(),
-                _ => Vec::new(),
-            };
-            let micros = |v: Option<&Value>| v.and_then(Value::as_i64);
-            let start = micros(o.get("startTime"));
-            let end = start.zip(micros(o.get("duration"))).map(|(s, d)| s + d);
-            serde_json::json!({
-                "trace_id": trace_id,
-                "span_id": text(o.get("spanID")),
-                "parent_id": parent,
-                "name": o.remove("operationName").unwrap_or(Value::Null),
-                "start_time": start.map(|s| i128::from(s) * 1000).map(|n| n.to_string()),
-                "end_time": end.map(|e| i128::from(e) * 1000).map(|n| n.to_string()),
-                "attributes": attributes,
-                "status": {"code": status, "message": message},
-                "events": events,
-                "links": links,
-                "resource": {"attributes": resource},
-            })
-        })
-        .collect()
-}
-
-/// Jaeger's tags or log fields (`[{"key", "type", "value"}]`) as a map.
-fn tags(list: Option<Value>) -> Map<String, Value> {
-    let Some(Value::Array(list)) = list else {
-        return Map::new();
-    };
-    list.into_iter()
-        .filter_map(|t| match t {
-            Value::Object(mut t) => {
-                let key = t.remove("key")?.as_str()?.to_string();
-                Some((key, t.remove("value").unwrap_or(Value::Null)))
-            }
-            _ => None,
-        })
-        .collect()
-}
-
 fn list_spans(items: Vec<Value>, key: &str, line: u64, from: &From<'_>, found: &mut Found) {
     for (i, item) in items.into_iter().enumerate() {
         let span = match item {
-            // A list of MLflow traces (`[t.to_dict() for t in traces]`).
-            Value::Object(o) if o.contains_key("info") && o.contains_key("data") => {
+            // A list of MLflow traces (`[t.to_dict() for t in traces]`),
+            // or of Jaeger's (`jq .data` of its answer).
+            Value::Object(o)
+                if (o.contains_key("info") && o.contains_key("data")) || jaeger::is_trace(&o) =>
+            {
                 spans_of(Value::Object(o), line, from, found);
                 continue;
             }
@@ -529,17 +404,22 @@ fn parts_of(o: &Map<String, Value>, line: u64) -> SpanParts {
     }
 }
 
-/// The trace of a span's first link: the Python SDK writes
+/// The trace of a span's first link that names one: the Python SDK writes
 /// `{"context": {"trace_id": …}}`, OTLP-like dumps `{"traceId": …}`.
 fn linked_trace(o: &Map<String, Value>) -> Option<String> {
-    let link = o.get("links")?.as_array()?.first()?.as_object()?;
     let keys = ["trace_id", "traceId"];
-    id_in(Some(link), &keys, true).or_else(|| {
-        let context = ["context", "spanContext", "_spanContext"]
-            .iter()
-            .find_map(|k| link.get(*k).and_then(Value::as_object));
-        id_in(context, &keys, true)
-    })
+    o.get("links")?
+        .as_array()?
+        .iter()
+        .filter_map(Value::as_object)
+        .find_map(|link| {
+            id_in(Some(link), &keys, true).or_else(|| {
+                let context = ["context", "spanContext", "_spanContext"]
+                    .iter()
+                    .find_map(|k| link.get(*k).and_then(Value::as_object));
+                id_in(context, &keys, true)
+            })
+        })
 }
 
 /// The first id among `keys`: text in any form (see [`spans::normal_id`]),
@@ -653,7 +533,7 @@ pub(crate) const FORMAT: Format = Format {
 /// {"data": [...], "next_cursor": …}, one span object, or one span's
 /// attributes without an envelope.
 fn claims(shape: &Shape<'_>) -> bool {
-    if shape.is_mlflow_trace() {
+    if shape.is_mlflow_trace() || (shape.has("traceID") && shape.has("spans")) {
         return true;
     }
     if !shape.top_is_list
@@ -1001,7 +881,9 @@ mod tests {
         let (evs, source) = read("trace.json", &text);
         assert_eq!(source["skipped"], 0);
         assert_eq!(field(&evs, "agent_id"), ["clerk", "clerk", "reviewer"]);
-        assert_eq!(field(&evs, "run_id"), ["aa", "aa", "aa"]);
+        // The reviewer's turn links to the clerk's trace, but no delivery
+        // does: a trace of its own.
+        assert_eq!(field(&evs, "run_id"), ["aa", "aa", "bb"]);
         assert_eq!(evs[1]["action_taken"]["tool_name"], "lookup_order");
         assert_eq!(evs[1]["action_succeeded"], false);
         assert_eq!(evs[1]["error"]["message"], "KeyError: 'A-17'");

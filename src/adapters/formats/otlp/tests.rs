@@ -192,32 +192,47 @@ fn linked(mut span: Value, traces: &[&str]) -> Value {
     span
 }
 
-#[test]
-fn traces_linked_from_their_roots_are_one_run() {
-    // A message-passing runtime: each delivered message starts a trace
-    // linked to the sender's. t3 continues t2, which continues t1; t5
-    // links to a trace nobody exported and stays a run of its own; t4
-    // names its own run.
-    let (evs, _) = events(&request(
+/// A message delivered by a runtime: the root of the trace that handles
+/// it, linked to the sender's span, with a step below it.
+fn delivery(trace: &str, links: &[&str], root_attrs: &[(&str, Value)]) -> Vec<Value> {
+    let mut attrs = vec![("messaging.operation", json!("process"))];
+    attrs.extend(root_attrs.iter().cloned());
+    let root = linked(
+        span(trace, &format!("{trace}-d"), "", 1, "process", &attrs),
+        links,
+    );
+    let step = span(
+        trace,
+        &format!("{trace}-s"),
+        &format!("{trace}-d"),
+        2,
+        "step",
         &[],
-        vec![
-            linked(span("t3", "c", "", 3, "x", &[]), &["t2"]),
-            span("t1", "a", "", 1, "x", &[]),
-            linked(span("t2", "b", "", 2, "x", &[]), &["t1", "t5"]),
-            linked(
-                span("t4", "d", "", 4, "x", &[("run.id", json!("r-4"))]),
-                &["t1"],
-            ),
-            linked(span("t5", "e", "", 5, "x", &[]), &["t9"]),
-            // A child's link is no continuation of its trace.
-            linked(span("t6", "f", "", 6, "x", &[]), &[]),
-            linked(span("t6", "g", "f", 7, "x", &[]), &["t1"]),
-        ],
-    ));
+    );
+    vec![root, step]
+}
+
+#[test]
+fn traces_a_delivery_links_to_are_one_run() {
+    // t3 continues t2, which continues t1, whose delivery names run R-1:
+    // one run R-1. t5 links to a trace nobody exported; t6's root is no
+    // delivery, so its link joins nothing; t7 and t8 link to each other
+    // (a cycle): one run, named after the least.
+    let mut spans = Vec::new();
+    spans.extend(delivery("t3", &["t2"], &[]));
+    spans.extend(delivery("t1", &[], &[("session.id", json!("R-1"))]));
+    spans.extend(delivery("t2", &["t1", "t5"], &[]));
+    spans.extend(delivery("t5", &["t9"], &[]));
+    spans.push(linked(span("t6", "f", "", 6, "x", &[]), &["t1"]));
+    spans.extend(delivery("t8", &["t7"], &[]));
+    spans.extend(delivery("t7", &["t8"], &[]));
+    let (evs, _) = events(&request(&[], spans));
     assert_eq!(
         field(&evs, "run_id"),
-        ["t1", "t1", "t1", "r-4", "t5", "t6", "t6"]
+        ["R-1", "R-1", "R-1", "t5", "t6", "t7", "t7"]
     );
+    // The steps below a delivery hang under nothing emitted: no parent.
+    assert!(evs.iter().all(|e| e.get("parent_span_id").is_none()));
 }
 
 #[test]
@@ -273,6 +288,43 @@ fn runtime_plumbing_is_no_step() {
             .collect::<Vec<_>>(),
         ["invoke_agent", "lookup"]
     );
+    // What a delivery states (its run, its agent) its steps inherit, and a
+    // step below one hangs under the nearest span emitted.
+    let (evs, _) = events(&request(
+        &[],
+        vec![
+            span(
+                "t4",
+                "r",
+                "",
+                1,
+                "run",
+                &[("gen_ai.agent.name", json!("desk"))],
+            ),
+            span(
+                "t4",
+                "p",
+                "r",
+                2,
+                "autogen process clerk",
+                &[
+                    ("messaging.operation", json!("process")),
+                    ("session.id", json!("S-9")),
+                ],
+            ),
+            span(
+                "t4",
+                "c",
+                "p",
+                3,
+                "lookup",
+                &[("tool.name", json!("lookup"))],
+            ),
+        ],
+    ));
+    assert_eq!(field(&evs, "run_id"), ["t4", "S-9"]);
+    assert_eq!(evs[1]["agent_id"], "desk");
+    assert_eq!(evs[1]["parent_span_id"], "r");
     // A delivery or a creation that failed stays: its failure is the run's.
     let mut failed = span("t3", "f", "", 6, "autogen send clerk", &delivery);
     failed["status"] = json!({"code": 2, "message": "no such agent"});

@@ -92,6 +92,7 @@ attribute_keys! {
     ErrorType = "error.type",
     Metadata = "metadata",
     MessagingOperation = "messaging.operation",
+    MessagingOperationType = "messaging.operation.type",
     MlflowSpanType = "mlflow.spanType",
     MlflowSpanInputs = "mlflow.spanInputs",
     MlflowSpanOutputs = "mlflow.spanOutputs",
@@ -107,6 +108,11 @@ fn key_of(name: &str) -> Option<Key> {
         .get_or_init(|| Key::ALL.iter().map(|k| (k.name(), *k)).collect())
         .get(name)
         .copied()
+}
+
+/// Whether the span model reads an attribute of this name.
+pub(crate) fn is_read(name: &str) -> bool {
+    key_of(name).is_some()
 }
 
 /// Attribute names, most specific first: the reference receiver's, then the

@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use std::rc::Rc;
 
 use crate::adapters::read::spans::RecentIds;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::Value;
 
 use super::{HeldSpan, json_in_text};
@@ -26,41 +27,67 @@ pub(crate) struct Carried {
 }
 
 /// Turns complete traces into events: what the traces of one input share
-/// (the event ids given, the runs seen).
+/// (the event ids given, the runs seen, the links between traces).
 #[derive(Default)]
 pub(crate) struct Emitter {
     used_ids: RecentIds,
     runs: Runs,
     links: Links,
+    /// Spans of runtime plumbing held and not emitted.
+    plumbing: u64,
+    emitted: u64,
 }
 
-/// Which trace each trace continues, from its root's first link: a
-/// message-passing runtime (AutoGen's) starts a trace for every message
-/// it delivers, linked to the sender's, so one team's run is a chain of
-/// linked traces. Only links to traces of the input count: a link to a
-/// trace nobody exported names no run.
+/// Which trace each trace continues: a message-passing runtime
+/// (AutoGen's) starts a trace for every message it delivers, its root the
+/// delivery, linked to the sender's span, so one team's run is a chain of
+/// linked traces. Only a delivery's link counts (a job that merely links
+/// to the request that queued it is a run of its own), and only to a
+/// trace of the input: a link to a trace nobody exported names no run.
 #[derive(Default)]
 struct Links {
-    continues: rustc_hash::FxHashMap<String, String>,
-    seen: rustc_hash::FxHashSet<u64>,
+    continues: FxHashMap<String, String>,
+    /// The traces of the input, as hashes of their ids.
+    seen: FxHashSet<u64>,
+    /// The head of each trace's chain, once known.
+    heads: FxHashMap<String, String>,
+    /// The run a trace's root named, where it named one.
+    runs: FxHashMap<String, String>,
 }
 
 impl Links {
-    /// The trace a chain of links from `trace` leads back to, if any.
-    fn first_of(&self, trace: &str) -> Option<&str> {
-        let mut at = trace;
-        let mut top = None;
-        // A cycle of links (no exporter writes one) ends the walk.
-        for _ in 0..self.continues.len() {
-            match self.continues.get(at) {
-                Some(prev) if prev != trace && self.seen.contains(&spans::id_hash(prev)) => {
-                    at = prev;
-                    top = Some(prev.as_str());
-                }
-                _ => break,
-            }
+    /// The trace a chain of links from `trace` leads back to, if another;
+    /// the least trace of a cycle of links heads it.
+    fn chain_head(&mut self, trace: &str) -> Option<String> {
+        if self.continues.is_empty() {
+            return None;
         }
-        top
+        let mut path = vec![trace.to_string()];
+        let head = loop {
+            let at = path.last().expect("the path starts with the trace");
+            if let Some(head) = self.heads.get(at) {
+                break head.clone();
+            }
+            match self.continues.get(at) {
+                Some(prev) if self.seen.contains(&spans::id_hash(prev)) => {
+                    if let Some(pos) = path.iter().position(|p| p == prev) {
+                        break path[pos..].iter().min().cloned().unwrap_or_default();
+                    }
+                    path.push(prev.clone());
+                }
+                _ => break at.clone(),
+            }
+        };
+        for p in path {
+            self.heads.insert(p, head.clone());
+        }
+        (head != trace).then_some(head)
+    }
+
+    /// The run of the trace that heads a chain: the run its root named,
+    /// else the trace's id.
+    fn run_of(&self, head: String) -> String {
+        self.runs.get(&head).cloned().unwrap_or(head)
     }
 }
 
@@ -94,14 +121,30 @@ impl Carried {
 }
 
 impl Emitter {
-    /// Notes a span's trace, and the trace its root continues.
+    /// Notes a span's trace, and the trace a delivery at its root
+    /// continues.
     pub(crate) fn note_trace(&mut self, span: &HeldSpan) {
         self.links.seen.insert(spans::id_hash(span.trace_id()));
-        if let Some(linked) = span.continues_trace() {
+        if let Some(linked) = span.continues_trace().filter(|_| span.is_plumbing()) {
             (self.links.continues)
                 .entry(span.trace_id().to_string())
                 .or_insert_with(|| linked.to_string());
         }
+        // A root's own run, for the traces that continue it and come
+        // first; kept only where deliveries link traces.
+        if span.parent_id.is_none()
+            && !self.links.continues.is_empty()
+            && let Some(run) = span.run.as_deref().or(span.conversation.as_deref())
+        {
+            (self.links.runs)
+                .entry(span.trace_id().to_string())
+                .or_insert_with(|| run.to_string());
+        }
+    }
+
+    /// Spans of runtime plumbing held and not emitted, and events emitted.
+    pub(crate) fn counts(&self) -> (u64, u64) {
+        (self.plumbing, self.emitted)
     }
 
     /// Emits one trace's spans (in arrival order); `carried` is what a
@@ -144,16 +187,29 @@ impl Emitter {
             }
             resolved[i] = mine;
         }
-        let carried = own_root.or(root).map(Resolved::owned);
         // A trace that continues another is the same run, unless its spans
         // name a run of their own.
-        let first = held.first().and_then(|s| self.links.first_of(s.trace_id()));
-        let first = first.map(str::to_string);
-        if let Some(first) = first.as_deref() {
-            for r in resolved.iter_mut().filter(|r| r.run.is_none()) {
-                r.run = Some(first);
+        let trace_id = held.first().map(|s| s.trace_id().to_string());
+        let continued = (trace_id.as_deref())
+            .and_then(|t| self.links.chain_head(t))
+            .map(|head| self.links.run_of(head));
+        if let Some(run) = continued.as_deref() {
+            for r in resolved
+                .iter_mut()
+                .chain(&mut own_root)
+                .filter(|r| r.run.is_none())
+            {
+                r.run = Some(run);
             }
         }
+        // Kept only where deliveries link traces: a stream without them
+        // holds nothing per trace.
+        if let (Some(trace), Some(run)) = (&trace_id, own_root.and_then(|r| r.run))
+            && !self.links.continues.is_empty()
+        {
+            self.links.runs.insert(trace.clone(), run.to_string());
+        }
+        let carried = own_root.or(root).map(Resolved::owned);
         let path = sink.path().to_string();
         let mut events = Vec::with_capacity(order.len());
         for &(i, _) in &order {
@@ -171,12 +227,30 @@ impl Emitter {
             ));
         }
         blame_last_child(&held, &order, &mut events);
-        for (ev, (i, _)) in events.iter_mut().zip(&order) {
+        // Plumbing is read for what its spans hand on and not emitted: a
+        // step below it hangs under its nearest emitted ancestor.
+        let mut shown: Vec<Option<&str>> = vec![None; held.len()];
+        for &(i, parent) in &order {
+            shown[i] = if held[i].is_plumbing() {
+                parent.and_then(|p| shown[p])
+            } else {
+                Some(held[i].span_id())
+            };
+        }
+        for (ev, &(i, parent)) in events.iter_mut().zip(&order) {
+            if held[i].is_plumbing() {
+                self.plumbing += 1;
+                continue;
+            }
+            if parent.is_some_and(|p| held[p].is_plumbing()) {
+                ev.parent_span_id = parent.and_then(|p| shown[p]).map(Into::into);
+            }
             // Without a stated turn, a span's turn is its step in the run.
-            if held[*i].turn.is_none() {
+            if held[i].turn.is_none() {
                 ev.turn = sink.next_step(&ev.run_id) as i64;
             }
-            self.runs.add(&held[*i], ev);
+            self.runs.add(&held[i], ev);
+            self.emitted += 1;
             sink.emit_event(ev)?;
         }
         Ok(carried)
@@ -217,7 +291,7 @@ pub(crate) struct Runs {
     order: Vec<RunRec>,
     /// Per run: whether an event failed, and the roots' verdict.
     seen: Vec<(bool, Option<bool>)>,
-    index: rustc_hash::FxHashMap<String, usize>,
+    index: FxHashMap<String, usize>,
 }
 
 impl Runs {

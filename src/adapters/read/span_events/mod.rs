@@ -14,7 +14,7 @@ mod emit;
 
 use attrs::keys;
 
-pub(crate) use attrs::{AttrRef, AttrSource, Key, SharedAttrs};
+pub(crate) use attrs::{AttrRef, AttrSource, Key, SharedAttrs, is_read};
 pub use attrs::{Attrs, bool_from_text, json_in_text};
 pub(crate) use emit::{Carried, Emitter, warn_repeated};
 
@@ -107,8 +107,9 @@ pub(crate) struct SpanFields {
     span_hash: u64,
     linked_trace: Option<String>,
     /// Runtime plumbing, not an agent's step: a message delivered
-    /// (OpenTelemetry messaging attributes and nothing of an agent, a
-    /// tool or a model) or an agent created, that did not fail.
+    /// (`messaging.operation`, or `.type` as semantic conventions 1.26
+    /// name it, and nothing of an agent, a tool or a model) or an agent
+    /// created, that did not fail.
     plumbing: bool,
 }
 
@@ -207,7 +208,8 @@ impl HeldSpan {
         let span_hash = id_hash(&parts.span_id);
         let plumbing = failure.is_none()
             && (operation.as_deref() == Some("create_agent")
-                || (a.get(Key::MessagingOperation).is_some()
+                || ((a.get(Key::MessagingOperation).is_some()
+                    || a.get(Key::MessagingOperationType).is_some())
                     && kind == "other"
                     && tool.is_none()
                     && agent.is_none()

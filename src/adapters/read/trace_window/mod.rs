@@ -256,8 +256,6 @@ pub(crate) struct HeldSpans {
 pub(crate) struct SpanTraces {
     seq: usize,
     repeated: u64,
-    /// Spans of runtime plumbing, not emitted.
-    plumbing: u64,
     emitter: Emitter,
 }
 
@@ -281,10 +279,6 @@ impl Traces for SpanTraces {
         }
         self.emitter.note_trace(&span);
         let ends_root = span.is_ended_root();
-        if span.is_plumbing() {
-            self.plumbing += 1;
-            return Hold::Kept { ends_root };
-        }
         span.set_seq(self.seq);
         self.seq += 1;
         push_held(&mut trace.spans, span);
@@ -316,13 +310,22 @@ impl TraceWindow {
         let (spans, late) = self.0.finish(sink)?;
         warn_repeated(spans.repeated, sink);
         warn_late(late, "late-span", ("spans", "span"), sink);
-        if spans.plumbing > 0 {
+        let (plumbing, emitted) = spans.emitter.counts();
+        if plumbing > 0 {
             let path = sink.path().to_string();
-            sink.diag.note(format_args!(
-                "{path}: {} spans of the runtime's plumbing (messages delivered between agents, \
-agents created) are no steps; their links join the traces of one run",
-                spans.plumbing
-            ));
+            let what =
+                "of the runtime's plumbing (messages delivered between agents, agents created)";
+            if emitted == 0 {
+                sink.diag.warn(
+                    "plumbing-only",
+                    format_args!("{path}: every span ({plumbing}) is {what}: no steps to read"),
+                );
+            } else {
+                let spans = if plumbing == 1 { "span" } else { "spans" };
+                sink.diag.note(format_args!(
+                    "{path}: {plumbing} {spans} {what} are no steps"
+                ));
+            }
         }
         spans.emitter.finish(sink)
     }
