@@ -19,7 +19,7 @@ inspect-ai\t'Inspect AI eval logs, `.eval` (its default, a zip) or its JSON log 
 ndjson\t'agent-triage TraceEvent lines (.ndjson, .jsonl).'
 taubench\t'τ-bench trajectory files: a list of runs with `traj` and `reward`.'
 whowhen\t'Who&When benchmark runs: one JSON object with a `history` per file.'
-otel\t'Spans as JSON: OpenTelemetry SDK dumps (Python, JS, Vercel AI SDK), Phoenix/OpenInference spans, Jaeger and MLflow traces, attribute maps, agent-triage\'s span list.'
+otel\t'Spans as JSON: OpenTelemetry SDK dumps (Python, JS, Vercel AI SDK), Phoenix/OpenInference spans, Jaeger, Zipkin and MLflow traces, attribute maps, agent-triage\'s span list.'
 anthropic-messages\t'Anthropic Messages transcripts: `tool_use`/`tool_result` blocks.'
 openai-chat\t'OpenAI chat transcripts: `{"messages": [...]}` or a list of messages (Chat Completions or Responses items), per file or per line.'"
 complete -c triage-diff -l generate -d 'Print this tool\'s man page or shell completions and exit' -r -f -a "man\t''

@@ -54,7 +54,7 @@ inspect-ai\t'Inspect AI eval logs, `.eval` (its default, a zip) or its JSON log 
 ndjson\t'agent-triage TraceEvent lines (.ndjson, .jsonl).'
 taubench\t'τ-bench trajectory files: a list of runs with `traj` and `reward`.'
 whowhen\t'Who&When benchmark runs: one JSON object with a `history` per file.'
-otel\t'Spans as JSON: OpenTelemetry SDK dumps (Python, JS, Vercel AI SDK), Phoenix/OpenInference spans, Jaeger and MLflow traces, attribute maps, agent-triage\'s span list.'
+otel\t'Spans as JSON: OpenTelemetry SDK dumps (Python, JS, Vercel AI SDK), Phoenix/OpenInference spans, Jaeger, Zipkin and MLflow traces, attribute maps, agent-triage\'s span list.'
 anthropic-messages\t'Anthropic Messages transcripts: `tool_use`/`tool_result` blocks.'
 openai-chat\t'OpenAI chat transcripts: `{"messages": [...]}` or a list of messages (Chat Completions or Responses items), per file or per line.'"
 complete -c triage -n "__fish_triage_using_subcommand report" -l max-document -d 'Refuse a trace file larger than this in a format read as one document (K, M, G suffixes)' -r
@@ -107,7 +107,7 @@ inspect-ai\t'Inspect AI eval logs, `.eval` (its default, a zip) or its JSON log 
 ndjson\t'agent-triage TraceEvent lines (.ndjson, .jsonl).'
 taubench\t'τ-bench trajectory files: a list of runs with `traj` and `reward`.'
 whowhen\t'Who&When benchmark runs: one JSON object with a `history` per file.'
-otel\t'Spans as JSON: OpenTelemetry SDK dumps (Python, JS, Vercel AI SDK), Phoenix/OpenInference spans, Jaeger and MLflow traces, attribute maps, agent-triage\'s span list.'
+otel\t'Spans as JSON: OpenTelemetry SDK dumps (Python, JS, Vercel AI SDK), Phoenix/OpenInference spans, Jaeger, Zipkin and MLflow traces, attribute maps, agent-triage\'s span list.'
 anthropic-messages\t'Anthropic Messages transcripts: `tool_use`/`tool_result` blocks.'
 openai-chat\t'OpenAI chat transcripts: `{"messages": [...]}` or a list of messages (Chat Completions or Responses items), per file or per line.'"
 complete -c triage -n "__fish_triage_using_subcommand compare" -s f -l format -d 'Output format' -r -f -a "md\t'The morning report as markdown'
@@ -145,7 +145,7 @@ inspect-ai\t'Inspect AI eval logs, `.eval` (its default, a zip) or its JSON log 
 ndjson\t'agent-triage TraceEvent lines (.ndjson, .jsonl).'
 taubench\t'τ-bench trajectory files: a list of runs with `traj` and `reward`.'
 whowhen\t'Who&When benchmark runs: one JSON object with a `history` per file.'
-otel\t'Spans as JSON: OpenTelemetry SDK dumps (Python, JS, Vercel AI SDK), Phoenix/OpenInference spans, Jaeger and MLflow traces, attribute maps, agent-triage\'s span list.'
+otel\t'Spans as JSON: OpenTelemetry SDK dumps (Python, JS, Vercel AI SDK), Phoenix/OpenInference spans, Jaeger, Zipkin and MLflow traces, attribute maps, agent-triage\'s span list.'
 anthropic-messages\t'Anthropic Messages transcripts: `tool_use`/`tool_result` blocks.'
 openai-chat\t'OpenAI chat transcripts: `{"messages": [...]}` or a list of messages (Chat Completions or Responses items), per file or per line.'"
 complete -c triage -n "__fish_triage_using_subcommand parse" -l since -d 'Keep only events at or after this time (RFC 3339 or YYYY-MM-DD)' -r
@@ -228,7 +228,7 @@ inspect-ai\t'Inspect AI eval logs, `.eval` (its default, a zip) or its JSON log 
 ndjson\t'agent-triage TraceEvent lines (.ndjson, .jsonl).'
 taubench\t'τ-bench trajectory files: a list of runs with `traj` and `reward`.'
 whowhen\t'Who&When benchmark runs: one JSON object with a `history` per file.'
-otel\t'Spans as JSON: OpenTelemetry SDK dumps (Python, JS, Vercel AI SDK), Phoenix/OpenInference spans, Jaeger and MLflow traces, attribute maps, agent-triage\'s span list.'
+otel\t'Spans as JSON: OpenTelemetry SDK dumps (Python, JS, Vercel AI SDK), Phoenix/OpenInference spans, Jaeger, Zipkin and MLflow traces, attribute maps, agent-triage\'s span list.'
 anthropic-messages\t'Anthropic Messages transcripts: `tool_use`/`tool_result` blocks.'
 openai-chat\t'OpenAI chat transcripts: `{"messages": [...]}` or a list of messages (Chat Completions or Responses items), per file or per line.'"
 complete -c triage -n "__fish_triage_using_subcommand diff" -l generate -d 'Print this tool\'s man page or shell completions and exit' -r -f -a "man\t''

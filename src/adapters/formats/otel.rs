@@ -2,7 +2,7 @@
 //! agent-triage's minimal span list, the OpenTelemetry SDKs' span dumps
 //! (Python's `to_json` and console exporter, JS ReadableSpans with the
 //! Vercel AI SDK's `ai.*` attributes), Phoenix / OpenInference spans,
-//! Jaeger's and MLflow's traces, and bare attribute maps (one span's attributes, no envelope). The input is
+//! Jaeger's and MLflow's traces, Zipkin's spans, and bare attribute maps (one span's attributes, no envelope). The input is
 //! one value, a list, one value per line, or values one after another
 //! (pretty-printed); each value is read by its own shape, OTLP requests
 //! too. Traces are emitted in tree order once complete (see `json_lines`).
@@ -26,6 +26,7 @@ use crate::plumbing::json_scan::LineScratch;
 use crate::timestamp::Timestamp;
 
 mod jaeger;
+mod zipkin;
 
 /// Reads one span file from `r` into `sink`: one value per line as the
 /// lines come (see `json_lines`), or the whole file when its first value
@@ -233,6 +234,9 @@ fn is_span(o: &Map<String, Value>) -> bool {
 /// The held span of one span object, or of an attribute map (named after
 /// the file and line, as nothing else names it).
 fn span_of(mut o: Map<String, Value>, line: u64, from: &From<'_>) -> Result<HeldSpan, Unreadable> {
+    if zipkin::is_span(&o) {
+        o = zipkin::span_object(o);
+    }
     let settings = from.settings;
     if !is_span(&o) {
         if !o.keys().any(|k| is_attribute_key(k)) {
@@ -524,7 +528,7 @@ fn exception_in(events: Option<&Value>) -> Option<(Option<String>, Option<String
 /// The `otel` row of the format table.
 pub(crate) const FORMAT: Format = Format {
     name: "otel",
-    help: "Spans as JSON: OpenTelemetry SDK dumps (Python, JS, Vercel AI SDK), Phoenix/OpenInference spans, Jaeger and MLflow traces, attribute maps, agent-triage's span list.",
+    help: "Spans as JSON: OpenTelemetry SDK dumps (Python, JS, Vercel AI SDK), Phoenix/OpenInference spans, Jaeger, Zipkin and MLflow traces, attribute maps, agent-triage's span list.",
     claims: Some(claims),
     read: |r, _, sink| read(r, sink),
 };

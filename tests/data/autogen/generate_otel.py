@@ -7,14 +7,16 @@ tool calls (execute_tool).
 
     python -m venv /tmp/ag && /tmp/ag/bin/pip install autogen-agentchat==0.7.5 \\
         autogen-ext==0.7.5 opentelemetry-sdk==1.45.2 \\
-        opentelemetry-exporter-otlp-proto-common==1.45.2
+        opentelemetry-exporter-otlp-proto-common==1.45.2 \\
+        opentelemetry-exporter-zipkin-json==1.45.1 requests
     /tmp/ag/bin/python generate_otel.py
 
 Writes `otel-two-runs.console.jsonl` (ConsoleSpanExporter's span.to_json(),
-one span per line) and `otel-two-runs.otlp.json` (the same spans as one
+one span per line), `otel-two-runs.otlp.json` (the same spans as one
 OTLP/JSON request, ids in hex as the OTLP/JSON encoding and the Collector's
-file exporter write them). Ids and times differ on every run; the shapes do
-not.
+file exporter write them) and `otel-two-runs.zipkin.json` (the same spans
+as the Zipkin exporter's JSON v2 encoder writes them; Zipkin keeps no
+links). Ids and times differ on every run; the shapes do not.
 """
 
 import asyncio
@@ -120,3 +122,10 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans 
 
 request = hex_ids(MessageToDict(encode_spans(spans)))
 (HERE / "otel-two-runs.otlp.json").write_text(json.dumps(request) + "\n")
+
+from opentelemetry.exporter.zipkin.json.v2 import JsonV2Encoder  # noqa: E402
+from opentelemetry.exporter.zipkin.node_endpoint import NodeEndpoint  # noqa: E402
+
+(HERE / "otel-two-runs.zipkin.json").write_text(
+    JsonV2Encoder().serialize(spans, NodeEndpoint()) + "\n"
+)
