@@ -71,9 +71,14 @@ impl Step {
         let error = ev
             .error
             .as_ref()
-            .map(|e| {
-                let parts = [e.kind.as_deref(), e.message.as_deref()];
-                parts.into_iter().flatten().collect::<Vec<_>>().join(": ")
+            .map(|e| match (e.kind.as_deref(), e.message.as_deref()) {
+                // An SDK's status message often opens with the type already.
+                (Some(kind), Some(message)) if message.starts_with(kind) => message.to_string(),
+                (kind, message) => [kind, message]
+                    .into_iter()
+                    .flatten()
+                    .collect::<Vec<_>>()
+                    .join(": "),
             })
             .unwrap_or_default();
         let output = ev.output.as_deref().unwrap_or("");

@@ -106,6 +106,54 @@ pub(crate) fn inherit_failure(events: &mut [crate::record::EventOut<'_>], from: 
     ev.failure_cause = cause;
 }
 
+/// A span that failed with the very error a child of it failed with only
+/// passed that failure up, as an exception leaving each span it crosses is
+/// recorded on each: the failure is the child's, counted once, there.
+/// Otherwise an agent's span, first in tree order though it failed last,
+/// would read as a failure its own later steps recovered from. `order` is
+/// the trace's pre-order, `events` its events in that order.
+pub(crate) fn pass_failures_up(
+    order: &[(usize, Option<usize>)],
+    events: &mut [crate::record::EventOut<'_>],
+) {
+    let mut position = vec![0; order.len()];
+    for (pos, (i, _)) in order.iter().enumerate() {
+        position[*i] = pos;
+    }
+    let failed_with: Vec<Option<crate::record::ErrorInfo>> = events
+        .iter()
+        .map(|e| {
+            // A failure pushed down to a child (`blame_last_child`) is the
+            // parent's own, and stays there.
+            let own = e.failure_source != Some(crate::record::FailureSource::Carried);
+            e.error.clone().filter(|err| {
+                own && !e.action_succeeded && (err.kind.is_some() || err.message.is_some())
+            })
+        })
+        .collect();
+    let mut passed = vec![false; events.len()];
+    for (pos, (_, parent)) in order.iter().enumerate() {
+        let Some(p) = parent.map(|p| position[p]) else {
+            continue;
+        };
+        if failed_with[pos].is_some() && failed_with[pos] == failed_with[p] {
+            passed[p] = true;
+        }
+    }
+    for (ev, _) in events
+        .iter_mut()
+        .zip(&passed)
+        .filter(|(_, passed)| **passed)
+    {
+        ev.action_succeeded = true;
+        ev.failure_source = None;
+        ev.failure_inferred = false;
+        ev.error = None;
+        ev.failure_classification = None;
+        ev.failure_cause = None;
+    }
+}
+
 /// The event `span_kind` an OpenInference span kind stands for.
 pub(crate) fn kind_from_openinference(kind: &str) -> Option<&'static str> {
     Some(match kind.to_ascii_uppercase().as_str() {

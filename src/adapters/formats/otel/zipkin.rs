@@ -25,8 +25,10 @@ pub(super) fn span_object(mut o: Map<String, Value>) -> Map<String, Value> {
         Some(Value::Object(tags)) => tags,
         _ => Map::new(),
     };
+    // Zipkin marks an error by the tag itself: its text, empty or not, is
+    // the message.
     let error = tags.remove("error").filter(|e| match e {
-        Value::String(s) => !matches!(s.as_str(), "" | "false"),
+        Value::String(s) => s != "false",
         Value::Bool(b) => *b,
         _ => false,
     });
@@ -37,7 +39,7 @@ pub(super) fn span_object(mut o: Map<String, Value>) -> Map<String, Value> {
     };
     let message = tags
         .remove("otel.status_description")
-        .or_else(|| error.filter(Value::is_string));
+        .or_else(|| error.filter(|e| e.as_str().is_some_and(|s| !s.is_empty())));
     let service = o
         .get("localEndpoint")
         .and_then(|e| e.get("serviceName"))

@@ -334,6 +334,70 @@ fn runtime_plumbing_is_no_step() {
 }
 
 #[test]
+fn a_failure_passed_up_the_tree_is_the_childs_alone() {
+    // An exception leaving the tool, then the agent: each span records it.
+    let failed = |mut s: Value, message: &str| {
+        s["status"] = json!({"code": 2, "message": message});
+        s
+    };
+    let (evs, _) = events(&request(
+        &[],
+        vec![
+            failed(
+                span(
+                    "t1",
+                    "a",
+                    "",
+                    1,
+                    "invoke_agent clerk",
+                    &[("gen_ai.agent.name", json!("clerk"))],
+                ),
+                "KeyError: 'A-17'",
+            ),
+            failed(
+                span(
+                    "t1",
+                    "b",
+                    "a",
+                    2,
+                    "lookup",
+                    &[("tool.name", json!("lookup"))],
+                ),
+                "KeyError: 'A-17'",
+            ),
+            span("t1", "c", "a", 3, "chat", &[]),
+            // The agent raising an error of its own is a failure of its own.
+            failed(
+                span(
+                    "t2",
+                    "d",
+                    "",
+                    4,
+                    "invoke_agent clerk",
+                    &[("gen_ai.agent.name", json!("clerk"))],
+                ),
+                "GaveUp",
+            ),
+            failed(
+                span(
+                    "t2",
+                    "e",
+                    "d",
+                    5,
+                    "lookup",
+                    &[("tool.name", json!("lookup"))],
+                ),
+                "KeyError: 'A-17'",
+            ),
+        ],
+    ));
+    let ok: Vec<&Value> = evs.iter().map(|e| &e["action_succeeded"]).collect();
+    assert_eq!(ok, [true, false, true, false, false]);
+    assert!(evs[0].get("error").is_none());
+    assert_eq!(evs[1]["error"]["message"], "KeyError: 'A-17'");
+}
+
+#[test]
 fn reference_receiver_attributes() {
     let (evs, _) = events(&request(
         &[("agent.id", json!("resource-agent")), ("turn", json!(9))],

@@ -227,6 +227,7 @@ impl Emitter {
             ));
         }
         blame_last_child(&held, &order, &mut events);
+        spans::pass_failures_up(&order, &mut events);
         // Plumbing is read for what its spans hand on and not emitted: a
         // step below it hangs under its nearest emitted ancestor.
         let mut shown: Vec<Option<&str>> = vec![None; held.len()];
