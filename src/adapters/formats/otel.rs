@@ -408,6 +408,16 @@ fn parts_of(o: &Map<String, Value>, line: u64) -> SpanParts {
     }
 }
 
+/// Microseconds, as Jaeger and Zipkin write span times: an integer, or a
+/// float.
+fn micros(v: Option<&Value>) -> Option<i128> {
+    let v = v?;
+    v.as_i64()
+        .map(i128::from)
+        .or_else(|| v.as_u64().map(i128::from))
+        .or_else(|| v.as_f64().filter(|f| f.is_finite()).map(|f| f as i128))
+}
+
 /// The trace of a span's first link that names one: the Python SDK writes
 /// `{"context": {"trace_id": …}}`, OTLP-like dumps `{"traceId": …}`.
 fn linked_trace(o: &Map<String, Value>) -> Option<String> {

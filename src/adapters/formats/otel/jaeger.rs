@@ -102,7 +102,7 @@ fn span_object(
         Some(Value::Array(logs)) => logs.into_iter().map(event).collect(),
         _ => Vec::new(),
     };
-    let start = micros(o.get("startTime"));
+    let start = super::micros(o.get("startTime"));
     let mut span = json!({
         "trace_id": trace_id,
         "span_id": text(o.get("spanID")),
@@ -117,7 +117,10 @@ fn span_object(
     });
     // Without a duration the span's end is unknown, not missing: a span
     // that never ended would fail its tool call.
-    if let Some(end) = start.zip(micros(o.get("duration"))).map(|(s, d)| s + d) {
+    if let Some(end) = start
+        .zip(super::micros(o.get("duration")))
+        .map(|(s, d)| s + d)
+    {
         span["end_time"] = Value::String((end * 1000).to_string());
     }
     span
@@ -172,15 +175,6 @@ fn event(log: Value) -> Value {
         return json!({"name": "exception", "attributes": fields});
     }
     json!({"name": name, "attributes": fields})
-}
-
-/// Microseconds as Jaeger writes them: an integer, or a float.
-fn micros(v: Option<&Value>) -> Option<i128> {
-    let v = v?;
-    v.as_i64()
-        .map(i128::from)
-        .or_else(|| v.as_u64().map(i128::from))
-        .or_else(|| v.as_f64().filter(|f| f.is_finite()).map(|f| f as i128))
 }
 
 /// Jaeger's tags or log fields (`[{"key", "type", "value"}]`) as a map.

@@ -49,7 +49,7 @@ pub(super) fn span_object(mut o: Map<String, Value>) -> Map<String, Value> {
         Some(Value::Array(list)) => list.iter().map(annotation).collect(),
         _ => Vec::new(),
     };
-    let start = micros(o.get("timestamp"));
+    let start = super::micros(o.get("timestamp"));
     let mut span = json!({
         "trace_id": o.remove("traceId"),
         "span_id": o.remove("id"),
@@ -61,7 +61,10 @@ pub(super) fn span_object(mut o: Map<String, Value>) -> Map<String, Value> {
         "events": events,
         "resource": {"attributes": {"service.name": service}},
     });
-    if let Some(end) = start.zip(micros(o.get("duration"))).map(|(s, d)| s + d) {
+    if let Some(end) = start
+        .zip(super::micros(o.get("duration")))
+        .map(|(s, d)| s + d)
+    {
         span["end_time"] = Value::String((end * 1000).to_string());
     }
     match span {
@@ -81,15 +84,6 @@ fn annotation(a: &Value) -> Value {
         return json!({"name": name, "attributes": attributes});
     }
     json!({"name": value})
-}
-
-/// Microseconds: an integer, or a float.
-fn micros(v: Option<&Value>) -> Option<i128> {
-    let v = v?;
-    v.as_i64()
-        .map(i128::from)
-        .or_else(|| v.as_u64().map(i128::from))
-        .or_else(|| v.as_f64().filter(|f| f.is_finite()).map(|f| f as i128))
 }
 
 #[cfg(test)]
