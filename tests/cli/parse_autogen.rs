@@ -310,4 +310,14 @@ fn a_teams_traces_linked_by_its_runtime_read_as_one_run_each() {
         seen.push((id.to_string(), other["run_id"].clone()));
     }
     assert_eq!(seen[0], seen[1], "both exports name the runs alike");
+    // Zipkin keeps no links: the traces stay runs, and stderr says why.
+    let path = sample("otel-two-runs.zipkin.json");
+    let (code, out, err) = common::run("triage-parse", &[path.to_str().unwrap()], b"");
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("so each trace is a run"), "{err}");
+    let runs = common::records(&out)
+        .into_iter()
+        .filter(|r| r["kind"] == "run")
+        .count();
+    assert_eq!(runs, 6);
 }

@@ -35,6 +35,8 @@ pub(crate) struct Emitter {
     links: Links,
     /// Spans of runtime plumbing held and not emitted.
     plumbing: u64,
+    /// Of them, messages delivered.
+    deliveries: u64,
     emitted: u64,
 }
 
@@ -142,9 +144,12 @@ impl Emitter {
         }
     }
 
-    /// Spans of runtime plumbing held and not emitted, and events emitted.
-    pub(crate) fn counts(&self) -> (u64, u64) {
-        (self.plumbing, self.emitted)
+    /// Spans of runtime plumbing held and not emitted, events emitted, and
+    /// whether messages were delivered and none linked its trace to
+    /// another (so the traces of one run stay apart).
+    pub(crate) fn counts(&self) -> (u64, u64, bool) {
+        let unlinked = self.deliveries > 0 && self.links.continues.is_empty();
+        (self.plumbing, self.emitted, unlinked)
     }
 
     /// Emits one trace's spans (in arrival order); `carried` is what a
@@ -241,6 +246,7 @@ impl Emitter {
         for (ev, &(i, parent)) in events.iter_mut().zip(&order) {
             if held[i].is_plumbing() {
                 self.plumbing += 1;
+                self.deliveries += u64::from(held[i].operation.as_deref() != Some("create_agent"));
                 continue;
             }
             if parent.is_some_and(|p| held[p].is_plumbing()) {
@@ -272,10 +278,15 @@ impl Emitter {
 pub(crate) fn warn_repeated(dropped: u64, sink: &mut Sink<'_>) {
     if dropped > 0 {
         let path = sink.path().to_string();
+        let spans = if dropped == 1 {
+            "span repeats"
+        } else {
+            "spans repeat"
+        };
         sink.diag.warn(
             "repeated-span",
             format_args!(
-                "{path}: {dropped} spans repeat the trace and span id of one read before \
+                "{path}: {dropped} {spans} the trace and span id of one read before \
 (an exporter's retry?); each is counted once"
             ),
         );

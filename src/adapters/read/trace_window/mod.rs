@@ -310,7 +310,7 @@ impl TraceWindow {
         let (spans, late) = self.0.finish(sink)?;
         warn_repeated(spans.repeated, sink);
         warn_late(late, "late-span", ("spans", "span"), sink);
-        let (plumbing, emitted) = spans.emitter.counts();
+        let (plumbing, emitted, unlinked) = spans.emitter.counts();
         if plumbing > 0 {
             let path = sink.path().to_string();
             let what =
@@ -322,8 +322,20 @@ impl TraceWindow {
                 );
             } else {
                 let spans = if plumbing == 1 { "span" } else { "spans" };
+                let are = if plumbing == 1 {
+                    "is no step"
+                } else {
+                    "are no steps"
+                };
+                // Without links (Zipkin keeps none) the traces a runtime
+                // started for one run cannot be joined.
+                let unjoined = if unlinked {
+                    "; no delivery links its trace to the one it continues, so each trace is a run"
+                } else {
+                    ""
+                };
                 sink.diag.note(format_args!(
-                    "{path}: {plumbing} {spans} {what} are no steps"
+                    "{path}: {plumbing} {spans} {what} {are}{unjoined}"
                 ));
             }
         }
