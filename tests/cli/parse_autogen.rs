@@ -321,3 +321,23 @@ fn a_teams_traces_linked_by_its_runtime_read_as_one_run_each() {
         .count();
     assert_eq!(runs, 6);
 }
+
+/// An input whose every span is runtime plumbing has no step to read: an
+/// error saying so, not an empty success.
+#[test]
+fn spans_of_nothing_but_plumbing_are_nothing_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("spans.json");
+    let span = serde_json::json!({"traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": "b7ad6b7169203331",
+        "name": "autogen process clerk", "startTimeUnixNano": "1700000000000000000",
+        "endTimeUnixNano": "1700000000000500000",
+        "attributes": [{"key": "messaging.operation", "value": {"stringValue": "process"}}]});
+    let request = serde_json::json!({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]});
+    std::fs::write(&path, request.to_string()).unwrap();
+    let (code, _, err) = common::run("triage-parse", &[path.to_str().unwrap()], b"");
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("runtime's plumbing") && err.contains("nothing could be read"),
+        "{err}"
+    );
+}

@@ -316,10 +316,11 @@ impl TraceWindow {
             let what =
                 "of the runtime's plumbing (messages delivered between agents, agents created)";
             if emitted == 0 {
-                sink.diag.warn(
-                    "plumbing-only",
-                    format_args!("{path}: every span ({plumbing}) is {what}: no steps to read"),
-                );
+                // Spans were read, but none is a step: nothing could be.
+                sink.skip(
+                    None,
+                    format_args!("every span ({plumbing}) is {what}: no steps to read"),
+                )?;
             } else {
                 let spans = if plumbing == 1 { "span" } else { "spans" };
                 let are = if plumbing == 1 {
