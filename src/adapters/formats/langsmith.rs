@@ -747,6 +747,29 @@ mod tests {
         assert_eq!(evs[0].get("failure_inferred"), None);
     }
 
+    /// LangChain records a tool's exception on every run it leaves: the
+    /// tool failed, and the chains above only passed that failure up.
+    #[test]
+    fn an_error_passed_up_the_runs_is_the_tools_alone() {
+        let run = |id: &str, parent: Option<&str>, start: u64, run_type: &str| {
+            json!({"id": id, "trace_id": "p", "parent_run_id": parent, "name": id, "run_type": run_type,
+                   "start_time": start, "error": "KeyError('A-17')"})
+            .to_string()
+        };
+        let input = [
+            run("p", None, 1_700_000_000_000, "chain"),
+            run("t", Some("p"), 1_700_000_001_000, "tool"),
+        ]
+        .join("\n");
+        let (evs, runs, _) = records(&input);
+        let failed: Vec<_> = evs
+            .iter()
+            .map(|e| (e["event_id"].as_str().unwrap(), &e["action_succeeded"]))
+            .collect();
+        assert_eq!(failed, [("p", &json!(true)), ("t", &json!(false))]);
+        assert_eq!(runs[0]["outcome"], "failed");
+    }
+
     /// A root run that states success is the run's verdict: a tool error
     /// below it, which the agent got past, stays a failure event.
     #[test]

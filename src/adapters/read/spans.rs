@@ -110,33 +110,28 @@ pub(crate) fn inherit_failure(events: &mut [crate::record::EventOut<'_>], from: 
 /// passed that failure up, as an exception leaving each span it crosses is
 /// recorded on each: the failure is the child's, counted once, there.
 /// Otherwise an agent's span, first in tree order though it failed last,
-/// would read as a failure its own later steps recovered from. `order` is
-/// the trace's pre-order, `events` its events in that order.
+/// would read as a failure its own later steps recovered from. `parents`
+/// holds each event's parent's position; parents come before their
+/// children.
 pub(crate) fn pass_failures_up(
-    order: &[(usize, Option<usize>)],
     events: &mut [crate::record::EventOut<'_>],
+    parents: &[Option<usize>],
 ) {
-    let mut position = vec![0; order.len()];
-    for (pos, (i, _)) in order.iter().enumerate() {
-        position[*i] = pos;
-    }
-    let failed_with: Vec<Option<crate::record::ErrorInfo>> = events
-        .iter()
-        .map(|e| {
-            // A failure pushed down to a child (`blame_last_child`) is the
-            // parent's own, and stays there.
-            let own = e.failure_source != Some(crate::record::FailureSource::Carried);
-            e.error.clone().filter(|err| {
-                own && !e.action_succeeded && (err.kind.is_some() || err.message.is_some())
-            })
+    // A failure pushed down to a child (`inherit_failure`) is the parent's
+    // own, and stays there.
+    fn own_error<'e>(e: &'e crate::record::EventOut<'_>) -> Option<&'e crate::record::ErrorInfo> {
+        let carried = e.failure_source == Some(crate::record::FailureSource::Carried);
+        e.error.as_ref().filter(|err| {
+            !e.action_succeeded && !carried && (err.kind.is_some() || err.message.is_some())
         })
-        .collect();
+    }
     let mut passed = vec![false; events.len()];
-    for (pos, (_, parent)) in order.iter().enumerate() {
-        let Some(p) = parent.map(|p| position[p]) else {
-            continue;
-        };
-        if failed_with[pos].is_some() && failed_with[pos] == failed_with[p] {
+    for (k, parent) in parents.iter().enumerate() {
+        if let Some(p) = *parent
+            && p < k
+            && own_error(&events[k]).is_some()
+            && own_error(&events[k]) == own_error(&events[p])
+        {
             passed[p] = true;
         }
     }

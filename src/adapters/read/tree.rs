@@ -223,6 +223,7 @@ impl RunEmitter {
             events.push(event_of(node, id, agent, turn, sink));
         }
         inherit_failures(&mut events, &parents);
+        spans::pass_failures_up(&mut events, &parents);
         verdict.failed |= events
             .iter()
             .any(|ev| !ev.action_succeeded || ev.failure_classification.is_some());

@@ -123,10 +123,12 @@ impl Carried {
 }
 
 impl Emitter {
-    /// Notes a span's trace, and the trace a delivery at its root
-    /// continues.
-    pub(crate) fn note_trace(&mut self, span: &HeldSpan) {
-        self.links.seen.insert(spans::id_hash(span.trace_id()));
+    /// Notes a span's trace (once, with its first span), and the trace a
+    /// delivery at its root continues.
+    pub(crate) fn note_trace(&mut self, span: &HeldSpan, first_of_trace: bool) {
+        if first_of_trace {
+            self.links.seen.insert(spans::id_hash(span.trace_id()));
+        }
         if let Some(linked) = span.continues_trace().filter(|_| span.is_plumbing()) {
             (self.links.continues)
                 .entry(span.trace_id().to_string())
@@ -232,7 +234,13 @@ impl Emitter {
             ));
         }
         blame_last_child(&held, &order, &mut events);
-        spans::pass_failures_up(&order, &mut events);
+        let mut position = vec![0; order.len()];
+        for (pos, (i, _)) in order.iter().enumerate() {
+            position[*i] = pos;
+        }
+        let parents: Vec<Option<usize>> =
+            order.iter().map(|(_, p)| p.map(|p| position[p])).collect();
+        spans::pass_failures_up(&mut events, &parents);
         // Plumbing is read for what its spans hand on and not emitted: a
         // step below it hangs under its nearest emitted ancestor.
         let mut shown: Vec<Option<&str>> = vec![None; held.len()];

@@ -277,7 +277,7 @@ impl Traces for SpanTraces {
             self.repeated += 1;
             return Hold::Repeat;
         }
-        self.emitter.note_trace(&span);
+        self.emitter.note_trace(&span, trace.spans.is_empty());
         let ends_root = span.is_ended_root();
         span.set_seq(self.seq);
         self.seq += 1;
