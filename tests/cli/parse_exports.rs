@@ -337,7 +337,9 @@ fn langfuse_blob_export_failures() {
     assert_eq!(p.of_kind("source")[0]["format"], "langfuse");
     assert_eq!(
         p.column("/event_id"),
-        ["a0", "a1", "a2", "a3", "a4", "b0", "b1", "c0", "c1", "c2"]
+        // A failed agent observation spanning its children's times comes
+        // after them: it failed as it ended.
+        ["a0", "a2", "a3", "a4", "a1", "b0", "b1", "c1", "c2", "c0"]
     );
     assert_eq!(
         p.column("/agent_id"),
@@ -354,7 +356,11 @@ fn langfuse_blob_export_failures() {
             "writer"
         ]
     );
-    assert_eq!(p.column("/action_taken/tool_name")[3], "book_hotel");
+    assert_eq!(
+        p.column("/turn"),
+        ["0", "1", "2", "3", "4", "0", "1", "0", "1", "2"]
+    );
+    assert_eq!(p.column("/action_taken/tool_name")[2], "book_hotel");
     assert_eq!(p.column("/action_taken/tool_name")[6], "search_flights");
     let failed: Vec<_> = p
         .failed()
@@ -369,20 +375,20 @@ fn langfuse_blob_export_failures() {
     assert_eq!(
         failed,
         [
-            ("a1", "status"),
             ("a3", "output"),
+            ("a1", "status"),
             ("b1", "status"),
-            ("c0", "status"),
-            ("c2", "inherited")
+            ("c2", "inherited"),
+            ("c0", "status")
         ]
     );
-    let booker = p.events()[1];
+    let booker = p.events()[4];
     assert_eq!(
         booker["error"]["message"],
         "booking failed after 2 attempts"
     );
     assert!(booker.get("failure_inferred").is_none());
-    let hotel = p.events()[3];
+    let hotel = p.events()[2];
     assert_eq!(hotel["failure_inferred"], true);
     assert_eq!(
         hotel["action_taken"]["tool_input"],
@@ -395,7 +401,7 @@ fn langfuse_blob_export_failures() {
     );
     assert_eq!(flights["failure_cause"], "timeout");
     // WARNING is not a failure.
-    assert_eq!(p.events()[4]["action_succeeded"], true);
+    assert_eq!(p.events()[3]["action_succeeded"], true);
     // +01:00 offsets are read; twice-encoded input is decoded.
     assert_eq!(p.events()[0]["timestamp"], "2026-03-02T09:00:00Z");
     let runs = p.of_kind("run");
@@ -409,10 +415,11 @@ fn langfuse_blob_export_failures() {
         .into_iter()
         .filter(|e| e["run_id"] == "5c4d3e2f1a0b49c8b7a6f5e4d3c2b1a9")
         .collect();
-    assert_eq!(writer[2]["failure_inferred"], true);
-    assert_eq!(writer[2]["failure_cause"], "context_overflow");
-    assert_eq!(writer[2]["usage"]["total"], 916);
-    assert_eq!(writer[1]["action_succeeded"], true);
+    assert_eq!(writer[1]["failure_inferred"], true);
+    assert_eq!(writer[1]["failure_cause"], "context_overflow");
+    assert_eq!(writer[1]["usage"]["total"], 916);
+    assert_eq!(writer[0]["action_succeeded"], true);
+    assert_eq!(writer[2]["span_kind"], "agent");
     assert_eq!(runs[2]["outcome"], "failed");
     p.steps_are_in_order();
 }

@@ -57,15 +57,17 @@ fn a_trace_reads_alike_whole_as_stored_and_in_a_list() {
     assert_eq!(
         kinds,
         [
-            ("refund_agent", "agent", false),
             ("ChatModel", "llm", true),
             ("lookup_order", "tool", false),
             ("ChatModel", "llm", true),
+            // The agent gave up as it ended, after its steps: no step of
+            // its own recovered from that.
+            ("refund_agent", "agent", false),
         ]
     );
     assert!(steps.iter().all(|s| s.0 == "refund_agent"));
     // The tool's arguments, JSON-encoded in mlflow.spanInputs, read back.
-    assert_eq!(steps[2].4, r#"{"order_id": "A-17"}"#);
+    assert_eq!(steps[1].4, r#"{"order_id": "A-17"}"#);
     assert_eq!(record["outcome"], "failed");
     assert!(
         record["task"]
@@ -82,4 +84,21 @@ fn a_trace_reads_alike_whole_as_stored_and_in_a_list() {
     let runs: Vec<&Value> = listed.iter().filter(|r| r["kind"] == "run").collect();
     assert_eq!(runs.len(), 2);
     assert_eq!(runs[0]["outcome"], "succeeded");
+}
+
+#[test]
+fn an_agent_that_gave_up_after_its_steps_is_not_recovered_by_them() {
+    let path = format!(
+        "{}/tests/data/mlflow/refund-agent.trace.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let parsed = common::ok("triage-parse", &[&path], b"");
+    let grouped = common::records(&common::ok("triage-group", &[], &parsed));
+    let gave_up = grouped
+        .iter()
+        .find(|r| r["kind"] == "pattern" && r["tool_name"] == "refund_agent")
+        .expect("the agent's own failure is a pattern");
+    // It failed as its span ended, after the model calls below it: no
+    // later step of the agent's own could recover from it.
+    assert_eq!(gave_up["recovered"], 0, "{gave_up}");
 }

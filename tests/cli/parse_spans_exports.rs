@@ -301,9 +301,10 @@ fn python_console_dump_error_parent_and_unanswered_tool() {
             "invoke_agent",
             "lookup_order",
             "refund",
-            "invoke_agent",
             "chat",
-            "send_email"
+            "send_email",
+            // The agent failed as it ended, after its children.
+            "invoke_agent"
         ]
     );
     assert_eq!(
@@ -319,16 +320,16 @@ fn python_console_dump_error_parent_and_unanswered_tool() {
             ("invoke_agent".to_string(), json!("status"), false),
             // Started, never ended: the call never got its result.
             ("refund".to_string(), json!("no_result"), true),
-            ("invoke_agent".to_string(), json!("status"), false),
             // An ERROR parent over UNSET children: its last child is blamed,
             // marked as inferred.
             ("send_email".to_string(), json!("inherited"), true),
+            ("invoke_agent".to_string(), json!("status"), false),
         ]
     );
-    assert_eq!(p.events()[5]["error"]["message"], "support agent gave up");
-    assert_eq!(p.events()[3]["error"]["type"], "RuntimeError");
+    assert_eq!(p.events()[4]["error"]["message"], "support agent gave up");
+    assert_eq!(p.events()[5]["error"]["type"], "RuntimeError");
     // The chat call under the failed agent stays a success: UNSET.
-    assert_eq!(p.events()[4]["action_succeeded"], true);
+    assert_eq!(p.events()[3]["action_succeeded"], true);
     assert!(p.runs().iter().all(|(_, outcome)| outcome == "failed"));
 }
 

@@ -149,6 +149,75 @@ pub(crate) fn pass_failures_up(
     }
 }
 
+/// The order to emit a tree's events in: tree order, except that a span
+/// still failed on its own account (not a failure handed down to it, nor
+/// one `pass_failures_up` cleared) that spans its descendants in time comes
+/// right after them. A span's status is set as it ends: an agent that gave
+/// up after its tool calls failed last, not first, and read first its own
+/// steps would seem to recover from it. A span that ended before its
+/// children did (some tracers hang sequential steps under the first)
+/// keeps its place, as does one whose times are not all known. `times`
+/// holds each event's span start and end; `parents` each event's parent's
+/// position, parents before their children.
+pub(crate) fn emission_order(
+    events: &[crate::record::EventOut<'_>],
+    parents: &[Option<usize>],
+    times: &[(Option<i128>, Option<i128>)],
+) -> Vec<usize> {
+    let n = events.len();
+    // Each subtree's last position and the span of its descendants' times
+    // (None once one is unknown), children first.
+    let mut last = (0..n).collect::<Vec<_>>();
+    let mut below: Vec<Option<(i128, i128)>> = vec![None; n];
+    let mut known = vec![true; n];
+    for k in (0..n).rev() {
+        let Some(p) = parents[k].filter(|&p| p < k) else {
+            continue;
+        };
+        last[p] = last[p].max(last[k]);
+        let mine = match times[k] {
+            (Some(s), Some(e)) if known[k] => Some(match below[k] {
+                Some((bs, be)) => (s.min(bs), e.max(be)),
+                None => (s, e),
+            }),
+            _ => None,
+        };
+        match mine {
+            Some((s, e)) => {
+                below[p] = Some(below[p].map_or((s, e), |(bs, be)| (bs.min(s), be.max(e))));
+            }
+            None => known[p] = false,
+        }
+    }
+    let fails_last = |k: usize| {
+        let ev = &events[k];
+        let own = !ev.action_succeeded
+            && ev.failure_source != Some(crate::record::FailureSource::Carried);
+        match (times[k], below[k]) {
+            ((Some(s), Some(e)), Some((bs, be))) if own && known[k] && last[k] > k => {
+                s <= bs && e >= be
+            }
+            _ => false,
+        }
+    };
+    let mut order = Vec::with_capacity(n);
+    // Spans waiting for the end of their subtree, innermost last.
+    let mut waiting: Vec<usize> = Vec::new();
+    for k in 0..n {
+        while let Some(&w) = waiting.last().filter(|&&w| last[w] < k) {
+            order.push(w);
+            waiting.pop();
+        }
+        if fails_last(k) {
+            waiting.push(k);
+        } else {
+            order.push(k);
+        }
+    }
+    order.extend(waiting.into_iter().rev());
+    order
+}
+
 /// The event `span_kind` an OpenInference span kind stands for.
 pub(crate) fn kind_from_openinference(kind: &str) -> Option<&'static str> {
     Some(match kind.to_ascii_uppercase().as_str() {
@@ -505,6 +574,43 @@ mod tests {
         assert_eq!(ids, ["r", "c1", "g", "c2", "x", "y"]);
         assert_eq!(order[1].1, Some(3));
         assert_eq!(order[0].1, None);
+    }
+
+    #[test]
+    fn a_span_failing_around_its_children_comes_after_them() {
+        use crate::record::{EventOut, FailureSource};
+        let ev = |ok: bool| EventOut::new("e", "r", 0, "a", "t", ok);
+        // 0 agent (failed, 0..100) > 1 tool (10..20) > 2 call (12..18);
+        // 0 > 3 tool (30..40); 4 a root of its own after it.
+        let events = [ev(false), ev(true), ev(true), ev(true), ev(true)];
+        let parents = [None, Some(0), Some(1), Some(0), None];
+        let times = [
+            (Some(0), Some(100)),
+            (Some(10), Some(20)),
+            (Some(12), Some(18)),
+            (Some(30), Some(40)),
+            (Some(200), Some(210)),
+        ];
+        assert_eq!(emission_order(&events, &parents, &times), [1, 2, 3, 0, 4]);
+        // Nested: the failed tool comes after its call, the agent after all.
+        let mut nested = events.clone();
+        nested[1].action_succeeded = false;
+        assert_eq!(emission_order(&nested, &parents, &times), [2, 1, 3, 0, 4]);
+        // Ended before its children did: a sequence hung under its first
+        // step, kept in tree order.
+        let mut early = times;
+        early[0].1 = Some(5);
+        assert_eq!(emission_order(&events, &parents, &early), [0, 1, 2, 3, 4]);
+        // A descendant's end unknown: nothing to go by.
+        let mut unknown = times;
+        unknown[2].1 = None;
+        assert_eq!(emission_order(&events, &parents, &unknown), [0, 1, 2, 3, 4]);
+        // A failure handed down to it is the parent's, not the child's.
+        let mut carried = events.clone();
+        carried[0].action_succeeded = true;
+        carried[1].action_succeeded = false;
+        carried[1].failure_source = Some(FailureSource::Carried);
+        assert_eq!(emission_order(&carried, &parents, &times), [0, 1, 2, 3, 4]);
     }
 
     #[test]

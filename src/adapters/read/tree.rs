@@ -188,6 +188,7 @@ impl RunEmitter {
         let mut position: HashMap<usize, usize> = HashMap::new();
         let mut events = Vec::with_capacity(members.len());
         let mut parents = Vec::with_capacity(members.len());
+        let mut times = Vec::with_capacity(members.len());
         let mut root_input = None;
         let mut own_root_agent = None;
         for (i, parent) in spans::preorder(nodes, members) {
@@ -219,6 +220,7 @@ impl RunEmitter {
                 verdict.root_failed |= node.failure.is_some();
             }
             position.insert(i, events.len());
+            times.push((node.start, node.end));
             parents.push(parent.and_then(|p| position.get(&p).copied()));
             events.push(event_of(node, id, agent, turn, sink));
         }
@@ -227,8 +229,12 @@ impl RunEmitter {
         verdict.failed |= events
             .iter()
             .any(|ev| !ev.action_succeeded || ev.failure_classification.is_some());
-        for ev in &events {
-            sink.emit_event(ev)?;
+        for (k, pos) in spans::emission_order(&events, &parents, &times)
+            .into_iter()
+            .enumerate()
+        {
+            events[pos].turn = first_turn + k as i64;
+            sink.emit_event(&events[pos])?;
         }
         let info = runs.get(run).cloned().unwrap_or_default();
         let task = info.task.or(task).or(root_input);

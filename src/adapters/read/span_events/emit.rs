@@ -251,7 +251,12 @@ impl Emitter {
                 Some(held[i].span_id())
             };
         }
-        for (ev, &(i, parent)) in events.iter_mut().zip(&order) {
+        let times: Vec<_> = order
+            .iter()
+            .map(|&(i, _)| (held[i].start, held[i].end))
+            .collect();
+        for pos in spans::emission_order(&events, &parents, &times) {
+            let (ev, (i, parent)) = (&mut events[pos], order[pos]);
             if held[i].is_plumbing() {
                 self.plumbing += 1;
                 self.deliveries += u64::from(held[i].operation.as_deref() != Some("create_agent"));
