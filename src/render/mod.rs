@@ -509,6 +509,12 @@ pub(crate) fn all_clear_text(report: &Report) -> Option<String> {
                 format!("{} of them have", c.unknown())
             }
         ),
+        // What could not be read may hold the failures.
+        runs if report.skipped() > 0 => format!(
+            "No failures in the {} read, but {} could not be read: not an all clear.",
+            words::count(runs, "run", "runs"),
+            words::count(report.skipped(), "input line", "input lines")
+        ),
         runs => format!(
             "All clear: no failures in {}.",
             words::count(runs, "run", "runs")

@@ -102,3 +102,34 @@ fn an_agent_that_gave_up_after_its_steps_is_not_recovered_by_them() {
     // later step of the agent's own could recover from it.
     assert_eq!(gave_up["recovered"], 0, "{gave_up}");
 }
+
+#[test]
+fn a_trace_saved_without_its_spans_is_named_not_lost() {
+    let path = format!(
+        "{}/tests/data/mlflow/two-runs.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let mut traces: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    // As `search_traces(include_spans=False)` leaves the failed one.
+    traces[1]["data"]["spans"] = serde_json::json!([]);
+    let input = serde_json::to_vec(&traces).unwrap();
+    let (code, out, err) = common::run("triage-parse", &["--format", "otel"], &input);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains(
+            "the MLflow trace tr-bc6159bf6e1e75353aad8e60ee3c037f (state ERROR) holds no spans"
+        ),
+        "{err}"
+    );
+    let recs = common::records(&out);
+    assert_eq!(recs.iter().filter(|r| r["kind"] == "run").count(), 1);
+    // The run that was read succeeded; the report does not call that an
+    // all clear while a trace went unread.
+    let (_, report, _) = common::run("triage", &["report", "--input-format", "otel"], &input);
+    let report = String::from_utf8(report).unwrap();
+    assert!(!report.contains("All clear"), "{report}");
+    assert!(
+        report.contains("1 input line could not be read"),
+        "{report}"
+    );
+}

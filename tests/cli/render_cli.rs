@@ -178,6 +178,17 @@ fn no_patterns_is_an_all_clear() {
         table.contains("All clear: no failures in 1 run."),
         "{table}"
     );
+    // A line the parser could not read may hold a failure: no all clear.
+    let mut partial = batch(2, 0);
+    partial["failures_total"] = json!(0);
+    partial["runs_succeeded"] = json!(2);
+    partial["skipped"] = json!(1);
+    let md = stdout_of(&[], ndjson(&[header(), partial]));
+    assert!(!md.contains("All clear"), "{md}");
+    assert!(
+        md.contains("No failures in the 2 runs read, but 1 input line could not be read"),
+        "{md}"
+    );
     // Failures whose patterns were all skipped are no all-clear.
     let md = stdout_of(&[], ndjson(&[header(), batch(3, 0)]));
     assert!(

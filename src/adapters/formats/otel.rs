@@ -116,8 +116,10 @@ fn spans_of(value: Value, line: u64, from: &From<'_>, found: &mut Found) {
         }
         return;
     }
-    if let Some(spans) = mlflow_spans(&mut object) {
-        return list_spans(spans, "data.spans", line, from, found);
+    match mlflow_spans(&mut object) {
+        Some(Ok(spans)) => return list_spans(spans, "data.spans", line, from, found),
+        Some(Err(reason)) => return found.skipped.push(reason),
+        None => {}
     }
     if let Some(traces) = jaeger::traces(&mut object) {
         for (i, trace) in traces.into_iter().enumerate() {
@@ -154,17 +156,36 @@ fn spans_of(value: Value, line: u64, from: &From<'_>, found: &mut Found) {
 }
 
 /// An MLflow trace's spans (`Trace.to_json()`: `{"info", "data":
-/// {"spans"}}`); its `info` sums up what the spans say.
-fn mlflow_spans(object: &mut Map<String, Value>) -> Option<Vec<Value>> {
+/// {"spans"}}`); its `info` sums up what the spans say. A trace saved
+/// without its spans (`search_traces(include_spans=False)`) has no steps
+/// to read: a reason naming it and its state, so that a failed run is not
+/// lost in silence.
+fn mlflow_spans(object: &mut Map<String, Value>) -> Option<Result<Vec<Value>, Unreadable>> {
     if !matches!(object.get("info"), Some(Value::Object(_))) {
         return None;
     }
-    match object.get_mut("data") {
-        Some(Value::Object(data)) => match data.remove("spans") {
-            Some(Value::Array(spans)) => Some(spans),
-            _ => None,
-        },
-        _ => None,
+    let spans = match object.get_mut("data") {
+        Some(Value::Object(data)) => data.remove("spans"),
+        _ => return None,
+    };
+    let Some(Value::Object(info)) = object.get("info") else {
+        return None;
+    };
+    match spans {
+        Some(Value::Array(spans)) if !spans.is_empty() => Some(Ok(spans)),
+        Some(Value::Array(_)) | Some(Value::Null) | None => {
+            let text = |key: &str| info.get(key).and_then(Value::as_str);
+            let id = text("trace_id").or(text("request_id")).unwrap_or("?");
+            let state = text("state").or(text("status"));
+            Some(Err(Unreadable::shape(format!(
+                "the MLflow trace {id}{} holds no spans (saved without them?): no run read",
+                state.map(|s| format!(" (state {s})")).unwrap_or_default()
+            ))))
+        }
+        Some(other) => Some(Err(Unreadable::shape(format!(
+            "an MLflow trace's data.spans is {}, not a list of spans",
+            describe(&other)
+        )))),
     }
 }
 
