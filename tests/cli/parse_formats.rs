@@ -308,6 +308,38 @@ fn spans_sent_twice_are_counted_once() {
     );
 }
 
+/// Two different spans under one id (a Zipkin-style shared span: the
+/// server half keeps its client's id) are two steps, not a retry: the
+/// failed one is not dropped.
+#[test]
+fn spans_sharing_an_id_are_both_read() {
+    let span = |name: &str, start: u64, error: bool| {
+        serde_json::json!({
+            "traceId": "5b8efff798038103d269b633813fc60c",
+            "spanId": "eee19b7ec3c1b174",
+            "name": name,
+            "startTimeUnixNano": start.to_string(),
+            "endTimeUnixNano": (start + 5).to_string(),
+            "status": {"code": if error { 2 } else { 1 }},
+        })
+    };
+    let request = serde_json::json!({"resourceSpans": [{"scopeSpans": [{"spans": [
+        span("get /orders (client)", 100, false),
+        span("get /orders (server)", 102, true),
+    ]}]}]});
+    let out = common::cmd("triage-parse")
+        .write_stdin(request.to_string())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let recs = common::records(&out.stdout);
+    let events: Vec<_> = recs.iter().filter(|r| r["kind"] == "event").collect();
+    assert_eq!(events.len(), 2, "{recs:?}");
+    assert!(events.iter().any(|e| e["action_succeeded"] == false));
+    assert_ne!(events[0]["event_id"], events[1]["event_id"]);
+    assert!(String::from_utf8(out.stderr).unwrap().is_empty());
+}
+
 #[test]
 fn strict_stops_at_the_first_bad_input_with_exit_2() {
     let dir = tempfile::tempdir().unwrap();

@@ -269,6 +269,17 @@ impl HeldSpan {
         self.span_hash
     }
 
+    /// What tells a span sent twice from another that shares its id (a
+    /// Zipkin-style shared span, the server half of a client's): its name
+    /// and start.
+    pub(crate) fn identity(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = rustc_hash::FxHasher::default();
+        self.name.hash(&mut h);
+        self.start.hash(&mut h);
+        h.finish()
+    }
+
     /// A span without a parent that has ended: the root of a finished trace.
     pub(crate) fn is_ended_root(&self) -> bool {
         self.parent_id.is_none() && !self.open
