@@ -5,7 +5,7 @@ complete -c triage-diff -l min-events -d 'A classification or pattern with fewer
 complete -c triage-diff -s c -l config -d 'Configuration file ([scoring] as triage-score reads it)' -r -F
 complete -c triage-diff -s f -l format -l input-format -d 'Trace format of input files; `auto` decides per file from its first JSON value, never its name' -r -f -a "auto\t'Decide per input from its first JSON value (never the extension).'
 managed-agent\t'Claude Managed Agents session event streams (JSONL).'
-coding-agent\t'Coding-agent trajectories: mini-SWE-agent transcripts (shell commands in the assistant\'s text, `<returncode>` replies) and SWE-agent `.traj` files.'
+coding-agent\t'Coding-agent trajectories: mini-SWE-agent transcripts (shell commands in the assistant\'s text or `bash` tool calls; `<returncode>` or JSON process-result replies) and SWE-agent `.traj` files.'
 browser-use\t'browser-use agent histories (AgentHistoryList JSON, {"history": [...]}): one run per history.'
 autogen\t'AutoGen AgentChat runs: a TaskResult, run_stream\'s messages one per line, or a team\'s saved state.'
 openhands\t'OpenHands (OpenDevin) trajectories: an exported event list, a session\'s events piped one after another (SDK events too), or evaluation rows (`output.jsonl`) with their `history`.'

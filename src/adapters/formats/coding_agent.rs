@@ -110,6 +110,9 @@ pub(super) struct Step {
     pub(super) exit_code: Option<i64>,
     /// The harness's error in place of a result, where it marks one.
     pub(super) error: Option<String>,
+    /// The error is the harness refusing the action (its format, say)
+    /// rather than failing to run it.
+    pub(super) refused: bool,
     /// A message of the person the agent works for, after the task.
     pub(super) by_user: bool,
 }
@@ -307,7 +310,7 @@ fn judge(ev: &mut EventOut<'_>, step: &Step, codes_expected: bool) {
             message: Some(message),
         });
     };
-    if let Some(line) = refusal(said) {
+    if let Some(line) = refusal(said).or(step.refused.then_some(said)) {
         let line = line.chars().take(200).collect();
         return failed(ev, Some(crate::classify::HARNESS_REFUSAL), line);
     }
@@ -432,9 +435,18 @@ fn replay_problem_id(v: &Value) -> Option<String> {
 /// error message.
 fn first_output_line(reply: &str) -> String {
     let reply = crate::classify::without_ansi(reply);
-    let body = reply
-        .find("<output>")
-        .map_or(&*reply, |at| &reply[at + "<output>".len()..]);
+    // The exception the harness met running the command says more than
+    // the output it left.
+    let exception = reply
+        .split_once("<exception>")
+        .and_then(|(_, rest)| rest.split_once("</exception>"))
+        .map(|(inner, _)| inner.trim())
+        .filter(|e| !e.is_empty());
+    let body = exception.unwrap_or_else(|| {
+        reply
+            .find("<output>")
+            .map_or(&*reply, |at| &reply[at + "<output>".len()..])
+    });
     let line = crate::classify::stated_failure(body).unwrap_or_else(|| {
         body.lines()
             .map(str::trim)
@@ -466,13 +478,14 @@ fn from_messages(messages: &[Value]) -> (Option<String>, Vec<Step>, Option<&Valu
     let mut exit = None;
     let mut unread = Vec::new();
     for m in messages {
-        let role = m.get("role").and_then(Value::as_str).unwrap_or("");
+        let role = response_role(m);
         let text = m.get("content").and_then(text_of);
         let timestamp =
             nanos_of(m.get("timestamp")).or_else(|| nanos_of(m.pointer("/extra/timestamp")));
         match role {
             "assistant" => {
                 let text = text
+                    .or_else(|| response_text(m))
                     .filter(|t| !t.trim().is_empty())
                     .or_else(|| str_of(m.get("reasoning_content")))
                     .unwrap_or_default();
@@ -497,7 +510,7 @@ fn from_messages(messages: &[Value]) -> (Option<String>, Vec<Step>, Option<&Valu
                 }
             }
             "user" | "tool" => {
-                let called = str_of(m.get("tool_call_id"));
+                let called = str_of(m.get("tool_call_id")).or_else(|| str_of(m.get("call_id")));
                 let by_id = called.as_ref().and_then(|id| {
                     steps
                         .iter()
@@ -507,9 +520,27 @@ fn from_messages(messages: &[Value]) -> (Option<String>, Vec<Step>, Option<&Valu
                     .len()
                     .checked_sub(1)
                     .filter(|&k| steps[k].reply.is_none());
+                let reply = Reply::of(m, text);
                 match by_id.or(last) {
-                    Some(k) => steps[k].reply = text.or(Some(String::new())),
-                    None if steps.is_empty() => task = task.or(text),
+                    Some(k) => {
+                        let step = &mut steps[k];
+                        step.reply = reply.text.or(Some(String::new()));
+                        step.exit_code = step.exit_code.or(reply.exit_code);
+                        if let Some(refused) = reply.refused {
+                            step.error = Some(refused);
+                            step.refused = true;
+                        }
+                    }
+                    None if steps.is_empty() => task = task.or(reply.text),
+                    // The harness refused a turn it did not keep (a reply
+                    // with no action in it): that turn is a failed step.
+                    None if reply.refused.is_some() => steps.push(Step {
+                        reply: reply.text,
+                        error: reply.refused,
+                        refused: true,
+                        timestamp,
+                        ..Step::default()
+                    }),
                     None => {}
                 }
             }
@@ -571,25 +602,123 @@ impl Ending<'_> {
 
 /// The commands of an assistant message's tool calls (the `command`
 /// argument, else the arguments as given), each with the call's id.
+/// The role of a transcript's message. A Responses API model's turn is
+/// kept whole (`{"object": "response", "output": [items]}`) and is the
+/// assistant's; a `function_call_output` item answers a call.
+fn response_role(m: &Value) -> &str {
+    if let Some(role) = m.get("role").and_then(Value::as_str) {
+        return role;
+    }
+    let is = |key: &str, value: &str| m.get(key).and_then(Value::as_str) == Some(value);
+    if is("object", "response") {
+        "assistant"
+    } else if is("type", "function_call_output") {
+        "tool"
+    } else {
+        ""
+    }
+}
+
+/// The text of a Responses API turn: its message items' output text.
+fn response_text(m: &Value) -> Option<String> {
+    let items = m.get("output")?.as_array()?;
+    let text: Vec<String> = items
+        .iter()
+        .filter(|i| i.get("type").and_then(Value::as_str) == Some("message"))
+        .filter_map(|i| i.get("content").and_then(text_of))
+        .collect();
+    (!text.is_empty()).then(|| text.join("\n"))
+}
+
+/// What a reply to an action says, read as the harness wrote it: its text,
+/// and its exit code where the harness kept it apart (`extra.returncode`)
+/// or wrote the reply as a process result's JSON (`{"returncode": N,
+/// "output": …}`, mini-SWE-agent 2's default template; the text is then
+/// the command's output and the exception the harness met running it).
+/// An error the harness interrupted the agent with instead of running
+/// anything (`extra.interrupt_type`, such as a format error) is a refusal.
+struct Reply {
+    text: Option<String>,
+    exit_code: Option<i64>,
+    refused: Option<String>,
+}
+
+impl Reply {
+    fn of(m: &Value, text: Option<String>) -> Reply {
+        let text = text.or_else(|| m.get("output").and_then(text_of));
+        let result = text
+            .as_deref()
+            .filter(|t| t.trim_start().starts_with('{'))
+            .and_then(|t| serde_json::from_str::<Value>(t).ok())
+            .filter(|r| r.get("returncode").is_some_and(Value::is_i64));
+        let exit_code = (result.as_ref())
+            .and_then(|r| r.get("returncode"))
+            .or_else(|| m.pointer("/extra/returncode"))
+            .and_then(Value::as_i64);
+        let text = match &result {
+            Some(r) => {
+                let said = |key| str_of(r.get(key)).filter(|t| !t.trim().is_empty());
+                let parts: Vec<String> = [said("output"), said("exception_info")]
+                    .into_iter()
+                    .flatten()
+                    .collect();
+                Some(parts.join("\n"))
+            }
+            None => text,
+        };
+        let refused = str_of(m.pointer("/extra/interrupt_type"))
+            .filter(|kind| kind.ends_with("Error"))
+            .map(|kind| {
+                let said = text.as_deref().unwrap_or_default();
+                let inner = said
+                    .split_once("<error>")
+                    .and_then(|(_, rest)| rest.split_once("</error>"))
+                    .map_or(said, |(inner, _)| inner);
+                format!("{kind}: {}", first_line(inner))
+            });
+        Reply {
+            text,
+            exit_code,
+            refused,
+        }
+    }
+}
+
 fn tool_calls(m: &Value) -> Vec<(String, Option<String>)> {
+    if let Some(Value::Array(items)) = m.get("output")
+        && m.get("object").and_then(Value::as_str) == Some("response")
+    {
+        return items
+            .iter()
+            .filter(|i| i.get("type").and_then(Value::as_str) == Some("function_call"))
+            .filter_map(|i| Some((call_command(i.get("arguments")?)?, str_of(i.get("call_id")))))
+            .collect();
+    }
     let Some(Value::Array(calls)) = m.get("tool_calls") else {
         return Vec::new();
     };
     calls
         .iter()
         .filter_map(|c| {
-            let args = c.pointer("/function/arguments")?;
-            let parsed = match args {
-                Value::String(s) => serde_json::from_str::<Value>(s).unwrap_or(args.clone()),
-                other => other.clone(),
-            };
-            let command = str_of(parsed.get("command")).or_else(|| match &parsed {
-                Value::String(s) => Some(s.clone()),
-                other => Some(other.to_string()),
-            })?;
-            Some((command, str_of(c.get("id"))))
+            Some((
+                call_command(c.pointer("/function/arguments")?)?,
+                str_of(c.get("id")),
+            ))
         })
         .collect()
+}
+
+/// The command a tool call's arguments give (`{"command": …}`, possibly
+/// JSON-encoded), else the arguments whole.
+fn call_command(args: &Value) -> Option<String> {
+    let parsed = match args {
+        Value::String(s) => serde_json::from_str::<Value>(s).unwrap_or(args.clone()),
+        other => other.clone(),
+    };
+    str_of(parsed.get("command")).or_else(|| match &parsed {
+        Value::String(s) => Some(s.clone()),
+        other => Some(other.to_string()),
+    })
 }
 
 /// True for an exit status that names an exception (`RateLimitError`,
@@ -696,7 +825,7 @@ fn verdict(ending: &Ending<'_>, run: &str) -> Option<RunRec> {
 /// The `coding-agent` row of the format table.
 pub(crate) const FORMAT: Format = Format {
     name: "coding-agent",
-    help: "Coding-agent trajectories: mini-SWE-agent transcripts (shell commands in the assistant's text, `<returncode>` replies) and SWE-agent `.traj` files.",
+    help: "Coding-agent trajectories: mini-SWE-agent transcripts (shell commands in the assistant's text or `bash` tool calls; `<returncode>` or JSON process-result replies) and SWE-agent `.traj` files.",
     claims: Some(claims),
     read: |r, _, sink| read(r, sink),
 };
@@ -724,7 +853,13 @@ fn claims(shape: &Shape<'_>) -> bool {
     let traj = !shape.top_is_list
         && shape.has("trajectory")
         && (shape.has("history") || shape.has("info") || shape.cut);
-    transcript || traj
+    // A mini-SWE-agent trajectory names itself (its `info.mini_version`,
+    // its `trajectory_format`), whatever template its replies follow: the
+    // default's are JSON process results, not `<returncode>` tags.
+    let named = !shape.top_is_list
+        && shape.has("messages")
+        && (shape.has("trajectory_format") || shape.mentions("\"mini_version\""));
+    transcript || traj || named
 }
 
 /// Whether `key` appears in `head` with a value that holds calls: not
@@ -761,6 +896,89 @@ mod tests {
 
     fn said(text: &str) -> Value {
         json!({"role": "assistant", "content": text})
+    }
+
+    /// mini-SWE-agent 2's default template: tool calls answered by JSON
+    /// process results, a format error the harness interrupted with, and
+    /// a Responses API turn; detected by the version it names.
+    #[test]
+    fn json_process_results_refusals_and_responses_turns() {
+        let call = |id: &str, command: &str| {
+            json!({"role": "assistant", "content": "Let me check.", "tool_calls": [
+                {"id": id, "type": "function",
+                 "function": {"name": "bash", "arguments": json!({"command": command}).to_string()}}]})
+        };
+        let result = |id: &str, code: i64, output: &str, exception: &str| {
+            let mut r = json!({"returncode": code, "output": output});
+            if !exception.is_empty() {
+                r["exception_info"] = json!(exception);
+            }
+            json!({"role": "tool", "tool_call_id": id,
+                   "content": serde_json::to_string_pretty(&r).unwrap(),
+                   "extra": {"returncode": code}})
+        };
+        let turn = json!({"object": "response", "output": [
+            {"type": "message", "role": "assistant",
+             "content": [{"type": "output_text", "text": "Again."}]},
+            {"type": "function_call", "call_id": "c3", "name": "bash",
+             "arguments": "{\"command\": \"make\"}"}]});
+        let traj = json!({
+            "info": {"mini_version": "2.4.6", "exit_status": "LimitsExceeded"},
+            "messages": [
+                {"role": "system", "content": "You can run commands."},
+                {"role": "user", "content": "Fix the import"},
+                call("c1", "ls /nope"),
+                result("c1", 2, "ls: cannot access '/nope'\n", ""),
+                {"role": "user", "content": "Format error:\n\n<error>\nExpected exactly 1 action, found 0.\n</error>\n",
+                 "extra": {"interrupt_type": "FormatError"}},
+                call("c2", "sleep 99"),
+                result("c2", -1, "", "An error occurred while executing the command: timed out"),
+                turn,
+                {"type": "function_call_output", "call_id": "c3",
+                 "output": "{\"returncode\": 0, \"output\": \"built\"}"},
+                {"role": "user", "content": "Typed by the person watching",
+                 "extra": {"interrupt_type": "UserInterruption"}},
+            ],
+            "trajectory_format": "mini-swe-agent-1.1"
+        })
+        .to_string();
+        assert_eq!(
+            crate::adapters::detect::detect(None, traj.as_bytes()).name,
+            "coding-agent"
+        );
+        let (evs, runs, _) = records(&traj);
+        let steps: Vec<(&str, bool, &str)> = evs
+            .iter()
+            .map(|e| {
+                (
+                    e["action_taken"]["tool_name"].as_str().unwrap(),
+                    e["action_succeeded"].as_bool().unwrap(),
+                    e["error"]["message"].as_str().unwrap_or(""),
+                )
+            })
+            .collect();
+        assert_eq!(
+            steps,
+            [
+                ("message", true, ""),
+                ("bash", false, "exit code 2: ls: cannot access '/nope'"),
+                (
+                    "message",
+                    false,
+                    "FormatError: Expected exactly 1 action, found 0."
+                ),
+                (
+                    "bash",
+                    false,
+                    "exit code -1: An error occurred while executing the command: timed out"
+                ),
+                ("bash", true, ""),
+            ]
+        );
+        assert_eq!(evs[2]["error"]["type"], crate::classify::HARNESS_REFUSAL);
+        assert_eq!(evs[4]["output"], "built");
+        assert_eq!(runs[0]["outcome"], "failed");
+        assert_eq!(runs[0]["reason"], "timeout");
     }
 
     fn reply(text: &str) -> Value {
