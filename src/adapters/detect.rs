@@ -13,7 +13,40 @@ use crate::adapters::read::shape::Shape;
 /// Content nothing claims is ndjson, so its lines are reported as unreadable
 /// rather than silently ignored.
 pub fn detect(_path: Option<&Path>, head: &[u8]) -> Format {
-    Format::claiming(&Shape::of(head)).unwrap_or(Format::FALLBACK)
+    Format::claiming(&shape_of(head)).unwrap_or(Format::FALLBACK)
+}
+
+/// The shape an input's format is told from: its first value's, or where
+/// the first line is broken and a format claims the lines after it,
+/// theirs.
+pub(crate) fn shape_of(head: &[u8]) -> Shape<'_> {
+    after_broken_first_line(head)
+        .map(Shape::of)
+        .filter(|rest| Format::claiming(rest).is_some())
+        .unwrap_or_else(|| Shape::of(head))
+}
+
+/// The rest of a JSON Lines head whose first line is broken (cut off at the
+/// head of a log, or no JSON at all) while the next holds a whole value:
+/// the format is told from the lines that can be read.
+fn after_broken_first_line(head: &[u8]) -> Option<&[u8]> {
+    use crate::adapters::read::value::{cut_short, opens_documents};
+    let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    let mut at = 0;
+    let mut lines = head.split(|b| *b == b'\n').map(|line| {
+        let start = at;
+        at += line.len() + 1;
+        (start, line)
+    });
+    let (_, first) = lines.find(|(_, l)| !l.trim_ascii().is_empty())?;
+    let (start, next) = lines.find(|(_, l)| !l.trim_ascii().is_empty())?;
+    let whole = |l: &[u8]| serde_json::from_slice::<serde::de::IgnoredAny>(l.trim_ascii()).is_ok();
+    let broken = if opens_documents(first) {
+        cut_short(first, Some(next))
+    } else {
+        !whole(first) && whole(next)
+    };
+    broken.then(|| &head[start..])
 }
 
 /// Why an input that starts with `head` cannot be read and what to do, for

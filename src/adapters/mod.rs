@@ -119,7 +119,7 @@ fn read_detected(
     sink: &mut Sink<'_>,
 ) -> anyhow::Result<()> {
     let name = source.name;
-    let shape = read::shape::Shape::of(&head);
+    let shape = detect::shape_of(&head);
     let claimed = Format::claiming(&shape);
     let auto = format.is_auto();
     let format = if auto {

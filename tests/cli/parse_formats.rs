@@ -308,6 +308,25 @@ fn spans_sent_twice_are_counted_once() {
     );
 }
 
+/// A JSON Lines file whose head was cut off mid-line (`tail -c` of a
+/// large log) loses that line, with a warning naming it, not the file.
+#[test]
+fn a_first_line_cut_short_costs_that_line_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = std::fs::read_to_string(crate_path("examples/otlp-shop.jsonl")).unwrap();
+    let whole = parse_file(&crate_path("examples/otlp-shop.jsonl"));
+    let first = good.lines().next().unwrap();
+    let cut = format!("{}{}", &first[first.len() / 2..], &good[first.len()..]);
+    let cut = temp_file(&dir, "cut.jsonl", cut.as_bytes());
+    let out = common::cmd("triage-parse").arg(&cut).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("cut.jsonl:1: not valid JSON"), "{stderr}");
+    let recs = common::records(&out.stdout);
+    let events = recs.iter().filter(|r| r["kind"] == "event").count();
+    assert!(events > 0 && events < whole.events().len(), "{events}");
+}
+
 /// Two different spans under one id (a Zipkin-style shared span: the
 /// server half keeps its client's id) are two steps, not a retry: the
 /// failed one is not dropped.

@@ -464,3 +464,26 @@ fn collector_protobuf_is_refused_and_its_zstd_export_read() {
     assert_eq!(zst.source()["format"], "otlp");
     assert_eq!(zst.events().len(), 2);
 }
+
+/// Strands Agents records message content as GenAI span events, not
+/// attributes: each span's input and output, and the run's task, come
+/// from them.
+#[test]
+fn content_recorded_as_genai_events_is_read() {
+    let path = format!(
+        "{}/tests/data/strands/tool-timeout.otlp.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let recs = common::records(&common::ok("triage-parse", &[&path], b""));
+    let tool = recs
+        .iter()
+        .find(|r| r["kind"] == "event" && r["action_taken"]["tool_name"] == "get_flight")
+        .unwrap();
+    assert_eq!(tool["input"], r#"{"code": "BA117"}"#);
+    assert_eq!(
+        tool["output"],
+        "Error: TimeoutError - airline API timed out for BA117"
+    );
+    let run = recs.iter().find(|r| r["kind"] == "run").unwrap();
+    assert_eq!(run["task"], "Is BA117 on time?");
+}

@@ -45,6 +45,10 @@ fn claims(shape: &Shape<'_>) -> bool {
 
 /// What the SDK's default tool error handler answers in a tool's stead.
 const TOOL_ERROR: &str = "An error occurred while running the tool";
+/// What the SDK answers a call the approver rejected with (its
+/// `DEFAULT_APPROVAL_REJECTION_MESSAGE`): once the run resumed, the
+/// decision is no longer in `context.approvals` (schema 1.22).
+const REJECTED: &str = "Tool execution was not approved.";
 
 pub(crate) fn read(r: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let data = read_document(r, sink)?;
@@ -174,9 +178,15 @@ fn message_of(item: &Value, rejected: &Decisions, sink: &mut Sink<'_>) -> Option
                 .or_else(|| str_of(item.get("output")))
                 .unwrap_or_default();
             let tool = str_of(item.get("tool_name")).unwrap_or_default();
-            let failed = text.starts_with(TOOL_ERROR) || is_rejected(rejected, &tool, &id);
+            let failed = text.starts_with(TOOL_ERROR)
+                || text.trim() == REJECTED
+                || is_rejected(rejected, &tool, &id);
             Some(output(&id, &text, failed))
         }
+        // The call awaiting approval (schema 1.22 lists it among the
+        // items too): read from its call item, its wait from the
+        // interruption.
+        "tool_approval_item" => None,
         _ => {
             sink.not_read(&format!("an item of type \"{kind}\""));
             None

@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 use crate::adapters::formats::Format;
 use crate::adapters::read::lines::{LineFormat, SpanLine};
 use crate::adapters::read::shape::Shape;
-use crate::adapters::read::span_events::{Attrs, HeldSpan, SpanParts};
+use crate::adapters::read::span_events::{Attrs, HeldSpan, Said, SpanParts};
 use crate::adapters::read::spans::StatusCode;
 use crate::adapters::read::value::{describe, json_values};
 use crate::adapters::read::{lines, spans};
@@ -426,7 +426,33 @@ fn parts_of(o: &Map<String, Value>, line: u64) -> SpanParts {
         exception: exception_in(o.get("events")),
         line: Some(line),
         linked_trace: linked_trace(o),
+        said: said_in(o.get("events")),
     }
+}
+
+/// What a span's GenAI message events said.
+fn said_in(events: Option<&Value>) -> Said {
+    let mut said = Said::default();
+    for event in events.and_then(Value::as_array).into_iter().flatten() {
+        let Some(name) = event.get("name").and_then(Value::as_str) else {
+            continue;
+        };
+        let attrs = match event.get("attributes") {
+            Some(Value::Object(a)) => Some(a.clone()),
+            Some(list @ Value::Array(_)) => {
+                crate::adapters::formats::otlp::key_values(list.clone())
+            }
+            _ => None,
+        };
+        said.note(name, |k| {
+            attrs.as_ref().and_then(|a| a.get(k)).and_then(|v| match v {
+                Value::String(s) => Some(s.clone()),
+                Value::Null => None,
+                other => Some(other.to_string()),
+            })
+        });
+    }
+    said
 }
 
 /// Microseconds, as Jaeger and Zipkin write span times: an integer, or a
@@ -623,18 +649,20 @@ mod tests {
 
     /// The root span's status is the run's verdict: a tool failure the
     /// agent recovered from under an OK root stays a failure event, and
-    /// the run succeeded; an ERROR root fails it; without one, any failure.
+    /// the run succeeded; an ERROR root fails it; without one, a failure
+    /// no retry of the same tool settled.
     #[test]
     fn the_root_span_status_is_the_run_outcome() {
-        for (root, outcome) in [
-            (r#""OK""#, "succeeded"),
-            (r#""ERROR""#, "failed"),
-            (r#""UNSET""#, "failed"),
+        for (root, then, outcome) in [
+            (r#""OK""#, "search", "succeeded"),
+            (r#""ERROR""#, "search", "failed"),
+            (r#""UNSET""#, "search", "unknown"),
+            (r#""UNSET""#, "answer", "failed"),
         ] {
             let input = format!(
                 r#"[{{"span_id":"r","trace_id":"t","name":"agent","status":{{"code":{root}}}}},
                     {{"span_id":"a","parent_id":"r","trace_id":"t","name":"search","status":{{"code":"ERROR"}}}},
-                    {{"span_id":"b","parent_id":"r","trace_id":"t","name":"search","status":{{"code":"OK"}}}}]"#
+                    {{"span_id":"b","parent_id":"r","trace_id":"t","name":"{then}","status":{{"code":"OK"}}}}]"#
             );
             let recs = records_of(
                 crate::adapters::formats::otel::FORMAT,
@@ -752,6 +780,21 @@ mod tests {
         let recs = records_of(super::FORMAT, "dump.json", doc.to_string().as_bytes());
         let events = recs.iter().filter(|r| r["kind"] == "event").count();
         assert_eq!(events, 3);
+    }
+
+    /// A console dump's span whose content is in GenAI message events.
+    #[test]
+    fn genai_message_events_give_input_and_output() {
+        let span = json!({"name": "chat", "context": {"trace_id": "0x1", "span_id": "0x2"},
+        "attributes": {"gen_ai.operation.name": "chat"},
+        "events": [
+            {"name": "gen_ai.user.message", "attributes": {"content": "[{\"text\": \"Is BA117 late?\"}]"}},
+            {"name": "gen_ai.tool.message", "attributes": {"content": "{\"status\": \"delayed\"}"}},
+            {"name": "gen_ai.choice", "attributes": {"message": {"text": "Yes, by an hour."}}}
+        ]});
+        let (evs, _) = read("t.json", &span.to_string());
+        assert_eq!(evs[0]["input"], r#"{"status": "delayed"}"#);
+        assert_eq!(evs[0]["output"], r#"{"text":"Yes, by an hour."}"#);
     }
 
     #[test]

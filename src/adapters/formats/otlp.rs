@@ -14,7 +14,7 @@ use serde_json::Value;
 use crate::adapters::formats::Format;
 use crate::adapters::read::lines::{LineFormat, SpanLine};
 use crate::adapters::read::shape::Shape;
-use crate::adapters::read::span_events::{Attrs, HeldSpan, SharedAttrs, SpanParts};
+use crate::adapters::read::span_events::{Attrs, HeldSpan, Said, SharedAttrs, SpanParts};
 use crate::adapters::read::spans::StatusCode;
 use crate::adapters::read::{lines, spans};
 use crate::adapters::settings::DecodeSettings;
@@ -27,7 +27,7 @@ use crate::plumbing::json_scan::LineScratch;
 fn held_span(
     span: WireSpan<'_>,
     span_attrs: &AttrList<'_>,
-    exception: Option<Exception>,
+    (exception, said): (Option<Exception>, Said),
     resource: &SharedAttrs<'_>,
     line: Option<u64>,
     settings: &DecodeSettings,
@@ -63,6 +63,7 @@ fn held_span(
             .flatten()
             .find_map(|l| l.trace_id)
             .map(|t| spans::normal_id(&t)),
+        said,
     };
     let a = Attrs::over(span_attrs, resource);
     HeldSpan::new(parts, &a, settings)
@@ -224,11 +225,11 @@ fn hold(
             for span in scope.spans.unwrap_or_default() {
                 let mut span = span;
                 let span_attrs = attributes(span.attributes.take());
-                let exception = exception_of(span.events.take());
+                let events = event_facts(span.events.take());
                 held.push(held_span(
                     span,
                     &span_attrs,
-                    exception,
+                    events,
                     &resource,
                     line,
                     settings,
@@ -243,8 +244,7 @@ mod wire;
 
 pub(crate) use wire::key_values;
 use wire::{
-    AttrList, Exception, ExportRequest, WireSpan, attributes, exception_of, nanos_of,
-    status_code_of,
+    AttrList, Exception, ExportRequest, WireSpan, attributes, event_facts, nanos_of, status_code_of,
 };
 
 /// The `otlp` row of the format table.

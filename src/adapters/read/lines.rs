@@ -385,7 +385,11 @@ fn read_rest<R: Read>(
 /// more lines (a pretty-printed file) or objects follow one another on
 /// the line. `None` while only blank lines came.
 fn first_line_state(chunk: &Chunk) -> Option<Option<Vec<u8>>> {
-    let (_, first) = chunk.line_spans().next()?;
-    let documents = crate::adapters::read::value::opens_documents(&chunk.data[first]);
+    use crate::adapters::read::value::{cut_short, opens_documents};
+    let mut lines = chunk.line_spans();
+    let (_, first) = lines.next()?;
+    let first = &chunk.data[first];
+    let next = lines.next().map(|(_, next)| &chunk.data[next]);
+    let documents = opens_documents(first) && !cut_short(first, next);
     Some(documents.then(Vec::new))
 }

@@ -106,7 +106,9 @@ pub(crate) fn inherit_failure(events: &mut [crate::record::EventOut<'_>], from: 
     ev.failure_cause = cause;
 }
 
-/// A span that failed with the very error a child of it failed with only
+/// A span that failed with the very error a child of it failed with, or
+/// with one that quotes it (a framework's step wrapping its tool's
+/// exception: "Error executing tool 'x': ConnectionError: …"), only
 /// passed that failure up, as an exception leaving each span it crosses is
 /// recorded on each: the failure is the child's, counted once, there.
 /// Otherwise an agent's span, first in tree order though it failed last,
@@ -125,12 +127,20 @@ pub(crate) fn pass_failures_up(
             !e.action_succeeded && !carried && (err.kind.is_some() || err.message.is_some())
         })
     }
+    // Quoting a message of a few characters ("error") proves nothing.
+    fn wraps(outer: &crate::record::ErrorInfo, inner: &crate::record::ErrorInfo) -> bool {
+        let quoted = (inner.message.as_deref())
+            .map(str::trim)
+            .filter(|m| m.chars().count() >= 12);
+        outer == inner
+            || quoted.is_some_and(|m| outer.message.as_deref().is_some_and(|o| o.contains(m)))
+    }
     let mut passed = vec![false; events.len()];
     for (k, parent) in parents.iter().enumerate() {
         if let Some(p) = *parent
             && p < k
-            && own_error(&events[k]).is_some()
-            && own_error(&events[k]) == own_error(&events[p])
+            && let (Some(inner), Some(outer)) = (own_error(&events[k]), own_error(&events[p]))
+            && wraps(outer, inner)
         {
             passed[p] = true;
         }
@@ -216,6 +226,38 @@ pub(crate) fn emission_order(
     }
     order.extend(waiting.into_iter().rev());
     order
+}
+
+/// Whether a run without a verdict of its own failed, from its events in
+/// the order they happened: a failure stands until a later call of the
+/// same agent and tool succeeds (a retry that worked, as an agent
+/// framework retries a tool whose arguments it refused), so that a run
+/// whose only failure was retried away is not called failed.
+#[derive(Default)]
+pub(crate) struct Unsettled {
+    /// (agent, tool) hashes of the failures no later call settled.
+    pending: Vec<u64>,
+}
+
+impl Unsettled {
+    pub(crate) fn note(&mut self, ev: &crate::record::EventOut<'_>) {
+        let key = {
+            use std::hash::{Hash, Hasher};
+            let mut h = rustc_hash::FxHasher::default();
+            ev.agent_id.hash(&mut h);
+            ev.action_taken.tool_name.hash(&mut h);
+            h.finish()
+        };
+        if !ev.action_succeeded || ev.failure_classification.is_some() {
+            self.pending.push(key);
+        } else {
+            self.pending.retain(|&k| k != key);
+        }
+    }
+
+    pub(crate) fn failed(&self) -> bool {
+        !self.pending.is_empty()
+    }
 }
 
 /// The event `span_kind` an OpenInference span kind stands for.
@@ -574,6 +616,52 @@ mod tests {
         assert_eq!(ids, ["r", "c1", "g", "c2", "x", "y"]);
         assert_eq!(order[1].1, Some(3));
         assert_eq!(order[0].1, None);
+    }
+
+    #[test]
+    fn a_failure_wrapped_by_its_parent_is_counted_once_at_the_child() {
+        use crate::record::{ErrorInfo, EventOut};
+        let failed = |kind: &str, message: &str| {
+            let mut e = EventOut::new("e", "r", 0, "a", "t", false);
+            e.error = Some(ErrorInfo {
+                kind: Some(kind.into()),
+                message: Some(message.into()),
+            });
+            e
+        };
+        let tool = "ConnectionError: weather service unreachable";
+        let mut events = [
+            failed(
+                "AgentToolExecutionError",
+                &format!("Error executing tool 'w': {tool}"),
+            ),
+            failed("ConnectionError", tool),
+            failed("GaveUp", "no weather today"),
+            failed("ValueError", "error"),
+        ];
+        pass_failures_up(&mut events, &[None, Some(0), None, Some(2)]);
+        let still: Vec<bool> = events.iter().map(|e| !e.action_succeeded).collect();
+        // The step quoting its tool's error passed it up; a parent's own
+        // error stays, whatever a child's short message says.
+        assert_eq!(still, [false, true, true, true]);
+    }
+
+    #[test]
+    fn a_retry_that_worked_settles_a_failure() {
+        use crate::record::EventOut;
+        let call = |tool: &'static str, ok: bool| EventOut::new("e", "r", 0, "a", tool, ok);
+        let mut run = Unsettled::default();
+        run.note(&call("find_user", false));
+        run.note(&call("chat", true));
+        assert!(run.failed(), "another tool's success settles nothing");
+        run.note(&call("find_user", true));
+        assert!(!run.failed());
+        run.note(&call("refund", false));
+        assert!(run.failed());
+        let mut other_agent = Unsettled::default();
+        other_agent.note(&call("x", false));
+        other_agent.note(&EventOut::new("e", "r", 0, "b", "x", true));
+        assert!(other_agent.failed(), "another agent's call is no retry");
     }
 
     #[test]

@@ -117,7 +117,8 @@ struct Verdict {
 impl Verdict {
     /// A root that states its outcome is the run's verdict: a failure
     /// below it that the run recovered from stays an event. Otherwise, as
-    /// in span formats, a failure recorded anywhere fails the run.
+    /// in span formats, a failure no later call of the same agent and tool
+    /// settled fails the run.
     fn outcome(&self) -> Outcome {
         if self.root_failed {
             Outcome::Failed
@@ -226,16 +227,16 @@ impl RunEmitter {
         }
         inherit_failures(&mut events, &parents);
         spans::pass_failures_up(&mut events, &parents);
-        verdict.failed |= events
-            .iter()
-            .any(|ev| !ev.action_succeeded || ev.failure_classification.is_some());
+        let mut unsettled = spans::Unsettled::default();
         for (k, pos) in spans::emission_order(&events, &parents, &times)
             .into_iter()
             .enumerate()
         {
             events[pos].turn = first_turn + k as i64;
+            unsettled.note(&events[pos]);
             sink.emit_event(&events[pos])?;
         }
+        verdict.failed |= unsettled.failed();
         let info = runs.get(run).cloned().unwrap_or_default();
         let task = info.task.or(task).or(root_input);
         let outcome = verdict.outcome();

@@ -29,6 +29,22 @@ pub(crate) fn opens_documents(line: &[u8]) -> bool {
     }
 }
 
+/// Whether a first line that [`opens_documents`] is rather a value cut
+/// short (a log whose head was cut off, a partial copy) at the top of one
+/// value per line: it opens an object, does not end where a value opens on
+/// the next line (after `{`, `[` or `:`), and the next line holds a whole
+/// object of its own (a pretty printer's next line after a comma is a key,
+/// or a member followed by a comma or a bracket). Read as lines, only that
+/// line is lost.
+pub(crate) fn cut_short(first: &[u8], next: Option<&[u8]>) -> bool {
+    let first = first.trim_ascii();
+    let breaks_there = matches!(first.last(), Some(b'{' | b'[' | b':'));
+    let next_whole = next.map(<[u8]>::trim_ascii).is_some_and(|n| {
+        n.starts_with(b"{") && serde_json::from_slice::<serde::de::IgnoredAny>(n).is_ok()
+    });
+    first.starts_with(b"{") && !breaks_there && next_whole
+}
+
 /// Every JSON value of `doc` in order with the line it starts on, or why a
 /// part could not be read. When the first line holds one whole value the
 /// input is JSONL: each line is read on its own, so a bad line costs that
@@ -41,7 +57,8 @@ pub(crate) fn json_values(
     let doc = doc.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(doc);
     let mut lines = doc.split(|b| *b == b'\n');
     let first = lines.find(|l| !l.trim_ascii().is_empty());
-    let multi_line = first.is_some_and(opens_documents);
+    let next = lines.find(|l| !l.trim_ascii().is_empty());
+    let multi_line = first.is_some_and(|f| opens_documents(f) && !cut_short(f, next));
     if !multi_line {
         return Box::new(
             doc.split(|b| *b == b'\n')
@@ -262,6 +279,32 @@ mod tests {
 
     fn lines_and_values(doc: &str) -> Vec<(u64, Result<Value, Unreadable>)> {
         json_values(doc.as_bytes()).collect()
+    }
+
+    #[test]
+    fn a_first_line_cut_short_costs_that_line_only() {
+        let got = lines_and_values("{\"a\": {\"b\n{\"a\":2}\n{\"a\":3}\n");
+        let read: Vec<u64> = got
+            .iter()
+            .filter(|(_, v)| v.is_ok())
+            .map(|(l, _)| *l)
+            .collect();
+        assert_eq!(read, [2, 3]);
+        assert!(got[0].1.is_err() && got[0].0 == 1);
+        // Pretty-printed documents stay documents: their lines break after
+        // an opener or a comma, or the next line is no value of its own.
+        for doc in [
+            "{\"x\": [\n{\"a\":1}\n]}",
+            "{\n  \"a\": 1\n}",
+            "{\"a\": 1,\n\"b\": {\"c\": 2}}",
+            "{\"items\": [{\"a\": 1},\n{\"b\": 2},\n{\"c\": 3}]}",
+            "[\n{\"a\":1}\n]",
+            "{\"a\": 1\n, \"b\": 2}",
+        ] {
+            let got = lines_and_values(doc);
+            assert_eq!(got.len(), 1, "{doc}");
+            assert!(got[0].1.is_ok(), "{doc}");
+        }
     }
 
     #[test]

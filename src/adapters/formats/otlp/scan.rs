@@ -11,7 +11,7 @@ use super::wire::{
     Attr, AttrList, AttrValue, Exception, KeyValueList, Scalar, ValueList, WireLink, WireSpan,
     WireStatus, array_attr, bool_attr, exception_in, kvlist_attr, number_attr,
 };
-use crate::adapters::read::span_events::{HeldSpan, SharedAttrs};
+use crate::adapters::read::span_events::{HeldSpan, Said, SharedAttrs};
 use crate::adapters::settings::DecodeSettings;
 use crate::plumbing::json_scan::{
     Exact, Field, LineScratch, ScanError, Stepped, Value, visit_object_in,
@@ -225,11 +225,13 @@ fn number(raw: &str) -> Result<serde_json::Value, ScanError> {
     serde_json::from_str(raw).map_err(|_| other_shape())
 }
 
-/// A span as scanned: its attributes and exception read apart from it.
+/// A span as scanned: its attributes and what its events say read apart
+/// from it.
 struct ScannedSpan<'a> {
     span: WireSpan<'a>,
     attrs: AttrList<'a>,
     exception: Option<Exception>,
+    said: Said,
 }
 
 impl ScannedSpan<'_> {
@@ -237,7 +239,7 @@ impl ScannedSpan<'_> {
         held_span(
             self.span,
             &self.attrs,
-            self.exception,
+            (self.exception, self.said),
             resource,
             Some(number),
             settings,
@@ -263,6 +265,7 @@ fn wire_span<'a>(field: Field<'_, 'a, '_>) -> Result<(ScannedSpan<'a>, Stepped),
     };
     let mut attrs = Vec::new();
     let mut exception = None;
+    let mut said = Said::default();
     let mut seen = Seen::default();
     let (_, stepped) = field.members(|key, field| match name(&key).as_ref() {
         "traceId" | "trace_id" => {
@@ -298,9 +301,16 @@ fn wire_span<'a>(field: Field<'_, 'a, '_>) -> Result<(ScannedSpan<'a>, Stepped),
         "events" => {
             seen.once(7)?;
             each(field, |event| {
-                let (found, stepped) = exception_event(event)?;
-                if exception.is_none() {
-                    exception = found;
+                let (event_name, attrs, stepped) = span_event(event)?;
+                let Some(event_name) = event_name else {
+                    return Ok(stepped);
+                };
+                if event_name == "exception" {
+                    if exception.is_none() {
+                        exception = Some(exception_in(&attrs));
+                    }
+                } else {
+                    said.note(&event_name, |k| attrs.text(k));
                 }
                 Ok(stepped)
             })
@@ -330,12 +340,15 @@ fn wire_span<'a>(field: Field<'_, 'a, '_>) -> Result<(ScannedSpan<'a>, Stepped),
         span,
         attrs: AttrList::new(attrs),
         exception,
+        said,
     };
     Ok((span, stepped))
 }
 
-/// An event's exception, when it is an `exception` event.
-fn exception_event(field: Field<'_, '_, '_>) -> Result<(Option<Exception>, Stepped), ScanError> {
+/// An event's name and attributes.
+fn span_event<'a>(
+    field: Field<'_, 'a, '_>,
+) -> Result<(Option<Cow<'a, str>>, AttrList<'a>, Stepped), ScanError> {
     if field.starts_with() != b'{' {
         return Err(other_shape());
     }
@@ -353,9 +366,7 @@ fn exception_event(field: Field<'_, '_, '_>) -> Result<(Option<Exception>, Stepp
         }
         _ => field.skip(),
     })?;
-    let exception =
-        (event_name.as_deref() == Some("exception")).then(|| exception_in(&AttrList::new(attrs)));
-    Ok((exception, stepped))
+    Ok((event_name, AttrList::new(attrs), stepped))
 }
 
 fn wire_link<'a>(field: Field<'_, 'a, '_>) -> Result<(WireLink<'a>, Stepped), ScanError> {

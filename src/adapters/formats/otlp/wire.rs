@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::adapters::read::span_events::{AttrRef, AttrSource};
+use crate::adapters::read::span_events::{AttrRef, AttrSource, Said};
 use crate::adapters::read::spans::StatusCode;
 use crate::adapters::read::{span_events, spans};
 
@@ -300,7 +300,7 @@ impl<'a> AttrList<'a> {
     }
 
     /// The text of the last attribute named `key`.
-    fn text(&self, key: &str) -> Option<String> {
+    pub(super) fn text(&self, key: &str) -> Option<String> {
         let (_, v) = self.items.iter().rev().find(|(k, _)| k == key)?;
         attr_ref(v).as_str().map(str::to_string)
     }
@@ -384,12 +384,21 @@ pub(super) fn status_code_of(v: Option<&Scalar<'_>>) -> StatusCode {
 /// The type and message of a span's first `exception` event.
 pub(super) type Exception = (Option<String>, Option<String>);
 
-pub(super) fn exception_of(events: Option<Vec<WireEvent<'_>>>) -> Option<Exception> {
-    events
-        .unwrap_or_default()
-        .into_iter()
-        .find(|e| e.name.as_deref() == Some("exception"))
-        .map(|e| exception_in(&attributes(e.attributes)))
+/// What a span's events say: its first exception, and what its GenAI
+/// message events said.
+pub(super) fn event_facts(events: Option<Vec<WireEvent<'_>>>) -> (Option<Exception>, Said) {
+    let mut exception = None;
+    let mut said = Said::default();
+    for event in events.unwrap_or_default() {
+        let Some(name) = event.name else { continue };
+        let attrs = attributes(event.attributes);
+        if name == "exception" {
+            exception = exception.or_else(|| Some(exception_in(&attrs)));
+        } else {
+            said.note(&name, |k| attrs.text(k));
+        }
+    }
+    (exception, said)
 }
 
 pub(super) fn exception_in(attrs: &AttrList<'_>) -> Exception {

@@ -309,13 +309,15 @@ pub(crate) fn warn_repeated(dropped: u64, sink: &mut Sink<'_>) {
 /// The runs of a span file in first-appearance order. The outcome is the
 /// verdict a root span's status records (OK: succeeded, ERROR: failed, so a
 /// failure the run recovered from does not fail a run its root calls OK);
-/// without one, failed when an event failed, else unknown (UNSET is no
+/// without one, failed when an event failed that no later call of the same
+/// agent and tool settled, else unknown (UNSET is no
 /// error recorded, not success). The task is the first root's input.
 #[derive(Default)]
 pub(crate) struct Runs {
     order: Vec<RunRec>,
-    /// Per run: whether an event failed, and the roots' verdict.
-    seen: Vec<(bool, Option<bool>)>,
+    /// Per run: the failures no later call settled, and the roots'
+    /// verdict.
+    seen: Vec<(spans::Unsettled, Option<bool>)>,
     index: FxHashMap<String, usize>,
 }
 
@@ -328,7 +330,7 @@ impl Runs {
             }),
             ..RunRec::new(ev.run_id.to_string(), Outcome::Unknown)
         });
-        self.seen.push((false, None));
+        self.seen.push((spans::Unsettled::default(), None));
         self.index
             .insert(ev.run_id.to_string(), self.order.len() - 1);
         self.order.len() - 1
@@ -342,9 +344,9 @@ impl Runs {
             None => self.new_run(ev),
         };
         let run = &mut self.order[i];
-        let (failed, verdict) = &mut self.seen[i];
+        let (unsettled, verdict) = &mut self.seen[i];
         let root = span.parent_id.is_none();
-        *failed |= !ev.action_succeeded || ev.failure_classification.is_some();
+        unsettled.note(ev);
         if root {
             match span.status {
                 // A failed root outweighs another root's OK.
@@ -353,7 +355,7 @@ impl Runs {
                 _ => {}
             }
         }
-        run.outcome = match (*verdict, *failed) {
+        run.outcome = match (*verdict, unsettled.failed()) {
             (Some(true), _) => Outcome::Succeeded,
             (Some(false), _) | (None, true) => Outcome::Failed,
             (None, false) => Outcome::Unknown,

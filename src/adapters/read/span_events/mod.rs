@@ -39,6 +39,54 @@ pub(crate) struct SpanParts {
     /// The trace of the span's first link: a message-passing runtime
     /// starts a trace per message it delivers, linked to the sender's.
     pub linked_trace: Option<String>,
+    /// What its GenAI message events said, for a span that records its
+    /// content as events rather than attributes.
+    pub said: Said,
+}
+
+/// The text of a JSON list of text blocks, if `content` is one.
+fn blocks_text(content: &str) -> Option<String> {
+    if !content.trim_start().starts_with('[') {
+        return None;
+    }
+    let blocks: Vec<Value> = serde_json::from_str(content).ok()?;
+    let texts: Option<Vec<&str>> = blocks
+        .iter()
+        .map(|b| b.get("text").and_then(Value::as_str))
+        .collect();
+    texts.filter(|t| !t.is_empty()).map(|t| t.join("\n"))
+}
+
+/// The content a span's GenAI message events carry (`gen_ai.user.message`,
+/// `gen_ai.tool.message`… and `gen_ai.choice`, as the semantic conventions
+/// before 1.37 put it and Strands Agents or OpenTelemetry's own OpenAI
+/// instrumentation still write it): the newest message in, the choice out.
+#[derive(Debug, Default)]
+pub(crate) struct Said {
+    pub input: Option<String>,
+    pub output: Option<String>,
+}
+
+impl Said {
+    /// Takes one event in, by its name and its attributes' texts. A content
+    /// of text blocks only (`[{"text": "…"}]`, Bedrock's shape) is its text.
+    pub(crate) fn note(&mut self, event: &str, text: impl Fn(&str) -> Option<String>) {
+        let text = |key: &str| text(key).map(|t| blocks_text(&t).unwrap_or(t));
+        match event {
+            "gen_ai.choice" if self.output.is_none() => {
+                self.output = text("message").or_else(|| text("content"));
+            }
+            "gen_ai.user.message"
+            | "gen_ai.system.message"
+            | "gen_ai.assistant.message"
+            | "gen_ai.tool.message" => {
+                if let Some(content) = text("content") {
+                    self.input = Some(content);
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// A span held until its trace is emitted: boxed where it is decoded, so
@@ -157,7 +205,8 @@ fn kind_from_vercel(op: &str) -> Option<&'static str> {
 }
 
 impl HeldSpan {
-    pub(crate) fn new(parts: SpanParts, a: &Attrs<'_>, settings: &DecodeSettings) -> Self {
+    pub(crate) fn new(mut parts: SpanParts, a: &Attrs<'_>, settings: &DecodeSettings) -> Self {
+        let said = std::mem::take(&mut parts.said);
         let operation = a.text(&[Key::GenAiOperationName]);
         let traceloop = a.text(&[Key::TraceloopSpanKind]);
         let entity = a.text(&[Key::TraceloopEntityName]);
@@ -242,8 +291,8 @@ impl HeldSpan {
             classification: a.text(keys::CLASSIFICATION).filter(|c| c != "null"),
             divergence: a.divergence(),
             failure,
-            input: a.any_text(keys::INPUT).map(cut),
-            output: a.any_text(keys::OUTPUT).map(cut),
+            input: a.any_text(keys::INPUT).or(said.input).map(cut),
+            output: a.any_text(keys::OUTPUT).or(said.output).map(cut),
             tool_input: a.object(Key::ToolInput),
             divergence_age: a.object(Key::DivergenceAge),
             llm_ms: a.int(Key::LatencyLlmMs),
