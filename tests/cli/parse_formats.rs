@@ -313,18 +313,34 @@ fn spans_sent_twice_are_counted_once() {
 #[test]
 fn a_first_line_cut_short_costs_that_line_only() {
     let dir = tempfile::tempdir().unwrap();
-    let good = std::fs::read_to_string(crate_path("examples/otlp-shop.jsonl")).unwrap();
     let whole = parse_file(&crate_path("examples/otlp-shop.jsonl"));
-    let first = good.lines().next().unwrap();
-    let cut = format!("{}{}", &first[first.len() / 2..], &good[first.len()..]);
-    let cut = temp_file(&dir, "cut.jsonl", cut.as_bytes());
-    let out = common::cmd("triage-parse").arg(&cut).output().unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let stderr = String::from_utf8(out.stderr).unwrap();
-    assert!(stderr.contains("cut.jsonl:1: not valid JSON"), "{stderr}");
-    let recs = common::records(&out.stdout);
-    let events = recs.iter().filter(|r| r["kind"] == "event").count();
-    assert!(events > 0 && events < whole.events().len(), "{events}");
+    for example in ["examples/otlp-shop.jsonl", "examples/monday.ndjson"] {
+        let good = std::fs::read(crate_path(example)).unwrap();
+        let first = good.split(|b| *b == b'\n').next().unwrap();
+        let rest = &good[first.len()..];
+        // Its head cut off (the line's end kept), or its end (the line's
+        // start kept: it opens an object that never closes).
+        for (name, kept) in [
+            ("head.jsonl", &first[first.len() / 2..]),
+            ("end.jsonl", &first[..first.len() / 2]),
+        ] {
+            let cut = temp_file(&dir, name, &[kept, rest].concat());
+            let out = common::cmd("triage-parse").arg(&cut).output().unwrap();
+            assert_eq!(out.status.code(), Some(0), "{example} {name}");
+            let stderr = String::from_utf8(out.stderr).unwrap();
+            assert!(
+                stderr.contains(&format!("{name}:1: not valid JSON")),
+                "{example} {name}: {stderr}"
+            );
+            assert_eq!(stderr.lines().count(), 1, "{example} {name}: {stderr}");
+            let recs = common::records(&out.stdout);
+            let events = recs.iter().filter(|r| r["kind"] == "event").count();
+            assert!(events > 0, "{example} {name}");
+            if example.ends_with("otlp-shop.jsonl") {
+                assert!(events < whole.events().len(), "{events}");
+            }
+        }
+    }
 }
 
 /// Two different spans under one id (a Zipkin-style shared span: the
@@ -357,6 +373,19 @@ fn spans_sharing_an_id_are_both_read() {
     assert!(events.iter().any(|e| e["action_succeeded"] == false));
     assert_ne!(events[0]["event_id"], events[1]["event_id"]);
     assert!(String::from_utf8(out.stderr).unwrap().is_empty());
+    // The pair sent twice: each half is counted once.
+    let twice = format!("{request}\n{request}\n");
+    let out = common::cmd("triage-parse")
+        .write_stdin(twice)
+        .output()
+        .unwrap();
+    let recs = common::records(&out.stdout);
+    assert_eq!(recs.iter().filter(|r| r["kind"] == "event").count(), 2);
+    assert!(
+        String::from_utf8(out.stderr)
+            .unwrap()
+            .contains("2 spans repeat")
+    );
 }
 
 #[test]

@@ -137,6 +137,19 @@ fn read_document(doc: &[u8], sink: &mut Sink<'_>, held: &mut Vec<HeldSpan>) -> a
         let line = 1 + memchr::memchr_iter(b'\n', &doc[..e.valid_up_to()]).count() as u64;
         return sink.skip(Some(line), Unreadable::NotUtf8);
     }
+    if crate::adapters::read::value::first_line_cut_short(doc) {
+        // Request lines whose first was cut short: each line on its own.
+        for (i, line) in doc.split(|b| *b == b'\n').enumerate() {
+            if line.trim_ascii().is_empty() {
+                continue;
+            }
+            match checked(serde_json::from_slice::<ExportRequest>(line)) {
+                Ok(req) => hold(req, Some(i as u64 + 1), &sink.settings, held),
+                Err(reason) => sink.skip(Some(i as u64 + 1), &reason)?,
+            }
+        }
+        return Ok(());
+    }
     let mut stream = serde_json::Deserializer::from_slice(doc).into_iter::<ExportRequest>();
     let line_at = |offset: usize| 1 + memchr::memchr_iter(b'\n', &doc[..offset]).count() as u64;
     loop {

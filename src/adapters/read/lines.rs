@@ -384,12 +384,10 @@ fn read_rest<R: Read>(
 /// value per line, `Some(Some(buffer))` when the first value runs over
 /// more lines (a pretty-printed file) or objects follow one another on
 /// the line. `None` while only blank lines came.
+/// A first line cut short is read whole too, and told from a document
+/// there ([`crate::adapters::read::value::first_line_cut_short`]).
 fn first_line_state(chunk: &Chunk) -> Option<Option<Vec<u8>>> {
-    use crate::adapters::read::value::{cut_short, opens_documents};
-    let mut lines = chunk.line_spans();
-    let (_, first) = lines.next()?;
-    let first = &chunk.data[first];
-    let next = lines.next().map(|(_, next)| &chunk.data[next]);
-    let documents = opens_documents(first) && !cut_short(first, next);
+    let (_, first) = chunk.line_spans().next()?;
+    let documents = crate::adapters::read::value::opens_documents(&chunk.data[first]);
     Some(documents.then(Vec::new))
 }

@@ -229,18 +229,28 @@ pub(crate) fn emission_order(
 }
 
 /// Whether a run without a verdict of its own failed, from its events in
-/// the order they happened: a failure stands until a later call of the
-/// same agent and tool succeeds (a retry that worked, as an agent
-/// framework retries a tool whose arguments it refused), so that a run
-/// whose only failure was retried away is not called failed.
+/// the order they happened: a failure stands until a call of the same
+/// agent and tool that started after it ended succeeds (a retry that
+/// worked, as an agent framework retries a tool whose arguments it
+/// refused), so that a run whose only failure was retried away is not
+/// called failed. A call running beside the failure retried nothing, and
+/// a failure the trace labels with its class is never settled.
 #[derive(Default)]
 pub(crate) struct Unsettled {
-    /// (agent, tool) hashes of the failures no later call settled.
-    pending: Vec<u64>,
+    /// Per (agent, tool) hash with failures no later call settled: when
+    /// the latest of them ended (`i128::MIN` when unknown: any later call
+    /// settles it).
+    pending: HashMap<u64, i128>,
+    labelled: bool,
 }
 
 impl Unsettled {
-    pub(crate) fn note(&mut self, ev: &crate::record::EventOut<'_>) {
+    /// Takes in an event and its span's start and end.
+    pub(crate) fn note(
+        &mut self,
+        ev: &crate::record::EventOut<'_>,
+        (start, end): (Option<i128>, Option<i128>),
+    ) {
         let key = {
             use std::hash::{Hash, Hasher};
             let mut h = rustc_hash::FxHasher::default();
@@ -248,15 +258,21 @@ impl Unsettled {
             ev.action_taken.tool_name.hash(&mut h);
             h.finish()
         };
-        if !ev.action_succeeded || ev.failure_classification.is_some() {
-            self.pending.push(key);
-        } else {
-            self.pending.retain(|&k| k != key);
+        if ev.failure_source == Some(crate::record::FailureSource::Label) {
+            self.labelled = true;
+        } else if !ev.action_succeeded || ev.failure_classification.is_some() {
+            let ended = end.unwrap_or(i128::MIN);
+            let latest = self.pending.entry(key).or_insert(ended);
+            *latest = (*latest).max(ended);
+        } else if let Some(&failed_at) = self.pending.get(&key)
+            && start.is_none_or(|s| s >= failed_at)
+        {
+            self.pending.remove(&key);
         }
     }
 
     pub(crate) fn failed(&self) -> bool {
-        !self.pending.is_empty()
+        self.labelled || !self.pending.is_empty()
     }
 }
 
@@ -650,18 +666,34 @@ mod tests {
     fn a_retry_that_worked_settles_a_failure() {
         use crate::record::EventOut;
         let call = |tool: &'static str, ok: bool| EventOut::new("e", "r", 0, "a", tool, ok);
+        let at = |start: i128, end: i128| (Some(start), Some(end));
         let mut run = Unsettled::default();
-        run.note(&call("find_user", false));
-        run.note(&call("chat", true));
+        run.note(&call("find_user", false), at(0, 10));
+        run.note(&call("chat", true), at(11, 20));
         assert!(run.failed(), "another tool's success settles nothing");
-        run.note(&call("find_user", true));
+        run.note(&call("find_user", true), at(21, 30));
         assert!(!run.failed());
-        run.note(&call("refund", false));
+        run.note(&call("refund", false), (None, None));
         assert!(run.failed());
+        run.note(&call("refund", true), (None, None));
+        assert!(!run.failed(), "without times, order tells");
         let mut other_agent = Unsettled::default();
-        other_agent.note(&call("x", false));
-        other_agent.note(&EventOut::new("e", "r", 0, "b", "x", true));
+        other_agent.note(&call("x", false), at(0, 10));
+        other_agent.note(&EventOut::new("e", "r", 0, "b", "x", true), at(11, 20));
         assert!(other_agent.failed(), "another agent's call is no retry");
+        // A call running beside the failure retried nothing.
+        let mut parallel = Unsettled::default();
+        parallel.note(&call("fetch", false), at(10, 50));
+        parallel.note(&call("fetch", true), at(11, 20));
+        assert!(parallel.failed());
+        // A failure the trace labels stays.
+        let mut labelled = Unsettled::default();
+        let mut label = call("chat", true);
+        label.failure_source = Some(crate::record::FailureSource::Label);
+        label.failure_classification = Some("hallucinated_tool_result".into());
+        labelled.note(&label, at(0, 10));
+        labelled.note(&call("chat", true), at(11, 20));
+        assert!(labelled.failed());
     }
 
     #[test]

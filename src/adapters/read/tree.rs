@@ -233,7 +233,7 @@ impl RunEmitter {
             .enumerate()
         {
             events[pos].turn = first_turn + k as i64;
-            unsettled.note(&events[pos]);
+            unsettled.note(&events[pos], times[pos]);
             sink.emit_event(&events[pos])?;
         }
         verdict.failed |= unsettled.failed();

@@ -45,6 +45,26 @@ pub(crate) fn cut_short(first: &[u8], next: Option<&[u8]>) -> bool {
     first.starts_with(b"{") && !breaks_there && next_whole
 }
 
+/// Whether `doc`, which [`opens_documents`], is rather lines whose first
+/// was cut short: its first two lines say so ([`cut_short`]) and its
+/// first document does not parse (a document that does, whatever its
+/// line breaks, is one).
+pub(crate) fn first_line_cut_short(doc: &[u8]) -> bool {
+    let mut lines = doc
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.trim_ascii().is_empty());
+    let (Some(first), next) = (lines.next(), lines.next()) else {
+        return false;
+    };
+    cut_short(first, next)
+        && matches!(
+            serde_json::Deserializer::from_slice(doc)
+                .into_iter::<serde::de::IgnoredAny>()
+                .next(),
+            Some(Err(_))
+        )
+}
+
 /// Every JSON value of `doc` in order with the line it starts on, or why a
 /// part could not be read. When the first line holds one whole value the
 /// input is JSONL: each line is read on its own, so a bad line costs that
@@ -57,8 +77,7 @@ pub(crate) fn json_values(
     let doc = doc.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(doc);
     let mut lines = doc.split(|b| *b == b'\n');
     let first = lines.find(|l| !l.trim_ascii().is_empty());
-    let next = lines.find(|l| !l.trim_ascii().is_empty());
-    let multi_line = first.is_some_and(|f| opens_documents(f) && !cut_short(f, next));
+    let multi_line = first.is_some_and(opens_documents) && !first_line_cut_short(doc);
     if !multi_line {
         return Box::new(
             doc.split(|b| *b == b'\n')
@@ -293,11 +312,16 @@ mod tests {
         assert!(got[0].1.is_err() && got[0].0 == 1);
         // Pretty-printed documents stay documents: their lines break after
         // an opener or a comma, or the next line is no value of its own.
+        // Files joined with `cat`, the first without its last newline.
+        let got = lines_and_values("{\"a\":1}{\"a\":2}\n{\"a\":3}\n");
+        assert_eq!(got.iter().filter(|(_, v)| v.is_ok()).count(), 3);
         for doc in [
             "{\"x\": [\n{\"a\":1}\n]}",
             "{\n  \"a\": 1\n}",
             "{\"a\": 1,\n\"b\": {\"c\": 2}}",
             "{\"items\": [{\"a\": 1},\n{\"b\": 2},\n{\"c\": 3}]}",
+            // Two items, the first on the opening line.
+            "{\"items\": [{\"a\": 1},\n{\"b\": 2}\n]}",
             "[\n{\"a\":1}\n]",
             "{\"a\": 1\n, \"b\": 2}",
         ] {

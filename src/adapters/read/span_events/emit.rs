@@ -346,7 +346,7 @@ impl Runs {
         let run = &mut self.order[i];
         let (unsettled, verdict) = &mut self.seen[i];
         let root = span.parent_id.is_none();
-        unsettled.note(ev);
+        unsettled.note(ev, (span.start, span.end));
         if root {
             match span.status {
                 // A failed root outweighs another root's OK.

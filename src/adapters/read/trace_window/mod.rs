@@ -9,8 +9,7 @@ use std::collections::VecDeque;
 
 // Keys are ids or digests of them: a bucket collision costs a comparison,
 // not a wrong answer, so the fast hash will do.
-use rustc_hash::FxHashMap as HashMap;
-use std::collections::hash_map::Entry;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::adapters::read::span_events::{Carried, Emitter, HeldSpan, warn_repeated};
 use crate::adapters::read::spans::id_hash;
@@ -243,12 +242,12 @@ of span time after its last {one}); each is emitted as a continuation of its run
 /// Spans of an input in arrival order, emitted trace by trace.
 pub(crate) struct TraceWindow(Window<SpanTraces>);
 
-/// One trace's spans, and hashes of their span ids (with what each span
-/// was) to drop spans sent twice.
+/// One trace's spans, and hashes of their span ids with what each span
+/// was (its name and start), to drop spans sent twice.
 #[derive(Default)]
 pub(crate) struct HeldSpans {
     spans: Vec<HeldSpan>,
-    seen: HashMap<u64, u64>,
+    seen: HashSet<(u64, u64)>,
 }
 
 /// How spans are held and emitted: numbered in arrival order, repeats
@@ -274,19 +273,11 @@ impl Traces for SpanTraces {
     }
 
     fn hold(&mut self, trace: &mut HeldSpans, mut span: HeldSpan) -> Hold {
-        if !span.span_id().is_empty() {
-            match trace.seen.entry(span.span_hash()) {
-                Entry::Occupied(first) if *first.get() == span.identity() => {
-                    self.repeated += 1;
-                    return Hold::Repeat;
-                }
-                // Another span under the same id: kept, its event id made
-                // unique.
-                Entry::Occupied(_) => {}
-                Entry::Vacant(slot) => {
-                    slot.insert(span.identity());
-                }
-            }
+        // Another span under the same id (not the same name and start) is
+        // kept, its event id made unique.
+        if !span.span_id().is_empty() && !trace.seen.insert((span.span_hash(), span.identity())) {
+            self.repeated += 1;
+            return Hold::Repeat;
         }
         self.emitter.note_trace(&span, trace.spans.is_empty());
         let ends_root = span.is_ended_root();
