@@ -61,10 +61,13 @@ pub(crate) fn read_peeked(
         waiting: input.waiting(),
     };
     sink.begin_input();
-    let empty = source.waiting.is_none() && head.iter().all(u8::is_ascii_whitespace);
+    let live = source.waiting.is_some();
+    let blank = (head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&head))
+        .iter()
+        .all(u8::is_ascii_whitespace);
     read_detected(&source, head, rest, format, sink)?;
-    if empty {
-        sink.empty_input(source.name);
+    if !live {
+        sink.empty_input(source.name, blank);
     }
     sink.end_input(source.name);
     Ok(())

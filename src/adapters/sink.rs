@@ -55,7 +55,8 @@ pub struct Sink<'w> {
     /// Events of the current source kept by a time filter for want of a
     /// time, which its end reports.
     untimed: u64,
-    /// Events and skipped parts of the current input, over its sources.
+    /// Events and runs, and skipped parts, of the current input, over its
+    /// sources.
     input_read: (u64, u64),
     /// Set once the current source's lone surrogates were warned of.
     repaired_warned: bool,
@@ -238,14 +239,17 @@ impl<'w> Sink<'w> {
         }
     }
 
-    /// Warns of an input that held nothing at all (no byte but blanks):
-    /// not an error, as an empty batch is none, but never silent.
-    pub(super) fn empty_input(&mut self, name: &str) {
+    /// Warns of an input that held nothing at all (no byte but blanks), or
+    /// a document whose lists are empty (`{"resourceSpans": []}`): not an
+    /// error, as an empty batch is none, but never silent.
+    pub(super) fn empty_input(&mut self, name: &str, blank: bool) {
         if self.input_read == (0, 0) {
-            self.diag.warn(
-                "empty-input",
-                format_args!("{name}: empty, nothing to read"),
-            );
+            let why = if blank {
+                "empty, nothing to read"
+            } else {
+                "a document with no span, run or event in it: nothing to read"
+            };
+            self.diag.warn("empty-input", format_args!("{name}: {why}"));
         }
     }
 
@@ -281,7 +285,7 @@ impl<'w> Sink<'w> {
             );
         }
         self.source.runs = self.source_runs;
-        self.input_read.0 += self.source.events;
+        self.input_read.0 += self.source.events + self.source_runs;
         self.input_read.1 += self.source.skipped;
         let rec = self.source.clone();
         match &mut self.out {

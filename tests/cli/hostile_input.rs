@@ -466,6 +466,24 @@ fn an_empty_file_is_read_with_a_warning_naming_it() {
         let recs = records(&out);
         assert_eq!(of_kind(&recs, "source")[0]["events"], 0);
     }
+    // A document whose lists are empty, or a byte order mark alone, is
+    // named too.
+    for (file, body) in [
+        ("spans.json", "{\"resourceSpans\": []}".as_bytes()),
+        (
+            "trace.json",
+            b"{\"traceID\": \"1\", \"spans\": [], \"processes\": {}}",
+        ),
+        ("bom.json", b"\xEF\xBB\xBF\n"),
+    ] {
+        let path = dir.path().join(file);
+        std::fs::write(&path, body).unwrap();
+        let name = path.to_str().unwrap();
+        let (code, _, err) = run("triage-parse", &[name], b"");
+        assert_eq!(code, 0, "{err}");
+        assert!(err.contains(&format!("{name}: ")), "{err}");
+        assert!(err.contains("nothing to read"), "{err}");
+    }
 }
 
 /// A stage given nothing but lines it cannot read fails, naming the input,
