@@ -248,6 +248,7 @@ fn emit_sample(
             other => sink.not_read(&format!("a message of role \"{other}\"")),
         }
     }
+    insert_subagent_calls(&mut out, events, messages, &run, used, &sink.settings);
     // An error that ended the sample: the call it stopped in, else the last
     // step, failed with it.
     let sample_error = sample.get("error").filter(|e| !e.is_null());
@@ -302,6 +303,118 @@ fn emit_sample(
 }
 
 /// `KeyError` of `KeyError('b')`: the exception type Python's repr names.
+/// The tool calls of sub-agents (an agent a handoff started, its work in
+/// an `agent` span within another's), which the sample's `messages` only
+/// summarise as text: read from the `tool` events, each a step of the
+/// sub-agent its span names, after the handoff call that started it (the
+/// call whose event names that agent), else at the end.
+fn insert_subagent_calls(
+    out: &mut Vec<EventOut<'static>>,
+    events: &[Value],
+    messages: &[Value],
+    run: &str,
+    used: &mut HashSet<String>,
+    settings: &crate::adapters::settings::DecodeSettings,
+) {
+    // Spans by id: (type, name, parent).
+    let mut spans: HashMap<String, (String, String, Option<String>)> = HashMap::new();
+    for e in events {
+        if e.get("event").and_then(Value::as_str) == Some("span_begin")
+            && let Some(id) = str_of(e.get("id"))
+        {
+            let text = |k| str_of(e.get(k)).unwrap_or_default();
+            spans.insert(id, (text("type"), text("name"), str_of(e.get("parent_id"))));
+        }
+    }
+    // The agent spans a span lies in, innermost first.
+    let agents_of = |mut at: Option<String>| {
+        let mut agents = Vec::new();
+        while let Some(id) = at {
+            let Some((kind, name, parent)) = spans.get(&id) else {
+                break;
+            };
+            if kind == "agent" {
+                agents.push(name.clone());
+            }
+            at = parent.clone();
+        }
+        agents
+    };
+    let called: HashSet<String> = messages
+        .iter()
+        .filter_map(|m| m.get("tool_calls").and_then(Value::as_array))
+        .flatten()
+        .filter_map(|c| str_of(c.get("id")))
+        .collect();
+    // The step after which each sub-agent's calls go: its handoff call.
+    let mut after: HashMap<String, usize> = HashMap::new();
+    for e in events
+        .iter()
+        .filter(|e| e.get("event").and_then(Value::as_str) == Some("tool"))
+    {
+        if let (Some(agent), Some(id)) = (str_of(e.get("agent")), str_of(e.get("id")))
+            && let Some(k) = out.iter().position(|ev| *ev.event_id == *id)
+        {
+            after.entry(agent).or_insert(k);
+        }
+    }
+    let mut inserted = 0;
+    for e in events
+        .iter()
+        .filter(|e| e.get("event").and_then(Value::as_str) == Some("tool"))
+    {
+        let Some(call_id) = str_of(e.get("id")).filter(|id| !called.contains(id)) else {
+            continue;
+        };
+        let agents = agents_of(str_of(e.get("span_id")));
+        // Only a sub-agent's: the outer agent's calls are its messages'.
+        let [agent, _, ..] = agents.as_slice() else {
+            continue;
+        };
+        let tool = str_of(e.get("function")).unwrap_or_else(|| "tool".to_string());
+        let id = unique_id(&call_id, out.len(), used);
+        let mut ev = EventOut::new(id, run.to_string(), 0, agent.clone(), tool, true);
+        ev.span_kind = Some("tool");
+        let args = e.get("arguments").filter(|a| !a.is_null());
+        ev.action_taken.tool_input = args.filter(|a| a.is_object()).cloned().map(JsonVal::Serde);
+        set_texts(
+            &mut ev,
+            args.and_then(text_of).as_deref(),
+            e.get("result").and_then(text_of).as_deref(),
+            settings,
+        );
+        ev.set_time_nanos(nanos_of(e.get("timestamp")));
+        if let Some(err) = e.get("error").filter(|e| !e.is_null()) {
+            ev.action_succeeded = false;
+            ev.failure_source = Some(FailureSource::Error);
+            ev.error = Some(ErrorInfo {
+                kind: str_of(err.get("type")).filter(|t| t != "unknown"),
+                message: str_of(err.get("message")).or_else(|| text_of(err)),
+            });
+        }
+        settings.infer_failure(&mut ev);
+        let at = match after.get(agent.as_str()) {
+            Some(&k) => {
+                let at = k + 1;
+                after.insert(agent.clone(), at);
+                at
+            }
+            None => out.len(),
+        };
+        // The other handoffs' places at or past it move down by one.
+        for (_, k) in after.iter_mut().filter(|(a, k)| *a != agent && **k >= at) {
+            *k += 1;
+        }
+        out.insert(at, ev);
+        inserted += 1;
+    }
+    if inserted > 0 {
+        for (turn, ev) in out.iter_mut().enumerate() {
+            ev.turn = turn as i64;
+        }
+    }
+}
+
 fn exception_type(message: &str) -> Option<String> {
     let name: String = message
         .chars()
@@ -401,6 +514,63 @@ mod tests {
                "eval": {"task": "t", "eval_id": "E1", "config": {}},
                "samples": samples})
         .to_string()
+    }
+
+    /// A sub-agent's calls are only in the sample's events, inside its
+    /// agent span within the outer agent's: steps of it, after the handoff
+    /// that started it; the outer agent's own calls are not read twice.
+    #[test]
+    fn a_subagents_calls_come_from_its_events_after_the_handoff() {
+        let span = |id: &str, kind: &str, name: &str, parent: Option<&str>| json!({"event": "span_begin", "id": id, "type": kind, "name": name, "parent_id": parent});
+        let input = log(json!([{"id": 1, "epoch": 1,
+            "messages": [
+                {"role": "user", "content": "count the lines"},
+                {"role": "assistant", "content": "", "tool_calls": [
+                    {"id": "h1", "function": "transfer_to_counter", "arguments": {}}]},
+                {"role": "tool", "tool_call_id": "h1", "content": "transferred"},
+                {"role": "assistant", "content": "[counter] tool call for tool bash"},
+                {"role": "assistant", "content": "3"}],
+            "events": [
+                span("s0", "agent", "boss", None),
+                {"event": "tool", "id": "h1", "function": "transfer_to_counter", "span_id": "s0",
+                 "agent": "counter"},
+                span("s1", "handoff", "counter", Some("s0")),
+                span("s2", "agent", "counter", Some("s1")),
+                {"event": "tool", "id": "c1", "function": "bash", "span_id": "s2",
+                 "arguments": {"cmd": "wc -l f"}, "result": "",
+                 "error": {"type": "parsing", "message": "'command' is a required property"}},
+                {"event": "tool", "id": "c2", "function": "bash", "span_id": "s2",
+                 "arguments": {"command": "wc -l f"}, "result": "3 f"},
+                {"event": "tool", "id": "b1", "function": "submit", "span_id": "s0",
+                 "arguments": {"answer": "3"}, "result": "3"}]}]));
+        let (evs, _, _) = records(&input);
+        let steps: Vec<(&str, &str, bool)> = evs
+            .iter()
+            .map(|e| {
+                (
+                    e["agent_id"].as_str().unwrap(),
+                    e["action_taken"]["tool_name"].as_str().unwrap(),
+                    e["action_succeeded"].as_bool().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            steps,
+            [
+                ("user", "message", true),
+                ("assistant", "transfer_to_counter", true),
+                ("counter", "bash", false),
+                ("counter", "bash", true),
+                ("assistant", "message", true),
+                ("assistant", "message", true),
+            ]
+        );
+        let turns: Vec<i64> = evs.iter().map(|e| e["turn"].as_i64().unwrap()).collect();
+        assert_eq!(turns, [0, 1, 2, 3, 4, 5]);
+        assert_eq!(
+            evs[2]["error"]["message"],
+            "'command' is a required property"
+        );
     }
 
     #[test]
