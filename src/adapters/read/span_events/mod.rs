@@ -240,14 +240,17 @@ impl HeldSpan {
                 .clone()
                 .or_else(|| Some(spans::tool_from_span_name(&name).to_string()))
         });
-        // An agent span that does not name its agent is named after it
-        // ("invoke_agent planner" is the planner).
+        // An agent span that does not name its agent is named by the graph
+        // node it is (OpenInference's `graph.node.id`: CrewAI's agent role,
+        // on a span named "Weather Reporter._execute_core"), else after
+        // itself ("invoke_agent planner" is the planner).
         let agent = a.text(keys::AGENT).or_else(|| {
             if kind != "agent" {
                 return None;
             }
             entity
                 .clone()
+                .or_else(|| a.text(&[Key::GraphNodeId]))
                 .or_else(|| spans::agent_from_span_name(&name).map(str::to_string))
         });
         let agent_fallback = a
