@@ -303,6 +303,16 @@ fn verdict(v: &Value) -> Option<RunRec> {
             None => RunRec::judged(String::new(), found),
         });
     }
+    // A run whose own status says it errored (Agno's `RunOutput`); one
+    // that completed says nothing of whether it did the task.
+    if let Some(status) = v.get("status").and_then(Value::as_str)
+        && matches!(
+            status.to_ascii_lowercase().as_str(),
+            "error" | "errored" | "failed" | "failure"
+        )
+    {
+        return Some(RunRec::failed(String::new(), OutcomeReason::Error));
+    }
     let scores = v.get("scores")?.as_object()?;
     let each: Vec<bool> = scores.values().filter_map(pass).map(|p| p.0).collect();
     (!each.is_empty()).then(|| RunRec::judged(String::new(), each.iter().all(|p| *p)))

@@ -269,3 +269,25 @@ fn a_call_s_content_written_as_python_s_none_says_nothing() {
         "a message saying None alone is still said"
     );
 }
+
+/// A tool message flagged as an error fails its call whatever its text;
+/// a run whose own status is an error failed, one that completed is not
+/// thereby a success.
+#[test]
+fn flagged_replies_and_an_errored_status() {
+    let conv = |status: &str, flag: bool| {
+        json!({"run_id": "r", "status": status, "messages": [
+            {"role": "user", "content": "weather in Atlantis?"},
+            {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function",
+                "function": {"name": "get_weather", "arguments": "{\"city\": \"Atlantis\"}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "Unknown city", "tool_call_error": flag},
+            {"role": "assistant", "content": "I could not find it."}]})
+        .to_string()
+    };
+    let (evs, runs, _) = records(&conv("COMPLETED", true));
+    assert_eq!(evs[1]["action_succeeded"], false);
+    assert_eq!(runs[0]["outcome"], "unknown");
+    let (evs, runs, _) = records(&conv("ERROR", false));
+    assert_eq!(evs[1]["action_succeeded"], true);
+    assert_eq!(runs[0]["outcome"], "failed");
+}

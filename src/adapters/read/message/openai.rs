@@ -132,7 +132,11 @@ pub(crate) fn message(v: &Value) -> Option<Message> {
             id: str_of(v.get("tool_call_id")),
             name: str_of(v.get("name")),
             content: v.get("content").and_then(content_text),
-            is_error: false,
+            // A reply flagged as an error (Agno's `tool_call_error`, an
+            // `is_error` as Anthropic's results carry).
+            is_error: ["is_error", "tool_call_error"]
+                .iter()
+                .any(|k| v.get(*k) == Some(&Value::Bool(true))),
         });
         return Some(msg);
     }
