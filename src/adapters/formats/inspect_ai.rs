@@ -509,6 +509,19 @@ mod tests {
         )
     }
 
+    /// Each event's agent, tool and whether it succeeded.
+    fn steps(evs: &[Value]) -> Vec<(&str, &str, bool)> {
+        evs.iter()
+            .map(|e| {
+                (
+                    e["agent_id"].as_str().unwrap(),
+                    e["action_taken"]["tool_name"].as_str().unwrap(),
+                    e["action_succeeded"].as_bool().unwrap(),
+                )
+            })
+            .collect()
+    }
+
     fn log(samples: Value) -> String {
         json!({"version": 2, "status": "success",
                "eval": {"task": "t", "eval_id": "E1", "config": {}},
@@ -544,18 +557,8 @@ mod tests {
                 {"event": "tool", "id": "b1", "function": "submit", "span_id": "s0",
                  "arguments": {"answer": "3"}, "result": "3"}]}]));
         let (evs, _, _) = records(&input);
-        let steps: Vec<(&str, &str, bool)> = evs
-            .iter()
-            .map(|e| {
-                (
-                    e["agent_id"].as_str().unwrap(),
-                    e["action_taken"]["tool_name"].as_str().unwrap(),
-                    e["action_succeeded"].as_bool().unwrap(),
-                )
-            })
-            .collect();
         assert_eq!(
-            steps,
+            steps(&evs),
             [
                 ("user", "message", true),
                 ("assistant", "transfer_to_counter", true),
@@ -616,18 +619,8 @@ mod tests {
             "scores": {"includes": {"value": "C"}}}]),
         );
         let (evs, runs, source) = records(&input);
-        let got: Vec<_> = evs
-            .iter()
-            .map(|e| {
-                (
-                    e["agent_id"].as_str().unwrap(),
-                    e["action_taken"]["tool_name"].as_str().unwrap(),
-                    e["action_succeeded"].as_bool().unwrap(),
-                )
-            })
-            .collect();
         assert_eq!(
-            got,
+            steps(&evs),
             [
                 ("user", "message", true),
                 ("assistant", "add", true),
