@@ -55,9 +55,10 @@ pub struct Sink<'w> {
     /// Events of the current source kept by a time filter for want of a
     /// time, which its end reports.
     untimed: u64,
-    /// Events and runs, and skipped parts, of the current input, over its
-    /// sources.
+    /// Events and skipped parts of the current input, over its sources.
     input_read: (u64, u64),
+    /// Run records the current input gave, with events or without.
+    input_runs: u64,
     /// Set once the current source's lone surrogates were warned of.
     repaired_warned: bool,
     /// Run names taken from a file's name, and the file that took each.
@@ -117,6 +118,7 @@ impl<'w> Sink<'w> {
             source_index: 0,
             untimed: 0,
             input_read: (0, 0),
+            input_runs: 0,
             repaired_warned: false,
             not_read: Vec::new(),
             held_skip: None,
@@ -223,6 +225,7 @@ impl<'w> Sink<'w> {
 
     pub(super) fn begin_input(&mut self) {
         self.input_read = (0, 0);
+        self.input_runs = 0;
     }
 
     /// Notes an input of which nothing could be read (all of it skipped),
@@ -243,7 +246,7 @@ impl<'w> Sink<'w> {
     /// a document whose lists are empty (`{"resourceSpans": []}`): not an
     /// error, as an empty batch is none, but never silent.
     pub(super) fn empty_input(&mut self, name: &str, blank: bool) {
-        if self.input_read == (0, 0) {
+        if self.input_read == (0, 0) && self.input_runs == 0 {
             let why = if blank {
                 "empty, nothing to read"
             } else {
@@ -285,7 +288,7 @@ impl<'w> Sink<'w> {
             );
         }
         self.source.runs = self.source_runs;
-        self.input_read.0 += self.source.events + self.source_runs;
+        self.input_read.0 += self.source.events;
         self.input_read.1 += self.source.skipped;
         let rec = self.source.clone();
         match &mut self.out {
@@ -420,6 +423,7 @@ impl<'w> Sink<'w> {
 
     /// Writes a `run` record.
     pub(crate) fn emit_run(&mut self, run: &RunRec) -> io::Result<()> {
+        self.input_runs += 1;
         match &mut self.out {
             SinkTarget::Records(w) => w.record(run),
             SinkTarget::InProcess { consumer, .. } => {

@@ -484,6 +484,17 @@ fn an_empty_file_is_read_with_a_warning_naming_it() {
         assert!(err.contains(&format!("{name}: ")), "{err}");
         assert!(err.contains("nothing to read"), "{err}");
     }
+    // A run and its outcome with no step recorded is something read.
+    let path = dir.path().join("errored.json");
+    std::fs::write(
+        &path,
+        r#"{"run_id": "r", "status": "ERROR", "messages": []}"#,
+    )
+    .unwrap();
+    let (code, out, err) = run("triage-parse", &[path.to_str().unwrap()], b"");
+    assert_eq!(code, 0, "{err}");
+    assert!(err.is_empty(), "{err}");
+    assert_eq!(of_kind(&records(&out), "run")[0]["outcome"], "failed");
 }
 
 /// A stage given nothing but lines it cannot read fails, naming the input,
