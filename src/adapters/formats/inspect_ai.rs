@@ -236,13 +236,7 @@ fn emit_sample(
                     text.as_deref(),
                     &sink.settings,
                 );
-                if let Some(err) = m.get("error").filter(|e| !e.is_null()) {
-                    ev.action_succeeded = false;
-                    ev.failure_source = Some(FailureSource::Error);
-                    let kind = str_of(err.get("type")).filter(|t| t != "unknown");
-                    let message = str_of(err.get("message")).or_else(|| text_of(err));
-                    ev.error = Some(ErrorInfo { kind, message });
-                }
+                fail_with_tool_error(ev, m.get("error"));
                 sink.settings.infer_failure(ev);
             }
             other => sink.not_read(&format!("a message of role \"{other}\"")),
@@ -358,7 +352,8 @@ fn insert_subagent_calls(
             after.entry(agent).or_insert(k);
         }
     }
-    let mut inserted = 0;
+    // The calls, each with the step it goes after.
+    let mut calls: Vec<(usize, EventOut<'static>)> = Vec::new();
     for e in events
         .iter()
         .filter(|e| e.get("event").and_then(Value::as_str) == Some("tool"))
@@ -384,34 +379,41 @@ fn insert_subagent_calls(
             settings,
         );
         ev.set_time_nanos(nanos_of(e.get("timestamp")));
-        if let Some(err) = e.get("error").filter(|e| !e.is_null()) {
-            ev.action_succeeded = false;
-            ev.failure_source = Some(FailureSource::Error);
-            ev.error = Some(ErrorInfo {
-                kind: str_of(err.get("type")).filter(|t| t != "unknown"),
-                message: str_of(err.get("message")).or_else(|| text_of(err)),
-            });
-        }
+        fail_with_tool_error(&mut ev, e.get("error"));
         settings.infer_failure(&mut ev);
-        let at = match after.get(agent.as_str()) {
-            Some(&k) => {
-                let at = k + 1;
-                after.insert(agent.clone(), at);
-                at
-            }
-            None => out.len(),
-        };
-        // The other handoffs' places at or past it move down by one.
-        for (_, k) in after.iter_mut().filter(|(a, k)| *a != agent && **k >= at) {
-            *k += 1;
-        }
-        out.insert(at, ev);
-        inserted += 1;
+        // After its handoff's step (and the calls before it), else last.
+        let anchor = after.get(agent.as_str()).copied().unwrap_or(usize::MAX);
+        calls.push((anchor, ev));
     }
-    if inserted > 0 {
-        for (turn, ev) in out.iter_mut().enumerate() {
-            ev.turn = turn as i64;
+    if calls.is_empty() {
+        return;
+    }
+    // Stable: each anchor's calls keep their order.
+    calls.sort_by_key(|(anchor, _)| *anchor);
+    let mut calls = calls.into_iter().peekable();
+    let steps = std::mem::take(out);
+    for (k, step) in steps.into_iter().enumerate() {
+        out.push(step);
+        while let Some((_, call)) = calls.next_if(|(anchor, _)| *anchor == k) {
+            out.push(call);
         }
+    }
+    out.extend(calls.map(|(_, call)| call));
+    for (turn, ev) in out.iter_mut().enumerate() {
+        ev.turn = turn as i64;
+    }
+}
+
+/// Fails a tool call with the error Inspect recorded for it (a
+/// `ToolError` sent back to the model, a parsing error), if any.
+fn fail_with_tool_error(ev: &mut EventOut<'_>, error: Option<&Value>) {
+    if let Some(err) = error.filter(|e| !e.is_null()) {
+        ev.action_succeeded = false;
+        ev.failure_source = Some(FailureSource::Error);
+        ev.error = Some(ErrorInfo {
+            kind: str_of(err.get("type")).filter(|t| t != "unknown"),
+            message: str_of(err.get("message")).or_else(|| text_of(err)),
+        });
     }
 }
 

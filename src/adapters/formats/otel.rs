@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 use crate::adapters::formats::Format;
 use crate::adapters::read::lines::{LineFormat, SpanLine};
 use crate::adapters::read::shape::Shape;
-use crate::adapters::read::span_events::{Attrs, HeldSpan, Said, SpanParts};
+use crate::adapters::read::span_events::{Attrs, HeldSpan, SpanEvents, SpanParts};
 use crate::adapters::read::spans::StatusCode;
 use crate::adapters::read::value::{describe, json_values};
 use crate::adapters::read::{lines, spans};
@@ -423,36 +423,43 @@ fn parts_of(o: &Map<String, Value>, line: u64) -> SpanParts {
         unended,
         status,
         status_message,
-        exception: exception_in(o.get("events")),
         line: Some(line),
         linked_trace: linked_trace(o),
-        said: said_in(o.get("events")),
+        events: span_events(o.get("events")),
     }
 }
 
-/// What a span's GenAI message events said.
-fn said_in(events: Option<&Value>) -> Said {
-    let mut said = Said::default();
+/// What a span's events say (see [`SpanEvents`]); only the events it reads
+/// have their attributes looked at.
+fn span_events(events: Option<&Value>) -> SpanEvents {
+    let mut found = SpanEvents::default();
     for event in events.and_then(Value::as_array).into_iter().flatten() {
         let Some(name) = event.get("name").and_then(Value::as_str) else {
             continue;
         };
+        if !SpanEvents::reads(name) {
+            continue;
+        }
         let attrs = match event.get("attributes") {
-            Some(Value::Object(a)) => Some(a.clone()),
+            Some(Value::Object(a)) => Some(std::borrow::Cow::Borrowed(a)),
             Some(list @ Value::Array(_)) => {
                 crate::adapters::formats::otlp::key_values(list.clone())
+                    .map(std::borrow::Cow::Owned)
             }
             _ => None,
         };
-        said.note(name, |k| {
-            attrs.as_ref().and_then(|a| a.get(k)).and_then(|v| match v {
-                Value::String(s) => Some(s.clone()),
-                Value::Null => None,
-                other => Some(other.to_string()),
-            })
+        found.note(name, |k| {
+            attrs
+                .as_deref()
+                .and_then(|a| a.get(k))
+                .and_then(|v| match v {
+                    Value::String(s) => Some(s.clone()),
+                    Value::Null => None,
+                    other => Some(other.to_string()),
+                })
         });
     }
-    said
+    found
 }
 
 /// Microseconds, as Jaeger and Zipkin write span times: an integer, or a
@@ -558,28 +565,6 @@ fn status_in(o: &Map<String, Value>) -> (StatusCode, Option<String>) {
         Some(_) => StatusCode::Unknown,
     };
     (code, message.filter(|m| !m.is_empty()))
-}
-
-/// The type and message of the first `exception` event.
-fn exception_in(events: Option<&Value>) -> Option<(Option<String>, Option<String>)> {
-    let events = events?.as_array()?;
-    let exception = events
-        .iter()
-        .filter_map(Value::as_object)
-        .find(|e| e.get("name").and_then(Value::as_str) == Some("exception"))?;
-    let attrs = match exception.get("attributes") {
-        Some(Value::Object(a)) => Some(a.clone()),
-        Some(list @ Value::Array(_)) => crate::adapters::formats::otlp::key_values(list.clone()),
-        _ => None,
-    };
-    let text = |k: &str| {
-        attrs
-            .as_ref()
-            .and_then(|a| a.get(k))
-            .and_then(Value::as_str)
-            .map(str::to_string)
-    };
-    Some((text("exception.type"), text("exception.message")))
 }
 
 /// The `otel` row of the format table.

@@ -14,7 +14,7 @@ use serde_json::Value;
 use crate::adapters::formats::Format;
 use crate::adapters::read::lines::{LineFormat, SpanLine};
 use crate::adapters::read::shape::Shape;
-use crate::adapters::read::span_events::{Attrs, HeldSpan, Said, SharedAttrs, SpanParts};
+use crate::adapters::read::span_events::{Attrs, HeldSpan, SharedAttrs, SpanEvents, SpanParts};
 use crate::adapters::read::spans::StatusCode;
 use crate::adapters::read::{lines, spans};
 use crate::adapters::settings::DecodeSettings;
@@ -22,12 +22,12 @@ use crate::adapters::sink::Sink;
 use crate::adapters::unreadable::Unreadable;
 use crate::plumbing::json_scan::LineScratch;
 
-/// The span model's span. Its attributes and exception are read apart from
+/// The span model's span. Its attributes and events are read apart from
 /// `span` (whose `attributes` and `events` are not read).
 fn held_span(
     span: WireSpan<'_>,
     span_attrs: &AttrList<'_>,
-    (exception, said): (Option<Exception>, Said),
+    events: SpanEvents,
     resource: &SharedAttrs<'_>,
     line: Option<u64>,
     settings: &DecodeSettings,
@@ -55,7 +55,6 @@ fn held_span(
         end,
         status,
         status_message,
-        exception,
         line,
         linked_trace: span
             .links
@@ -63,7 +62,7 @@ fn held_span(
             .flatten()
             .find_map(|l| l.trace_id)
             .map(|t| spans::normal_id(&t)),
-        said,
+        events,
     };
     let a = Attrs::over(span_attrs, resource);
     HeldSpan::new(parts, &a, settings)
@@ -238,7 +237,7 @@ fn hold(
             for span in scope.spans.unwrap_or_default() {
                 let mut span = span;
                 let span_attrs = attributes(span.attributes.take());
-                let events = event_facts(span.events.take());
+                let events = span_events(span.events.take());
                 held.push(held_span(
                     span,
                     &span_attrs,
@@ -256,9 +255,7 @@ mod scan;
 mod wire;
 
 pub(crate) use wire::key_values;
-use wire::{
-    AttrList, Exception, ExportRequest, WireSpan, attributes, event_facts, nanos_of, status_code_of,
-};
+use wire::{AttrList, ExportRequest, WireSpan, attributes, nanos_of, span_events, status_code_of};
 
 /// The `otlp` row of the format table.
 pub(crate) const FORMAT: Format = Format {

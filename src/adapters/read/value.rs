@@ -310,11 +310,11 @@ mod tests {
             .collect();
         assert_eq!(read, [2, 3]);
         assert!(got[0].1.is_err() && got[0].0 == 1);
-        // Pretty-printed documents stay documents: their lines break after
-        // an opener or a comma, or the next line is no value of its own.
         // Files joined with `cat`, the first without its last newline.
         let got = lines_and_values("{\"a\":1}{\"a\":2}\n{\"a\":3}\n");
         assert_eq!(got.iter().filter(|(_, v)| v.is_ok()).count(), 3);
+        // Pretty-printed documents stay documents, whatever their line
+        // breaks: each parses whole.
         for doc in [
             "{\"x\": [\n{\"a\":1}\n]}",
             "{\n  \"a\": 1\n}",

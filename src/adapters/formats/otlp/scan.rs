@@ -8,10 +8,10 @@ use std::borrow::Cow;
 
 use super::held_span;
 use super::wire::{
-    Attr, AttrList, AttrValue, Exception, KeyValueList, Scalar, ValueList, WireLink, WireSpan,
-    WireStatus, array_attr, bool_attr, exception_in, kvlist_attr, number_attr,
+    Attr, AttrList, AttrValue, KeyValueList, Scalar, ValueList, WireLink, WireSpan, WireStatus,
+    array_attr, bool_attr, kvlist_attr, number_attr,
 };
-use crate::adapters::read::span_events::{HeldSpan, Said, SharedAttrs};
+use crate::adapters::read::span_events::{HeldSpan, SharedAttrs, SpanEvents};
 use crate::adapters::settings::DecodeSettings;
 use crate::plumbing::json_scan::{
     Exact, Field, LineScratch, ScanError, Stepped, Value, visit_object_in,
@@ -230,8 +230,7 @@ fn number(raw: &str) -> Result<serde_json::Value, ScanError> {
 struct ScannedSpan<'a> {
     span: WireSpan<'a>,
     attrs: AttrList<'a>,
-    exception: Option<Exception>,
-    said: Said,
+    events: SpanEvents,
 }
 
 impl ScannedSpan<'_> {
@@ -239,7 +238,7 @@ impl ScannedSpan<'_> {
         held_span(
             self.span,
             &self.attrs,
-            (self.exception, self.said),
+            self.events,
             resource,
             Some(number),
             settings,
@@ -264,8 +263,7 @@ fn wire_span<'a>(field: Field<'_, 'a, '_>) -> Result<(ScannedSpan<'a>, Stepped),
         links: None,
     };
     let mut attrs = Vec::new();
-    let mut exception = None;
-    let mut said = Said::default();
+    let mut events = SpanEvents::default();
     let mut seen = Seen::default();
     let (_, stepped) = field.members(|key, field| match name(&key).as_ref() {
         "traceId" | "trace_id" => {
@@ -302,15 +300,8 @@ fn wire_span<'a>(field: Field<'_, 'a, '_>) -> Result<(ScannedSpan<'a>, Stepped),
             seen.once(7)?;
             each(field, |event| {
                 let (event_name, attrs, stepped) = span_event(event)?;
-                let Some(event_name) = event_name else {
-                    return Ok(stepped);
-                };
-                if event_name == "exception" {
-                    if exception.is_none() {
-                        exception = Some(exception_in(&attrs));
-                    }
-                } else {
-                    said.note(&event_name, |k| attrs.text(k));
+                if let Some(name) = event_name.filter(|n| SpanEvents::reads(n)) {
+                    events.note(&name, |k| attrs.text(k));
                 }
                 Ok(stepped)
             })
@@ -339,8 +330,7 @@ fn wire_span<'a>(field: Field<'_, 'a, '_>) -> Result<(ScannedSpan<'a>, Stepped),
     let span = ScannedSpan {
         span,
         attrs: AttrList::new(attrs),
-        exception,
-        said,
+        events,
     };
     Ok((span, stepped))
 }

@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::adapters::read::span_events::{AttrRef, AttrSource, Said};
+use crate::adapters::read::span_events::{AttrRef, AttrSource, SpanEvents};
 use crate::adapters::read::spans::StatusCode;
 use crate::adapters::read::{span_events, spans};
 
@@ -381,29 +381,15 @@ pub(super) fn status_code_of(v: Option<&Scalar<'_>>) -> StatusCode {
 
 // ---- one span, as the shared span model reads it ----
 
-/// The type and message of a span's first `exception` event.
-pub(super) type Exception = (Option<String>, Option<String>);
-
-/// What a span's events say: its first exception, and what its GenAI
-/// message events said.
-pub(super) fn event_facts(events: Option<Vec<WireEvent<'_>>>) -> (Option<Exception>, Said) {
-    let mut exception = None;
-    let mut said = Said::default();
+/// What a span's events say (see [`SpanEvents`]).
+pub(super) fn span_events(events: Option<Vec<WireEvent<'_>>>) -> SpanEvents {
+    let mut found = SpanEvents::default();
     for event in events.unwrap_or_default() {
-        let Some(name) = event.name else { continue };
+        let Some(name) = event.name.filter(|n| SpanEvents::reads(n)) else {
+            continue;
+        };
         let attrs = attributes(event.attributes);
-        if name == "exception" {
-            exception = exception.or_else(|| Some(exception_in(&attrs)));
-        } else {
-            said.note(&name, |k| attrs.text(k));
-        }
+        found.note(&name, |k| attrs.text(k));
     }
-    (exception, said)
-}
-
-pub(super) fn exception_in(attrs: &AttrList<'_>) -> Exception {
-    (
-        attrs.text("exception.type"),
-        attrs.text("exception.message"),
-    )
+    found
 }

@@ -233,13 +233,13 @@ impl Emitter {
                 &sink.settings,
             ));
         }
-        blame_last_child(&held, &order, &mut events);
         let mut position = vec![0; order.len()];
         for (pos, (i, _)) in order.iter().enumerate() {
             position[*i] = pos;
         }
         let parents: Vec<Option<usize>> =
             order.iter().map(|(_, p)| p.map(|p| position[p])).collect();
+        blame_last_child(&held, &order, &parents, &mut events);
         spans::pass_failures_up(&mut events, &parents);
         // Plumbing is read for what its spans hand on and not emitted: a
         // step below it hangs under its nearest emitted ancestor.
@@ -373,18 +373,14 @@ impl Runs {
 pub(crate) fn blame_last_child(
     held: &[HeldSpan],
     order: &[(usize, Option<usize>)],
+    parents: &[Option<usize>],
     events: &mut [EventOut<'_>],
 ) {
-    let mut position = vec![0; held.len()];
-    for (pos, (i, _)) in order.iter().enumerate() {
-        position[*i] = pos;
-    }
     // Whether anything below a span failed, filled children first.
     let mut failed_below = vec![false; events.len()];
     let mut last_child: Vec<Option<usize>> = vec![None; events.len()];
     for pos in (0..order.len()).rev() {
-        let Some(parent) = order[pos].1 else { continue };
-        let p = position[parent];
+        let Some(p) = parents[pos] else { continue };
         failed_below[p] |= failed_below[pos] || !events[pos].action_succeeded;
         last_child[p] = Some(last_child[p].map_or(pos, |c: usize| c.max(pos)));
     }

@@ -33,15 +33,36 @@ pub(crate) struct SpanParts {
     pub unended: bool,
     pub status: StatusCode,
     pub status_message: Option<String>,
-    /// The first `exception` event's type and message.
-    pub exception: Option<(Option<String>, Option<String>)>,
     pub line: Option<u64>,
     /// The trace of the span's first link: a message-passing runtime
     /// starts a trace per message it delivers, linked to the sender's.
     pub linked_trace: Option<String>,
-    /// What its GenAI message events said, for a span that records its
-    /// content as events rather than attributes.
+    pub events: SpanEvents,
+}
+
+/// What a span's events say: its first `exception` event's type and
+/// message, and what its GenAI message events said (for a span that
+/// records its content as events rather than attributes).
+#[derive(Debug, Default)]
+pub(crate) struct SpanEvents {
+    pub exception: Option<(Option<String>, Option<String>)>,
     pub said: Said,
+}
+
+impl SpanEvents {
+    /// Whether an event of this name says anything read here.
+    pub(crate) fn reads(event: &str) -> bool {
+        event == "exception" || event.starts_with("gen_ai.")
+    }
+
+    /// Takes one event in, by its name and its attributes' texts.
+    pub(crate) fn note(&mut self, event: &str, text: impl Fn(&str) -> Option<String>) {
+        if event != "exception" {
+            self.said.note(event, text);
+        } else if self.exception.is_none() {
+            self.exception = Some((text("exception.type"), text("exception.message")));
+        }
+    }
 }
 
 /// The text of a JSON list of text blocks, if `content` is one.
@@ -206,7 +227,7 @@ fn kind_from_vercel(op: &str) -> Option<&'static str> {
 
 impl HeldSpan {
     pub(crate) fn new(mut parts: SpanParts, a: &Attrs<'_>, settings: &DecodeSettings) -> Self {
-        let said = std::mem::take(&mut parts.said);
+        let said = std::mem::take(&mut parts.events.said);
         let operation = a.text(&[Key::GenAiOperationName]);
         let traceloop = a.text(&[Key::TraceloopSpanKind]);
         let entity = a.text(&[Key::TraceloopEntityName]);
@@ -365,13 +386,14 @@ impl HeldSpan {
 /// message from whichever gives them.
 fn failure_of(parts: &SpanParts, a: &Attrs<'_>) -> Option<(FailureSource, ErrorInfo)> {
     let error_type = a.text(&[Key::ErrorType]);
-    let (exception_type, exception_message) = parts.exception.clone().unwrap_or_default();
+    let exception = &parts.events.exception;
+    let (exception_type, exception_message) = exception.clone().unwrap_or_default();
     // An unrecognised status code stays a failure, as in the reference.
     let source = if matches!(parts.status, StatusCode::Error | StatusCode::Unknown) {
         FailureSource::Status
     } else if error_type.is_some() {
         FailureSource::Error
-    } else if parts.exception.is_some() {
+    } else if exception.is_some() {
         FailureSource::Exception
     } else {
         return None;
